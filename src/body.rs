@@ -1,0 +1,182 @@
+//! The request body: read once before the first attempt, then replayed byte for byte on
+//! every attempt, with the same Content-Length. Small bodies stay in memory; a large one is
+//! spooled to an anonymous temporary file, so a 1 GiB upload does not need 1 GiB of RAM.
+
+use crate::config::{BodySource, BodySpec};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+/// Bodies up to this size (bytes) are kept in memory; larger ones go to a temporary file.
+const IN_MEMORY_LIMIT: u64 = 1 << 20;
+
+/// A request body that can be sent again and again.
+#[derive(Debug)]
+pub enum Payload {
+    /// Held in memory.
+    Memory(Vec<u8>),
+    /// Spooled to an unnamed temporary file (removed by the OS when closed).
+    Spooled { file: File, len: u64 },
+}
+
+/// Why the body could not be read: the path (or `-`) and the error. A usage error (exit 2).
+#[derive(Debug)]
+pub struct BodyError(pub String);
+
+impl Payload {
+    /// The body's length in bytes, sent as Content-Length.
+    pub fn len(&self) -> u64 {
+        match self {
+            Payload::Memory(v) => v.len() as u64,
+            Payload::Spooled { len, .. } => *len,
+        }
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A reader over the whole body, from its first byte (call once per attempt).
+    pub fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+        match self {
+            Payload::Memory(v) => Ok(Box::new(v.as_slice())),
+            Payload::Spooled { file, .. } => {
+                let mut f = file.try_clone()?;
+                f.seek(SeekFrom::Start(0))?;
+                Ok(Box::new(f))
+            }
+        }
+    }
+}
+
+/// Copies `src` to the sink, dropping CR and LF when asked (curl's `-d @file`).
+fn copy_part(src: &mut dyn Read, sink: &mut Sink, strip_newlines: bool) -> io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if strip_newlines {
+            let kept: Vec<u8> = buf[..n].iter().copied().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
+            sink.write_all(&kept)?;
+        } else {
+            sink.write_all(&buf[..n])?;
+        }
+    }
+}
+
+/// Memory first, a temporary file once the body outgrows `IN_MEMORY_LIMIT`.
+struct Sink {
+    memory: Vec<u8>,
+    file: Option<File>,
+    len: u64,
+}
+
+impl Write for Sink {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && self.len + data.len() as u64 > IN_MEMORY_LIMIT {
+            let mut f = tempfile::tempfile()?;
+            f.write_all(&self.memory)?;
+            self.memory = Vec::new();
+            self.file = Some(f);
+        }
+        match &mut self.file {
+            Some(f) => f.write_all(data)?,
+            None => self.memory.extend_from_slice(data),
+        }
+        self.len += data.len() as u64;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), |f| f.flush())
+    }
+}
+
+/// Reads every part of the body once. stdin is read only when a part names it.
+pub fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
+    let mut sink = Sink { memory: Vec::new(), file: None, len: 0 };
+    for (i, part) in spec.parts.iter().enumerate() {
+        if i > 0 {
+            sink.write_all(&spec.separator).map_err(|e| BodyError(format!("cannot spool the request body: {e}")))?;
+        }
+        let result = match part {
+            BodySource::Inline(bytes) => sink.write_all(bytes),
+            BodySource::File { path, strip_newlines } => {
+                let mut f = File::open(path)
+                    .map_err(|e| BodyError(format!("cannot read body file {}: {e}", path.display())))?;
+                if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                    return Err(BodyError(format!("body file {} is a directory: expected a file", path.display())));
+                }
+                copy_part(&mut f, &mut sink, *strip_newlines)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+            }
+            BodySource::Stdin { strip_newlines } => copy_part(&mut io::stdin().lock(), &mut sink, *strip_newlines),
+        };
+        result.map_err(|e| BodyError(format!("cannot read the request body: {e}")))?;
+    }
+    Ok(match sink.file {
+        Some(file) => Payload::Spooled { file, len: sink.len },
+        None => Payload::Memory(sink.memory),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(p: &Payload) -> Vec<u8> {
+        let mut v = Vec::new();
+        p.reader().unwrap().read_to_end(&mut v).unwrap();
+        v
+    }
+
+    #[test]
+    fn inline_parts_join_with_separator() {
+        let spec = BodySpec {
+            parts: vec![BodySource::Inline(b"a=1".to_vec()), BodySource::Inline(b"b=2".to_vec())],
+            separator: b"&".to_vec(),
+        };
+        let p = load(&spec).unwrap();
+        assert_eq!(read_all(&p), b"a=1&b=2");
+        assert_eq!(read_all(&p), b"a=1&b=2", "replay gives the same bytes");
+    }
+
+    #[test]
+    fn large_file_is_spooled_and_replayed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.bin");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let spec = BodySpec {
+            parts: vec![BodySource::File { path, strip_newlines: false }],
+            separator: vec![],
+        };
+        let p = load(&spec).unwrap();
+        assert!(matches!(p, Payload::Spooled { .. }));
+        assert_eq!(p.len(), data.len() as u64);
+        assert_eq!(read_all(&p), data);
+        assert_eq!(read_all(&p), data);
+    }
+
+    #[test]
+    fn strip_newlines_like_curl_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"a\r\nb\nc").unwrap();
+        let spec = BodySpec { parts: vec![BodySource::File { path, strip_newlines: true }], separator: vec![] };
+        assert_eq!(read_all(&load(&spec).unwrap()), b"abc");
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let spec = BodySpec {
+            parts: vec![BodySource::File { path: "/nonexistent/x".into(), strip_newlines: false }],
+            separator: vec![],
+        };
+        assert!(load(&spec).is_err());
+    }
+}

@@ -1,0 +1,350 @@
+//! Flags turned into a validated configuration. Every check of one flag against another
+//! lives here, and nothing here does I/O: files named on the command line are opened later
+//! (`body`, `output`), still before anything is sent.
+
+use crate::cli::{ColorChoice, LogFormat, RequestArgs};
+use crate::policy::{Backoff, StatusSet};
+use base64::Engine;
+use std::path::PathBuf;
+use std::time::Duration;
+use url::Url;
+
+/// Where one part of the request body comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodySource {
+    /// Bytes given on the command line.
+    Inline(Vec<u8>),
+    /// A file, read once; `strip_newlines` removes CR and LF as curl's `-d @file` does.
+    File { path: PathBuf, strip_newlines: bool },
+    /// Standard input, read once (only when a body source names it).
+    Stdin { strip_newlines: bool },
+}
+
+/// The request body: its parts, and what joins them (`&` for `-d`, nothing for `--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BodySpec {
+    /// The parts, in command-line order.
+    pub parts: Vec<BodySource>,
+    /// Placed between parts.
+    pub separator: Vec<u8>,
+}
+
+/// How an Idempotency-Key is chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySpec {
+    /// This exact value.
+    Given(String),
+    /// A random UUIDv4, made once per run (never derived from `--seed`).
+    Auto,
+}
+
+/// The retry policy, as the attempt loop needs it.
+#[derive(Debug, Clone)]
+pub struct RetryConfig {
+    /// Total attempts, the first included (1 to 1000).
+    pub attempts: u32,
+    /// Backoff and jitter.
+    pub backoff: Backoff,
+    /// Statuses that are retried.
+    pub retry_on: StatusSet,
+    /// The longest Retry-After honoured.
+    pub max_retry_after: Duration,
+    /// Spread added after a Retry-After wait.
+    pub retry_after_spread: Duration,
+    /// Overall deadline, from start-up.
+    pub deadline: Option<Duration>,
+    /// Idempotency-Key to send, if any (from `--idempotency-key` or `-H`).
+    pub idempotency_key: Option<KeySpec>,
+    /// Replay non-idempotent requests after ambiguous failures.
+    pub retry_unsafe: bool,
+    /// Seed of the random draws, if fixed.
+    pub seed: Option<u64>,
+}
+
+/// Per-attempt timeouts.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// The whole exchange of one attempt, body included.
+    pub attempt: Option<Duration>,
+    /// Opening the connection.
+    pub connect: Duration,
+    /// No byte arriving for this long fails the attempt.
+    pub stall: Duration,
+}
+
+/// What the transport needs to build requests.
+#[derive(Debug, Clone)]
+pub struct RequestConfig {
+    /// The method, as given (case kept).
+    pub method: String,
+    /// The URL (http or https, with a host).
+    pub url: Url,
+    /// Headers in order; includes Authorization from `-u` and Content-Type from body flags.
+    pub headers: Vec<(String, String)>,
+    /// The body, if any.
+    pub body: Option<BodySpec>,
+    /// Follow redirects, up to this many hops.
+    pub follow: Option<u32>,
+    /// Skip TLS verification.
+    pub insecure: bool,
+    /// Extra trusted certificates (PEM).
+    pub cacert: Option<PathBuf>,
+    /// Send Accept-Encoding and decode.
+    pub compressed: bool,
+}
+
+/// Where the body goes and what the log looks like.
+#[derive(Debug, Clone)]
+pub struct OutputConfig {
+    /// `-o FILE`, or stdout.
+    pub path: Option<PathBuf>,
+    /// Add status line and headers.
+    pub include: bool,
+    /// Write the body of a final error response too.
+    pub fail_with_body: bool,
+    /// Stream instead of spooling.
+    pub no_buffer: bool,
+    /// Largest body accepted, in bytes.
+    pub max_filesize: Option<u64>,
+    /// Only the final error line.
+    pub silent: bool,
+    /// Headers and seed in the log.
+    pub verbose: bool,
+    /// Text or JSON lines.
+    pub log_format: LogFormat,
+    /// Colour on stderr.
+    pub color: ColorChoice,
+}
+
+/// The whole validated configuration of a request run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The request.
+    pub request: RequestConfig,
+    /// The retry policy.
+    pub retry: RetryConfig,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+    /// Output and log.
+    pub output: OutputConfig,
+}
+
+/// A usage error: one line saying what was wrong and what is accepted (exit 2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+/// Checks a method: an HTTP token (RFC 9110 section 9.1), kept as given.
+fn method(m: &str) -> Result<String, UsageError> {
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if m.is_empty() || !m.bytes().all(token) {
+        return usage(format!("invalid method {m:?}: expected a token such as GET, POST, PUT, DELETE"));
+    }
+    Ok(m.to_string())
+}
+
+/// Checks a URL: http or https, with a host.
+pub fn url(s: &str) -> Result<Url, UsageError> {
+    let parsed = match Url::parse(s) {
+        Ok(u) => u,
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            return usage(format!("invalid URL {s:?}: expected an absolute http:// or https:// URL"));
+        }
+        Err(e) => return usage(format!("invalid URL {s:?} ({e}): expected an http:// or https:// URL with a host")),
+    };
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return usage(format!(
+            "unsupported URL scheme {:?} in {s:?}: only http and https are accepted",
+            parsed.scheme()
+        ));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return usage(format!("invalid URL {s:?}: no host; expected http://HOST/..."));
+    }
+    Ok(parsed)
+}
+
+fn body_source(arg: &str, strip_newlines: bool) -> BodySource {
+    match arg.strip_prefix('@') {
+        Some("-") => BodySource::Stdin { strip_newlines },
+        Some(path) => BodySource::File { path: PathBuf::from(path), strip_newlines },
+        None => BodySource::Inline(arg.as_bytes().to_vec()),
+    }
+}
+
+fn has_header(headers: &[(String, String)], name: &str) -> bool {
+    headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+}
+
+/// Builds the body spec and the headers its flag implies.
+fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec> {
+    let (args, strip, sep, content_type): (&[String], bool, &[u8], Option<&str>) = if !a.data.is_empty() {
+        (&a.data, true, b"&", Some("application/x-www-form-urlencoded"))
+    } else if !a.data_binary.is_empty() {
+        (&a.data_binary, false, b"&", Some("application/x-www-form-urlencoded"))
+    } else if !a.json.is_empty() {
+        (&a.json, false, b"", Some("application/json"))
+    } else {
+        return None;
+    };
+    if let Some(ct) = content_type.filter(|_| !has_header(headers, "content-type")) {
+        headers.push(("Content-Type".into(), ct.into()));
+    }
+    if !a.json.is_empty() && !has_header(headers, "accept") {
+        headers.push(("Accept".into(), "application/json".into()));
+    }
+    Some(BodySpec {
+        parts: args.iter().map(|s| body_source(s, strip)).collect(),
+        separator: sep.to_vec(),
+    })
+}
+
+/// Turns parsed flags into a configuration, or says which flag is wrong.
+pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+    let (positional_method, target) = match a.target.as_slice() {
+        [u] => (None, u),
+        [m, u] => (Some(m), u),
+        _ => return usage("expected [METHOD] URL"),
+    };
+    if positional_method.is_some() && a.method.is_some() {
+        return usage("the method is given twice (-X and a positional METHOD): give one");
+    }
+    let url = url(target)?;
+    if a.base < Duration::from_millis(1) {
+        return usage("--base must be at least 1ms");
+    }
+    if a.base > a.cap {
+        return usage(format!(
+            "--base ({}) is above --cap ({}): the base must not exceed the cap",
+            humantime::format_duration(a.base),
+            humantime::format_duration(a.cap)
+        ));
+    }
+    let mut headers = a.headers.clone();
+    if let Some(user) = &a.user {
+        let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
+        headers.push(("Authorization".into(), format!("Basic {token}")));
+    }
+    if let Some(agent) = &a.user_agent {
+        headers.push(("User-Agent".into(), agent.clone()));
+    }
+    let body = body(a, &mut headers);
+    let method = match positional_method.or(a.method.as_ref()) {
+        Some(m) => method(m)?,
+        None if body.is_some() => "POST".into(),
+        None => "GET".into(),
+    };
+    let idempotency_key = match a.idempotency_key.as_deref() {
+        Some("") => return usage("--idempotency-key is empty: expected a key, or auto"),
+        Some("auto") => Some(KeySpec::Auto),
+        Some(k) => Some(KeySpec::Given(k.to_string())),
+        None => headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"))
+            .map(|(_, v)| KeySpec::Given(v.clone())),
+    };
+    if a.idempotency_key.is_some() && has_header(&headers, "idempotency-key") {
+        return usage("Idempotency-Key is given twice (--idempotency-key and -H): give one");
+    }
+    Ok(Config {
+        request: RequestConfig {
+            method,
+            url,
+            headers,
+            body,
+            follow: a.location.then_some(a.max_redirs),
+            insecure: a.insecure,
+            cacert: a.cacert.clone(),
+            compressed: a.compressed,
+        },
+        retry: RetryConfig {
+            attempts: a.attempts,
+            backoff: Backoff { base: a.base, cap: a.cap, jitter: a.jitter },
+            retry_on: a.retry_on.clone(),
+            max_retry_after: a.max_retry_after,
+            retry_after_spread: a.retry_after_spread,
+            deadline: a.deadline,
+            idempotency_key,
+            retry_unsafe: a.retry_unsafe,
+            seed: a.seed,
+        },
+        timeouts: Timeouts {
+            attempt: a.timeout.or(a.max_time),
+            connect: a.connect_timeout,
+            stall: a.stall_timeout,
+        },
+        output: OutputConfig {
+            path: a.output.clone(),
+            include: a.include,
+            fail_with_body: a.fail_with_body,
+            no_buffer: a.no_buffer,
+            max_filesize: a.max_filesize,
+            silent: a.silent,
+            verbose: a.verbose,
+            log_format: a.log_format,
+            color: a.color,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<Config, UsageError> {
+        let mut all = vec!["retry-http"];
+        all.extend_from_slice(args);
+        let cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
+        build(&cli.request)
+    }
+
+    #[test]
+    fn method_defaults() {
+        assert_eq!(parse(&["http://h/"]).unwrap().request.method, "GET");
+        assert_eq!(parse(&["http://h/", "-d", "x"]).unwrap().request.method, "POST");
+        assert_eq!(parse(&["PUT", "http://h/", "-d", "x"]).unwrap().request.method, "PUT");
+        assert_eq!(parse(&["-X", "PATCH", "http://h/"]).unwrap().request.method, "PATCH");
+    }
+
+    #[test]
+    fn usage_errors() {
+        for args in [
+            &["-X", "GET", "POST", "http://h/"][..],
+            &["ftp://h/"],
+            &["http://"],
+            &["h/path"],
+            &["--base", "10s", "--cap", "1s", "http://h/"],
+            &["--base", "0", "http://h/"],
+            &["G ET", "http://h/"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn body_flags_set_headers() {
+        let c = parse(&["http://h/", "--json", "{}"]).unwrap();
+        assert!(has_header(&c.request.headers, "content-type"));
+        assert!(has_header(&c.request.headers, "accept"));
+        let c = parse(&["http://h/", "-H", "Content-Type: text/plain", "-d", "a"]).unwrap();
+        let cts = c.request.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("content-type")).count();
+        assert_eq!(cts, 1);
+    }
+
+    #[test]
+    fn idempotency_key_from_header_counts() {
+        let c = parse(&["POST", "http://h/", "-H", "Idempotency-Key: abc"]).unwrap();
+        assert_eq!(c.retry.idempotency_key, Some(KeySpec::Given("abc".into())));
+    }
+}

@@ -1,0 +1,121 @@
+//! The exit-code contract: one enum, the single source for `--help`, the man page and README.
+//!
+//! The outcome is what stopped the attempt loop. When several apply, the order is: a failure
+//! that is not retried (3 or 6), the deadline passing during an attempt (5), no attempts left
+//! (4), the next wait crossing the deadline (5).
+
+/// How a run ended, and the process exit status that says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The final response has a status below 400.
+    Success,
+    /// A local failure: the output cannot be written, the disk is full, an internal error.
+    Local,
+    /// A flag, value, header or URL is invalid, a body file is missing, or the output's
+    /// folder does not exist. Nothing was sent.
+    Usage,
+    /// A response of 400 or above that is not retried (not in `--retry-on`, or not safe to
+    /// replay).
+    NonRetryableResponse,
+    /// Every attempt failed in a retryable way.
+    AttemptsExhausted,
+    /// The deadline passed, or the next wait would have crossed it.
+    Deadline,
+    /// A transport failure that is not retried: TLS verification, a protocol error, or a
+    /// request that is not safe to replay.
+    NonRetryableTransport,
+    /// Interrupted by SIGINT.
+    Interrupted,
+    /// Stopped by SIGTERM.
+    Terminated,
+}
+
+impl Outcome {
+    /// Every outcome, in the order of the exit-code table.
+    pub const ALL: [Outcome; 9] = [
+        Outcome::Success,
+        Outcome::Local,
+        Outcome::Usage,
+        Outcome::NonRetryableResponse,
+        Outcome::AttemptsExhausted,
+        Outcome::Deadline,
+        Outcome::NonRetryableTransport,
+        Outcome::Interrupted,
+        Outcome::Terminated,
+    ];
+
+    /// The process exit status (0 to 255).
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Success => 0,
+            Outcome::Local => 1,
+            Outcome::Usage => 2,
+            Outcome::NonRetryableResponse => 3,
+            Outcome::AttemptsExhausted => 4,
+            Outcome::Deadline => 5,
+            Outcome::NonRetryableTransport => 6,
+            Outcome::Interrupted => 130,
+            Outcome::Terminated => 143,
+        }
+    }
+
+    /// A short machine-friendly name, used in the JSON log's `outcome` key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Local => "local_failure",
+            Outcome::Usage => "usage",
+            Outcome::NonRetryableResponse => "non_retryable_response",
+            Outcome::AttemptsExhausted => "attempts_exhausted",
+            Outcome::Deadline => "deadline",
+            Outcome::NonRetryableTransport => "non_retryable_transport",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Terminated => "terminated",
+        }
+    }
+
+    /// One line for the exit-code table.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Outcome::Success => "the final response has status below 400",
+            Outcome::Local => "local failure: the output cannot be written, disk full, internal error",
+            Outcome::Usage => "usage: invalid flag, value, header, URL, missing body file or output folder; nothing was sent",
+            Outcome::NonRetryableResponse => "non-retryable response: status >= 400 not in --retry-on, or not safe to replay",
+            Outcome::AttemptsExhausted => "attempts exhausted: every attempt failed in a retryable way",
+            Outcome::Deadline => "deadline: the deadline passed, or the next wait would have crossed it",
+            Outcome::NonRetryableTransport => "non-retryable transport failure: TLS verification, protocol error, unsafe to replay",
+            Outcome::Interrupted => "interrupted by SIGINT",
+            Outcome::Terminated => "stopped by SIGTERM",
+        }
+    }
+
+    /// The exit-code table as plain text, for `--help`.
+    pub fn table() -> String {
+        let mut out = String::from("Exit status:\n");
+        for o in Outcome::ALL {
+            out.push_str(&format!("  {:>3}  {}\n", o.code(), o.meaning()));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct() {
+        let mut codes: Vec<u8> = Outcome::ALL.iter().map(|o| o.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), Outcome::ALL.len());
+    }
+
+    #[test]
+    fn table_lists_every_code() {
+        let t = Outcome::table();
+        for o in Outcome::ALL {
+            assert!(t.contains(&format!("{:>3}  ", o.code())), "{t}");
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Entry point: run, then turn the outcome into the process exit status.
+
+use std::process::ExitCode;
+use std::time::Instant;
+
+fn main() -> ExitCode {
+    let start = Instant::now();
+    let outcome = retry_http::run_from(std::env::args_os(), start);
+    ExitCode::from(outcome.code())
+}

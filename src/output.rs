@@ -1,0 +1,190 @@
+//! The response body's destination: stdout or `-o FILE`, written only for the final
+//! attempt, and only when it is complete.
+//!
+//! Each attempt writes into a spool. For a regular `-o` file the spool is a temporary file
+//! beside it, renamed into place on success, so an existing file is never clobbered by a
+//! failed attempt. For stdout and for special files (`/dev/null`, a FIFO) the spool is an
+//! unnamed temporary file, copied out on success: memory stays bounded and a failed attempt
+//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
+
+use crate::config::{OutputConfig, UsageError};
+use crate::transport::Head;
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// Where the final body goes.
+#[derive(Debug)]
+enum Target {
+    Stdout,
+    /// A regular file (or one that does not exist yet): temp file beside it, then rename.
+    Replace(PathBuf),
+    /// A special file such as /dev/null or a FIFO: written in place, once.
+    Special(PathBuf),
+}
+
+/// The output side of a run.
+#[derive(Debug)]
+pub struct Output {
+    target: Target,
+    include: bool,
+    no_buffer: bool,
+}
+
+/// One attempt's spooled body, not yet visible to anyone.
+pub enum Spool {
+    /// A temporary file beside the `-o` target.
+    Named(NamedTempFile),
+    /// An unnamed temporary file, copied out on commit.
+    Anonymous(File),
+    /// Writing straight to stdout (`--no-buffer`): counts the bytes that escaped.
+    Direct(u64),
+}
+
+impl Write for Spool {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Spool::Named(f) => f.write(data),
+            Spool::Anonymous(f) => f.write(data),
+            Spool::Direct(n) => {
+                let written = io::stdout().lock().write(data)?;
+                *n += written as u64;
+                Ok(written)
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Spool::Named(f) => f.flush(),
+            Spool::Anonymous(f) => f.flush(),
+            Spool::Direct(_) => io::stdout().lock().flush(),
+        }
+    }
+}
+
+impl Spool {
+    /// Bytes already visible to the reader of stdout (only `--no-buffer` has any).
+    pub fn escaped(&self) -> u64 {
+        match self {
+            Spool::Direct(n) => *n,
+            _ => 0,
+        }
+    }
+}
+
+/// Checks `-o FILE` before anything is sent: its folder exists and is writable, and it is
+/// not a folder itself.
+fn check_path(path: &Path) -> Result<Target, UsageError> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => {
+            return Err(UsageError(format!("-o {shown} is a directory: expected a file path")));
+        }
+        Ok(m) if !m.is_file() => return Ok(Target::Special(path.to_path_buf())),
+        _ => {}
+    }
+    let dir = parent(path);
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "-o {shown}: the folder {} does not exist: create it first",
+            dir.display()
+        )));
+    }
+    // Prove we can write there now, rather than after a long download.
+    tempfile::Builder::new()
+        .prefix(".retry-http-check")
+        .tempfile_in(dir)
+        .map_err(|e| UsageError(format!("-o {shown}: cannot write in {}: {e}", dir.display())))?;
+    Ok(Target::Replace(path.to_path_buf()))
+}
+
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+impl Output {
+    /// Validates the destination (a usage error if `-o` cannot work).
+    pub fn prepare(cfg: &OutputConfig) -> Result<Output, UsageError> {
+        let target = match &cfg.path {
+            None => Target::Stdout,
+            Some(p) if p.as_os_str() == "-" => Target::Stdout,
+            Some(p) => check_path(p)?,
+        };
+        Ok(Output { target, include: cfg.include, no_buffer: cfg.no_buffer })
+    }
+
+    /// A fresh spool for one attempt's body, with the head already written when `-i`.
+    pub fn begin(&self, head: &Head) -> io::Result<Spool> {
+        let mut spool = match &self.target {
+            Target::Stdout if self.no_buffer => Spool::Direct(0),
+            Target::Replace(path) => {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let tmp = tempfile::Builder::new()
+                    .prefix(&format!(".{name}."))
+                    .suffix(".part")
+                    .tempfile_in(parent(path))?;
+                crate::interrupt::track_temp(tmp.path());
+                Spool::Named(tmp)
+            }
+            Target::Stdout | Target::Special(_) => Spool::Anonymous(tempfile::tempfile()?),
+        };
+        if self.include {
+            spool.write_all(head_text(head).as_bytes())?;
+        }
+        Ok(spool)
+    }
+
+    /// Makes a complete body visible: rename into place, or copy to stdout / the special file.
+    pub fn commit(&self, spool: Spool) -> io::Result<()> {
+        match spool {
+            Spool::Named(tmp) => {
+                let path = tmp.path().to_path_buf();
+                let result = match &self.target {
+                    Target::Replace(dest) => tmp.persist(dest).map(|_| ()).map_err(|e| e.error),
+                    _ => Ok(()),
+                };
+                crate::interrupt::untrack_temp(&path);
+                result
+            }
+            Spool::Anonymous(mut f) => {
+                f.seek(SeekFrom::Start(0))?;
+                match &self.target {
+                    Target::Special(path) => {
+                        let mut dest = std::fs::OpenOptions::new().write(true).open(path)?;
+                        io::copy(&mut f, &mut dest)?;
+                        dest.flush()
+                    }
+                    _ => {
+                        let mut out = io::stdout().lock();
+                        io::copy(&mut f, &mut out)?;
+                        out.flush()
+                    }
+                }
+            }
+            Spool::Direct(_) => io::stdout().lock().flush(),
+        }
+    }
+
+    /// Throws a failed attempt's body away (the temporary file is removed).
+    pub fn discard(&self, spool: Spool) {
+        if let Spool::Named(tmp) = spool {
+            crate::interrupt::untrack_temp(tmp.path());
+            drop(tmp);
+        }
+    }
+}
+
+/// The status line and headers, as `-i` shows them.
+fn head_text(head: &Head) -> String {
+    let mut s = format!("{} {} {}\r\n", head.version, head.status, head.reason);
+    for (n, v) in &head.headers {
+        s.push_str(&format!("{n}: {v}\r\n"));
+    }
+    s.push_str("\r\n");
+    s
+}

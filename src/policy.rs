@@ -1,0 +1,496 @@
+//! The retry policy: how long to wait before the next attempt, and whether a failure may be
+//! retried at all. Pure code: the random source is passed in, nothing here knows about HTTP
+//! clients, clocks or terminals, so `simulate` and the attempt loop share it.
+//!
+//! Sources: AWS Architecture Blog, "Exponential Backoff And Jitter" (2015) for the jitter
+//! modes; RFC 9110 section 9.2.2 for idempotent methods; RFC 6585 section 4 for 429.
+
+use rand::{Rng, RngExt};
+use std::time::Duration;
+
+/// How the backoff ceiling is turned into a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Jitter {
+    /// Full jitter: uniform(0, ceiling).
+    Full,
+    /// Equal jitter: ceiling/2 + uniform(0, ceiling/2).
+    Equal,
+    /// Decorrelated jitter: min(cap, uniform(base, previous * 3)); previous starts at base.
+    Decorrelated,
+    /// No jitter: the ceiling itself (plain exponential backoff).
+    None,
+    /// Additive: ceiling + uniform(0, spread).
+    Additive(Duration),
+}
+
+impl Jitter {
+    /// The name shown in logs and `--explain`, as accepted by `--jitter`.
+    pub fn label(&self) -> String {
+        match self {
+            Jitter::Full => "full".into(),
+            Jitter::Equal => "equal".into(),
+            Jitter::Decorrelated => "decorrelated".into(),
+            Jitter::None => "none".into(),
+            Jitter::Additive(d) => format!("+{}", humantime::format_duration(*d)),
+        }
+    }
+}
+
+/// Capped exponential backoff with jitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    /// The first retry's ceiling (at least 1 ms).
+    pub base: Duration,
+    /// The largest ceiling (at least `base`).
+    pub cap: Duration,
+    /// How the ceiling becomes a wait.
+    pub jitter: Jitter,
+}
+
+/// A wait split in two: the part that must be slept (`floor`) and a random spread on top
+/// (`spread`) that may be trimmed to fit a deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Draw {
+    /// The part of the wait that must not be shortened.
+    pub floor: Duration,
+    /// A random addition that exists only to spread clients apart.
+    pub spread: Duration,
+}
+
+impl Draw {
+    /// The whole wait, floor plus spread.
+    pub fn total(&self) -> Duration {
+        self.floor.saturating_add(self.spread)
+    }
+}
+
+/// Uniform duration in [0, max], at microsecond resolution.
+fn uniform(rng: &mut dyn Rng, max: Duration) -> Duration {
+    let micros = max.as_micros().min(u64::MAX as u128) as u64;
+    if micros == 0 {
+        return Duration::ZERO;
+    }
+    Duration::from_micros(rng.random_range(0..=micros))
+}
+
+/// Uniform duration in [lo, hi] (hi below lo is read as lo).
+fn uniform_between(rng: &mut dyn Rng, lo: Duration, hi: Duration) -> Duration {
+    lo + uniform(rng, hi.saturating_sub(lo))
+}
+
+impl Backoff {
+    /// The ceiling of retry `n` (n = 0 for the first retry): min(cap, base * 2^n).
+    pub fn ceiling(&self, n: u32) -> Duration {
+        let factor = 2u32.checked_pow(n.min(31)).unwrap_or(u32::MAX);
+        self.base.checked_mul(factor).unwrap_or(Duration::MAX).min(self.cap)
+    }
+
+    /// The lowest and highest backoff that retry `n` can draw (for `--explain` and tests).
+    /// For decorrelated jitter the bounds hold over any history: [base, cap].
+    pub fn bounds(&self, n: u32) -> (Duration, Duration) {
+        let c = self.ceiling(n);
+        match self.jitter {
+            Jitter::Full => (Duration::ZERO, c),
+            Jitter::Equal => (c / 2, c),
+            Jitter::Decorrelated => (self.base.min(self.cap), self.cap),
+            Jitter::None => (c, c),
+            Jitter::Additive(d) => (c, c.saturating_add(d)),
+        }
+    }
+
+    /// Draws the backoff before retry `n`. `previous` is the last backoff drawn (the base
+    /// before the first retry); only decorrelated jitter uses it.
+    pub fn draw(&self, n: u32, previous: Duration, rng: &mut dyn Rng) -> Draw {
+        let c = self.ceiling(n);
+        match self.jitter {
+            Jitter::Full => Draw { floor: uniform(rng, c), spread: Duration::ZERO },
+            Jitter::Equal => Draw {
+                floor: c / 2 + uniform(rng, c - c / 2),
+                spread: Duration::ZERO,
+            },
+            Jitter::Decorrelated => {
+                let hi = previous.saturating_mul(3).max(self.base);
+                let d = uniform_between(rng, self.base, hi).min(self.cap);
+                Draw { floor: d, spread: Duration::ZERO }
+            }
+            Jitter::None => Draw { floor: c, spread: Duration::ZERO },
+            Jitter::Additive(d) => Draw { floor: c, spread: uniform(rng, d) },
+        }
+    }
+}
+
+/// Why a wait has the length it has; shown in logs as `wait_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitReason {
+    /// The jittered backoff was the longer of the two.
+    Backoff,
+    /// The server's Retry-After was the longer.
+    RetryAfter,
+    /// The server's Retry-After, clamped to `--max-retry-after`, was the longer.
+    Clamped,
+}
+
+impl WaitReason {
+    /// The name used in the JSON log.
+    pub fn name(self) -> &'static str {
+        match self {
+            WaitReason::Backoff => "backoff",
+            WaitReason::RetryAfter => "retry-after",
+            WaitReason::Clamped => "clamped",
+        }
+    }
+}
+
+/// The server's hint, already parsed and clamped (see `retry_after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hint {
+    /// The wait the server asked for, after clamping.
+    pub wait: Duration,
+    /// Whether `--max-retry-after` shortened it.
+    pub clamped: bool,
+}
+
+/// The wait before the next attempt, with its parts kept apart for the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedWait {
+    /// The wait: floor plus spread.
+    pub draw: Draw,
+    /// The backoff drawn, whether or not it was the larger part.
+    pub backoff: Duration,
+    /// Which of backoff and hint decided the wait.
+    pub reason: WaitReason,
+}
+
+/// Combines the drawn backoff with the server's hint (RFC 9110 section 10.2.3).
+///
+/// The wait is never shorter than the hint. When the hint exceeds the backoff, clients that
+/// got the same hint are spread apart by uniform(0, `retry_after_spread`), except with
+/// additive jitter, whose own spread is used instead: max(hint, ceiling) + uniform(0, D).
+pub fn plan_wait(
+    backoff: &Backoff,
+    drawn: Draw,
+    hint: Option<Hint>,
+    retry_after_spread: Duration,
+    rng: &mut dyn Rng,
+) -> PlannedWait {
+    let backoff_total = drawn.total();
+    let Some(hint) = hint.filter(|h| h.wait > drawn.floor) else {
+        return PlannedWait { draw: drawn, backoff: backoff_total, reason: WaitReason::Backoff };
+    };
+    let reason = if hint.clamped { WaitReason::Clamped } else { WaitReason::RetryAfter };
+    let spread = match backoff.jitter {
+        Jitter::Additive(_) => drawn.spread,
+        _ => uniform(rng, retry_after_spread),
+    };
+    PlannedWait {
+        draw: Draw { floor: hint.wait, spread },
+        backoff: backoff_total,
+        reason,
+    }
+}
+
+/// What the deadline makes of a planned wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Sleep this long, then try again (the spread may have been trimmed).
+    Sleep(Duration),
+    /// The floor alone would end at or past the deadline: stop now.
+    Stop,
+}
+
+/// Fits a wait into the time left before the deadline (`None`: no deadline). The floor is
+/// never shortened; if it does not fit, there is no point sleeping into a sure failure.
+pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
+    match left {
+        None => Fit::Sleep(wait.total()),
+        Some(left) if wait.floor >= left => Fit::Stop,
+        Some(left) => Fit::Sleep(wait.total().min(left)),
+    }
+}
+
+/// Methods that RFC 9110 section 9.2.2 defines as idempotent, and so safe to replay.
+pub fn is_idempotent(method: &str) -> bool {
+    matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+}
+
+/// Why an attempt got no usable response, as far as retrying is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The connection was refused (or the network unreachable): nothing was sent.
+    Refused,
+    /// The host name did not resolve: nothing was sent.
+    Dns,
+    /// Opening the connection took longer than `--connect-timeout`: nothing was sent.
+    ConnectTimeout,
+    /// The TLS handshake was cut short: nothing was sent.
+    TlsHandshake,
+    /// The server's certificate failed verification. Never retried: it will fail again.
+    TlsCertificate,
+    /// The attempt's time ran out after the request may have been sent.
+    Timeout,
+    /// No byte arrived for `--stall-timeout`.
+    Stall,
+    /// The connection was reset or closed before a response arrived.
+    Reset,
+    /// The body ended before its Content-Length, or its chunked encoding broke.
+    Truncated,
+    /// The server's reply is not HTTP/1.1 as ureq reads it. Not retried.
+    Protocol,
+    /// More redirects than `--max-redirs`. Not retried.
+    TooManyRedirects,
+    /// The body is larger than `--max-filesize`. Not retried.
+    TooLarge,
+    /// The body broke after part of it was streamed to stdout (`--no-buffer`). Not retried:
+    /// the reader already has those bytes.
+    Streamed,
+    /// A local failure (writing the output). Not retried; exit 1.
+    Local,
+}
+
+impl FailureKind {
+    /// Whether another attempt could succeed, before replay safety is considered.
+    pub fn is_retryable(self) -> bool {
+        !matches!(
+            self,
+            FailureKind::TlsCertificate
+                | FailureKind::Protocol
+                | FailureKind::TooManyRedirects
+                | FailureKind::TooLarge
+                | FailureKind::Streamed
+                | FailureKind::Local
+        )
+    }
+
+    /// Whether the failure proves the server never saw the request, so replaying even a
+    /// non-idempotent request is safe. When in doubt, the answer is no.
+    pub fn proves_unprocessed(self) -> bool {
+        matches!(
+            self,
+            FailureKind::Refused | FailureKind::Dns | FailureKind::ConnectTimeout | FailureKind::TlsHandshake
+        )
+    }
+
+    /// A short name for logs (`error` in the JSON log).
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Refused => "connection refused",
+            FailureKind::Dns => "DNS failure",
+            FailureKind::ConnectTimeout => "connect timeout",
+            FailureKind::TlsHandshake => "TLS handshake failed",
+            FailureKind::TlsCertificate => "TLS certificate rejected",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Stall => "stalled",
+            FailureKind::Reset => "connection reset",
+            FailureKind::Truncated => "body cut short",
+            FailureKind::Protocol => "protocol error",
+            FailureKind::TooManyRedirects => "too many redirects",
+            FailureKind::TooLarge => "body too large",
+            FailureKind::Streamed => "body cut short after streaming began",
+            FailureKind::Local => "local failure",
+        }
+    }
+}
+
+/// Whether a request may be sent again after a failure.
+///
+/// Idempotent methods always may (RFC 9110 section 9.2.2). Others may when an
+/// Idempotency-Key makes the server deduplicate them (IETF httpapi Idempotency-Key draft),
+/// when the user said `--retry-unsafe`, or when the failure proves the request was not
+/// processed (`unprocessed`).
+pub fn replay_allowed(method: &str, has_key: bool, retry_unsafe: bool, unprocessed: bool) -> bool {
+    is_idempotent(method) || has_key || retry_unsafe || unprocessed
+}
+
+/// A set of HTTP status codes (100 to 599) that are retried, as given to `--retry-on`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusSet {
+    ranges: Vec<(u16, u16)>,
+}
+
+impl StatusSet {
+    /// The default `--retry-on`: 408, 429, 500, 502, 503, 504, 529.
+    pub const DEFAULT: &'static str = "408,429,500,502,503,504,529";
+
+    /// Builds a set from inclusive ranges (each within 100..=599, low <= high).
+    pub fn from_ranges(ranges: Vec<(u16, u16)>) -> Self {
+        StatusSet { ranges }
+    }
+
+    /// Whether `status` is in the set.
+    pub fn contains(&self, status: u16) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
+    }
+
+    /// The set written back in the form `--retry-on` accepts.
+    pub fn to_spec(&self) -> String {
+        let parts: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|&(lo, hi)| {
+                if lo == hi {
+                    lo.to_string()
+                } else if lo % 100 == 0 && hi == lo + 99 {
+                    format!("{}xx", lo / 100)
+                } else {
+                    format!("{lo}-{hi}")
+                }
+            })
+            .collect();
+        parts.join(",")
+    }
+}
+
+/// Statuses that show the server did not process the request, so even a non-idempotent
+/// request may be sent again: 408 (RFC 9110 section 15.5.9), 429 (RFC 6585 section 4),
+/// 503 (RFC 9110 section 15.6.4).
+pub fn status_means_unprocessed(status: u16) -> bool {
+    matches!(status, 408 | 429 | 503)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn backoff(j: Jitter) -> Backoff {
+        Backoff { base: 100 * MS, cap: 2000 * MS, jitter: j }
+    }
+
+    #[test]
+    fn ceiling_doubles_then_caps() {
+        let b = backoff(Jitter::None);
+        let got: Vec<u128> = (0..7).map(|n| b.ceiling(n).as_millis()).collect();
+        assert_eq!(got, vec![100, 200, 400, 800, 1600, 2000, 2000]);
+        assert_eq!(b.ceiling(10_000), 2000 * MS);
+    }
+
+    #[test]
+    fn draws_stay_within_bounds_over_many_seeds() {
+        let modes = [
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+            Jitter::Additive(500 * MS),
+        ];
+        for mode in modes {
+            let b = backoff(mode);
+            for seed in 0..300 {
+                let mut rng = StdRng::seed_from_u64(seed);
+                let mut prev = b.base;
+                for n in 0..10 {
+                    let d = b.draw(n, prev, &mut rng);
+                    let (lo, hi) = b.bounds(n);
+                    assert!(d.total() >= lo && d.total() <= hi, "{mode:?} n={n} {d:?}");
+                    if mode == Jitter::Decorrelated {
+                        assert!(d.total() <= (prev * 3).max(b.base));
+                    }
+                    prev = d.total();
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_jitter_spreads_over_the_whole_range() {
+        let b = backoff(Jitter::Full);
+        let mut rng = StdRng::seed_from_u64(7);
+        let draws: Vec<Duration> = (0..2000).map(|_| b.draw(3, b.base, &mut rng).total()).collect();
+        let low = draws.iter().filter(|d| **d < 200 * MS).count();
+        let high = draws.iter().filter(|d| **d > 600 * MS).count();
+        // Uniform over [0, 800ms]: a quarter below 200ms, a quarter above 600ms.
+        assert!((350..650).contains(&low), "{low}");
+        assert!((350..650).contains(&high), "{high}");
+    }
+
+    #[test]
+    fn same_seed_same_draws() {
+        let b = backoff(Jitter::Full);
+        let run = |seed| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (0..5).map(|n| b.draw(n, b.base, &mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(run(42), run(42));
+        assert_ne!(run(42), run(43));
+    }
+
+    #[test]
+    fn hint_larger_than_backoff_wins_and_gets_spread() {
+        let b = backoff(Jitter::Full);
+        let mut rng = StdRng::seed_from_u64(1);
+        let drawn = Draw { floor: 50 * MS, spread: Duration::ZERO };
+        let hint = Hint { wait: 3000 * MS, clamped: false };
+        let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
+        assert_eq!(w.reason, WaitReason::RetryAfter);
+        assert_eq!(w.draw.floor, 3000 * MS);
+        assert!(w.draw.spread <= 1000 * MS);
+        let w0 = plan_wait(&b, drawn, Some(hint), Duration::ZERO, &mut rng);
+        assert_eq!(w0.draw.total(), 3000 * MS);
+    }
+
+    #[test]
+    fn smaller_hint_leaves_backoff() {
+        let b = backoff(Jitter::Full);
+        let mut rng = StdRng::seed_from_u64(1);
+        let drawn = Draw { floor: 500 * MS, spread: Duration::ZERO };
+        let hint = Hint { wait: 100 * MS, clamped: false };
+        let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
+        assert_eq!(w.reason, WaitReason::Backoff);
+        assert_eq!(w.draw, drawn);
+    }
+
+    #[test]
+    fn additive_jitter_does_not_add_the_spread_twice() {
+        let b = backoff(Jitter::Additive(200 * MS));
+        let mut rng = StdRng::seed_from_u64(3);
+        let drawn = b.draw(0, b.base, &mut rng);
+        let hint = Hint { wait: 5000 * MS, clamped: true };
+        let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
+        assert_eq!(w.reason, WaitReason::Clamped);
+        assert_eq!(w.draw.floor, 5000 * MS);
+        assert_eq!(w.draw.spread, drawn.spread);
+    }
+
+    #[test]
+    fn deadline_stops_when_floor_does_not_fit_and_trims_spread() {
+        let d = Draw { floor: 1000 * MS, spread: 500 * MS };
+        assert_eq!(fit_to_deadline(d, None), Fit::Sleep(1500 * MS));
+        assert_eq!(fit_to_deadline(d, Some(999 * MS)), Fit::Stop);
+        assert_eq!(fit_to_deadline(d, Some(1000 * MS)), Fit::Stop);
+        assert_eq!(fit_to_deadline(d, Some(1200 * MS)), Fit::Sleep(1200 * MS));
+        assert_eq!(fit_to_deadline(d, Some(9000 * MS)), Fit::Sleep(1500 * MS));
+    }
+
+    #[test]
+    fn idempotent_methods_per_rfc_9110() {
+        for m in ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] {
+            assert!(is_idempotent(m));
+        }
+        for m in ["POST", "PATCH", "PROPFIND", "get"] {
+            assert!(!is_idempotent(m));
+        }
+    }
+
+    #[test]
+    fn replay_rules() {
+        assert!(replay_allowed("GET", false, false, false));
+        assert!(!replay_allowed("POST", false, false, false));
+        assert!(replay_allowed("POST", true, false, false));
+        assert!(replay_allowed("POST", false, true, false));
+        assert!(replay_allowed("PATCH", false, false, FailureKind::Refused.proves_unprocessed()));
+        assert!(!FailureKind::Reset.proves_unprocessed());
+        assert!(!FailureKind::Timeout.proves_unprocessed());
+        assert!(!FailureKind::TlsCertificate.is_retryable());
+        assert!(FailureKind::Stall.is_retryable());
+    }
+
+    #[test]
+    fn status_set_contains_and_round_trips() {
+        let s = StatusSet::from_ranges(vec![(429, 429), (500, 599), (520, 530)]);
+        assert!(s.contains(429) && s.contains(503) && !s.contains(404));
+        assert_eq!(s.to_spec(), "429,5xx,520-530");
+    }
+}

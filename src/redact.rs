@@ -1,0 +1,87 @@
+//! Secrets never reach a log line: header values, URL passwords and query parameters whose
+//! names mark them as credentials are shown as `***`. Pure string work.
+
+use url::Url;
+
+/// What a secret is replaced with.
+pub const MASK: &str = "***";
+
+/// Words that mark a header or query parameter name as holding a secret (case-insensitive).
+const SECRET_WORDS: [&str; 7] = ["token", "key", "secret", "password", "signature", "auth", "sig"];
+
+/// Headers that carry credentials by definition, whatever their name says.
+const CREDENTIAL_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
+
+/// Whether a header carries credentials that must not follow a redirect to another host.
+pub fn is_credential_header(name: &str) -> bool {
+    CREDENTIAL_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// Whether a header or query parameter name marks its value as secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    is_credential_header(&lower) || SECRET_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// A header value as it may be logged.
+pub fn header_value<'a>(name: &str, value: &'a str) -> &'a str {
+    if is_secret_name(name) { MASK } else { value }
+}
+
+/// A URL as it may be logged: password and secret query values masked.
+pub fn url(u: &Url) -> String {
+    let mut shown = u.clone();
+    if shown.password().is_some() {
+        let _ = shown.set_password(Some(MASK));
+    }
+    if shown.query().is_some() {
+        let pairs: Vec<(String, String)> = shown
+            .query_pairs()
+            .map(|(k, v)| {
+                let v = if is_secret_name(&k) { MASK.to_string() } else { v.into_owned() };
+                (k.into_owned(), v)
+            })
+            .collect();
+        if pairs.iter().any(|(_, v)| v == MASK) {
+            shown.query_pairs_mut().clear().extend_pairs(pairs);
+        }
+    }
+    shown.to_string()
+}
+
+/// Masks every occurrence of the given secrets in a free-form message (error texts from
+/// libraries may quote a URL or header).
+pub fn text(msg: &str, secrets: &[String]) -> String {
+    secrets
+        .iter()
+        .filter(|s| s.len() >= 3)
+        .fold(msg.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for n in ["Authorization", "X-Api-Key", "X-Amz-Signature", "cookie", "access_token", "sig"] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in ["Accept", "Content-Type", "page"] {
+            assert!(!is_secret_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn url_masks_password_and_query() {
+        let u = Url::parse("https://bob:hunter2@h.test/p?api_key=abc&page=2").unwrap();
+        let shown = url(&u);
+        assert!(!shown.contains("hunter2") && !shown.contains("abc"), "{shown}");
+        assert!(shown.contains("page=2") && shown.contains("bob"), "{shown}");
+    }
+
+    #[test]
+    fn text_masks_known_secrets() {
+        assert_eq!(text("bad token s3cret!", &["s3cret".into()]), "bad token ***!");
+    }
+}

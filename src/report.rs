@@ -1,0 +1,326 @@
+//! The only writer to stderr: one line per attempt as it ends, warnings, errors and the
+//! closing summary, as text (optionally coloured) or as JSON lines. Secrets are masked
+//! before anything gets here (see `redact`).
+
+use crate::cli::{ColorChoice, LogFormat};
+use crate::exit::Outcome;
+use crate::policy::WaitReason;
+use anstyle::{AnsiColor, Style};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::time::Duration;
+
+/// What the loop decided after an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// The attempt succeeded; the run ends.
+    Done,
+    /// Another attempt follows after `wait`.
+    Retry {
+        /// The wait actually planned (after trimming to the deadline).
+        wait: Duration,
+        /// What decided its length.
+        reason: WaitReason,
+        /// The server's hint as asked, before clamping (seconds from now).
+        asked: Option<Duration>,
+        /// The hint after clamping.
+        hint: Option<Duration>,
+        /// The random spread included in `wait`.
+        spread: Duration,
+        /// The jitter mode's name.
+        jitter: String,
+    },
+    /// The run ends here, for this reason (a phrase starting with a verb or "not").
+    Stop(String),
+}
+
+/// One attempt's line.
+#[derive(Debug, Clone)]
+pub struct AttemptLine {
+    /// Which attempt (from 1).
+    pub attempt: u32,
+    /// Of how many.
+    pub attempts: u32,
+    /// The method.
+    pub method: String,
+    /// The URL, redacted.
+    pub url: String,
+    /// Status and reason phrase, when a response arrived.
+    pub status: Option<(u16, String)>,
+    /// The failure, when none did.
+    pub error: Option<String>,
+    /// Milliseconds from the start of the run to the start of this attempt.
+    pub start_ms: u128,
+    /// How long the attempt took.
+    pub elapsed: Duration,
+    /// The raw Retry-After value(s), joined by ", ".
+    pub retry_after: Option<String>,
+    /// What comes next.
+    pub decision: Decision,
+}
+
+/// Formats a duration compactly: 41ms, 1.42s, 2m03s.
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        let s = format!("{:.2}", d.as_secs_f64());
+        format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        let secs = d.as_secs();
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    }
+}
+
+/// The stderr writer.
+pub struct Reporter {
+    format: LogFormat,
+    silent: bool,
+    verbose: bool,
+    color: anstream::ColorChoice,
+}
+
+const PREFIX: &str = "retry-http:";
+
+impl Reporter {
+    /// A reporter for the given flags.
+    pub fn new(format: LogFormat, silent: bool, verbose: bool, color: ColorChoice) -> Self {
+        let color = match color {
+            ColorChoice::Auto => anstream::ColorChoice::Auto,
+            ColorChoice::Always => anstream::ColorChoice::Always,
+            ColorChoice::Never => anstream::ColorChoice::Never,
+        };
+        Reporter { format, silent, verbose, color }
+    }
+
+    /// Whether `-v` was given.
+    pub fn verbose(&self) -> bool {
+        self.verbose
+    }
+
+    fn write_line(&self, line: &str) {
+        let mut err = anstream::AutoStream::new(std::io::stderr(), self.color);
+        // A closed stderr is no reason to fail the request.
+        let _ = writeln!(err, "{line}");
+    }
+
+    fn json(&self, v: Value) {
+        self.write_line(&v.to_string());
+    }
+
+    fn paint(&self, style: Style, text: &str) -> String {
+        format!("{style}{text}{style:#}")
+    }
+
+    /// Logs one attempt (not with `-s`).
+    pub fn attempt(&self, a: &AttemptLine) {
+        if self.silent {
+            return;
+        }
+        if self.format == LogFormat::Json {
+            self.json(attempt_json(a));
+            return;
+        }
+        let result = match (&a.status, &a.error) {
+            (Some((code, reason)), _) => {
+                let color = if *code < 400 { AnsiColor::Green } else { AnsiColor::Red };
+                self.paint(Style::new().fg_color(Some(color.into())), format!("{code} {reason}").trim_end())
+            }
+            (None, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
+            (None, None) => "?".into(),
+        };
+        let decision = match &a.decision {
+            Decision::Done => String::new(),
+            Decision::Retry { .. } => format!("; {}", retry_phrase(a)),
+            Decision::Stop(why) => format!("; {why}"),
+        };
+        self.write_line(&format!(
+            "{PREFIX} attempt {}/{} {} {} -> {} in {}{}",
+            a.attempt,
+            a.attempts,
+            a.method,
+            a.url,
+            result,
+            fmt_duration(a.elapsed),
+            decision
+        ));
+    }
+
+    /// A warning (not with `-s`).
+    pub fn warn(&self, msg: &str) {
+        if self.silent {
+            return;
+        }
+        match self.format {
+            LogFormat::Json => self.json(json!({"type": "warning", "message": msg})),
+            LogFormat::Text => {
+                let label = self.paint(Style::new().fg_color(Some(AnsiColor::Yellow.into())), "warning:");
+                self.write_line(&format!("{PREFIX} {label} {msg}"));
+            }
+        }
+    }
+
+    /// Informational line (not with `-s`), such as the idempotency key chosen.
+    pub fn info(&self, msg: &str) {
+        if self.silent {
+            return;
+        }
+        match self.format {
+            LogFormat::Json => self.json(json!({"type": "info", "message": msg})),
+            LogFormat::Text => self.write_line(&format!("{PREFIX} {msg}")),
+        }
+    }
+
+    /// A verbose-only line (headers, seed).
+    pub fn detail(&self, msg: &str) {
+        if self.verbose {
+            self.info(msg);
+        }
+    }
+
+    /// An error line: always shown, `-s` included.
+    pub fn error(&self, msg: &str) {
+        match self.format {
+            LogFormat::Json => self.json(json!({"type": "error", "message": msg})),
+            LogFormat::Text => {
+                let label = self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())).bold(), "error:");
+                self.write_line(&format!("{PREFIX} {label} {msg}"));
+            }
+        }
+    }
+
+    /// The closing summary: in text, a final line on failure only; in JSON, always.
+    pub fn summary(&self, outcome: Outcome, attempts_made: u32, elapsed: Duration, seed: u64, last: &str) {
+        match self.format {
+            LogFormat::Json => self.json(json!({
+                "type": "summary",
+                "outcome": outcome.name(),
+                "exit_code": outcome.code(),
+                "attempts_made": attempts_made,
+                "elapsed_ms": elapsed.as_millis() as u64,
+                "seed": seed,
+            })),
+            LogFormat::Text if outcome != Outcome::Success => {
+                let what = match outcome {
+                    Outcome::AttemptsExhausted => "attempts exhausted",
+                    Outcome::Deadline => "deadline reached",
+                    Outcome::NonRetryableResponse => "non-retryable response",
+                    Outcome::NonRetryableTransport => "non-retryable failure",
+                    Outcome::Interrupted => "interrupted",
+                    Outcome::Terminated => "terminated",
+                    _ => "failed",
+                };
+                let plural = if attempts_made == 1 { "" } else { "s" };
+                self.error(&format!(
+                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                    fmt_duration(elapsed),
+                    outcome.code()
+                ));
+            }
+            LogFormat::Text => {}
+        }
+    }
+}
+
+/// "retry in 1.42s (Retry-After: 1, +0.42s spread)" and its variants.
+fn retry_phrase(a: &AttemptLine) -> String {
+    let Decision::Retry { wait, reason, asked, hint, spread, jitter } = &a.decision else {
+        return String::new();
+    };
+    let mut why = match reason {
+        WaitReason::Backoff => format!("backoff, {jitter} jitter"),
+        WaitReason::RetryAfter => format!("Retry-After: {}", a.retry_after.as_deref().unwrap_or("?")),
+        WaitReason::Clamped => format!(
+            "Retry-After: {} = {}, clamped to --max-retry-after {}",
+            a.retry_after.as_deref().unwrap_or("?"),
+            fmt_duration(asked.unwrap_or_default()),
+            fmt_duration(hint.unwrap_or_default())
+        ),
+    };
+    if *reason != WaitReason::Backoff && !spread.is_zero() {
+        why.push_str(&format!(", +{} spread", fmt_duration(*spread)));
+    }
+    format!("retry in {} ({why})", fmt_duration(*wait))
+}
+
+/// The JSON object of one attempt; every key is always present (null when not relevant).
+fn attempt_json(a: &AttemptLine) -> Value {
+    let (wait_ms, wait_reason) = match &a.decision {
+        Decision::Retry { wait, reason, .. } => (json!(wait.as_millis() as u64), json!(reason.name())),
+        _ => (Value::Null, json!("none")),
+    };
+    let stop = match &a.decision {
+        Decision::Stop(why) => json!(why),
+        _ => Value::Null,
+    };
+    json!({
+        "type": "attempt",
+        "attempt": a.attempt,
+        "attempts": a.attempts,
+        "method": a.method,
+        "url": a.url,
+        "status": a.status.as_ref().map(|s| s.0),
+        "error": a.error,
+        "start_ms": a.start_ms as u64,
+        "elapsed_ms": a.elapsed.as_millis() as u64,
+        "wait_ms": wait_ms,
+        "wait_us": match &a.decision { Decision::Retry { wait, .. } => json!(wait.as_micros() as u64), _ => Value::Null },
+        "wait_reason": wait_reason,
+        "retry_after": a.retry_after,
+        "stop": stop,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(fmt_duration(Duration::from_millis(41)), "41ms");
+        assert_eq!(fmt_duration(Duration::from_millis(1420)), "1.42s");
+        assert_eq!(fmt_duration(Duration::from_millis(2000)), "2s");
+        assert_eq!(fmt_duration(Duration::from_secs(123)), "2m03s");
+    }
+
+    fn line(decision: Decision) -> AttemptLine {
+        AttemptLine {
+            attempt: 2,
+            attempts: 6,
+            method: "GET".into(),
+            url: "http://h/".into(),
+            status: Some((503, "Service Unavailable".into())),
+            error: None,
+            start_ms: 10,
+            elapsed: Duration::from_millis(41),
+            retry_after: Some("1".into()),
+            decision,
+        }
+    }
+
+    #[test]
+    fn retry_after_phrase() {
+        let a = line(Decision::Retry {
+            wait: Duration::from_millis(1420),
+            reason: WaitReason::RetryAfter,
+            asked: Some(Duration::from_secs(1)),
+            hint: Some(Duration::from_secs(1)),
+            spread: Duration::from_millis(420),
+            jitter: "full".into(),
+        });
+        assert_eq!(retry_phrase(&a), "retry in 1.42s (Retry-After: 1, +420ms spread)");
+    }
+
+    #[test]
+    fn json_keys_always_present() {
+        let v = attempt_json(&line(Decision::Done));
+        for k in [
+            "attempt", "attempts", "method", "url", "status", "error", "start_ms", "elapsed_ms", "wait_ms",
+            "wait_reason", "retry_after",
+        ] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+        assert_eq!(v["wait_reason"], "none");
+    }
+}

@@ -1,0 +1,323 @@
+//! The HTTP transport: a ureq 3 agent, one exchange per call, failures sorted into kinds.
+//! It knows nothing of retry policy: it sends, reads, and says what went wrong.
+//!
+//! Redirects under `-L` are followed here, by hand (ureq's own following is off), so a
+//! body can be replayed across 307/308 and credentials are dropped when the host changes.
+//! All hops of one attempt share that attempt's time budget.
+
+use crate::body::Payload;
+use crate::config::{RequestConfig, Timeouts, UsageError};
+use crate::policy::FailureKind;
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use ureq::config::AutoHeaderValue;
+use ureq::http;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::{Agent, Timeout};
+use url::Url;
+
+/// A failed exchange: what kind of failure, and a short description for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The kind, which the policy judges.
+    pub kind: FailureKind,
+    /// What happened, in a few words.
+    pub detail: String,
+}
+
+impl Failure {
+    fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
+        Failure { kind, detail: detail.into() }
+    }
+}
+
+/// The status line and headers of a response.
+#[derive(Debug, Clone)]
+pub struct Head {
+    /// The status code (100 to 599).
+    pub status: u16,
+    /// The canonical reason phrase for the status ("" when unknown).
+    pub reason: String,
+    /// "HTTP/1.1" or "HTTP/1.0".
+    pub version: String,
+    /// Headers in order, values decoded lossily.
+    pub headers: Vec<(String, String)>,
+    /// The URL that answered (after redirects).
+    pub url: Url,
+}
+
+impl Head {
+    /// Every value of a header (case-insensitive name).
+    pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The first value of a header.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response whose body has not been read yet.
+pub struct Exchange {
+    /// Status and headers.
+    pub head: Head,
+    /// The body, to be read with [`Transport::read_body`].
+    pub body: ureq::Body,
+}
+
+/// Sends requests with per-attempt budgets.
+pub struct Transport {
+    agent: Agent,
+    follow: Option<u32>,
+}
+
+/// Loads the system's trusted certificates plus the `--cacert` file.
+fn root_certs(cacert: Option<&std::path::Path>) -> Result<RootCerts, UsageError> {
+    let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
+        .certs
+        .iter()
+        .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+        .collect();
+    if let Some(path) = cacert {
+        let pem = std::fs::read(path)
+            .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
+        let before = certs.len();
+        for item in ureq::tls::parse_pem(&pem) {
+            if let Ok(PemItem::Certificate(c)) = item {
+                certs.push(c);
+            }
+        }
+        if certs.len() == before {
+            return Err(UsageError(format!(
+                "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",
+                path.display()
+            )));
+        }
+    }
+    if certs.is_empty() {
+        // No system store found: fall back to the bundled Mozilla roots.
+        return Ok(RootCerts::WebPki);
+    }
+    Ok(RootCerts::Specific(Arc::new(certs)))
+}
+
+impl Transport {
+    /// Builds the agent. Fails only on a bad `--cacert` (a usage error).
+    pub fn new(req: &RequestConfig, timeouts: &Timeouts) -> Result<Self, UsageError> {
+        let tls = if req.insecure {
+            TlsConfig::builder().disable_verification(true).build()
+        } else {
+            TlsConfig::builder().root_certs(root_certs(req.cacert.as_deref())?).build()
+        };
+        let encoding = if req.compressed { AutoHeaderValue::Default } else { AutoHeaderValue::None };
+        let config = Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            .allow_non_standard_methods(true)
+            .accept_encoding(encoding)
+            .user_agent(concat!("retry-http/", env!("CARGO_PKG_VERSION")))
+            .tls_config(tls)
+            .timeout_connect(Some(timeouts.connect))
+            .timeout_resolve(Some(timeouts.connect))
+            .timeout_per_read(Some(timeouts.stall).filter(|d| !d.is_zero()))
+            .max_idle_connections(0)
+            .build();
+        Ok(Transport { agent: config.new_agent(), follow: req.follow })
+    }
+
+    /// A handle that can abort requests in flight (see [`Agent::shutdown`]).
+    pub fn abort_handle(&self) -> Agent {
+        self.agent.clone()
+    }
+
+    /// Sends one attempt, following redirects when asked, within `budget` (None: no limit).
+    pub fn send(
+        &self,
+        method: &str,
+        url: &Url,
+        headers: &[(String, String)],
+        body: Option<&Payload>,
+        budget: Option<Duration>,
+    ) -> Result<Exchange, Failure> {
+        let start = Instant::now();
+        let mut method = method.to_string();
+        let mut url = url.clone();
+        let mut headers = headers.to_vec();
+        let mut body = body;
+        let mut hops = 0u32;
+        loop {
+            let left = budget.map(|b| b.saturating_sub(start.elapsed()));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(Failure::new(FailureKind::Timeout, "timed out"));
+            }
+            let exchange = self.send_one(&method, &url, &headers, body, left)?;
+            let Some(max) = self.follow else { return Ok(exchange) };
+            let status = exchange.head.status;
+            let Some(location) = exchange.head.value("location").filter(|_| is_redirect(status)) else {
+                return Ok(exchange);
+            };
+            if hops >= max {
+                return Err(Failure::new(
+                    FailureKind::TooManyRedirects,
+                    format!("more than {max} redirects (--max-redirs)"),
+                ));
+            }
+            let next = url.join(location).map_err(|e| {
+                Failure::new(FailureKind::Protocol, format!("bad redirect Location {location:?}: {e}"))
+            })?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(Failure::new(
+                    FailureKind::Protocol,
+                    format!("redirect to unsupported scheme {:?}", next.scheme()),
+                ));
+            }
+            if next.origin() != url.origin() {
+                // Credentials are for the host the user named, not wherever it points.
+                headers.retain(|(n, _)| !crate::redact::is_credential_header(n));
+            }
+            // 303, and 301/302 after POST (as curl and browsers do), become a GET without body.
+            if status == 303 && method != "HEAD" || matches!(status, 301 | 302) && method == "POST" {
+                method = "GET".into();
+                body = None;
+                headers.retain(|(n, _)| {
+                    !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length")
+                });
+            }
+            url = next;
+            hops += 1;
+        }
+    }
+
+    fn send_one(
+        &self,
+        method: &str,
+        url: &Url,
+        headers: &[(String, String)],
+        body: Option<&Payload>,
+        budget: Option<Duration>,
+    ) -> Result<Exchange, Failure> {
+        let bad = |e: http::Error| Failure::new(FailureKind::Protocol, format!("cannot build the request: {e}"));
+        let mut builder = http::Request::builder().method(method).uri(url.as_str());
+        for (n, v) in headers {
+            builder = builder.header(n.as_str(), v.as_str());
+        }
+        let response = match body {
+            Some(payload) => {
+                let builder = builder.header("content-length", payload.len().to_string());
+                let mut reader = payload
+                    .reader()
+                    .map_err(|e| Failure::new(FailureKind::Local, format!("cannot reread the request body: {e}")))?;
+                let request = builder.body(ureq::SendBody::from_reader(&mut reader)).map_err(bad)?;
+                let request = self.agent.configure_request(request).timeout_global(budget).build();
+                self.agent.run(request)
+            }
+            None => {
+                let request = builder.body(()).map_err(bad)?;
+                let request = self.agent.configure_request(request).timeout_global(budget).build();
+                self.agent.run(request)
+            }
+        }
+        .map_err(|e| classify(&e, false))?;
+        let (parts, body) = response.into_parts();
+        let head = Head {
+            status: parts.status.as_u16(),
+            reason: parts.status.canonical_reason().unwrap_or("").to_string(),
+            version: format!("{:?}", parts.version),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .collect(),
+            url: url.clone(),
+        };
+        Ok(Exchange { head, body })
+    }
+
+    /// Copies the body into `sink`, failing when it exceeds `limit` bytes. Returns the
+    /// number of bytes written. A write error on the sink is a local failure.
+    pub fn read_body(body: ureq::Body, sink: &mut dyn Write, limit: Option<u64>) -> Result<u64, Failure> {
+        let mut reader = body.into_with_config().limit(u64::MAX).reader();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(classify_io(&e, true)),
+            };
+            total += n as u64;
+            if let Some(max) = limit.filter(|m| total > *m) {
+                return Err(Failure::new(
+                    FailureKind::TooLarge,
+                    format!("the body is larger than --max-filesize {max} bytes"),
+                ));
+            }
+            sink.write_all(&buf[..n])
+                .map_err(|e| Failure::new(FailureKind::Local, format!("cannot write the output: {e}")))?;
+        }
+    }
+}
+
+/// 301, 302, 303, 307 and 308 carry a Location to follow (RFC 9110 section 15.4).
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// Sorts a ureq error into a failure kind. `in_body`: the response had begun, so a broken
+/// stream is a body cut short.
+fn classify(e: &ureq::Error, in_body: bool) -> Failure {
+    use FailureKind as K;
+    let text = e.to_string();
+    let kind = match e {
+        ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => K::ConnectTimeout,
+        ureq::Error::Timeout(Timeout::PerRead) => K::Stall,
+        ureq::Error::Timeout(_) => K::Timeout,
+        ureq::Error::HostNotFound => K::Dns,
+        ureq::Error::ConnectionFailed => K::Refused,
+        ureq::Error::Io(io) => return classify_io(io, in_body),
+        ureq::Error::Protocol(_) if in_body => K::Truncated,
+        ureq::Error::Tls(_) => K::TlsHandshake,
+        ureq::Error::Rustls(r) => match r {
+            rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => K::TlsCertificate,
+            _ => K::TlsHandshake,
+        },
+        ureq::Error::TooManyRedirects => K::TooManyRedirects,
+        ureq::Error::BodyExceedsLimit(_) => K::TooLarge,
+        _ => K::Protocol,
+    };
+    Failure::new(kind, text)
+}
+
+/// Sorts an I/O error; its inner value may be a ureq error (from the body reader).
+fn classify_io(e: &io::Error, in_body: bool) -> Failure {
+    use FailureKind as K;
+    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
+        return classify(inner, in_body);
+    }
+    let kind = match e.kind() {
+        io::ErrorKind::ConnectionRefused => K::Refused,
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => K::Timeout,
+        io::ErrorKind::UnexpectedEof if in_body => K::Truncated,
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::ConnectionAborted
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::UnexpectedEof => K::Reset,
+        io::ErrorKind::NetworkUnreachable | io::ErrorKind::HostUnreachable => K::Refused,
+        _ => {
+            let msg = e.to_string();
+            // DNS failure has no stable ErrorKind; it shows only in the message.
+            if msg.contains("lookup") || msg.contains("resolve") || msg.contains("Name or service") {
+                K::Dns
+            } else if in_body {
+                K::Truncated
+            } else {
+                K::Reset
+            }
+        }
+    };
+    Failure::new(kind, e.to_string())
+}

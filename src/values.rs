@@ -1,0 +1,197 @@
+//! Parsers for flag values: durations, jitter modes, status lists, headers, sizes. Pure; each
+//! error says what was wrong and what is accepted, so clap can print it as one line.
+
+use crate::policy::{Jitter, StatusSet};
+use std::time::Duration;
+
+/// What every duration flag accepts, for error messages.
+const DURATION_FORMS: &str = "a number with a unit, e.g. 250ms, 8s, 1m30s (units: ms, s, m, h), or 0";
+
+/// Parses a duration with a unit (`250ms`, `8s`, `1m30s`); a bare `0` is accepted.
+/// A number without a unit is rejected: "5" could mean seconds or milliseconds.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if t.starts_with('-') {
+        return Err(format!("negative duration {s:?}: expected {DURATION_FORMS}"));
+    }
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(format!("{s:?} has no unit: expected {DURATION_FORMS}"));
+    }
+    humantime::parse_duration(t).map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))
+}
+
+/// Parses curl's `-m/--max-time`: seconds as a plain, possibly fractional, number
+/// (`2`, `0.5`). A value with a unit is accepted too.
+pub fn seconds(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 && secs < 1e12 && !t.starts_with('+') {
+            return Ok(Duration::from_secs_f64(secs));
+        }
+        return Err(format!(
+            "invalid --max-time {s:?}: expected a non-negative number of seconds, e.g. 2.5"
+        ));
+    }
+    duration(t)
+}
+
+/// Parses `--attempts`: a whole number from 1 to 1000 (the first attempt included).
+pub fn attempts(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid attempt count {s:?}: expected a whole number from 1 to 1000 (1 means no retry)"
+        )),
+    }
+}
+
+/// Parses `--jitter`: full, equal, decorrelated, none, or `+DURATION` (additive).
+pub fn jitter(s: &str) -> Result<Jitter, String> {
+    match s.trim() {
+        "full" => Ok(Jitter::Full),
+        "equal" => Ok(Jitter::Equal),
+        "decorrelated" => Ok(Jitter::Decorrelated),
+        "none" => Ok(Jitter::None),
+        t if t.starts_with('+') => duration(&t[1..]).map(Jitter::Additive),
+        _ => Err(format!(
+            "unknown jitter mode {s:?}: expected full, equal, decorrelated, none, or +DURATION (e.g. +1s)"
+        )),
+    }
+}
+
+fn status_code(s: &str, whole: &str) -> Result<u16, String> {
+    match s.trim().parse::<u16>() {
+        Ok(c) if (100..=599).contains(&c) => Ok(c),
+        _ => Err(format!(
+            "invalid status {s:?} in {whole:?}: expected codes from 100 to 599, ranges (500-599) or classes (5xx), comma-separated"
+        )),
+    }
+}
+
+/// Parses `--retry-on`: codes, ranges `500-599` and classes `5xx`, comma-separated.
+pub fn status_set(s: &str) -> Result<StatusSet, String> {
+    let mut ranges = Vec::new();
+    for item in s.split(',') {
+        let item = item.trim();
+        let lower = item.to_ascii_lowercase();
+        let range = if let Some(class) = lower.strip_suffix("xx") {
+            let c = status_code(&format!("{class}00"), s)?;
+            (c, c + 99)
+        } else if let Some((lo, hi)) = item.split_once('-') {
+            let (lo, hi) = (status_code(lo, s)?, status_code(hi, s)?);
+            if lo > hi {
+                return Err(format!("invalid range {item:?} in --retry-on: the low end comes first, e.g. 500-599"));
+            }
+            (lo, hi)
+        } else {
+            let c = status_code(item, s)?;
+            (c, c)
+        };
+        ranges.push(range);
+    }
+    Ok(StatusSet::from_ranges(ranges))
+}
+
+/// Parses a request header `Name: value` as curl's `-H` takes it. The name must be an
+/// HTTP token; the value may not contain CR or LF (that would smuggle another header).
+pub fn header(s: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = s.split_once(':') else {
+        return Err(format!("invalid header {s:?}: expected 'Name: value' (a colon after the name)"));
+    };
+    let name = name.trim();
+    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(token) {
+        return Err(format!(
+            "invalid header name {name:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
+        ));
+    }
+    if value.contains(['\r', '\n']) {
+        return Err(format!("invalid value for header {name}: it contains a CR or LF character"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// Parses a size such as `--max-filesize`: bytes, or with a suffix k, M, G (powers of 1024).
+pub fn size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1u64 << 10),
+        Some((i, 'm' | 'M')) => (&t[..i], 1 << 20),
+        Some((i, 'g' | 'G')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("invalid size {s:?}: expected a whole number of bytes, optionally with k, M or G"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(duration("0"), Ok(Duration::ZERO));
+        for bad in ["5", "1.5", "-1s", "", "abc", "10 parsecs"] {
+            assert!(duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn max_time_seconds() {
+        assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(seconds("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(seconds("100ms"), Ok(Duration::from_millis(100)));
+        assert!(seconds("-1").is_err());
+        assert!(seconds("NaN").is_err());
+    }
+
+    #[test]
+    fn attempt_counts() {
+        assert_eq!(attempts("1"), Ok(1));
+        assert_eq!(attempts("1000"), Ok(1000));
+        for bad in ["0", "1001", "-1", "x", ""] {
+            assert!(attempts(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn jitter_modes() {
+        assert_eq!(jitter("full"), Ok(Jitter::Full));
+        assert_eq!(jitter("+1s"), Ok(Jitter::Additive(Duration::from_secs(1))));
+        assert!(jitter("fuzzy").is_err());
+        assert!(jitter("+").is_err());
+    }
+
+    #[test]
+    fn status_lists() {
+        let s = status_set("429,5xx, 300-302").unwrap();
+        assert!(s.contains(429) && s.contains(599) && s.contains(301) && !s.contains(404));
+        for bad in ["", "99", "600", "6xx", "503-500", "abc", "5xx,", "1-2-3"] {
+            assert!(status_set(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn headers() {
+        assert_eq!(header("X-A: b c "), Ok(("X-A".into(), "b c".into())));
+        assert_eq!(header("X-Empty:"), Ok(("X-Empty".into(), "".into())));
+        for bad in ["NoColon", ": v", "Bad Name: v", "X: a\r\nY: b"] {
+            assert!(header(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("10"), Ok(10));
+        assert_eq!(size("2k"), Ok(2048));
+        assert_eq!(size("1G"), Ok(1 << 30));
+        assert!(size("x").is_err());
+    }
+}
