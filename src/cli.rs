@@ -75,23 +75,23 @@ pub struct RequestArgs {
     pub method: Option<String>,
 
     /// Total attempts, the first included (1 to 1000; 1 means no retry).
-    #[arg(long, default_value = "6", value_parser = values::attempts, help_heading = "Retry policy")]
+    #[arg(long, default_value = "6", allow_hyphen_values = true, value_parser = values::attempts, help_heading = "Retry policy")]
     pub attempts: u32,
 
     /// Backoff base: the first retry's ceiling (at least 1ms).
-    #[arg(long, default_value = "250ms", value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, default_value = "250ms", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
     pub base: Duration,
 
     /// The largest backoff ceiling; retry n's ceiling is min(cap, base * 2^n).
-    #[arg(long, default_value = "8s", value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, default_value = "8s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
     pub cap: Duration,
 
     /// full | equal | decorrelated | none | +DURATION (additive).
-    #[arg(long, default_value = "full", value_parser = values::jitter, help_heading = "Retry policy")]
+    #[arg(long, default_value = "full", allow_hyphen_values = true, value_parser = values::jitter, help_heading = "Retry policy")]
     pub jitter: Jitter,
 
     /// The whole command, waits included, ends by then (measured from start-up).
-    #[arg(long, value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
     pub deadline: Option<Duration>,
 
     /// Status codes that are retried: codes, ranges (500-599), classes (5xx); replaces the default.
@@ -99,11 +99,11 @@ pub struct RequestArgs {
     pub retry_on: StatusSet,
 
     /// The longest Retry-After honoured; a longer hint is clamped to it (and logged).
-    #[arg(long, default_value = "60s", value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, default_value = "60s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
     pub max_retry_after: Duration,
 
     /// Random spread added after a Retry-After wait, so clients do not return together (0: off).
-    #[arg(long, default_value = "1s", value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
     pub retry_after_spread: Duration,
 
     /// Seed for the random draws, so a run can be replayed (shown by -v when not given).
@@ -119,19 +119,19 @@ pub struct RequestArgs {
     pub retry_unsafe: bool,
 
     /// Timeout of one attempt, the whole exchange included (body too).
-    #[arg(long, value_parser = values::duration, conflicts_with = "max_time", help_heading = "Timeouts")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, conflicts_with = "max_time", help_heading = "Timeouts")]
     pub timeout: Option<Duration>,
 
     /// curl's name for --timeout, in seconds (fractions allowed: 2.5).
-    #[arg(short = 'm', long, value_name = "SECONDS", value_parser = values::seconds, help_heading = "Timeouts")]
+    #[arg(short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds, help_heading = "Timeouts")]
     pub max_time: Option<Duration>,
 
     /// Timeout for opening the connection (DNS, TCP, TLS handshake).
-    #[arg(long, default_value = "10s", value_parser = values::duration, help_heading = "Timeouts")]
+    #[arg(long, default_value = "10s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Timeouts")]
     pub connect_timeout: Duration,
 
     /// An attempt fails (retryably) when no byte arrives for this long, before or during the body.
-    #[arg(long, default_value = "30s", value_parser = values::duration, help_heading = "Timeouts")]
+    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Timeouts")]
     pub stall_timeout: Duration,
 
     /// Add a request header, 'Name: value' (repeatable).

@@ -1,0 +1,9 @@
+//! Integration tests: the real binary against scripted servers on 127.0.0.1.
+
+mod common;
+mod exits;
+mod jitter;
+mod output;
+mod replay;
+mod retry_after;
+mod usage;

@@ -1,0 +1,53 @@
+//! Bad command lines: one line saying what was wrong, exit 2, and no request sent.
+
+use crate::common::*;
+
+#[test]
+fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    let dir = tempfile::tempdir().unwrap();
+    let missing_dir_out = dir.path().join("no/such/dir/out.txt");
+    let missing_dir_out = missing_dir_out.to_str().unwrap();
+    let dir_path = dir.path().to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--attempts", "0", &url], "1 to 1000"),
+        (vec!["--attempts", "many", &url], "1 to 1000"),
+        (vec!["--base", "-1s", &url], "negative"),
+        (vec!["--base", "5", &url], "no unit"),
+        (vec!["--cap", "8 parsecs", &url], "duration"),
+        (vec!["--base", "10s", "--cap", "1s", &url], "above --cap"),
+        (vec!["--jitter", "fuzzy", &url], "full, equal, decorrelated, none"),
+        (vec!["--retry-on", "600", &url], "100 to 599"),
+        (vec!["--retry-on", "503-500", &url], "low end"),
+        (vec!["-H", "NoColon", &url], "colon"),
+        (vec!["-H", "X-A: a\r\nX-B: b", &url], "CR or LF"),
+        (vec!["ftp://example.test/"], "only http and https"),
+        (vec!["http://"], "host"),
+        (vec!["-X", "GET", "POST", &url], "twice"),
+        (vec!["-d", "@/no/such/file", &url], "/no/such/file"),
+        (vec!["-o", missing_dir_out, &url], "does not exist"),
+        (vec!["-o", dir_path, &url], "is a directory"),
+        (vec!["--deadline", "soon", &url], "duration"),
+        (vec!["--no-such-flag", &url], "unexpected argument"),
+    ];
+    for (args, needle) in cases {
+        let (out, _) = run(&args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: one line expected: {err}");
+        assert!(err.starts_with("retry-http: error: "), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    }
+    assert_eq!(s.requests().len(), 0, "a request was sent for a bad command line");
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    let (out, _) = run(&["--help"]);
+    assert_eq!(code(&out), 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for needle in ["Exit status:", "  0  ", "  5  deadline", "130"] {
+        assert!(text.contains(needle), "{needle}");
+    }
+}
