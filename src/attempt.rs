@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::exit::Outcome;
 use crate::interrupt::{Interrupt, Signal};
 use crate::output::Output;
-use crate::policy::{self, Fit, FailureKind};
+use crate::policy::{self, FailureKind, Fit};
 use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
 use crate::retry_after;
@@ -78,12 +78,18 @@ fn signal_outcome(s: Signal) -> Outcome {
 }
 
 fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
-    Failure { kind, detail: detail.into() }
+    Failure {
+        kind,
+        detail: detail.into(),
+    }
 }
 
 impl Loop<'_> {
     fn deadline_left(&self) -> Option<Duration> {
-        self.cfg.retry.deadline.map(|d| d.saturating_sub(self.start.elapsed()))
+        self.cfg
+            .retry
+            .deadline
+            .map(|d| d.saturating_sub(self.start.elapsed()))
     }
 
     fn deadline_passed(&self) -> bool {
@@ -98,7 +104,12 @@ impl Loop<'_> {
         let mut last_status = None;
         for n in 1..=retry.attempts {
             if self.deadline_passed() {
-                return Ended { outcome: Outcome::Deadline, attempts_made: n - 1, last, last_status };
+                return Ended {
+                    outcome: Outcome::Deadline,
+                    attempts_made: n - 1,
+                    last,
+                    last_status,
+                };
             }
             let budget = match (self.cfg.timeouts.attempt, self.deadline_left()) {
                 (Some(t), Some(l)) => Some(t.min(l)),
@@ -128,12 +139,19 @@ impl Loop<'_> {
                     Tried::Success(status, reason) => {
                         line.status = Some((status, reason));
                         self.reporter.attempt(&line);
-                        return Ended { outcome: Outcome::Success, attempts_made: n, last, last_status: Some(status) };
+                        return Ended {
+                            outcome: Outcome::Success,
+                            attempts_made: n,
+                            last,
+                            last_status: Some(status),
+                        };
                     }
                     Tried::Failed(ex) => {
                         let status = ex.head.status;
                         last_status = Some(status);
-                        last = format!("{status} {}", ex.head.reason).trim_end().to_string();
+                        last = format!("{status} {}", ex.head.reason)
+                            .trim_end()
+                            .to_string();
                         line.status = Some((status, ex.head.reason.clone()));
                         let raw: Vec<&str> = ex.head.values("retry-after").collect();
                         line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
@@ -143,7 +161,11 @@ impl Loop<'_> {
                     }
                     Tried::Broken(f) => {
                         last = f.kind.name().to_string();
-                        line.error = Some(format!("{}: {}", f.kind.name(), redact::text(&f.detail, &self.secrets)));
+                        line.error = Some(format!(
+                            "{}: {}",
+                            f.kind.name(),
+                            redact::text(&f.detail, &self.secrets)
+                        ));
                         self.judge_failure(n, &f, &mut previous, rng)
                     }
                 }
@@ -153,31 +175,52 @@ impl Loop<'_> {
                     line.decision = Decision::Stop(why);
                     self.reporter.attempt(&line);
                     let outcome = match pending {
-                        Some(ex) if self.cfg.output.fail_with_body => self.deliver_error_body(ex, outcome),
+                        Some(ex) if self.cfg.output.fail_with_body => {
+                            self.deliver_error_body(ex, outcome)
+                        }
                         _ => outcome,
                     };
-                    return Ended { outcome, attempts_made: n, last, last_status };
+                    return Ended {
+                        outcome,
+                        attempts_made: n,
+                        last,
+                        last_status,
+                    };
                 }
                 Step::Wait(wait, decision) => {
                     line.decision = decision;
                     self.reporter.attempt(&line);
                     drop(pending);
                     if let Some(sig) = self.interrupt.sleep(wait) {
-                        return Ended { outcome: signal_outcome(sig), attempts_made: n, last, last_status };
+                        return Ended {
+                            outcome: signal_outcome(sig),
+                            attempts_made: n,
+                            last,
+                            last_status,
+                        };
                     }
                 }
             }
         }
-        Ended { outcome: Outcome::AttemptsExhausted, attempts_made: retry.attempts, last, last_status }
+        Ended {
+            outcome: Outcome::AttemptsExhausted,
+            attempts_made: retry.attempts,
+            last,
+            last_status,
+        }
     }
 
     /// One exchange; a success's body is delivered before this returns.
     fn try_once(&self, budget: Option<Duration>) -> Tried {
         let req = &self.cfg.request;
-        let ex = match self.transport.send(&req.method, &req.url, &self.headers, self.payload, budget) {
-            Ok(ex) => ex,
-            Err(f) => return Tried::Broken(f),
-        };
+        let ex =
+            match self
+                .transport
+                .send(&req.method, &req.url, &self.headers, self.payload, budget)
+            {
+                Ok(ex) => ex,
+                Err(f) => return Tried::Broken(f),
+            };
         self.log_response_headers(&ex.head);
         if ex.head.status >= 400 {
             return Tried::Failed(ex);
@@ -192,7 +235,12 @@ impl Loop<'_> {
     /// Reads the body into a spool and commits it when complete.
     fn deliver(&self, ex: Exchange) -> Result<(), Failure> {
         let limit = self.cfg.output.max_filesize;
-        if let (Some(max), Some(len)) = (limit, ex.head.value("content-length").and_then(|v| v.parse::<u64>().ok())) {
+        if let (Some(max), Some(len)) = (
+            limit,
+            ex.head
+                .value("content-length")
+                .and_then(|v| v.parse::<u64>().ok()),
+        ) {
             if len > max {
                 return Err(failure(
                     FailureKind::TooLarge,
@@ -200,22 +248,30 @@ impl Loop<'_> {
                 ));
             }
         }
-        let mut spool = self
-            .output
-            .begin(&ex.head)
-            .map_err(|e| failure(FailureKind::Local, format!("cannot create a temporary file for the body: {e}")))?;
+        let mut spool = self.output.begin(&ex.head).map_err(|e| {
+            failure(
+                FailureKind::Local,
+                format!("cannot create a temporary file for the body: {e}"),
+            )
+        })?;
         match Transport::read_body(ex.body, &mut spool, limit) {
             Ok(_) => match self.output.commit(spool) {
                 // The reader of stdout went away: nothing more to say to it.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(failure(FailureKind::Local, format!("cannot write the output: {e}"))),
+                Err(e) => Err(failure(
+                    FailureKind::Local,
+                    format!("cannot write the output: {e}"),
+                )),
                 Ok(()) => Ok(()),
             },
             Err(mut f) => {
                 let escaped = spool.escaped();
                 self.output.discard(spool);
                 if escaped > 0 && f.kind.is_retryable() {
-                    f.detail = format!("{} after {escaped} bytes were streamed (--no-buffer)", f.detail);
+                    f.detail = format!(
+                        "{} after {escaped} bytes were streamed (--no-buffer)",
+                        f.detail
+                    );
                     f.kind = FailureKind::Streamed;
                 }
                 Err(f)
@@ -228,23 +284,42 @@ impl Loop<'_> {
         match self.deliver(ex) {
             Ok(()) => outcome,
             Err(f) => {
-                self.reporter.warn(&format!("could not write the error body: {}", f.detail));
-                if f.kind == FailureKind::Local { Outcome::Local } else { outcome }
+                self.reporter
+                    .warn(&format!("could not write the error body: {}", f.detail));
+                if f.kind == FailureKind::Local {
+                    Outcome::Local
+                } else {
+                    outcome
+                }
             }
         }
     }
 
-    fn judge_response(&self, n: u32, ex: &Exchange, previous: &mut Duration, rng: &mut dyn Rng) -> Step {
+    fn judge_response(
+        &self,
+        n: u32,
+        ex: &Exchange,
+        previous: &mut Duration,
+        rng: &mut dyn Rng,
+    ) -> Step {
         let retry = &self.cfg.retry;
         let status = ex.head.status;
         let method = &self.cfg.request.method;
         if !retry.retry_on.contains(status) {
             return Step::Stop(
                 Outcome::NonRetryableResponse,
-                format!("not retried: {status} is not in --retry-on ({})", retry.retry_on.to_spec()),
+                format!(
+                    "not retried: {status} is not in --retry-on ({})",
+                    retry.retry_on.to_spec()
+                ),
             );
         }
-        if !policy::replay_allowed(method, self.has_key, retry.retry_unsafe, policy::status_means_unprocessed(status)) {
+        if !policy::replay_allowed(
+            method,
+            self.has_key,
+            retry.retry_unsafe,
+            policy::status_means_unprocessed(status),
+        ) {
             return Step::Stop(
                 Outcome::NonRetryableResponse,
                 format!(
@@ -254,16 +329,29 @@ impl Loop<'_> {
             );
         }
         if self.deadline_passed() {
-            return Step::Stop(Outcome::Deadline, "stopping: the deadline passed during this attempt".into());
+            return Step::Stop(
+                Outcome::Deadline,
+                "stopping: the deadline passed during this attempt".into(),
+            );
         }
-        let reading = retry_after::read_all(ex.head.values("retry-after"), SystemTime::now(), retry.max_retry_after);
+        let reading = retry_after::read_all(
+            ex.head.values("retry-after"),
+            SystemTime::now(),
+            retry.max_retry_after,
+        );
         for bad in &reading.invalid {
             self.reporter.warn(&bad.to_string());
         }
         self.schedule(n, Some(reading), previous, rng)
     }
 
-    fn judge_failure(&self, n: u32, f: &Failure, previous: &mut Duration, rng: &mut dyn Rng) -> Step {
+    fn judge_failure(
+        &self,
+        n: u32,
+        f: &Failure,
+        previous: &mut Duration,
+        rng: &mut dyn Rng,
+    ) -> Step {
         let retry = &self.cfg.retry;
         let method = &self.cfg.request.method;
         if f.kind == FailureKind::Local {
@@ -272,10 +360,18 @@ impl Loop<'_> {
         if !f.kind.is_retryable() {
             return Step::Stop(
                 Outcome::NonRetryableTransport,
-                format!("not retried: a {} will not go away on a second try", f.kind.name()),
+                format!(
+                    "not retried: a {} will not go away on a second try",
+                    f.kind.name()
+                ),
             );
         }
-        if !policy::replay_allowed(method, self.has_key, retry.retry_unsafe, f.kind.proves_unprocessed()) {
+        if !policy::replay_allowed(
+            method,
+            self.has_key,
+            retry.retry_unsafe,
+            f.kind.proves_unprocessed(),
+        ) {
             return Step::Stop(
                 Outcome::NonRetryableTransport,
                 format!(
@@ -286,7 +382,10 @@ impl Loop<'_> {
             );
         }
         if self.deadline_passed() {
-            return Step::Stop(Outcome::Deadline, "stopping: the deadline passed during this attempt".into());
+            return Step::Stop(
+                Outcome::Deadline,
+                "stopping: the deadline passed during this attempt".into(),
+            );
         }
         self.schedule(n, None, previous, rng)
     }
@@ -301,12 +400,21 @@ impl Loop<'_> {
     ) -> Step {
         let retry = &self.cfg.retry;
         if n >= retry.attempts {
-            return Step::Stop(Outcome::AttemptsExhausted, "giving up: no attempts left".into());
+            return Step::Stop(
+                Outcome::AttemptsExhausted,
+                "giving up: no attempts left".into(),
+            );
         }
         let drawn = retry.backoff.draw(n - 1, *previous, rng);
         *previous = drawn.total();
         let clamped_hint = hint.as_ref().and_then(|r| r.hint);
-        let planned = policy::plan_wait(&retry.backoff, drawn, clamped_hint, retry.retry_after_spread, rng);
+        let planned = policy::plan_wait(
+            &retry.backoff,
+            drawn,
+            clamped_hint,
+            retry.retry_after_spread,
+            rng,
+        );
         let left = self.deadline_left();
         match policy::fit_to_deadline(planned.draw, left) {
             Fit::Stop => Step::Stop(
@@ -335,9 +443,13 @@ impl Loop<'_> {
         if !self.reporter.verbose() {
             return;
         }
-        self.reporter.detail(&format!("< {} {} {}", head.version, head.status, head.reason));
+        self.reporter.detail(&format!(
+            "< {} {} {}",
+            head.version, head.status, head.reason
+        ));
         for (name, value) in &head.headers {
-            self.reporter.detail(&format!("< {name}: {}", redact::header_value(name, value)));
+            self.reporter
+                .detail(&format!("< {name}: {}", redact::header_value(name, value)));
         }
     }
 }

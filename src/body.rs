@@ -60,7 +60,11 @@ fn copy_part(src: &mut dyn Read, sink: &mut Sink, strip_newlines: bool) -> io::R
             Err(e) => return Err(e),
         };
         if strip_newlines {
-            let kept: Vec<u8> = buf[..n].iter().copied().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
+            let kept: Vec<u8> = buf[..n]
+                .iter()
+                .copied()
+                .filter(|b| !matches!(b, b'\r' | b'\n'))
+                .collect();
             sink.write_all(&kept)?;
         } else {
             sink.write_all(&buf[..n])?;
@@ -98,28 +102,45 @@ impl Write for Sink {
 
 /// Reads every part of the body once. stdin is read only when a part names it.
 pub fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
-    let mut sink = Sink { memory: Vec::new(), file: None, len: 0 };
+    let mut sink = Sink {
+        memory: Vec::new(),
+        file: None,
+        len: 0,
+    };
     for (i, part) in spec.parts.iter().enumerate() {
         if i > 0 {
-            sink.write_all(&spec.separator).map_err(|e| BodyError(format!("cannot spool the request body: {e}")))?;
+            sink.write_all(&spec.separator)
+                .map_err(|e| BodyError(format!("cannot spool the request body: {e}")))?;
         }
         let result = match part {
             BodySource::Inline(bytes) => sink.write_all(bytes),
-            BodySource::File { path, strip_newlines } => {
-                let mut f = File::open(path)
-                    .map_err(|e| BodyError(format!("cannot read body file {}: {e}", path.display())))?;
+            BodySource::File {
+                path,
+                strip_newlines,
+            } => {
+                let mut f = File::open(path).map_err(|e| {
+                    BodyError(format!("cannot read body file {}: {e}", path.display()))
+                })?;
                 if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-                    return Err(BodyError(format!("body file {} is a directory: expected a file", path.display())));
+                    return Err(BodyError(format!(
+                        "body file {} is a directory: expected a file",
+                        path.display()
+                    )));
                 }
                 copy_part(&mut f, &mut sink, *strip_newlines)
                     .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
             }
-            BodySource::Stdin { strip_newlines } => copy_part(&mut io::stdin().lock(), &mut sink, *strip_newlines),
+            BodySource::Stdin { strip_newlines } => {
+                copy_part(&mut io::stdin().lock(), &mut sink, *strip_newlines)
+            }
         };
         result.map_err(|e| BodyError(format!("cannot read the request body: {e}")))?;
     }
     Ok(match sink.file {
-        Some(file) => Payload::Spooled { file, len: sink.len },
+        Some(file) => Payload::Spooled {
+            file,
+            len: sink.len,
+        },
         None => Payload::Memory(sink.memory),
     })
 }
@@ -137,7 +158,10 @@ mod tests {
     #[test]
     fn inline_parts_join_with_separator() {
         let spec = BodySpec {
-            parts: vec![BodySource::Inline(b"a=1".to_vec()), BodySource::Inline(b"b=2".to_vec())],
+            parts: vec![
+                BodySource::Inline(b"a=1".to_vec()),
+                BodySource::Inline(b"b=2".to_vec()),
+            ],
             separator: b"&".to_vec(),
         };
         let p = load(&spec).unwrap();
@@ -152,7 +176,10 @@ mod tests {
         let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let spec = BodySpec {
-            parts: vec![BodySource::File { path, strip_newlines: false }],
+            parts: vec![BodySource::File {
+                path,
+                strip_newlines: false,
+            }],
             separator: vec![],
         };
         let p = load(&spec).unwrap();
@@ -167,14 +194,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
         std::fs::write(&path, b"a\r\nb\nc").unwrap();
-        let spec = BodySpec { parts: vec![BodySource::File { path, strip_newlines: true }], separator: vec![] };
+        let spec = BodySpec {
+            parts: vec![BodySource::File {
+                path,
+                strip_newlines: true,
+            }],
+            separator: vec![],
+        };
         assert_eq!(read_all(&load(&spec).unwrap()), b"abc");
     }
 
     #[test]
     fn missing_file_is_an_error() {
         let spec = BodySpec {
-            parts: vec![BodySource::File { path: "/nonexistent/x".into(), strip_newlines: false }],
+            parts: vec![BodySource::File {
+                path: "/nonexistent/x".into(),
+                strip_newlines: false,
+            }],
             separator: vec![],
         };
         assert!(load(&spec).is_err());

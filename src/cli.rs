@@ -143,7 +143,12 @@ pub struct RequestArgs {
     pub data: Vec<String>,
 
     /// Request body sent byte for byte: text, @FILE, or @- for stdin.
-    #[arg(long, value_name = "DATA", help_heading = "Request", conflicts_with = "json")]
+    #[arg(
+        long,
+        value_name = "DATA",
+        help_heading = "Request",
+        conflicts_with = "json"
+    )]
     pub data_binary: Vec<String>,
 
     /// JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json.
@@ -151,7 +156,12 @@ pub struct RequestArgs {
     pub json: Vec<String>,
 
     /// Basic authentication, USER:PASSWORD.
-    #[arg(short = 'u', long, value_name = "USER:PASSWORD", help_heading = "Request")]
+    #[arg(
+        short = 'u',
+        long,
+        value_name = "USER:PASSWORD",
+        help_heading = "Request"
+    )]
     pub user: Option<String>,
 
     /// The User-Agent header.

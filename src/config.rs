@@ -147,7 +147,9 @@ fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
 fn method(m: &str) -> Result<String, UsageError> {
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if m.is_empty() || !m.bytes().all(token) {
-        return usage(format!("invalid method {m:?}: expected a token such as GET, POST, PUT, DELETE"));
+        return usage(format!(
+            "invalid method {m:?}: expected a token such as GET, POST, PUT, DELETE"
+        ));
     }
     Ok(m.to_string())
 }
@@ -157,9 +159,15 @@ pub fn url(s: &str) -> Result<Url, UsageError> {
     let parsed = match Url::parse(s) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => {
-            return usage(format!("invalid URL {s:?}: expected an absolute http:// or https:// URL"));
+            return usage(format!(
+                "invalid URL {s:?}: expected an absolute http:// or https:// URL"
+            ));
         }
-        Err(e) => return usage(format!("invalid URL {s:?} ({e}): expected an http:// or https:// URL with a host")),
+        Err(e) => {
+            return usage(format!(
+                "invalid URL {s:?} ({e}): expected an http:// or https:// URL with a host"
+            ));
+        }
     };
     if !matches!(parsed.scheme(), "http" | "https") {
         return usage(format!(
@@ -168,7 +176,9 @@ pub fn url(s: &str) -> Result<Url, UsageError> {
         ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return usage(format!("invalid URL {s:?}: no host; expected http://HOST/..."));
+        return usage(format!(
+            "invalid URL {s:?}: no host; expected http://HOST/..."
+        ));
     }
     Ok(parsed)
 }
@@ -176,7 +186,10 @@ pub fn url(s: &str) -> Result<Url, UsageError> {
 fn body_source(arg: &str, strip_newlines: bool) -> BodySource {
     match arg.strip_prefix('@') {
         Some("-") => BodySource::Stdin { strip_newlines },
-        Some(path) => BodySource::File { path: PathBuf::from(path), strip_newlines },
+        Some(path) => BodySource::File {
+            path: PathBuf::from(path),
+            strip_newlines,
+        },
         None => BodySource::Inline(arg.as_bytes().to_vec()),
     }
 }
@@ -187,15 +200,26 @@ fn has_header(headers: &[(String, String)], name: &str) -> bool {
 
 /// Builds the body spec and the headers its flag implies.
 fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec> {
-    let (args, strip, sep, content_type): (&[String], bool, &[u8], Option<&str>) = if !a.data.is_empty() {
-        (&a.data, true, b"&", Some("application/x-www-form-urlencoded"))
-    } else if !a.data_binary.is_empty() {
-        (&a.data_binary, false, b"&", Some("application/x-www-form-urlencoded"))
-    } else if !a.json.is_empty() {
-        (&a.json, false, b"", Some("application/json"))
-    } else {
-        return None;
-    };
+    let (args, strip, sep, content_type): (&[String], bool, &[u8], Option<&str>) =
+        if !a.data.is_empty() {
+            (
+                &a.data,
+                true,
+                b"&",
+                Some("application/x-www-form-urlencoded"),
+            )
+        } else if !a.data_binary.is_empty() {
+            (
+                &a.data_binary,
+                false,
+                b"&",
+                Some("application/x-www-form-urlencoded"),
+            )
+        } else if !a.json.is_empty() {
+            (&a.json, false, b"", Some("application/json"))
+        } else {
+            return None;
+        };
     if let Some(ct) = content_type.filter(|_| !has_header(headers, "content-type")) {
         headers.push(("Content-Type".into(), ct.into()));
     }
@@ -268,7 +292,11 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         },
         retry: RetryConfig {
             attempts: a.attempts,
-            backoff: Backoff { base: a.base, cap: a.cap, jitter: a.jitter },
+            backoff: Backoff {
+                base: a.base,
+                cap: a.cap,
+                jitter: a.jitter,
+            },
             retry_on: a.retry_on.clone(),
             max_retry_after: a.max_retry_after,
             retry_after_spread: a.retry_after_spread,
@@ -312,9 +340,21 @@ mod tests {
     #[test]
     fn method_defaults() {
         assert_eq!(parse(&["http://h/"]).unwrap().request.method, "GET");
-        assert_eq!(parse(&["http://h/", "-d", "x"]).unwrap().request.method, "POST");
-        assert_eq!(parse(&["PUT", "http://h/", "-d", "x"]).unwrap().request.method, "PUT");
-        assert_eq!(parse(&["-X", "PATCH", "http://h/"]).unwrap().request.method, "PATCH");
+        assert_eq!(
+            parse(&["http://h/", "-d", "x"]).unwrap().request.method,
+            "POST"
+        );
+        assert_eq!(
+            parse(&["PUT", "http://h/", "-d", "x"])
+                .unwrap()
+                .request
+                .method,
+            "PUT"
+        );
+        assert_eq!(
+            parse(&["-X", "PATCH", "http://h/"]).unwrap().request.method,
+            "PATCH"
+        );
     }
 
     #[test]
@@ -338,7 +378,12 @@ mod tests {
         assert!(has_header(&c.request.headers, "content-type"));
         assert!(has_header(&c.request.headers, "accept"));
         let c = parse(&["http://h/", "-H", "Content-Type: text/plain", "-d", "a"]).unwrap();
-        let cts = c.request.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("content-type")).count();
+        let cts = c
+            .request
+            .headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .count();
         assert_eq!(cts, 1);
     }
 

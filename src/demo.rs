@@ -12,7 +12,10 @@ pub fn run(start: Instant) -> Outcome {
         Step::with_header(503, "Retry-After", "1"),
         Step::status(429, ""),
         Step::Reset,
-        Step::status(200, "{\"status\":\"ok\",\"message\":\"hello from the demo server\"}\n"),
+        Step::status(
+            200,
+            "{\"status\":\"ok\",\"message\":\"hello from the demo server\"}\n",
+        ),
     ];
     let server = match Server::start(script) {
         Ok(s) => s,
@@ -22,10 +25,27 @@ pub fn run(start: Instant) -> Outcome {
         }
     };
     let url = server.url("/v1/status");
-    eprintln!("retry-http: demo: a server on {url} answers 503 (Retry-After: 1), 429, a reset, then 200.");
-    eprintln!("retry-http: demo: running: retry-http --attempts 6 --base 200ms --deadline 20s {url}");
-    let args = ["retry-http", "--attempts", "6", "--base", "200ms", "--deadline", "20s", &url];
+    eprintln!(
+        "retry-http: demo: a server on {url} answers 503 (Retry-After: 1), 429, a reset, then 200."
+    );
+    eprintln!(
+        "retry-http: demo: running: retry-http --attempts 6 --base 200ms --deadline 20s {url}"
+    );
+    let args = [
+        "retry-http",
+        "--attempts",
+        "6",
+        "--base",
+        "200ms",
+        "--deadline",
+        "20s",
+        &url,
+    ];
     let outcome = crate::run_from(args.iter().map(|s| s.into()), start);
-    eprintln!("retry-http: demo: exit code {} ({})", outcome.code(), outcome.meaning());
+    eprintln!(
+        "retry-http: demo: exit code {} ({})",
+        outcome.code(),
+        outcome.meaning()
+    );
     outcome
 }

@@ -78,12 +78,24 @@ impl Outcome {
     pub fn meaning(self) -> &'static str {
         match self {
             Outcome::Success => "the final response has status below 400",
-            Outcome::Local => "local failure: the output cannot be written, disk full, internal error",
-            Outcome::Usage => "usage: invalid flag, value, header, URL, missing body file or output folder; nothing was sent",
-            Outcome::NonRetryableResponse => "non-retryable response: status >= 400 not in --retry-on, or not safe to replay",
-            Outcome::AttemptsExhausted => "attempts exhausted: every attempt failed in a retryable way",
-            Outcome::Deadline => "deadline: the deadline passed, or the next wait would have crossed it",
-            Outcome::NonRetryableTransport => "non-retryable transport failure: TLS verification, protocol error, unsafe to replay",
+            Outcome::Local => {
+                "local failure: the output cannot be written, disk full, internal error"
+            }
+            Outcome::Usage => {
+                "usage: invalid flag, value, header, URL, missing body file or output folder; nothing was sent"
+            }
+            Outcome::NonRetryableResponse => {
+                "non-retryable response: status >= 400 not in --retry-on, or not safe to replay"
+            }
+            Outcome::AttemptsExhausted => {
+                "attempts exhausted: every attempt failed in a retryable way"
+            }
+            Outcome::Deadline => {
+                "deadline: the deadline passed, or the next wait would have crossed it"
+            }
+            Outcome::NonRetryableTransport => {
+                "non-retryable transport failure: TLS verification, protocol error, unsafe to replay"
+            }
             Outcome::Interrupted => "interrupted by SIGINT",
             Outcome::Terminated => "stopped by SIGTERM",
         }

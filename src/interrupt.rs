@@ -71,8 +71,14 @@ impl Interrupt {
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
         let shared = me.clone();
         std::thread::spawn(move || {
-            let Some(raw) = signals.forever().next() else { return };
-            let sig = if raw == SIGTERM { Signal::Term } else { Signal::Int };
+            let Some(raw) = signals.forever().next() else {
+                return;
+            };
+            let sig = if raw == SIGTERM {
+                Signal::Term
+            } else {
+                Signal::Int
+            };
             shared.set(sig);
             abort();
             std::thread::sleep(GRACE);

@@ -48,9 +48,13 @@ fn clap_error(e: &clap::Error) -> Outcome {
         return Outcome::Success;
     }
     let text = e.to_string();
-    let first = text.lines().next().unwrap_or("invalid command line");
+    // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
+    let mut paragraphs = text.split("\n\n");
+    let first = paragraphs.next().unwrap_or("invalid command line");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let tip = text.lines().find(|l| l.trim_start().starts_with("tip:")).map(str::trim);
+    // A value may itself hold CR or LF; keep the message on one line.
+    let first = first.replace('\r', "\\r").replace('\n', "\\n");
+    let tip = paragraphs.map(str::trim).find(|p| p.starts_with("tip:"));
     match tip {
         Some(tip) => eprintln!("retry-http: error: {first} ({tip}); see --help"),
         None => eprintln!("retry-http: error: {first}; see --help"),
@@ -93,7 +97,9 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         reporter.warn("TLS certificate verification is off (-k)");
     }
     let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
-    reporter.detail(&format!("seed {seed} (replay the same waits with --seed {seed})"));
+    reporter.detail(&format!(
+        "seed {seed} (replay the same waits with --seed {seed})"
+    ));
     let mut headers = cfg.request.headers.clone();
     match &cfg.retry.idempotency_key {
         Some(KeySpec::Auto) => {
@@ -101,7 +107,11 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
             reporter.info(&format!("Idempotency-Key: {key}"));
             headers.push(("Idempotency-Key".into(), key));
         }
-        Some(KeySpec::Given(k)) if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("idempotency-key")) => {
+        Some(KeySpec::Given(k))
+            if !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("idempotency-key")) =>
+        {
             headers.push(("Idempotency-Key".into(), k.clone()));
         }
         _ => {}
@@ -122,7 +132,13 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
     };
     let mut rng = StdRng::seed_from_u64(seed);
     let ended = run.run(&mut rng);
-    reporter.summary(ended.outcome, ended.attempts_made, start.elapsed(), seed, &ended.last);
+    reporter.summary(
+        ended.outcome,
+        ended.attempts_made,
+        start.elapsed(),
+        seed,
+        &ended.last,
+    );
     ended.outcome
 }
 
@@ -131,7 +147,11 @@ fn log_request(reporter: &Reporter, cfg: &config::Config, headers: &[(String, St
     if !reporter.verbose() {
         return;
     }
-    reporter.detail(&format!("> {} {}", cfg.request.method, redact::url(&cfg.request.url)));
+    reporter.detail(&format!(
+        "> {} {}",
+        cfg.request.method,
+        redact::url(&cfg.request.url)
+    ));
     for (n, v) in headers {
         reporter.detail(&format!("> {n}: {}", redact::header_value(n, v)));
     }

@@ -80,7 +80,9 @@ fn check_path(path: &Path) -> Result<Target, UsageError> {
     let shown = path.display();
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
-            return Err(UsageError(format!("-o {shown} is a directory: expected a file path")));
+            return Err(UsageError(format!(
+                "-o {shown} is a directory: expected a file path"
+            )));
         }
         Ok(m) if !m.is_file() => return Ok(Target::Special(path.to_path_buf())),
         _ => {}
@@ -96,7 +98,12 @@ fn check_path(path: &Path) -> Result<Target, UsageError> {
     tempfile::Builder::new()
         .prefix(".retry-http-check")
         .tempfile_in(dir)
-        .map_err(|e| UsageError(format!("-o {shown}: cannot write in {}: {e}", dir.display())))?;
+        .map_err(|e| {
+            UsageError(format!(
+                "-o {shown}: cannot write in {}: {e}",
+                dir.display()
+            ))
+        })?;
     Ok(Target::Replace(path.to_path_buf()))
 }
 
@@ -115,7 +122,11 @@ impl Output {
             Some(p) if p.as_os_str() == "-" => Target::Stdout,
             Some(p) => check_path(p)?,
         };
-        Ok(Output { target, include: cfg.include, no_buffer: cfg.no_buffer })
+        Ok(Output {
+            target,
+            include: cfg.include,
+            no_buffer: cfg.no_buffer,
+        })
     }
 
     /// A fresh spool for one attempt's body, with the head already written when `-i`.
@@ -123,7 +134,10 @@ impl Output {
         let mut spool = match &self.target {
             Target::Stdout if self.no_buffer => Spool::Direct(0),
             Target::Replace(path) => {
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
                 let tmp = tempfile::Builder::new()
                     .prefix(&format!(".{name}."))
                     .suffix(".part")

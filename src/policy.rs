@@ -82,7 +82,10 @@ impl Backoff {
     /// The ceiling of retry `n` (n = 0 for the first retry): min(cap, base * 2^n).
     pub fn ceiling(&self, n: u32) -> Duration {
         let factor = 2u32.checked_pow(n.min(31)).unwrap_or(u32::MAX);
-        self.base.checked_mul(factor).unwrap_or(Duration::MAX).min(self.cap)
+        self.base
+            .checked_mul(factor)
+            .unwrap_or(Duration::MAX)
+            .min(self.cap)
     }
 
     /// The lowest and highest backoff that retry `n` can draw (for `--explain` and tests).
@@ -103,7 +106,10 @@ impl Backoff {
     pub fn draw(&self, n: u32, previous: Duration, rng: &mut dyn Rng) -> Draw {
         let c = self.ceiling(n);
         match self.jitter {
-            Jitter::Full => Draw { floor: uniform(rng, c), spread: Duration::ZERO },
+            Jitter::Full => Draw {
+                floor: uniform(rng, c),
+                spread: Duration::ZERO,
+            },
             Jitter::Equal => Draw {
                 floor: c / 2 + uniform(rng, c - c / 2),
                 spread: Duration::ZERO,
@@ -111,10 +117,19 @@ impl Backoff {
             Jitter::Decorrelated => {
                 let hi = previous.saturating_mul(3).max(self.base);
                 let d = uniform_between(rng, self.base, hi).min(self.cap);
-                Draw { floor: d, spread: Duration::ZERO }
+                Draw {
+                    floor: d,
+                    spread: Duration::ZERO,
+                }
             }
-            Jitter::None => Draw { floor: c, spread: Duration::ZERO },
-            Jitter::Additive(d) => Draw { floor: c, spread: uniform(rng, d) },
+            Jitter::None => Draw {
+                floor: c,
+                spread: Duration::ZERO,
+            },
+            Jitter::Additive(d) => Draw {
+                floor: c,
+                spread: uniform(rng, d),
+            },
         }
     }
 }
@@ -175,15 +190,26 @@ pub fn plan_wait(
 ) -> PlannedWait {
     let backoff_total = drawn.total();
     let Some(hint) = hint.filter(|h| h.wait > drawn.floor) else {
-        return PlannedWait { draw: drawn, backoff: backoff_total, reason: WaitReason::Backoff };
+        return PlannedWait {
+            draw: drawn,
+            backoff: backoff_total,
+            reason: WaitReason::Backoff,
+        };
     };
-    let reason = if hint.clamped { WaitReason::Clamped } else { WaitReason::RetryAfter };
+    let reason = if hint.clamped {
+        WaitReason::Clamped
+    } else {
+        WaitReason::RetryAfter
+    };
     let spread = match backoff.jitter {
         Jitter::Additive(_) => drawn.spread,
         _ => uniform(rng, retry_after_spread),
     };
     PlannedWait {
-        draw: Draw { floor: hint.wait, spread },
+        draw: Draw {
+            floor: hint.wait,
+            spread,
+        },
         backoff: backoff_total,
         reason,
     }
@@ -210,7 +236,10 @@ pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
 
 /// Methods that RFC 9110 section 9.2.2 defines as idempotent, and so safe to replay.
 pub fn is_idempotent(method: &str) -> bool {
-    matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE")
+    matches!(
+        method,
+        "GET" | "HEAD" | "OPTIONS" | "TRACE" | "PUT" | "DELETE"
+    )
 }
 
 /// Why an attempt got no usable response, as far as retrying is concerned.
@@ -266,7 +295,10 @@ impl FailureKind {
     pub fn proves_unprocessed(self) -> bool {
         matches!(
             self,
-            FailureKind::Refused | FailureKind::Dns | FailureKind::ConnectTimeout | FailureKind::TlsHandshake
+            FailureKind::Refused
+                | FailureKind::Dns
+                | FailureKind::ConnectTimeout
+                | FailureKind::TlsHandshake
         )
     }
 
@@ -318,7 +350,9 @@ impl StatusSet {
 
     /// Whether `status` is in the set.
     pub fn contains(&self, status: u16) -> bool {
-        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
+        self.ranges
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
 
     /// The set written back in the form `--retry-on` accepts.
@@ -356,7 +390,11 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     fn backoff(j: Jitter) -> Backoff {
-        Backoff { base: 100 * MS, cap: 2000 * MS, jitter: j }
+        Backoff {
+            base: 100 * MS,
+            cap: 2000 * MS,
+            jitter: j,
+        }
     }
 
     #[test]
@@ -398,7 +436,9 @@ mod tests {
     fn full_jitter_spreads_over_the_whole_range() {
         let b = backoff(Jitter::Full);
         let mut rng = StdRng::seed_from_u64(7);
-        let draws: Vec<Duration> = (0..2000).map(|_| b.draw(3, b.base, &mut rng).total()).collect();
+        let draws: Vec<Duration> = (0..2000)
+            .map(|_| b.draw(3, b.base, &mut rng).total())
+            .collect();
         let low = draws.iter().filter(|d| **d < 200 * MS).count();
         let high = draws.iter().filter(|d| **d > 600 * MS).count();
         // Uniform over [0, 800ms]: a quarter below 200ms, a quarter above 600ms.
@@ -411,7 +451,9 @@ mod tests {
         let b = backoff(Jitter::Full);
         let run = |seed| {
             let mut rng = StdRng::seed_from_u64(seed);
-            (0..5).map(|n| b.draw(n, b.base, &mut rng)).collect::<Vec<_>>()
+            (0..5)
+                .map(|n| b.draw(n, b.base, &mut rng))
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(42), run(42));
         assert_ne!(run(42), run(43));
@@ -421,8 +463,14 @@ mod tests {
     fn hint_larger_than_backoff_wins_and_gets_spread() {
         let b = backoff(Jitter::Full);
         let mut rng = StdRng::seed_from_u64(1);
-        let drawn = Draw { floor: 50 * MS, spread: Duration::ZERO };
-        let hint = Hint { wait: 3000 * MS, clamped: false };
+        let drawn = Draw {
+            floor: 50 * MS,
+            spread: Duration::ZERO,
+        };
+        let hint = Hint {
+            wait: 3000 * MS,
+            clamped: false,
+        };
         let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
         assert_eq!(w.reason, WaitReason::RetryAfter);
         assert_eq!(w.draw.floor, 3000 * MS);
@@ -435,8 +483,14 @@ mod tests {
     fn smaller_hint_leaves_backoff() {
         let b = backoff(Jitter::Full);
         let mut rng = StdRng::seed_from_u64(1);
-        let drawn = Draw { floor: 500 * MS, spread: Duration::ZERO };
-        let hint = Hint { wait: 100 * MS, clamped: false };
+        let drawn = Draw {
+            floor: 500 * MS,
+            spread: Duration::ZERO,
+        };
+        let hint = Hint {
+            wait: 100 * MS,
+            clamped: false,
+        };
         let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
         assert_eq!(w.reason, WaitReason::Backoff);
         assert_eq!(w.draw, drawn);
@@ -447,7 +501,10 @@ mod tests {
         let b = backoff(Jitter::Additive(200 * MS));
         let mut rng = StdRng::seed_from_u64(3);
         let drawn = b.draw(0, b.base, &mut rng);
-        let hint = Hint { wait: 5000 * MS, clamped: true };
+        let hint = Hint {
+            wait: 5000 * MS,
+            clamped: true,
+        };
         let w = plan_wait(&b, drawn, Some(hint), 1000 * MS, &mut rng);
         assert_eq!(w.reason, WaitReason::Clamped);
         assert_eq!(w.draw.floor, 5000 * MS);
@@ -456,7 +513,10 @@ mod tests {
 
     #[test]
     fn deadline_stops_when_floor_does_not_fit_and_trims_spread() {
-        let d = Draw { floor: 1000 * MS, spread: 500 * MS };
+        let d = Draw {
+            floor: 1000 * MS,
+            spread: 500 * MS,
+        };
         assert_eq!(fit_to_deadline(d, None), Fit::Sleep(1500 * MS));
         assert_eq!(fit_to_deadline(d, Some(999 * MS)), Fit::Stop);
         assert_eq!(fit_to_deadline(d, Some(1000 * MS)), Fit::Stop);
@@ -480,7 +540,12 @@ mod tests {
         assert!(!replay_allowed("POST", false, false, false));
         assert!(replay_allowed("POST", true, false, false));
         assert!(replay_allowed("POST", false, true, false));
-        assert!(replay_allowed("PATCH", false, false, FailureKind::Refused.proves_unprocessed()));
+        assert!(replay_allowed(
+            "PATCH",
+            false,
+            false,
+            FailureKind::Refused.proves_unprocessed()
+        ));
         assert!(!FailureKind::Reset.proves_unprocessed());
         assert!(!FailureKind::Timeout.proves_unprocessed());
         assert!(!FailureKind::TlsCertificate.is_retryable());

@@ -7,14 +7,29 @@ use url::Url;
 pub const MASK: &str = "***";
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
-const SECRET_WORDS: [&str; 7] = ["token", "key", "secret", "password", "signature", "auth", "sig"];
+const SECRET_WORDS: [&str; 7] = [
+    "token",
+    "key",
+    "secret",
+    "password",
+    "signature",
+    "auth",
+    "sig",
+];
 
 /// Headers that carry credentials by definition, whatever their name says.
-const CREDENTIAL_HEADERS: [&str; 4] = ["authorization", "proxy-authorization", "cookie", "set-cookie"];
+const CREDENTIAL_HEADERS: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
 
 /// Whether a header carries credentials that must not follow a redirect to another host.
 pub fn is_credential_header(name: &str) -> bool {
-    CREDENTIAL_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h))
+    CREDENTIAL_HEADERS
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
 }
 
 /// Whether a header or query parameter name marks its value as secret.
@@ -38,7 +53,11 @@ pub fn url(u: &Url) -> String {
         let pairs: Vec<(String, String)> = shown
             .query_pairs()
             .map(|(k, v)| {
-                let v = if is_secret_name(&k) { MASK.to_string() } else { v.into_owned() };
+                let v = if is_secret_name(&k) {
+                    MASK.to_string()
+                } else {
+                    v.into_owned()
+                };
                 (k.into_owned(), v)
             })
             .collect();
@@ -64,7 +83,14 @@ mod tests {
 
     #[test]
     fn secret_names() {
-        for n in ["Authorization", "X-Api-Key", "X-Amz-Signature", "cookie", "access_token", "sig"] {
+        for n in [
+            "Authorization",
+            "X-Api-Key",
+            "X-Amz-Signature",
+            "cookie",
+            "access_token",
+            "sig",
+        ] {
             assert!(is_secret_name(n), "{n}");
         }
         for n in ["Accept", "Content-Type", "page"] {
@@ -76,12 +102,18 @@ mod tests {
     fn url_masks_password_and_query() {
         let u = Url::parse("https://bob:hunter2@h.test/p?api_key=abc&page=2").unwrap();
         let shown = url(&u);
-        assert!(!shown.contains("hunter2") && !shown.contains("abc"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("abc"),
+            "{shown}"
+        );
         assert!(shown.contains("page=2") && shown.contains("bob"), "{shown}");
     }
 
     #[test]
     fn text_masks_known_secrets() {
-        assert_eq!(text("bad token s3cret!", &["s3cret".into()]), "bad token ***!");
+        assert_eq!(
+            text("bad token s3cret!", &["s3cret".into()]),
+            "bad token ***!"
+        );
     }
 }

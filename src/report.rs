@@ -91,7 +91,12 @@ impl Reporter {
             ColorChoice::Always => anstream::ColorChoice::Always,
             ColorChoice::Never => anstream::ColorChoice::Never,
         };
-        Reporter { format, silent, verbose, color }
+        Reporter {
+            format,
+            silent,
+            verbose,
+            color,
+        }
     }
 
     /// Whether `-v` was given.
@@ -124,8 +129,15 @@ impl Reporter {
         }
         let result = match (&a.status, &a.error) {
             (Some((code, reason)), _) => {
-                let color = if *code < 400 { AnsiColor::Green } else { AnsiColor::Red };
-                self.paint(Style::new().fg_color(Some(color.into())), format!("{code} {reason}").trim_end())
+                let color = if *code < 400 {
+                    AnsiColor::Green
+                } else {
+                    AnsiColor::Red
+                };
+                self.paint(
+                    Style::new().fg_color(Some(color.into())),
+                    format!("{code} {reason}").trim_end(),
+                )
             }
             (None, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
             (None, None) => "?".into(),
@@ -155,7 +167,10 @@ impl Reporter {
         match self.format {
             LogFormat::Json => self.json(json!({"type": "warning", "message": msg})),
             LogFormat::Text => {
-                let label = self.paint(Style::new().fg_color(Some(AnsiColor::Yellow.into())), "warning:");
+                let label = self.paint(
+                    Style::new().fg_color(Some(AnsiColor::Yellow.into())),
+                    "warning:",
+                );
                 self.write_line(&format!("{PREFIX} {label} {msg}"));
             }
         }
@@ -184,14 +199,24 @@ impl Reporter {
         match self.format {
             LogFormat::Json => self.json(json!({"type": "error", "message": msg})),
             LogFormat::Text => {
-                let label = self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())).bold(), "error:");
+                let label = self.paint(
+                    Style::new().fg_color(Some(AnsiColor::Red.into())).bold(),
+                    "error:",
+                );
                 self.write_line(&format!("{PREFIX} {label} {msg}"));
             }
         }
     }
 
     /// The closing summary: in text, a final line on failure only; in JSON, always.
-    pub fn summary(&self, outcome: Outcome, attempts_made: u32, elapsed: Duration, seed: u64, last: &str) {
+    pub fn summary(
+        &self,
+        outcome: Outcome,
+        attempts_made: u32,
+        elapsed: Duration,
+        seed: u64,
+        last: &str,
+    ) {
         match self.format {
             LogFormat::Json => self.json(json!({
                 "type": "summary",
@@ -225,12 +250,22 @@ impl Reporter {
 
 /// "retry in 1.42s (Retry-After: 1, +0.42s spread)" and its variants.
 fn retry_phrase(a: &AttemptLine) -> String {
-    let Decision::Retry { wait, reason, asked, hint, spread, jitter } = &a.decision else {
+    let Decision::Retry {
+        wait,
+        reason,
+        asked,
+        hint,
+        spread,
+        jitter,
+    } = &a.decision
+    else {
         return String::new();
     };
     let mut why = match reason {
         WaitReason::Backoff => format!("backoff, {jitter} jitter"),
-        WaitReason::RetryAfter => format!("Retry-After: {}", a.retry_after.as_deref().unwrap_or("?")),
+        WaitReason::RetryAfter => {
+            format!("Retry-After: {}", a.retry_after.as_deref().unwrap_or("?"))
+        }
         WaitReason::Clamped => format!(
             "Retry-After: {} = {}, clamped to --max-retry-after {}",
             a.retry_after.as_deref().unwrap_or("?"),
@@ -247,7 +282,9 @@ fn retry_phrase(a: &AttemptLine) -> String {
 /// The JSON object of one attempt; every key is always present (null when not relevant).
 fn attempt_json(a: &AttemptLine) -> Value {
     let (wait_ms, wait_reason) = match &a.decision {
-        Decision::Retry { wait, reason, .. } => (json!(wait.as_millis() as u64), json!(reason.name())),
+        Decision::Retry { wait, reason, .. } => {
+            (json!(wait.as_millis() as u64), json!(reason.name()))
+        }
         _ => (Value::Null, json!("none")),
     };
     let stop = match &a.decision {
@@ -309,15 +346,27 @@ mod tests {
             spread: Duration::from_millis(420),
             jitter: "full".into(),
         });
-        assert_eq!(retry_phrase(&a), "retry in 1.42s (Retry-After: 1, +420ms spread)");
+        assert_eq!(
+            retry_phrase(&a),
+            "retry in 1.42s (Retry-After: 1, +420ms spread)"
+        );
     }
 
     #[test]
     fn json_keys_always_present() {
         let v = attempt_json(&line(Decision::Done));
         for k in [
-            "attempt", "attempts", "method", "url", "status", "error", "start_ms", "elapsed_ms", "wait_ms",
-            "wait_reason", "retry_after",
+            "attempt",
+            "attempts",
+            "method",
+            "url",
+            "status",
+            "error",
+            "start_ms",
+            "elapsed_ms",
+            "wait_ms",
+            "wait_reason",
+            "retry_after",
         ] {
             assert!(v.get(k).is_some(), "{k}");
         }

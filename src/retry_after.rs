@@ -104,12 +104,22 @@ mod tests {
 
     #[test]
     fn past_date_is_no_wait() {
-        assert_eq!(parse("Sun, 06 Nov 1994 08:00:00 GMT", now()), Ok(Duration::ZERO));
+        assert_eq!(
+            parse("Sun, 06 Nov 1994 08:00:00 GMT", now()),
+            Ok(Duration::ZERO)
+        );
     }
 
     #[test]
     fn invalid_values_are_errors_not_zero() {
-        for v in ["", "-1", "1.5", "soon", "Sun, 32 Nov 1994 08:00:00 GMT", "+5"] {
+        for v in [
+            "",
+            "-1",
+            "1.5",
+            "soon",
+            "Sun, 32 Nov 1994 08:00:00 GMT",
+            "+5",
+        ] {
             assert!(parse(v, now()).is_err(), "{v:?}");
         }
     }
@@ -118,10 +128,22 @@ mod tests {
     fn largest_valid_wins_and_is_clamped() {
         let r = read_all(["5", "junk", "30"], now(), Duration::from_secs(10));
         assert_eq!(r.asked, Some(Duration::from_secs(30)));
-        assert_eq!(r.hint, Some(Hint { wait: Duration::from_secs(10), clamped: true }));
+        assert_eq!(
+            r.hint,
+            Some(Hint {
+                wait: Duration::from_secs(10),
+                clamped: true
+            })
+        );
         assert_eq!(r.invalid.len(), 1);
         let r = read_all(["5"], now(), Duration::from_secs(10));
-        assert_eq!(r.hint, Some(Hint { wait: Duration::from_secs(5), clamped: false }));
+        assert_eq!(
+            r.hint,
+            Some(Hint {
+                wait: Duration::from_secs(5),
+                clamped: false
+            })
+        );
         let r = read_all(["x"], now(), Duration::from_secs(10));
         assert_eq!(r.hint, None);
     }

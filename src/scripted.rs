@@ -51,12 +51,20 @@ pub enum Step {
 impl Step {
     /// A plain response with a body.
     pub fn status(status: u16, body: &str) -> Step {
-        Step::Respond { status, headers: vec![], body: body.as_bytes().to_vec() }
+        Step::Respond {
+            status,
+            headers: vec![],
+            body: body.as_bytes().to_vec(),
+        }
     }
 
     /// A response with one extra header.
     pub fn with_header(status: u16, name: &str, value: &str) -> Step {
-        Step::Respond { status, headers: vec![(name.into(), value.into())], body: Vec::new() }
+        Step::Respond {
+            status,
+            headers: vec![(name.into(), value.into())],
+            body: Vec::new(),
+        }
     }
 }
 
@@ -78,7 +86,10 @@ pub struct Recorded {
 impl Recorded {
     /// The first value of a header (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -105,13 +116,18 @@ impl Server {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (script, next, reqs, stopping) = (script.clone(), next.clone(), reqs.clone(), stopping.clone());
+                let (script, next, reqs, stopping) =
+                    (script.clone(), next.clone(), reqs.clone(), stopping.clone());
                 std::thread::spawn(move || {
                     let _ = serve(conn, &script, &next, &reqs, &stopping);
                 });
             }
         });
-        Ok(Server { addr, requests, stop })
+        Ok(Server {
+            addr,
+            requests,
+            stop,
+        })
     }
 
     /// `http://127.0.0.1:PORT` followed by `path`.
@@ -150,11 +166,23 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Recorded> {
             headers.push((n.trim().to_string(), v.trim().to_string()));
         }
     }
-    let mut rec = Recorded { method, target, headers, body: Vec::new(), at };
-    if let Some(len) = rec.header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+    let mut rec = Recorded {
+        method,
+        target,
+        headers,
+        body: Vec::new(),
+        at,
+    };
+    if let Some(len) = rec
+        .header("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
         rec.body = vec![0; len];
         reader.read_exact(&mut rec.body)?;
-    } else if rec.header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+    } else if rec
+        .header("transfer-encoding")
+        .is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+    {
         loop {
             let mut size = String::new();
             reader.read_line(&mut size)?;
@@ -190,7 +218,10 @@ fn reason(status: u16) -> &'static str {
 }
 
 fn head(status: u16, headers: &[(String, String)], len: usize) -> Vec<u8> {
-    let mut s = format!("HTTP/1.1 {status} {}\r\nContent-Length: {len}\r\nConnection: close\r\n", reason(status));
+    let mut s = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Length: {len}\r\nConnection: close\r\n",
+        reason(status)
+    );
     for (n, v) in headers {
         s.push_str(&format!("{n}: {v}\r\n"));
     }
@@ -214,10 +245,16 @@ fn serve(
     if let Ok(mut r) = reqs.lock() {
         r.push(rec);
     }
-    let Some(step) = script.get(i).or(script.last()) else { return Ok(()) };
+    let Some(step) = script.get(i).or(script.last()) else {
+        return Ok(());
+    };
     let mut out = conn;
     match step {
-        Step::Respond { status, headers, body } => {
+        Step::Respond {
+            status,
+            headers,
+            body,
+        } => {
             out.write_all(&head(*status, headers, body.len()))?;
             out.write_all(body)?;
         }
@@ -235,7 +272,11 @@ fn serve(
             out.write_all(&head(200, &[], *declared))?;
             out.write_all(body)?;
         }
-        Step::Stall { body, declared, pause } => {
+        Step::Stall {
+            body,
+            declared,
+            pause,
+        } => {
             out.write_all(&head(200, &[], *declared))?;
             out.write_all(body)?;
             out.flush()?;

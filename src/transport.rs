@@ -28,7 +28,10 @@ pub struct Failure {
 
 impl Failure {
     fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
-        Failure { kind, detail: detail.into() }
+        Failure {
+            kind,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -50,12 +53,18 @@ pub struct Head {
 impl Head {
     /// Every value of a header (case-insensitive name).
     pub fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.headers.iter().filter(move |(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// The first value of a header.
     pub fn value(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -109,9 +118,15 @@ impl Transport {
         let tls = if req.insecure {
             TlsConfig::builder().disable_verification(true).build()
         } else {
-            TlsConfig::builder().root_certs(root_certs(req.cacert.as_deref())?).build()
+            TlsConfig::builder()
+                .root_certs(root_certs(req.cacert.as_deref())?)
+                .build()
         };
-        let encoding = if req.compressed { AutoHeaderValue::Default } else { AutoHeaderValue::None };
+        let encoding = if req.compressed {
+            AutoHeaderValue::Default
+        } else {
+            AutoHeaderValue::None
+        };
         let config = Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -125,7 +140,10 @@ impl Transport {
             .timeout_per_read(Some(timeouts.stall).filter(|d| !d.is_zero()))
             .max_idle_connections(0)
             .build();
-        Ok(Transport { agent: config.new_agent(), follow: req.follow })
+        Ok(Transport {
+            agent: config.new_agent(),
+            follow: req.follow,
+        })
     }
 
     /// A handle that can abort requests in flight (see [`Agent::shutdown`]).
@@ -154,9 +172,15 @@ impl Transport {
                 return Err(Failure::new(FailureKind::Timeout, "timed out"));
             }
             let exchange = self.send_one(&method, &url, &headers, body, left)?;
-            let Some(max) = self.follow else { return Ok(exchange) };
+            let Some(max) = self.follow else {
+                return Ok(exchange);
+            };
             let status = exchange.head.status;
-            let Some(location) = exchange.head.value("location").filter(|_| is_redirect(status)) else {
+            let Some(location) = exchange
+                .head
+                .value("location")
+                .filter(|_| is_redirect(status))
+            else {
                 return Ok(exchange);
             };
             if hops >= max {
@@ -166,7 +190,10 @@ impl Transport {
                 ));
             }
             let next = url.join(location).map_err(|e| {
-                Failure::new(FailureKind::Protocol, format!("bad redirect Location {location:?}: {e}"))
+                Failure::new(
+                    FailureKind::Protocol,
+                    format!("bad redirect Location {location:?}: {e}"),
+                )
             })?;
             if !matches!(next.scheme(), "http" | "https") {
                 return Err(Failure::new(
@@ -179,11 +206,13 @@ impl Transport {
                 headers.retain(|(n, _)| !crate::redact::is_credential_header(n));
             }
             // 303, and 301/302 after POST (as curl and browsers do), become a GET without body.
-            if status == 303 && method != "HEAD" || matches!(status, 301 | 302) && method == "POST" {
+            if status == 303 && method != "HEAD" || matches!(status, 301 | 302) && method == "POST"
+            {
                 method = "GET".into();
                 body = None;
                 headers.retain(|(n, _)| {
-                    !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length")
+                    !n.eq_ignore_ascii_case("content-type")
+                        && !n.eq_ignore_ascii_case("content-length")
                 });
             }
             url = next;
@@ -199,7 +228,12 @@ impl Transport {
         body: Option<&Payload>,
         budget: Option<Duration>,
     ) -> Result<Exchange, Failure> {
-        let bad = |e: http::Error| Failure::new(FailureKind::Protocol, format!("cannot build the request: {e}"));
+        let bad = |e: http::Error| {
+            Failure::new(
+                FailureKind::Protocol,
+                format!("cannot build the request: {e}"),
+            )
+        };
         let mut builder = http::Request::builder().method(method).uri(url.as_str());
         for (n, v) in headers {
             builder = builder.header(n.as_str(), v.as_str());
@@ -207,16 +241,29 @@ impl Transport {
         let response = match body {
             Some(payload) => {
                 let builder = builder.header("content-length", payload.len().to_string());
-                let mut reader = payload
-                    .reader()
-                    .map_err(|e| Failure::new(FailureKind::Local, format!("cannot reread the request body: {e}")))?;
-                let request = builder.body(ureq::SendBody::from_reader(&mut reader)).map_err(bad)?;
-                let request = self.agent.configure_request(request).timeout_global(budget).build();
+                let mut reader = payload.reader().map_err(|e| {
+                    Failure::new(
+                        FailureKind::Local,
+                        format!("cannot reread the request body: {e}"),
+                    )
+                })?;
+                let request = builder
+                    .body(ureq::SendBody::from_reader(&mut reader))
+                    .map_err(bad)?;
+                let request = self
+                    .agent
+                    .configure_request(request)
+                    .timeout_global(budget)
+                    .build();
                 self.agent.run(request)
             }
             None => {
                 let request = builder.body(()).map_err(bad)?;
-                let request = self.agent.configure_request(request).timeout_global(budget).build();
+                let request = self
+                    .agent
+                    .configure_request(request)
+                    .timeout_global(budget)
+                    .build();
                 self.agent.run(request)
             }
         }
@@ -229,7 +276,12 @@ impl Transport {
             headers: parts
                 .headers
                 .iter()
-                .map(|(n, v)| (n.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
                 .collect(),
             url: url.clone(),
         };
@@ -238,7 +290,11 @@ impl Transport {
 
     /// Copies the body into `sink`, failing when it exceeds `limit` bytes. Returns the
     /// number of bytes written. A write error on the sink is a local failure.
-    pub fn read_body(body: ureq::Body, sink: &mut dyn Write, limit: Option<u64>) -> Result<u64, Failure> {
+    pub fn read_body(
+        body: ureq::Body,
+        sink: &mut dyn Write,
+        limit: Option<u64>,
+    ) -> Result<u64, Failure> {
         let mut reader = body.into_with_config().limit(u64::MAX).reader();
         let mut buf = vec![0u8; 64 * 1024];
         let mut total = 0u64;
@@ -256,8 +312,9 @@ impl Transport {
                     format!("the body is larger than --max-filesize {max} bytes"),
                 ));
             }
-            sink.write_all(&buf[..n])
-                .map_err(|e| Failure::new(FailureKind::Local, format!("cannot write the output: {e}")))?;
+            sink.write_all(&buf[..n]).map_err(|e| {
+                Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
+            })?;
         }
     }
 }
@@ -282,7 +339,9 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
         ureq::Error::Protocol(_) if in_body => K::Truncated,
         ureq::Error::Tls(_) => K::TlsHandshake,
         ureq::Error::Rustls(r) => match r {
-            rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => K::TlsCertificate,
+            rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => {
+                K::TlsCertificate
+            }
             _ => K::TlsHandshake,
         },
         ureq::Error::TooManyRedirects => K::TooManyRedirects,
@@ -310,7 +369,8 @@ fn classify_io(e: &io::Error, in_body: bool) -> Failure {
         _ => {
             let msg = e.to_string();
             // DNS failure has no stable ErrorKind; it shows only in the message.
-            if msg.contains("lookup") || msg.contains("resolve") || msg.contains("Name or service") {
+            if msg.contains("lookup") || msg.contains("resolve") || msg.contains("Name or service")
+            {
                 K::Dns
             } else if in_body {
                 K::Truncated

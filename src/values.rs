@@ -5,7 +5,8 @@ use crate::policy::{Jitter, StatusSet};
 use std::time::Duration;
 
 /// What every duration flag accepts, for error messages.
-const DURATION_FORMS: &str = "a number with a unit, e.g. 250ms, 8s, 1m30s (units: ms, s, m, h), or 0";
+const DURATION_FORMS: &str =
+    "a number with a unit, e.g. 250ms, 8s, 1m30s (units: ms, s, m, h), or 0";
 
 /// Parses a duration with a unit (`250ms`, `8s`, `1m30s`); a bare `0` is accepted.
 /// A number without a unit is rejected: "5" could mean seconds or milliseconds.
@@ -15,12 +16,15 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         return Ok(Duration::ZERO);
     }
     if t.starts_with('-') {
-        return Err(format!("negative duration {s:?}: expected {DURATION_FORMS}"));
+        return Err(format!(
+            "negative duration {s:?}: expected {DURATION_FORMS}"
+        ));
     }
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(format!("{s:?} has no unit: expected {DURATION_FORMS}"));
     }
-    humantime::parse_duration(t).map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))
+    humantime::parse_duration(t)
+        .map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))
 }
 
 /// Parses curl's `-m/--max-time`: seconds as a plain, possibly fractional, number
@@ -83,7 +87,9 @@ pub fn status_set(s: &str) -> Result<StatusSet, String> {
         } else if let Some((lo, hi)) = item.split_once('-') {
             let (lo, hi) = (status_code(lo, s)?, status_code(hi, s)?);
             if lo > hi {
-                return Err(format!("invalid range {item:?} in --retry-on: the low end comes first, e.g. 500-599"));
+                return Err(format!(
+                    "invalid range {item:?} in --retry-on: the low end comes first, e.g. 500-599"
+                ));
             }
             (lo, hi)
         } else {
@@ -99,7 +105,9 @@ pub fn status_set(s: &str) -> Result<StatusSet, String> {
 /// HTTP token; the value may not contain CR or LF (that would smuggle another header).
 pub fn header(s: &str) -> Result<(String, String), String> {
     let Some((name, value)) = s.split_once(':') else {
-        return Err(format!("invalid header {s:?}: expected 'Name: value' (a colon after the name)"));
+        return Err(format!(
+            "invalid header {s:?}: expected 'Name: value' (a colon after the name)"
+        ));
     };
     let name = name.trim();
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
@@ -109,7 +117,9 @@ pub fn header(s: &str) -> Result<(String, String), String> {
         ));
     }
     if value.contains(['\r', '\n']) {
-        return Err(format!("invalid value for header {name}: it contains a CR or LF character"));
+        return Err(format!(
+            "invalid value for header {name}: it contains a CR or LF character"
+        ));
     }
     Ok((name.to_string(), value.trim().to_string()))
 }
@@ -126,7 +136,11 @@ pub fn size(s: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("invalid size {s:?}: expected a whole number of bytes, optionally with k, M or G"))
+        .ok_or_else(|| {
+            format!(
+                "invalid size {s:?}: expected a whole number of bytes, optionally with k, M or G"
+            )
+        })
 }
 
 #[cfg(test)]

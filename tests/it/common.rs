@@ -13,7 +13,9 @@ pub fn run(args: &[&str]) -> (Output, Duration) {
 /// Runs the binary with `args`, feeding `stdin` when given.
 pub fn run_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> (Output, Duration) {
     let mut cmd = assert_cmd::Command::cargo_bin("retry-http").expect("binary built");
-    cmd.args(args).env("NO_COLOR", "1").timeout(Duration::from_secs(60));
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .timeout(Duration::from_secs(60));
     if let Some(input) = stdin {
         cmd.write_stdin(input.to_vec());
     }
@@ -34,7 +36,11 @@ pub fn stderr(out: &Output) -> String {
 
 /// The per-attempt lines of a text log.
 pub fn attempt_lines(out: &Output) -> Vec<String> {
-    stderr(out).lines().filter(|l| l.starts_with("retry-http: attempt ")).map(String::from).collect()
+    stderr(out)
+        .lines()
+        .filter(|l| l.starts_with("retry-http: attempt "))
+        .map(String::from)
+        .collect()
 }
 
 /// JSON log objects of the given type.
@@ -48,7 +54,9 @@ pub fn json_lines(out: &Output, kind: &str) -> Vec<serde_json::Value> {
 
 /// Time between consecutive requests, as the server saw them.
 pub fn gaps(reqs: &[Recorded]) -> Vec<Duration> {
-    reqs.windows(2).map(|w| w[1].at.duration_since(w[0].at)).collect()
+    reqs.windows(2)
+        .map(|w| w[1].at.duration_since(w[0].at))
+        .collect()
 }
 
 /// Fast retry flags, so tests that do not test waiting do not wait.

@@ -11,7 +11,11 @@ fn success_at_once_prints_the_body() {
     assert_eq!(out.stdout, b"hello\n");
     assert_eq!(s.requests().len(), 1);
     assert_eq!(attempt_lines(&out).len(), 1);
-    assert!(attempt_lines(&out)[0].contains("attempt 1/6 GET"), "{}", stderr(&out));
+    assert!(
+        attempt_lines(&out)[0].contains("attempt 1/6 GET"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -21,7 +25,11 @@ fn not_found_is_one_request_and_exit_3() {
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 1);
     assert!(out.stdout.is_empty(), "an error body never reaches stdout");
-    assert!(stderr(&out).contains("not in --retry-on"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not in --retry-on"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -35,7 +43,11 @@ fn always_503_makes_exactly_n_requests_and_exit_4() {
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 4);
     assert_eq!(attempt_lines(&out).len(), 4);
-    assert!(stderr(&out).contains("attempts exhausted"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("attempts exhausted"),
+        "{}",
+        stderr(&out)
+    );
     assert!(out.stdout.is_empty());
 }
 
@@ -114,7 +126,11 @@ fn deadline_caps_a_server_that_never_answers() {
 #[test]
 fn stalled_body_is_retried() {
     let s = Server::start(vec![
-        Step::Stall { body: b"par".to_vec(), declared: 10, pause: Duration::from_secs(5) },
+        Step::Stall {
+            body: b"par".to_vec(),
+            declared: 10,
+            pause: Duration::from_secs(5),
+        },
         Step::status(200, "0123456789"),
     ])
     .unwrap();
@@ -124,15 +140,25 @@ fn stalled_body_is_retried() {
     args.push(&url);
     let (out, took) = run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(out.stdout, b"0123456789", "no byte of the stalled attempt reaches stdout");
-    assert!(attempt_lines(&out)[0].contains("stalled"), "{}", stderr(&out));
+    assert_eq!(
+        out.stdout, b"0123456789",
+        "no byte of the stalled attempt reaches stdout"
+    );
+    assert!(
+        attempt_lines(&out)[0].contains("stalled"),
+        "{}",
+        stderr(&out)
+    );
     assert!(took < Duration::from_secs(4), "{took:?}");
 }
 
 #[test]
 fn truncated_body_is_a_failed_attempt() {
     let s = Server::start(vec![
-        Step::Truncate { declared: 100, body: b"short".to_vec() },
+        Step::Truncate {
+            declared: 100,
+            body: b"short".to_vec(),
+        },
         Step::status(200, "complete"),
     ])
     .unwrap();
@@ -159,7 +185,11 @@ fn demo_runs_end_to_end() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let lines = attempt_lines(&out);
     assert_eq!(lines.len(), 4, "{}", stderr(&out));
-    assert!(lines[0].contains("503") && lines[0].contains("Retry-After: 1"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("503") && lines[0].contains("Retry-After: 1"),
+        "{}",
+        lines[0]
+    );
     assert!(lines[1].contains("429"));
     assert!(lines[2].contains("reset"));
     assert!(lines[3].contains("200 OK"));

@@ -9,8 +9,19 @@ fn planned_waits(jitter: &str, seed: &str) -> (Vec<u64>, Vec<Duration>) {
     let s = Server::start(vec![Step::status(503, "")]).unwrap();
     let url = s.url("/");
     let args = [
-        "--jitter", jitter, "--base", "10ms", "--cap", "80ms", "--attempts", "6", "--seed", seed, "--log-format",
-        "json", &url,
+        "--jitter",
+        jitter,
+        "--base",
+        "10ms",
+        "--cap",
+        "80ms",
+        "--attempts",
+        "6",
+        "--seed",
+        seed,
+        "--log-format",
+        "json",
+        &url,
     ];
     let (out, _) = run(&args);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
@@ -29,7 +40,11 @@ fn ceiling_us(n: usize) -> u64 {
 #[test]
 fn each_mode_stays_within_its_bounds() {
     for (mode, lo, hi) in [
-        ("full", &(|_| 0u64) as &dyn Fn(usize) -> u64, &(|n| ceiling_us(n)) as &dyn Fn(usize) -> u64),
+        (
+            "full",
+            &(|_| 0u64) as &dyn Fn(usize) -> u64,
+            &(|n| ceiling_us(n)) as &dyn Fn(usize) -> u64,
+        ),
         ("equal", &|n| ceiling_us(n) / 2, &|n| ceiling_us(n)),
         ("decorrelated", &|_| 10_000, &|_| 80_000),
         ("none", &|n| ceiling_us(n), &|n| ceiling_us(n)),
@@ -38,8 +53,14 @@ fn each_mode_stays_within_its_bounds() {
         for seed in ["1", "2", "3"] {
             let (waits, gaps) = planned_waits(mode, seed);
             for (n, w) in waits.iter().enumerate() {
-                assert!(*w >= lo(n) && *w <= hi(n), "{mode} seed {seed} retry {n}: {w}us");
-                assert!(gaps[n] >= Duration::from_micros(*w), "{mode}: slept less than planned");
+                assert!(
+                    *w >= lo(n) && *w <= hi(n),
+                    "{mode} seed {seed} retry {n}: {w}us"
+                );
+                assert!(
+                    gaps[n] >= Duration::from_micros(*w),
+                    "{mode}: slept less than planned"
+                );
             }
         }
     }

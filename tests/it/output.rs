@@ -7,14 +7,21 @@ fn failed_run_leaves_existing_file_untouched_and_no_temp_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.csv");
     std::fs::write(&path, "previous good data").unwrap();
-    let s = Server::start(vec![Step::Truncate { declared: 100, body: b"partial".to_vec() }]).unwrap();
+    let s = Server::start(vec![Step::Truncate {
+        declared: 100,
+        body: b"partial".to_vec(),
+    }])
+    .unwrap();
     let p = path.to_str().unwrap();
     let url = s.url("/");
     let mut args = vec!["-o", p, "--attempts", "2", &url];
     args.extend(FAST);
     let (out, _) = run(&args);
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "previous good data");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "previous good data"
+    );
     let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(entries.len(), 1, "temporary files left behind");
 }
@@ -24,7 +31,11 @@ fn success_replaces_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.txt");
     std::fs::write(&path, "old").unwrap();
-    let s = Server::start(vec![Step::status(503, "error page"), Step::status(200, "new content")]).unwrap();
+    let s = Server::start(vec![
+        Step::status(503, "error page"),
+        Step::status(200, "new content"),
+    ])
+    .unwrap();
     let p = path.to_str().unwrap();
     let url = s.url("/");
     let mut args = vec!["-o", p, &url];

@@ -8,7 +8,12 @@ fn post_body_from_file_is_replayed_identically() {
     let path = dir.path().join("job.bin");
     let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 256) as u8).collect();
     std::fs::write(&path, &data).unwrap();
-    let s = Server::start(vec![Step::status(503, ""), Step::status(429, ""), Step::status(201, "made")]).unwrap();
+    let s = Server::start(vec![
+        Step::status(503, ""),
+        Step::status(429, ""),
+        Step::status(201, "made"),
+    ])
+    .unwrap();
     let body = format!("@{}", path.display());
     let url = s.url("/jobs");
     let mut args = vec!["POST", &url, "--data-binary", &body];
@@ -46,7 +51,11 @@ fn post_after_a_reset_is_not_replayed_without_a_key() {
     let (out, _) = run(&args);
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 1);
-    assert!(stderr(&out).contains("--idempotency-key"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--idempotency-key"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -62,7 +71,12 @@ fn post_after_a_500_is_not_replayed_without_a_key() {
 
 #[test]
 fn idempotency_key_allows_replay_and_stays_the_same() {
-    let s = Server::start(vec![Step::Reset, Step::status(500, ""), Step::status(200, "ok")]).unwrap();
+    let s = Server::start(vec![
+        Step::Reset,
+        Step::status(500, ""),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
     let url = s.url("/pay");
     let mut args = vec!["POST", &url, "-d", "amount=5", "--idempotency-key", "auto"];
     args.extend(FAST);
@@ -70,9 +84,15 @@ fn idempotency_key_allows_replay_and_stays_the_same() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let reqs = s.requests();
     assert_eq!(reqs.len(), 3);
-    let key = reqs[0].header("idempotency-key").expect("key sent").to_string();
+    let key = reqs[0]
+        .header("idempotency-key")
+        .expect("key sent")
+        .to_string();
     assert_eq!(key.len(), 36, "a UUID: {key}");
-    assert!(reqs.iter().all(|r| r.header("idempotency-key") == Some(key.as_str())));
+    assert!(
+        reqs.iter()
+            .all(|r| r.header("idempotency-key") == Some(key.as_str()))
+    );
     assert!(stderr(&out).contains(&key), "the auto key is logged");
 }
 
@@ -101,5 +121,9 @@ fn redirect_307_replays_the_body() {
     assert_eq!(reqs[1].target, "/next");
     assert_eq!(reqs[1].method, "POST");
     assert_eq!(reqs[1].body, b"payload");
-    assert_eq!(attempt_lines(&out).len(), 1, "redirect hops belong to one attempt");
+    assert_eq!(
+        attempt_lines(&out).len(),
+        1,
+        "redirect hops belong to one attempt"
+    );
 }

@@ -11,27 +11,47 @@ fn waits_at_least_as_asked_then_succeeds() {
         Step::status(200, "up"),
     ])
     .unwrap();
-    let (out, took) = run(&["--base", "1ms", "--retry-after-spread", "200ms", &s.url("/")]);
+    let (out, took) = run(&[
+        "--base",
+        "1ms",
+        "--retry-after-spread",
+        "200ms",
+        &s.url("/"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"up");
     let reqs = s.requests();
     assert_eq!(reqs.len(), 3);
     for g in gaps(&reqs) {
-        assert!(g >= Duration::from_secs(1), "waited {g:?}, less than Retry-After: 1");
+        assert!(
+            g >= Duration::from_secs(1),
+            "waited {g:?}, less than Retry-After: 1"
+        );
     }
     assert!(took < Duration::from_secs(10));
-    assert!(attempt_lines(&out)[0].contains("(Retry-After: 1"), "{}", stderr(&out));
+    assert!(
+        attempt_lines(&out)[0].contains("(Retry-After: 1"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn http_date_form_is_honoured() {
     let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3));
-    let s = Server::start(vec![Step::with_header(503, "Retry-After", &when), Step::status(200, "up")]).unwrap();
+    let s = Server::start(vec![
+        Step::with_header(503, "Retry-After", &when),
+        Step::status(200, "up"),
+    ])
+    .unwrap();
     let (out, _) = run(&["--base", "1ms", "--retry-after-spread", "0", &s.url("/")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let g = gaps(&s.requests())[0];
     // The date has one-second resolution: at least two of the three seconds remain.
-    assert!(g >= Duration::from_secs(2) - Duration::from_millis(50), "waited only {g:?}");
+    assert!(
+        g >= Duration::from_secs(2) - Duration::from_millis(50),
+        "waited only {g:?}"
+    );
 }
 
 #[test]
@@ -40,14 +60,33 @@ fn hint_beyond_the_deadline_stops_at_once_with_exit_5() {
     let (out, took) = run(&["--deadline", "5s", &s.url("/")]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 1);
-    assert!(took < Duration::from_secs(3), "slept into a sure failure: {took:?}");
-    assert!(stderr(&out).contains("past the deadline"), "{}", stderr(&out));
+    assert!(
+        took < Duration::from_secs(3),
+        "slept into a sure failure: {took:?}"
+    );
+    assert!(
+        stderr(&out).contains("past the deadline"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn long_hint_is_clamped_and_logged() {
-    let s = Server::start(vec![Step::with_header(429, "Retry-After", "3600"), Step::status(200, "ok")]).unwrap();
-    let (out, took) = run(&["--max-retry-after", "1s", "--retry-after-spread", "0", "--base", "1ms", &s.url("/")]);
+    let s = Server::start(vec![
+        Step::with_header(429, "Retry-After", "3600"),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
+    let (out, took) = run(&[
+        "--max-retry-after",
+        "1s",
+        "--retry-after-spread",
+        "0",
+        "--base",
+        "1ms",
+        &s.url("/"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let line = &attempt_lines(&out)[0];
     assert!(line.contains("clamped to --max-retry-after 1s"), "{line}");
@@ -57,21 +96,40 @@ fn long_hint_is_clamped_and_logged() {
 
 #[test]
 fn unparseable_hint_is_warned_about_and_backoff_applies() {
-    let s = Server::start(vec![Step::with_header(503, "Retry-After", "soon"), Step::status(200, "ok")]).unwrap();
+    let s = Server::start(vec![
+        Step::with_header(503, "Retry-After", "soon"),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
     let mut args = FAST.to_vec();
     let url = s.url("/");
     args.push(&url);
     let (out, _) = run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("warning: ignoring Retry-After \"soon\""), "{err}");
+    assert!(
+        err.contains("warning: ignoring Retry-After \"soon\""),
+        "{err}"
+    );
     assert!(attempt_lines(&out)[0].contains("backoff"), "{err}");
 }
 
 #[test]
 fn spread_is_added_after_the_hint_but_never_shortens_it() {
-    let s = Server::start(vec![Step::with_header(503, "Retry-After", "1"), Step::status(200, "ok")]).unwrap();
-    let (out, _) = run(&["--log-format", "json", "--seed", "5", "--base", "1ms", &s.url("/")]);
+    let s = Server::start(vec![
+        Step::with_header(503, "Retry-After", "1"),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
+    let (out, _) = run(&[
+        "--log-format",
+        "json",
+        "--seed",
+        "5",
+        "--base",
+        "1ms",
+        &s.url("/"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let a = &json_lines(&out, "attempt")[0];
     let wait = a["wait_ms"].as_u64().unwrap();

@@ -17,7 +17,10 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         (vec!["--base", "5", &url], "no unit"),
         (vec!["--cap", "8 parsecs", &url], "duration"),
         (vec!["--base", "10s", "--cap", "1s", &url], "above --cap"),
-        (vec!["--jitter", "fuzzy", &url], "full, equal, decorrelated, none"),
+        (
+            vec!["--jitter", "fuzzy", &url],
+            "full, equal, decorrelated, none",
+        ),
         (vec!["--retry-on", "600", &url], "100 to 599"),
         (vec!["--retry-on", "503-500", &url], "low end"),
         (vec!["-H", "NoColon", &url], "colon"),
@@ -39,7 +42,11 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         assert!(err.starts_with("retry-http: error: "), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
     }
-    assert_eq!(s.requests().len(), 0, "a request was sent for a bad command line");
+    assert_eq!(
+        s.requests().len(),
+        0,
+        "a request was sent for a bad command line"
+    );
 }
 
 #[test]
