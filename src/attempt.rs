@@ -235,18 +235,17 @@ impl Loop<'_> {
     /// Reads the body into a spool and commits it when complete.
     fn deliver(&self, ex: Exchange) -> Result<(), Failure> {
         let limit = self.cfg.output.max_filesize;
-        if let (Some(max), Some(len)) = (
-            limit,
-            ex.head
-                .value("content-length")
-                .and_then(|v| v.parse::<u64>().ok()),
-        ) {
-            if len > max {
-                return Err(failure(
-                    FailureKind::TooLarge,
-                    format!("Content-Length {len} is larger than --max-filesize {max}"),
-                ));
-            }
+        let announced = ex
+            .head
+            .value("content-length")
+            .and_then(|v| v.parse::<u64>().ok());
+        if let (Some(max), Some(len)) = (limit, announced)
+            && len > max
+        {
+            return Err(failure(
+                FailureKind::TooLarge,
+                format!("Content-Length {len} is larger than --max-filesize {max}"),
+            ));
         }
         let mut spool = self.output.begin(&ex.head).map_err(|e| {
             failure(

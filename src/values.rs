@@ -32,7 +32,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 pub fn seconds(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 && secs < 1e12 && !t.starts_with('+') {
+        if (0.0..1e12).contains(&secs) && !t.starts_with('+') {
             return Ok(Duration::from_secs_f64(secs));
         }
         return Err(format!(
