@@ -7,12 +7,15 @@ use crate::config::Config;
 use crate::exit::Outcome;
 use crate::interrupt::{Interrupt, Signal};
 use crate::output::Output;
+use crate::output::Spool;
 use crate::policy::{self, FailureKind, Fit};
 use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
+use crate::resume;
 use crate::retry_after;
 use crate::transport::{Exchange, Failure, Transport};
 use rand::Rng;
+use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Everything one run of attempts needs, borrowed.
@@ -37,6 +40,15 @@ pub struct Loop<'a> {
     pub start: Instant,
     /// Values to mask in error messages.
     pub secrets: Vec<String>,
+    /// A download broken mid-body, kept to be resumed by the next attempt.
+    pub partial: RefCell<Option<Partial>>,
+}
+
+/// The part of a body already received, and what identifies its representation.
+pub struct Partial {
+    spool: Spool,
+    offset: u64,
+    validator: resume::Validator,
 }
 
 /// How the loop ended.
@@ -54,8 +66,8 @@ pub struct Ended {
 
 /// The result of one attempt, before the policy looks at it.
 enum Tried {
-    /// A success: the body is committed. Holds status and reason.
-    Success(u16, String),
+    /// A success: the body is committed. Holds status, reason, and the byte it resumed at.
+    Success(u16, String, Option<u64>),
     /// A response of 400 or more (body unread).
     Failed(Exchange),
     /// No usable response.
@@ -127,6 +139,7 @@ impl Loop<'_> {
                 start_ms: begun.duration_since(self.start).as_millis(),
                 elapsed: begun.elapsed(),
                 retry_after: None,
+                note: None,
                 decision: Decision::Done,
             };
             let mut pending = None;
@@ -136,8 +149,9 @@ impl Loop<'_> {
                 Step::Stop(signal_outcome(sig), "stopping: interrupted".into())
             } else {
                 match tried {
-                    Tried::Success(status, reason) => {
+                    Tried::Success(status, reason, resumed) => {
                         line.status = Some((status, reason));
+                        line.note = resumed.map(|at| format!("resumed at byte {at}"));
                         self.reporter.attempt(&line);
                         return Ended {
                             outcome: Outcome::Success,
@@ -213,47 +227,81 @@ impl Loop<'_> {
     /// One exchange; a success's body is delivered before this returns.
     fn try_once(&self, budget: Option<Duration>) -> Tried {
         let req = &self.cfg.request;
-        let ex =
-            match self
-                .transport
-                .send(&req.method, &req.url, &self.headers, self.payload, budget)
-            {
-                Ok(ex) => ex,
-                Err(f) => return Tried::Broken(f),
-            };
+        let partial = self.partial.borrow_mut().take();
+        let mut headers = self.headers.clone();
+        if let Some(p) = &partial {
+            headers.extend(resume::request_headers(p.offset, &p.validator));
+        }
+        let ex = match self
+            .transport
+            .send(&req.method, &req.url, &headers, self.payload, budget)
+        {
+            Ok(ex) => ex,
+            Err(f) => {
+                // No response at all: the kept bytes are still good for the next attempt.
+                *self.partial.borrow_mut() = partial;
+                return Tried::Broken(f);
+            }
+        };
         self.log_response_headers(&ex.head);
+        let (continued, stale) = match partial {
+            Some(p) if resume::continues(&ex.head, p.offset, &p.validator) => (Some(p), None),
+            other => (None, other),
+        };
+        if let Some(p) = stale {
+            // A 200 (or anything else) means the representation changed: start over.
+            self.output.discard(p.spool);
+        }
         if ex.head.status >= 400 {
             return Tried::Failed(ex);
         }
         let (status, reason) = (ex.head.status, ex.head.reason.clone());
-        match self.deliver(ex) {
-            Ok(()) => Tried::Success(status, reason),
+        let resumed = continued.as_ref().map(|p| p.offset);
+        match self.deliver(ex, continued) {
+            Ok(()) => Tried::Success(status, reason, resumed),
             Err(f) => Tried::Broken(f),
         }
     }
 
-    /// Reads the body into a spool and commits it when complete.
-    fn deliver(&self, ex: Exchange) -> Result<(), Failure> {
+    /// Whether a broken download may be resumed: a GET to a regular `-o` file, without `-i`.
+    fn can_resume(&self) -> bool {
+        self.cfg.request.method == "GET" && self.output.resumable()
+    }
+
+    /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
+    /// and commits it when complete.
+    fn deliver(&self, ex: Exchange, continued: Option<Partial>) -> Result<(), Failure> {
         let limit = self.cfg.output.max_filesize;
+        let offset = continued.as_ref().map_or(0, |p| p.offset);
         let announced = ex
             .head
             .value("content-length")
             .and_then(|v| v.parse::<u64>().ok());
         if let (Some(max), Some(len)) = (limit, announced)
-            && len > max
+            && len.saturating_add(offset) > max
         {
             return Err(failure(
                 FailureKind::TooLarge,
-                format!("Content-Length {len} is larger than --max-filesize {max}"),
+                format!(
+                    "the body ({} bytes) is larger than --max-filesize {max}",
+                    len.saturating_add(offset)
+                ),
             ));
         }
-        let mut spool = self.output.begin(&ex.head).map_err(|e| {
-            failure(
-                FailureKind::Local,
-                format!("cannot create a temporary file for the body: {e}"),
-            )
-        })?;
-        match Transport::read_body(ex.body, &mut spool, limit) {
+        let (mut spool, validator) = match continued {
+            Some(p) => (p.spool, Some(p.validator)),
+            None => {
+                let spool = self.output.begin(&ex.head).map_err(|e| {
+                    failure(
+                        FailureKind::Local,
+                        format!("cannot create a temporary file for the body: {e}"),
+                    )
+                })?;
+                (spool, resume::validator(&ex.head))
+            }
+        };
+        let room = limit.map(|m| m.saturating_sub(offset));
+        match Transport::read_body(ex.body, &mut spool, room) {
             Ok(_) => match self.output.commit(spool) {
                 // The reader of stdout went away: nothing more to say to it.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -265,7 +313,18 @@ impl Loop<'_> {
             },
             Err(mut f) => {
                 let escaped = spool.escaped();
-                self.output.discard(spool);
+                let kept = spool.len();
+                match validator {
+                    Some(validator) if self.can_resume() && f.kind.is_retryable() && kept > 0 => {
+                        f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
+                        *self.partial.borrow_mut() = Some(Partial {
+                            spool,
+                            offset: kept,
+                            validator,
+                        });
+                    }
+                    _ => self.output.discard(spool),
+                }
                 if escaped > 0 && f.kind.is_retryable() {
                     f.detail = format!(
                         "{} after {escaped} bytes were streamed (--no-buffer)",
@@ -280,7 +339,7 @@ impl Loop<'_> {
 
     /// `--fail-with-body`: the final error response's body is written too.
     fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
-        match self.deliver(ex) {
+        match self.deliver(ex, None) {
             Ok(()) => outcome,
             Err(f) => {
                 self.reporter

@@ -13,6 +13,7 @@ pub mod output;
 pub mod policy;
 pub mod redact;
 pub mod report;
+pub mod resume;
 pub mod retry_after;
 pub mod scripted;
 pub mod transport;
@@ -129,6 +130,7 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         headers,
         start,
         secrets,
+        partial: Default::default(),
     };
     let mut rng = StdRng::seed_from_u64(seed);
     let ended = run.run(&mut rng);

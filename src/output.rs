@@ -65,6 +65,20 @@ impl Write for Spool {
 }
 
 impl Spool {
+    /// Bytes written to the spool so far (0 when streaming).
+    pub fn len(&self) -> u64 {
+        match self {
+            Spool::Named(f) => f.as_file().metadata().map_or(0, |m| m.len()),
+            Spool::Anonymous(f) => f.metadata().map_or(0, |m| m.len()),
+            Spool::Direct(_) => 0,
+        }
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Bytes already visible to the reader of stdout (only `--no-buffer` has any).
     pub fn escaped(&self) -> u64 {
         match self {
@@ -127,6 +141,11 @@ impl Output {
             include: cfg.include,
             no_buffer: cfg.no_buffer,
         })
+    }
+
+    /// Whether a broken body can be kept and resumed: a regular `-o` file without `-i`.
+    pub fn resumable(&self) -> bool {
+        matches!(self.target, Target::Replace(_)) && !self.include
     }
 
     /// A fresh spool for one attempt's body, with the head already written when `-i`.

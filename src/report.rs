@@ -55,6 +55,8 @@ pub struct AttemptLine {
     pub elapsed: Duration,
     /// The raw Retry-After value(s), joined by ", ".
     pub retry_after: Option<String>,
+    /// A remark on the attempt, such as "resumed at byte 1048576".
+    pub note: Option<String>,
     /// What comes next.
     pub decision: Decision,
 }
@@ -147,14 +149,20 @@ impl Reporter {
             Decision::Retry { .. } => format!("; {}", retry_phrase(a)),
             Decision::Stop(why) => format!("; {why}"),
         };
+        let note = a
+            .note
+            .as_ref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
         self.write_line(&format!(
-            "{PREFIX} attempt {}/{} {} {} -> {} in {}{}",
+            "{PREFIX} attempt {}/{} {} {} -> {} in {}{}{}",
             a.attempt,
             a.attempts,
             a.method,
             a.url,
             result,
             fmt_duration(a.elapsed),
+            note,
             decision
         ));
     }
@@ -306,6 +314,7 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "wait_reason": wait_reason,
         "retry_after": a.retry_after,
         "stop": stop,
+        "note": a.note,
     })
 }
 
@@ -332,6 +341,7 @@ mod tests {
             start_ms: 10,
             elapsed: Duration::from_millis(41),
             retry_after: Some("1".into()),
+            note: None,
             decision,
         }
     }

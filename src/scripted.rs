@@ -46,6 +46,16 @@ pub enum Step {
     },
     /// Send these raw bytes, then close.
     Raw(Vec<u8>),
+    /// Serve a resource with an ETag and `Accept-Ranges: bytes`, honouring `Range` with
+    /// `If-Range`; send only the first `cut_after` body bytes, when set, then close.
+    Resource {
+        /// The whole representation.
+        body: Vec<u8>,
+        /// Its strong ETag, quotes included.
+        etag: String,
+        /// Cut the response body after this many bytes.
+        cut_after: Option<usize>,
+    },
 }
 
 impl Step {
@@ -198,6 +208,17 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> io::Result<Recorded> {
     Ok(rec)
 }
 
+/// `Range: bytes=N-` with its `If-Range` value, when the request has both.
+fn requested_range(rec: &Recorded) -> Option<(u64, String)> {
+    let from = rec
+        .header("range")?
+        .strip_prefix("bytes=")?
+        .strip_suffix('-')?
+        .parse()
+        .ok()?;
+    Some((from, rec.header("if-range")?.to_string()))
+}
+
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
@@ -242,6 +263,7 @@ fn serve(
         return Ok(());
     }
     let i = next.fetch_add(1, Ordering::SeqCst);
+    let range_from = requested_range(&rec);
     if let Ok(mut r) = reqs.lock() {
         r.push(rec);
     }
@@ -283,6 +305,36 @@ fn serve(
             std::thread::sleep(*pause);
         }
         Step::Raw(bytes) => out.write_all(bytes)?,
+        Step::Resource {
+            body,
+            etag,
+            cut_after,
+        } => {
+            let from = range_from
+                .filter(|(_, tag)| tag == etag)
+                .map(|(f, _)| f as usize);
+            let (head_bytes, rest) = match from.filter(|f| *f < body.len()) {
+                Some(f) => {
+                    let range = format!("bytes {f}-{}/{}", body.len() - 1, body.len());
+                    let h = vec![
+                        ("ETag".to_string(), etag.clone()),
+                        ("Accept-Ranges".to_string(), "bytes".to_string()),
+                        ("Content-Range".to_string(), range),
+                    ];
+                    (head(206, &h, body.len() - f), &body[f..])
+                }
+                None => {
+                    let h = vec![
+                        ("ETag".to_string(), etag.clone()),
+                        ("Accept-Ranges".to_string(), "bytes".to_string()),
+                    ];
+                    (head(200, &h, body.len()), &body[..])
+                }
+            };
+            out.write_all(&head_bytes)?;
+            let n = cut_after.unwrap_or(rest.len()).min(rest.len());
+            out.write_all(&rest[..n])?;
+        }
     }
     Ok(())
 }

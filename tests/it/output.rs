@@ -79,3 +79,138 @@ fn dev_null_works_like_any_file() {
     let (out, _) = run(&["-o", "/dev/null", &s.url("/")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
+
+fn resource(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+#[test]
+fn broken_download_resumes_with_range_and_if_range() {
+    let body = resource(200_000);
+    let etag = "\"v1\"".to_string();
+    let s = Server::start(vec![
+        Step::Resource {
+            body: body.clone(),
+            etag: etag.clone(),
+            cut_after: Some(150_000),
+        },
+        Step::Resource {
+            body: body.clone(),
+            etag: etag.clone(),
+            cut_after: None,
+        },
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    let url = s.url("/big");
+    let mut args = vec!["-o", path.to_str().unwrap(), &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        body,
+        "resumed file differs from the source"
+    );
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[1].header("range"), Some("bytes=150000-"));
+    assert_eq!(reqs[1].header("if-range"), Some("\"v1\""));
+    assert!(
+        stderr(&out).contains("resumed at byte 150000"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn changed_representation_starts_over_cleanly() {
+    let old = resource(100_000);
+    let new: Vec<u8> = old.iter().map(|b| b.wrapping_add(1)).collect();
+    let s = Server::start(vec![
+        Step::Resource {
+            body: old,
+            etag: "\"v1\"".into(),
+            cut_after: Some(60_000),
+        },
+        Step::Resource {
+            body: new.clone(),
+            etag: "\"v2\"".into(),
+            cut_after: None,
+        },
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bin");
+    let url = s.url("/f");
+    let mut args = vec!["-o", path.to_str().unwrap(), &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        new,
+        "a 200 must replace the partial bytes"
+    );
+    assert!(!stderr(&out).contains("resumed"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temporary files left behind"
+    );
+}
+
+#[test]
+fn max_filesize_stops_with_exit_6_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    let s = Server::start(vec![Step::status(200, &"x".repeat(5000))]).unwrap();
+    let (out, _) = run(&[
+        "--max-filesize",
+        "1k",
+        "-o",
+        path.to_str().unwrap(),
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(!path.exists());
+    assert_eq!(s.requests().len(), 1, "too large is not retried");
+}
+
+#[test]
+fn no_buffer_streams_and_does_not_retry_after_bytes_escaped() {
+    let s = Server::start(vec![
+        Step::Truncate {
+            declared: 100,
+            body: b"partial".to_vec(),
+        },
+        Step::status(200, "whole"),
+    ])
+    .unwrap();
+    let url = s.url("/");
+    let mut args = vec!["--no-buffer", &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"partial");
+    assert_eq!(s.requests().len(), 1);
+}
+
+#[test]
+fn stdout_never_sees_a_failed_attempts_bytes() {
+    let s = Server::start(vec![
+        Step::Truncate {
+            declared: 100_000,
+            body: vec![b'a'; 50_000],
+        },
+        Step::status(200, "final"),
+    ])
+    .unwrap();
+    let url = s.url("/");
+    let mut args = vec![url.as_str()];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"final");
+}
