@@ -81,7 +81,7 @@ stop_pid() {
     local pid="$1"
     [[ -n "$pid" ]] || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 1 30); do
+    for _ in $(seq 1 50); do
         kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
         sleep 0.1
     done
@@ -364,7 +364,15 @@ expect "exit code 4 (got $RC)" rc_is 4
 expect "one attempt line (got $(attempt_lines 1))" attempts_are 1 1
 finish
 
-# 4. Always 503 with Retry-After: 1 and no spread: three attempts, two 1 s waits.
+# 4. Per-attempt timeout against a slow endpoint (early, so that httpbin's
+#    sleeping threads are done before shutdown).
+begin "httpbin /delay/3, --timeout 500ms --attempts 2: exit 4 in < 3 s"
+run 15 $NULL --timeout 500ms --attempts 2 --base 10ms "$HB/delay/3"
+expect "exit code 4 (got $RC)" rc_is 4
+expect "took < 3000 ms" ms_lt 3000
+finish
+
+# 5. Always 503 with Retry-After: 1 and no spread: three attempts, two 1 s waits.
 begin "always-503, --attempts 3, Retry-After 1: exit 4, 3 attempts, >= 2 s"
 run 20 $NULL --attempts 3 --base 10ms --cap 50ms --retry-after-spread 0 "$NG/always-503"
 expect "exit code 4 (got $RC)" rc_is 4
@@ -373,14 +381,14 @@ expect "took >= 2000 ms (Retry-After honoured)" ms_ge 2000
 expect "took < 10000 ms" ms_lt 10000
 finish
 
-# 5. Always 503 under a deadline.
+# 6. Always 503 under a deadline.
 begin "always-503, --deadline 1500ms --attempts 10: exit 5 in < 5 s"
 run 15 $NULL --deadline 1500ms --attempts 10 "$NG/always-503"
 expect "exit code 5 (got $RC)" rc_is 5
 expect "took < 5000 ms" ms_lt 5000
 finish
 
-# 6. Non-retryable status.
+# 7. Non-retryable status.
 begin "httpbin /status/404: exit 3, one attempt"
 run 15 $NULL "$HB/status/404"
 expect "exit code 3 (got $RC)" rc_is 3
@@ -392,7 +400,7 @@ run 15 $NULL "$NG/hb/status/404"
 expect "exit code 3 (got $RC)" rc_is 3
 finish
 
-# 7. Retryable status without Retry-After.
+# 8. Retryable status without Retry-After.
 begin "httpbin /status/503, --attempts 2 --base 10ms: exit 4"
 run 15 $NULL --attempts 2 --base 10ms "$HB/status/503"
 expect "exit code 4 (got $RC)" rc_is 4
@@ -404,7 +412,7 @@ run 15 $NULL --attempts 2 --base 10ms "$NG/hb/status/503"
 expect "exit code 4 (got $RC)" rc_is 4
 finish
 
-# 8. Request bodies.
+# 9. Request bodies.
 printf '{"name":"retry-http","n":42,"ok":true}' >"$WORK/body.json"
 begin "POST /anything -d @file: exit 0, echoed data equals the file"
 run 15 $NULL -H 'Content-Type: application/json' -d "@$WORK/body.json" POST "$HB/anything"
@@ -417,13 +425,6 @@ begin "POST /anything --data-binary @- from stdin: exit 0, echoed data equals in
 run 15 "$WORK/body.txt" -H 'Content-Type: application/octet-stream' --data-binary @- POST "$HB/anything"
 expect "exit code 0 (got $RC)" rc_is 0
 expect "echoed \"data\" equals stdin" json_field_equals_file data "$WORK/body.txt"
-finish
-
-# 9. Per-attempt timeout against a slow endpoint.
-begin "httpbin /delay/3, --timeout 500ms --attempts 2: exit 4 in < 3 s"
-run 15 $NULL --timeout 500ms --attempts 2 --base 10ms "$HB/delay/3"
-expect "exit code 4 (got $RC)" rc_is 4
-expect "took < 3000 ms" ms_lt 3000
 finish
 
 # 10. Custom header.
