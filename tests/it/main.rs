@@ -6,4 +6,5 @@ mod jitter;
 mod output;
 mod replay;
 mod retry_after;
+mod signals;
 mod usage;
