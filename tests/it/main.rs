@@ -2,9 +2,11 @@
 
 mod common;
 mod exits;
+mod hostile;
 mod jitter;
 mod output;
 mod replay;
 mod retry_after;
+mod secrets;
 mod signals;
 mod usage;
