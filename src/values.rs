@@ -121,6 +121,11 @@ pub fn header(s: &str) -> Result<(String, String), String> {
             "invalid value for header {name}: it contains a CR or LF character"
         ));
     }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(format!(
+            "invalid value for header {name}: it contains a control character; expected printable text"
+        ));
+    }
     Ok((name.to_string(), value.trim().to_string()))
 }
 
@@ -196,7 +201,13 @@ mod tests {
     fn headers() {
         assert_eq!(header("X-A: b c "), Ok(("X-A".into(), "b c".into())));
         assert_eq!(header("X-Empty:"), Ok(("X-Empty".into(), "".into())));
-        for bad in ["NoColon", ": v", "Bad Name: v", "X: a\r\nY: b"] {
+        for bad in [
+            "NoColon",
+            ": v",
+            "Bad Name: v",
+            "X: a\r\nY: b",
+            "X: a\u{0}b",
+        ] {
             assert!(header(bad).is_err(), "{bad:?}");
         }
     }
