@@ -89,6 +89,15 @@ fn signal_outcome(s: Signal) -> Outcome {
     }
 }
 
+/// "timeout (the attempt's time ran out)", with any secret masked.
+fn describe(f: &Failure, secrets: &[String]) -> String {
+    if f.detail.is_empty() {
+        f.kind.name().to_string()
+    } else {
+        format!("{} ({})", f.kind.name(), redact::text(&f.detail, secrets))
+    }
+}
+
 fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
     Failure {
         kind,
@@ -175,11 +184,7 @@ impl Loop<'_> {
                     }
                     Tried::Broken(f) => {
                         last = f.kind.name().to_string();
-                        line.error = Some(format!(
-                            "{}: {}",
-                            f.kind.name(),
-                            redact::text(&f.detail, &self.secrets)
-                        ));
+                        line.error = Some(describe(&f, &self.secrets));
                         self.judge_failure(n, &f, &mut previous, rng)
                     }
                 }
@@ -415,11 +420,17 @@ impl Loop<'_> {
         if f.kind == FailureKind::Local {
             return Step::Stop(Outcome::Local, "stopping: local failure".into());
         }
+        if f.kind == FailureKind::Streamed {
+            return Step::Stop(
+                Outcome::NonRetryableTransport,
+                "not retried: part of the body already reached stdout (--no-buffer)".into(),
+            );
+        }
         if !f.kind.is_retryable() {
             return Step::Stop(
                 Outcome::NonRetryableTransport,
                 format!(
-                    "not retried: a {} will not go away on a second try",
+                    "not retried: {} (a second try would fail the same way)",
                     f.kind.name()
                 ),
             );

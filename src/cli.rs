@@ -134,9 +134,9 @@ pub struct RequestArgs {
     #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Timeouts")]
     pub stall_timeout: Duration,
 
-    /// Add a request header, 'Name: value' (repeatable).
+    /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header, help_heading = "Request")]
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<values::HeaderArg>,
 
     /// Request body (curl's -d): text, or @FILE (CR and LF removed, as curl does); repeats join with &.
     #[arg(short = 'd', long = "data", value_name = "DATA", help_heading = "Request", conflicts_with_all = ["data_binary", "json"])]

@@ -4,6 +4,7 @@
 
 use crate::cli::{ColorChoice, LogFormat, RequestArgs};
 use crate::policy::{Backoff, StatusSet};
+use crate::values::HeaderArg;
 use base64::Engine;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -64,12 +65,12 @@ pub struct RetryConfig {
 /// Per-attempt timeouts.
 #[derive(Debug, Clone, Copy)]
 pub struct Timeouts {
-    /// The whole exchange of one attempt, body included.
+    /// The whole exchange of one attempt, body included (None: no limit).
     pub attempt: Option<Duration>,
-    /// Opening the connection.
-    pub connect: Duration,
-    /// No byte arriving for this long fails the attempt.
-    pub stall: Duration,
+    /// Opening the connection (None: no limit of its own).
+    pub connect: Option<Duration>,
+    /// No byte arriving for this long fails the attempt (None: off).
+    pub stall: Option<Duration>,
 }
 
 /// What the transport needs to build requests.
@@ -85,6 +86,8 @@ pub struct RequestConfig {
     pub body: Option<BodySpec>,
     /// Follow redirects, up to this many hops.
     pub follow: Option<u32>,
+    /// Headers removed with `-H 'Name:'` (lower case), so the automatic ones are not sent.
+    pub removed: Vec<String>,
     /// Skip TLS verification.
     pub insecure: bool,
     /// Extra trusted certificates (PEM).
@@ -232,6 +235,11 @@ fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec
     })
 }
 
+/// A time limit of 0 means no limit, as curl reads `--max-time 0`.
+fn nonzero(d: Option<Duration>) -> Option<Duration> {
+    d.filter(|d| !d.is_zero())
+}
+
 /// Turns parsed flags into a configuration, or says which flag is wrong.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let (positional_method, target) = match a.target.as_slice() {
@@ -253,7 +261,14 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             humantime::format_duration(a.cap)
         ));
     }
-    let mut headers = a.headers.clone();
+    let mut headers = Vec::new();
+    let mut removed = Vec::new();
+    for h in &a.headers {
+        match h {
+            HeaderArg::Set(n, v) => headers.push((n.clone(), v.clone())),
+            HeaderArg::Remove(n) => removed.push(n.to_ascii_lowercase()),
+        }
+    }
     if let Some(user) = &a.user {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
         headers.push(("Authorization".into(), format!("Basic {token}")));
@@ -262,6 +277,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         headers.push(("User-Agent".into(), agent.clone()));
     }
     let body = body(a, &mut headers);
+    // A header removed with `-H 'Name:'` goes, even one a body flag implied.
+    headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
     let method = match positional_method.or(a.method.as_ref()) {
         Some(m) => method(m)?,
         None if body.is_some() => "POST".into(),
@@ -286,6 +303,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             headers,
             body,
             follow: a.location.then_some(a.max_redirs),
+            removed,
             insecure: a.insecure,
             cacert: a.cacert.clone(),
             compressed: a.compressed,
@@ -300,15 +318,15 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             retry_on: a.retry_on.clone(),
             max_retry_after: a.max_retry_after,
             retry_after_spread: a.retry_after_spread,
-            deadline: a.deadline,
+            deadline: nonzero(a.deadline),
             idempotency_key,
             retry_unsafe: a.retry_unsafe,
             seed: a.seed,
         },
         timeouts: Timeouts {
-            attempt: a.timeout.or(a.max_time),
-            connect: a.connect_timeout,
-            stall: a.stall_timeout,
+            attempt: nonzero(a.timeout.or(a.max_time)),
+            connect: nonzero(Some(a.connect_timeout)),
+            stall: nonzero(Some(a.stall_timeout)),
         },
         output: OutputConfig {
             path: a.output.clone(),

@@ -224,14 +224,24 @@ pub enum Fit {
     Stop,
 }
 
-/// Fits a wait into the time left before the deadline (`None`: no deadline). The floor is
-/// never shortened; if it does not fit, there is no point sleeping into a sure failure.
+/// The least time worth starting an attempt with: a wait whose floor leaves less than this
+/// before the deadline would only lead to a certain timeout.
+pub const MIN_ATTEMPT: Duration = Duration::from_millis(10);
+
+/// Fits a wait into the time left before the deadline (`None`: no deadline).
+///
+/// The floor is never shortened: if it does not end at least [`MIN_ATTEMPT`] before the
+/// deadline, stop now rather than sleep into a sure failure. The random spread may be
+/// trimmed, but only so far that half the time left after the floor remains for the attempt.
 pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
-    match left {
-        None => Fit::Sleep(wait.total()),
-        Some(left) if wait.floor >= left => Fit::Stop,
-        Some(left) => Fit::Sleep(wait.total().min(left)),
+    let Some(left) = left else {
+        return Fit::Sleep(wait.total());
+    };
+    if wait.floor.saturating_add(MIN_ATTEMPT) >= left {
+        return Fit::Stop;
     }
+    let slack = left - wait.floor;
+    Fit::Sleep(wait.total().min(wait.floor + slack / 2))
 }
 
 /// Methods that RFC 9110 section 9.2.2 defines as idempotent, and so safe to replay.
@@ -520,7 +530,13 @@ mod tests {
         assert_eq!(fit_to_deadline(d, None), Fit::Sleep(1500 * MS));
         assert_eq!(fit_to_deadline(d, Some(999 * MS)), Fit::Stop);
         assert_eq!(fit_to_deadline(d, Some(1000 * MS)), Fit::Stop);
-        assert_eq!(fit_to_deadline(d, Some(1200 * MS)), Fit::Sleep(1200 * MS));
+        assert_eq!(
+            fit_to_deadline(d, Some(1005 * MS)),
+            Fit::Stop,
+            "no time left for an attempt"
+        );
+        // 200ms of slack: the spread may take half of it, the attempt keeps the rest.
+        assert_eq!(fit_to_deadline(d, Some(1200 * MS)), Fit::Sleep(1100 * MS));
         assert_eq!(fit_to_deadline(d, Some(9000 * MS)), Fit::Sleep(1500 * MS));
     }
 

@@ -270,6 +270,7 @@ fn retry_phrase(a: &AttemptLine) -> String {
         return String::new();
     };
     let mut why = match reason {
+        WaitReason::Backoff if jitter == "none" => "backoff, no jitter".to_string(),
         WaitReason::Backoff => format!("backoff, {jitter} jitter"),
         WaitReason::RetryAfter => {
             format!("Retry-After: {}", a.retry_after.as_deref().unwrap_or("?"))

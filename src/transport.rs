@@ -17,6 +17,9 @@ use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::{Agent, Timeout};
 use url::Url;
 
+/// The User-Agent sent unless `-A` or `-H` says otherwise.
+pub const USER_AGENT: &str = concat!("retry-http/", env!("CARGO_PKG_VERSION"));
+
 /// A failed exchange: what kind of failure, and a short description for the log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -122,10 +125,21 @@ impl Transport {
                 .root_certs(root_certs(req.cacert.as_deref())?)
                 .build()
         };
-        let encoding = if req.compressed {
+        let removed = |name: &str| req.removed.iter().any(|r| r == name);
+        let encoding = if req.compressed && !removed("accept-encoding") {
             AutoHeaderValue::Default
         } else {
             AutoHeaderValue::None
+        };
+        let agent_name = if removed("user-agent") {
+            AutoHeaderValue::None
+        } else {
+            AutoHeaderValue::Provided(Arc::new(USER_AGENT.to_string()))
+        };
+        let accept = if removed("accept") {
+            AutoHeaderValue::None
+        } else {
+            AutoHeaderValue::Default
         };
         let config = Agent::config_builder()
             .http_status_as_error(false)
@@ -133,11 +147,12 @@ impl Transport {
             .max_redirects_will_error(false)
             .allow_non_standard_methods(true)
             .accept_encoding(encoding)
-            .user_agent(concat!("retry-http/", env!("CARGO_PKG_VERSION")))
+            .user_agent(agent_name)
+            .accept(accept)
             .tls_config(tls)
-            .timeout_connect(Some(timeouts.connect))
-            .timeout_resolve(Some(timeouts.connect))
-            .timeout_per_read(Some(timeouts.stall).filter(|d| !d.is_zero()))
+            .timeout_connect(timeouts.connect)
+            .timeout_resolve(timeouts.connect)
+            .timeout_per_read(timeouts.stall)
             .max_idle_connections(0)
             .build();
         Ok(Transport {
@@ -312,9 +327,17 @@ impl Transport {
                     format!("the body is larger than --max-filesize {max} bytes"),
                 ));
             }
-            sink.write_all(&buf[..n]).map_err(|e| {
-                Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
-            })?;
+            match sink.write_all(&buf[..n]) {
+                // The reader of stdout went away (`| head`): stop reading, quietly.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(total),
+                Err(e) => {
+                    return Err(Failure::new(
+                        FailureKind::Local,
+                        format!("cannot write the output: {e}"),
+                    ));
+                }
+                Ok(()) => {}
+            }
         }
     }
 }
@@ -324,39 +347,54 @@ fn is_redirect(status: u16) -> bool {
     matches!(status, 301 | 302 | 303 | 307 | 308)
 }
 
-/// Sorts a ureq error into a failure kind. `in_body`: the response had begun, so a broken
-/// stream is a body cut short.
+/// Sorts a ureq error into a failure kind, with a short detail for the log. `in_body`: the
+/// response had begun, so a broken stream is a body cut short.
 fn classify(e: &ureq::Error, in_body: bool) -> Failure {
     use FailureKind as K;
-    let text = e.to_string();
-    let kind = match e {
-        ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => K::ConnectTimeout,
-        ureq::Error::Timeout(Timeout::PerRead) => K::Stall,
-        ureq::Error::Timeout(_) => K::Timeout,
-        ureq::Error::HostNotFound => K::Dns,
-        ureq::Error::ConnectionFailed => K::Refused,
-        ureq::Error::Io(io) => return classify_io(io, in_body),
-        ureq::Error::Protocol(_) if in_body => K::Truncated,
-        ureq::Error::Tls(_) => K::TlsHandshake,
-        ureq::Error::Rustls(r) => match r {
-            rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => {
-                K::TlsCertificate
-            }
-            _ => K::TlsHandshake,
-        },
-        ureq::Error::TooManyRedirects => K::TooManyRedirects,
-        ureq::Error::BodyExceedsLimit(_) => K::TooLarge,
-        _ => K::Protocol,
-    };
-    Failure::new(kind, text)
+    match e {
+        ureq::Error::Timeout(Timeout::Connect | Timeout::Resolve) => {
+            Failure::new(K::ConnectTimeout, "no connection within --connect-timeout")
+        }
+        ureq::Error::Timeout(Timeout::PerRead) => {
+            Failure::new(K::Stall, "no byte within --stall-timeout")
+        }
+        ureq::Error::Timeout(_) => Failure::new(K::Timeout, "the attempt's time ran out"),
+        ureq::Error::HostNotFound => Failure::new(K::Dns, "host not found"),
+        ureq::Error::ConnectionFailed => Failure::new(K::Refused, "could not connect"),
+        ureq::Error::Io(io) => classify_io(io, in_body),
+        ureq::Error::Protocol(p) if in_body => {
+            Failure::new(K::Truncated, format!("broken framing: {p}"))
+        }
+        ureq::Error::Protocol(p) => Failure::new(K::Protocol, format!("invalid response: {p}")),
+        ureq::Error::Tls(t) => Failure::new(K::TlsHandshake, *t),
+        ureq::Error::Rustls(r) => classify_tls(r),
+        ureq::Error::TooManyRedirects => Failure::new(K::TooManyRedirects, ""),
+        ureq::Error::BodyExceedsLimit(_) => Failure::new(K::TooLarge, ""),
+        other => Failure::new(K::Protocol, other.to_string()),
+    }
 }
 
-/// Sorts an I/O error; its inner value may be a ureq error (from the body reader).
+/// A certificate that fails verification is final; any other TLS failure is a handshake
+/// that did not complete, so nothing was sent.
+fn classify_tls(r: &rustls::Error) -> Failure {
+    match r {
+        rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => {
+            Failure::new(FailureKind::TlsCertificate, r.to_string())
+        }
+        _ => Failure::new(FailureKind::TlsHandshake, r.to_string()),
+    }
+}
+
+/// Sorts an I/O error; its inner value may be a ureq or rustls error.
 fn classify_io(e: &io::Error, in_body: bool) -> Failure {
     use FailureKind as K;
     if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<ureq::Error>()) {
         return classify(inner, in_body);
     }
+    if let Some(tls) = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        return classify_tls(tls);
+    }
+    let detail = e.to_string();
     let kind = match e.kind() {
         io::ErrorKind::ConnectionRefused => K::Refused,
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => K::Timeout,
@@ -367,7 +405,7 @@ fn classify_io(e: &io::Error, in_body: bool) -> Failure {
         | io::ErrorKind::UnexpectedEof => K::Reset,
         io::ErrorKind::NetworkUnreachable | io::ErrorKind::HostUnreachable => K::Refused,
         _ => {
-            let msg = e.to_string();
+            let msg = &detail;
             // DNS failure has no stable ErrorKind; it shows only in the message.
             if msg.contains("lookup") || msg.contains("resolve") || msg.contains("Name or service")
             {
@@ -379,5 +417,5 @@ fn classify_io(e: &io::Error, in_body: bool) -> Failure {
             }
         }
     };
-    Failure::new(kind, e.to_string())
+    Failure::new(kind, detail)
 }

@@ -101,14 +101,16 @@ pub fn status_set(s: &str) -> Result<StatusSet, String> {
     Ok(StatusSet::from_ranges(ranges))
 }
 
-/// Parses a request header `Name: value` as curl's `-H` takes it. The name must be an
-/// HTTP token; the value may not contain CR or LF (that would smuggle another header).
-pub fn header(s: &str) -> Result<(String, String), String> {
-    let Some((name, value)) = s.split_once(':') else {
-        return Err(format!(
-            "invalid header {s:?}: expected 'Name: value' (a colon after the name)"
-        ));
-    };
+/// A `-H` argument, with curl's meanings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderArg {
+    /// `Name: value`: send this header (replacing one the tool would add).
+    Set(String, String),
+    /// `Name:` with nothing after the colon: do not send this header at all.
+    Remove(String),
+}
+
+fn header_name(name: &str) -> Result<String, String> {
     let name = name.trim();
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
@@ -116,6 +118,22 @@ pub fn header(s: &str) -> Result<(String, String), String> {
             "invalid header name {name:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
         ));
     }
+    Ok(name.to_string())
+}
+
+/// Parses a request header as curl's `-H` takes it: `Name: value` sends it, `Name:`
+/// removes it, `Name;` sends it with an empty value. The name must be an HTTP token; the
+/// value may not contain CR or LF (that would smuggle another header) or other controls.
+pub fn header(s: &str) -> Result<HeaderArg, String> {
+    if let Some(name) = s.strip_suffix(';').filter(|n| !n.contains(':')) {
+        return Ok(HeaderArg::Set(header_name(name)?, String::new()));
+    }
+    let Some((name, value)) = s.split_once(':') else {
+        return Err(format!(
+            "invalid header {s:?}: expected 'Name: value' (a colon after the name)"
+        ));
+    };
+    let name = header_name(name)?;
     if value.contains(['\r', '\n']) {
         return Err(format!(
             "invalid value for header {name}: it contains a CR or LF character"
@@ -126,7 +144,11 @@ pub fn header(s: &str) -> Result<(String, String), String> {
             "invalid value for header {name}: it contains a control character; expected printable text"
         ));
     }
-    Ok((name.to_string(), value.trim().to_string()))
+    let value = value.trim();
+    if value.is_empty() {
+        return Ok(HeaderArg::Remove(name));
+    }
+    Ok(HeaderArg::Set(name, value.to_string()))
 }
 
 /// Parses a size such as `--max-filesize`: bytes, or with a suffix k, M, G (powers of 1024).
@@ -199,8 +221,15 @@ mod tests {
 
     #[test]
     fn headers() {
-        assert_eq!(header("X-A: b c "), Ok(("X-A".into(), "b c".into())));
-        assert_eq!(header("X-Empty:"), Ok(("X-Empty".into(), "".into())));
+        assert_eq!(
+            header("X-A: b c "),
+            Ok(HeaderArg::Set("X-A".into(), "b c".into()))
+        );
+        assert_eq!(header("Accept:"), Ok(HeaderArg::Remove("Accept".into())));
+        assert_eq!(
+            header("X-Empty;"),
+            Ok(HeaderArg::Set("X-Empty".into(), "".into()))
+        );
         for bad in [
             "NoColon",
             ": v",

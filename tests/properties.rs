@@ -70,8 +70,12 @@ proptest! {
 
     #[test]
     fn header_round_trips(name in "[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}", value in "[ -~]{0,40}") {
-        let (n, v) = values::header(&format!("{name}: {value}")).unwrap();
-        prop_assert_eq!(n, name);
-        prop_assert_eq!(v, value.trim());
+        let parsed = values::header(&format!("{name}: {value}")).unwrap();
+        let expected = if value.trim().is_empty() {
+            values::HeaderArg::Remove(name)
+        } else {
+            values::HeaderArg::Set(name, value.trim().to_string())
+        };
+        prop_assert_eq!(parsed, expected);
     }
 }

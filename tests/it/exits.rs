@@ -195,3 +195,51 @@ fn demo_runs_end_to_end() {
     assert!(lines[3].contains("200 OK"));
     assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
 }
+
+#[test]
+fn zero_time_limits_mean_no_limit_as_in_curl() {
+    let s = Server::start(vec![Step::Stall {
+        body: vec![],
+        declared: 0,
+        pause: Duration::from_millis(300),
+    }])
+    .unwrap();
+    let url = s.url("/");
+    for flags in [
+        &["-m", "0"][..],
+        &["--timeout", "0"],
+        &["--connect-timeout", "0"],
+        &["--deadline", "0"],
+    ] {
+        let mut args = flags.to_vec();
+        args.push(&url);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{flags:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn header_removal_and_empty_headers_follow_curl() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let (out, _) = run(&[
+        "-H",
+        "Accept:",
+        "-H",
+        "User-Agent:",
+        "-H",
+        "X-Empty;",
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let r = &s.requests()[0];
+    assert_eq!(r.header("accept"), None);
+    assert_eq!(r.header("user-agent"), None);
+    assert_eq!(r.header("x-empty"), Some(""));
+    let (out, _) = run(&[&s.url("/")]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        s.requests()[1]
+            .header("user-agent")
+            .is_some_and(|ua| ua.starts_with("retry-http/"))
+    );
+}

@@ -9,4 +9,5 @@ mod replay;
 mod retry_after;
 mod secrets;
 mod signals;
+mod tls;
 mod usage;

@@ -214,3 +214,36 @@ fn stdout_never_sees_a_failed_attempts_bytes() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"final");
 }
+
+/// `retry-http URL | head -c 10`: the reader leaves early; the run ends quietly with the
+/// code the request earned.
+fn broken_pipe_exit_code(extra: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let s = Server::start(vec![Step::Generate { len: 20 << 20 }]).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+        .args(extra)
+        .arg(s.url("/"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 10];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn broken_pipe_is_quiet_when_buffered_and_when_streaming() {
+    for extra in [&[][..], &["--no-buffer"][..]] {
+        let (code, err) = broken_pipe_exit_code(extra);
+        assert_eq!(code, Some(0), "{extra:?}: {err}");
+        assert!(!err.contains("error"), "{extra:?}: {err}");
+    }
+}

@@ -138,3 +138,42 @@ fn spread_is_added_after_the_hint_but_never_shortens_it() {
     assert_eq!(a["retry_after"], "1");
     assert!(gaps(&s.requests())[0] >= Duration::from_millis(wait));
 }
+
+#[test]
+fn every_promised_retry_happens_before_the_deadline() {
+    // A clamped hint of 1s plus up to 1s of spread, against a 3s deadline: the spread may be
+    // trimmed, but a logged "retry in" must always be followed by that attempt.
+    let runs: Vec<_> = (1..=4)
+        .map(|seed| {
+            std::thread::spawn(move || {
+                let s = Server::start(vec![Step::with_header(503, "Retry-After", "5")]).unwrap();
+                let url = s.url("/");
+                let seed = seed.to_string();
+                let (out, took) = run(&[
+                    "--seed",
+                    &seed,
+                    "--deadline",
+                    "3s",
+                    "--max-retry-after",
+                    "1s",
+                    "--base",
+                    "1ms",
+                    &url,
+                ]);
+                (out, took, s.requests().len())
+            })
+        })
+        .collect();
+    for r in runs {
+        let (out, took, requests) = r.join().unwrap();
+        assert_eq!(code(&out), 5, "{}", stderr(&out));
+        let promised = stderr(&out).matches("; retry in ").count();
+        assert_eq!(
+            requests,
+            promised + 1,
+            "a promised retry never happened:\n{}",
+            stderr(&out)
+        );
+        assert!(took < Duration::from_millis(3600), "{took:?}");
+    }
+}

@@ -1,0 +1,113 @@
+//! TLS: a certificate that fails verification is never retried (exit 6); `--cacert` adds
+//! trust; `-k` turns verification off and says so. The server is rustls on loopback with a
+//! certificate made for the test.
+
+use crate::common::*;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct TlsServer {
+    url: String,
+    cert_pem: String,
+    handshakes: Arc<AtomicUsize>,
+}
+
+fn tls_server() -> TlsServer {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let cert_pem = cert.cert.pem();
+    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = Arc::new(AtomicUsize::new(0));
+    let count = handshakes.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let mut reader = BufReader::new(&mut tls);
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = tls.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecure",
+                );
+                let _ = tls.flush();
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            });
+        }
+    });
+    TlsServer {
+        url: format!("https://localhost:{port}/"),
+        cert_pem,
+        handshakes,
+    }
+}
+
+#[test]
+fn unknown_certificate_is_not_retried() {
+    let s = tls_server();
+    let mut args = vec!["--attempts", "4", &s.url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(
+        s.handshakes.load(Ordering::SeqCst),
+        1,
+        "a rejected certificate was retried"
+    );
+    assert!(
+        stderr(&out).contains("TLS certificate rejected"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn cacert_adds_trust() {
+    let s = tls_server();
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("ca.pem");
+    std::fs::write(&pem, &s.cert_pem).unwrap();
+    let (out, _) = run(&["--cacert", pem.to_str().unwrap(), &s.url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"secure");
+}
+
+#[test]
+fn insecure_skips_verification_and_warns() {
+    let s = tls_server();
+    let (out, _) = run(&["-k", &s.url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("verification is off"));
+}
+
+#[test]
+fn cacert_without_a_certificate_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("empty.pem");
+    std::fs::write(&pem, "not a certificate").unwrap();
+    let (out, _) = run(&["--cacert", pem.to_str().unwrap(), "https://localhost:1/"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no PEM certificate"),
+        "{}",
+        stderr(&out)
+    );
+}
