@@ -42,6 +42,10 @@ pub struct Loop<'a> {
     pub secrets: Vec<String>,
     /// A download broken mid-body, kept to be resumed by the next attempt.
     pub partial: RefCell<Option<Partial>>,
+    /// The head of the last response received (for `-D` and `%{url_effective}`).
+    pub last_head: RefCell<Option<crate::transport::Head>>,
+    /// Body bytes of the response delivered to the output (for `%{size_download}`).
+    pub delivered: std::cell::Cell<u64>,
 }
 
 /// The part of a body already received, and what identifies its representation.
@@ -249,6 +253,7 @@ impl Loop<'_> {
             }
         };
         self.log_response_headers(&ex.head);
+        *self.last_head.borrow_mut() = Some(ex.head.clone());
         let (continued, stale) = match partial {
             Some(p) if resume::continues(&ex.head, p.offset, &p.validator) => (Some(p), None),
             other => (None, other),
@@ -307,14 +312,17 @@ impl Loop<'_> {
         };
         let room = limit.map(|m| m.saturating_sub(offset));
         match Transport::read_body(ex.body, &mut spool, room) {
-            Ok(_) => match self.output.commit(spool) {
+            Ok(n) => match self.output.commit(spool) {
                 // The reader of stdout went away: nothing more to say to it.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
                 Err(e) => Err(failure(
                     FailureKind::Local,
                     format!("cannot write the output: {e}"),
                 )),
-                Ok(()) => Ok(()),
+                Ok(()) => {
+                    self.delivered.set(offset + n);
+                    Ok(())
+                }
             },
             Err(mut f) => {
                 let escaped = spool.escaped();

@@ -8,10 +8,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The exit-code table and a pointer to the recipes, shown after `--help`.
-fn after_help() -> String {
+/// Shown after `-h`: where the rest is.
+const SHORT_AFTER_HELP: &str = "Exit codes: 0 success, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport; --help has all, with examples.";
+
+/// Shown after `--help`: the exit-code table and two examples.
+fn long_after_help() -> String {
     format!(
-        "{}\nExamples:\n  retry-http https://example.test/health\n  retry-http --deadline 90s POST https://example.test/jobs -d @job.json --idempotency-key auto\n  retry-http -o report.csv --attempts 10 --cap 30s https://example.test/report.csv\n  retry-http demo",
+        "{}\nExamples:\n  retry-http -s -o /dev/null --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz\n  retry-http --deadline 90s POST https://api.example.test/jobs -d @job.json --idempotency-key auto",
         Outcome::table()
     )
 }
@@ -22,7 +25,9 @@ fn after_help() -> String {
 #[command(
     name = "retry-http",
     version,
-    after_help = after_help(),
+    override_usage = "retry-http [OPTIONS] [METHOD] <URL>\n       retry-http demo",
+    after_help = SHORT_AFTER_HELP,
+    after_long_help = long_after_help(),
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true
 )]
@@ -66,79 +71,94 @@ pub enum ColorChoice {
 /// Everything about one request and how it is retried.
 #[derive(Debug, Args)]
 pub struct RequestArgs {
-    /// [METHOD] URL: the method is optional (GET, or POST when a body is given).
+    /// [METHOD] URL: the method is optional (GET, or POST when a body is given); it is sent
+    /// as written (case matters, as in curl).
     #[arg(value_name = "[METHOD] URL", num_args = 1..=2, required = true)]
     pub target: Vec<String>,
 
     /// The request method (curl's name); giving a positional METHOD too is an error.
-    #[arg(short = 'X', long = "request", value_name = "METHOD")]
+    #[arg(
+        short = 'X',
+        long = "request",
+        value_name = "METHOD",
+        help_heading = "Request"
+    )]
     pub method: Option<String>,
 
     /// Total attempts, the first included (1 to 1000; 1 means no retry).
-    #[arg(long, default_value = "6", allow_hyphen_values = true, value_parser = values::attempts, help_heading = "Retry policy")]
+    #[arg(long, value_name = "N", default_value = "6", env = "RETRY_HTTP_ATTEMPTS", allow_hyphen_values = true, value_parser = values::attempts, help_heading = "Policy")]
     pub attempts: u32,
 
-    /// Backoff base: the first retry's ceiling (at least 1ms).
-    #[arg(long, default_value = "250ms", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
+    /// Backoff base: the first retry's ceiling (at least 1ms). Retry n's ceiling is min(cap, base * 2^n).
+    #[arg(long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub base: Duration,
 
-    /// The largest backoff ceiling; retry n's ceiling is min(cap, base * 2^n).
-    #[arg(long, default_value = "8s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
+    /// The largest backoff ceiling.
+    #[arg(long, value_name = "DURATION", default_value = "8s", env = "RETRY_HTTP_CAP", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub cap: Duration,
 
-    /// full | equal | decorrelated | none | +DURATION (additive).
-    #[arg(long, default_value = "full", allow_hyphen_values = true, value_parser = values::jitter, help_heading = "Retry policy")]
+    /// full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION)).
+    #[arg(long, value_name = "MODE", default_value = "full", env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter, help_heading = "Policy")]
     pub jitter: Jitter,
 
-    /// The whole command, waits included, ends by then (measured from start-up).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
+    /// The whole command, waits included, ends by then (from start-up; 0: none).
+    #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_DEADLINE", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub deadline: Option<Duration>,
 
-    /// Status codes that are retried: codes, ranges (500-599), classes (5xx); replaces the default.
-    #[arg(long, default_value = StatusSet::DEFAULT, value_parser = values::status_set, help_heading = "Retry policy")]
+    /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default.
+    #[arg(long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set, help_heading = "Policy")]
     pub retry_on: StatusSet,
 
     /// The longest Retry-After honoured; a longer hint is clamped to it (and logged).
-    #[arg(long, default_value = "60s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, value_name = "DURATION", default_value = "60s", env = "RETRY_HTTP_MAX_RETRY_AFTER", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub max_retry_after: Duration,
 
     /// Random spread added after a Retry-After wait, so clients do not return together (0: off).
-    #[arg(long, default_value = "1s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Retry policy")]
+    #[arg(long, value_name = "DURATION", default_value = "1s", env = "RETRY_HTTP_RETRY_AFTER_SPREAD", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub retry_after_spread: Duration,
 
-    /// Seed for the random draws, so a run can be replayed (shown by -v when not given).
-    #[arg(long, help_heading = "Retry policy")]
+    /// Timeout of one attempt, the whole exchange including the body (0: none).
+    #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration, conflicts_with = "max_time", help_heading = "Policy")]
+    pub timeout: Option<Duration>,
+
+    /// curl's name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none).
+    #[arg(short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds, help_heading = "Policy")]
+    pub max_time: Option<Duration>,
+
+    /// Timeout for opening the connection: DNS and TCP (0: none of its own).
+    #[arg(long, value_name = "DURATION", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
+    pub connect_timeout: Duration,
+
+    /// An attempt fails, retryably, when no byte arrives for this long (0: off).
+    #[arg(long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_STALL_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
+    pub stall_timeout: Duration,
+
+    /// Seed for the random draws, so a run can be replayed (-v shows the one used).
+    #[arg(
+        long,
+        value_name = "N",
+        env = "RETRY_HTTP_SEED",
+        help_heading = "Policy"
+    )]
     pub seed: Option<u64>,
 
     /// Send this Idempotency-Key on every attempt (auto: a random UUID); allows replaying POST.
-    #[arg(long, value_name = "KEY|auto", help_heading = "Retry policy")]
+    #[arg(long, value_name = "KEY|auto", help_heading = "Policy")]
     pub idempotency_key: Option<String>,
 
     /// Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key.
-    #[arg(long, help_heading = "Retry policy")]
+    #[arg(long, help_heading = "Policy")]
     pub retry_unsafe: bool,
 
-    /// Timeout of one attempt, the whole exchange included (body too).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, conflicts_with = "max_time", help_heading = "Timeouts")]
-    pub timeout: Option<Duration>,
-
-    /// curl's name for --timeout, in seconds (fractions allowed: 2.5).
-    #[arg(short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds, help_heading = "Timeouts")]
-    pub max_time: Option<Duration>,
-
-    /// Timeout for opening the connection (DNS, TCP, TLS handshake).
-    #[arg(long, default_value = "10s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Timeouts")]
-    pub connect_timeout: Duration,
-
-    /// An attempt fails (retryably) when no byte arrives for this long, before or during the body.
-    #[arg(long, default_value = "30s", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Timeouts")]
-    pub stall_timeout: Duration,
+    /// Print the resolved policy and its schedule on stdout, and send nothing.
+    #[arg(long, help_heading = "Policy")]
+    pub explain: bool,
 
     /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header, help_heading = "Request")]
     pub headers: Vec<values::HeaderArg>,
 
-    /// Request body (curl's -d): text, or @FILE (CR and LF removed, as curl does); repeats join with &.
+    /// Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &.
     #[arg(short = 'd', long = "data", value_name = "DATA", help_heading = "Request", conflicts_with_all = ["data_binary", "json"])]
     pub data: Vec<String>,
 
@@ -176,6 +196,18 @@ pub struct RequestArgs {
     #[arg(long, default_value = "50", value_name = "N", help_heading = "Request")]
     pub max_redirs: u32,
 
+    /// Send a HEAD request and show the response's status line and headers.
+    #[arg(short = 'I', long, help_heading = "Request", conflicts_with_all = ["data", "data_binary", "json"])]
+    pub head: bool,
+
+    /// Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY.
+    #[arg(short = 'x', long, value_name = "URL", help_heading = "Request")]
+    pub proxy: Option<String>,
+
+    /// Hosts reached without the proxy, comma-separated ('*' for all); overrides NO_PROXY.
+    #[arg(long, value_name = "LIST", help_heading = "Request")]
+    pub noproxy: Option<String>,
+
     /// Do not verify TLS certificates (says so on stderr).
     #[arg(short = 'k', long, help_heading = "Request")]
     pub insecure: bool,
@@ -184,7 +216,7 @@ pub struct RequestArgs {
     #[arg(long, value_name = "FILE", help_heading = "Request")]
     pub cacert: Option<PathBuf>,
 
-    /// Ask for a compressed response (Accept-Encoding) and decompress it.
+    /// Ask for a compressed response (Accept-Encoding: gzip) and decompress it.
     #[arg(long, help_heading = "Request")]
     pub compressed: bool,
 
@@ -195,6 +227,10 @@ pub struct RequestArgs {
     /// Include the final response's status line and headers in the output.
     #[arg(short = 'i', long, help_heading = "Output")]
     pub include: bool,
+
+    /// Write the final response's status line and headers to FILE ('-' for stdout).
+    #[arg(short = 'D', long, value_name = "FILE", help_heading = "Output")]
+    pub dump_header: Option<PathBuf>,
 
     /// Also write the body of a final error response.
     #[arg(long, help_heading = "Output")]
@@ -208,21 +244,63 @@ pub struct RequestArgs {
     #[arg(long, value_name = "SIZE", value_parser = values::size, help_heading = "Output")]
     pub max_filesize: Option<u64>,
 
+    /// After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, \\n; @FILE reads it.
+    #[arg(short = 'w', long, value_name = "FORMAT", help_heading = "Output")]
+    pub write_out: Option<String>,
+
     /// Only the final error line on stderr.
-    #[arg(short = 's', long, conflicts_with = "verbose", help_heading = "Output")]
+    #[arg(
+        short = 's',
+        long,
+        conflicts_with = "verbose",
+        help_heading = "Logging"
+    )]
     pub silent: bool,
 
     /// Add request and response headers, and the seed, to the log.
-    #[arg(short = 'v', long, help_heading = "Output")]
+    #[arg(short = 'v', long, help_heading = "Logging")]
     pub verbose: bool,
 
     /// Format of the stderr log.
-    #[arg(long, value_enum, default_value = "text", help_heading = "Output")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "FORMAT",
+        default_value = "text",
+        env = "RETRY_HTTP_LOG_FORMAT",
+        help_heading = "Logging"
+    )]
     pub log_format: LogFormat,
 
-    /// Colour on stderr.
-    #[arg(long, value_enum, default_value = "auto", help_heading = "Output")]
+    /// Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        help_heading = "Logging"
+    )]
     pub color: ColorChoice,
+
+    /// curl's flag, answered with this tool's equivalent.
+    #[arg(long, hide = true, value_name = "N", allow_hyphen_values = true)]
+    pub retry: Option<String>,
+
+    /// curl's flag, answered with this tool's equivalent.
+    #[arg(long, hide = true, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub retry_delay: Option<String>,
+
+    /// curl's flag, answered with this tool's equivalent.
+    #[arg(long, hide = true, value_name = "SECONDS", allow_hyphen_values = true)]
+    pub retry_max_time: Option<String>,
+
+    /// curl's flag, answered with this tool's equivalent.
+    #[arg(long, hide = true)]
+    pub retry_connrefused: bool,
+
+    /// curl's flag, answered with this tool's equivalent.
+    #[arg(long, hide = true)]
+    pub retry_all_errors: bool,
 }
 
 #[cfg(test)]

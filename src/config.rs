@@ -94,6 +94,10 @@ pub struct RequestConfig {
     pub cacert: Option<PathBuf>,
     /// Send Accept-Encoding and decode.
     pub compressed: bool,
+    /// `-x`: the proxy URL given on the command line.
+    pub proxy: Option<String>,
+    /// `--noproxy`: hosts reached directly.
+    pub noproxy: Option<String>,
 }
 
 /// Where the body goes and what the log looks like.
@@ -117,6 +121,10 @@ pub struct OutputConfig {
     pub log_format: LogFormat,
     /// Colour on stderr.
     pub color: ColorChoice,
+    /// `-D`: where the final response's head goes.
+    pub dump_header: Option<PathBuf>,
+    /// `-w`: the write-out format (an `@FILE` is read later).
+    pub write_out: Option<String>,
 }
 
 /// The whole validated configuration of a request run.
@@ -130,6 +138,8 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// Output and log.
     pub output: OutputConfig,
+    /// `--explain`: print the policy and send nothing.
+    pub explain: bool,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -235,6 +245,47 @@ fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec
     })
 }
 
+/// curl's retry flags get a usage error that names the equivalent here, so a pasted curl
+/// command line teaches rather than misleads.
+fn curl_retry_flags(a: &RequestArgs) -> Result<(), UsageError> {
+    let secs = |v: &str| match v.parse::<f64>() {
+        Ok(s) if s >= 0.0 => format!("{s}s"),
+        _ => format!("{v}s"),
+    };
+    if let Some(n) = &a.retry {
+        let equivalent = match n.parse::<u32>() {
+            Ok(n) => format!("--attempts {}", n.saturating_add(1)),
+            Err(_) => "--attempts N+1".into(),
+        };
+        return usage(format!(
+            "--retry is curl's flag: here, --retry {n} is {equivalent} (attempts count the first try)"
+        ));
+    }
+    if let Some(d) = &a.retry_delay {
+        let d = secs(d);
+        return usage(format!(
+            "--retry-delay is curl's flag: a fixed pause here is --base {d} --cap {d} --jitter none (the default, full jitter, is kinder to servers)"
+        ));
+    }
+    if let Some(t) = &a.retry_max_time {
+        return usage(format!(
+            "--retry-max-time is curl's flag: here it is --deadline {}",
+            secs(t)
+        ));
+    }
+    if a.retry_connrefused {
+        return usage(
+            "--retry-connrefused is curl's flag: here a refused connection is always retried; drop it",
+        );
+    }
+    if a.retry_all_errors {
+        return usage(
+            "--retry-all-errors is curl's flag: here it is --retry-on 4xx,5xx (with --retry-unsafe to replay POST)",
+        );
+    }
+    Ok(())
+}
+
 /// A time limit of 0 means no limit, as curl reads `--max-time 0`.
 fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
@@ -242,6 +293,7 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 
 /// Turns parsed flags into a configuration, or says which flag is wrong.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+    curl_retry_flags(a)?;
     let (positional_method, target) = match a.target.as_slice() {
         [u] => (None, u),
         [m, u] => (Some(m), u),
@@ -279,8 +331,12 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let body = body(a, &mut headers);
     // A header removed with `-H 'Name:'` goes, even one a body flag implied.
     headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
+    if a.head && (positional_method.is_some() || a.method.is_some()) {
+        return usage("-I sends HEAD: give either -I or a method");
+    }
     let method = match positional_method.or(a.method.as_ref()) {
         Some(m) => method(m)?,
+        None if a.head => "HEAD".into(),
         None if body.is_some() => "POST".into(),
         None => "GET".into(),
     };
@@ -307,6 +363,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             insecure: a.insecure,
             cacert: a.cacert.clone(),
             compressed: a.compressed,
+            proxy: a.proxy.clone(),
+            noproxy: a.noproxy.clone(),
         },
         retry: RetryConfig {
             attempts: a.attempts,
@@ -330,7 +388,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         },
         output: OutputConfig {
             path: a.output.clone(),
-            include: a.include,
+            include: a.include || a.head,
             fail_with_body: a.fail_with_body,
             no_buffer: a.no_buffer,
             max_filesize: a.max_filesize,
@@ -338,7 +396,10 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             verbose: a.verbose,
             log_format: a.log_format,
             color: a.color,
+            dump_header: a.dump_header.clone(),
+            write_out: a.write_out.clone(),
         },
+        explain: a.explain,
     })
 }
 

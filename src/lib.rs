@@ -8,9 +8,11 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod exit;
+pub mod explain;
 pub mod interrupt;
 pub mod output;
 pub mod policy;
+pub mod proxy;
 pub mod redact;
 pub mod report;
 pub mod resume;
@@ -18,6 +20,7 @@ pub mod retry_after;
 pub mod scripted;
 pub mod transport;
 pub mod values;
+pub mod write_out;
 
 use clap::Parser;
 use config::KeySpec;
@@ -26,6 +29,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use report::Reporter;
 use std::ffi::OsString;
+use std::io::Write;
 use std::time::Instant;
 
 /// Parses `args` (program name first) and runs the command; `start` is when the process
@@ -55,12 +59,30 @@ fn clap_error(e: &clap::Error) -> Outcome {
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // A value may itself hold CR or LF; keep the message on one line.
     let first = first.replace('\r', "\\r").replace('\n', "\\n");
+    let first = match env_source(e) {
+        Some(var) => format!("{first} (the value comes from ${var})"),
+        None => first,
+    };
     let tip = paragraphs.map(str::trim).find(|p| p.starts_with("tip:"));
     match tip {
         Some(tip) => eprintln!("retry-http: error: {first} ({tip}); see --help"),
         None => eprintln!("retry-http: error: {first}; see --help"),
     }
     Outcome::Usage
+}
+
+/// The `RETRY_HTTP_*` variable a bad value came from, if it came from one.
+fn env_source(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let flag = arg.strip_prefix("--")?.split([' ', '=']).next()?;
+    let var = format!("RETRY_HTTP_{}", flag.to_ascii_uppercase().replace('-', "_"));
+    (std::env::var(&var).ok().as_deref() == Some(value.as_str())).then_some(var)
 }
 
 /// Runs one request with retries.
@@ -73,6 +95,20 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
     let cfg = match config::build(args) {
         Ok(c) => c,
         Err(e) => return usage(&e.0),
+    };
+    if cfg.explain {
+        print!("{}", explain::explain(&cfg));
+        return Outcome::Success;
+    }
+    let write_out = match cfg
+        .output
+        .write_out
+        .as_deref()
+        .map(read_write_out)
+        .transpose()
+    {
+        Ok(w) => w,
+        Err(e) => return usage(&e),
     };
     let output = match output::Output::prepare(&cfg.output) {
         Ok(o) => o,
@@ -131,17 +167,68 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         start,
         secrets,
         partial: Default::default(),
+        last_head: Default::default(),
+        delivered: Default::default(),
     };
     let mut rng = StdRng::seed_from_u64(seed);
     let ended = run.run(&mut rng);
+    let head = run.last_head.borrow().clone();
+    let mut outcome = ended.outcome;
+    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &head)
+        && let Err(e) = dump_header(path, head)
+    {
+        reporter.error(&format!("cannot write -D {}: {e}", path.display()));
+        outcome = Outcome::Local;
+    }
     reporter.summary(
-        ended.outcome,
+        outcome,
         ended.attempts_made,
         start.elapsed(),
         seed,
         &ended.last,
     );
-    ended.outcome
+    if let Some(format) = write_out {
+        let vars = write_out::Vars {
+            http_code: head.as_ref().map(|h| h.status),
+            num_retries: ended.attempts_made.saturating_sub(1),
+            time_total: start.elapsed(),
+            url_effective: head
+                .as_ref()
+                .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
+            exitcode: outcome.code(),
+            size_download: run.delivered.get(),
+        };
+        let (text, unknown) = write_out::render(&format, &vars);
+        for name in unknown {
+            reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+    outcome
+}
+
+/// `-w @FILE` reads the format from a file (`@-`: stdin), as curl does.
+fn read_write_out(arg: &str) -> Result<String, String> {
+    match arg.strip_prefix('@') {
+        Some("-") => std::io::read_to_string(std::io::stdin())
+            .map_err(|e| format!("cannot read -w from stdin: {e}")),
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read -w file {path}: {e}"))
+        }
+        None => Ok(arg.to_string()),
+    }
+}
+
+/// `-D FILE`: the final response's status line and headers (`-`: stdout).
+fn dump_header(path: &std::path::Path, head: &transport::Head) -> std::io::Result<()> {
+    let text = output::head_text(head);
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        return out.flush();
+    }
+    std::fs::write(path, text)
 }
 
 /// `-v`: the request line and headers, secrets masked.

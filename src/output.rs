@@ -213,7 +213,7 @@ impl Output {
 }
 
 /// The status line and headers, as `-i` shows them.
-fn head_text(head: &Head) -> String {
+pub fn head_text(head: &Head) -> String {
     let mut s = format!("{} {} {}\r\n", head.version, head.status, head.reason);
     for (n, v) in &head.headers {
         s.push_str(&format!("{n}: {v}\r\n"));

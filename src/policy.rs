@@ -89,13 +89,23 @@ impl Backoff {
     }
 
     /// The lowest and highest backoff that retry `n` can draw (for `--explain` and tests).
-    /// For decorrelated jitter the bounds hold over any history: [base, cap].
+    /// For decorrelated jitter, previous starts at base, so retry n draws at most
+    /// min(cap, base * 3^(n+1)).
     pub fn bounds(&self, n: u32) -> (Duration, Duration) {
         let c = self.ceiling(n);
         match self.jitter {
             Jitter::Full => (Duration::ZERO, c),
             Jitter::Equal => (c / 2, c),
-            Jitter::Decorrelated => (self.base.min(self.cap), self.cap),
+            Jitter::Decorrelated => {
+                let grown = 3u32.checked_pow(n.saturating_add(1)).unwrap_or(u32::MAX);
+                (
+                    self.base.min(self.cap),
+                    self.base
+                        .checked_mul(grown)
+                        .unwrap_or(Duration::MAX)
+                        .min(self.cap),
+                )
+            }
             Jitter::None => (c, c),
             Jitter::Additive(d) => (c, c.saturating_add(d)),
         }

@@ -264,9 +264,18 @@ fn serve(
     stopping: &AtomicBool,
 ) -> io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
-    let rec = read_request(&mut reader)?;
+    let mut rec = read_request(&mut reader)?;
     if rec.method.is_empty() {
         return Ok(());
+    }
+    if rec.method == "CONNECT" {
+        // Act as a proxy's tunnel: record the CONNECT, then serve the request inside it.
+        let mut out = conn.try_clone()?;
+        out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+        if let Ok(mut r) = reqs.lock() {
+            r.push(rec);
+        }
+        rec = read_request(&mut reader)?;
     }
     let i = next.fetch_add(1, Ordering::SeqCst);
     let range_from = requested_range(&rec);

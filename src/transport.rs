@@ -141,7 +141,24 @@ impl Transport {
         } else {
             AutoHeaderValue::Default
         };
+        let chosen = crate::proxy::choose(
+            req.url.scheme(),
+            req.url.host_str().unwrap_or(""),
+            req.proxy.as_deref(),
+            req.noproxy.as_deref(),
+            |name| std::env::var(name).ok(),
+        );
+        let proxy = match chosen {
+            Some(p) => Some(ureq::Proxy::new(&p).map_err(|e| {
+                UsageError(format!(
+                    "invalid proxy {} ({e}): expected http://HOST:PORT, https://, socks4:// or socks5://",
+                    crate::redact::text(&p, &[])
+                ))
+            })?),
+            None => None,
+        };
         let config = Agent::config_builder()
+            .proxy(proxy)
             .http_status_as_error(false)
             .max_redirects(0)
             .max_redirects_will_error(false)

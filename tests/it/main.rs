@@ -9,5 +9,6 @@ mod replay;
 mod retry_after;
 mod secrets;
 mod signals;
+mod surface;
 mod tls;
 mod usage;
