@@ -211,10 +211,18 @@ impl Loop<'_> {
                     };
                 }
                 Step::Wait(wait, decision) => {
+                    let why = match (&line.decision, &decision) {
+                        (_, Decision::Retry { reason, .. })
+                            if *reason != crate::policy::WaitReason::Backoff =>
+                        {
+                            format!("Retry-After from {last}")
+                        }
+                        _ => format!("backoff after {last}"),
+                    };
                     line.decision = decision;
                     self.reporter.attempt(&line);
                     drop(pending);
-                    if let Some(sig) = self.interrupt.sleep(wait) {
+                    if let Some(sig) = self.sleep_visibly(wait, &why) {
                         return Ended {
                             outcome: signal_outcome(sig),
                             attempts_made: n,
@@ -231,6 +239,30 @@ impl Loop<'_> {
             last,
             last_status,
         }
+    }
+
+    /// Sleeps, showing a countdown on a terminal when the wait is long enough to wonder about.
+    fn sleep_visibly(&self, wait: Duration, why: &str) -> Option<Signal> {
+        if !self.reporter.live() || wait <= Duration::from_secs(2) {
+            return self.interrupt.sleep(wait);
+        }
+        let end = Instant::now() + wait;
+        let result = loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break None;
+            }
+            // Whole seconds, rounded up; tick when the shown number changes.
+            let secs = left.as_secs_f64().ceil() as u64;
+            self.reporter
+                .live_line(&format!("waiting {secs}s: {why}, Ctrl-C to stop"));
+            let tick = left.saturating_sub(Duration::from_secs(secs.saturating_sub(1)));
+            if let Some(sig) = self.interrupt.sleep(tick) {
+                break Some(sig);
+            }
+        };
+        self.reporter.clear_live();
+        result
     }
 
     /// One exchange; a success's body is delivered before this returns.
@@ -311,7 +343,18 @@ impl Loop<'_> {
             }
         };
         let room = limit.map(|m| m.saturating_sub(offset));
-        match Transport::read_body(ex.body, &mut spool, room) {
+        let total = announced.map(|l| l + offset);
+        let mut shown: Option<Instant> = None;
+        let mut progress = |bytes: u64| {
+            // Small bodies finish before anyone could read a progress line.
+            if bytes >= 1 << 20 && shown.is_none_or(|t| t.elapsed() >= Duration::from_millis(250)) {
+                shown = Some(Instant::now());
+                self.reporter.progress(offset + bytes, total);
+            }
+        };
+        let read = Transport::read_body(ex.body, &mut spool, room, &mut progress);
+        self.reporter.clear_live();
+        match read {
             Ok(n) => match self.output.commit(spool) {
                 // The reader of stdout went away: nothing more to say to it.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

@@ -29,7 +29,8 @@ fn long_after_help() -> String {
     after_help = SHORT_AFTER_HELP,
     after_long_help = long_after_help(),
     args_conflicts_with_subcommands = true,
-    subcommand_negates_reqs = true
+    subcommand_negates_reqs = true,
+    max_term_width = 100
 )]
 pub struct Cli {
     /// A subcommand instead of a request.

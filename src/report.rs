@@ -77,6 +77,10 @@ pub fn fmt_duration(d: Duration) -> String {
 
 /// The stderr writer.
 pub struct Reporter {
+    /// Countdowns and progress are drawn: stderr is a terminal, the log is text, not `-s`.
+    live: bool,
+    /// A live line is on screen and must be erased before the next log line.
+    dirty: std::cell::Cell<bool>,
     format: LogFormat,
     silent: bool,
     verbose: bool,
@@ -93,12 +97,56 @@ impl Reporter {
             ColorChoice::Always => anstream::ColorChoice::Always,
             ColorChoice::Never => anstream::ColorChoice::Never,
         };
+        let live = std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && format == LogFormat::Text
+            && !silent;
         Reporter {
+            live,
+            dirty: Default::default(),
             format,
             silent,
             verbose,
             color,
         }
+    }
+
+    /// Whether countdowns and progress are shown (stderr is a terminal, text log, not `-s`).
+    pub fn live(&self) -> bool {
+        self.live
+    }
+
+    /// Draws a line that the next one replaces (a countdown, progress); terminals only.
+    pub fn live_line(&self, text: &str) {
+        if self.live {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K{PREFIX} {text}");
+            let _ = err.flush();
+            self.dirty.set(true);
+        }
+    }
+
+    /// Erases the live line, if one is drawn.
+    pub fn clear_live(&self) {
+        if self.dirty.replace(false) {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        }
+    }
+
+    /// Download progress, on a terminal: bytes so far of the total when known.
+    pub fn progress(&self, bytes: u64, total: Option<u64>) {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        let text = match total {
+            Some(t) if t > 0 => format!(
+                "downloading {:.1} MiB of {:.1} MiB ({:.0}%)",
+                mib(bytes),
+                mib(t),
+                bytes as f64 * 100.0 / t as f64
+            ),
+            _ => format!("downloading {:.1} MiB", mib(bytes)),
+        };
+        self.live_line(&text);
     }
 
     /// Whether `-v` was given.
@@ -107,6 +155,7 @@ impl Reporter {
     }
 
     fn write_line(&self, line: &str) {
+        self.clear_live();
         let mut err = anstream::AutoStream::new(std::io::stderr(), self.color);
         // A closed stderr is no reason to fail the request.
         let _ = writeln!(err, "{line}");

@@ -320,12 +320,14 @@ impl Transport {
         Ok(Exchange { head, body })
     }
 
-    /// Copies the body into `sink`, failing when it exceeds `limit` bytes. Returns the
-    /// number of bytes written. A write error on the sink is a local failure.
+    /// Copies the body into `sink`, failing when it exceeds `limit` bytes, and calls
+    /// `progress` with the bytes so far. Returns the number of bytes written. A write error
+    /// on the sink is a local failure; a broken pipe ends the copy quietly.
     pub fn read_body(
         body: ureq::Body,
         sink: &mut dyn Write,
         limit: Option<u64>,
+        progress: &mut dyn FnMut(u64),
     ) -> Result<u64, Failure> {
         let mut reader = body.into_with_config().limit(u64::MAX).reader();
         let mut buf = vec![0u8; 64 * 1024];
@@ -353,7 +355,7 @@ impl Transport {
                         format!("cannot write the output: {e}"),
                     ));
                 }
-                Ok(()) => {}
+                Ok(()) => progress(total),
             }
         }
     }

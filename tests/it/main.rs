@@ -10,5 +10,6 @@ mod retry_after;
 mod secrets;
 mod signals;
 mod surface;
+mod terminal;
 mod tls;
 mod usage;

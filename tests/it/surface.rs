@@ -255,3 +255,64 @@ fn curl_retry_flags_teach_the_equivalent() {
     }
     assert_eq!(s.requests().len(), 0);
 }
+
+#[test]
+fn json_log_is_one_object_per_line_with_a_summary() {
+    let s = Server::start(vec![
+        Step::with_header(429, "Retry-After", "0"),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
+    let url = s.url("/");
+    let mut args = vec!["--log-format", "json", "--seed", "7", &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0);
+    for line in stderr(&out).lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!(v["type"].is_string(), "{line}");
+    }
+    let attempts = json_lines(&out, "attempt");
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0]["status"], 429);
+    assert_eq!(attempts[0]["retry_after"], "0");
+    assert!(attempts[1]["wait_ms"].is_null());
+    assert_eq!(attempts[1]["wait_reason"], "none");
+    let summary = &json_lines(&out, "summary")[0];
+    assert_eq!(summary["outcome"], "success");
+    assert_eq!(summary["exit_code"], 0);
+    assert_eq!(summary["attempts_made"], 2);
+    assert_eq!(summary["seed"], 7);
+    assert!(summary["elapsed_ms"].is_u64());
+    // Errors are JSON too.
+    let (out, _) = run(&["--log-format", "json", "--attempts", "0", &url]);
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn colour_on_stderr_only_and_as_asked() {
+    let s = Server::start(vec![Step::status(200, "plain body")]).unwrap();
+    let url = s.url("/");
+    let (out, _) = run(&["--color", "always", &url]);
+    assert!(
+        stderr(&out).contains("\x1b["),
+        "no colour with --color always"
+    );
+    assert_eq!(out.stdout, b"plain body", "the body is never coloured");
+    let (out, _) = run(&["--color", "never", &url]);
+    assert!(!stderr(&out).contains("\x1b["));
+    let (out, _) = run(&[&url]);
+    assert!(!stderr(&out).contains("\x1b["), "auto: no colour on a pipe");
+    let forced = assert_cmd::Command::cargo_bin("retry-http")
+        .unwrap()
+        .env("CLICOLOR_FORCE", "1")
+        .env_remove("NO_COLOR")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&forced.stderr).contains("\x1b["),
+        "CLICOLOR_FORCE ignored"
+    );
+}

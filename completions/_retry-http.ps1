@@ -1,0 +1,116 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'retry-http'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'retry-http' {
+            [CompletionResult]::new('-X', '-X ', [CompletionResultType]::ParameterName, 'The request method (curl''s name); giving a positional METHOD too is an error')
+            [CompletionResult]::new('--request', '--request', [CompletionResultType]::ParameterName, 'The request method (curl''s name); giving a positional METHOD too is an error')
+            [CompletionResult]::new('--attempts', '--attempts', [CompletionResultType]::ParameterName, 'Total attempts, the first included (1 to 1000; 1 means no retry)')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Backoff base: the first retry''s ceiling (at least 1ms). Retry n''s ceiling is min(cap, base * 2^n)')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'The largest backoff ceiling')
+            [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'The whole command, waits included, ends by then (from start-up; 0: none)')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default')
+            [CompletionResult]::new('--max-retry-after', '--max-retry-after', [CompletionResultType]::ParameterName, 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)')
+            [CompletionResult]::new('--retry-after-spread', '--retry-after-spread', [CompletionResultType]::ParameterName, 'Random spread added after a Retry-After wait, so clients do not return together (0: off)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Timeout of one attempt, the whole exchange including the body (0: none)')
+            [CompletionResult]::new('-m', '-m', [CompletionResultType]::ParameterName, 'curl''s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)')
+            [CompletionResult]::new('--max-time', '--max-time', [CompletionResultType]::ParameterName, 'curl''s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Timeout for opening the connection: DNS and TCP (0: none of its own)')
+            [CompletionResult]::new('--stall-timeout', '--stall-timeout', [CompletionResultType]::ParameterName, 'An attempt fails, retryably, when no byte arrives for this long (0: off)')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed for the random draws, so a run can be replayed (-v shows the one used)')
+            [CompletionResult]::new('--idempotency-key', '--idempotency-key', [CompletionResultType]::ParameterName, 'Send this Idempotency-Key on every attempt (auto: a random UUID); allows replaying POST')
+            [CompletionResult]::new('-H', '-H ', [CompletionResultType]::ParameterName, 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty')
+            [CompletionResult]::new('--header', '--header', [CompletionResultType]::ParameterName, 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty')
+            [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &')
+            [CompletionResult]::new('--data-binary', '--data-binary', [CompletionResultType]::ParameterName, 'Request body sent byte for byte: text, @FILE, or @- for stdin')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json')
+            [CompletionResult]::new('-u', '-u', [CompletionResultType]::ParameterName, 'Basic authentication, USER:PASSWORD')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'Basic authentication, USER:PASSWORD')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'The User-Agent header')
+            [CompletionResult]::new('--user-agent', '--user-agent', [CompletionResultType]::ParameterName, 'The User-Agent header')
+            [CompletionResult]::new('--max-redirs', '--max-redirs', [CompletionResultType]::ParameterName, 'The most redirects followed with -L')
+            [CompletionResult]::new('-x', '-x', [CompletionResultType]::ParameterName, 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY')
+            [CompletionResult]::new('--proxy', '--proxy', [CompletionResultType]::ParameterName, 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY')
+            [CompletionResult]::new('--noproxy', '--noproxy', [CompletionResultType]::ParameterName, 'Hosts reached without the proxy, comma-separated (''*'' for all); overrides NO_PROXY')
+            [CompletionResult]::new('--cacert', '--cacert', [CompletionResultType]::ParameterName, 'Trust the certificates in this PEM file, besides the system''s store')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the body to FILE (renamed into place only when complete and successful)')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the body to FILE (renamed into place only when complete and successful)')
+            [CompletionResult]::new('-D', '-D ', [CompletionResultType]::ParameterName, 'Write the final response''s status line and headers to FILE (''-'' for stdout)')
+            [CompletionResult]::new('--dump-header', '--dump-header', [CompletionResultType]::ParameterName, 'Write the final response''s status line and headers to FILE (''-'' for stdout)')
+            [CompletionResult]::new('--max-filesize', '--max-filesize', [CompletionResultType]::ParameterName, 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)')
+            [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, \\n; @FILE reads it')
+            [CompletionResult]::new('--write-out', '--write-out', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, \\n; @FILE reads it')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'Format of the stderr log')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)')
+            [CompletionResult]::new('--retry', '--retry', [CompletionResultType]::ParameterName, 'curl''s flag, answered with this tool''s equivalent')
+            [CompletionResult]::new('--retry-delay', '--retry-delay', [CompletionResultType]::ParameterName, 'curl''s flag, answered with this tool''s equivalent')
+            [CompletionResult]::new('--retry-max-time', '--retry-max-time', [CompletionResultType]::ParameterName, 'curl''s flag, answered with this tool''s equivalent')
+            [CompletionResult]::new('--retry-unsafe', '--retry-unsafe', [CompletionResultType]::ParameterName, 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key')
+            [CompletionResult]::new('--explain', '--explain', [CompletionResultType]::ParameterName, 'Print the resolved policy and its schedule on stdout, and send nothing')
+            [CompletionResult]::new('-L', '-L ', [CompletionResultType]::ParameterName, 'Follow redirects (each hop belongs to the attempt that started it)')
+            [CompletionResult]::new('--location', '--location', [CompletionResultType]::ParameterName, 'Follow redirects (each hop belongs to the attempt that started it)')
+            [CompletionResult]::new('-I', '-I ', [CompletionResultType]::ParameterName, 'Send a HEAD request and show the response''s status line and headers')
+            [CompletionResult]::new('--head', '--head', [CompletionResultType]::ParameterName, 'Send a HEAD request and show the response''s status line and headers')
+            [CompletionResult]::new('-k', '-k', [CompletionResultType]::ParameterName, 'Do not verify TLS certificates (says so on stderr)')
+            [CompletionResult]::new('--insecure', '--insecure', [CompletionResultType]::ParameterName, 'Do not verify TLS certificates (says so on stderr)')
+            [CompletionResult]::new('--compressed', '--compressed', [CompletionResultType]::ParameterName, 'Ask for a compressed response (Accept-Encoding: gzip) and decompress it')
+            [CompletionResult]::new('-i', '-i', [CompletionResultType]::ParameterName, 'Include the final response''s status line and headers in the output')
+            [CompletionResult]::new('--include', '--include', [CompletionResultType]::ParameterName, 'Include the final response''s status line and headers in the output')
+            [CompletionResult]::new('--fail-with-body', '--fail-with-body', [CompletionResultType]::ParameterName, 'Also write the body of a final error response')
+            [CompletionResult]::new('-N', '-N ', [CompletionResultType]::ParameterName, 'Stream the body as it arrives; a failure after the first byte is then not retried')
+            [CompletionResult]::new('--no-buffer', '--no-buffer', [CompletionResultType]::ParameterName, 'Stream the body as it arrives; a failure after the first byte is then not retried')
+            [CompletionResult]::new('-s', '-s', [CompletionResultType]::ParameterName, 'Only the final error line on stderr')
+            [CompletionResult]::new('--silent', '--silent', [CompletionResultType]::ParameterName, 'Only the final error line on stderr')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Add request and response headers, and the seed, to the log')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Add request and response headers, and the seed, to the log')
+            [CompletionResult]::new('--retry-connrefused', '--retry-connrefused', [CompletionResultType]::ParameterName, 'curl''s flag, answered with this tool''s equivalent')
+            [CompletionResult]::new('--retry-all-errors', '--retry-all-errors', [CompletionResultType]::ParameterName, 'curl''s flag, answered with this tool''s equivalent')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'retry-http;demo' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'retry-http;help' {
+            [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'retry-http;help;demo' {
+            break
+        }
+        'retry-http;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

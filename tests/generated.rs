@@ -1,0 +1,183 @@
+//! The man page, the shell completions and the README's help block are generated from the
+//! clap definition and checked in. This test regenerates them and fails on any difference;
+//! `RETRY_HTTP_REGENERATE=1 cargo test --test generated` rewrites them.
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use retry_http::cli::Cli;
+use retry_http::exit::Outcome;
+use roff::{Roff, bold, roman};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn regenerate() -> bool {
+    std::env::var_os("RETRY_HTTP_REGENERATE").is_some()
+}
+
+/// Compares `fresh` with the file, or rewrites the file when asked.
+fn check(path: &Path, fresh: &[u8]) {
+    if regenerate() {
+        std::fs::write(path, fresh).unwrap();
+        return;
+    }
+    let current = std::fs::read(path).unwrap_or_default();
+    assert!(
+        current == fresh,
+        "{} is stale: run RETRY_HTTP_REGENERATE=1 cargo test --test generated",
+        path.display()
+    );
+}
+
+fn section(out: &mut Vec<u8>, title: &str, body: &Roff) {
+    let mut r = Roff::new();
+    r.control("SH", [title]);
+    out.extend(r.render().into_bytes());
+    out.extend(body.render().into_bytes());
+}
+
+fn paragraphs(texts: &[&str]) -> Roff {
+    let mut r = Roff::new();
+    for t in texts {
+        r.control("PP", []).text([roman(*t)]);
+    }
+    r
+}
+
+fn tagged(items: &[(String, String)]) -> Roff {
+    let mut r = Roff::new();
+    for (tag, text) in items {
+        r.control("TP", [])
+            .text([bold(tag.as_str())])
+            .text([roman(text.as_str())]);
+    }
+    r
+}
+
+fn man_page() -> Vec<u8> {
+    let cmd = Cli::command();
+    let man = clap_mangen::Man::new(cmd.clone()).date("2026-11-29");
+    let mut out = Vec::new();
+    man.render_title(&mut out).unwrap();
+    man.render_name_section(&mut out).unwrap();
+    man.render_synopsis_section(&mut out).unwrap();
+    man.render_description_section(&mut out).unwrap();
+    man.render_options_section(&mut out).unwrap();
+    man.render_subcommands_section(&mut out).unwrap();
+    section(
+        &mut out,
+        "RETRY RULES",
+        &paragraphs(&[
+            "Retry n (n from 0) has the ceiling min(cap, base * 2^n). Full jitter waits uniform(0, ceiling); equal jitter ceiling/2 + uniform(0, ceiling/2); decorrelated jitter min(cap, uniform(base, previous * 3)); none waits the ceiling; +D waits ceiling + uniform(0, D). (AWS Architecture Blog, Exponential Backoff And Jitter.)",
+            "Retry-After (RFC 9110 section 10.2.3) is read as delta-seconds or an HTTP-date (IMF-fixdate, RFC 850, asctime). The wait is max(backoff, hint), never shorter than the hint; a hint above --max-retry-after is clamped and logged; when the hint is the larger, uniform(0, --retry-after-spread) is added. A value that cannot be read is reported and ignored, never read as zero.",
+            "The deadline counts from start-up. Each attempt's timeout is cut to what is left. If the next wait's floor would end past the deadline, the run stops at once (exit 5) rather than sleeping into a sure failure.",
+            "Statuses in --retry-on are retried, and failures with no response (refused, DNS, timeouts, resets, stalls, bodies cut short). A rejected TLS certificate, a protocol error, too many redirects and an oversized body are not.",
+            "GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent (RFC 9110 section 9.2.2). Other methods are replayed only when the failure proves the request was not processed (no connection; 408, 429, 503), or with an Idempotency-Key or --retry-unsafe.",
+        ]),
+    );
+    let codes: Vec<(String, String)> = Outcome::ALL
+        .iter()
+        .map(|o| (o.code().to_string(), o.meaning().to_string()))
+        .collect();
+    section(&mut out, "EXIT STATUS", &tagged(&codes));
+    let mut env: Vec<(String, String)> = cmd
+        .get_arguments()
+        .filter_map(|a| {
+            let var = a.get_env()?.to_string_lossy().into_owned();
+            Some((var, format!("Default for --{}.", a.get_long()?)))
+        })
+        .collect();
+    for (var, text) in [
+        (
+            "https_proxy, HTTPS_PROXY",
+            "Proxy for https URLs (-x overrides).",
+        ),
+        (
+            "http_proxy",
+            "Proxy for http URLs; the upper-case form is ignored, as curl does.",
+        ),
+        (
+            "ALL_PROXY",
+            "Proxy when no scheme-specific variable is set.",
+        ),
+        (
+            "NO_PROXY",
+            "Hosts reached directly, comma-separated (--noproxy overrides).",
+        ),
+        (
+            "NO_COLOR, CLICOLOR_FORCE",
+            "Turn colour on stderr off, or force it on.",
+        ),
+        (
+            "TMPDIR",
+            "Where stdout bodies and large request bodies are spooled.",
+        ),
+    ] {
+        env.push((var.to_string(), text.to_string()));
+    }
+    section(&mut out, "ENVIRONMENT", &tagged(&env));
+    let examples = [
+        ("retry-http https://example.test/health".to_string(), "Retry a health check with the default policy.".to_string()),
+        (
+            "retry-http --deadline 90s POST https://api.example.test/jobs -d @job.json --idempotency-key auto".into(),
+            "Submit a job from cron: never twice, never past 90 seconds.".into(),
+        ),
+        (
+            "retry-http -s -o /dev/null -w '%{http_code}' --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz".into(),
+            "Wait in CI for a service to come up.".into(),
+        ),
+        ("retry-http --explain --attempts 8 --base 100ms https://example.test/".into(), "Show the schedule a policy implies.".into()),
+    ];
+    section(&mut out, "EXAMPLES", &tagged(&examples));
+    man.render_version_section(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn man_page_is_fresh() {
+    let page = man_page();
+    let text = String::from_utf8_lossy(&page);
+    for needle in [
+        "EXIT STATUS",
+        "ENVIRONMENT",
+        "EXAMPLES",
+        "RETRY RULES",
+        "RETRY_HTTP_ATTEMPTS",
+    ] {
+        assert!(text.contains(needle), "{needle}");
+    }
+    check(&root().join("man/retry-http.1"), &page);
+}
+
+#[test]
+fn completions_are_fresh() {
+    for (shell, file) in [
+        (Shell::Bash, "retry-http.bash"),
+        (Shell::Zsh, "_retry-http"),
+        (Shell::Fish, "retry-http.fish"),
+        (Shell::PowerShell, "_retry-http.ps1"),
+        (Shell::Elvish, "retry-http.elv"),
+    ] {
+        let mut out = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "retry-http", &mut out);
+        check(&root().join("completions").join(file), &out);
+    }
+}
+
+#[test]
+fn readme_help_block_matches_help() {
+    let help = Cli::command()
+        .term_width(100)
+        .render_long_help()
+        .to_string();
+    let readme_path = root().join("README.md");
+    let readme = std::fs::read_to_string(&readme_path).unwrap();
+    let (start, end) = ("<!-- help:start -->\n```\n", "```\n<!-- help:end -->");
+    let (Some(a), Some(b)) = (readme.find(start), readme.find(end)) else {
+        panic!("README.md lacks the help block markers");
+    };
+    let fresh = format!("{}{start}{help}{}", &readme[..a], &readme[b..]);
+    check(&readme_path, fresh.as_bytes());
+}
