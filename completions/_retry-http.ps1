@@ -90,6 +90,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying against a recovering server (no network)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -98,12 +99,35 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'retry-http;simulate' {
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Clients, all sending their first request at t = 0')
+            [CompletionResult]::new('--outage', '--outage', [CompletionResultType]::ParameterName, 'How long the server rejects every request')
+            [CompletionResult]::new('--capacity', '--capacity', [CompletionResultType]::ParameterName, 'Requests served per window once the outage ends')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'The capacity window')
+            [CompletionResult]::new('--attempts', '--attempts', [CompletionResultType]::ParameterName, 'Attempts per client, the first included (1 to 1000)')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Backoff base (the pause of the fixed strategy)')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Backoff cap')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Each client''s deadline (none by default)')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed of the first run; run i uses seed + i')
+            [CompletionResult]::new('--runs', '--runs', [CompletionResultType]::ParameterName, 'Runs to average over (1 to 1000)')
+            [CompletionResult]::new('--strategies', '--strategies', [CompletionResultType]::ParameterName, 'Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--plot', '--plot', [CompletionResultType]::ParameterName, 'Draw load over time per strategy against the capacity line, as SVG')
+            [CompletionResult]::new('--search', '--search', [CompletionResultType]::ParameterName, 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'retry-http;help' {
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying against a recovering server (no network)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'retry-http;help;demo' {
+            break
+        }
+        'retry-http;help;simulate' {
             break
         }
         'retry-http;help;help' {

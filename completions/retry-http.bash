@@ -22,11 +22,17 @@ _retry__http() {
             retry__http,help)
                 cmd="retry__http__subcmd__help"
                 ;;
+            retry__http,simulate)
+                cmd="retry__http__subcmd__simulate"
+                ;;
             retry__http__subcmd__help,demo)
                 cmd="retry__http__subcmd__help__subcmd__demo"
                 ;;
             retry__http__subcmd__help,help)
                 cmd="retry__http__subcmd__help__subcmd__help"
+                ;;
+            retry__http__subcmd__help,simulate)
+                cmd="retry__http__subcmd__help__subcmd__simulate"
                 ;;
             *)
                 ;;
@@ -35,7 +41,7 @@ _retry__http() {
 
     case "${cmd}" in
         retry__http)
-            opts="-X -m -H -d -u -A -L -I -x -k -o -i -D -N -w -s -v -h -V --request --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --help --version demo help"
+            opts="-X -m -H -d -u -A -L -I -x -k -o -i -D -N -w -s -v -h -V --request --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --help --version demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -239,7 +245,7 @@ _retry__http() {
             return 0
             ;;
         retry__subcmd__http__subcmd__help)
-            opts="demo help"
+            opts="demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -273,6 +279,86 @@ _retry__http() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__http__subcmd__help__subcmd__simulate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        retry__subcmd__http__subcmd__simulate)
+            opts="-h --clients --outage --capacity --window --attempts --base --cap --deadline --seed --runs --strategies --format --plot --search --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --clients)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --outage)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --capacity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --window)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attempts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cap)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategies)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "table json" -- "${cur}"))
+                    return 0
+                    ;;
+                --plot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -87,17 +87,39 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand demo 'Start a failing server on loopback and run the client against it, to show the log'
+            cand simulate 'Simulate a fleet of clients retrying against a recovering server (no network)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'retry-http;demo'= {
             cand -h 'Print help'
             cand --help 'Print help'
         }
+        &'retry-http;simulate'= {
+            cand --clients 'Clients, all sending their first request at t = 0'
+            cand --outage 'How long the server rejects every request'
+            cand --capacity 'Requests served per window once the outage ends'
+            cand --window 'The capacity window'
+            cand --attempts 'Attempts per client, the first included (1 to 1000)'
+            cand --base 'Backoff base (the pause of the fixed strategy)'
+            cand --cap 'Backoff cap'
+            cand --deadline 'Each client''s deadline (none by default)'
+            cand --seed 'Seed of the first run; run i uses seed + i'
+            cand --runs 'Runs to average over (1 to 1000)'
+            cand --strategies 'Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated'
+            cand --format 'Output format'
+            cand --plot 'Draw load over time per strategy against the capacity line, as SVG'
+            cand --search 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+        }
         &'retry-http;help'= {
             cand demo 'Start a failing server on loopback and run the client against it, to show the log'
+            cand simulate 'Simulate a fleet of clients retrying against a recovering server (no network)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'retry-http;help;demo'= {
+        }
+        &'retry-http;help;simulate'= {
         }
         &'retry-http;help;help'= {
         }

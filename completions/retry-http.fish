@@ -77,7 +77,25 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-all-errors 
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
+complete -c retry-http -n "__fish_retry_http_needs_command" -a "simulate" -d 'Simulate a fleet of clients retrying against a recovering server (no network)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c retry-http -n "__fish_retry_http_using_subcommand demo" -s h -l help -d 'Print help'
-complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo help" -f -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
-complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l clients -d 'Clients, all sending their first request at t = 0' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l outage -d 'How long the server rejects every request' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity -d 'Requests served per window once the outage ends' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l window -d 'The capacity window' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l attempts -d 'Attempts per client, the first included (1 to 1000)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base -d 'Backoff base (the pause of the fixed strategy)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l cap -d 'Backoff cap' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l deadline -d 'Each client\'s deadline (none by default)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l seed -d 'Seed of the first run; run i uses seed + i' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l runs -d 'Runs to average over (1 to 1000)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l format -d 'Output format' -r -f -a "table\t'An aligned table'
+json\t'A JSON array of objects'"
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw load over time per strategy against the capacity line, as SVG' -r -F
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l search -d 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste'
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
+complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "simulate" -d 'Simulate a fleet of clients retrying against a recovering server (no network)'
+complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -47,6 +47,69 @@ pub struct Cli {
 pub enum Command {
     /// Start a failing server on loopback and run the client against it, to show the log.
     Demo,
+    /// Simulate a fleet of clients retrying against a recovering server (no network).
+    Simulate(SimulateArgs),
+}
+
+/// Output format of `simulate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimFormat {
+    /// An aligned table.
+    Table,
+    /// A JSON array of objects.
+    Json,
+}
+
+/// The scenario and strategies of `simulate`; the defaults are the AWS study's.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Clients, all sending their first request at t = 0.
+    #[arg(long, default_value = "200", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub clients: u32,
+    /// How long the server rejects every request.
+    #[arg(long, default_value = "600ms", value_parser = values::duration)]
+    pub outage: Duration,
+    /// Requests served per window once the outage ends.
+    #[arg(long, default_value = "24", value_parser = clap::value_parser!(u32).range(1..))]
+    pub capacity: u32,
+    /// The capacity window.
+    #[arg(long, default_value = "100ms", value_parser = values::duration)]
+    pub window: Duration,
+    /// Attempts per client, the first included (1 to 1000).
+    #[arg(long, default_value = "8", value_parser = values::attempts)]
+    pub attempts: u32,
+    /// Backoff base (the pause of the fixed strategy).
+    #[arg(long, default_value = "100ms", value_parser = values::duration)]
+    pub base: Duration,
+    /// Backoff cap.
+    #[arg(long, default_value = "8s", value_parser = values::duration)]
+    pub cap: Duration,
+    /// Each client's deadline (none by default).
+    #[arg(long, value_parser = values::duration)]
+    pub deadline: Option<Duration>,
+    /// Seed of the first run; run i uses seed + i.
+    #[arg(long, default_value = "1")]
+    pub seed: u64,
+    /// Runs to average over (1 to 1000).
+    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: u32,
+    /// Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "fixed,exponential,full,equal,decorrelated"
+    )]
+    pub strategies: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: SimFormat,
+    /// Draw load over time per strategy against the capacity line, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Search the policy space (jitter x base x cap) and print the Pareto front of calls
+    /// against time to the last success, as flags to paste.
+    #[arg(long)]
+    pub search: bool,
 }
 
 /// Format of the lines written to stderr.

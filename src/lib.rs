@@ -18,6 +18,8 @@ pub mod report;
 pub mod resume;
 pub mod retry_after;
 pub mod scripted;
+pub mod simulate;
+pub mod simulate_report;
 pub mod transport;
 pub mod values;
 pub mod write_out;
@@ -41,6 +43,7 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Out
     };
     match cli.command {
         Some(cli::Command::Demo) => demo::run(start),
+        Some(cli::Command::Simulate(args)) => simulate_report::run(&args),
         None => request(&cli.request, start),
     }
 }

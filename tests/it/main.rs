@@ -9,6 +9,7 @@ mod replay;
 mod retry_after;
 mod secrets;
 mod signals;
+mod simulate;
 mod surface;
 mod terminal;
 mod tls;

@@ -1,0 +1,475 @@
+//! `retry-http simulate`: a discrete-event simulation of a fleet of clients retrying against
+//! a server that is down, then serves a fixed capacity per window. No network, no sleeping;
+//! the clients draw their waits from the very policy code the real client uses.
+//!
+//! The model's rules are fixed so that results compare: requests take no time; every
+//! client sends its first request at t = 0; a request at or after the end of the outage may
+//! be served; capacity windows start when the outage ends; within a window requests are
+//! served in arrival order up to the capacity, the rest rejected; peak load is measured after
+//! the outage. (The scenario is the one of the AWS Architecture Blog's "Exponential Backoff
+//! And Jitter" study.)
+
+use crate::policy::{self, Backoff, Fit, Jitter};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Duration;
+
+/// What the fleet faces.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scenario {
+    /// Clients, all sending at t = 0.
+    pub clients: u32,
+    /// How long the server rejects everything.
+    pub outage: Duration,
+    /// Requests served per window once the outage ends.
+    pub capacity: u32,
+    /// The window length.
+    pub window: Duration,
+    /// Attempts per client, the first included.
+    pub attempts: u32,
+    /// Backoff base (and the fixed pause of `fixed`).
+    pub base: Duration,
+    /// Backoff cap.
+    pub cap: Duration,
+    /// Each client's deadline, if any.
+    pub deadline: Option<Duration>,
+}
+
+impl Default for Scenario {
+    /// The study's scenario: 200 clients, 600 ms down, then 24 per 100 ms; 8 attempts,
+    /// base 100 ms, cap 8 s.
+    fn default() -> Self {
+        Scenario {
+            clients: 200,
+            outage: Duration::from_millis(600),
+            capacity: 24,
+            window: Duration::from_millis(100),
+            attempts: 8,
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(8),
+            deadline: None,
+        }
+    }
+}
+
+/// A way of choosing waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// A constant pause of `base`: the hurried loop.
+    Fixed,
+    /// Capped exponential backoff, no jitter.
+    Exponential,
+    /// Full jitter.
+    Full,
+    /// Equal jitter.
+    Equal,
+    /// Decorrelated jitter.
+    Decorrelated,
+}
+
+impl Strategy {
+    /// All strategies, in the order of the report.
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Fixed,
+        Strategy::Exponential,
+        Strategy::Full,
+        Strategy::Equal,
+        Strategy::Decorrelated,
+    ];
+
+    /// The name used on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Fixed => "fixed",
+            Strategy::Exponential => "exponential",
+            Strategy::Full => "full",
+            Strategy::Equal => "equal",
+            Strategy::Decorrelated => "decorrelated",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Strategy, String> {
+        Strategy::ALL.into_iter().find(|k| k.name() == s.trim()).ok_or_else(|| {
+            format!("unknown strategy {s:?}: expected fixed, exponential, full, equal or decorrelated")
+        })
+    }
+
+    /// The backoff the real client would use for this strategy.
+    pub fn backoff(self, sc: &Scenario) -> Backoff {
+        let (cap, jitter) = match self {
+            Strategy::Fixed => (sc.base, Jitter::None),
+            Strategy::Exponential => (sc.cap, Jitter::None),
+            Strategy::Full => (sc.cap, Jitter::Full),
+            Strategy::Equal => (sc.cap, Jitter::Equal),
+            Strategy::Decorrelated => (sc.cap, Jitter::Decorrelated),
+        };
+        Backoff {
+            base: sc.base,
+            cap,
+            jitter,
+        }
+    }
+}
+
+/// What one simulated run (or an average of runs) gave.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Strategy name (or `physical_limit`).
+    pub strategy: String,
+    /// Percent of clients served, 0 to 100.
+    pub served_pct: f64,
+    /// Requests sent by all clients.
+    pub calls: f64,
+    /// Calls per served client.
+    pub calls_per_served: f64,
+    /// Time of the last success, in seconds (None when nobody was served).
+    pub last_success_s: Option<f64>,
+    /// Most requests arriving in one window after the outage, as a multiple of capacity.
+    pub peak_load: f64,
+    /// Clients that ran out of attempts or deadline.
+    pub gave_up: f64,
+    /// Requests arriving per window, from t = 0 (for the plot).
+    pub load: Vec<u32>,
+    /// Requests served per window after the outage (checked by tests: never above capacity).
+    pub served_per_window: Vec<u32>,
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+/// Runs one strategy once with a seed.
+pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (outage, window) = (micros(sc.outage), micros(sc.window).max(1));
+    let mut queue: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    for c in 0..sc.clients {
+        queue.push(Reverse((0, seq, c)));
+        seq += 1;
+    }
+    let n = sc.clients as usize;
+    let (mut made, mut previous) = (vec![0u32; n], vec![backoff.base; n]);
+    let (mut calls, mut served, mut gave_up) = (0u64, 0u32, 0u32);
+    let mut last_success = None;
+    let (mut load, mut served_in, mut arrivals_in) =
+        (Vec::<u32>::new(), Vec::<u32>::new(), Vec::<u32>::new());
+    while let Some(Reverse((t, _, c))) = queue.pop() {
+        let c = c as usize;
+        calls += 1;
+        made[c] += 1;
+        let bucket = (t / window) as usize;
+        if load.len() <= bucket {
+            load.resize(bucket + 1, 0);
+        }
+        load[bucket] += 1;
+        if t >= outage {
+            let w = ((t - outage) / window) as usize;
+            if served_in.len() <= w {
+                served_in.resize(w + 1, 0);
+                arrivals_in.resize(w + 1, 0);
+            }
+            arrivals_in[w] += 1;
+            if served_in[w] < sc.capacity {
+                served_in[w] += 1;
+                served += 1;
+                last_success = Some(t);
+                continue;
+            }
+        }
+        if made[c] >= sc.attempts {
+            gave_up += 1;
+            continue;
+        }
+        let draw = backoff.draw(made[c] - 1, previous[c], &mut rng);
+        previous[c] = draw.total();
+        let left = sc
+            .deadline
+            .map(|d| Duration::from_micros(micros(d).saturating_sub(t)));
+        match policy::fit_to_deadline(draw, left) {
+            Fit::Stop => gave_up += 1,
+            Fit::Sleep(d) => {
+                queue.push(Reverse((t + micros(d), seq, c as u32)));
+                seq += 1;
+            }
+        }
+    }
+    let peak = arrivals_in.iter().copied().max().unwrap_or(0);
+    Outcome {
+        strategy: name.to_string(),
+        served_pct: f64::from(served) * 100.0 / f64::from(sc.clients.max(1)),
+        calls: calls as f64,
+        calls_per_served: if served == 0 {
+            0.0
+        } else {
+            calls as f64 / f64::from(served)
+        },
+        last_success_s: last_success.map(|t| t as f64 / 1e6),
+        peak_load: f64::from(peak) / f64::from(sc.capacity.max(1)),
+        gave_up: f64::from(gave_up),
+        load,
+        served_per_window: served_in,
+    }
+}
+
+/// The physical limit: every client's first call falls in the outage (when there is one),
+/// then each is served at the earliest window with room. Nothing does better on calls or on
+/// the time of the last success.
+pub fn physical_limit(sc: &Scenario) -> Outcome {
+    let first_rejected = !sc.outage.is_zero();
+    let per_client = if first_rejected { 2.0 } else { 1.0 };
+    let windows = sc.clients.div_ceil(sc.capacity.max(1)).max(1);
+    let possible = sc.attempts >= if first_rejected { 2 } else { 1 };
+    let last = sc.outage + sc.window * (windows - 1);
+    let within_deadline = sc.deadline.is_none_or(|d| last <= d);
+    let served_pct = if possible && within_deadline && sc.capacity > 0 {
+        100.0
+    } else {
+        0.0
+    };
+    let calls = f64::from(sc.clients) * per_client;
+    Outcome {
+        strategy: "physical_limit".into(),
+        served_pct,
+        calls,
+        calls_per_served: per_client,
+        last_success_s: Some(last.as_secs_f64()),
+        peak_load: 1.0,
+        gave_up: 0.0,
+        load: Vec::new(),
+        served_per_window: Vec::new(),
+    }
+}
+
+/// Runs a strategy with seeds `seed`, `seed + 1`, ... and averages the figures. The load
+/// curve is the first run's.
+pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u32) -> Outcome {
+    let all: Vec<Outcome> = (0..runs.max(1))
+        .map(|i| run(sc, backoff, name, seed.wrapping_add(u64::from(i))))
+        .collect();
+    let k = all.len() as f64;
+    let mean = |f: &dyn Fn(&Outcome) -> f64| all.iter().map(f).sum::<f64>() / k;
+    let lasts: Vec<f64> = all.iter().filter_map(|o| o.last_success_s).collect();
+    Outcome {
+        strategy: name.to_string(),
+        served_pct: mean(&|o| o.served_pct),
+        calls: mean(&|o| o.calls),
+        calls_per_served: mean(&|o| o.calls_per_served),
+        last_success_s: (!lasts.is_empty()).then(|| lasts.iter().sum::<f64>() / lasts.len() as f64),
+        peak_load: mean(&|o| o.peak_load),
+        gave_up: mean(&|o| o.gave_up),
+        load: all[0].load.clone(),
+        served_per_window: all[0].served_per_window.clone(),
+    }
+}
+
+/// One point of the policy search: a policy, and how it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The backoff tried.
+    pub backoff: Backoff,
+    /// How it did (averaged over the runs).
+    pub outcome: Outcome,
+}
+
+/// `n` values spaced evenly on a log scale from `lo` to `hi`, rounded to milliseconds.
+pub fn log_spaced(lo: Duration, hi: Duration, n: u32) -> Vec<Duration> {
+    let (a, b) = (lo.as_secs_f64().ln(), hi.as_secs_f64().ln());
+    (0..n)
+        .map(|i| {
+            let x = a + (b - a) * f64::from(i) / f64::from(n.max(2) - 1);
+            Duration::from_millis((x.exp() * 1000.0).round() as u64)
+        })
+        .collect()
+}
+
+/// Explores every jitter mode (and none) x base x cap for the scenario, keeping policies
+/// that serve every client; returns the Pareto front of calls against time of the last
+/// success, sorted by calls.
+pub fn search(sc: &Scenario, seed: u64, runs: u32) -> Vec<Candidate> {
+    let bases = log_spaced(Duration::from_millis(10), Duration::from_secs(2), 10);
+    let caps = log_spaced(Duration::from_secs(1), Duration::from_secs(60), 10);
+    let jitters = [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::None,
+    ];
+    let mut all = Vec::new();
+    for jitter in jitters {
+        for &base in &bases {
+            for &cap in caps.iter().filter(|c| **c >= base) {
+                let backoff = Backoff { base, cap, jitter };
+                let outcome = average(sc, &backoff, "search", seed, runs);
+                if outcome.served_pct >= 100.0 {
+                    all.push(Candidate { backoff, outcome });
+                }
+            }
+        }
+    }
+    pareto(all)
+}
+
+/// Keeps the candidates that no other beats on both calls and time of the last success.
+fn pareto(mut all: Vec<Candidate>) -> Vec<Candidate> {
+    let last = |c: &Candidate| c.outcome.last_success_s.unwrap_or(f64::INFINITY);
+    all.sort_by(|a, b| {
+        a.outcome
+            .calls
+            .total_cmp(&b.outcome.calls)
+            .then(last(a).total_cmp(&last(b)))
+    });
+    let mut front: Vec<Candidate> = Vec::new();
+    for c in all {
+        if front.last().is_none_or(|f| last(&c) < last(f)) {
+            front.push(c);
+        }
+    }
+    front
+}
+
+/// The index of the candidate nearest the physical limit, each axis measured as a ratio to
+/// the limit's value.
+pub fn nearest_to_limit(front: &[Candidate], limit: &Outcome) -> Option<usize> {
+    let lim_last = limit.last_success_s.unwrap_or(1.0).max(1e-9);
+    let score = |c: &Candidate| {
+        let dc = c.outcome.calls / limit.calls.max(1.0) - 1.0;
+        let dt = c.outcome.last_success_s.unwrap_or(f64::INFINITY) / lim_last - 1.0;
+        dc * dc + dt * dt
+    };
+    (0..front.len()).min_by(|&a, &b| score(&front[a]).total_cmp(&score(&front[b])))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn study(strategy: Strategy) -> Outcome {
+        let sc = Scenario::default();
+        run(&sc, &strategy.backoff(&sc), strategy.name(), 1)
+    }
+
+    #[test]
+    fn fixed_pause_serves_about_a_quarter() {
+        let o = study(Strategy::Fixed);
+        assert!((20.0..=30.0).contains(&o.served_pct), "{o:?}");
+    }
+
+    #[test]
+    fn plain_exponential_drags_on_and_gives_up_on_some() {
+        let o = study(Strategy::Exponential);
+        assert!(o.gave_up > 0.0, "{o:?}");
+        assert!(o.last_success_s.unwrap() >= 8.0, "{o:?}");
+    }
+
+    #[test]
+    fn full_jitter_serves_everyone_fast_with_fewer_calls() {
+        let full = study(Strategy::Full);
+        let fixed = study(Strategy::Fixed);
+        let exp = study(Strategy::Exponential);
+        assert_eq!(full.served_pct, 100.0, "{full:?}");
+        assert!(full.last_success_s.unwrap() < 5.0, "{full:?}");
+        assert!(
+            full.calls < exp.calls && full.calls < fixed.calls,
+            "{full:?} {exp:?} {fixed:?}"
+        );
+    }
+
+    fn scenarios() -> Vec<Scenario> {
+        let ms = Duration::from_millis;
+        vec![
+            Scenario::default(),
+            Scenario {
+                clients: 50,
+                outage: ms(0),
+                capacity: 5,
+                window: ms(50),
+                ..Scenario::default()
+            },
+            Scenario {
+                clients: 500,
+                outage: ms(2000),
+                capacity: 40,
+                window: ms(250),
+                attempts: 12,
+                ..Scenario::default()
+            },
+            Scenario {
+                clients: 120,
+                outage: ms(350),
+                capacity: 7,
+                window: ms(100),
+                deadline: Some(ms(5000)),
+                ..Scenario::default()
+            },
+        ]
+    }
+
+    #[test]
+    fn no_window_serves_more_than_its_capacity_and_nobody_beats_the_limit() {
+        for sc in scenarios() {
+            let limit = physical_limit(&sc);
+            for k in Strategy::ALL {
+                for seed in 0..5 {
+                    let o = run(&sc, &k.backoff(&sc), k.name(), seed);
+                    assert!(
+                        o.served_per_window.iter().all(|n| *n <= sc.capacity),
+                        "{sc:?} {o:?}"
+                    );
+                    let served = o.served_per_window.iter().sum::<u32>();
+                    assert_eq!(
+                        f64::from(served) * 100.0 / f64::from(sc.clients),
+                        o.served_pct
+                    );
+                    if o.served_pct >= 100.0 {
+                        assert!(o.calls >= limit.calls, "{sc:?} {o:?}");
+                        assert!(
+                            o.last_success_s.unwrap() >= limit.last_success_s.unwrap() - 1e-9,
+                            "{sc:?} {o:?}"
+                        );
+                    }
+                    let calls_needed =
+                        if sc.outage.is_zero() { 1.0 } else { 2.0 } * f64::from(served);
+                    assert!(o.calls >= calls_needed);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_same_result() {
+        for sc in scenarios() {
+            for k in Strategy::ALL {
+                let b = k.backoff(&sc);
+                assert_eq!(run(&sc, &b, "x", 9), run(&sc, &b, "x", 9));
+            }
+        }
+    }
+
+    #[test]
+    fn search_front_is_pareto_and_serves_everyone() {
+        let sc = Scenario {
+            clients: 60,
+            ..Scenario::default()
+        };
+        let front = search(&sc, 1, 1);
+        assert!(!front.is_empty());
+        for w in front.windows(2) {
+            assert!(w[0].outcome.calls <= w[1].outcome.calls);
+            assert!(w[0].outcome.last_success_s > w[1].outcome.last_success_s);
+        }
+        assert!(front.iter().all(|c| c.outcome.served_pct >= 100.0));
+    }
+
+    #[test]
+    fn log_spacing_covers_the_range() {
+        let v = log_spaced(Duration::from_millis(10), Duration::from_secs(2), 10);
+        assert_eq!(v.len(), 10);
+        assert_eq!(v[0], Duration::from_millis(10));
+        assert_eq!(v[9], Duration::from_secs(2));
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+    }
+}

@@ -1,0 +1,123 @@
+//! `retry-http simulate`: the study's findings, the JSON shape, the plot, and a search whose
+//! answer pastes into the real client.
+
+use crate::common::*;
+
+fn json(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut all = vec!["simulate", "--format", "json"];
+    all.extend_from_slice(args);
+    let (out, _) = run(&all);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    serde_json::from_slice::<serde_json::Value>(&out.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn row<'a>(rows: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
+    rows.iter()
+        .find(|r| r["strategy"] == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+#[test]
+fn reproduces_the_study_over_many_seeds() {
+    let rows = json(&["--runs", "20"]);
+    assert_eq!(rows.len(), 6);
+    for r in &rows {
+        for key in [
+            "strategy",
+            "served_pct",
+            "calls",
+            "calls_per_served",
+            "last_success_s",
+            "peak_load",
+            "gave_up",
+        ] {
+            assert!(r.get(key).is_some(), "{key} missing in {r}");
+        }
+    }
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    let (fixed, exp, full) = (
+        row(&rows, "fixed"),
+        row(&rows, "exponential"),
+        row(&rows, "full"),
+    );
+    assert!(
+        (20.0..=30.0).contains(&f(fixed, "served_pct")),
+        "fixed serves about a quarter: {fixed}"
+    );
+    assert!(
+        f(exp, "last_success_s") >= 8.0 && f(exp, "gave_up") > 0.0,
+        "exponential drags on: {exp}"
+    );
+    assert_eq!(f(full, "served_pct"), 100.0, "{full}");
+    assert!(f(full, "last_success_s") < 5.0, "{full}");
+    assert!(f(full, "calls") < f(fixed, "calls") && f(full, "calls") < f(exp, "calls"));
+    let limit = row(&rows, "physical_limit");
+    assert_eq!(f(limit, "calls"), 400.0);
+    assert!((f(limit, "last_success_s") - 1.4).abs() < 1e-9);
+}
+
+#[test]
+fn strategies_subset_table_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("load.svg");
+    let (out, _) = run(&[
+        "simulate",
+        "--strategies",
+        "exponential,full",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("exponential") && table.contains("full") && !table.contains("decorrelated"),
+        "{table}"
+    );
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        picture.contains("<svg") && picture.contains("capacity") && picture.contains("exponential")
+    );
+}
+
+#[test]
+fn bad_scenarios_are_usage_errors() {
+    for args in [
+        &["--strategies", "slow"][..],
+        &["--clients", "0"],
+        &["--base", "9s", "--cap", "1s"],
+        &["--window", "0"],
+    ] {
+        let mut all = vec!["simulate"];
+        all.extend_from_slice(args);
+        let (out, _) = run(&all);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn search_answers_with_flags_the_client_accepts() {
+    let (out, _) = run(&["simulate", "--search", "--deadline", "20s"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let best = text
+        .lines()
+        .find(|l| l.contains("<- nearest the physical limit"))
+        .expect("a marked point");
+    let flags = best
+        .split("  ")
+        .map(str::trim)
+        .find(|p| p.starts_with("--attempts"))
+        .unwrap();
+    let flags = flags
+        .trim_end_matches("<- nearest the physical limit")
+        .trim();
+    let mut args: Vec<&str> = flags.split_whitespace().collect();
+    args.extend(["--explain", "http://127.0.0.1:9/"]);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{flags}: {}", stderr(&out));
+}
