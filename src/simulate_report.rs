@@ -146,7 +146,7 @@ pub fn to_json(results: &[Outcome], limit: &Outcome) -> serde_json::Value {
 /// A duration as `--base` accepts it: whole seconds, or milliseconds.
 fn flag_duration(d: std::time::Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
