@@ -46,6 +46,8 @@ pub struct Loop<'a> {
     pub last_head: RefCell<Option<crate::transport::Head>>,
     /// Body bytes of the response delivered to the output (for `%{size_download}`).
     pub delivered: std::cell::Cell<u64>,
+    /// Asked before each retry (the shared retry budget); an error refuses it (exit 7).
+    pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
 }
 
 /// The part of a body already received, and what identifies its representation.
@@ -524,6 +526,9 @@ impl Loop<'_> {
                 Outcome::AttemptsExhausted,
                 "giving up: no attempts left".into(),
             );
+        }
+        if let Some(Err(why)) = self.retry_gate.map(|gate| gate()) {
+            return Step::Stop(Outcome::Refused, format!("not retried: {why}"));
         }
         let drawn = retry.backoff.draw(n - 1, *previous, rng);
         *previous = drawn.total();

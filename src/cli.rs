@@ -218,6 +218,41 @@ pub struct RequestArgs {
     #[arg(long, help_heading = "Policy")]
     pub explain: bool,
 
+    /// Share a circuit breaker and a retry budget per target with other runs through FILE.
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "RETRY_HTTP_STATE",
+        help_heading = "Fleet"
+    )]
+    pub state: Option<PathBuf>,
+
+    /// With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit.
+    #[arg(long, value_name = "N", default_value = "5", env = "RETRY_HTTP_BREAKER_THRESHOLD", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Fleet")]
+    pub breaker_threshold: u32,
+
+    /// With --state: how long an open circuit refuses (exit 7) before one run probes.
+    #[arg(long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_BREAKER_COOLDOWN", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Fleet")]
+    pub breaker_cooldown: Duration,
+
+    /// With --state: retries allowed, as a percentage of successful requests in the window.
+    #[arg(long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent, help_heading = "Fleet")]
+    pub retry_budget: f64,
+
+    /// With --state: the sliding window of the retry budget.
+    #[arg(long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Fleet")]
+    pub budget_window: Duration,
+
+    /// With --state: retries always allowed per window, so a quiet job can still retry.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "3",
+        env = "RETRY_HTTP_BUDGET_FLOOR",
+        help_heading = "Fleet"
+    )]
+    pub budget_floor: u32,
+
     /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header, help_heading = "Request")]
     pub headers: Vec<values::HeaderArg>,

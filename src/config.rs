@@ -140,6 +140,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
+    /// `--state`: the shared state file and its limits.
+    pub state: Option<(PathBuf, crate::state::Limits)>,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -400,6 +402,16 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             write_out: a.write_out.clone(),
         },
         explain: a.explain,
+        state: a.state.clone().map(|p| {
+            let limits = crate::state::Limits {
+                threshold: a.breaker_threshold,
+                cooldown: a.breaker_cooldown,
+                budget_pct: a.retry_budget,
+                window: a.budget_window,
+                floor: a.budget_floor,
+            };
+            (p, limits)
+        }),
     })
 }
 

@@ -24,6 +24,9 @@ pub enum Outcome {
     /// A transport failure that is not retried: TLS verification, a protocol error, or a
     /// request that is not safe to replay.
     NonRetryableTransport,
+    /// Refused by the state shared through `--state`: the circuit breaker is open, or the
+    /// retry budget is spent.
+    Refused,
     /// Interrupted by SIGINT.
     Interrupted,
     /// Stopped by SIGTERM.
@@ -32,7 +35,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in the order of the exit-code table.
-    pub const ALL: [Outcome; 9] = [
+    pub const ALL: [Outcome; 10] = [
         Outcome::Success,
         Outcome::Local,
         Outcome::Usage,
@@ -40,6 +43,7 @@ impl Outcome {
         Outcome::AttemptsExhausted,
         Outcome::Deadline,
         Outcome::NonRetryableTransport,
+        Outcome::Refused,
         Outcome::Interrupted,
         Outcome::Terminated,
     ];
@@ -54,6 +58,7 @@ impl Outcome {
             Outcome::AttemptsExhausted => 4,
             Outcome::Deadline => 5,
             Outcome::NonRetryableTransport => 6,
+            Outcome::Refused => 7,
             Outcome::Interrupted => 130,
             Outcome::Terminated => 143,
         }
@@ -69,6 +74,7 @@ impl Outcome {
             Outcome::AttemptsExhausted => "attempts_exhausted",
             Outcome::Deadline => "deadline",
             Outcome::NonRetryableTransport => "non_retryable_transport",
+            Outcome::Refused => "refused",
             Outcome::Interrupted => "interrupted",
             Outcome::Terminated => "terminated",
         }
@@ -89,6 +95,9 @@ impl Outcome {
             }
             Outcome::AttemptsExhausted => {
                 "attempts exhausted: every attempt failed in a retryable way"
+            }
+            Outcome::Refused => {
+                "refused by --state: the circuit breaker is open, or the retry budget is spent"
             }
             Outcome::Deadline => {
                 "deadline: the deadline passed, or the next wait would have crossed it"

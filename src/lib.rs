@@ -18,8 +18,10 @@ pub mod report;
 pub mod resume;
 pub mod retry_after;
 pub mod scripted;
+pub mod shared;
 pub mod simulate;
 pub mod simulate_report;
+pub mod state;
 pub mod transport;
 pub mod values;
 pub mod write_out;
@@ -95,7 +97,7 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         reporter.error(msg);
         Outcome::Usage
     };
-    let cfg = match config::build(args) {
+    let mut cfg = match config::build(args) {
         Ok(c) => c,
         Err(e) => return usage(&e.0),
     };
@@ -156,6 +158,26 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         }
         _ => {}
     }
+    let shared = match &cfg.state {
+        Some((path, limits)) => match shared::Shared::admit(
+            path,
+            *limits,
+            probe_lease(&cfg),
+            &cfg.request.url,
+            &reporter,
+        ) {
+            Ok(s) => s,
+            Err(refused) => {
+                reporter.summary(refused, 0, start.elapsed(), seed, "not sent");
+                return refused;
+            }
+        },
+        None => None,
+    };
+    if shared.as_ref().is_some_and(|s| s.probe) {
+        cfg.retry.attempts = 1;
+    }
+    let gate = || shared.as_ref().map_or(Ok(()), |s| s.take_retry());
     log_request(&reporter, &cfg, &headers);
     let secrets = secrets(&cfg, &headers);
     let run = attempt::Loop {
@@ -172,6 +194,7 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         partial: Default::default(),
         last_head: Default::default(),
         delivered: Default::default(),
+        retry_gate: Some(&gate),
     };
     let mut rng = StdRng::seed_from_u64(seed);
     let ended = run.run(&mut rng);
@@ -182,6 +205,9 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
     {
         reporter.error(&format!("cannot write -D {}: {e}", path.display()));
         outcome = Outcome::Local;
+    }
+    if let Some(s) = &shared {
+        s.finish(outcome);
     }
     reporter.summary(
         outcome,
@@ -232,6 +258,15 @@ fn dump_header(path: &std::path::Path, head: &transport::Head) -> std::io::Resul
         return out.flush();
     }
     std::fs::write(path, text)
+}
+
+/// How long a half-open circuit's probe may take: its deadline, else its attempt timeout,
+/// else a minute (a probe that outlives its lease lets another run probe).
+fn probe_lease(cfg: &config::Config) -> std::time::Duration {
+    cfg.retry
+        .deadline
+        .or(cfg.timeouts.attempt)
+        .unwrap_or(std::time::Duration::from_secs(60))
 }
 
 /// `-v`: the request line and headers, secrets masked.

@@ -289,6 +289,7 @@ impl Reporter {
                     Outcome::Deadline => "deadline reached",
                     Outcome::NonRetryableResponse => "non-retryable response",
                     Outcome::NonRetryableTransport => "non-retryable failure",
+                    Outcome::Refused => "refused",
                     Outcome::Interrupted => "interrupted",
                     Outcome::Terminated => "terminated",
                     _ => "failed",

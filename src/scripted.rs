@@ -119,7 +119,12 @@ pub struct Server {
 impl Server {
     /// Starts the server on an ephemeral loopback port.
     pub fn start(script: Vec<Step>) -> io::Result<Server> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        Self::start_on("0", script)
+    }
+
+    /// Starts the server on a given loopback port ("0": any free one).
+    pub fn start_on(port: &str, script: Vec<Step>) -> io::Result<Server> {
+        let listener = TcpListener::bind(format!("127.0.0.1:{port}"))?;
         let addr = listener.local_addr()?;
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));

@@ -151,6 +151,18 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
     Ok(HeaderArg::Set(name, value.to_string()))
 }
 
+/// Parses a percentage: `10%` or `10` (0 to 1000).
+pub fn percent(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    match n.parse::<f64>() {
+        Ok(p) if (0.0..=1000.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "invalid percentage {s:?}: expected a number from 0 to 1000, e.g. 10%"
+        )),
+    }
+}
+
 /// Parses a size such as `--max-filesize`: bytes, or with a suffix k, M, G (powers of 1024).
 pub fn size(s: &str) -> Result<u64, String> {
     let t = s.trim();

@@ -10,6 +10,7 @@ mod retry_after;
 mod secrets;
 mod signals;
 mod simulate;
+mod state;
 mod surface;
 mod terminal;
 mod tls;
