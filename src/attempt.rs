@@ -357,9 +357,12 @@ impl Loop<'_> {
         let read = Transport::read_body(ex.body, &mut spool, room, &mut progress);
         self.reporter.clear_live();
         match read {
-            Ok(n) => match self.output.commit(spool) {
+            Ok(n) => match self.output.commit(spool, self.deadline_left()) {
                 // The reader of stdout went away: nothing more to say to it.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    Err(failure(FailureKind::Timeout, e.to_string()))
+                }
                 Err(e) => Err(failure(
                     FailureKind::Local,
                     format!("cannot write the output: {e}"),
@@ -486,6 +489,17 @@ impl Loop<'_> {
                     "not retried: {} (a second try would fail the same way)",
                     f.kind.name()
                 ),
+            );
+        }
+        let timed_out = matches!(
+            f.kind,
+            FailureKind::Timeout | FailureKind::ConnectTimeout | FailureKind::Stall
+        );
+        if timed_out && self.deadline_passed() {
+            // The attempt's time was cut to the deadline: the deadline ended it.
+            return Step::Stop(
+                Outcome::Deadline,
+                "stopping: the deadline passed during this attempt".into(),
             );
         }
         if !policy::replay_allowed(

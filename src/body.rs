@@ -100,6 +100,36 @@ impl Write for Sink {
     }
 }
 
+/// Why the body could not be loaded in time.
+#[derive(Debug)]
+pub enum LoadError {
+    /// A file is missing or unreadable (a usage error).
+    Unreadable(BodyError),
+    /// The deadline passed while the body was still being read (stdin that never ends).
+    Deadline,
+}
+
+/// [`load`], bounded by the time left before the deadline: a body from a pipe that never
+/// closes must not keep the command past its deadline. The reader thread is left behind
+/// when time runs out; the process ends right after.
+pub fn load_within(
+    spec: &BodySpec,
+    left: Option<std::time::Duration>,
+) -> Result<Payload, LoadError> {
+    let Some(left) = left else {
+        return load(spec).map_err(LoadError::Unreadable);
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spec = spec.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(load(&spec));
+    });
+    match rx.recv_timeout(left) {
+        Ok(result) => result.map_err(LoadError::Unreadable),
+        Err(_) => Err(LoadError::Deadline),
+    }
+}
+
 /// Reads every part of the body once. stdin is read only when a part names it.
 pub fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
     let mut sink = Sink {

@@ -169,9 +169,29 @@ fn method(m: &str) -> Result<String, UsageError> {
     Ok(m.to_string())
 }
 
+/// Checks a header the tool is about to send. The body's framing (Content-Length,
+/// Transfer-Encoding) is the tool's to set: one given by hand would disagree with the body
+/// it sends, or smuggle a second framing (RFC 9112 section 6.1).
+fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
+    if name.eq_ignore_ascii_case("content-length") || name.eq_ignore_ascii_case("transfer-encoding")
+    {
+        return usage(format!(
+            "-H {name}: the request body's framing is set from the body itself; remove this header"
+        ));
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        return usage(format!(
+            "the value of {name} contains a control character (CR, LF, ...): expected printable text"
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a URL: http or https, with a host.
-pub fn url(s: &str) -> Result<Url, UsageError> {
-    let parsed = match Url::parse(s) {
+pub fn url(typed: &str) -> Result<Url, UsageError> {
+    // Errors quote the URL with any password or secret parameter masked.
+    let s = &crate::redact::url_text(typed);
+    let parsed = match Url::parse(typed) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => {
             return usage(format!(
@@ -323,11 +343,20 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             HeaderArg::Remove(n) => removed.push(n.to_ascii_lowercase()),
         }
     }
-    if let Some(user) = &a.user {
+    // As in curl, a header given with -H beats the one -u or -A would add.
+    if let Some(user) = a
+        .user
+        .as_ref()
+        .filter(|_| !has_header(&headers, "authorization"))
+    {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
         headers.push(("Authorization".into(), format!("Basic {token}")));
     }
-    if let Some(agent) = &a.user_agent {
+    if let Some(agent) = a
+        .user_agent
+        .as_ref()
+        .filter(|_| !has_header(&headers, "user-agent"))
+    {
         headers.push(("User-Agent".into(), agent.clone()));
     }
     let body = body(a, &mut headers);
@@ -342,8 +371,18 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         None if body.is_some() => "POST".into(),
         None => "GET".into(),
     };
+    for (name, value) in &headers {
+        check_header(name, value)?;
+    }
     let idempotency_key = match a.idempotency_key.as_deref() {
-        Some("") => return usage("--idempotency-key is empty: expected a key, or auto"),
+        Some(k) if k.trim().is_empty() => {
+            return usage("--idempotency-key is empty: expected a key, or auto");
+        }
+        Some(k) if k.chars().any(char::is_control) => {
+            return usage(
+                "--idempotency-key contains a control character: expected printable text",
+            );
+        }
         Some("auto") => Some(KeySpec::Auto),
         Some(k) => Some(KeySpec::Given(k.to_string())),
         None => headers

@@ -52,12 +52,20 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Out
 
 /// Help and version go to stdout with exit 0; anything else is one usage line (exit 2).
 fn clap_error(e: &clap::Error) -> Outcome {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return Outcome::Success;
     }
-    let text = e.to_string();
+    let mut text = e.to_string();
+    // clap quotes the rejected value: a header's secret must not be printed.
+    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) && arg.starts_with("--header")
+    {
+        text = text.replace(value.as_str(), &redact::header_arg(value));
+    }
     // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
     let mut paragraphs = text.split("\n\n");
     let first = paragraphs.next().unwrap_or("invalid command line");
@@ -123,9 +131,26 @@ fn request(args: &cli::RequestArgs, start: Instant) -> Outcome {
         Ok(t) => t,
         Err(e) => return usage(&e.0),
     };
-    let payload = match cfg.request.body.as_ref().map(body::load).transpose() {
+    let left = cfg
+        .retry
+        .deadline
+        .map(|d| d.saturating_sub(start.elapsed()));
+    let payload = match cfg
+        .request
+        .body
+        .as_ref()
+        .map(|b| body::load_within(b, left))
+        .transpose()
+    {
         Ok(p) => p,
-        Err(e) => return usage(&e.0),
+        Err(body::LoadError::Unreadable(e)) => return usage(&e.0),
+        Err(body::LoadError::Deadline) => {
+            reporter.error(
+                "the deadline passed while the request body was still being read; nothing was sent",
+            );
+            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, "not sent");
+            return Outcome::Deadline;
+        }
     };
     let abort = transport.abort_handle();
     let interrupt = match interrupt::Interrupt::install(move || abort.shutdown()) {

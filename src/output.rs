@@ -11,6 +11,7 @@ use crate::config::{OutputConfig, UsageError};
 use crate::transport::Head;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
@@ -90,8 +91,16 @@ impl Spool {
 
 /// Checks `-o FILE` before anything is sent: its folder exists and is writable, and it is
 /// not a folder itself.
-fn check_path(path: &Path) -> Result<Target, UsageError> {
-    let shown = path.display();
+fn check_path(typed: &Path) -> Result<Target, UsageError> {
+    let shown = typed.display();
+    // Through a symbolic link, write where it points (as curl does), not over the link.
+    let resolved = match std::fs::symlink_metadata(typed) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(typed)
+            .or_else(|_| std::fs::read_link(typed).map(|t| parent(typed).join(t)))
+            .unwrap_or_else(|_| typed.to_path_buf()),
+        _ => typed.to_path_buf(),
+    };
+    let path = resolved.as_path();
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
             return Err(UsageError(format!(
@@ -157,10 +166,19 @@ impl Output {
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
+                // The file gets the mode a plain create would give it (0666 less the umask),
+                // or keeps the mode of the file it replaces.
+                let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode());
                 let tmp = tempfile::Builder::new()
                     .prefix(&format!(".{name}."))
                     .suffix(".part")
+                    .permissions(std::fs::Permissions::from_mode(mode))
                     .tempfile_in(parent(path))?;
+                if std::fs::metadata(path).is_ok() {
+                    // An existing file's mode is kept exactly, umask or not.
+                    tmp.as_file()
+                        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+                }
                 crate::interrupt::track_temp(tmp.path());
                 Spool::Named(tmp)
             }
@@ -172,8 +190,10 @@ impl Output {
         Ok(spool)
     }
 
-    /// Makes a complete body visible: rename into place, or copy to stdout / the special file.
-    pub fn commit(&self, spool: Spool) -> io::Result<()> {
+    /// Makes a complete body visible: rename into place, or copy to stdout / the special
+    /// file. Opening a FIFO waits for a reader, at most `left` (the time before the
+    /// deadline); past it the error is `TimedOut`.
+    pub fn commit(&self, spool: Spool, left: Option<std::time::Duration>) -> io::Result<()> {
         match spool {
             Spool::Named(tmp) => {
                 let path = tmp.path().to_path_buf();
@@ -188,7 +208,7 @@ impl Output {
                 f.seek(SeekFrom::Start(0))?;
                 match &self.target {
                     Target::Special(path) => {
-                        let mut dest = std::fs::OpenOptions::new().write(true).open(path)?;
+                        let mut dest = open_within(path, left)?;
                         io::copy(&mut f, &mut dest)?;
                         dest.flush()
                     }
@@ -210,6 +230,24 @@ impl Output {
             drop(tmp);
         }
     }
+}
+
+/// Opens a special file for writing, giving up after `left`: a FIFO with no reader would
+/// block the open for ever.
+fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<File> {
+    let open = |p: &Path| std::fs::OpenOptions::new().write(true).open(p);
+    let Some(left) = left else { return open(path) };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(open(&owned));
+    });
+    rx.recv_timeout(left).unwrap_or_else(|_| {
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "no reader opened the FIFO before the deadline",
+        ))
+    })
 }
 
 /// The status line and headers, as `-i` shows them.

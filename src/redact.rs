@@ -68,6 +68,50 @@ pub fn url(u: &Url) -> String {
     shown.to_string()
 }
 
+/// A URL as typed, masked even when it does not parse: the password of `user:pass@` and the
+/// values of query parameters whose names mark them as secret.
+pub fn url_text(s: &str) -> String {
+    if let Ok(u) = Url::parse(s) {
+        return url(&u);
+    }
+    let mut out = s.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let rest_start = scheme_end + 3;
+        let authority_end = out[rest_start..]
+            .find(['/', '?', '#'])
+            .map_or(out.len(), |i| rest_start + i);
+        if let Some(at) = out[rest_start..authority_end].rfind('@') {
+            let userinfo = &out[rest_start..rest_start + at];
+            if let Some(colon) = userinfo.find(':') {
+                out.replace_range(rest_start + colon + 1..rest_start + at, MASK);
+            }
+        }
+    }
+    if let Some(q) = out.find('?') {
+        let (head, query) = out.split_at(q + 1);
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if is_secret_name(k) => format!("{k}={MASK}"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        out = format!("{head}{}", masked.join("&"));
+    }
+    out
+}
+
+/// A `-H` argument as it may be quoted in an error: the value masked when the name (its
+/// first word) marks it as secret.
+pub fn header_arg(s: &str) -> String {
+    let name_end = s.find([':', ' ', ';']).unwrap_or(s.len());
+    if is_secret_name(&s[..name_end]) && name_end < s.len() {
+        format!("{}{MASK}", &s[..=name_end])
+    } else {
+        s.to_string()
+    }
+}
+
 /// Masks every occurrence of the given secrets in a free-form message (error texts from
 /// libraries may quote a URL or header).
 pub fn text(msg: &str, secrets: &[String]) -> String {
@@ -107,6 +151,21 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("page=2") && shown.contains("bob"), "{shown}");
+    }
+
+    #[test]
+    fn unparseable_urls_and_header_args_are_masked() {
+        let shown = url_text("http://user:pw9secret@127.0.0.1:99999/?access_token=tok7&x=1");
+        assert!(
+            !shown.contains("pw9secret") && !shown.contains("tok7"),
+            "{shown}"
+        );
+        assert!(shown.contains("x=1"), "{shown}");
+        assert_eq!(
+            header_arg("Authorization Bearer s3cret"),
+            "Authorization ***"
+        );
+        assert_eq!(header_arg("X-Plain nocolon"), "X-Plain nocolon");
     }
 
     #[test]

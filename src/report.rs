@@ -69,9 +69,15 @@ pub fn fmt_duration(d: Duration) -> String {
     } else if ms < 60_000 {
         let s = format!("{:.2}", d.as_secs_f64());
         format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
-    } else {
+    } else if ms < 3_600_000 {
         let secs = d.as_secs();
         format!("{}m{:02}s", secs / 60, secs % 60)
+    } else if ms < 86_400_000 {
+        let mins = d.as_secs() / 60;
+        format!("{}h{:02}m", mins / 60, mins % 60)
+    } else {
+        let hours = d.as_secs() / 3600;
+        format!("{}d{:02}h", hours / 24, hours % 24)
     }
 }
 
@@ -156,6 +162,8 @@ impl Reporter {
 
     fn write_line(&self, line: &str) {
         self.clear_live();
+        // A file name or server text holding CR or LF must not forge a second log line.
+        let line = line.replace('\r', "\\r").replace('\n', "\\n");
         let mut err = anstream::AutoStream::new(std::io::stderr(), self.color);
         // A closed stderr is no reason to fail the request.
         let _ = writeln!(err, "{line}");
@@ -379,6 +387,11 @@ mod tests {
         assert_eq!(fmt_duration(Duration::from_millis(1420)), "1.42s");
         assert_eq!(fmt_duration(Duration::from_millis(2000)), "2s");
         assert_eq!(fmt_duration(Duration::from_secs(123)), "2m03s");
+        assert_eq!(fmt_duration(Duration::from_secs(7380)), "2h03m");
+        assert_eq!(
+            fmt_duration(Duration::from_secs(2_147_483_648)),
+            "24855d03h"
+        );
     }
 
     fn line(decision: Decision) -> AttemptLine {

@@ -83,6 +83,7 @@ pub struct Exchange {
 pub struct Transport {
     agent: Agent,
     follow: Option<u32>,
+    connect: Option<Duration>,
 }
 
 /// Loads the system's trusted certificates plus the `--cacert` file.
@@ -152,7 +153,7 @@ impl Transport {
             Some(p) => Some(ureq::Proxy::new(&p).map_err(|e| {
                 UsageError(format!(
                     "invalid proxy {} ({e}): expected http://HOST:PORT, https://, socks4:// or socks5://",
-                    crate::redact::text(&p, &[])
+                    crate::redact::url_text(&p)
                 ))
             })?),
             None => None,
@@ -175,6 +176,7 @@ impl Transport {
         Ok(Transport {
             agent: config.new_agent(),
             follow: req.follow,
+            connect: timeouts.connect,
         })
     }
 
@@ -260,6 +262,12 @@ impl Transport {
         body: Option<&Payload>,
         budget: Option<Duration>,
     ) -> Result<Exchange, Failure> {
+        // The connect timeout must fire before the attempt's budget does, or a connection
+        // that never opened looks like a request that was sent (and a POST is not replayed).
+        let connect = match (self.connect, budget) {
+            (Some(c), Some(b)) => Some(c.min(b.mul_f64(0.9))),
+            (c, b) => c.or(b.map(|b| b.mul_f64(0.9))),
+        };
         let bad = |e: http::Error| {
             Failure::new(
                 FailureKind::Protocol,
@@ -286,6 +294,8 @@ impl Transport {
                     .agent
                     .configure_request(request)
                     .timeout_global(budget)
+                    .timeout_connect(connect)
+                    .timeout_resolve(connect)
                     .build();
                 self.agent.run(request)
             }
@@ -295,6 +305,8 @@ impl Transport {
                     .agent
                     .configure_request(request)
                     .timeout_global(budget)
+                    .timeout_connect(connect)
+                    .timeout_resolve(connect)
                     .build();
                 self.agent.run(request)
             }

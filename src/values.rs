@@ -8,6 +8,10 @@ use std::time::Duration;
 const DURATION_FORMS: &str =
     "a number with a unit, e.g. 250ms, 8s, 1m30s (units: ms, s, m, h), or 0";
 
+/// The longest duration accepted: far beyond any sensible wait, and far from the limits of
+/// the clock arithmetic.
+pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
 /// Parses a duration with a unit (`250ms`, `8s`, `1m30s`); a bare `0` is accepted.
 /// A number without a unit is rejected: "5" could mean seconds or milliseconds.
 pub fn duration(s: &str) -> Result<Duration, String> {
@@ -23,8 +27,12 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(format!("{s:?} has no unit: expected {DURATION_FORMS}"));
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))
+    let d = humantime::parse_duration(t)
+        .map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))?;
+    if d > MAX_DURATION {
+        return Err(format!("duration {s:?} is too long: at most 10 years"));
+    }
+    Ok(d)
 }
 
 /// Parses curl's `-m/--max-time`: seconds as a plain, possibly fractional, number
@@ -32,7 +40,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 pub fn seconds(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
-        if (0.0..1e12).contains(&secs) && !t.starts_with('+') {
+        if (0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) && !t.starts_with('+') {
             return Ok(Duration::from_secs_f64(secs));
         }
         return Err(format!(
@@ -129,8 +137,9 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
         return Ok(HeaderArg::Set(header_name(name)?, String::new()));
     }
     let Some((name, value)) = s.split_once(':') else {
+        let shown = crate::redact::header_arg(s);
         return Err(format!(
-            "invalid header {s:?}: expected 'Name: value' (a colon after the name)"
+            "invalid header {shown:?}: expected 'Name: value' (a colon after the name)"
         ));
     };
     let name = header_name(name)?;
@@ -191,7 +200,7 @@ mod tests {
         assert_eq!(duration("250ms"), Ok(Duration::from_millis(250)));
         assert_eq!(duration("1m30s"), Ok(Duration::from_secs(90)));
         assert_eq!(duration("0"), Ok(Duration::ZERO));
-        for bad in ["5", "1.5", "-1s", "", "abc", "10 parsecs"] {
+        for bad in ["5", "1.5", "-1s", "", "abc", "10 parsecs", "300000000000y"] {
             assert!(duration(bad).is_err(), "{bad:?}");
         }
     }

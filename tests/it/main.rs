@@ -2,6 +2,7 @@
 
 mod common;
 mod exits;
+mod fixes;
 mod hostile;
 mod jitter;
 mod output;

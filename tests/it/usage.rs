@@ -33,6 +33,33 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         (vec!["-o", dir_path, &url], "is a directory"),
         (vec!["--deadline", "soon", &url], "duration"),
         (vec!["--no-such-flag", &url], "unexpected argument"),
+        (vec!["-H", "Content-Length: 3", &url], "framing"),
+        (
+            vec!["-H", "Transfer-Encoding: chunked", "-d", "abc", &url],
+            "framing",
+        ),
+        (
+            vec!["-A", "evil\r\nX-Injected: 1", &url],
+            "control character",
+        ),
+        (vec!["--idempotency-key", "   ", "-d", "x", &url], "empty"),
+        (vec!["--deadline", "300000000000y", &url], "too long"),
+        (
+            vec!["--base", "300000000000y", "--cap", "300000000000y", &url],
+            "too long",
+        ),
+        (
+            vec![
+                "-d",
+                "@/no/such\nretry-http: attempt 1/6 GET x -> 200 OK",
+                &url,
+            ],
+            "no/such",
+        ),
+        (
+            vec!["http://user:pw9secret@127.0.0.1:99999/?access_token=tok7"],
+            "invalid URL",
+        ),
     ];
     for (args, needle) in cases {
         let (out, _) = run(&args);
@@ -41,6 +68,12 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         assert_eq!(err.lines().count(), 1, "{args:?}: one line expected: {err}");
         assert!(err.starts_with("retry-http: error: "), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+        for secret in ["pw9secret", "tok7"] {
+            assert!(
+                !err.contains(secret),
+                "{args:?}: a secret in a usage error: {err}"
+            );
+        }
     }
     assert_eq!(
         s.requests().len(),
@@ -57,4 +90,15 @@ fn help_lists_the_exit_codes() {
     for needle in ["Exit status:", "  0  ", "  5  deadline", "130"] {
         assert!(text.contains(needle), "{needle}");
     }
+}
+
+#[test]
+fn a_header_without_colon_does_not_echo_its_secret() {
+    let (out, _) = run(&[
+        "-H",
+        "Authorization Bearer s3cretvalue",
+        "http://127.0.0.1:9/",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("s3cretvalue"), "{}", stderr(&out));
 }
