@@ -43,6 +43,17 @@ fn remove_temps() {
     }
 }
 
+/// Removes the tracked temporary files if the program panics, then reports the panic on
+/// one line. Release builds abort on panic (no unwinding, so no destructors run); this hook
+/// keeps the promise that no partial file is left behind.
+pub fn clean_up_on_panic() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        remove_temps();
+        previous(info);
+    }));
+}
+
 /// Which signal ended the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 fn main() -> ExitCode {
     let start = Instant::now();
+    retry_http::interrupt::clean_up_on_panic();
     let outcome = retry_http::run_from(std::env::args_os(), start);
     ExitCode::from(outcome.code())
 }
