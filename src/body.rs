@@ -36,10 +36,11 @@ impl Payload {
         self.len() == 0
     }
 
-    /// A reader over the whole body, from its first byte (call once per attempt).
-    pub fn reader(&self) -> io::Result<Box<dyn Read + Send + '_>> {
+    /// A reader over the whole body, from its first byte (call once per attempt). It owns
+    /// what it reads: a copy of a small body (at most 1 MiB), or its own handle on the spool.
+    pub fn reader(&self) -> io::Result<Box<dyn Read + Send + 'static>> {
         match self {
-            Payload::Memory(v) => Ok(Box::new(v.as_slice())),
+            Payload::Memory(v) => Ok(Box::new(io::Cursor::new(v.clone()))),
             Payload::Spooled { file, .. } => {
                 let mut f = file.try_clone()?;
                 f.seek(SeekFrom::Start(0))?;

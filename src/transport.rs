@@ -278,40 +278,28 @@ impl Transport {
         for (n, v) in headers {
             builder = builder.header(n.as_str(), v.as_str());
         }
-        let response = match body {
+        let send_body = match body {
             Some(payload) => {
-                let builder = builder.header("content-length", payload.len().to_string());
-                let mut reader = payload.reader().map_err(|e| {
+                builder = builder.header("content-length", payload.len().to_string());
+                let reader = payload.reader().map_err(|e| {
                     Failure::new(
                         FailureKind::Local,
                         format!("cannot reread the request body: {e}"),
                     )
                 })?;
-                let request = builder
-                    .body(ureq::SendBody::from_reader(&mut reader))
-                    .map_err(bad)?;
-                let request = self
-                    .agent
-                    .configure_request(request)
-                    .timeout_global(budget)
-                    .timeout_connect(connect)
-                    .timeout_resolve(connect)
-                    .build();
-                self.agent.run(request)
+                ureq::SendBody::from_owned_reader(reader)
             }
-            None => {
-                let request = builder.body(()).map_err(bad)?;
-                let request = self
-                    .agent
-                    .configure_request(request)
-                    .timeout_global(budget)
-                    .timeout_connect(connect)
-                    .timeout_resolve(connect)
-                    .build();
-                self.agent.run(request)
-            }
-        }
-        .map_err(|e| classify(&e, false))?;
+            None => ureq::SendBody::none(),
+        };
+        let request = builder.body(send_body).map_err(bad)?;
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(budget)
+            .timeout_connect(connect)
+            .timeout_resolve(connect)
+            .build();
+        let response = self.agent.run(request).map_err(|e| classify(&e, false))?;
         let (parts, body) = response.into_parts();
         let head = Head {
             status: parts.status.as_u16(),

@@ -69,3 +69,11 @@ pub fn closed_port_url() -> String {
     drop(l);
     format!("http://127.0.0.1:{port}/")
 }
+
+/// Runs the binary with `extra` flags, the fast retry flags, then `url`.
+pub fn run_fast(extra: &[&str], url: &str) -> (Output, Duration) {
+    let mut args = extra.to_vec();
+    args.extend(FAST);
+    args.push(url);
+    run(&args)
+}

@@ -90,10 +90,7 @@ fn connection_refused_is_retried() {
 #[test]
 fn reset_then_success() {
     let s = Server::start(vec![Step::Reset, Step::status(200, "fine")]).unwrap();
-    let mut args = FAST.to_vec();
-    let url = s.url("/");
-    args.push(&url);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&[], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"fine");
     assert!(attempt_lines(&out)[0].contains("reset"), "{}", stderr(&out));
@@ -162,10 +159,7 @@ fn truncated_body_is_a_failed_attempt() {
         Step::status(200, "complete"),
     ])
     .unwrap();
-    let mut args = FAST.to_vec();
-    let url = s.url("/");
-    args.push(&url);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&[], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"complete");
     assert_eq!(s.requests().len(), 2);

@@ -120,10 +120,7 @@ fn reset_mid_body_is_retried_and_nothing_partial_is_written() {
         Step::status(200, "good"),
     ])
     .unwrap();
-    let mut args = FAST.to_vec();
-    let url = s.url("/");
-    args.push(&url);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&[], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"good");
 }
@@ -168,10 +165,7 @@ fn odd_retry_after_values_never_shorten_or_break_the_wait() {
         Step::status(200, ""),
     ])
     .unwrap();
-    let mut args = FAST.to_vec();
-    let url = s.url("/");
-    args.push(&url);
-    let (out, took) = run(&args);
+    let (out, took) = run_fast(&[], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(took < Duration::from_secs(5));
 }

@@ -13,10 +13,7 @@ fn failed_run_leaves_existing_file_untouched_and_no_temp_files() {
     }])
     .unwrap();
     let p = path.to_str().unwrap();
-    let url = s.url("/");
-    let mut args = vec!["-o", p, "--attempts", "2", &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["-o", p, "--attempts", "2"], &s.url("/"));
     assert_eq!(code(&out), 4, "{}", stderr(&out));
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
@@ -37,10 +34,7 @@ fn success_replaces_the_file() {
     ])
     .unwrap();
     let p = path.to_str().unwrap();
-    let url = s.url("/");
-    let mut args = vec!["-o", p, &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["-o", p], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new content");
     assert!(out.stdout.is_empty());
@@ -103,10 +97,7 @@ fn broken_download_resumes_with_range_and_if_range() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.bin");
-    let url = s.url("/big");
-    let mut args = vec!["-o", path.to_str().unwrap(), &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["-o", path.to_str().unwrap()], &s.url("/big"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -143,10 +134,7 @@ fn changed_representation_starts_over_cleanly() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.bin");
-    let url = s.url("/f");
-    let mut args = vec!["-o", path.to_str().unwrap(), &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["-o", path.to_str().unwrap()], &s.url("/f"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -188,10 +176,7 @@ fn no_buffer_streams_and_does_not_retry_after_bytes_escaped() {
         Step::status(200, "whole"),
     ])
     .unwrap();
-    let url = s.url("/");
-    let mut args = vec!["--no-buffer", &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["--no-buffer"], &s.url("/"));
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert_eq!(out.stdout, b"partial");
     assert_eq!(s.requests().len(), 1);

@@ -101,10 +101,7 @@ fn unparseable_hint_is_warned_about_and_backoff_applies() {
         Step::status(200, "ok"),
     ])
     .unwrap();
-    let mut args = FAST.to_vec();
-    let url = s.url("/");
-    args.push(&url);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&[], &s.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let err = stderr(&out);
     assert!(

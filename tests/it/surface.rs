@@ -105,13 +105,13 @@ fn explain_shows_the_default_client_policy_and_replay_rule() {
 fn write_out_after_success_and_failure() {
     let s = Server::start(vec![Step::status(503, ""), Step::status(200, "body")]).unwrap();
     let url = s.url("/w");
-    let mut args = vec![
-        "-w",
-        "\\n%{http_code} %{num_retries} %{exitcode} %{size_download} %{url_effective}\\n",
+    let (out, _) = run_fast(
+        &[
+            "-w",
+            "\\n%{http_code} %{num_retries} %{exitcode} %{size_download} %{url_effective}\\n",
+        ],
         &url,
-    ];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    );
     assert_eq!(code(&out), 0);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -264,9 +264,7 @@ fn json_log_is_one_object_per_line_with_a_summary() {
     ])
     .unwrap();
     let url = s.url("/");
-    let mut args = vec!["--log-format", "json", "--seed", "7", &url];
-    args.extend(FAST);
-    let (out, _) = run(&args);
+    let (out, _) = run_fast(&["--log-format", "json", "--seed", "7"], &url);
     assert_eq!(code(&out), 0);
     for line in stderr(&out).lines() {
         let v: serde_json::Value =
