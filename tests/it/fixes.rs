@@ -179,3 +179,34 @@ fn a_header_given_with_h_beats_the_one_u_would_add() {
     assert_eq!(count("user-agent"), 1);
     assert_eq!(r.header("user-agent"), Some("b"));
 }
+
+#[test]
+fn stdin_is_not_read_unless_a_body_names_it() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+        .arg(s.url("/"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"ok");
+    assert!(t.elapsed() < Duration::from_secs(5), "waited on stdin");
+}
+
+#[test]
+fn broken_chunked_encoding_is_a_failed_attempt() {
+    let broken = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\nZZ\r\n".to_vec();
+    let s = Server::start(vec![Step::Raw(broken), Step::status(200, "whole")]).unwrap();
+    let (out, _) = run_fast(&[], &s.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        out.stdout, b"whole",
+        "bytes of the broken attempt reached stdout"
+    );
+    assert_eq!(s.requests().len(), 2);
+}
