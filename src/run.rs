@@ -1,0 +1,295 @@
+//! One request run. `prepare` does everything that can fail before a byte is sent (so a
+//! usage error sends nothing); `execute` installs the signal handler, consults the shared
+//! state and runs the attempt loop; `finish` writes `-D`, records the run in the state file,
+//! prints the summary and `-w`.
+
+use crate::attempt::{Ended, Loop};
+use crate::body::{self, Payload};
+use crate::cli::RequestArgs;
+use crate::config::{self, Config, KeySpec};
+use crate::exit::Outcome;
+use crate::output::{self, Output};
+use crate::report::Reporter;
+use crate::shared::Shared;
+use crate::transport::{self, Transport};
+use crate::{explain, interrupt, redact, write_out};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use std::io::Write;
+use std::time::Instant;
+
+/// Runs one request with retries; `start` is when the process started.
+pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
+    let reporter = Reporter::new(args.log_format, args.silent, args.verbose, args.color);
+    match prepare(args, &reporter, start) {
+        Ok(prepared) => execute(prepared, &reporter, start),
+        Err(outcome) => outcome,
+    }
+}
+
+/// Everything checked and loaded before the first attempt.
+struct Prepared {
+    cfg: Config,
+    write_out: Option<String>,
+    output: Output,
+    transport: Transport,
+    payload: Option<Payload>,
+}
+
+/// Validates flags and files and reads the body. `Err` is the outcome to exit with (usage
+/// errors, the deadline passing while stdin is read, or `--explain`'s success).
+fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Prepared, Outcome> {
+    let usage = |msg: &str| {
+        reporter.error(msg);
+        Outcome::Usage
+    };
+    let cfg = config::build(args).map_err(|e| usage(&e.0))?;
+    if cfg.explain {
+        print!("{}", explain::explain(&cfg));
+        return Err(Outcome::Success);
+    }
+    let write_out = cfg
+        .output
+        .write_out
+        .as_deref()
+        .map(read_write_out)
+        .transpose()
+        .map_err(|e| usage(&e))?;
+    let output = Output::prepare(&cfg.output).map_err(|e| usage(&e.0))?;
+    let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| usage(&e.0))?;
+    let left = cfg
+        .retry
+        .deadline
+        .map(|d| d.saturating_sub(start.elapsed()));
+    let payload = match cfg
+        .request
+        .body
+        .as_ref()
+        .map(|b| body::load_within(b, left))
+        .transpose()
+    {
+        Ok(p) => p,
+        Err(body::LoadError::Unreadable(e)) => return Err(usage(&e.0)),
+        Err(body::LoadError::Deadline) => {
+            reporter.error(
+                "the deadline passed while the request body was still being read; nothing was sent",
+            );
+            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, "not sent");
+            return Err(Outcome::Deadline);
+        }
+    };
+    Ok(Prepared {
+        cfg,
+        write_out,
+        output,
+        transport,
+        payload,
+    })
+}
+
+/// The headers of every attempt: the configured ones plus the Idempotency-Key.
+fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
+    let mut headers = cfg.request.headers.clone();
+    let has_key = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"));
+    match &cfg.retry.idempotency_key {
+        Some(KeySpec::Auto) => {
+            // Random on purpose, never derived from --seed: two runs must not share a key.
+            let key = uuid::Uuid::new_v4().to_string();
+            reporter.info(&format!("Idempotency-Key: {key}"));
+            headers.push(("Idempotency-Key".into(), key));
+        }
+        Some(KeySpec::Given(k)) if !has_key => headers.push(("Idempotency-Key".into(), k.clone())),
+        _ => {}
+    }
+    headers
+}
+
+/// Runs the attempts and finishes.
+fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
+    let Prepared {
+        mut cfg,
+        write_out,
+        output,
+        transport,
+        payload,
+    } = p;
+    let abort = transport.abort_handle();
+    let interrupt = interrupt::Interrupt::install(move || abort.shutdown()).unwrap_or_else(|e| {
+        reporter.warn(&format!("cannot install the signal handler: {e}"));
+        interrupt::Interrupt::none()
+    });
+    if cfg.request.insecure {
+        reporter.warn("TLS certificate verification is off (-k)");
+    }
+    let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
+    reporter.detail(&format!(
+        "seed {seed} (replay the same waits with --seed {seed})"
+    ));
+    let headers = request_headers(&cfg, reporter);
+    let shared = match &cfg.state {
+        Some((path, limits)) => {
+            match Shared::admit(path, *limits, probe_lease(&cfg), &cfg.request.url, reporter) {
+                Ok(s) => s,
+                Err(refused) => {
+                    reporter.summary(refused, 0, start.elapsed(), seed, "not sent");
+                    return refused;
+                }
+            }
+        }
+        None => None,
+    };
+    if shared.as_ref().is_some_and(|s| s.probe) {
+        cfg.retry.attempts = 1;
+    }
+    let gate = || shared.as_ref().map_or(Ok(()), |s| s.take_retry());
+    log_request(reporter, &cfg, &headers);
+    let run = Loop {
+        cfg: &cfg,
+        transport: &transport,
+        output: &output,
+        payload: payload.as_ref(),
+        reporter,
+        interrupt: &interrupt,
+        has_key: cfg.retry.idempotency_key.is_some(),
+        secrets: secrets(&cfg, &headers),
+        headers,
+        start,
+        partial: Default::default(),
+        last_head: Default::default(),
+        delivered: Default::default(),
+        retry_gate: Some(&gate),
+    };
+    let ended = run.run(&mut StdRng::seed_from_u64(seed));
+    let finished = Finished {
+        head: run.last_head.borrow().clone(),
+        delivered: run.delivered.get(),
+        seed,
+    };
+    finish(
+        &cfg,
+        reporter,
+        shared.as_ref(),
+        &ended,
+        &finished,
+        write_out.as_deref(),
+        start,
+    )
+}
+
+/// What the loop leaves for the end of the run.
+struct Finished {
+    head: Option<transport::Head>,
+    delivered: u64,
+    seed: u64,
+}
+
+/// `-D`, the state file, the summary line, `-w`.
+fn finish(
+    cfg: &Config,
+    reporter: &Reporter,
+    shared: Option<&Shared>,
+    ended: &Ended,
+    f: &Finished,
+    write_out: Option<&str>,
+    start: Instant,
+) -> Outcome {
+    let mut outcome = ended.outcome;
+    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &f.head)
+        && let Err(e) = dump_header(path, head)
+    {
+        reporter.error(&format!("cannot write -D {}: {e}", path.display()));
+        outcome = Outcome::Local;
+    }
+    if let Some(s) = shared {
+        s.finish(outcome);
+    }
+    reporter.summary(
+        outcome,
+        ended.attempts_made,
+        start.elapsed(),
+        f.seed,
+        &ended.last,
+    );
+    if let Some(format) = write_out {
+        let vars = write_out::Vars {
+            http_code: f.head.as_ref().map(|h| h.status),
+            num_retries: ended.attempts_made.saturating_sub(1),
+            time_total: start.elapsed(),
+            url_effective: f
+                .head
+                .as_ref()
+                .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
+            exitcode: outcome.code(),
+            size_download: f.delivered,
+        };
+        let (text, unknown) = write_out::render(format, &vars);
+        for name in unknown {
+            reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    }
+    outcome
+}
+
+/// `-w @FILE` reads the format from a file (`@-`: stdin), as curl does.
+fn read_write_out(arg: &str) -> Result<String, String> {
+    match arg.strip_prefix('@') {
+        Some("-") => std::io::read_to_string(std::io::stdin())
+            .map_err(|e| format!("cannot read -w from stdin: {e}")),
+        Some(path) => {
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read -w file {path}: {e}"))
+        }
+        None => Ok(arg.to_string()),
+    }
+}
+
+/// `-D FILE`: the final response's status line and headers (`-`: stdout).
+fn dump_header(path: &std::path::Path, head: &transport::Head) -> std::io::Result<()> {
+    let text = output::head_text(head);
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        return out.flush();
+    }
+    std::fs::write(path, text)
+}
+
+/// How long a half-open circuit's probe may take: its deadline, else its attempt timeout,
+/// else a minute (a probe that outlives its lease lets another run probe).
+fn probe_lease(cfg: &Config) -> std::time::Duration {
+    cfg.retry
+        .deadline
+        .or(cfg.timeouts.attempt)
+        .unwrap_or(std::time::Duration::from_secs(60))
+}
+
+/// `-v`: the request line and headers, secrets masked.
+fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) {
+    if !reporter.verbose() {
+        return;
+    }
+    reporter.detail(&format!(
+        "> {} {}",
+        cfg.request.method,
+        redact::url(&cfg.request.url)
+    ));
+    for (n, v) in headers {
+        reporter.detail(&format!("> {n}: {}", redact::header_value(n, v)));
+    }
+}
+
+/// Every secret value the user gave, so error texts quoting them can be masked.
+fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
+    let mut s: Vec<String> = headers
+        .iter()
+        .filter(|(n, _)| redact::is_secret_name(n))
+        .map(|(_, v)| v.clone())
+        .collect();
+    if let Some(p) = cfg.request.url.password() {
+        s.push(p.to_string());
+    }
+    s
+}
