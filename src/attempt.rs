@@ -8,7 +8,7 @@ use crate::exit::Outcome;
 use crate::interrupt::{Interrupt, Signal};
 use crate::output::Output;
 use crate::output::Spool;
-use crate::policy::{self, FailureKind, Fit};
+use crate::policy::{self, FailureKind, Fit, WaitReason};
 use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
 use crate::resume;
@@ -80,8 +80,31 @@ enum Tried {
     Broken(Failure),
 }
 
+/// What the loop carries from one attempt to the next.
+struct Track {
+    /// The last backoff drawn (decorrelated jitter grows from it).
+    previous: Duration,
+    /// The last attempt's result, for the summary.
+    last: String,
+    /// The last status received.
+    last_status: Option<u16>,
+}
+
+impl Track {
+    fn ended(&self, outcome: Outcome, attempts_made: u32) -> Ended {
+        Ended {
+            outcome,
+            attempts_made,
+            last: self.last.clone(),
+            last_status: self.last_status,
+        }
+    }
+}
+
 /// What happens after an attempt.
 enum Step {
+    /// The attempt succeeded.
+    Done,
     /// Stop with this outcome and reason.
     Stop(Outcome, String),
     /// Sleep, then try again.
@@ -126,76 +149,24 @@ impl Loop<'_> {
     /// Runs the attempts; `rng` drives every random draw.
     pub fn run(&self, rng: &mut dyn Rng) -> Ended {
         let retry = &self.cfg.retry;
-        let mut previous = retry.backoff.base;
-        let mut last = String::from("no attempt made");
-        let mut last_status = None;
+        let mut track = Track {
+            previous: retry.backoff.base,
+            last: "no attempt made".into(),
+            last_status: None,
+        };
         for n in 1..=retry.attempts {
             if self.deadline_passed() {
-                return Ended {
-                    outcome: Outcome::Deadline,
-                    attempts_made: n - 1,
-                    last,
-                    last_status,
-                };
+                return track.ended(Outcome::Deadline, n - 1);
             }
-            let budget = match (self.cfg.timeouts.attempt, self.deadline_left()) {
-                (Some(t), Some(l)) => Some(t.min(l)),
-                (t, l) => t.or(l),
-            };
             let begun = Instant::now();
-            let tried = self.try_once(budget);
-            let mut line = AttemptLine {
-                attempt: n,
-                attempts: retry.attempts,
-                method: self.cfg.request.method.clone(),
-                url: redact::url(&self.cfg.request.url),
-                status: None,
-                error: None,
-                start_ms: begun.duration_since(self.start).as_millis(),
-                elapsed: begun.elapsed(),
-                retry_after: None,
-                note: None,
-                decision: Decision::Done,
-            };
-            let mut pending = None;
-            let step = if let Some(sig) = self.interrupt.fired() {
-                line.error = Some("interrupted".into());
-                last = "interrupted".into();
-                Step::Stop(signal_outcome(sig), "stopping: interrupted".into())
-            } else {
-                match tried {
-                    Tried::Success(status, reason, resumed) => {
-                        line.status = Some((status, reason));
-                        line.note = resumed.map(|at| format!("resumed at byte {at}"));
-                        self.reporter.attempt(&line);
-                        return Ended {
-                            outcome: Outcome::Success,
-                            attempts_made: n,
-                            last,
-                            last_status: Some(status),
-                        };
-                    }
-                    Tried::Failed(ex) => {
-                        let status = ex.head.status;
-                        last_status = Some(status);
-                        last = format!("{status} {}", ex.head.reason)
-                            .trim_end()
-                            .to_string();
-                        line.status = Some((status, ex.head.reason.clone()));
-                        let raw: Vec<&str> = ex.head.values("retry-after").collect();
-                        line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
-                        let step = self.judge_response(n, &ex, &mut previous, rng);
-                        pending = Some(ex);
-                        step
-                    }
-                    Tried::Broken(f) => {
-                        last = f.kind.name().to_string();
-                        line.error = Some(describe(&f, &self.secrets));
-                        self.judge_failure(n, &f, &mut previous, rng)
-                    }
-                }
-            };
+            let tried = self.try_once(self.budget());
+            let mut line = self.line(n, begun);
+            let (step, pending) = self.judge(n, tried, &mut line, &mut track, rng);
             match step {
+                Step::Done => {
+                    self.reporter.attempt(&line);
+                    return track.ended(Outcome::Success, n);
+                }
                 Step::Stop(outcome, why) => {
                     line.decision = Decision::Stop(why);
                     self.reporter.attempt(&line);
@@ -205,41 +176,94 @@ impl Loop<'_> {
                         }
                         _ => outcome,
                     };
-                    return Ended {
-                        outcome,
-                        attempts_made: n,
-                        last,
-                        last_status,
-                    };
+                    return track.ended(outcome, n);
                 }
                 Step::Wait(wait, decision) => {
-                    let why = match (&line.decision, &decision) {
-                        (_, Decision::Retry { reason, .. })
-                            if *reason != crate::policy::WaitReason::Backoff =>
-                        {
-                            format!("Retry-After from {last}")
+                    let why = match &decision {
+                        Decision::Retry { reason, .. } if *reason != WaitReason::Backoff => {
+                            format!("Retry-After from {}", track.last)
                         }
-                        _ => format!("backoff after {last}"),
+                        _ => format!("backoff after {}", track.last),
                     };
                     line.decision = decision;
                     self.reporter.attempt(&line);
                     drop(pending);
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
-                        return Ended {
-                            outcome: signal_outcome(sig),
-                            attempts_made: n,
-                            last,
-                            last_status,
-                        };
+                        return track.ended(signal_outcome(sig), n);
                     }
                 }
             }
         }
-        Ended {
-            outcome: Outcome::AttemptsExhausted,
-            attempts_made: retry.attempts,
-            last,
-            last_status,
+        track.ended(Outcome::AttemptsExhausted, retry.attempts)
+    }
+
+    /// This attempt's time: the per-attempt timeout, cut to what is left of the deadline.
+    fn budget(&self) -> Option<Duration> {
+        match (self.cfg.timeouts.attempt, self.deadline_left()) {
+            (Some(t), Some(l)) => Some(t.min(l)),
+            (t, l) => t.or(l),
+        }
+    }
+
+    /// The log line of attempt `n`, begun at `begun`, before its result is filled in.
+    fn line(&self, n: u32, begun: Instant) -> AttemptLine {
+        AttemptLine {
+            attempt: n,
+            attempts: self.cfg.retry.attempts,
+            method: self.cfg.request.method.clone(),
+            url: redact::url(&self.cfg.request.url),
+            status: None,
+            error: None,
+            start_ms: begun.duration_since(self.start).as_millis(),
+            elapsed: begun.elapsed(),
+            retry_after: None,
+            note: None,
+            decision: Decision::Done,
+        }
+    }
+
+    /// Fills the attempt's result into its line and decides what comes next. A failed
+    /// response is handed back, for `--fail-with-body`.
+    fn judge(
+        &self,
+        n: u32,
+        tried: Tried,
+        line: &mut AttemptLine,
+        track: &mut Track,
+        rng: &mut dyn Rng,
+    ) -> (Step, Option<Exchange>) {
+        if let Some(sig) = self.interrupt.fired() {
+            line.error = Some("interrupted".into());
+            track.last = "interrupted".into();
+            return (
+                Step::Stop(signal_outcome(sig), "stopping: interrupted".into()),
+                None,
+            );
+        }
+        match tried {
+            Tried::Success(status, reason, resumed) => {
+                line.status = Some((status, reason));
+                line.note = resumed.map(|at| format!("resumed at byte {at}"));
+                track.last_status = Some(status);
+                (Step::Done, None)
+            }
+            Tried::Failed(ex) => {
+                let status = ex.head.status;
+                track.last_status = Some(status);
+                track.last = format!("{status} {}", ex.head.reason)
+                    .trim_end()
+                    .to_string();
+                line.status = Some((status, ex.head.reason.clone()));
+                let raw: Vec<&str> = ex.head.values("retry-after").collect();
+                line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
+                let step = self.judge_response(n, &ex, &mut track.previous, rng);
+                (step, Some(ex))
+            }
+            Tried::Broken(f) => {
+                track.last = f.kind.name().to_string();
+                line.error = Some(describe(&f, &self.secrets));
+                (self.judge_failure(n, &f, &mut track.previous, rng), None)
+            }
         }
     }
 
