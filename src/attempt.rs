@@ -222,6 +222,20 @@ impl Loop<'_> {
         }
     }
 
+    /// Under `-L`, says where the answer came from when redirects were followed.
+    fn note_redirect(&self, line: &mut AttemptLine) {
+        let Some(head) = self.last_head.borrow().clone() else {
+            return;
+        };
+        if head.url != self.cfg.request.url {
+            let via = format!("from {}", redact::url(&head.url));
+            line.note = Some(match line.note.take() {
+                Some(n) => format!("{n}, {via}"),
+                None => via,
+            });
+        }
+    }
+
     /// Fills the attempt's result into its line and decides what comes next. A failed
     /// response is handed back, for `--fail-with-body`.
     fn judge(
@@ -244,6 +258,7 @@ impl Loop<'_> {
             Tried::Success(status, reason, resumed) => {
                 line.status = Some((status, reason));
                 line.note = resumed.map(|at| format!("resumed at byte {at}"));
+                self.note_redirect(line);
                 track.last_status = Some(status);
                 (Step::Done, None)
             }
@@ -254,6 +269,7 @@ impl Loop<'_> {
                     .trim_end()
                     .to_string();
                 line.status = Some((status, ex.head.reason.clone()));
+                self.note_redirect(line);
                 let raw: Vec<&str> = ex.head.values("retry-after").collect();
                 line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
                 let step = self.judge_response(n, &ex, &mut track.previous, rng);

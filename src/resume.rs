@@ -12,6 +12,13 @@ pub struct Validator(pub String);
 /// carries a strong ETag or a Last-Modified date. Weak ETags (`W/"..."`) cannot be used with
 /// If-Range (RFC 9110 section 13.1.5), so they do not count.
 pub fn validator(head: &Head) -> Option<Validator> {
+    // Byte offsets of a decoded body do not address the encoded representation.
+    if head
+        .value("content-encoding")
+        .is_some_and(|e| !e.trim().eq_ignore_ascii_case("identity"))
+    {
+        return None;
+    }
     let ranges = head.value("accept-ranges")?;
     if !ranges
         .split(',')
