@@ -25,7 +25,7 @@ fn long_after_help() -> String {
 #[command(
     name = "retry-http",
     version,
-    override_usage = "retry-http [OPTIONS] [METHOD] <URL>\n       retry-http demo",
+    override_usage = "retry-http [OPTIONS] [METHOD] <URL>\n       retry-http simulate [OPTIONS]\n       retry-http demo",
     after_help = SHORT_AFTER_HELP,
     after_long_help = long_after_help(),
     args_conflicts_with_subcommands = true,
