@@ -120,7 +120,9 @@ fn signal_outcome(s: Signal) -> Outcome {
 
 /// "timeout (the attempt's time ran out)", with any secret masked.
 fn describe(f: &Failure, secrets: &[String]) -> String {
-    if f.detail.is_empty() {
+    // "connection refused (Connection refused (os error 111))" says it twice.
+    let repeats = f.detail.to_ascii_lowercase().starts_with(f.kind.name());
+    if f.detail.is_empty() || repeats {
         f.kind.name().to_string()
     } else {
         format!("{} ({})", f.kind.name(), redact::text(&f.detail, secrets))
@@ -170,8 +172,10 @@ impl Loop<'_> {
                 Step::Stop(outcome, why) => {
                     line.decision = Decision::Stop(why);
                     self.reporter.attempt(&line);
+                    // -I shows the head of whatever answered, as curl does; there is no body.
+                    let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
                     let outcome = match pending {
-                        Some(ex) if self.cfg.output.fail_with_body => {
+                        Some(ex) if self.cfg.output.fail_with_body || head_only => {
                             self.deliver_error_body(ex, outcome)
                         }
                         _ => outcome,

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Shown after `-h`: where the rest is.
-const SHORT_AFTER_HELP: &str = "Exit codes: 0 success, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport; --help has all, with examples.";
+const SHORT_AFTER_HELP: &str = "Exit codes: 0 success, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport, 7 refused by --state; --help has all, with examples.";
 
 /// Shown after `--help`: the exit-code table and two examples.
 fn long_after_help() -> String {
@@ -104,7 +104,7 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, default_value = "table")]
     pub format: SimFormat,
     /// Draw load over time per strategy against the capacity line, as SVG.
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "search")]
     pub plot: Option<PathBuf>,
     /// Search the policy space (jitter x base x cap) and print the Pareto front of calls
     /// against time to the last success, as flags to paste.
@@ -343,7 +343,7 @@ pub struct RequestArgs {
     #[arg(long, value_name = "SIZE", value_parser = values::size, help_heading = "Output")]
     pub max_filesize: Option<u64>,
 
-    /// After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, \\n; @FILE reads it.
+    /// After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, and \n for a newline; @FILE reads it.
     #[arg(short = 'w', long, value_name = "FORMAT", help_heading = "Output")]
     pub write_out: Option<String>,
 

@@ -308,6 +308,27 @@ fn curl_retry_flags(a: &RequestArgs) -> Result<(), UsageError> {
     Ok(())
 }
 
+/// " (set by $RETRY_HTTP_X)" for those values that came from their variable (it is set and
+/// holds the value in force), so an error caused by a CI job's environment says where.
+fn env_note(values: &[(&str, Duration)]) -> String {
+    let set: Vec<String> = values
+        .iter()
+        .map(|(f, v)| (format!("RETRY_HTTP_{f}"), *v))
+        .filter(|(var, v)| {
+            std::env::var(var)
+                .ok()
+                .and_then(|t| crate::values::duration(&t).ok())
+                == Some(*v)
+        })
+        .map(|(var, _)| format!("${var}"))
+        .collect();
+    if set.is_empty() {
+        String::new()
+    } else {
+        format!(" (set by {})", set.join(", "))
+    }
+}
+
 /// A time limit of 0 means no limit, as curl reads `--max-time 0`.
 fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
@@ -326,13 +347,17 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     }
     let url = url(target)?;
     if a.base < Duration::from_millis(1) {
-        return usage("--base must be at least 1ms");
+        return usage(format!(
+            "--base must be at least 1ms{}",
+            env_note(&[("BASE", a.base)])
+        ));
     }
     if a.base > a.cap {
         return usage(format!(
-            "--base ({}) is above --cap ({}): the base must not exceed the cap",
+            "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
             humantime::format_duration(a.base),
-            humantime::format_duration(a.cap)
+            humantime::format_duration(a.cap),
+            env_note(&[("BASE", a.base), ("CAP", a.cap)])
         ));
     }
     let mut headers = Vec::new();

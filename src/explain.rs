@@ -111,6 +111,18 @@ pub fn explain(cfg: &Config) -> String {
         "  never retried TLS certificate rejected, protocol error, too many redirects, body over --max-filesize"
     );
     let _ = writeln!(s, "  replay        {}", replay_rule(cfg));
+    if let Some((path, l)) = &cfg.state {
+        let _ = writeln!(
+            s,
+            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}",
+            path.display(),
+            l.threshold,
+            fmt_duration(l.cooldown),
+            l.budget_pct,
+            fmt_duration(l.window),
+            l.floor
+        );
+    }
     s.push_str(&schedule(cfg));
     s
 }

@@ -67,7 +67,12 @@ fn clap_error(e: &clap::Error) -> Outcome {
     let first = paragraphs.next().unwrap_or("invalid command line");
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // A value may itself hold CR or LF; keep the message on one line.
-    let first = first.replace('\r', "\\r").replace('\n', "\\n");
+    // clap breaks its own lines with an indent; join those. A value holding CR or LF is
+    // escaped, so the message stays on one line.
+    let first = first
+        .replace("\n  ", " ")
+        .replace('\r', "\\r")
+        .replace('\n', "\\n");
     let first = match env_source(e) {
         Some(var) => format!("{first} (the value comes from ${var})"),
         None => first,

@@ -64,7 +64,9 @@ pub struct AttemptLine {
 /// Formats a duration compactly: 41ms, 1.42s, 2m03s.
 pub fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms < 1000 {
+    if ms == 0 && !d.is_zero() {
+        format!("{}us", d.as_micros())
+    } else if ms < 1000 {
         format!("{ms}ms")
     } else if ms < 60_000 {
         let s = format!("{:.2}", d.as_secs_f64());

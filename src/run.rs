@@ -71,10 +71,8 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         Ok(p) => p,
         Err(body::LoadError::Unreadable(e)) => return Err(usage(&e.0)),
         Err(body::LoadError::Deadline) => {
-            reporter.error(
-                "the deadline passed while the request body was still being read; nothing was sent",
-            );
-            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, "not sent");
+            let why = "nothing sent: the request body was still being read";
+            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, why);
             return Err(Outcome::Deadline);
         }
     };
@@ -132,9 +130,9 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         Some((path, limits)) => {
             match Shared::admit(path, *limits, probe_lease(&cfg), &cfg.request.url, reporter) {
                 Ok(s) => s,
-                Err(refused) => {
-                    reporter.summary(refused, 0, start.elapsed(), seed, "not sent");
-                    return refused;
+                Err(why) => {
+                    reporter.summary(Outcome::Refused, 0, start.elapsed(), seed, &why);
+                    return Outcome::Refused;
                 }
             }
         }
@@ -266,7 +264,8 @@ fn probe_lease(cfg: &Config) -> std::time::Duration {
         .unwrap_or(std::time::Duration::from_secs(60))
 }
 
-/// `-v`: the request line and headers, secrets masked.
+/// `-v`: the request line and headers, secrets masked, with the automatic ones the
+/// transport adds (unless removed or replaced with `-H`).
 fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) {
     if !reporter.verbose() {
         return;
@@ -278,6 +277,19 @@ fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) 
     ));
     for (n, v) in headers {
         reporter.detail(&format!("> {n}: {}", redact::header_value(n, v)));
+    }
+    let given = |name: &str| {
+        headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+            || cfg.request.removed.iter().any(|r| r == name)
+    };
+    if !given("user-agent") {
+        reporter.detail(&format!("> User-Agent: {}", transport::USER_AGENT));
+    }
+    if !given("accept") {
+        reporter.detail("> Accept: */*");
+    }
+    if cfg.request.compressed && !given("accept-encoding") {
+        reporter.detail("> Accept-Encoding: gzip");
     }
 }
 

@@ -35,8 +35,8 @@ pub struct Shared<'a> {
 }
 
 impl<'a> Shared<'a> {
-    /// Asks the breaker whether the run may start. `Err` holds the refusal (exit 7) after it
-    /// was reported. A state file that cannot be used is reported and the run goes on
+    /// Asks the breaker whether the run may start. `Err` holds the reason for the refusal
+    /// (exit 7), for the summary line. A state file that cannot be used is reported and the run goes on
     /// without it (`Ok(None)`): shared state must never stop a request by accident.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
@@ -47,7 +47,7 @@ impl<'a> Shared<'a> {
         lease: Duration,
         url: &Url,
         reporter: &'a Reporter,
-    ) -> Result<Option<Self>, Outcome> {
+    ) -> Result<Option<Self>, String> {
         let file = StateFile::new(path);
         let key = target_key(url);
         let warn = |m: &str| reporter.warn(m);
@@ -70,11 +70,10 @@ impl<'a> Shared<'a> {
                 let when =
                     httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_millis(until));
                 let wait = Duration::from_millis(until.saturating_sub(now));
-                reporter.error(&format!(
-                    "refused without sending: {why} for {key}; the next probe may start in {} ({when}); exit 7",
+                Err(format!(
+                    "nothing sent: {why} for {key}; the next probe may start in {} ({when})",
                     crate::report::fmt_duration(wait)
-                ));
-                Err(Outcome::Refused)
+                ))
             }
             Ok(admission) => {
                 let probe = admission == Admission::Probe;
@@ -114,13 +113,16 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Records how the run ended.
+    /// Records how the run ended. A run that the retry budget stopped failed as much as one
+    /// that ran out of attempts: it counts toward opening the circuit, or a target that
+    /// stays down would be hit once per run for ever.
     pub fn finish(&self, outcome: Outcome) {
         let result = match outcome {
             Outcome::Success => RunResult::Success,
-            Outcome::AttemptsExhausted | Outcome::Deadline | Outcome::NonRetryableTransport => {
-                RunResult::Failure
-            }
+            Outcome::AttemptsExhausted
+            | Outcome::Deadline
+            | Outcome::NonRetryableTransport
+            | Outcome::Refused => RunResult::Failure,
             _ => RunResult::Neutral,
         };
         let warn = |m: &str| self.reporter.warn(m);

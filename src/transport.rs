@@ -86,6 +86,32 @@ pub struct Transport {
     connect: Option<Duration>,
 }
 
+/// A proxy URL must parse, with a host and a usable port: a typo is a usage error, not a
+/// connection refused to be retried six times.
+fn check_proxy(p: &str) -> Result<(), UsageError> {
+    let shown = crate::redact::url_text(p);
+    let bad = |why: &str| {
+        Err(UsageError(format!(
+            "invalid proxy {shown:?} ({why}): expected http://HOST:PORT, https://, socks4:// or socks5://"
+        )))
+    };
+    match Url::parse(p) {
+        Ok(u)
+            if !matches!(
+                u.scheme(),
+                "http" | "https" | "socks4" | "socks4a" | "socks5" | "socks5h"
+            ) =>
+        {
+            bad("unsupported scheme")
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => bad("no host"),
+        Ok(_) => Ok(()),
+        // "host:port" without a scheme is an http proxy, as curl reads it.
+        Err(url::ParseError::RelativeUrlWithoutBase) => check_proxy(&format!("http://{p}")),
+        Err(e) => bad(&e.to_string()),
+    }
+}
+
 /// Loads the system's trusted certificates plus the `--cacert` file.
 fn root_certs(cacert: Option<&std::path::Path>) -> Result<RootCerts, UsageError> {
     let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
@@ -149,6 +175,9 @@ impl Transport {
             req.noproxy.as_deref(),
             |name| std::env::var(name).ok(),
         );
+        if let Some(p) = &chosen {
+            check_proxy(p)?;
+        }
         let proxy = match chosen {
             Some(p) => Some(ureq::Proxy::new(&p).map_err(|e| {
                 UsageError(format!(

@@ -47,7 +47,9 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
             "invalid --max-time {s:?}: expected a non-negative number of seconds, e.g. 2.5"
         ));
     }
-    duration(t)
+    duration(t).map_err(|_| {
+        format!("invalid --max-time {s:?}: expected a number of seconds, e.g. 2.5 (or a duration with a unit, e.g. 2500ms)")
+    })
 }
 
 /// Parses `--attempts`: a whole number from 1 to 1000 (the first attempt included).

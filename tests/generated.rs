@@ -154,9 +154,16 @@ fn man_page_is_fresh() {
 #[test]
 fn simulate_man_page_is_fresh() {
     let cmd = Cli::command();
-    let sub = cmd.find_subcommand("simulate").expect("simulate").clone().name("retry-http-simulate");
+    let sub = cmd
+        .find_subcommand("simulate")
+        .expect("simulate")
+        .clone()
+        .name("retry-http-simulate");
     let mut out = Vec::new();
-    clap_mangen::Man::new(sub).date("2026-11-29").render(&mut out).unwrap();
+    clap_mangen::Man::new(sub)
+        .date("2026-11-29")
+        .render(&mut out)
+        .unwrap();
     check(&root().join("man/retry-http-simulate.1"), &out);
 }
 

@@ -195,3 +195,53 @@ fn corrupt_state_file_is_replaced_with_a_warning() {
     );
     assert_eq!(read_state(&file)["version"], 1);
 }
+
+#[test]
+fn runs_stopped_by_the_budget_still_open_the_circuit() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let f = file.to_str().unwrap();
+    let s = Server::start(vec![Step::status(503, "")]).unwrap();
+    let url = s.url("/");
+    let mut args = state_args(
+        f,
+        &[
+            "--budget-floor",
+            "1",
+            "--breaker-threshold",
+            "3",
+            "--attempts",
+            "3",
+        ],
+    );
+    args.push(&url);
+    let mut codes = Vec::new();
+    for _ in 0..4 {
+        codes.push(code(&run(&args).0));
+    }
+    assert_eq!(
+        codes,
+        vec![7, 7, 7, 7],
+        "the first runs end on the budget, then the circuit refuses"
+    );
+    // Two attempts in the first run (the floor allows one retry), one in each of the next
+    // two; the third budget-stopped run opens the circuit, so the fourth sends nothing.
+    assert_eq!(s.requests().len(), 4);
+    let (out, _) = run(&args);
+    assert!(stderr(&out).contains("circuit is open"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_refusal_under_silent_is_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let f = file.to_str().unwrap();
+    let s = Server::start(vec![Step::status(503, "")]).unwrap();
+    let url = s.url("/");
+    let mut args = state_args(f, &["--breaker-threshold", "1", "--attempts", "1", "-s"]);
+    args.push(&url);
+    assert_eq!(code(&run(&args).0), 4);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 7);
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}

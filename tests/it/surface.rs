@@ -314,3 +314,43 @@ fn colour_on_stderr_only_and_as_asked() {
         "CLICOLOR_FORCE ignored"
     );
 }
+
+#[test]
+fn socks_proxies_work_or_fail_cleanly_and_typos_are_usage_errors() {
+    let dead = closed_port_url();
+    let proxy = dead.trim_start_matches("http://").trim_end_matches('/');
+    let (out, _) = run(&[
+        "-x",
+        &format!("socks5://{proxy}"),
+        "--attempts",
+        "1",
+        "http://127.0.0.1:9/",
+    ]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"));
+    let (out, _) = run(&["-x", "http://127.0.0.1:notaport", "http://127.0.0.1:9/"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    let (out, _) = run(&["-x", "ftp://127.0.0.1:21", "http://127.0.0.1:9/"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+}
+
+#[test]
+fn head_shows_the_head_of_an_error_response_too() {
+    let s = Server::start(vec![Step::with_header(404, "X-Why", "gone")]).unwrap();
+    let (out, _) = run(&["-I", &s.url("/")]);
+    assert_eq!(code(&out), 3);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("HTTP/1.1 404 Not Found\r\n") && text.contains("x-why: gone"),
+        "{text}"
+    );
+}
+
+#[test]
+fn clap_errors_stay_on_one_line() {
+    let (out, _) = run(&["--explain"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("\\n"), "{err}");
+}
