@@ -112,10 +112,18 @@ def section1(doc, res, cmds):
     if not rounds:
         return
     times = collections.defaultdict(list)
+
+    def kind(cmd):
+        if cmd.startswith("curl"):
+            return "curl"
+        if cmd.startswith("env -u"):
+            return "retry-http, SSL_CERT_DIR/FILE unset"
+        if " -k " in cmd:
+            return "retry-http -k"
+        return "retry-http"
     for path in rounds:
         for r in load_json(path)["results"]:
-            tool = "curl" if r["command"].startswith("curl") else "retry-http"
-            times[tool].extend(r["times"])
+            times[kind(r["command"])].extend(r["times"])
     alt = load_json(os.path.join(res, "s1_alternate.json"))["results"]
     alt_t = {("curl" if r["command"].startswith("curl") else "retry-http"): r for r in alt}
     doc("## 1. Start-up + one small GET (1 KiB from nginx), whole process")
@@ -137,12 +145,22 @@ def section1(doc, res, cmds):
                      f"{ratio:.2f}x"))
     doc.table(("method", "retry-http median ms", "retry-http spread ms", "curl median ms",
                "curl spread ms", "ratio"), rows)
-    rss_r = med(alt_t["retry-http"]["maxrss_kb"]) / 1024
-    rss_c = med(alt_t["curl"]["maxrss_kb"]) / 1024
     bad = [c for c in alt_t["retry-http"]["exit_codes"] + alt_t["curl"]["exit_codes"] if c != 0]
-    doc(f"Peak RSS of these runs (median, wait4): retry-http {rss_r:.1f} MiB, curl {rss_c:.1f} MiB. "
-        f"Non-zero exits: {len(bad)}.")
+    doc(f"Non-zero exits in the alternation: {len(bad)}.")
     doc()
+    diag = [k for k in ("retry-http -k", "retry-http, SSL_CERT_DIR/FILE unset") if times.get(k)]
+    if diag:
+        doc("Diagnostics, measured in the same hyperfine rounds (same runs count): where retry-http's "
+            "start-up goes. `-k` builds no certificate store at all; the env variant shows the cost "
+            "when SSL_CERT_DIR/SSL_CERT_FILE are unset (rustls-native-certs then probes the default "
+            "locations).")
+        doc()
+        rows = []
+        for k in ["retry-http", "curl"] + diag:
+            xs = times[k]
+            rows.append((k, f"{med(xs)*1e3:.2f}", spread([x * 1e3 for x in xs], "{:.2f}"),
+                         f"{med(xs) / med(times['curl']):.2f}x"))
+        doc.table(("command", "median ms", "spread ms", "vs curl"), rows)
     cmd_block(doc, cmds, "1", "1b")
     r = ratios["hyperfine"]
     doc.summary.append(("1. start-up + small GET, median", f"{med(times['retry-http'])*1e3:.2f} ms",
@@ -235,7 +253,7 @@ def section3(doc, res, cmds):
         if line.strip():
             d = json.loads(line)
             by_run[d["run"]].append(d)
-    excess, excess_e, after_resp, client_gap, service = [], [], [], [], []
+    excess, excess_e, after_resp, client_gap, service, conn = [], [], [], [], [], []
     mism = []
     seeds = 0
     worst = None
@@ -254,6 +272,8 @@ def section3(doc, res, cmds):
             mism.append((seed, len(srv), len(att)))
             continue
         seeds += 1
+        offs = [srv[k]["arrive_ns"] / 1e6 - att[k]["start_ms"] for k in range(len(att))]
+        conn.extend(o - min(offs) for o in offs)
         for k in range(len(att) - 1):
             planned_ns = att[k]["wait_us"] * 1000
             gap = srv[k + 1]["arrive_ns"] - srv[k]["arrive_ns"]
@@ -285,6 +305,7 @@ def section3(doc, res, cmds):
         ("actual - planned - client elapsed_ms of the attempt", excess_e),
         ("(next arrival - response sent) - planned", after_resp),
         ("client's own view: start gap - elapsed_ms - wait (ms resolution)", client_gap),
+        ("request arrival after the attempt began, above the run's minimum (±1: start_ms is whole ms)", conn),
         ("server service time of one attempt (arrival to response sent)", service),
     ):
         neg = sum(1 for x in xs if x < 0)

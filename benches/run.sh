@@ -162,6 +162,7 @@ elapsed() { python3 -c "print(f'{$2 - $1:.6f}')"; }
     echo "hyperfine: $(hyperfine --version)"
     echo "rustc: $(rustc --version 2>/dev/null || echo n/a)"
     echo "python3: $(python3 --version 2>&1)"
+    echo "SSL_CERT_FILE=${SSL_CERT_FILE:-<unset>} SSL_CERT_DIR=${SSL_CERT_DIR:-<unset>} (read by rustls-native-certs at retry-http start-up)"
     echo "loadavg at start: $(cat /proc/loadavg)"
     echo "git: $(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null | cut -c1-100)"
 } >"$RES/env.txt"
@@ -223,12 +224,17 @@ if want 1; then
     log "1. start-up + one small GET: hyperfine, $S1_ROUNDS rounds x $S1_RUNS runs, order alternating"
     A="$BIN -s $SMALL"
     C="curl -s $SMALL"
-    note_cmd 1 "hyperfine -N --warmup $S1_WARMUP --runs $S1_RUNS --export-json s1_roundK.json '$A' '$C'   # order swapped on even rounds; $S1_ROUNDS rounds"
+    # Diagnostics in the same rounds: -k skips loading the system trust store (which
+    # retry-http does at start-up even for http:// URLs); the other variant unsets
+    # SSL_CERT_DIR/SSL_CERT_FILE, which make rustls-native-certs read every file there.
+    AK="$BIN -k -s $SMALL"
+    AE="env -u SSL_CERT_DIR -u SSL_CERT_FILE $BIN -s $SMALL"
+    note_cmd 1 "hyperfine -N --warmup $S1_WARMUP --runs $S1_RUNS --export-json s1_roundK.json '$A' '$C' '$AK' '$AE'   # order reversed on even rounds; $S1_ROUNDS rounds"
     for k in $(seq 1 "$S1_ROUNDS"); do
         w=$([[ $k == 1 ]] && echo "$S1_WARMUP" || echo 3)
-        if (( k % 2 )); then first="$A"; second="$C"; else first="$C"; second="$A"; fi
+        if (( k % 2 )); then order=("$A" "$C" "$AK" "$AE"); else order=("$AE" "$AK" "$C" "$A"); fi
         hyperfine -N --style none --warmup "$w" --runs "$S1_RUNS" \
-            --export-json "$RES/s1_round$k.json" "$first" "$second" >/dev/null 2>"$WORK/hf.err" \
+            --export-json "$RES/s1_round$k.json" "${order[@]}" >/dev/null 2>"$WORK/hf.err" \
             || { cat "$WORK/hf.err" >&2; die "hyperfine failed"; }
     done
     log "1b. strict alternation, $S1_ALT pairs"
