@@ -260,6 +260,7 @@ impl Loop<'_> {
         }
         match tried {
             Tried::Success(status, reason, resumed) => {
+                track.last = format!("{status} {reason}").trim_end().to_string();
                 line.status = Some((status, reason));
                 line.note = resumed.map(|at| format!("resumed at byte {at}"));
                 self.note_redirect(line);
@@ -342,6 +343,14 @@ impl Loop<'_> {
         }
         if ex.head.status >= 400 {
             return Tried::Failed(ex);
+        }
+        if ex.head.status == 206 && continued.is_none() {
+            // A part of something: never a whole body. The kept bytes are gone, so the next
+            // attempt asks for everything.
+            return Tried::Broken(failure(
+                FailureKind::Truncated,
+                "a 206 Partial Content that does not continue the download; starting over",
+            ));
         }
         let (status, reason) = (ex.head.status, ex.head.reason.clone());
         let resumed = continued.as_ref().map(|p| p.offset);
@@ -585,9 +594,6 @@ impl Loop<'_> {
                 "giving up: no attempts left".into(),
             );
         }
-        if let Some(Err(why)) = self.retry_gate.map(|gate| gate()) {
-            return Step::Stop(Outcome::Refused, format!("not retried: {why}"));
-        }
         let drawn = retry.backoff.draw(n - 1, *previous, rng);
         *previous = drawn.total();
         let clamped_hint = hint.as_ref().and_then(|r| r.hint);
@@ -608,6 +614,10 @@ impl Loop<'_> {
                     fmt_duration(left.unwrap_or_default())
                 ),
             ),
+            // The budget is asked last, so it is charged only for retries that will be sent.
+            Fit::Sleep(_) if let Some(Err(why)) = self.retry_gate.map(|gate| gate()) => {
+                Step::Stop(Outcome::Refused, format!("not retried: {why}"))
+            }
             Fit::Sleep(wait) => Step::Wait(
                 wait,
                 Decision::Retry {

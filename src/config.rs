@@ -399,6 +399,16 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     for (name, value) in &headers {
         check_header(name, value)?;
     }
+    let body_reads_stdin = body.as_ref().is_some_and(|b| {
+        b.parts
+            .iter()
+            .any(|p| matches!(p, BodySource::Stdin { .. }))
+    });
+    if body_reads_stdin && a.write_out.as_deref() == Some("@-") {
+        return usage(
+            "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
+        );
+    }
     let idempotency_key = match a.idempotency_key.as_deref() {
         Some(k) if k.trim().is_empty() => {
             return usage("--idempotency-key is empty: expected a key, or auto");

@@ -130,6 +130,29 @@ fn check_path(typed: &Path) -> Result<Target, UsageError> {
     Ok(Target::Replace(path.to_path_buf()))
 }
 
+/// Checks `-D FILE` before anything is sent, as `-o` is checked: not a folder, in a folder
+/// that exists (`-` is stdout).
+pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    if path.is_dir() {
+        return Err(UsageError(format!(
+            "-D {} is a directory: expected a file path",
+            path.display()
+        )));
+    }
+    let dir = parent(path);
+    if !dir.is_dir() {
+        return Err(UsageError(format!(
+            "-D {}: the folder {} does not exist: create it first",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

@@ -283,6 +283,9 @@ pub enum FailureKind {
     Reset,
     /// The body ended before its Content-Length, or its chunked encoding broke.
     Truncated,
+    /// The proxy would not open a tunnel to the target (502, 503, no answer): the request
+    /// never reached the target.
+    ProxyFailed,
     /// The server's reply is not HTTP/1.1 as ureq reads it. Not retried.
     Protocol,
     /// More redirects than `--max-redirs`. Not retried.
@@ -319,6 +322,7 @@ impl FailureKind {
                 | FailureKind::Dns
                 | FailureKind::ConnectTimeout
                 | FailureKind::TlsHandshake
+                | FailureKind::ProxyFailed
         )
     }
 
@@ -334,6 +338,7 @@ impl FailureKind {
             FailureKind::Stall => "stalled",
             FailureKind::Reset => "connection reset",
             FailureKind::Truncated => "body cut short",
+            FailureKind::ProxyFailed => "proxy failed",
             FailureKind::Protocol => "protocol error",
             FailureKind::TooManyRedirects => "too many redirects",
             FailureKind::TooLarge => "body too large",

@@ -3,10 +3,18 @@
 //! does against the httpoxy attack, then `ALL_PROXY`), unless the host is on the no-proxy
 //! list (`--noproxy`, else `NO_PROXY`). Pure: the environment is passed in.
 
-/// Whether `host` matches a no-proxy list: `*`, an exact name, or a domain suffix
-/// (`example.test` and `.example.test` both match `api.example.test`).
+use std::net::IpAddr;
+
+/// Whether `host` matches a no-proxy list: `*`; for a name, the name itself or a domain
+/// suffix (`example.test` and `.example.test` both match `api.example.test`); for an IP
+/// address, the address itself or a CIDR block (`127.0.0.0/8`, `::1`, `fd00::/8`).
 pub fn bypassed(host: &str, list: &str) -> bool {
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let ip = host.parse::<IpAddr>().ok();
     list.split(',')
         .map(str::trim)
         .filter(|e| !e.is_empty())
@@ -14,9 +22,49 @@ pub fn bypassed(host: &str, list: &str) -> bool {
             if entry == "*" {
                 return true;
             }
-            let entry = entry.trim_start_matches('.').to_ascii_lowercase();
-            host == entry || host.ends_with(&format!(".{entry}"))
+            let entry = entry
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_ascii_lowercase();
+            match ip {
+                Some(addr) => in_block(addr, &entry),
+                None => {
+                    let entry = entry.trim_start_matches('.');
+                    host == entry || host.ends_with(&format!(".{entry}"))
+                }
+            }
         })
+}
+
+/// Whether `addr` is `entry` (an address) or inside it (a CIDR block).
+fn in_block(addr: IpAddr, entry: &str) -> bool {
+    let (net, bits) = match entry.split_once('/') {
+        Some((n, b)) => (n, b.parse::<u32>().ok()),
+        None => (entry, None),
+    };
+    let Ok(net) = net.parse::<IpAddr>() else {
+        return false;
+    };
+    match (addr, net) {
+        (IpAddr::V4(a), IpAddr::V4(n)) => prefix_match(
+            u128::from(u32::from(a)),
+            u128::from(u32::from(n)),
+            bits.unwrap_or(32),
+            32,
+        ),
+        (IpAddr::V6(a), IpAddr::V6(n)) => {
+            prefix_match(u128::from(a), u128::from(n), bits.unwrap_or(128), 128)
+        }
+        _ => false,
+    }
+}
+
+fn prefix_match(a: u128, n: u128, bits: u32, width: u32) -> bool {
+    if bits > width {
+        return false;
+    }
+    let shift = width - bits;
+    shift >= 128 || (a >> shift) == (n >> shift)
 }
 
 /// The proxy URL for a request to `scheme://host`, or None for a direct connection.
@@ -88,6 +136,15 @@ mod tests {
         assert!(bypassed("localhost", "localhost,127.0.0.1"));
         assert!(bypassed("anything", "*"));
         assert!(!bypassed("notexample.test", "example.test"));
+        assert!(
+            !bypassed("127.0.0.1", "0.0.1"),
+            "no suffix matching on addresses"
+        );
+        assert!(bypassed("127.0.0.1", "127.0.0.0/8"));
+        assert!(!bypassed("10.0.0.1", "127.0.0.0/8"));
+        assert!(bypassed("[::1]", "::1"));
+        assert!(bypassed("::1", "[::1]"));
+        assert!(bypassed("fd00::5", "fd00::/8"));
         let e = env(&[("ALL_PROXY", "http://all:1"), ("NO_PROXY", "internal")]);
         assert_eq!(choose("http", "svc.internal", None, None, &e), None);
         assert_eq!(

@@ -7,14 +7,17 @@ use url::Url;
 pub const MASK: &str = "***";
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
-const SECRET_WORDS: [&str; 7] = [
+const SECRET_WORDS: [&str; 10] = [
     "token",
     "key",
     "secret",
-    "password",
+    "pass",
+    "pwd",
     "signature",
     "auth",
     "sig",
+    "session",
+    "credential",
 ];
 
 /// Headers that carry credentials by definition, whatever their name says.
@@ -38,9 +41,17 @@ pub fn is_secret_name(name: &str) -> bool {
     is_credential_header(&lower) || SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
-/// A header value as it may be logged.
-pub fn header_value<'a>(name: &str, value: &'a str) -> &'a str {
-    if is_secret_name(name) { MASK } else { value }
+/// A header value as it may be logged: masked when the name marks it as secret; a URL
+/// (Location, Content-Location, Refresh) with its password and secret parameters masked.
+pub fn header_value(name: &str, value: &str) -> String {
+    if is_secret_name(name) {
+        return MASK.to_string();
+    }
+    let lower = name.to_ascii_lowercase();
+    if matches!(lower.as_str(), "location" | "content-location" | "refresh") {
+        return url_text(value);
+    }
+    value.to_string()
 }
 
 /// A URL as it may be logged: password and secret query values masked.
@@ -75,8 +86,10 @@ pub fn url_text(s: &str) -> String {
         return url(&u);
     }
     let mut out = s.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest_start = scheme_end + 3;
+    // Without a scheme ("user:pass@host:port", as proxies are often written) the authority
+    // starts at once.
+    let authority = out.find("://").map_or(Some(0), |i| Some(i + 3));
+    if let Some(rest_start) = authority {
         let authority_end = out[rest_start..]
             .find(['/', '?', '#'])
             .map_or(out.len(), |i| rest_start + i);

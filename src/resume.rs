@@ -41,22 +41,32 @@ pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     ]
 }
 
-/// Whether a response continues the download at `offset`: 206, a Content-Range starting
-/// there, and (when it sends one) the same ETag. Anything else means start over.
+/// Whether a response continues the download at `offset`: 206, a single
+/// `Content-Range: bytes OFFSET-END/TOTAL` that runs to the end of a known total, and (when
+/// it sends one) the same ETag. Anything else means start over.
 pub fn continues(head: &Head, offset: u64, v: &Validator) -> bool {
     if head.status != 206 {
         return false;
     }
-    let starts_right = head
+    let range = head
         .value("content-range")
-        .and_then(|cr| cr.trim().strip_prefix("bytes "))
-        .and_then(|r| r.split_once('-'))
-        .is_some_and(|(first, _)| first.trim().parse::<u64>() == Ok(offset));
+        .and_then(|cr| cr.trim().strip_prefix("bytes "));
+    let Some((span, total)) = range.and_then(|r| r.split_once('/')) else {
+        return false;
+    };
+    let Some((first, last)) = span.split_once('-') else {
+        return false;
+    };
+    let number = |s: &str| s.trim().parse::<u64>().ok();
+    let to_the_end = matches!(
+        (number(first), number(last), number(total)),
+        (Some(f), Some(l), Some(t)) if f == offset && l.checked_add(1) == Some(t) && f <= l
+    );
     let same_etag = match head.value("etag") {
         Some(e) if v.0.starts_with('"') => e.trim() == v.0,
         _ => true,
     };
-    starts_right && same_etag
+    to_the_end && same_etag
 }
 
 #[cfg(test)]
@@ -121,5 +131,14 @@ mod tests {
         );
         assert!(!continues(&other, 100, &v));
         assert!(!continues(&head(206, &[]), 100, &v));
+        let short = head(206, &[("Content-Range", "bytes 100-149/200")]);
+        assert!(
+            !continues(&short, 100, &v),
+            "a range that stops before the end"
+        );
+        let unknown = head(206, &[("Content-Range", "bytes 100-199/*")]);
+        assert!(!continues(&unknown, 100, &v), "an unknown total");
+        let multi = head(206, &[("Content-Type", "multipart/byteranges; boundary=x")]);
+        assert!(!continues(&multi, 100, &v));
     }
 }

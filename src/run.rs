@@ -56,6 +56,9 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         .transpose()
         .map_err(|e| usage(&e))?;
     let output = Output::prepare(&cfg.output).map_err(|e| usage(&e.0))?;
+    if let Some(d) = &cfg.output.dump_header {
+        output::check_dump_header(d).map_err(|e| usage(&e.0))?;
+    }
     let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| usage(&e.0))?;
     let left = cfg
         .retry
@@ -128,7 +131,15 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let headers = request_headers(&cfg, reporter);
     let shared = match &cfg.state {
         Some((path, limits)) => {
-            match Shared::admit(path, *limits, probe_lease(&cfg), &cfg.request.url, reporter) {
+            let deadline = cfg.retry.deadline.map(|d| start + d);
+            match Shared::admit(
+                path,
+                *limits,
+                probe_lease(&cfg),
+                &cfg.request.url,
+                reporter,
+                deadline,
+            ) {
                 Ok(s) => s,
                 Err(why) => {
                     reporter.summary(Outcome::Refused, 0, start.elapsed(), seed, &why);

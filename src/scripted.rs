@@ -273,8 +273,13 @@ fn serve(
     if rec.method.is_empty() {
         return Ok(());
     }
-    if rec.method == "CONNECT" {
+    let raw_next = matches!(
+        script.get(next.load(Ordering::SeqCst)).or(script.last()),
+        Some(Step::Raw(_))
+    );
+    if rec.method == "CONNECT" && !raw_next {
         // Act as a proxy's tunnel: record the CONNECT, then serve the request inside it.
+        // (A Raw step answers the CONNECT itself, to play a failing proxy.)
         let mut out = conn.try_clone()?;
         out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
         if let Ok(mut r) = reqs.lock() {

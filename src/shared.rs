@@ -3,8 +3,8 @@
 
 use crate::exit::Outcome;
 use crate::report::Reporter;
-use crate::state::{Admission, Limits, RunResult, StateFile};
-use std::time::{Duration, SystemTime};
+use crate::state::{Admission, Limits, MAX_STAMP, RunResult, StateFile};
+use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
 fn now_ms() -> u64 {
@@ -24,20 +24,36 @@ pub fn target_key(url: &Url) -> String {
     )
 }
 
+/// How long a run waits for another run's lock on the state file, at most (less when the
+/// deadline is nearer). Updates take milliseconds; a lock held longer belongs to a run that
+/// is stuck or stopped, and waiting for it would only spread the stall.
+const LOCK_WAIT: Duration = Duration::from_secs(2);
+
 /// One run's use of the state file.
 pub struct Shared<'a> {
     file: StateFile,
     key: String,
     limits: Limits,
     reporter: &'a Reporter,
+    deadline: Option<Instant>,
     /// This run is the half-open circuit's probe.
     pub probe: bool,
 }
 
+/// The lock wait allowed: a fifth of the time left before `deadline` at most, so the
+/// request itself keeps most of it (with `grace` past it, for the final record).
+fn lock_wait(deadline: Option<Instant>, grace: Duration) -> Duration {
+    match deadline {
+        Some(d) => LOCK_WAIT.min(d.saturating_duration_since(Instant::now()) / 5 + grace),
+        None => LOCK_WAIT,
+    }
+}
+
 impl<'a> Shared<'a> {
     /// Asks the breaker whether the run may start. `Err` holds the reason for the refusal
-    /// (exit 7), for the summary line. A state file that cannot be used is reported and the run goes on
-    /// without it (`Ok(None)`): shared state must never stop a request by accident.
+    /// (exit 7), for the summary line. A state file that cannot be used (not a regular file,
+    /// locked too long, unwritable) is reported and the run goes on without it
+    /// (`Ok(None)`): shared state must never stop a request by accident.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
     /// run (its deadline or attempt timeout), and never less than the cooldown.
@@ -47,26 +63,32 @@ impl<'a> Shared<'a> {
         lease: Duration,
         url: &Url,
         reporter: &'a Reporter,
+        deadline: Option<Instant>,
     ) -> Result<Option<Self>, String> {
-        let file = StateFile::new(path);
+        let unusable = |why: &str| {
+            reporter.warn(&format!(
+                "cannot use the state file {}: {why}; going on without it",
+                path.display()
+            ));
+            Ok(None)
+        };
+        let file = match StateFile::new(path) {
+            Ok(f) => f,
+            Err(why) => return unusable(&why),
+        };
         let key = target_key(url);
         let warn = |m: &str| reporter.warn(m);
         let now = now_ms();
-        let admission = file.update(&warn, |s| {
+        let admission = file.update(lock_wait(deadline, Duration::ZERO), &warn, |s| {
             s.targets
                 .entry(key.clone())
                 .or_default()
                 .admit(now, &limits, lease)
         });
         match admission {
-            Err(e) => {
-                reporter.warn(&format!(
-                    "cannot use the state file {}: {e}; going on without it",
-                    path.display()
-                ));
-                Ok(None)
-            }
+            Err(e) => unusable(&e.to_string()),
             Ok(Admission::Refuse { until, why }) => {
+                let until = until.min(MAX_STAMP);
                 let when =
                     httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_millis(until));
                 let wait = Duration::from_millis(until.saturating_sub(now));
@@ -87,6 +109,7 @@ impl<'a> Shared<'a> {
                     key,
                     limits,
                     reporter,
+                    deadline,
                     probe,
                 }))
             }
@@ -97,25 +120,25 @@ impl<'a> Shared<'a> {
     pub fn take_retry(&self) -> Result<(), String> {
         let warn = |m: &str| self.reporter.warn(m);
         let now = now_ms();
-        match self.file.update(&warn, |s| {
-            s.targets
-                .entry(self.key.clone())
-                .or_default()
-                .take_retry(now, &self.limits)
-        }) {
-            Ok(decision) => decision,
-            Err(e) => {
-                self.reporter.warn(&format!(
-                    "cannot use the state file: {e}; retrying without the budget"
-                ));
-                Ok(())
-            }
-        }
+        let taken = self
+            .file
+            .update(lock_wait(self.deadline, Duration::ZERO), &warn, |s| {
+                s.targets
+                    .entry(self.key.clone())
+                    .or_default()
+                    .take_retry(now, &self.limits)
+            });
+        taken.unwrap_or_else(|e| {
+            self.reporter.warn(&format!(
+                "cannot use the state file: {e}; retrying without the budget"
+            ));
+            Ok(())
+        })
     }
 
     /// Records how the run ended. A run that the retry budget stopped failed as much as one
     /// that ran out of attempts: it counts toward opening the circuit, or a target that
-    /// stays down would be hit once per run for ever.
+    /// stays down would be hit once per run for ever. Old entries of every target are pruned.
     pub fn finish(&self, outcome: Outcome) {
         let result = match outcome {
             Outcome::Success => RunResult::Success,
@@ -128,11 +151,20 @@ impl<'a> Shared<'a> {
         let warn = |m: &str| self.reporter.warn(m);
         let now = now_ms();
         let probe = self.probe;
-        let recorded = self.file.update(&warn, |s| {
-            let t = s.targets.entry(self.key.clone()).or_default();
-            t.prune(now, self.limits.window);
-            t.finish(now, result, probe, &self.limits);
-        });
+        // A little past the deadline is allowed here: the record is worth 50 ms.
+        let recorded = self.file.update(
+            lock_wait(self.deadline, Duration::from_millis(50)),
+            &warn,
+            |s| {
+                s.prune(now, self.limits.window);
+                s.targets.entry(self.key.clone()).or_default().finish(
+                    now,
+                    result,
+                    probe,
+                    &self.limits,
+                );
+            },
+        );
         if let Err(e) = recorded {
             self.reporter
                 .warn(&format!("cannot record the run in the state file: {e}"));

@@ -13,7 +13,7 @@ use crate::policy::{self, Backoff, Fit, Jitter};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::time::Duration;
 
 /// What the fleet faces.
@@ -132,9 +132,9 @@ pub struct Outcome {
     /// Clients that ran out of attempts or deadline.
     pub gave_up: f64,
     /// Requests arriving per window, from t = 0 (for the plot).
-    pub load: Vec<u32>,
+    pub load: BTreeMap<u64, u32>,
     /// Requests served per window after the outage (checked by tests: never above capacity).
-    pub served_per_window: Vec<u32>,
+    pub served_per_window: BTreeMap<u64, u32>,
 }
 
 fn micros(d: Duration) -> u64 {
@@ -155,26 +155,23 @@ pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
     let (mut made, mut previous) = (vec![0u32; n], vec![backoff.base; n]);
     let (mut calls, mut served, mut gave_up) = (0u64, 0u32, 0u32);
     let mut last_success = None;
-    let (mut load, mut served_in, mut arrivals_in) =
-        (Vec::<u32>::new(), Vec::<u32>::new(), Vec::<u32>::new());
+    // Sparse maps: a policy with hour-long waits must not allocate a slot per empty window.
+    let (mut load, mut served_in, mut arrivals_in) = (
+        BTreeMap::<u64, u32>::new(),
+        BTreeMap::<u64, u32>::new(),
+        BTreeMap::<u64, u32>::new(),
+    );
     while let Some(Reverse((t, _, c))) = queue.pop() {
         let c = c as usize;
         calls += 1;
         made[c] += 1;
-        let bucket = (t / window) as usize;
-        if load.len() <= bucket {
-            load.resize(bucket + 1, 0);
-        }
-        load[bucket] += 1;
+        *load.entry(t / window).or_default() += 1;
         if t >= outage {
-            let w = ((t - outage) / window) as usize;
-            if served_in.len() <= w {
-                served_in.resize(w + 1, 0);
-                arrivals_in.resize(w + 1, 0);
-            }
-            arrivals_in[w] += 1;
-            if served_in[w] < sc.capacity {
-                served_in[w] += 1;
+            let w = (t - outage) / window;
+            *arrivals_in.entry(w).or_default() += 1;
+            let served_here = served_in.entry(w).or_default();
+            if *served_here < sc.capacity {
+                *served_here += 1;
                 served += 1;
                 last_success = Some(t);
                 continue;
@@ -197,7 +194,7 @@ pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
             }
         }
     }
-    let peak = arrivals_in.iter().copied().max().unwrap_or(0);
+    let peak = arrivals_in.values().copied().max().unwrap_or(0);
     Outcome {
         strategy: name.to_string(),
         served_pct: f64::from(served) * 100.0 / f64::from(sc.clients.max(1)),
@@ -260,16 +257,24 @@ pub fn physical_limit(sc: &Scenario) -> Outcome {
         last_success_s: last.map(|t| t as f64 / 1e6),
         peak_load: peak,
         gave_up: (clients - served) as f64,
-        load: Vec::new(),
-        served_per_window: Vec::new(),
+        load: BTreeMap::new(),
+        served_per_window: BTreeMap::new(),
     }
 }
 
 /// Runs a strategy with seeds `seed`, `seed + 1`, ... and averages the figures. The load
 /// curve is the first run's.
 pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u32) -> Outcome {
+    // Only the first run's load curve is kept: the others' would cost memory for nothing.
     let all: Vec<Outcome> = (0..runs.max(1))
-        .map(|i| run(sc, backoff, name, seed.wrapping_add(u64::from(i))))
+        .map(|i| {
+            let mut o = run(sc, backoff, name, seed.wrapping_add(u64::from(i)));
+            if i > 0 {
+                o.load.clear();
+                o.served_per_window.clear();
+            }
+            o
+        })
         .collect();
     let k = all.len() as f64;
     let mean = |f: &dyn Fn(&Outcome) -> f64| all.iter().map(f).sum::<f64>() / k;
@@ -437,10 +442,10 @@ mod tests {
                 for seed in 0..5 {
                     let o = run(&sc, &k.backoff(&sc), k.name(), seed);
                     assert!(
-                        o.served_per_window.iter().all(|n| *n <= sc.capacity),
+                        o.served_per_window.values().all(|n| *n <= sc.capacity),
                         "{sc:?} {o:?}"
                     );
-                    let served = o.served_per_window.iter().sum::<u32>();
+                    let served = o.served_per_window.values().sum::<u32>();
                     assert_eq!(
                         f64::from(served) * 100.0 / f64::from(sc.clients),
                         o.served_pct

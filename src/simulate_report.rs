@@ -9,6 +9,10 @@ use crate::simulate::{self, Outcome, Scenario, Strategy};
 use serde_json::json;
 use std::fmt::Write;
 
+/// The most simulated requests one command may process (clients x attempts x runs x
+/// policies): a few seconds of work, not an accidental hour.
+const MAX_WORK: u64 = 200_000_000;
+
 fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
     if a.base < std::time::Duration::from_millis(1) {
         return Err("--base must be at least 1ms".into());
@@ -47,6 +51,32 @@ pub fn run(a: &SimulateArgs) -> Exit {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
+    let work = u64::from(sc.clients)
+        * u64::from(sc.attempts)
+        * u64::from(a.runs)
+        * if a.search {
+            400
+        } else {
+            strategies.len() as u64
+        };
+    if work > MAX_WORK {
+        return fail(&format!(
+            "this simulation would process up to {work} requests; the limit is {MAX_WORK}: lower --clients, --attempts or --runs"
+        ));
+    }
+    if let Some(path) = &a.plot {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        if !dir.is_dir() {
+            return fail(&format!(
+                "--plot {}: the folder {} does not exist",
+                path.display(),
+                dir.display()
+            ));
+        }
+    }
     let limit = simulate::physical_limit(&sc);
     if a.search {
         print!("{}", search_report(&sc, a, &limit));
@@ -206,19 +236,40 @@ fn search_report(sc: &Scenario, a: &SimulateArgs, limit: &Outcome) -> String {
     s
 }
 
+/// A sparse load curve as points, with a zero on each side of every gap (a gap of any
+/// length costs two points, not one per empty window).
+fn curve(load: &std::collections::BTreeMap<u64, u32>) -> impl Iterator<Item = (u64, u32)> + '_ {
+    let mut points = Vec::new();
+    let mut previous: Option<u64> = None;
+    for (&w, &n) in load {
+        match previous {
+            Some(p) if w > p + 1 => {
+                points.push((p + 1, 0));
+                if w > p + 2 {
+                    points.push((w - 1, 0));
+                }
+            }
+            None if w > 0 => points.push((0, 0)),
+            _ => {}
+        }
+        points.push((w, n));
+        previous = Some(w);
+    }
+    points.into_iter()
+}
+
 /// Load over time per strategy, with the capacity line.
 fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<(), String> {
     use plotters::prelude::*;
     let window_s = sc.window.as_secs_f64();
     let longest = results
         .iter()
-        .map(|o| o.load.len())
+        .filter_map(|o| o.load.keys().next_back())
         .max()
-        .unwrap_or(1)
-        .max(1);
+        .map_or(1, |last| last + 1);
     let top = results
         .iter()
-        .flat_map(|o| o.load.iter())
+        .flat_map(|o| o.load.values())
         .copied()
         .max()
         .unwrap_or(1)
@@ -248,11 +299,8 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     for (i, o) in results.iter().enumerate() {
         let color = colors[i % colors.len()];
-        let points = o
-            .load
-            .iter()
-            .enumerate()
-            .map(|(w, n)| (w as f64 * window_s, f64::from(*n)));
+        // Empty windows are points at zero, so the line drops between waves.
+        let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n)));
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
             .map_err(|e| e.to_string())?

@@ -184,11 +184,36 @@ impl Target {
     }
 }
 
+/// The latest timestamp accepted: the end of year 9999, as far as HTTP dates go.
+pub const MAX_STAMP: Millis = 253_402_300_799_000;
+
+fn stamp(v: &Value) -> Option<Millis> {
+    v.as_u64().filter(|t| *t <= MAX_STAMP)
+}
+
 fn stamps(v: &Value) -> Option<Vec<Millis>> {
-    v.as_array()?.iter().map(Value::as_u64).collect()
+    v.as_array()?.iter().map(stamp).collect()
+}
+
+/// A timestamp that may be absent or null; any other type or value makes the file invalid
+/// (read as "closed" it would hide an open circuit).
+fn optional_stamp(v: Option<&Value>) -> Option<Option<Millis>> {
+    match v {
+        None | Some(Value::Null) => Some(None),
+        Some(other) => stamp(other).map(Some),
+    }
 }
 
 impl State {
+    /// Drops every target's timestamps older than the window, and targets left with
+    /// nothing to remember (no recent requests, a closed circuit), so the file stays small.
+    pub fn prune(&mut self, now: Millis, window: Duration) {
+        self.targets.retain(|_, t| {
+            t.prune(now, window);
+            !(t.successes.is_empty() && t.retries.is_empty() && t.breaker == Breaker::default())
+        });
+    }
+
     /// Reads the JSON form (see README, "State file"); `None` when it does not match.
     pub fn from_json(text: &str) -> Option<State> {
         let v: Value = serde_json::from_str(text).ok()?;
@@ -200,8 +225,8 @@ impl State {
             let b = t.get("breaker")?;
             let breaker = Breaker {
                 failures: u32::try_from(b.get("failures")?.as_u64()?).ok()?,
-                opened_at: b.get("opened_at").and_then(Value::as_u64),
-                probe_until: b.get("probe_until").and_then(Value::as_u64),
+                opened_at: optional_stamp(b.get("opened_at"))?,
+                probe_until: optional_stamp(b.get("probe_until"))?,
             };
             let target = Target {
                 breaker,
@@ -245,10 +270,55 @@ pub struct StateFile {
 }
 
 impl StateFile {
-    /// A state file at `path` (created on first write).
-    pub fn new(path: &Path) -> StateFile {
-        StateFile {
-            path: path.to_path_buf(),
+    /// A state file at `path` (created on first write). A symbolic link is followed, so
+    /// runs naming the link and runs naming its target share one state. Anything but a
+    /// regular file (or none yet) is refused: a device, a FIFO or a folder would be
+    /// destroyed by the rename, or block.
+    pub fn new(path: &Path) -> Result<StateFile, String> {
+        let resolved = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
+                .or_else(|_| {
+                    std::fs::read_link(path)
+                        .map(|t| path.parent().unwrap_or(Path::new(".")).join(t))
+                })
+                .map_err(|e| format!("cannot follow the link {}: {e}", path.display()))?,
+            _ => path.to_path_buf(),
+        };
+        if resolved.file_name().is_none() || path.as_os_str().to_string_lossy().ends_with('/') {
+            return Err(format!("{} names a folder, not a file", path.display()));
+        }
+        match std::fs::metadata(&resolved) {
+            Ok(m) if !m.is_file() => Err(format!("{} is not a regular file", path.display())),
+            _ => Ok(StateFile { path: resolved }),
+        }
+    }
+
+    /// Takes the lock, waiting at most `wait`: a run that holds it for ever (stopped with
+    /// Ctrl-Z, say) must not hang the others past their deadlines.
+    fn lock(&self, wait: Duration) -> std::io::Result<std::fs::File> {
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.lock_path())?;
+        let until = std::time::Instant::now() + wait;
+        loop {
+            match lock.try_lock() {
+                Ok(()) => return Ok(lock),
+                Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!(
+                            "another run held the lock {} too long",
+                            self.lock_path().display()
+                        ),
+                    ));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
         }
     }
 
@@ -262,20 +332,17 @@ impl StateFile {
         self.path.with_file_name(name)
     }
 
-    /// Locks, reads, lets `change` edit the state, writes it back atomically, unlocks.
+    /// Locks (waiting at most `wait`), reads, lets `change` edit the state, writes it back
+    /// atomically, unlocks.
     /// `warn` hears about a corrupt file (which is then replaced). Errors are I/O errors on
     /// the lock or the write.
     pub fn update<T>(
         &self,
+        wait: Duration,
         warn: &dyn Fn(&str),
         change: impl FnOnce(&mut State) -> T,
     ) -> std::io::Result<T> {
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.lock_path())?;
-        lock.lock()?;
+        let lock = self.lock(wait)?;
         let mut state = match std::fs::read_to_string(&self.path) {
             Ok(text) => State::from_json(&text).unwrap_or_else(|| {
                 warn(&format!(
@@ -298,9 +365,20 @@ impl StateFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        // A new file gets 0666 less the umask; an existing one keeps its mode, so other
+        // users' runs that share it can still read it.
+        use std::os::unix::fs::PermissionsExt;
+        let existing = std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| m.permissions().mode());
         let mut tmp = tempfile::Builder::new()
             .prefix(".retry-http-state")
+            .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
             .tempfile_in(dir)?;
+        if let Some(mode) = existing {
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         tmp.write_all(state.to_json().as_bytes())?;
         tmp.as_file().sync_all()?;
         tmp.persist(&self.path).map_err(|e| e.error)?;

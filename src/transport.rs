@@ -106,8 +106,6 @@ fn check_proxy(p: &str) -> Result<(), UsageError> {
         }
         Ok(u) if u.host_str().is_none_or(str::is_empty) => bad("no host"),
         Ok(_) => Ok(()),
-        // "host:port" without a scheme is an http proxy, as curl reads it.
-        Err(url::ParseError::RelativeUrlWithoutBase) => check_proxy(&format!("http://{p}")),
         Err(e) => bad(&e.to_string()),
     }
 }
@@ -174,7 +172,15 @@ impl Transport {
             req.proxy.as_deref(),
             req.noproxy.as_deref(),
             |name| std::env::var(name).ok(),
-        );
+        )
+        // "host:port", as curl takes it, is an http proxy.
+        .map(|p| {
+            if p.contains("://") {
+                p
+            } else {
+                format!("http://{p}")
+            }
+        });
         if let Some(p) = &chosen {
             check_proxy(p)?;
         }
@@ -255,7 +261,10 @@ impl Transport {
             let next = url.join(location).map_err(|e| {
                 Failure::new(
                     FailureKind::Protocol,
-                    format!("bad redirect Location {location:?}: {e}"),
+                    format!(
+                        "bad redirect Location {:?}: {e}",
+                        crate::redact::url_text(location)
+                    ),
                 )
             })?;
             if !matches!(next.scheme(), "http" | "https") {
@@ -416,6 +425,13 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
         ureq::Error::Protocol(p) => Failure::new(K::Protocol, format!("invalid response: {p}")),
         ureq::Error::Tls(t) => Failure::new(K::TlsHandshake, *t),
         ureq::Error::Rustls(r) => classify_tls(r),
+        // A proxy that asks for credentials will ask again; one that is down or overloaded
+        // (502, 503, silence) may not be, and the target never saw the request.
+        ureq::Error::ConnectProxyFailed(why) if why.contains(" 407") => Failure::new(
+            K::Protocol,
+            format!("the proxy wants authentication: {why}"),
+        ),
+        ureq::Error::ConnectProxyFailed(why) => Failure::new(K::ProxyFailed, why.clone()),
         ureq::Error::TooManyRedirects => Failure::new(K::TooManyRedirects, ""),
         ureq::Error::BodyExceedsLimit(_) => Failure::new(K::TooLarge, ""),
         other => Failure::new(K::Protocol, other.to_string()),

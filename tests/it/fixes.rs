@@ -210,3 +210,68 @@ fn broken_chunked_encoding_is_a_failed_attempt() {
     );
     assert_eq!(s.requests().len(), 2);
 }
+
+#[test]
+fn a_proxy_that_cannot_reach_the_target_is_retried_and_407_is_not() {
+    let bad_gateway = Server::start(vec![
+        Step::Raw(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".to_vec()),
+        Step::status(200, "through"),
+    ])
+    .unwrap();
+    let (out, _) = run_fast(
+        &["-x", &bad_gateway.url(""), "-d", "x"],
+        "http://origin.example.test/",
+    );
+    assert_eq!(
+        code(&out),
+        0,
+        "a POST the target never saw may be sent again: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("proxy failed"), "{}", stderr(&out));
+    let auth = Server::start(vec![Step::Raw(
+        b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    )])
+    .unwrap();
+    let (out, _) = run_fast(&["-x", &auth.url("")], "http://origin.example.test/");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(auth.requests().len(), 1);
+}
+
+#[test]
+fn secrets_in_proxies_redirects_and_query_names_are_masked() {
+    let (out, _) = run(&[
+        "-x",
+        "user:s3cretpw@localhost:notaport",
+        "http://127.0.0.1:9/",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("s3cretpw"), "{}", stderr(&out));
+    let s = Server::start(vec![Step::with_header(
+        302,
+        "Location",
+        "http://ru:redirpw7@127.0.0.1:9/?access_token=rtok7",
+    )])
+    .unwrap();
+    let (out, _) = run(&[
+        "-v",
+        &format!(
+            "{}?passwd=A1&pwd=B2&session=C3&client_credential=D4",
+            s.url("/")
+        ),
+    ]);
+    let err = stderr(&out);
+    for secret in ["redirpw7", "rtok7", "A1", "B2", "C3", "D4"] {
+        assert!(!err.contains(secret), "{secret} leaked: {err}");
+    }
+}
+
+#[test]
+fn simulate_stays_bounded() {
+    let (out, took) = run(&["simulate", "--base", "3650d", "--cap", "3650d"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let (out, _) = run(&["simulate", "--clients", "1000000", "--attempts", "1000"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("the limit is"), "{}", stderr(&out));
+}

@@ -232,3 +232,58 @@ fn broken_pipe_is_quiet_when_buffered_and_when_streaming() {
         assert!(!err.contains("error"), "{extra:?}: {err}");
     }
 }
+
+#[test]
+fn a_206_that_does_not_continue_is_never_saved_as_the_file() {
+    let body = resource(10_000);
+    let etag = "\"v1\"".to_string();
+    for (range, etag2) in [
+        ("bytes 3000-9999/10000", "\"v1\""),
+        ("bytes 4000-4999/10000", "\"v1\""),
+        ("bytes 4000-9999/10000", "\"v2\""),
+    ] {
+        let (first, last) = range
+            .trim_start_matches("bytes ")
+            .split_once('/')
+            .unwrap()
+            .0
+            .split_once('-')
+            .unwrap();
+        let (first, last): (usize, usize) = (first.parse().unwrap(), last.parse().unwrap());
+        let mut wrong = format!(
+            "HTTP/1.1 206 Partial Content\r\nContent-Range: {range}\r\nContent-Length: {}\r\nETag: {etag2}\r\nConnection: close\r\n\r\n",
+            last - first + 1
+        )
+        .into_bytes();
+        wrong.extend_from_slice(&body[first..=last]);
+        let s = Server::start(vec![
+            Step::Resource {
+                body: body.clone(),
+                etag: etag.clone(),
+                cut_after: Some(4000),
+            },
+            Step::Raw(wrong),
+            Step::Resource {
+                body: body.clone(),
+                etag: etag.clone(),
+                cut_after: None,
+            },
+        ])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bin");
+        let (out, _) = run_fast(&["-o", path.to_str().unwrap()], &s.url("/f"));
+        assert_eq!(code(&out), 0, "{range}: {}", stderr(&out));
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            body,
+            "{range} {etag2}: a fragment became the file"
+        );
+        assert_eq!(s.requests().len(), 3, "{range}");
+        assert_eq!(
+            s.requests()[2].header("range"),
+            None,
+            "{range}: the start-over asks for everything"
+        );
+    }
+}

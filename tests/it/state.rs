@@ -1,6 +1,7 @@
 //! `--state FILE`: the circuit breaker and the retry budget, shared by runs through a file.
 
 use crate::common::*;
+use std::os::unix::fs::FileTypeExt;
 use std::time::Duration;
 
 fn state_args<'a>(file: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -244,4 +245,110 @@ fn a_refusal_under_silent_is_one_line() {
     let (out, _) = run(&args);
     assert_eq!(code(&out), 7);
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}
+
+#[test]
+fn special_files_links_and_far_future_dates_are_handled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    // A FIFO is neither replaced nor waited on.
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (out, took) = run(&["--state", fifo.to_str().unwrap(), "--deadline", "2s", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(2));
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
+    // A folder is refused the same way.
+    let (out, _) = run(&["--state", dir.path().to_str().unwrap(), &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A link is followed: the target is updated, the link stays.
+    let real = dir.path().join("real.json");
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let (out, _) = run(&["--state", link.to_str().unwrap(), &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(read_state(&real)["version"], 1);
+    // A date past year 9999 is no reason to crash.
+    let far = dir.path().join("far.json");
+    std::fs::write(
+        &far,
+        r#"{"version":1,"targets":{"x":{"breaker":{"failures":9,"opened_at":300000000000000,"probe_until":null},"successes":[],"retries":[]}}}"#,
+    )
+    .unwrap();
+    let (out, _) = run(&["--state", far.to_str().unwrap(), &url]);
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    assert_eq!(
+        code(&out),
+        0,
+        "an invalid file is replaced: {}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_held_lock_cannot_hold_a_run_past_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let lock = std::fs::File::create(dir.path().join("state.json.lock")).unwrap();
+    lock.lock().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (out, took) = run(&[
+        "--state",
+        file.to_str().unwrap(),
+        "--deadline",
+        "1s",
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(
+        stderr(&out).contains("going on without it"),
+        "{}",
+        stderr(&out)
+    );
+    drop(lock);
+}
+
+#[test]
+fn the_budget_is_charged_only_for_retries_that_are_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let s = Server::start(vec![Step::with_header(503, "Retry-After", "100")]).unwrap();
+    let (out, _) = run(&[
+        "--state",
+        file.to_str().unwrap(),
+        "--deadline",
+        "2s",
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    let state = read_state(&file);
+    let target = state["targets"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    assert_eq!(target["retries"].as_array().unwrap().len(), 0, "{state}");
 }
