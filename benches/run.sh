@@ -53,7 +53,7 @@ else
     S2_RUNS=7
     S3_SEEDS=20
     S4_RUNS=10; S4_CURL_CAP=30
-    S6_CLIENTS=200; S6_RUNS=3; S6_CURL=1; S6_DIAG=1
+    S6_CLIENTS=200; S6_RUNS=5; S6_CURL=1; S6_DIAG=1
 fi
 # Section 5 builds only in the full run.
 [[ $QUICK == 1 ]] && ONLY="$(tr ',' '\n' <<<"$ONLY" | { grep -vx 5 || true; } | paste -sd, -)"
@@ -89,8 +89,15 @@ fi
 [[ -x "$BIN" ]] || die "no binary at $BIN"
 
 # ------------------------------------------------------------- workspace ---
-rm -rf "$RES"
 mkdir -p "$RES"
+if [[ "$ONLY" == "1,2,3,4,5,6" || ( $QUICK == 1 && "$ONLY" == "1,2,3,4,6" ) ]]; then
+    rm -rf "${RES:?}"/*
+else  # a partial re-run replaces only its own sections' files
+    for n in ${ONLY//,/ }; do
+        rm -f "$RES"/s"$n"_* "$RES"/s"$n".tsv
+        [[ -f "$RES/commands.tsv" ]] && { grep -v "^$n" "$RES/commands.tsv" >"$RES/commands.tmp" || true; mv "$RES/commands.tmp" "$RES/commands.tsv"; }
+    done
+fi
 WORK="$(mktemp -d /tmp/retry-http-bench.XXXXXX)"
 chmod 755 "$WORK"
 mkdir -p "$WORK/tmp"
@@ -262,6 +269,9 @@ if want 2; then
         t0=$(now)
         if [[ $variant == file ]]; then
             timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" -o "$OUTF" "$BIG" || rc=$?
+        elif [[ $variant == devnull ]]; then
+            timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" -o /dev/null \
+                -w '%{size_download}' "$BIG" >"$WORK/count" || rc=$?
         else
             timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" "$BIG" | wc -c >"$WORK/count" || rc=$?
         fi
@@ -274,7 +284,8 @@ if want 2; then
     note_cmd 2-file "rm -f OUT; sync; /usr/bin/time -f %M retry-http -s -o OUT $BIG   # alternating with: curl -s -o OUT $BIG"
     note_cmd 2-pipe "/usr/bin/time -f %M retry-http -s $BIG | wc -c   # alternating with: curl -s $BIG | wc -c"
     note_cmd 2-nobuf "/usr/bin/time -f %M retry-http -s --no-buffer $BIG | wc -c   # alternating with curl"
-    for variant in file pipe pipe-nobuf; do
+    note_cmd 2-devnull "/usr/bin/time -f %M retry-http -s -o /dev/null -w '%{size_download}' $BIG   # alternating with: curl -s -o /dev/null -w '%{size_download}' $BIG"
+    for variant in file pipe pipe-nobuf devnull; do
         rtool=retry-http; [[ $variant == pipe-nobuf ]] && rtool=retry-http-N
         for r in $(seq 0 "$S2_RUNS"); do   # run 0 is the warm-up, not counted
             if (( r % 2 )); then one_run "$variant" curl "$r"; one_run "$variant" "$rtool" "$r"
@@ -284,9 +295,13 @@ if want 2; then
     rm -f "$OUTF"
     log "2b. disk used by the stdout spool (separate run, watched through /proc/PID/fd)"
     note_cmd 2-spool "TMPDIR=DIR retry-http -s $BIG > >(wc -c) & python3 benches/fdwatch.py \$! DIR"
-    for tool in retry-http retry-http-N; do
-        if [[ $tool == retry-http ]]; then "$BIN" -s "$BIG" > >(wc -c >"$WORK/count") &
-        else "$BIN" -s --no-buffer "$BIG" > >(wc -c >"$WORK/count") & fi
+    for tool in retry-http retry-http-N retry-http-devnull; do
+        # (sleep; exec): the watcher gets the PID before the download starts.
+        case $tool in
+            retry-http) (sleep 0.3; exec "$BIN" -s "$BIG") > >(wc -c >"$WORK/count") & ;;
+            retry-http-N) (sleep 0.3; exec "$BIN" -s --no-buffer "$BIG") > >(wc -c >"$WORK/count") & ;;
+            retry-http-devnull) (sleep 0.3; exec "$BIN" -s -o /dev/null -w '%{size_download}' "$BIG") >"$WORK/count" & ;;
+        esac
         cpid=$!
         python3 "$HERE/fdwatch.py" "$cpid" "$TMPDIR" --interval 0.005 --max-seconds 300 >"$RES/s2_spool_$tool.json"
         wait "$cpid" || true
@@ -346,7 +361,7 @@ if want 4; then
     stop_pid "$HANG_PID"
 fi
 
-# ------------------------------------------------------------------- 6. storm ---
+# ----------------------------------------------------------------- 6. storm ---
 if want 6; then
     N=$S6_CLIENTS
     log "6. storm: $N processes per run, $S6_RUNS run(s) per jitter mode"
@@ -383,7 +398,9 @@ if want 6; then
         t0=$(now)
         for i in $(seq 1 "$N"); do
             if [[ $kind == curl ]]; then
-                timeout 70 curl -s -o /dev/null --retry 7 --retry-max-time 40 \
+                # Not -o /dev/null: curl 7.88 truncates the output before a retry and
+                # fails with exit 23 ("Failed to truncate file") on /dev/null.
+                timeout 70 curl -s -o "$logdir/out$i" --retry 7 --retry-max-time 40 \
                     -H "X-Client: $i" "http://127.0.0.1:$port/" 2>/dev/null &
             elif [[ $kind == diag ]]; then
                 timeout 90 "$BIN" --attempts 8 --base 100ms --cap 8s --jitter "$mode" \
@@ -437,10 +454,10 @@ PY
     done
     if [[ $S6_DIAG == 1 ]]; then
         note_cmd 6-diag "as 6-clients with --jitter none, without -s, --log-format json, stderr per client"
-        storm s6_diag_none diag none 1
+        storm s6_diag_none_1 diag none 1
     fi
     if [[ $S6_CURL == 1 ]]; then
-        note_cmd 6-curl "python3 benches/storm_server.py --port PORT --clients $N --summary S.json; for i in 1..$N: timeout 70 curl -s -o /dev/null --retry 7 --retry-max-time 40 -H 'X-Client: \$i' http://127.0.0.1:PORT/ &"
+        note_cmd 6-curl "python3 benches/storm_server.py --port PORT --clients $N --summary S.json; for i in 1..$N: timeout 70 curl -s -o DIR/out\$i --retry 7 --retry-max-time 40 -H 'X-Client: \$i' http://127.0.0.1:PORT/ &   # not -o /dev/null: curl 7.88 --retry fails there with exit 23"
         storm s6_curl_1 curl curl 1
     fi
 fi

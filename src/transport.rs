@@ -110,46 +110,47 @@ fn check_proxy(p: &str) -> Result<(), UsageError> {
     }
 }
 
-/// Loads the system's trusted certificates plus the `--cacert` file.
-fn root_certs(cacert: Option<&std::path::Path>) -> Result<RootCerts, UsageError> {
+/// The certificates of the `--cacert` file (a usage error if it holds none).
+fn extra_certs(cacert: Option<&std::path::Path>) -> Result<Vec<Certificate<'static>>, UsageError> {
+    let Some(path) = cacert else {
+        return Ok(Vec::new());
+    };
+    let pem = std::fs::read(path)
+        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
+    let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
+        .filter_map(|item| match item {
+            Ok(PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if certs.is_empty() {
+        return Err(UsageError(format!(
+            "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+/// The system's trusted certificates plus the extra ones. Reading the system store costs a
+/// few milliseconds, so it is done only when a TLS connection may happen.
+fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
     let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
         .certs
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned())
         .collect();
-    if let Some(path) = cacert {
-        let pem = std::fs::read(path)
-            .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
-        let before = certs.len();
-        for item in ureq::tls::parse_pem(&pem) {
-            if let Ok(PemItem::Certificate(c)) = item {
-                certs.push(c);
-            }
-        }
-        if certs.len() == before {
-            return Err(UsageError(format!(
-                "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",
-                path.display()
-            )));
-        }
-    }
-    if certs.is_empty() {
+    if certs.is_empty() && extra.is_empty() {
         // No system store found: fall back to the bundled Mozilla roots.
-        return Ok(RootCerts::WebPki);
+        return RootCerts::WebPki;
     }
-    Ok(RootCerts::Specific(Arc::new(certs)))
+    certs.extend(extra);
+    RootCerts::Specific(Arc::new(certs))
 }
 
 impl Transport {
     /// Builds the agent. Fails only on a bad `--cacert` (a usage error).
     pub fn new(req: &RequestConfig, timeouts: &Timeouts) -> Result<Self, UsageError> {
-        let tls = if req.insecure {
-            TlsConfig::builder().disable_verification(true).build()
-        } else {
-            TlsConfig::builder()
-                .root_certs(root_certs(req.cacert.as_deref())?)
-                .build()
-        };
         let removed = |name: &str| req.removed.iter().any(|r| r == name);
         let encoding = if req.compressed && !removed("accept-encoding") {
             AutoHeaderValue::Default
@@ -192,6 +193,23 @@ impl Transport {
                 ))
             })?),
             None => None,
+        };
+        let extra = extra_certs(req.cacert.as_deref())?;
+        // TLS can happen only for an https URL, a redirect (which may lead to one) or an
+        // https proxy; a plain http request skips reading the system's certificate store.
+        let tls_possible = req.url.scheme() == "https"
+            || req.follow.is_some()
+            || proxy
+                .as_ref()
+                .is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
+        let tls = if req.insecure {
+            TlsConfig::builder().disable_verification(true).build()
+        } else if tls_possible {
+            TlsConfig::builder().root_certs(root_certs(extra)).build()
+        } else {
+            TlsConfig::builder()
+                .root_certs(RootCerts::new_with_certs(&extra))
+                .build()
         };
         let config = Agent::config_builder()
             .proxy(proxy)
