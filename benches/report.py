@@ -128,8 +128,9 @@ def section1(doc, res, cmds):
     alt_t = {("curl" if r["command"].startswith("curl") else "retry-http"): r for r in alt}
     doc("## 1. Start-up + one small GET (1 KiB from nginx), whole process")
     doc()
-    doc(f"hyperfine -N, both commands in each invocation, {len(rounds)} rounds with the order "
-        f"swapped every round (retry-http first in odd rounds), all runs pooled "
+    doc(f"hyperfine -N, retry-http and curl (and the two diagnostic variants below) in each "
+        f"invocation, {len(rounds)} rounds with the order reversed every round (retry-http first "
+        f"in odd rounds), all runs pooled "
         f"({len(times['retry-http'])} runs each). Cross-check: `benches/alternate.py`, strict "
         f"A,B,B,A,... alternation with posix_spawn ({len(alt_t['retry-http']['times'])} runs each; "
         f"this includes Python's spawn overhead, the same for both).")
@@ -153,7 +154,7 @@ def section1(doc, res, cmds):
         doc("Diagnostics, measured in the same hyperfine rounds (same runs count): where retry-http's "
             "start-up goes. `-k` builds no certificate store at all; the env variant shows the cost "
             "when SSL_CERT_DIR/SSL_CERT_FILE are unset (rustls-native-certs then probes the default "
-            "locations).")
+            "locations; this row also pays for env(1)'s own exec, roughly 0.5 ms).")
         doc()
         rows = []
         for k in ["retry-http", "curl"] + diag:
@@ -171,7 +172,7 @@ def section2(doc, res, cmds):
     rows = read_tsv(os.path.join(res, "s2.tsv"))
     if not rows:
         return
-    data = collections.defaultdict(lambda: {"wall": [], "rss": [], "exit": [], "bytes": []})
+    data = collections.defaultdict(lambda: {"wall": [], "rss": [], "exit": [], "bytes": [], "cpu": []})
     for r in rows:
         if r["run"] == "0":  # warm-up
             continue
@@ -181,14 +182,17 @@ def section2(doc, res, cmds):
         d["rss"].append(int(r["maxrss_kb"]) if r["maxrss_kb"].isdigit() else 0)
         d["exit"].append(int(r["exit"]))
         d["bytes"].append(int(r["bytes"]))
-    n = len(data[("file", "retry-http")]["wall"])
-    size = max(max(d["bytes"]) for d in data.values())
+        if r.get("user_s") and r.get("sys_s"):
+            d["cpu"].append(float(r["user_s"]) + float(r["sys_s"]))
+    n = max(len(d["wall"]) for d in data.values())
+    size = max(max(d["bytes"]) for d in data.values() if d["bytes"])
     doc(f"## 2. Large download ({size / MIB:.0f} MiB from nginx, sendfile, page cache warm)")
     doc()
     doc(f"{n} timed runs per tool and variant (after one warm-up pair), alternating retry-http/curl "
         f"(the order swaps every pair). `sync` and removal of the output file before each run, "
         f"outside the timed region. Wall time is the whole command (pipeline included) from bash's "
-        f"EPOCHREALTIME; peak RSS is `/usr/bin/time -f %M` of the client alone.")
+        f"EPOCHREALTIME; peak RSS and CPU time are `/usr/bin/time -f '%M %U %S'` of the client "
+        f"alone (medians).")
     doc()
     names = {"file": "-o FILE", "pipe": "stdout piped to wc -c (retry-http default: spooled)",
              "pipe-nobuf": "stdout piped to wc -c (retry-http --no-buffer)",
@@ -196,9 +200,9 @@ def section2(doc, res, cmds):
     targets = {"file": 1.0, "pipe": 2.5, "pipe-nobuf": 1.1, "devnull": None}
     tab = []
     for v in ("file", "pipe", "pipe-nobuf", "devnull"):
-        r, c = data[(v, "retry-http")], data[(v, "curl")]
-        if not r["wall"]:
+        if (v, "retry-http") not in data or (v, "curl") not in data:
             continue
+        r, c = data[(v, "retry-http")], data[(v, "curl")]
         ratio = med(r["wall"]) / med(c["wall"])
         ok_bytes = all(b == size for b in r["bytes"] + c["bytes"]) and \
             all(e == 0 for e in r["exit"] + c["exit"])
@@ -208,6 +212,7 @@ def section2(doc, res, cmds):
                     f"<= {tgt}x {verdict(ratio <= tgt)}" if tgt else "none (reported)",
                     f"{med(r['rss'])/1024:.1f} (max {max(r['rss'])/1024:.1f})",
                     f"{med(c['rss'])/1024:.1f} (max {max(c['rss'])/1024:.1f})",
+                    f"{med(r['cpu']):.2f} / {med(c['cpu']):.2f}" if r["cpu"] and c["cpu"] else "n/a",
                     "yes" if ok_bytes else "NO"))
         doc.summary.append((f"2. {size / MIB:.0f} MiB, {names[v]}: wall median",
                             f"{med(r['wall']):.3f} s", f"{med(c['wall']):.3f} s", f"{ratio:.2f}x",
@@ -219,7 +224,7 @@ def section2(doc, res, cmds):
                                 verdict(rss <= 8)))
     doc.table(("variant", "retry-http median s", "retry-http spread s", "curl median s",
                "curl spread s", "ratio", "target", "retry-http RSS MiB", "curl RSS MiB",
-               "all complete, exit 0"), tab)
+               "CPU s (user+sys) retry-http / curl", "all complete, exit 0"), tab)
     sp = {}
     for tool in ("retry-http", "retry-http-N", "retry-http-devnull"):
         p = os.path.join(res, f"s2_spool_{tool}.json")
@@ -449,14 +454,20 @@ def section6(doc, res, cmds):
             f"{med(reqs):.0f} ({', '.join(str(x) for x in reqs)})",
             f"{m['calls']:.0f} ({lo_c:.0f}–{hi_c:.0f})", f"{d_req:+.1f}%",
             f"{med(last):.2f} ({', '.join(f'{x:.2f}' for x in last)})",
-            f"{m['last_success_s']:.2f} ({lo_l:.2f}–{hi_l:.2f})", f"{d_last:+.1f}%",
+            f"{m['last_success_s']:.2f} (median {med([s['last_success_s'] for s in sd]):.2f}, "
+            f"{lo_l:.2f}–{hi_l:.2f})", f"{d_last:+.1f}%",
             verdict(ok)))
         doc.summary.append((f"6. storm, jitter {mode}: requests / last success vs model",
                             f"{med(reqs):.0f} / {med(last):.2f} s", "",
                             f"{d_req:+.1f}% / {d_last:+.1f}%", "within ±15%", verdict(ok)))
     doc.table(("mode", "runs", "served % (runs)", "model served % (range)", "requests (runs)",
                "model requests (range)", "Δ requests", "last success s (runs)",
-               "model last success s (range)", "Δ last success", "within 15%"), t)
+               "model last success s (single-seed median, range)", "Δ last success",
+               "within 15%"), t)
+    doc("Δ = (median of the real runs − model mean) / model mean. Last success is the maximum "
+        "over 200 clients, so one run varies a lot by chance (see the model's own range); the "
+        "number of requests is far more stable.")
+    doc()
     aux = []
     for mode in ("full", "equal", "decorrelated", "none", "curl"):
         for r in runs.get(mode, []):
@@ -563,6 +574,68 @@ def diag(doc, res):
         doc(f"Attempt 1's elapsed_ms is the hold (median {med(e1):.0f} ms). Release spread "
             f"{s['release_spread_ms']:.1f} ms, hold {s['hold_s']:.2f} s.")
         doc()
+    lag_tables(doc, res)
+
+
+def lag_tables(doc, res):
+    """Per-retry lag: the server's arrival gap minus the wait the client planned."""
+    names = [n for n in ("none", "decorrelated")
+             if os.path.exists(os.path.join(res, f"s6_diag_{n}_1.clients.jsonl"))]
+    if not names:
+        return
+    doc("Lag per retry, joining each client's JSON log with the server's arrivals: lag of retry k "
+        "= (arrival of request k+1 − arrival of request k) − the wait_us the client planned after "
+        "attempt k (for k = 1, from the release instant T0 instead of the held arrival). This is "
+        "everything real processes add to the model's waits: the attempt's own duration, the "
+        "sleep's overshoot, the next process wake-up and connection, the server's queue. "
+        "`cumulative` = the sum over a client's retries up to its success, i.e. how much later a "
+        "client is served than the model would have it with the same draws.")
+    doc()
+    rows = []
+    for name in names:
+        s = load_json(os.path.join(res, f"s6_diag_{name}_1.json"))
+        arr = collections.defaultdict(list)
+        for line in open(os.path.join(res, f"s6_diag_{name}_1.requests.jsonl")):
+            d = json.loads(line)
+            arr[d["client"]].append((d["t_ns"] / 1e6, d["outcome"]))
+        att = collections.defaultdict(list)
+        for line in open(os.path.join(res, f"s6_diag_{name}_1.clients.jsonl")):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if d.get("type") == "attempt":
+                att[d["client"]].append(d)
+        per_k = collections.defaultdict(list)
+        cum_served = []
+        last_client = None
+        for c, a in att.items():
+            a.sort(key=lambda d: d["attempt"])
+            ts = sorted(arr.get(c, []))
+            if len(ts) != len(a):
+                continue
+            cum = 0.0
+            for k in range(len(a) - 1):
+                start = 0.0 if k == 0 else ts[k][0]
+                lag = ts[k + 1][0] - start - a[k]["wait_us"] / 1000
+                per_k[k + 1].append(lag)
+                cum += lag
+            if ts[-1][1] == 200:
+                cum_served.append(cum)
+                if last_client is None or ts[-1][0] > last_client[0]:
+                    last_client = (ts[-1][0], cum, len(a))
+        allk = [x for xs in per_k.values() for x in xs]
+        ks = sorted(per_k)
+        rows.append((name, f"{s['served_pct']:.1f}% / {s['total_requests']} / "
+                     f"{s['last_success_s'] and round(s['last_success_s'], 2)} s",
+                     " · ".join(f"{k}: {med(per_k[k]):.0f}" for k in ks),
+                     f"{med(allk):.1f} / {q(allk, 90):.1f} / {max(allk):.1f}",
+                     f"{med(cum_served):.0f} / {max(cum_served):.0f}" if cum_served else "n/a",
+                     f"{last_client[1]:.0f} ms over {last_client[2] - 1} retries "
+                     f"(served at {last_client[0] / 1000:.2f} s)" if last_client else "n/a"))
+    doc.table(("jitter", "run: served / requests / last success", "median lag ms by retry k",
+               "lag ms p50 / p90 / max (all retries)", "cumulative lag ms of served clients, "
+               "median / max", "last-served client"), rows)
 
 
 # --------------------------------------------------------------------- main ---

@@ -12,6 +12,10 @@
 #   RETRY_HTTP        the binary to measure (default: target/release/retry-http, built here)
 #   SIZES_DIR         where the profile-variant builds of section 5 go
 #                     (default /tmp/retry-http-sizes; kept, so a re-run only relinks)
+#   BENCH_OUT         write raw results and RESULTS.md to this folder instead
+#   BENCH_S2_RUNS, BENCH_S2_VARIANTS   section 2's runs per variant and its variants
+#                     (file pipe pipe-nobuf devnull)
+#   BENCH_S6_DIAG=1   the diagnostic storms of section 6 in a --quick run too
 #
 # Every server is started here, on 127.0.0.1 only, on a free port, and killed on exit.
 # Every loop is bounded; every client run is capped with timeout(1).
@@ -31,7 +35,7 @@ while [[ $# -gt 0 ]]; do
         --quick) QUICK=1 ;;
         --no-build) BUILD=0 ;;
         --only) ONLY="$2"; shift ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -45,7 +49,7 @@ if [[ $QUICK == 1 ]]; then
     S2_RUNS=3
     S3_SEEDS=2
     S4_RUNS=3; S4_CURL_CAP=3
-    S6_CLIENTS=50; S6_RUNS=1; S6_CURL=0; S6_DIAG=0
+    S6_CLIENTS=50; S6_RUNS=1; S6_CURL=0; S6_DIAG=${BENCH_S6_DIAG:-0}
 else
     RES="$HERE/results"
     BIG_SIZE=1G
@@ -55,6 +59,10 @@ else
     S4_RUNS=10; S4_CURL_CAP=30
     S6_CLIENTS=200; S6_RUNS=5; S6_CURL=1; S6_DIAG=1
 fi
+# Overrides, for a focused re-measurement (documented in README.md).
+RES="${BENCH_OUT:-$RES}"
+S2_RUNS="${BENCH_S2_RUNS:-$S2_RUNS}"
+S2_VARIANTS="${BENCH_S2_VARIANTS:-file pipe pipe-nobuf devnull}"
 # Section 5 builds only in the full run.
 [[ $QUICK == 1 ]] && ONLY="$(tr ',' '\n' <<<"$ONLY" | { grep -vx 5 || true; } | paste -sd, -)"
 
@@ -253,7 +261,7 @@ fi
 if want 2; then
     log "2. $BIG_SIZE download, $S2_RUNS alternating runs per variant (+1 warm-up each)"
     S2="$RES/s2.tsv"
-    printf 'variant\ttool\trun\twall_s\tmaxrss_kb\texit\tbytes\n' >"$S2"
+    printf 'variant\ttool\trun\twall_s\tmaxrss_kb\texit\tbytes\tuser_s\tsys_s\n' >"$S2"
     OUTF="$WORK/out.bin"
     # one_run VARIANT TOOL RUN: runs one download, appends a line to s2.tsv.
     one_run() {
@@ -268,24 +276,26 @@ if want 2; then
         esac
         t0=$(now)
         if [[ $variant == file ]]; then
-            timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" -o "$OUTF" "$BIG" || rc=$?
+            timeout 300 /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "${cmd[@]}" -o "$OUTF" "$BIG" || rc=$?
         elif [[ $variant == devnull ]]; then
-            timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" -o /dev/null \
+            timeout 300 /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "${cmd[@]}" -o /dev/null \
                 -w '%{size_download}' "$BIG" >"$WORK/count" || rc=$?
         else
-            timeout 300 /usr/bin/time -f %M -o "$WORK/rss" "${cmd[@]}" "$BIG" | wc -c >"$WORK/count" || rc=$?
+            timeout 300 /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "${cmd[@]}" "$BIG" | wc -c >"$WORK/count" || rc=$?
         fi
         t1=$(now)
         if [[ $variant == file ]]; then bytes=$(stat -c %s "$OUTF" 2>/dev/null || echo 0)
         else bytes=$(cat "$WORK/count"); fi
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$tool" "$run" "$(elapsed "$t0" "$t1")" \
-            "$(tail -1 "$WORK/rss")" "$rc" "$bytes" >>"$S2"
+        local rss user sys
+        read -r rss user sys < <(tail -1 "$WORK/rss")
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$variant" "$tool" "$run" "$(elapsed "$t0" "$t1")" \
+            "$rss" "$rc" "$bytes" "$user" "$sys" >>"$S2"
     }
     note_cmd 2-file "rm -f OUT; sync; /usr/bin/time -f %M retry-http -s -o OUT $BIG   # alternating with: curl -s -o OUT $BIG"
     note_cmd 2-pipe "/usr/bin/time -f %M retry-http -s $BIG | wc -c   # alternating with: curl -s $BIG | wc -c"
     note_cmd 2-nobuf "/usr/bin/time -f %M retry-http -s --no-buffer $BIG | wc -c   # alternating with curl"
     note_cmd 2-devnull "/usr/bin/time -f %M retry-http -s -o /dev/null -w '%{size_download}' $BIG   # alternating with: curl -s -o /dev/null -w '%{size_download}' $BIG"
-    for variant in file pipe pipe-nobuf devnull; do
+    for variant in $S2_VARIANTS; do
         rtool=retry-http; [[ $variant == pipe-nobuf ]] && rtool=retry-http-N
         for r in $(seq 0 "$S2_RUNS"); do   # run 0 is the warm-up, not counted
             if (( r % 2 )); then one_run "$variant" curl "$r"; one_run "$variant" "$rtool" "$r"
@@ -453,8 +463,9 @@ PY
         done
     done
     if [[ $S6_DIAG == 1 ]]; then
-        note_cmd 6-diag "as 6-clients with --jitter none, without -s, --log-format json, stderr per client"
+        note_cmd 6-diag "as 6-clients with --jitter none (then decorrelated), without -s, --log-format json, stderr per client"
         storm s6_diag_none_1 diag none 1
+        storm s6_diag_decorrelated_1 diag decorrelated 1
     fi
     if [[ $S6_CURL == 1 ]]; then
         note_cmd 6-curl "python3 benches/storm_server.py --port PORT --clients $N --summary S.json; for i in 1..$N: timeout 70 curl -s -o DIR/out\$i --retry 7 --retry-max-time 40 -H 'X-Client: \$i' http://127.0.0.1:PORT/ &   # not -o /dev/null: curl 7.88 --retry fails there with exit 23"
@@ -498,6 +509,6 @@ fi
 # ---------------------------------------------------------------- report ---
 echo "loadavg at end: $(cat /proc/loadavg)" >>"$RES/env.txt"
 ps -eo pid,pcpu,rss,etime,args --sort=-pcpu | head -25 | cut -c1-160 >"$RES/ps-end.txt"
-if [[ $QUICK == 1 ]]; then OUT_MD="$RES/RESULTS.md"; else OUT_MD="$HERE/RESULTS.md"; fi
+if [[ $QUICK == 1 || -n "${BENCH_OUT:-}" ]]; then OUT_MD="$RES/RESULTS.md"; else OUT_MD="$HERE/RESULTS.md"; fi
 python3 "$HERE/report.py" "$RES" "$OUT_MD"
 log "wrote $OUT_MD"

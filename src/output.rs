@@ -21,8 +21,10 @@ enum Target {
     Stdout,
     /// A regular file (or one that does not exist yet): temp file beside it, then rename.
     Replace(PathBuf),
-    /// A special file such as /dev/null or a FIFO: written in place, once.
+    /// A special file such as a FIFO: written in place, once.
     Special(PathBuf),
+    /// /dev/null: nothing can see a partial write, so nothing is spooled.
+    Null,
 }
 
 /// The output side of a run.
@@ -39,8 +41,11 @@ pub enum Spool {
     Named(NamedTempFile),
     /// An unnamed temporary file, copied out on commit.
     Anonymous(File),
-    /// Writing straight to stdout (`--no-buffer`): counts the bytes that escaped.
-    Direct(u64),
+    /// Writing straight to stdout (`--no-buffer`), unbuffered: counts the bytes that
+    /// escaped.
+    Direct(File, u64),
+    /// Thrown away as it arrives (`-o /dev/null`).
+    Discard,
 }
 
 impl Write for Spool {
@@ -48,11 +53,12 @@ impl Write for Spool {
         match self {
             Spool::Named(f) => f.write(data),
             Spool::Anonymous(f) => f.write(data),
-            Spool::Direct(n) => {
-                let written = io::stdout().lock().write(data)?;
+            Spool::Direct(out, n) => {
+                let written = out.write(data)?;
                 *n += written as u64;
                 Ok(written)
             }
+            Spool::Discard => Ok(data.len()),
         }
     }
 
@@ -60,7 +66,8 @@ impl Write for Spool {
         match self {
             Spool::Named(f) => f.flush(),
             Spool::Anonymous(f) => f.flush(),
-            Spool::Direct(_) => io::stdout().lock().flush(),
+            Spool::Direct(out, _) => out.flush(),
+            Spool::Discard => Ok(()),
         }
     }
 }
@@ -71,7 +78,7 @@ impl Spool {
         match self {
             Spool::Named(f) => f.as_file().metadata().map_or(0, |m| m.len()),
             Spool::Anonymous(f) => f.metadata().map_or(0, |m| m.len()),
-            Spool::Direct(_) => 0,
+            Spool::Direct(..) | Spool::Discard => 0,
         }
     }
 
@@ -83,7 +90,7 @@ impl Spool {
     /// Bytes already visible to the reader of stdout (only `--no-buffer` has any).
     pub fn escaped(&self) -> u64 {
         match self {
-            Spool::Direct(n) => *n,
+            Spool::Direct(_, n) => *n,
             _ => 0,
         }
     }
@@ -107,6 +114,7 @@ fn check_path(typed: &Path) -> Result<Target, UsageError> {
                 "-o {shown} is a directory: expected a file path"
             )));
         }
+        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => return Ok(Target::Null),
         Ok(m) if !m.is_file() => return Ok(Target::Special(path.to_path_buf())),
         _ => {}
     }
@@ -183,7 +191,8 @@ impl Output {
     /// A fresh spool for one attempt's body, with the head already written when `-i`.
     pub fn begin(&self, head: &Head) -> io::Result<Spool> {
         let mut spool = match &self.target {
-            Target::Stdout if self.no_buffer => Spool::Direct(0),
+            Target::Stdout if self.no_buffer => Spool::Direct(raw_stdout()?, 0),
+            Target::Null => Spool::Discard,
             Target::Replace(path) => {
                 let name = path
                     .file_name()
@@ -236,13 +245,14 @@ impl Output {
                         dest.flush()
                     }
                     _ => {
-                        let mut out = io::stdout().lock();
+                        // Between two files the kernel copies (copy_file_range, splice).
+                        let mut out = raw_stdout()?;
                         io::copy(&mut f, &mut out)?;
-                        out.flush()
+                        Ok(())
                     }
                 }
             }
-            Spool::Direct(_) => io::stdout().lock().flush(),
+            Spool::Direct(..) | Spool::Discard => Ok(()),
         }
     }
 
@@ -253,6 +263,14 @@ impl Output {
             drop(tmp);
         }
     }
+}
+
+/// Standard output as an unbuffered file of its own (a duplicate of descriptor 1): the
+/// body goes out in the chunks it arrives in, and copies from the spool can be done by the
+/// kernel. Nothing else writes to stdout before the body.
+fn raw_stdout() -> io::Result<File> {
+    use std::os::fd::AsFd;
+    Ok(File::from(io::stdout().as_fd().try_clone_to_owned()?))
 }
 
 /// Opens a special file for writing, giving up after `left`: a FIFO with no reader would

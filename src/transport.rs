@@ -222,7 +222,7 @@ impl Transport {
             .accept(accept)
             .tls_config(tls)
             .timeout_connect(timeouts.connect)
-            .timeout_resolve(timeouts.connect)
+            .timeout_resolve(None)
             .timeout_per_read(timeouts.stall)
             .max_idle_connections(0)
             .build();
@@ -324,6 +324,10 @@ impl Transport {
             (Some(c), Some(b)) => Some(c.min(b.mul_f64(0.9))),
             (c, b) => c.or(b.map(|b| b.mul_f64(0.9))),
         };
+        // A resolve timeout makes ureq look names up on a thread of its own; an address
+        // needs no lookup, so it gets none.
+        let literal = matches!(url.host(), Some(url::Host::Ipv4(_) | url::Host::Ipv6(_)));
+        let resolve = if literal { None } else { connect };
         let bad = |e: http::Error| {
             Failure::new(
                 FailureKind::Protocol,
@@ -353,7 +357,7 @@ impl Transport {
             .configure_request(request)
             .timeout_global(budget)
             .timeout_connect(connect)
-            .timeout_resolve(connect)
+            .timeout_resolve(resolve)
             .build();
         let response = self.agent.run(request).map_err(|e| classify(&e, false))?;
         let (parts, body) = response.into_parts();
