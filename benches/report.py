@@ -196,7 +196,7 @@ def section2(doc, res, cmds):
     doc()
     names = {"file": "-o FILE", "pipe": "stdout piped to wc -c (retry-http default: spooled)",
              "pipe-nobuf": "stdout piped to wc -c (retry-http --no-buffer)",
-             "devnull": "-o /dev/null (retry-http spools it, see 2b)"}
+             "devnull": "-o /dev/null (nothing spooled)"}
     targets = {"file": 1.0, "pipe": 2.5, "pipe-nobuf": 1.1, "devnull": None}
     tab = []
     for v in ("file", "pipe", "pipe-nobuf", "devnull"):

@@ -287,3 +287,21 @@ fn a_206_that_does_not_continue_is_never_saved_as_the_file() {
         );
     }
 }
+
+#[test]
+fn dev_null_after_a_broken_attempt() {
+    let s = Server::start(vec![
+        Step::Truncate {
+            declared: 100,
+            body: b"part".to_vec(),
+        },
+        Step::status(200, "x"),
+    ])
+    .unwrap();
+    let (out, _) = run_fast(
+        &["-o", "/dev/null", "-w", "%{http_code} %{size_download}"],
+        &s.url("/"),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"200 1");
+}
