@@ -10,6 +10,17 @@ fn state_args<'a>(file: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     v
 }
 
+/// The one target a test's state file holds.
+fn only_target(state: &serde_json::Value) -> serde_json::Value {
+    state["targets"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap()
+        .clone()
+}
+
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -167,13 +178,7 @@ fn concurrent_runs_lose_no_update() {
         assert_eq!(code(&r.join().unwrap()), 0);
     }
     let state = read_state(&file);
-    let target = state["targets"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
+    let target = only_target(&state);
     assert_eq!(
         target["successes"].as_array().unwrap().len(),
         16,
@@ -343,12 +348,6 @@ fn the_budget_is_charged_only_for_retries_that_are_sent() {
     ]);
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     let state = read_state(&file);
-    let target = state["targets"]
-        .as_object()
-        .unwrap()
-        .values()
-        .next()
-        .unwrap()
-        .clone();
+    let target = only_target(&state);
     assert_eq!(target["retries"].as_array().unwrap().len(), 0, "{state}");
 }
