@@ -1,13 +1,14 @@
 //! The attempt loop: send, classify, wait = max(backoff, Retry-After) bounded by the
 //! deadline, sleep or stop. It joins the policy (pure) to the transport (I/O) and hands
-//! each attempt's line to the reporter as soon as the attempt ends.
+//! each attempt's line to the reporter as soon as the attempt ends. Getting a body to its
+//! destination (and resuming it) is `delivery`'s.
 
 use crate::body::Payload;
 use crate::config::Config;
+use crate::delivery::Partial;
 use crate::exit::Outcome;
 use crate::interrupt::{Interrupt, Signal};
 use crate::output::Output;
-use crate::output::Spool;
 use crate::policy::{self, FailureKind, Fit, WaitReason};
 use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
@@ -48,13 +49,6 @@ pub struct Loop<'a> {
     pub delivered: std::cell::Cell<u64>,
     /// Asked before each retry (the shared retry budget); an error refuses it (exit 7).
     pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
-}
-
-/// The part of a body already received, and what identifies its representation.
-pub struct Partial {
-    spool: Spool,
-    offset: u64,
-    validator: resume::Validator,
 }
 
 /// How the loop ended.
@@ -129,7 +123,7 @@ fn describe(f: &Failure, secrets: &[String]) -> String {
     }
 }
 
-fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
+pub(crate) fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
     Failure {
         kind,
         detail: detail.into(),
@@ -137,7 +131,7 @@ fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
 }
 
 impl Loop<'_> {
-    fn deadline_left(&self) -> Option<Duration> {
+    pub(crate) fn deadline_left(&self) -> Option<Duration> {
         self.cfg
             .retry
             .deadline
@@ -357,113 +351,6 @@ impl Loop<'_> {
         match self.deliver(ex, continued) {
             Ok(()) => Tried::Success(status, reason, resumed),
             Err(f) => Tried::Broken(f),
-        }
-    }
-
-    /// Whether a broken download may be resumed: a GET to a regular `-o` file, without `-i`.
-    fn can_resume(&self) -> bool {
-        self.cfg.request.method == "GET" && self.output.resumable()
-    }
-
-    /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
-    /// and commits it when complete.
-    fn deliver(&self, ex: Exchange, continued: Option<Partial>) -> Result<(), Failure> {
-        let limit = self.cfg.output.max_filesize;
-        let offset = continued.as_ref().map_or(0, |p| p.offset);
-        let announced = ex
-            .head
-            .value("content-length")
-            .and_then(|v| v.parse::<u64>().ok());
-        if let (Some(max), Some(len)) = (limit, announced)
-            && len.saturating_add(offset) > max
-        {
-            return Err(failure(
-                FailureKind::TooLarge,
-                format!(
-                    "the body ({} bytes) is larger than --max-filesize {max}",
-                    len.saturating_add(offset)
-                ),
-            ));
-        }
-        let (mut spool, validator) = match continued {
-            Some(p) => (p.spool, Some(p.validator)),
-            None => {
-                let spool = self.output.begin(&ex.head).map_err(|e| {
-                    failure(
-                        FailureKind::Local,
-                        format!("cannot create a temporary file for the body: {e}"),
-                    )
-                })?;
-                (spool, resume::validator(&ex.head))
-            }
-        };
-        let room = limit.map(|m| m.saturating_sub(offset));
-        let total = announced.map(|l| l + offset);
-        let mut shown: Option<Instant> = None;
-        let mut progress = |bytes: u64| {
-            // Small bodies finish before anyone could read a progress line.
-            if bytes >= 1 << 20 && shown.is_none_or(|t| t.elapsed() >= Duration::from_millis(250)) {
-                shown = Some(Instant::now());
-                self.reporter.progress(offset + bytes, total);
-            }
-        };
-        let read = Transport::read_body(ex.body, &mut spool, room, &mut progress);
-        self.reporter.clear_live();
-        match read {
-            Ok(n) => match self.output.commit(spool, self.deadline_left()) {
-                // The reader of stdout went away: nothing more to say to it.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    Err(failure(FailureKind::Timeout, e.to_string()))
-                }
-                Err(e) => Err(failure(
-                    FailureKind::Local,
-                    format!("cannot write the output: {e}"),
-                )),
-                Ok(()) => {
-                    self.delivered.set(offset + n);
-                    Ok(())
-                }
-            },
-            Err(mut f) => {
-                let escaped = spool.escaped();
-                let kept = spool.len();
-                match validator {
-                    Some(validator) if self.can_resume() && f.kind.is_retryable() && kept > 0 => {
-                        f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
-                        *self.partial.borrow_mut() = Some(Partial {
-                            spool,
-                            offset: kept,
-                            validator,
-                        });
-                    }
-                    _ => self.output.discard(spool),
-                }
-                if escaped > 0 && f.kind.is_retryable() {
-                    f.detail = format!(
-                        "{} after {escaped} bytes were streamed (--no-buffer)",
-                        f.detail
-                    );
-                    f.kind = FailureKind::Streamed;
-                }
-                Err(f)
-            }
-        }
-    }
-
-    /// `--fail-with-body`: the final error response's body is written too.
-    fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
-        match self.deliver(ex, None) {
-            Ok(()) => outcome,
-            Err(f) => {
-                self.reporter
-                    .warn(&format!("could not write the error body: {}", f.detail));
-                if f.kind == FailureKind::Local {
-                    Outcome::Local
-                } else {
-                    outcome
-                }
-            }
         }
     }
 

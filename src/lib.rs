@@ -6,6 +6,7 @@ pub mod attempt;
 pub mod body;
 pub mod cli;
 pub mod config;
+pub mod delivery;
 pub mod demo;
 pub mod exit;
 pub mod explain;

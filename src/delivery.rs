@@ -1,0 +1,127 @@
+//! Delivering a response body: into a spool, then committed to stdout or `-o` when it is
+//! complete; kept when a download breaks mid-body and can be resumed (see `resume`); the
+//! final error body for `--fail-with-body` and `-I`.
+
+use crate::attempt::{Loop, failure};
+use crate::exit::Outcome;
+use crate::output::Spool;
+use crate::policy::FailureKind;
+use crate::resume;
+use crate::transport::{Exchange, Failure, Transport};
+use std::time::{Duration, Instant};
+
+/// The part of a body already received, and what identifies its representation.
+pub struct Partial {
+    pub(crate) spool: Spool,
+    pub(crate) offset: u64,
+    pub(crate) validator: resume::Validator,
+}
+
+impl Loop<'_> {
+    /// Whether a broken download may be resumed: a GET to a regular `-o` file, without `-i`.
+    pub(crate) fn can_resume(&self) -> bool {
+        self.cfg.request.method == "GET" && self.output.resumable()
+    }
+
+    /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
+    /// and commits it when complete.
+    pub(crate) fn deliver(&self, ex: Exchange, continued: Option<Partial>) -> Result<(), Failure> {
+        let limit = self.cfg.output.max_filesize;
+        let offset = continued.as_ref().map_or(0, |p| p.offset);
+        let announced = ex
+            .head
+            .value("content-length")
+            .and_then(|v| v.parse::<u64>().ok());
+        if let (Some(max), Some(len)) = (limit, announced)
+            && len.saturating_add(offset) > max
+        {
+            return Err(failure(
+                FailureKind::TooLarge,
+                format!(
+                    "the body ({} bytes) is larger than --max-filesize {max}",
+                    len.saturating_add(offset)
+                ),
+            ));
+        }
+        let (mut spool, validator) = match continued {
+            Some(p) => (p.spool, Some(p.validator)),
+            None => {
+                let spool = self.output.begin(&ex.head).map_err(|e| {
+                    failure(
+                        FailureKind::Local,
+                        format!("cannot create a temporary file for the body: {e}"),
+                    )
+                })?;
+                (spool, resume::validator(&ex.head))
+            }
+        };
+        let room = limit.map(|m| m.saturating_sub(offset));
+        let total = announced.map(|l| l + offset);
+        let mut shown: Option<Instant> = None;
+        let mut progress = |bytes: u64| {
+            // Small bodies finish before anyone could read a progress line.
+            if bytes >= 1 << 20 && shown.is_none_or(|t| t.elapsed() >= Duration::from_millis(250)) {
+                shown = Some(Instant::now());
+                self.reporter.progress(offset + bytes, total);
+            }
+        };
+        let read = Transport::read_body(ex.body, &mut spool, room, &mut progress);
+        self.reporter.clear_live();
+        match read {
+            Ok(n) => match self.output.commit(spool, self.deadline_left()) {
+                // The reader of stdout went away: nothing more to say to it.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    Err(failure(FailureKind::Timeout, e.to_string()))
+                }
+                Err(e) => Err(failure(
+                    FailureKind::Local,
+                    format!("cannot write the output: {e}"),
+                )),
+                Ok(()) => {
+                    self.delivered.set(offset + n);
+                    Ok(())
+                }
+            },
+            Err(mut f) => {
+                let escaped = spool.escaped();
+                let kept = spool.len();
+                match validator {
+                    Some(validator) if self.can_resume() && f.kind.is_retryable() && kept > 0 => {
+                        f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
+                        *self.partial.borrow_mut() = Some(Partial {
+                            spool,
+                            offset: kept,
+                            validator,
+                        });
+                    }
+                    _ => self.output.discard(spool),
+                }
+                if escaped > 0 && f.kind.is_retryable() {
+                    f.detail = format!(
+                        "{} after {escaped} bytes were streamed (--no-buffer)",
+                        f.detail
+                    );
+                    f.kind = FailureKind::Streamed;
+                }
+                Err(f)
+            }
+        }
+    }
+
+    /// `--fail-with-body`: the final error response's body is written too.
+    pub(crate) fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
+        match self.deliver(ex, None) {
+            Ok(()) => outcome,
+            Err(f) => {
+                self.reporter
+                    .warn(&format!("could not write the error body: {}", f.detail));
+                if f.kind == FailureKind::Local {
+                    Outcome::Local
+                } else {
+                    outcome
+                }
+            }
+        }
+    }
+}
