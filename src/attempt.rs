@@ -60,8 +60,6 @@ pub struct Ended {
     pub attempts_made: u32,
     /// The last attempt's result, for the summary ("503 Service Unavailable").
     pub last: String,
-    /// The last status received, if any.
-    pub last_status: Option<u16>,
 }
 
 /// The result of one attempt, before the policy looks at it.
@@ -80,8 +78,6 @@ struct Track {
     previous: Duration,
     /// The last attempt's result, for the summary.
     last: String,
-    /// The last status received.
-    last_status: Option<u16>,
 }
 
 impl Track {
@@ -90,7 +86,6 @@ impl Track {
             outcome,
             attempts_made,
             last: self.last.clone(),
-            last_status: self.last_status,
         }
     }
 }
@@ -148,7 +143,6 @@ impl Loop<'_> {
         let mut track = Track {
             previous: retry.backoff.base,
             last: "no attempt made".into(),
-            last_status: None,
         };
         for n in 1..=retry.attempts {
             if self.deadline_passed() {
@@ -258,12 +252,10 @@ impl Loop<'_> {
                 line.status = Some((status, reason));
                 line.note = resumed.map(|at| format!("resumed at byte {at}"));
                 self.note_redirect(line);
-                track.last_status = Some(status);
                 (Step::Done, None)
             }
             Tried::Failed(ex) => {
                 let status = ex.head.status;
-                track.last_status = Some(status);
                 track.last = format!("{status} {}", ex.head.reason)
                     .trim_end()
                     .to_string();
