@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--retry-budget', '--retry-budget', [CompletionResultType]::ParameterName, 'With --state: retries allowed, as a percentage of successful requests in the window')
             [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'With --state: the sliding window of the retry budget')
             [CompletionResult]::new('--budget-floor', '--budget-floor', [CompletionResultType]::ParameterName, 'With --state: retries always allowed per window, so a quiet job can still retry')
+            [CompletionResult]::new('--state-ttl', '--state-ttl', [CompletionResultType]::ParameterName, 'With --state: a target with no run for this long is forgotten, unless its circuit is open')
             [CompletionResult]::new('-H', '-H ', [CompletionResultType]::ParameterName, 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty')
             [CompletionResult]::new('--header', '--header', [CompletionResultType]::ParameterName, 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty')
             [CompletionResult]::new('-d', '-d', [CompletionResultType]::ParameterName, 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &')

@@ -41,7 +41,7 @@ _retry__http() {
 
     case "${cmd}" in
         retry__http)
-            opts="-X -m -H -d -u -A -L -I -x -k -o -i -D -N -w -s -v -h -V --request --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --help --version demo simulate help"
+            opts="-X -m -H -d -u -A -L -I -x -k -o -i -D -N -w -s -v -h -V --request --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --help --version demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -136,6 +136,10 @@ _retry__http() {
                     return 0
                     ;;
                 --budget-floor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --state-ttl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

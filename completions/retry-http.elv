@@ -41,6 +41,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --retry-budget 'With --state: retries allowed, as a percentage of successful requests in the window'
             cand --budget-window 'With --state: the sliding window of the retry budget'
             cand --budget-floor 'With --state: retries always allowed per window, so a quiet job can still retry'
+            cand --state-ttl 'With --state: a target with no run for this long is forgotten, unless its circuit is open'
             cand -H 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty'
             cand --header 'Add a request header, ''Name: value'' (repeatable); ''Name:'' removes it, ''Name;'' sends it empty'
             cand -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &'

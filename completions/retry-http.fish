@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
+    string join \n X/request= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -45,6 +45,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state: retries allowed, as a percentage of successful requests in the window' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r

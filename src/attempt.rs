@@ -5,7 +5,8 @@
 
 use crate::body::Payload;
 use crate::config::Config;
-use crate::delivery::Partial;
+use crate::deadline::Watchdog;
+use crate::delivery::{Partial, Resumed};
 use crate::exit::Outcome;
 use crate::interrupt::{Interrupt, Signal};
 use crate::output::Output;
@@ -14,7 +15,7 @@ use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
 use crate::resume;
 use crate::retry_after;
-use crate::transport::{Exchange, Failure, Transport};
+use crate::transport::{Exchange, Failure, Hop, Transport};
 use rand::Rng;
 use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime};
@@ -49,6 +50,19 @@ pub struct Loop<'a> {
     pub delivered: std::cell::Cell<u64>,
     /// Asked before each retry (the shared retry budget); an error refuses it (exit 7).
     pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
+    /// Where the next attempt starts: the hop that failed, once an earlier hop may have
+    /// been processed (None: the request as given).
+    pub from: RefCell<Option<Hop>>,
+    /// Keeps the deadline (see `deadline`).
+    pub watchdog: &'a Watchdog,
+}
+
+/// Which requests an attempt sent: the one it started with, and the one it ended on.
+struct Sent {
+    first: Hop,
+    last: Hop,
+    /// An earlier hop sent a non-idempotent request that got an answer other than 307/308.
+    committed: bool,
 }
 
 /// How the loop ended.
@@ -60,6 +74,9 @@ pub struct Ended {
     pub attempts_made: u32,
     /// The last attempt's result, for the summary ("503 Service Unavailable").
     pub last: String,
+    /// Why the loop stopped, as the last attempt's line says it ("not retried: ..."); None
+    /// on success, and when it stopped between attempts (deadline, signal).
+    pub why: Option<String>,
 }
 
 /// The result of one attempt, before the policy looks at it.
@@ -86,6 +103,7 @@ impl Track {
             outcome,
             attempts_made,
             last: self.last.clone(),
+            why: None,
         }
     }
 }
@@ -118,6 +136,13 @@ fn describe(f: &Failure, secrets: &[String]) -> String {
     }
 }
 
+fn add_note(line: &mut AttemptLine, note: String) {
+    line.note = Some(match line.note.take() {
+        Some(n) => format!("{n}, {note}"),
+        None => note,
+    });
+}
+
 pub(crate) fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
     Failure {
         kind,
@@ -133,8 +158,8 @@ impl Loop<'_> {
             .map(|d| d.saturating_sub(self.start.elapsed()))
     }
 
-    fn deadline_passed(&self) -> bool {
-        self.deadline_left().is_some_and(|l| l.is_zero())
+    pub(crate) fn deadline_passed(&self) -> bool {
+        self.watchdog.expired() || self.deadline_left().is_some_and(|l| l.is_zero())
     }
 
     /// Runs the attempts; `rng` drives every random draw.
@@ -149,15 +174,18 @@ impl Loop<'_> {
                 return track.ended(Outcome::Deadline, n - 1);
             }
             let begun = Instant::now();
-            let tried = self.try_once(self.budget());
-            let mut line = self.line(n, begun);
-            let (step, pending) = self.judge(n, tried, &mut line, &mut track, rng);
+            self.watchdog.note(n, "no answer yet");
+            let (tried, sent) = self.try_once(self.budget());
+            let mut line = self.line(n, begun, &sent);
+            let (step, pending) = self.judge(n, tried, &sent, &mut line, &mut track, rng);
+            self.watchdog.note(n, &track.last);
             match step {
                 Step::Done => {
                     self.reporter.attempt(&line);
                     return track.ended(Outcome::Success, n);
                 }
                 Step::Stop(outcome, why) => {
+                    let stopped = why.clone();
                     line.decision = Decision::Stop(why);
                     self.reporter.attempt(&line);
                     // -I shows the head of whatever answered, as curl does; there is no body.
@@ -168,7 +196,10 @@ impl Loop<'_> {
                         }
                         _ => outcome,
                     };
-                    return track.ended(outcome, n);
+                    return Ended {
+                        why: Some(stopped),
+                        ..track.ended(outcome, n)
+                    };
                 }
                 Step::Wait(wait, decision) => {
                     let why = match &decision {
@@ -180,6 +211,9 @@ impl Loop<'_> {
                     line.decision = decision;
                     self.reporter.attempt(&line);
                     drop(pending);
+                    // Once an earlier hop may have been processed, only the hop that failed
+                    // is sent again (the judge allowed it): never the request before it.
+                    *self.from.borrow_mut() = sent.committed.then_some(sent.last);
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
                         return track.ended(signal_outcome(sig), n);
                     }
@@ -197,13 +231,15 @@ impl Loop<'_> {
         }
     }
 
-    /// The log line of attempt `n`, begun at `begun`, before its result is filled in.
-    fn line(&self, n: u32, begun: Instant) -> AttemptLine {
+    /// The log line of attempt `n`, begun at `begun`, before its result is filled in. It
+    /// names the attempt's first request; a failure renames it after the hop that failed.
+    fn line(&self, n: u32, begun: Instant, sent: &Sent) -> AttemptLine {
         AttemptLine {
             attempt: n,
             attempts: self.cfg.retry.attempts,
-            method: self.cfg.request.method.clone(),
-            url: redact::url(&self.cfg.request.url),
+            method: sent.first.method.clone(),
+            url: redact::url(&sent.first.url),
+            start_url: redact::url(&self.cfg.request.url),
             status: None,
             error: None,
             start_ms: begun.duration_since(self.start).as_millis(),
@@ -215,16 +251,26 @@ impl Loop<'_> {
     }
 
     /// Under `-L`, says where the answer came from when redirects were followed.
-    fn note_redirect(&self, line: &mut AttemptLine) {
-        let Some(head) = self.last_head.borrow().clone() else {
-            return;
-        };
-        if head.url != self.cfg.request.url {
-            let via = format!("from {}", redact::url(&head.url));
-            line.note = Some(match line.note.take() {
-                Some(n) => format!("{n}, {via}"),
-                None => via,
-            });
+    fn note_redirect(&self, line: &mut AttemptLine, sent: &Sent) {
+        if sent.last.url != sent.first.url {
+            let via = format!("from {}", redact::url(&sent.last.url));
+            add_note(line, via);
+        }
+    }
+
+    /// A failure names the request that failed; under `-L` that may be a later hop.
+    fn name_failed_hop(&self, line: &mut AttemptLine, sent: &Sent) {
+        if sent.last != sent.first {
+            line.method = sent.last.method.clone();
+            line.url = redact::url(&sent.last.url);
+            add_note(
+                line,
+                format!(
+                    "redirected from {} {}",
+                    sent.first.method,
+                    redact::url(&sent.first.url)
+                ),
+            );
         }
     }
 
@@ -234,6 +280,7 @@ impl Loop<'_> {
         &self,
         n: u32,
         tried: Tried,
+        sent: &Sent,
         line: &mut AttemptLine,
         track: &mut Track,
         rng: &mut dyn Rng,
@@ -251,7 +298,7 @@ impl Loop<'_> {
                 track.last = format!("{status} {reason}").trim_end().to_string();
                 line.status = Some((status, reason));
                 line.note = resumed.map(|at| format!("resumed at byte {at}"));
-                self.note_redirect(line);
+                self.note_redirect(line, sent);
                 (Step::Done, None)
             }
             Tried::Failed(ex) => {
@@ -260,16 +307,20 @@ impl Loop<'_> {
                     .trim_end()
                     .to_string();
                 line.status = Some((status, ex.head.reason.clone()));
-                self.note_redirect(line);
+                self.name_failed_hop(line, sent);
                 let raw: Vec<&str> = ex.head.values("retry-after").collect();
                 line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
-                let step = self.judge_response(n, &ex, &mut track.previous, rng);
+                let step = self.judge_response(n, &ex, sent, &mut track.previous, rng);
                 (step, Some(ex))
             }
             Tried::Broken(f) => {
                 track.last = f.kind.name().to_string();
                 line.error = Some(describe(&f, &self.secrets));
-                (self.judge_failure(n, &f, &mut track.previous, rng), None)
+                self.name_failed_hop(line, sent);
+                (
+                    self.judge_failure(n, &f, sent, &mut track.previous, rng),
+                    None,
+                )
             }
         }
     }
@@ -298,30 +349,53 @@ impl Loop<'_> {
         result
     }
 
+    /// The request an attempt starts with: the one given, or the hop that failed last time.
+    fn first_hop(&self) -> Hop {
+        self.from.borrow().clone().unwrap_or_else(|| Hop {
+            method: self.cfg.request.method.clone(),
+            url: self.cfg.request.url.clone(),
+            headers: self.headers.clone(),
+            with_body: self.payload.is_some(),
+        })
+    }
+
     /// One exchange; a success's body is delivered before this returns.
-    fn try_once(&self, budget: Option<Duration>) -> Tried {
-        let req = &self.cfg.request;
+    fn try_once(&self, budget: Option<Duration>) -> (Tried, Sent) {
         let partial = self.partial.borrow_mut().take();
-        let mut headers = self.headers.clone();
+        let first = self.first_hop();
+        let mut hop = first.clone();
         if let Some(p) = &partial {
-            headers.extend(resume::request_headers(p.offset, &p.validator));
+            hop.headers
+                .extend(resume::request_headers(p.offset, &p.validator));
         }
-        let ex = match self
-            .transport
-            .send(&req.method, &req.url, &headers, self.payload, budget)
-        {
+        let chain = self.transport.send(&hop, self.payload, budget);
+        let sent = Sent {
+            first,
+            last: chain.last,
+            committed: chain.committed,
+        };
+        let ex = match chain.result {
             Ok(ex) => ex,
             Err(f) => {
                 // No response at all: the kept bytes are still good for the next attempt.
                 *self.partial.borrow_mut() = partial;
-                return Tried::Broken(f);
+                return (Tried::Broken(f), sent);
             }
         };
+        (self.take_response(ex, partial), sent)
+    }
+
+    /// A response arrived: judge its head against a kept partial download, and deliver a
+    /// success's body.
+    fn take_response(&self, ex: Exchange, partial: Option<Partial>) -> Tried {
         self.log_response_headers(&ex.head);
         *self.last_head.borrow_mut() = Some(ex.head.clone());
-        let (continued, stale) = match partial {
-            Some(p) if resume::continues(&ex.head, p.offset, &p.validator) => (Some(p), None),
-            other => (None, other),
+        let range = partial
+            .as_ref()
+            .and_then(|p| resume::continues(&ex.head, p.offset, p.total, &p.validator));
+        let (continued, stale) = match (partial, range) {
+            (Some(partial), Some(range)) => (Some(Resumed { partial, range }), None),
+            (other, _) => (None, other),
         };
         if let Some(p) = stale {
             // A 200 (or anything else) means the representation changed: start over.
@@ -339,7 +413,9 @@ impl Loop<'_> {
             ));
         }
         let (status, reason) = (ex.head.status, ex.head.reason.clone());
-        let resumed = continued.as_ref().map(|p| p.offset);
+        self.watchdog
+            .note_last(&format!("{status} {reason}, its body not yet delivered"));
+        let resumed = continued.as_ref().map(|r| r.partial.offset);
         match self.deliver(ex, continued) {
             Ok(()) => Tried::Success(status, reason, resumed),
             Err(f) => Tried::Broken(f),
@@ -350,12 +426,13 @@ impl Loop<'_> {
         &self,
         n: u32,
         ex: &Exchange,
+        sent: &Sent,
         previous: &mut Duration,
         rng: &mut dyn Rng,
     ) -> Step {
         let retry = &self.cfg.retry;
         let status = ex.head.status;
-        let method = &self.cfg.request.method;
+        let method = &sent.last.method;
         if !retry.retry_on.contains(status) {
             return Step::Stop(
                 Outcome::NonRetryableResponse,
@@ -369,12 +446,17 @@ impl Loop<'_> {
             method,
             self.has_key,
             retry.retry_unsafe,
-            policy::status_means_unprocessed(status),
+            !sent.committed && policy::status_means_unprocessed(status),
         ) {
+            let why = if sent.committed {
+                format!("an earlier hop answered {} other than 307/308", sent.first.method)
+            } else {
+                format!("a {status} does not prove it was not processed")
+            };
             return Step::Stop(
                 Outcome::NonRetryableResponse,
                 format!(
-                    "not retried: {method} is not idempotent and a {status} does not prove it was not processed; \
+                    "not retried: {method} is not idempotent and {why}; \
                      send an --idempotency-key (or --retry-unsafe) to allow replay"
                 ),
             );
@@ -400,13 +482,21 @@ impl Loop<'_> {
         &self,
         n: u32,
         f: &Failure,
+        sent: &Sent,
         previous: &mut Duration,
         rng: &mut dyn Rng,
     ) -> Step {
         let retry = &self.cfg.retry;
-        let method = &self.cfg.request.method;
+        let method = &sent.last.method;
         if f.kind == FailureKind::Local {
             return Step::Stop(Outcome::Local, "stopping: local failure".into());
+        }
+        if self.deadline_passed() {
+            // At the deadline the exchange in flight is cut, whatever it was doing.
+            return Step::Stop(
+                Outcome::Deadline,
+                "stopping: the deadline passed during this attempt".into(),
+            );
         }
         if f.kind == FailureKind::Streamed {
             return Step::Stop(
@@ -438,7 +528,7 @@ impl Loop<'_> {
             method,
             self.has_key,
             retry.retry_unsafe,
-            f.kind.proves_unprocessed(),
+            !sent.committed && f.kind.proves_unprocessed(),
         ) {
             return Step::Stop(
                 Outcome::NonRetryableTransport,

@@ -219,6 +219,11 @@ pub struct RequestArgs {
     pub explain: bool,
 
     /// Share a circuit breaker and a retry budget per target with other runs through FILE.
+    ///
+    /// A link is followed. Only a file that retry-http wrote, or an empty one, is ever
+    /// replaced: any other is left untouched (no FILE.lock either) and the run goes on
+    /// without state, with a warning. The file keeps at most 1000 targets; one over 4 MiB is
+    /// not read.
     #[arg(
         long,
         value_name = "FILE",
@@ -252,6 +257,13 @@ pub struct RequestArgs {
         help_heading = "Fleet"
     )]
     pub budget_floor: u32,
+
+    /// With --state: a target with no run for this long is forgotten, unless its circuit is open.
+    ///
+    /// A duration such as 12h or 7d, from 1s to 10 years; 0 is refused (no failure could add up
+    /// across runs).
+    #[arg(long, value_name = "DURATION", default_value = "24h", env = "RETRY_HTTP_STATE_TTL", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Fleet")]
+    pub state_ttl: Duration,
 
     /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header, help_heading = "Request")]

@@ -204,6 +204,17 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
             ));
         }
     };
+    // `bob:pw@host/` parses with `bob` as its scheme: a scheme not followed by `//` may
+    // be a user name, so it is not quoted.
+    let has_authority = typed
+        .trim_start()
+        .get(parsed.scheme().len()..)
+        .is_some_and(|rest| rest.starts_with("://"));
+    if !has_authority && !matches!(parsed.scheme(), "http" | "https") {
+        return usage(format!(
+            "invalid URL {s:?}: expected an absolute http:// or https:// URL"
+        ));
+    }
     if !matches!(parsed.scheme(), "http" | "https") {
         return usage(format!(
             "unsupported URL scheme {:?} in {s:?}: only http and https are accepted",
@@ -352,6 +363,12 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             env_note(&[("BASE", a.base)])
         ));
     }
+    if a.state_ttl < Duration::from_secs(1) {
+        return usage(format!(
+            "--state-ttl must be at least 1s: a shorter one forgets every target between runs{}",
+            env_note(&[("STATE_TTL", a.state_ttl)])
+        ));
+    }
     if a.base > a.cap {
         return usage(format!(
             "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
@@ -420,9 +437,11 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         }
         Some("auto") => Some(KeySpec::Auto),
         Some(k) => Some(KeySpec::Given(k.to_string())),
+        // A key that is empty or only white space identifies nothing: it is sent as given
+        // but does not allow replay.
         None => headers
             .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"))
+            .find(|(n, v)| n.eq_ignore_ascii_case("idempotency-key") && !v.trim().is_empty())
             .map(|(_, v)| KeySpec::Given(v.clone())),
     };
     if a.idempotency_key.is_some() && has_header(&headers, "idempotency-key") {
@@ -483,6 +502,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
                 budget_pct: a.retry_budget,
                 window: a.budget_window,
                 floor: a.budget_floor,
+                ttl: a.state_ttl,
             };
             (p, limits)
         }),
@@ -532,9 +552,19 @@ mod tests {
             &["--base", "10s", "--cap", "1s", "http://h/"],
             &["--base", "0", "http://h/"],
             &["G ET", "http://h/"],
+            &["--state-ttl", "0", "http://h/"],
+            &["--state-ttl", "999ms", "http://h/"],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }
+    }
+
+    #[test]
+    fn state_ttl_defaults_to_a_day() {
+        let c = parse(&["--state", "s.json", "http://h/"]).unwrap();
+        assert_eq!(c.state.unwrap().1.ttl, Duration::from_secs(24 * 3600));
+        let c = parse(&["--state", "s.json", "--state-ttl", "1s", "http://h/"]).unwrap();
+        assert_eq!(c.state.unwrap().1.ttl, Duration::from_secs(1));
     }
 
     #[test]
@@ -550,6 +580,14 @@ mod tests {
             .filter(|(n, _)| n.eq_ignore_ascii_case("content-type"))
             .count();
         assert_eq!(cts, 1);
+    }
+
+    #[test]
+    fn an_empty_key_header_is_no_key() {
+        for h in ["Idempotency-Key;", "Idempotency-Key:   ", "idempotency-key: \t"] {
+            let c = parse(&["POST", "http://h/", "-H", h]).unwrap();
+            assert_eq!(c.retry.idempotency_key, None, "{h:?}");
+        }
     }
 
     #[test]

@@ -14,7 +14,15 @@ use std::time::{Duration, Instant};
 pub struct Partial {
     pub(crate) spool: Spool,
     pub(crate) offset: u64,
+    /// The whole body's length, from the first response's Content-Length.
+    pub(crate) total: u64,
     pub(crate) validator: resume::Validator,
+}
+
+/// A resumed download: the kept part, and the range the 206 must fill exactly.
+pub struct Resumed {
+    pub(crate) partial: Partial,
+    pub(crate) range: resume::Continuation,
 }
 
 impl Loop<'_> {
@@ -25,13 +33,19 @@ impl Loop<'_> {
 
     /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
     /// and commits it when complete.
-    pub(crate) fn deliver(&self, ex: Exchange, continued: Option<Partial>) -> Result<(), Failure> {
+    pub(crate) fn deliver(&self, ex: Exchange, continued: Option<Resumed>) -> Result<(), Failure> {
         let limit = self.cfg.output.max_filesize;
-        let offset = continued.as_ref().map_or(0, |p| p.offset);
+        let offset = continued.as_ref().map_or(0, |r| r.partial.offset);
+        let range = continued.as_ref().map(|r| r.range);
         let announced = ex
             .head
             .value("content-length")
             .and_then(|v| v.parse::<u64>().ok());
+        // The whole body's length: the first response's, kept with the partial download.
+        let total = match &continued {
+            Some(r) => Some(r.partial.total),
+            None => announced,
+        };
         if let (Some(max), Some(len)) = (limit, announced)
             && len.saturating_add(offset) > max
         {
@@ -44,7 +58,7 @@ impl Loop<'_> {
             ));
         }
         let (mut spool, validator) = match continued {
-            Some(p) => (p.spool, Some(p.validator)),
+            Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
                 let spool = self.output.begin(&ex.head).map_err(|e| {
                     failure(
@@ -56,7 +70,6 @@ impl Loop<'_> {
             }
         };
         let room = limit.map(|m| m.saturating_sub(offset));
-        let total = announced.map(|l| l + offset);
         let mut shown: Option<Instant> = None;
         let mut progress = |bytes: u64| {
             // Small bodies finish before anyone could read a progress line.
@@ -65,8 +78,29 @@ impl Loop<'_> {
                 self.reporter.progress(offset + bytes, total);
             }
         };
-        let read = Transport::read_body(ex.body, &mut spool, room, &mut progress);
+        let decode = self.transport.decodes(&ex.head);
+        let read = Transport::read_body(ex.body, decode, &mut spool, room, &mut progress);
         self.reporter.clear_live();
+        // A resumed body must be exactly its range, and the whole exactly its length: one
+        // byte more or less and the file would be spliced.
+        let read = match (read, range) {
+            (Ok(n), Some(r)) if n != r.len() || spool.len() != r.last + 1 => {
+                self.output.discard(spool);
+                return Err(failure(
+                    FailureKind::Truncated,
+                    format!(
+                        "the 206 carried {n} bytes for a range of {}; starting over",
+                        r.len()
+                    ),
+                ));
+            }
+            (read, _) => read,
+        };
+        if read.is_ok() && spool.is_named() && !self.watchdog.claim() {
+            // The deadline passed as the body completed: the file is not put in place.
+            self.output.discard(spool);
+            return Err(failure(FailureKind::Timeout, "the deadline passed"));
+        }
         match read {
             Ok(n) => match self.output.commit(spool, self.deadline_left()) {
                 // The reader of stdout went away: nothing more to say to it.
@@ -86,12 +120,15 @@ impl Loop<'_> {
             Err(mut f) => {
                 let escaped = spool.escaped();
                 let kept = spool.len();
-                match validator {
-                    Some(validator) if self.can_resume() && f.kind.is_retryable() && kept > 0 => {
+                match (validator, total) {
+                    (Some(validator), Some(total))
+                        if self.can_resume() && f.kind.is_retryable() && kept > 0 && kept < total =>
+                    {
                         f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
                         *self.partial.borrow_mut() = Some(Partial {
                             spool,
                             offset: kept,
+                            total,
                             validator,
                         });
                     }

@@ -108,19 +108,20 @@ pub fn explain(cfg: &Config) -> String {
     );
     let _ = writeln!(
         s,
-        "  never retried TLS certificate rejected, protocol error, too many redirects, body over --max-filesize"
+        "  never retried TLS certificate rejected, TLS refused by the server, protocol error, too many redirects, body over --max-filesize"
     );
     let _ = writeln!(s, "  replay        {}", replay_rule(cfg));
     if let Some((path, l)) = &cfg.state {
         let _ = writeln!(
             s,
-            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}",
+            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a target with no run for {} is forgotten unless its circuit is open",
             path.display(),
             l.threshold,
             fmt_duration(l.cooldown),
             l.budget_pct,
             fmt_duration(l.window),
-            l.floor
+            l.floor,
+            fmt_duration(l.ttl)
         );
     }
     s.push_str(&schedule(cfg));

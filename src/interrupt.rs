@@ -35,7 +35,8 @@ pub fn untrack_temp(path: &Path) {
     }
 }
 
-fn remove_temps() {
+/// Removes every tracked temporary file (before a forced exit).
+pub(crate) fn remove_temps() {
     if let Ok(t) = temps().lock() {
         for p in t.iter() {
             let _ = std::fs::remove_file(p);
@@ -94,6 +95,7 @@ impl Interrupt {
             abort();
             std::thread::sleep(GRACE);
             remove_temps();
+            crate::release::release_at_exit();
             std::process::exit(128 + raw);
         });
         Ok(me)

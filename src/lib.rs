@@ -6,6 +6,7 @@ pub mod attempt;
 pub mod body;
 pub mod cli;
 pub mod config;
+pub mod deadline;
 pub mod delivery;
 pub mod demo;
 pub mod exit;
@@ -15,6 +16,7 @@ pub mod output;
 pub mod policy;
 pub mod proxy;
 pub mod redact;
+pub mod release;
 pub mod report;
 pub mod resume;
 pub mod retry_after;
@@ -36,9 +38,10 @@ use std::time::Instant;
 /// Parses `args` (program name first) and runs the command; `start` is when the process
 /// started, from which `--deadline` counts. Returns the outcome that sets the exit status.
 pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
-    let cli = match cli::Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let cli = match cli::Cli::try_parse_from(args.iter().cloned()) {
         Ok(c) => c,
-        Err(e) => return clap_error(&e),
+        Err(e) => return clap_error(&e, &args, start),
     };
     match cli.command {
         Some(cli::Command::Demo) => demo::run(start),
@@ -47,27 +50,146 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Out
     }
 }
 
-/// Help and version go to stdout with exit 0; anything else is one usage line (exit 2).
-fn clap_error(e: &clap::Error) -> Outcome {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
+/// Whether the command line asks for the JSON log. clap's errors come before its parse is
+/// done, so this reads the raw arguments: the last `--log-format FORMAT` or
+/// `--log-format=FORMAT` before `--` decides, else `$RETRY_HTTP_LOG_FORMAT` (as clap reads
+/// them: exactly `json`). A flag given without a usable value means text. The subcommands
+/// (`demo`, `simulate`, `help`) have no JSON log.
+fn json_requested(args: &[OsString]) -> bool {
+    let args: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args
+        .first()
+        .is_some_and(|a| matches!(a.as_str(), "demo" | "simulate" | "help"))
+    {
+        return false;
+    }
+    let mut given: Option<Option<&str>> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if a == "--log-format" {
+            given = Some(args.get(i + 1).map(String::as_str));
+            i += 2;
+            continue;
+        }
+        if let Some(v) = a.strip_prefix("--log-format=") {
+            given = Some(Some(v));
+        }
+        i += 1;
+    }
+    match given {
+        Some(v) => v == Some("json"),
+        None => std::env::var_os("RETRY_HTTP_LOG_FORMAT").is_some_and(|v| v == "json"),
+    }
+}
+
+/// clap quotes rejected values as they were typed. Each is masked by what it is: the value
+/// of `-H` as a header that did not parse, of `-u` as credentials, anything else as a URL
+/// (which changes only what looks like a userinfo, a query or a fragment). The rejected
+/// value is masked first; then every argument, wherever clap quotes it (an extra
+/// positional, a conflict, ...).
+fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Header,
+        User,
+        Other,
+    }
+    let mask = |kind: Kind, v: &str| match kind {
+        Kind::Header => redact::header_arg(v),
+        Kind::User => redact::credentials(v),
+        Kind::Other => redact::url_text(v),
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        let kind = if arg.starts_with("--header") {
+            Kind::Header
+        } else if arg.starts_with("--user") {
+            Kind::User
+        } else {
+            Kind::Other
+        };
+        pairs.push((value.clone(), mask(kind, value)));
+    }
+    let args: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut next = Kind::Other;
+    for a in &args {
+        let (kind, value) = match (next, a.as_str()) {
+            (Kind::Header | Kind::User, v) => (next, v),
+            (_, v) if v.starts_with("--header=") => (Kind::Header, &v["--header=".len()..]),
+            (_, v) if v.starts_with("--user=") => (Kind::User, &v["--user=".len()..]),
+            (_, v) if v.starts_with("-H") && v.len() > 2 => (Kind::Header, &v[2..]),
+            (_, v) if v.starts_with("-u") && v.len() > 2 => (Kind::User, &v[2..]),
+            (_, v) => (Kind::Other, v),
+        };
+        next = match a.as_str() {
+            "-H" | "--header" => Kind::Header,
+            "-u" | "--user" => Kind::User,
+            _ => Kind::Other,
+        };
+        pairs.push((value.to_string(), mask(kind, value)));
+        if value != a {
+            pairs.push((
+                a.clone(),
+                format!("{}{}", &a[..a.len() - value.len()], mask(kind, value)),
+            ));
+        }
+    }
+    pairs.retain(|(raw, masked)| !raw.is_empty() && raw != masked);
+    // Value parsers quote with `{:?}`, so a value holding quotes or controls appears
+    // escaped; clap strips control characters and escape sequences from what it quotes.
+    let escaped = |s: &str| {
+        let d = format!("{s:?}");
+        d[1..d.len() - 1].to_string()
+    };
+    let stripped = |s: &str| anstream::adapter::strip_str(s).to_string();
+    let variants: Vec<(String, String)> = pairs
+        .iter()
+        .flat_map(|(raw, masked)| {
+            [
+                (escaped(raw), escaped(masked)),
+                (stripped(raw), stripped(masked)),
+            ]
+        })
+        .filter(|(raw, _)| !raw.is_empty() && !pairs.iter().any(|(r, _)| r == raw))
+        .collect();
+    pairs.extend(variants);
+    // The longest first, so a value inside a longer one is not masked half.
+    pairs.sort_by_key(|(raw, _)| std::cmp::Reverse(raw.len()));
+    pairs.iter().fold(text.to_string(), |acc, (raw, masked)| {
+        acc.replace(raw.as_str(), masked)
+    })
+}
+
+/// Help and version go to stdout with exit 0 (no summary: nothing ran); anything else is
+/// one usage line (exit 2), or with the JSON log an error object and a summary object.
+fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> Outcome {
+    use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let _ = e.print();
         return Outcome::Success;
     }
-    let mut text = e.to_string();
-    // clap quotes the rejected value: a header's secret must not be printed.
-    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
-        e.get(ContextKind::InvalidArg),
-        e.get(ContextKind::InvalidValue),
-    ) && arg.starts_with("--header")
-    {
-        text = text.replace(value.as_str(), &redact::header_arg(value));
-    }
+    // clap quotes the rejected value: a secret in it must not be printed.
+    let text = mask_clap_text(&e.to_string(), e, args);
     // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
     let mut paragraphs = text.split("\n\n");
     let first = paragraphs.next().unwrap_or("invalid command line");
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    // A value may itself hold CR or LF; keep the message on one line.
     // clap breaks its own lines with an indent; join those. A value holding CR or LF is
     // escaped, so the message stays on one line.
     let first = first
@@ -79,9 +201,25 @@ fn clap_error(e: &clap::Error) -> Outcome {
         None => first,
     };
     let tip = paragraphs.map(str::trim).find(|p| p.starts_with("tip:"));
-    match tip {
-        Some(tip) => eprintln!("retry-http: error: {first} ({tip}); see --help"),
-        None => eprintln!("retry-http: error: {first}; see --help"),
+    let message = match tip {
+        Some(tip) => format!("{first} ({tip})"),
+        None => first,
+    };
+    if json_requested(args) {
+        let reporter =
+            report::Reporter::new(cli::LogFormat::Json, false, false, cli::ColorChoice::Never);
+        reporter.error(&format!("{message}; see --help"));
+        let elapsed = start.elapsed();
+        reporter.summary(
+            Outcome::Usage,
+            0,
+            elapsed,
+            0,
+            "nothing sent",
+            Some(&message),
+        );
+    } else {
+        eprintln!("retry-http: error: {message}; see --help");
     }
     Outcome::Usage
 }

@@ -82,6 +82,11 @@ impl Spool {
         }
     }
 
+    /// Whether the spool is a temporary file renamed into place on commit.
+    pub fn is_named(&self) -> bool {
+        matches!(self, Spool::Named(_))
+    }
+
     /// Whether nothing was written.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -212,9 +217,14 @@ impl Output {
                         .set_permissions(std::fs::Permissions::from_mode(mode))?;
                 }
                 crate::interrupt::track_temp(tmp.path());
+                crate::release::register(tmp.as_file());
                 Spool::Named(tmp)
             }
-            Target::Stdout | Target::Special(_) => Spool::Anonymous(tempfile::tempfile()?),
+            Target::Stdout | Target::Special(_) => {
+                let f = tempfile::tempfile()?;
+                crate::release::register(&f);
+                Spool::Anonymous(f)
+            }
         };
         if self.include {
             spool.write_all(head_text(head).as_bytes())?;
@@ -230,7 +240,10 @@ impl Output {
             Spool::Named(tmp) => {
                 let path = tmp.path().to_path_buf();
                 let result = match &self.target {
-                    Target::Replace(dest) => tmp.persist(dest).map(|_| ()).map_err(|e| e.error),
+                    Target::Replace(dest) => tmp
+                        .persist(dest)
+                        .map(|f| crate::release::forget(&f))
+                        .map_err(|e| e.error),
                     _ => Ok(()),
                 };
                 crate::interrupt::untrack_temp(&path);

@@ -275,6 +275,9 @@ pub enum FailureKind {
     TlsHandshake,
     /// The server's certificate failed verification. Never retried: it will fail again.
     TlsCertificate,
+    /// The peer refused TLS or does not speak it (an alert such as a demanded client
+    /// certificate, plain HTTP on an https port). Never retried: it will fail again.
+    TlsRejected,
     /// The attempt's time ran out after the request may have been sent.
     Timeout,
     /// No byte arrived for `--stall-timeout`.
@@ -305,6 +308,7 @@ impl FailureKind {
         !matches!(
             self,
             FailureKind::TlsCertificate
+                | FailureKind::TlsRejected
                 | FailureKind::Protocol
                 | FailureKind::TooManyRedirects
                 | FailureKind::TooLarge
@@ -334,6 +338,7 @@ impl FailureKind {
             FailureKind::ConnectTimeout => "connect timeout",
             FailureKind::TlsHandshake => "TLS handshake failed",
             FailureKind::TlsCertificate => "TLS certificate rejected",
+            FailureKind::TlsRejected => "TLS refused by the server",
             FailureKind::Timeout => "timeout",
             FailureKind::Stall => "stalled",
             FailureKind::Reset => "connection reset",

@@ -43,8 +43,10 @@ pub struct AttemptLine {
     pub attempts: u32,
     /// The method.
     pub method: String,
-    /// The URL, redacted.
+    /// The URL of the request this line is about (the hop that failed, under `-L`), redacted.
     pub url: String,
+    /// The URL the run started at, redacted (JSON `start_url`).
+    pub start_url: String,
     /// Status and reason phrase, when a response arrived.
     pub status: Option<(u16, String)>,
     /// The failure, when none did.
@@ -98,6 +100,11 @@ pub struct Reporter {
 const PREFIX: &str = "retry-http:";
 
 impl Reporter {
+    /// The log format (text or JSON lines).
+    pub fn format(&self) -> LogFormat {
+        self.format
+    }
+
     /// A reporter for the given flags.
     pub fn new(format: LogFormat, silent: bool, verbose: bool, color: ColorChoice) -> Self {
         let color = match color {
@@ -275,7 +282,9 @@ impl Reporter {
         }
     }
 
-    /// The closing summary: in text, a final line on failure only; in JSON, always.
+    /// The closing summary: in text, a final line on failure only (none for a usage error,
+    /// whose error line says it all); in JSON, always, with `reason`: why the run stopped
+    /// (`null` on success, whatever is passed).
     pub fn summary(
         &self,
         outcome: Outcome,
@@ -283,17 +292,14 @@ impl Reporter {
         elapsed: Duration,
         seed: u64,
         last: &str,
+        reason: Option<&str>,
     ) {
+        let reason = reason.filter(|_| outcome != Outcome::Success);
         match self.format {
-            LogFormat::Json => self.json(json!({
-                "type": "summary",
-                "outcome": outcome.name(),
-                "exit_code": outcome.code(),
-                "attempts_made": attempts_made,
-                "elapsed_ms": elapsed.as_millis() as u64,
-                "seed": seed,
-            })),
-            LogFormat::Text if outcome != Outcome::Success => {
+            LogFormat::Json => {
+                self.json(summary_json(outcome, attempts_made, elapsed, seed, reason))
+            }
+            LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
                 let what = match outcome {
                     Outcome::AttemptsExhausted => "attempts exhausted",
                     Outcome::Deadline => "deadline reached",
@@ -304,9 +310,15 @@ impl Reporter {
                     Outcome::Terminated => "terminated",
                     _ => "failed",
                 };
+                // A refusal says why, unless `last` already does (refused before the first
+                // attempt).
+                let why = match reason {
+                    Some(r) if outcome == Outcome::Refused && r != last => format!("; {r}"),
+                    _ => String::new(),
+                };
                 let plural = if attempts_made == 1 { "" } else { "s" };
                 self.error(&format!(
-                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}); exit {}",
                     fmt_duration(elapsed),
                     outcome.code()
                 ));
@@ -314,6 +326,25 @@ impl Reporter {
             LogFormat::Text => {}
         }
     }
+}
+
+/// The JSON summary object; `reason` is `null` when there is none.
+fn summary_json(
+    outcome: Outcome,
+    attempts_made: u32,
+    elapsed: Duration,
+    seed: u64,
+    reason: Option<&str>,
+) -> Value {
+    json!({
+        "type": "summary",
+        "outcome": outcome.name(),
+        "exit_code": outcome.code(),
+        "attempts_made": attempts_made,
+        "elapsed_ms": elapsed.as_millis() as u64,
+        "seed": seed,
+        "reason": reason,
+    })
 }
 
 /// "retry in 1.42s (Retry-After: 1, +0.42s spread)" and its variants.
@@ -366,6 +397,7 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "attempts": a.attempts,
         "method": a.method,
         "url": a.url,
+        "start_url": a.start_url,
         "status": a.status.as_ref().map(|s| s.0),
         "error": a.error,
         "start_ms": a.start_ms as u64,
@@ -377,6 +409,31 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "stop": stop,
         "note": a.note,
     })
+}
+
+/// The summary line of a run that the deadline watchdog ends itself (see `deadline`): the
+/// line [`Reporter::summary`] writes for exit 5, returned for a write of its own.
+pub fn deadline_summary(
+    format: LogFormat,
+    attempts_made: u32,
+    elapsed: Duration,
+    seed: u64,
+    last: &str,
+) -> String {
+    let why = "stopping: the deadline passed while the output was being written";
+    match format {
+        LogFormat::Json => {
+            summary_json(Outcome::Deadline, attempts_made, elapsed, seed, Some(why)).to_string()
+        }
+        LogFormat::Text => {
+            let plural = if attempts_made == 1 { "" } else { "s" };
+            format!(
+                "{PREFIX} error: deadline reached after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                fmt_duration(elapsed),
+                Outcome::Deadline.code()
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -402,6 +459,7 @@ mod tests {
             attempts: 6,
             method: "GET".into(),
             url: "http://h/".into(),
+            start_url: "http://h/".into(),
             status: Some((503, "Service Unavailable".into())),
             error: None,
             start_ms: 10,
@@ -426,6 +484,25 @@ mod tests {
             retry_phrase(&a),
             "retry in 1.42s (Retry-After: 1, +420ms spread)"
         );
+    }
+
+    #[test]
+    fn summary_keys_and_reason() {
+        let v = summary_json(Outcome::Success, 1, Duration::from_millis(5), 7, None);
+        for k in [
+            "type",
+            "outcome",
+            "exit_code",
+            "attempts_made",
+            "elapsed_ms",
+            "seed",
+            "reason",
+        ] {
+            assert!(v.get(k).is_some(), "{k}");
+        }
+        assert_eq!(v["reason"], Value::Null);
+        let v = summary_json(Outcome::Refused, 0, Duration::ZERO, 0, Some("circuit open"));
+        assert_eq!(v["reason"], "circuit open");
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! Resuming a download to `-o FILE` after it broke mid-body (RFC 9110 sections 14 and
 //! 13.1.5): the next attempt asks for the rest with `Range` and `If-Range`, and the bytes are
-//! appended only if the server answers 206 for the same representation. Pure functions.
+//! appended only when every byte is accounted for: a 206 for the same representation (the
+//! validator present and identical, the same total length) whose range starts at the bytes
+//! kept and runs to the end, and whose body is exactly that range (checked by the caller
+//! with [`Continuation::len`]). Anything else starts over. Pure functions.
 
 use crate::transport::Head;
 
@@ -9,7 +12,7 @@ use crate::transport::Head;
 pub struct Validator(pub String);
 
 /// The validator of a response that can be resumed: it says `Accept-Ranges: bytes` and
-/// carries a strong ETag or a Last-Modified date. Weak ETags (`W/"..."`) cannot be used with
+/// carries a strong ETag or a Last-Modified date. (The caller also needs its length.) Weak ETags (`W/"..."`) cannot be used with
 /// If-Range (RFC 9110 section 13.1.5), so they do not count.
 pub fn validator(head: &Head) -> Option<Validator> {
     // Byte offsets of a decoded body do not address the encoded representation.
@@ -33,6 +36,27 @@ pub fn validator(head: &Head) -> Option<Validator> {
         .map(|v| Validator(v.trim().to_string()))
 }
 
+/// The part a 206 carries, once [`continues`] accepted it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Continuation {
+    /// The first byte of the range (the bytes kept).
+    pub first: u64,
+    /// The last byte of the range (the total length less one).
+    pub last: u64,
+}
+
+impl Continuation {
+    /// How many body bytes the 206 must carry, no more and no fewer.
+    pub fn len(&self) -> u64 {
+        self.last - self.first + 1
+    }
+
+    /// Never true: a range holds at least one byte.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
 /// The headers that ask for the rest of the body from byte `offset`.
 pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     [
@@ -41,32 +65,32 @@ pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     ]
 }
 
-/// Whether a response continues the download at `offset`: 206, a single
-/// `Content-Range: bytes OFFSET-END/TOTAL` that runs to the end of a known total, and (when
-/// it sends one) the same ETag. Anything else means start over.
-pub fn continues(head: &Head, offset: u64, v: &Validator) -> bool {
+/// Whether a response continues the download of `total` bytes at `offset`: 206, a single
+/// `Content-Range: bytes OFFSET-END/TOTAL` with END = TOTAL - 1 and TOTAL the first
+/// response's length, and the validator present and identical (the same strong ETag, or the
+/// same Last-Modified date: a newer one is another representation). `None` means start over.
+pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<Continuation> {
     if head.status != 206 {
-        return false;
+        return None;
     }
     let range = head
         .value("content-range")
-        .and_then(|cr| cr.trim().strip_prefix("bytes "));
-    let Some((span, total)) = range.and_then(|r| r.split_once('/')) else {
-        return false;
-    };
-    let Some((first, last)) = span.split_once('-') else {
-        return false;
-    };
+        .and_then(|cr| cr.trim().strip_prefix("bytes "))?;
+    let (span, length) = range.split_once('/')?;
+    let (first, last) = span.split_once('-')?;
     let number = |s: &str| s.trim().parse::<u64>().ok();
-    let to_the_end = matches!(
-        (number(first), number(last), number(total)),
-        (Some(f), Some(l), Some(t)) if f == offset && l.checked_add(1) == Some(t) && f <= l
-    );
-    let same_etag = match head.value("etag") {
-        Some(e) if v.0.starts_with('"') => e.trim() == v.0,
-        _ => true,
+    let (first, last, length) = (number(first)?, number(last)?, number(length)?);
+    let runs_to_the_end = first == offset && first <= last && last.checked_add(1) == Some(total);
+    if !runs_to_the_end || length != total {
+        return None;
+    }
+    let name = if v.0.starts_with('"') {
+        "etag"
+    } else {
+        "last-modified"
     };
-    to_the_end && same_etag
+    let same = head.value(name).is_some_and(|got| got.trim() == v.0);
+    same.then_some(Continuation { first, last })
 }
 
 #[cfg(test)]
@@ -116,29 +140,53 @@ mod tests {
     }
 
     #[test]
-    fn only_a_matching_206_continues() {
+    fn only_a_206_that_accounts_for_every_byte_continues() {
         let v = Validator("\"abc\"".into());
         let ok = head(
             206,
             &[("Content-Range", "bytes 100-199/200"), ("ETag", "\"abc\"")],
         );
-        assert!(continues(&ok, 100, &v));
-        assert!(!continues(&ok, 50, &v));
-        assert!(!continues(&head(200, &[]), 100, &v));
+        assert_eq!(
+            continues(&ok, 100, 200, &v),
+            Some(Continuation {
+                first: 100,
+                last: 199
+            })
+        );
+        assert_eq!(continues(&ok, 100, 200, &v).map(|c| c.len()), Some(100));
+        assert_eq!(continues(&ok, 50, 200, &v), None, "not at the bytes kept");
+        assert_eq!(continues(&ok, 100, 300, &v), None, "another total");
+        assert_eq!(continues(&head(200, &[]), 100, 200, &v), None);
         let other = head(
             206,
             &[("Content-Range", "bytes 100-199/200"), ("ETag", "\"xyz\"")],
         );
-        assert!(!continues(&other, 100, &v));
-        assert!(!continues(&head(206, &[]), 100, &v));
-        let short = head(206, &[("Content-Range", "bytes 100-149/200")]);
-        assert!(
-            !continues(&short, 100, &v),
-            "a range that stops before the end"
+        assert_eq!(continues(&other, 100, 200, &v), None, "another ETag");
+        let no_etag = head(206, &[("Content-Range", "bytes 100-199/200")]);
+        assert_eq!(continues(&no_etag, 100, 200, &v), None, "the ETag missing");
+        assert_eq!(continues(&head(206, &[]), 100, 200, &v), None);
+        let short = head(
+            206,
+            &[("Content-Range", "bytes 100-149/200"), ("ETag", "\"abc\"")],
         );
-        let unknown = head(206, &[("Content-Range", "bytes 100-199/*")]);
-        assert!(!continues(&unknown, 100, &v), "an unknown total");
+        assert_eq!(continues(&short, 100, 200, &v), None, "stops before the end");
+        let unknown = head(
+            206,
+            &[("Content-Range", "bytes 100-199/*"), ("ETag", "\"abc\"")],
+        );
+        assert_eq!(continues(&unknown, 100, 200, &v), None, "an unknown total");
         let multi = head(206, &[("Content-Type", "multipart/byteranges; boundary=x")]);
-        assert!(!continues(&multi, 100, &v));
+        assert_eq!(continues(&multi, 100, 200, &v), None);
+    }
+
+    #[test]
+    fn a_last_modified_validator_must_be_the_same_date() {
+        let lm = "Sun, 06 Nov 1994 08:49:37 GMT";
+        let v = Validator(lm.into());
+        let range = ("Content-Range", "bytes 10-19/20");
+        assert!(continues(&head(206, &[range, ("Last-Modified", lm)]), 10, 20, &v).is_some());
+        let newer = ("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT");
+        assert_eq!(continues(&head(206, &[range, newer]), 10, 20, &v), None);
+        assert_eq!(continues(&head(206, &[range]), 10, 20, &v), None);
     }
 }

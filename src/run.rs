@@ -9,7 +9,8 @@ use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
 use crate::exit::Outcome;
 use crate::output::{self, Output};
-use crate::report::Reporter;
+use crate::deadline::{self, LastWords, Watchdog};
+use crate::report::{self, Reporter};
 use crate::shared::Shared;
 use crate::transport::{self, Transport};
 use crate::{explain, interrupt, redact, write_out};
@@ -41,11 +42,28 @@ struct Prepared {
 fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Prepared, Outcome> {
     let usage = |msg: &str| {
         reporter.error(msg);
+        reporter.summary(
+            Outcome::Usage,
+            0,
+            start.elapsed(),
+            0,
+            "nothing sent",
+            Some(msg),
+        );
         Outcome::Usage
     };
     let cfg = config::build(args).map_err(|e| usage(&e.0))?;
     if cfg.explain {
         print!("{}", explain::explain(&cfg));
+        let seed = cfg.retry.seed.unwrap_or(0);
+        reporter.summary(
+            Outcome::Success,
+            0,
+            start.elapsed(),
+            seed,
+            "nothing sent",
+            None,
+        );
         return Err(Outcome::Success);
     }
     let write_out = cfg
@@ -75,7 +93,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         Err(body::LoadError::Unreadable(e)) => return Err(usage(&e.0)),
         Err(body::LoadError::Deadline) => {
             let why = "nothing sent: the request body was still being read";
-            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, why);
+            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, why, Some(why));
             return Err(Outcome::Deadline);
         }
     };
@@ -104,6 +122,14 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
         Some(KeySpec::Given(k)) if !has_key => headers.push(("Idempotency-Key".into(), k.clone())),
         _ => {}
     }
+    // --compressed asks for gzip, which the transport decodes (and nothing else).
+    let given = |name: &str| {
+        headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
+            || cfg.request.removed.iter().any(|r| r == name)
+    };
+    if cfg.request.compressed && !given("accept-encoding") {
+        headers.push(("Accept-Encoding".into(), "gzip".into()));
+    }
     headers
 }
 
@@ -128,6 +154,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     reporter.detail(&format!(
         "seed {seed} (replay the same waits with --seed {seed})"
     ));
+    let watchdog = start_watchdog(&cfg, &transport, reporter, start, seed);
     let headers = request_headers(&cfg, reporter);
     let shared = match &cfg.state {
         Some((path, limits)) => {
@@ -142,7 +169,8 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
             ) {
                 Ok(s) => s,
                 Err(why) => {
-                    reporter.summary(Outcome::Refused, 0, start.elapsed(), seed, &why);
+                    let elapsed = start.elapsed();
+                    reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
                     return Outcome::Refused;
                 }
             }
@@ -169,8 +197,18 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         last_head: Default::default(),
         delivered: Default::default(),
         retry_gate: Some(&gate),
+        from: Default::default(),
+        watchdog: &watchdog,
     };
-    let ended = run.run(&mut StdRng::seed_from_u64(seed));
+    let mut ended = run.run(&mut StdRng::seed_from_u64(seed));
+    // The run ends itself from here (or, if the watchdog is ending it, never gets here).
+    if !watchdog.claim() && ended.outcome != Outcome::Success {
+        ended.outcome = Outcome::Deadline;
+    }
+    // A partial download kept for a next attempt that will not come is thrown away.
+    if let Some(p) = run.partial.borrow_mut().take() {
+        output.discard(p.spool);
+    }
     let finished = Finished {
         head: run.last_head.borrow().clone(),
         delivered: run.delivered.get(),
@@ -184,6 +222,32 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         &finished,
         write_out.as_deref(),
         start,
+    )
+}
+
+/// With a `--deadline`, the watchdog that keeps it (see `deadline`): it aborts the exchange
+/// in flight at the deadline, and ends the process itself if the run does not.
+fn start_watchdog(
+    cfg: &Config,
+    transport: &Transport,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> Watchdog {
+    let Some(d) = cfg.retry.deadline else {
+        return Watchdog::none();
+    };
+    let abort = transport.abort_handle();
+    let format = reporter.format();
+    Watchdog::start(
+        start + d,
+        LastWords {
+            abort: Box::new(move || abort.shutdown()),
+            summary: Box::new(move |n, last| {
+                report::deadline_summary(format, n, start.elapsed(), seed, last)
+            }),
+            end: deadline::exit_now(Outcome::Deadline.code()),
+        },
     )
 }
 
@@ -205,10 +269,19 @@ fn finish(
     start: Instant,
 ) -> Outcome {
     let mut outcome = ended.outcome;
+    // Why the run stopped, for the summary: what the last attempt's line said, else (it
+    // stopped between attempts) what the outcome means.
+    let mut reason = ended.why.clone().unwrap_or_else(|| match outcome {
+        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
+        Outcome::Interrupted => "stopping: interrupted".into(),
+        Outcome::Terminated => "stopping: terminated".into(),
+        other => other.meaning().into(),
+    });
     if let (Some(path), Some(head)) = (&cfg.output.dump_header, &f.head)
         && let Err(e) = dump_header(path, head)
     {
-        reporter.error(&format!("cannot write -D {}: {e}", path.display()));
+        reason = format!("cannot write -D {}: {e}", path.display());
+        reporter.error(&reason);
         outcome = Outcome::Local;
     }
     if let Some(s) = shared {
@@ -220,6 +293,7 @@ fn finish(
         start.elapsed(),
         f.seed,
         &ended.last,
+        Some(&reason),
     );
     if let Some(format) = write_out {
         let vars = write_out::Vars {
@@ -299,9 +373,6 @@ fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) 
     if !given("accept") {
         reporter.detail("> Accept: */*");
     }
-    if cfg.request.compressed && !given("accept-encoding") {
-        reporter.detail("> Accept-Encoding: gzip");
-    }
 }
 
 /// Every secret value the user gave, so error texts quoting them can be masked.
@@ -311,8 +382,23 @@ fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
         .filter(|(n, _)| redact::is_secret_name(n))
         .map(|(_, v)| v.clone())
         .collect();
-    if let Some(p) = cfg.request.url.password() {
-        s.push(p.to_string());
+    // The URL's userinfo and secret parameters, and those of any proxy that may be used.
+    s.extend(redact::url_secrets(cfg.request.url.as_str()));
+    let env_proxies = [
+        "https_proxy",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .map(|v| std::env::var(v).ok());
+    for p in env_proxies.iter().flatten().chain(&cfg.request.proxy) {
+        let p = if p.contains("://") {
+            p.clone()
+        } else {
+            format!("http://{p}")
+        };
+        s.extend(redact::url_secrets(&p));
     }
     s
 }

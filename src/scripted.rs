@@ -62,6 +62,28 @@ pub enum Step {
         /// Cut the response body after this many bytes.
         cut_after: Option<usize>,
     },
+    /// Send the status line, headers with this Content-Length, then only `body`; wait
+    /// `pause` (so the client has read those bytes), then reset the connection (RST).
+    ResetMidBody {
+        /// The length announced.
+        declared: usize,
+        /// What is actually sent before the reset.
+        body: Vec<u8>,
+        /// How long to wait between the last byte and the reset.
+        pause: Duration,
+    },
+    /// `Resource` with extra headers on every answer (200 and 206), such as
+    /// `Content-Encoding: gzip` (then `body` is the encoded bytes, and ranges count them).
+    ResourceWith {
+        /// The whole representation, as sent.
+        body: Vec<u8>,
+        /// Its strong ETag, quotes included.
+        etag: String,
+        /// Extra headers.
+        headers: Vec<(String, String)>,
+        /// Cut the response body after this many bytes.
+        cut_after: Option<usize>,
+    },
 }
 
 impl Step {
@@ -370,6 +392,55 @@ fn serve(
             let n = cut_after.unwrap_or(rest.len()).min(rest.len());
             out.write_all(&rest[..n])?;
         }
+        Step::ResetMidBody {
+            declared,
+            body,
+            pause,
+        } => {
+            out.write_all(&head(200, &[], *declared))?;
+            out.write_all(body)?;
+            out.flush()?;
+            std::thread::sleep(*pause);
+            socket2::SockRef::from(&out).set_linger(Some(Duration::ZERO))?;
+            drop(out);
+        }
+        Step::ResourceWith {
+            body,
+            etag,
+            headers,
+            cut_after,
+        } => serve_resource_with(&mut out, body, etag, headers, *cut_after, range_from)?,
     }
     Ok(())
+}
+
+/// `Step::ResourceWith`: `Step::Resource`'s answer, with `extra` headers added.
+fn serve_resource_with(
+    out: &mut TcpStream,
+    body: &[u8],
+    etag: &str,
+    extra: &[(String, String)],
+    cut_after: Option<usize>,
+    range_from: Option<(u64, String)>,
+) -> io::Result<()> {
+    let from = range_from
+        .filter(|(_, tag)| tag == etag)
+        .map(|(f, _)| f as usize)
+        .filter(|f| *f < body.len());
+    let mut h = vec![
+        ("ETag".to_string(), etag.to_string()),
+        ("Accept-Ranges".to_string(), "bytes".to_string()),
+    ];
+    h.extend(extra.iter().cloned());
+    let (head_bytes, rest) = match from {
+        Some(f) => {
+            let range = format!("bytes {f}-{}/{}", body.len() - 1, body.len());
+            h.push(("Content-Range".to_string(), range));
+            (head(206, &h, body.len() - f), &body[f..])
+        }
+        None => (head(200, &h, body.len()), body),
+    };
+    out.write_all(&head_bytes)?;
+    let n = cut_after.unwrap_or(rest.len()).min(rest.len());
+    out.write_all(&rest[..n])
 }

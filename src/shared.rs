@@ -52,8 +52,9 @@ fn lock_wait(deadline: Option<Instant>, grace: Duration) -> Duration {
 impl<'a> Shared<'a> {
     /// Asks the breaker whether the run may start. `Err` holds the reason for the refusal
     /// (exit 7), for the summary line. A state file that cannot be used (not a regular file,
-    /// locked too long, unwritable) is reported and the run goes on without it
-    /// (`Ok(None)`): shared state must never stop a request by accident.
+    /// not written by retry-http, unreadable, locked too long, unwritable) is reported once
+    /// and the run goes on without it (`Ok(None)`), the file untouched: shared state must
+    /// never stop a request by accident, nor destroy a file that is not its own.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
     /// run (its deadline or attempt timeout), and never less than the cooldown.
@@ -79,7 +80,8 @@ impl<'a> Shared<'a> {
         let key = target_key(url);
         let warn = |m: &str| reporter.warn(m);
         let now = now_ms();
-        let admission = file.update(lock_wait(deadline, Duration::ZERO), &warn, |s| {
+        let admission = file.update(lock_wait(deadline, Duration::ZERO), now, &warn, |s| {
+            s.prune(now, limits.window, limits.ttl);
             s.targets
                 .entry(key.clone())
                 .or_default()
@@ -122,7 +124,8 @@ impl<'a> Shared<'a> {
         let now = now_ms();
         let taken = self
             .file
-            .update(lock_wait(self.deadline, Duration::ZERO), &warn, |s| {
+            .update(lock_wait(self.deadline, Duration::ZERO), now, &warn, |s| {
+                s.prune(now, self.limits.window, self.limits.ttl);
                 s.targets
                     .entry(self.key.clone())
                     .or_default()
@@ -138,7 +141,8 @@ impl<'a> Shared<'a> {
 
     /// Records how the run ended. A run that the retry budget stopped failed as much as one
     /// that ran out of attempts: it counts toward opening the circuit, or a target that
-    /// stays down would be hit once per run for ever. Old entries of every target are pruned.
+    /// stays down would be hit once per run for ever. Like every update, it prunes old
+    /// entries of every target and forgets targets idle past `--state-ttl`.
     pub fn finish(&self, outcome: Outcome) {
         let result = match outcome {
             Outcome::Success => RunResult::Success,
@@ -154,9 +158,10 @@ impl<'a> Shared<'a> {
         // A little past the deadline is allowed here: the record is worth 50 ms.
         let recorded = self.file.update(
             lock_wait(self.deadline, Duration::from_millis(50)),
+            now,
             &warn,
             |s| {
-                s.prune(now, self.limits.window);
+                s.prune(now, self.limits.window, self.limits.ttl);
                 s.targets.entry(self.key.clone()).or_default().finish(
                     now,
                     result,

@@ -3,17 +3,24 @@
 //!
 //! Redirects under `-L` are followed here, by hand (ureq's own following is off), so a
 //! body can be replayed across 307/308 and credentials are dropped when the host changes.
-//! All hops of one attempt share that attempt's time budget.
+//! All hops of one attempt share that attempt's time budget, and the attempt reports which
+//! hop it ended on, so the loop can judge (and resend) that request rather than the first.
+//!
+//! Bodies are read as sent: ureq's own decoding is off, and a gzip body is decoded here only
+//! under `--compressed`, so a body cut short while decoding is still a body cut short.
 
 use crate::body::Payload;
 use crate::config::{RequestConfig, Timeouts, UsageError};
-use crate::policy::FailureKind;
+use crate::policy::{self, FailureKind};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use ureq::config::AutoHeaderValue;
 use ureq::http;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector};
 use ureq::{Agent, Timeout};
 use url::Url;
 
@@ -79,11 +86,65 @@ pub struct Exchange {
     pub body: ureq::Body,
 }
 
+/// One request of an attempt's chain of redirects: what is sent, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// The method ("GET" after a 303).
+    pub method: String,
+    /// Where it goes.
+    pub url: Url,
+    /// Its headers (credentials dropped once the chain leaves the first origin).
+    pub headers: Vec<(String, String)>,
+    /// Whether the request body goes with it (not after a 303, or a 301/302 to a POST).
+    pub with_body: bool,
+}
+
+/// How one attempt's chain of requests ended.
+pub struct Chain {
+    /// The final answer, or why there was none.
+    pub result: Result<Exchange, Failure>,
+    /// The request that got that answer (or failed): the last hop of the chain.
+    pub last: Hop,
+    /// Whether an earlier hop sent a non-idempotent request and got an answer other than
+    /// 307/308: the server may have processed it, so no later failure can prove otherwise
+    /// (RFC 9110 sections 15.4.4, 15.4.8 and 15.4.9).
+    pub committed: bool,
+}
+
+/// ureq's own connector chain (proxy, TCP, TLS), noting whether the connection was
+/// established. A failure before that (a TLS handshake cut short or stalled, a proxy
+/// tunnel refused) proves that no byte of the HTTP request was sent.
+#[derive(Debug)]
+struct Watched {
+    inner: DefaultConnector,
+    connected: Arc<AtomicBool>,
+}
+
+impl Connector<()> for Watched {
+    type Out = Box<dyn ureq::unversioned::transport::Transport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<()>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        let out = self.inner.connect(details, chained)?;
+        if out.is_some() {
+            self.connected.store(true, Ordering::SeqCst);
+        }
+        Ok(out)
+    }
+}
+
 /// Sends requests with per-attempt budgets.
 pub struct Transport {
     agent: Agent,
     follow: Option<u32>,
     connect: Option<Duration>,
+    /// Set by the connector once the connection (TLS included) is up.
+    connected: Arc<AtomicBool>,
+    /// `--compressed`: gzip bodies are decoded.
+    decode: bool,
 }
 
 /// A proxy URL must parse, with a host and a usable port: a typo is a usage error, not a
@@ -152,11 +213,9 @@ impl Transport {
     /// Builds the agent. Fails only on a bad `--cacert` (a usage error).
     pub fn new(req: &RequestConfig, timeouts: &Timeouts) -> Result<Self, UsageError> {
         let removed = |name: &str| req.removed.iter().any(|r| r == name);
-        let encoding = if req.compressed && !removed("accept-encoding") {
-            AutoHeaderValue::Default
-        } else {
-            AutoHeaderValue::None
-        };
+        // Accept-Encoding is sent only under --compressed, and by the loop's headers (ureq
+        // decodes nothing: see `read_body`).
+        let encoding = AutoHeaderValue::None;
         let agent_name = if removed("user-agent") {
             AutoHeaderValue::None
         } else {
@@ -226,10 +285,17 @@ impl Transport {
             .timeout_per_read(timeouts.stall)
             .max_idle_connections(0)
             .build();
+        let connected = Arc::new(AtomicBool::new(false));
+        let connector = Watched {
+            inner: DefaultConnector::default(),
+            connected: connected.clone(),
+        };
         Ok(Transport {
-            agent: config.new_agent(),
+            agent: Agent::with_parts(config, connector, DefaultResolver::default()),
             follow: req.follow,
             connect: timeouts.connect,
+            connected,
+            decode: req.compressed,
         })
     }
 
@@ -238,76 +304,102 @@ impl Transport {
         self.agent.clone()
     }
 
-    /// Sends one attempt, following redirects when asked, within `budget` (None: no limit).
-    pub fn send(
-        &self,
-        method: &str,
-        url: &Url,
-        headers: &[(String, String)],
-        body: Option<&Payload>,
-        budget: Option<Duration>,
-    ) -> Result<Exchange, Failure> {
+    /// Sends one attempt starting at `first`, following redirects when asked, within `budget`
+    /// (None: no limit). The body goes with every hop whose `with_body` is set.
+    pub fn send(&self, first: &Hop, body: Option<&Payload>, budget: Option<Duration>) -> Chain {
         let start = Instant::now();
-        let mut method = method.to_string();
-        let mut url = url.clone();
-        let mut headers = headers.to_vec();
-        let mut body = body;
+        let mut hop = first.clone();
+        let mut committed = false;
         let mut hops = 0u32;
         loop {
             let left = budget.map(|b| b.saturating_sub(start.elapsed()));
-            if left.is_some_and(|l| l.is_zero()) {
-                return Err(Failure::new(FailureKind::Timeout, "timed out"));
-            }
-            let exchange = self.send_one(&method, &url, &headers, body, left)?;
-            let Some(max) = self.follow else {
-                return Ok(exchange);
+            let result = if left.is_some_and(|l| l.is_zero()) {
+                Err(Failure::new(FailureKind::Timeout, "timed out"))
+            } else {
+                let body = body.filter(|_| hop.with_body);
+                self.send_one(&hop.method, &hop.url, &hop.headers, body, left)
             };
-            let status = exchange.head.status;
-            let Some(location) = exchange
-                .head
-                .value("location")
-                .filter(|_| is_redirect(status))
-            else {
-                return Ok(exchange);
+            let next = match &result {
+                Ok(ex) => self.redirect(&hop, ex, hops),
+                Err(_) => Ok(None),
             };
-            if hops >= max {
-                return Err(Failure::new(
-                    FailureKind::TooManyRedirects,
-                    format!("more than {max} redirects (--max-redirs)"),
-                ));
+            let next = match next {
+                Ok(Some(next)) => next,
+                Ok(None) => {
+                    return Chain {
+                        result,
+                        last: hop,
+                        committed,
+                    };
+                }
+                Err(f) => {
+                    return Chain {
+                        result: Err(f),
+                        last: hop,
+                        committed,
+                    };
+                }
+            };
+            let status = result.as_ref().map_or(0, |ex| ex.head.status);
+            if !policy::is_idempotent(&hop.method) && !matches!(status, 307 | 308) {
+                committed = true;
             }
-            let next = url.join(location).map_err(|e| {
-                Failure::new(
-                    FailureKind::Protocol,
-                    format!(
-                        "bad redirect Location {:?}: {e}",
-                        crate::redact::url_text(location)
-                    ),
-                )
-            })?;
-            if !matches!(next.scheme(), "http" | "https") {
-                return Err(Failure::new(
-                    FailureKind::Protocol,
-                    format!("redirect to unsupported scheme {:?}", next.scheme()),
-                ));
-            }
-            if next.origin() != url.origin() {
-                // Credentials are for the host the user named, not wherever it points.
-                headers.retain(|(n, _)| !crate::redact::is_credential_header(n));
-            }
-            // 303, and 301/302 after POST (as curl and browsers do), become a GET without body.
-            if status == 303 && method != "HEAD" || matches!(status, 301 | 302) && method == "POST"
-            {
-                method = "GET".into();
-                body = None;
-                headers.retain(|(n, _)| {
-                    !n.eq_ignore_ascii_case("content-type")
-                        && !n.eq_ignore_ascii_case("content-length")
-                });
-            }
-            url = next;
+            hop = next;
             hops += 1;
         }
+    }
+
+    /// The next hop when `ex` is a redirect to follow under `-L`; `Ok(None)` when it is the
+    /// answer; an error for a redirect that cannot be followed.
+    fn redirect(&self, hop: &Hop, ex: &Exchange, hops: u32) -> Result<Option<Hop>, Failure> {
+        let Some(max) = self.follow else {
+            return Ok(None);
+        };
+        let status = ex.head.status;
+        let Some(location) = ex.head.value("location").filter(|_| is_redirect(status)) else {
+            return Ok(None);
+        };
+        if hops >= max {
+            return Err(Failure::new(
+                FailureKind::TooManyRedirects,
+                format!("more than {max} redirects (--max-redirs)"),
+            ));
+        }
+        let url = hop.url.join(location).map_err(|e| {
+            Failure::new(
+                FailureKind::Protocol,
+                format!(
+                    "bad redirect Location {:?}: {e}",
+                    crate::redact::url_text(location)
+                ),
+            )
+        })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(Failure::new(
+                FailureKind::Protocol,
+                format!("redirect to unsupported scheme {:?}", url.scheme()),
+            ));
+        }
+        let mut next = Hop {
+            url,
+            ..hop.clone()
+        };
+        if next.url.origin() != hop.url.origin() {
+            // Credentials are for the host the user named, not wherever it points.
+            next.headers
+                .retain(|(n, _)| !crate::redact::is_credential_header(n));
+        }
+        // 303, and 301/302 after POST (as curl and browsers do), become a GET without body.
+        if status == 303 && hop.method != "HEAD"
+            || matches!(status, 301 | 302) && hop.method == "POST"
+        {
+            next.method = "GET".into();
+            next.with_body = false;
+            next.headers.retain(|(n, _)| {
+                !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length")
+            });
+        }
+        Ok(Some(next))
     }
 
     fn send_one(
@@ -359,7 +451,15 @@ impl Transport {
             .timeout_connect(connect)
             .timeout_resolve(resolve)
             .build();
-        let response = self.agent.run(request).map_err(|e| classify(&e, false))?;
+        self.connected.store(false, Ordering::SeqCst);
+        let response = self.agent.run(request).map_err(|e| {
+            let f = classify(&e, false);
+            if self.connected.load(Ordering::SeqCst) {
+                f
+            } else {
+                before_connection(f, url.scheme() == "https")
+            }
+        })?;
         let (parts, body) = response.into_parts();
         let head = Head {
             status: parts.status.as_u16(),
@@ -380,16 +480,40 @@ impl Transport {
         Ok(Exchange { head, body })
     }
 
-    /// Copies the body into `sink`, failing when it exceeds `limit` bytes, and calls
-    /// `progress` with the bytes so far. Returns the number of bytes written. A write error
-    /// on the sink is a local failure; a broken pipe ends the copy quietly.
+    /// Whether a body with these headers is decoded before it is written: only under
+    /// `--compressed`, and only gzip (`Content-Encoding: gzip` or `x-gzip`).
+    pub fn decodes(&self, head: &Head) -> bool {
+        self.decode
+            && head
+                .value("content-encoding")
+                .is_some_and(|e| matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"))
+    }
+
+    /// Copies the body into `sink` (decoding gzip when `decode`), failing when it exceeds
+    /// `limit` bytes, and calls `progress` with the bytes so far. Returns the number of bytes
+    /// written. A body cut short is `Truncated` whether or not it was being decoded; only a
+    /// body complete on the wire that does not decode is a protocol error. A write error on
+    /// the sink is a local failure; a broken pipe ends the copy quietly.
     pub fn read_body(
         body: ureq::Body,
+        decode: bool,
         sink: &mut dyn Write,
         limit: Option<u64>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64, Failure> {
-        let mut reader = body.into_with_config().limit(u64::MAX).reader();
+        let wire = Wire {
+            inner: body.into_with_config().limit(u64::MAX).reader(),
+            failed: None,
+        };
+        let mut gz;
+        let mut raw;
+        let reader: &mut dyn ReadWire = if decode {
+            gz = flate2::read::MultiGzDecoder::new(wire);
+            &mut gz
+        } else {
+            raw = wire;
+            &mut raw
+        };
         let mut buf = vec![0u8; 64 * 1024];
         let mut total = 0u64;
         loop {
@@ -397,7 +521,16 @@ impl Transport {
                 Ok(0) => return Ok(total),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(classify_io(&e, true)),
+                Err(e) => {
+                    return Err(match reader.wire_error() {
+                        Some(wire) => classify_io(wire, true),
+                        None if decode => Failure::new(
+                            FailureKind::Protocol,
+                            format!("the gzip body does not decode: {e}"),
+                        ),
+                        None => classify_io(&e, true),
+                    });
+                }
             };
             total += n as u64;
             if let Some(max) = limit.filter(|m| total > *m) {
@@ -418,6 +551,62 @@ impl Transport {
                 Ok(()) => progress(total),
             }
         }
+    }
+}
+
+/// The body as it comes off the connection, remembering the error that broke it (so a
+/// decoder's complaint about a cut stream is not taken for a bad encoding).
+struct Wire<R> {
+    inner: R,
+    failed: Option<io::Error>,
+}
+
+impl<R: Read> Read for Wire<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.inner.read(buf) {
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => {
+                let copy = io::Error::new(e.kind(), e.to_string());
+                self.failed = Some(e);
+                Err(copy)
+            }
+            other => other,
+        }
+    }
+}
+
+/// A body reader that can say whether the wire itself failed.
+trait ReadWire: Read {
+    fn wire_error(&self) -> Option<&io::Error>;
+}
+
+impl<R: Read> ReadWire for Wire<R> {
+    fn wire_error(&self) -> Option<&io::Error> {
+        self.failed.as_ref()
+    }
+}
+
+impl<R: Read> ReadWire for flate2::read::MultiGzDecoder<Wire<R>> {
+    fn wire_error(&self) -> Option<&io::Error> {
+        self.get_ref().failed.as_ref()
+    }
+}
+
+/// A failure before the connection was established (TCP, proxy tunnel, TLS handshake):
+/// nothing of the request was sent. A stream cut or stalled there is a handshake that did
+/// not complete, not a request that may have been processed.
+fn before_connection(f: Failure, tls: bool) -> Failure {
+    use FailureKind as K;
+    match f.kind {
+        K::Timeout | K::Stall => Failure::new(
+            K::ConnectTimeout,
+            format!("the connection was not established in time ({})", f.detail),
+        ),
+        K::Reset | K::Truncated if tls => Failure::new(
+            K::TlsHandshake,
+            format!("the server ended the TLS handshake ({})", f.detail),
+        ),
+        K::Reset | K::Truncated => Failure::new(K::Refused, f.detail),
+        _ => f,
     }
 }
 
@@ -462,11 +651,24 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
 
 /// A certificate that fails verification is final; any other TLS failure is a handshake
 /// that did not complete, so nothing was sent.
+///
+/// A peer that is not speaking TLS (plain HTTP on an https port), one that refuses the
+/// handshake with an alert (a client certificate demanded, no common version or cipher) or
+/// breaks the protocol will do the same on a second try: `TlsRejected`, never retried.
 fn classify_tls(r: &rustls::Error) -> Failure {
+    use rustls::Error as E;
     match r {
-        rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented => {
+        E::InvalidCertificate(_) | E::NoCertificatesPresented => {
             Failure::new(FailureKind::TlsCertificate, r.to_string())
         }
+        E::InvalidMessage(_)
+        | E::AlertReceived(_)
+        | E::PeerIncompatible(_)
+        | E::PeerMisbehaved(_)
+        | E::InappropriateMessage { .. }
+        | E::InappropriateHandshakeMessage { .. }
+        | E::NoApplicationProtocol
+        | E::UnsupportedNameType => Failure::new(FailureKind::TlsRejected, r.to_string()),
         _ => Failure::new(FailureKind::TlsHandshake, r.to_string()),
     }
 }

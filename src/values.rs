@@ -124,8 +124,10 @@ fn header_name(name: &str) -> Result<String, String> {
     let name = name.trim();
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
+        // A name that is not a token may hold the secret (`Bearer abc: x`): masked.
+        let shown = crate::redact::header_arg(name);
         return Err(format!(
-            "invalid header name {name:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
+            "invalid header name {shown:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
         ));
     }
     Ok(name.to_string())

@@ -5,6 +5,7 @@ mod exits;
 mod fixes;
 mod hostile;
 mod jitter;
+mod json_log;
 mod output;
 mod replay;
 mod retry_after;

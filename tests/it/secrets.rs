@@ -119,3 +119,204 @@ fn insecure_says_so() {
         stderr(&out)
     );
 }
+
+/// Runs with `args` in text and JSON; returns both stderr texts with the exit codes.
+fn both_formats(args: &[&str], env: &[(&str, &str)]) -> Vec<(i32, String)> {
+    ["text", "json"]
+        .iter()
+        .map(|format| {
+            let mut cmd = assert_cmd::Command::cargo_bin("retry-http").expect("binary built");
+            cmd.args(["--log-format", format])
+                .args(args)
+                .env("NO_COLOR", "1")
+                .env_remove("RETRY_HTTP_LOG_FORMAT")
+                .timeout(std::time::Duration::from_secs(60));
+            for (k, v) in env {
+                cmd.env(k, v);
+            }
+            let out = cmd.output().expect("binary runs");
+            (code(&out), stderr(&out))
+        })
+        .collect()
+}
+
+fn assert_hidden(args: &[&str], env: &[(&str, &str)], secrets: &[&str], exit: i32) {
+    for (got, err) in both_formats(args, env) {
+        assert_eq!(got, exit, "{args:?}: {err}");
+        for secret in secrets {
+            assert!(!err.contains(secret), "{secret} leaked by {args:?}:\n{err}");
+        }
+        assert!(err.contains("***"), "{args:?}: shown masked: {err}");
+    }
+}
+
+#[test]
+fn urls_that_do_not_parse_leak_nothing() {
+    for url in [
+        "bob:hunt3r2@127.0.0.1:9/path",
+        "http://bob:hunt3r2@exa mple.test/",
+        "http://bob:hunt3r2@127.0.0.1:99999/?state=1;access_token=t0kenq#id_token=t0kenf",
+        "http://bob:hunt/3r2@exa mple.test/",
+        "hunt3r2@exa mple.test",
+        "ftp://bob:hunt3r2@h.test/?sig=t0kenq",
+    ] {
+        assert_hidden(&[url], &[], &["hunt3r2", "3r2", "t0kenq", "t0kenf"], 2);
+        // With -u too: its password is never quoted.
+        assert_hidden(
+            &["-u", "alice:pa55word", url],
+            &[],
+            &["hunt3r2", "pa55word"],
+            2,
+        );
+    }
+}
+
+#[test]
+fn headers_that_do_not_parse_leak_nothing() {
+    for args in [
+        &["-H", "PRIVATE-TOKEN=glpat-S3CRET"][..],
+        &["-H", "X Api-Key: glpat-S3CRET"],
+        &["-H", "Authorization Bearer glpat-S3CRET"],
+        &["-H", "glpat-S3CRET"],
+        &["-H", "Bearer glpat-S3CRET: x"],
+        &["-H", "X-Api-Key: ok\r\nX-Evil: glpat-S3CRET"],
+        &["-H", "X-Plain: a\nglpat-S3CRET"],
+        &["-H", "X-Plain: a\u{1}glpat-S3CRET"],
+        &["--header=PRIVATE-TOKEN=glpat-S3CRET"],
+        &["-HPRIVATE-TOKEN=glpat-S3CRET"],
+        &["--header", "Bearer glpat-S3CRET;"],
+    ] {
+        let mut all = args.to_vec();
+        all.push("http://h.test/");
+        assert_hidden(&all, &[], &["glpat-S3CRET", "S3CRET"], 2);
+    }
+}
+
+#[test]
+fn rejected_values_with_credentials_are_masked() {
+    for args in [
+        // An extra positional, a value the parser rejects, one from the environment.
+        &["GET", "http://h.test/", "http://bob:hunt3r2@h.test/"][..],
+        &["--jitter", "http://bob:hunt3r2@h.test/", "http://h.test/"],
+        &["--retry-on", "x:hunt3r2@y", "http://h.test/"],
+        &[
+            "--attempts",
+            "http://h.test/?token=hunt3r2",
+            "http://h.test/",
+        ],
+    ] {
+        assert_hidden(args, &[], &["hunt3r2"], 2);
+    }
+    assert_hidden(
+        &["http://h.test/"],
+        &[("RETRY_HTTP_BASE", "http://bob:hunt3r2@h.test/")],
+        &["hunt3r2"],
+        2,
+    );
+}
+
+#[test]
+fn proxies_with_credentials_are_masked() {
+    let url = closed_port_url();
+    for proxy in [
+        "http://u:pr0xypw@exa mple:1",
+        "u:pr0xypw@exa mple:1",
+        "ftp://u:pr0xypw@h.test:1",
+        "http://u:pr0xypw@h.test:99999",
+    ] {
+        assert_hidden(&["-x", proxy, &url], &[], &["pr0xypw"], 2);
+        assert_hidden(&[&url], &[("http_proxy", proxy)], &["pr0xypw"], 2);
+    }
+    // A proxy that parses but cannot be reached: the attempt's error must not quote it.
+    let dead = closed_port_url().replace("http://", "http://u:pr0xypw@");
+    for (_, err) in both_formats(&["-v", "-x", &dead, "--attempts", "1", &url], &[]) {
+        assert!(!err.contains("pr0xypw"), "{err}");
+    }
+}
+
+#[test]
+fn semicolon_parameters_and_fragments_are_masked() {
+    let s = Server::start(vec![Step::status(503, "")]).unwrap();
+    let url = s.url("/p?state=1;access_token=t0kenq&page=2;sig=sigvalu3#id_token=t0kenf&x=y");
+    let args = [
+        "-v",
+        "--attempts",
+        "2",
+        "--base",
+        "1ms",
+        "-H",
+        "Accept: x",
+        "-H",
+        "X-Trace: tr4ce",
+        "-H",
+        "PRIVATE-TOKEN: glpat-S3CRET",
+        "-H",
+        "X-Session-Id: s3ssion",
+        "-H",
+        "X-Cookie-Jar: c00kie",
+        &url,
+    ];
+    for (exit, err) in both_formats(&args, &[]) {
+        assert_eq!(exit, 4, "{err}");
+        for secret in [
+            "t0kenq",
+            "t0kenf",
+            "sigvalu3",
+            "glpat-S3CRET",
+            "s3ssion",
+            "c00kie",
+        ] {
+            assert!(!err.contains(secret), "{secret} leaked:\n{err}");
+        }
+        for shown in ["state=1", "page=2", "x=y", "Accept: x", "X-Trace: tr4ce"] {
+            assert!(err.contains(shown), "{shown} should stay visible:\n{err}");
+        }
+    }
+    // The JSON url key in particular.
+    let (out, _) = run(&["--log-format", "json", "--attempts", "1", &url]);
+    let attempts = json_lines(&out, "attempt");
+    let shown = attempts[0]["url"].as_str().unwrap();
+    assert!(
+        shown.ends_with("/p?state=1;access_token=***&page=2;sig=***#id_token=***&x=y"),
+        "{shown}"
+    );
+    // --explain quotes the URL on stdout: masked as well.
+    let (out, _) = run(&["--explain", &url]);
+    let explained = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !explained.contains("t0kenq") && explained.contains("state=1"),
+        "{explained}"
+    );
+}
+
+#[test]
+fn an_idempotency_key_is_not_a_secret() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let (out, _) = run(&[
+        "-v",
+        "--idempotency-key",
+        "k3y-visible-42",
+        "-d",
+        "x",
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Idempotency-Key: k3y-visible-42"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        s.requests()[0].header("idempotency-key"),
+        Some("k3y-visible-42")
+    );
+}
+
+#[test]
+fn a_token_as_the_user_is_masked() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let url = s.url("/").replace("http://", "http://ghp_t0kenuser@");
+    let (out, _) = run(&["-v", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("ghp_t0kenuser"), "{}", stderr(&out));
+}

@@ -25,6 +25,58 @@ fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The warning lines of a text log.
+fn warnings(out: &std::process::Output) -> Vec<String> {
+    stderr(out)
+        .lines()
+        .filter(|l| l.starts_with("retry-http: warning:"))
+        .map(String::from)
+        .collect()
+}
+
+/// The names in a folder, sorted.
+fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+const HOUR_MS: u64 = 3600 * 1000;
+
+/// A state file as retry-http 0.1.0 wrote it, byte for byte: one target failed once.
+const LEGACY: &str = "{\n  \"targets\": {\n    \"http://127.0.0.1:1\": {\n      \"breaker\": {\n        \"failures\": 1,\n        \"opened_at\": null,\n        \"probe_until\": null\n      },\n      \"retries\": [],\n      \"successes\": []\n    }\n  },\n  \"version\": 1\n}\n";
+
+/// Runs against `url` with `--state file` and asserts that the file was left exactly as it
+/// was, that nothing was created beside it, and that one warning said why.
+fn assert_left_untouched(state: &std::path::Path, real: &std::path::Path, url: &str, why: &str) {
+    let before = std::fs::read(real).unwrap();
+    let folder = real.parent().unwrap();
+    let listing = names(folder);
+    let (out, _) = run(&["--state", state.to_str().unwrap(), url]);
+    assert_eq!(code(&out), 0, "the request still runs: {}", stderr(&out));
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{}", stderr(&out));
+    assert!(
+        w[0].contains(why)
+            && w[0].contains("left untouched")
+            && w[0].ends_with("going on without it"),
+        "{}",
+        w[0]
+    );
+    assert_eq!(std::fs::read(real).unwrap(), before, "the file was changed");
+    assert_eq!(names(folder), listing, "something was created beside it");
+}
+
 #[test]
 fn breaker_opens_refuses_then_probes_and_closes() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,19 +239,38 @@ fn concurrent_runs_lose_no_update() {
 }
 
 #[test]
-fn corrupt_state_file_is_replaced_with_a_warning() {
+fn corrupt_state_file_of_ours_is_replaced_with_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("state.json");
-    std::fs::write(&file, "{ this is not json").unwrap();
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("warning: the state file"),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(read_state(&file)["version"], 1);
+    // Cut short, and of the right shape but with an impossible value; one of retry-http
+    // 0.1.0, cut short.
+    let legacy_cut = &LEGACY[..LEGACY.len() - 30];
+    for corrupt in [
+        "{\"format\": \"retry-http-state\", \"version\": 1, \"targets\": {\"http://h:80\": {\"brea",
+        "{\"format\":\"retry-http-state\",\"version\":1,\"targets\":{\"x\":{\"breaker\":{\"failures\":-3}}}}",
+        legacy_cut,
+    ] {
+        std::fs::write(&file, corrupt).unwrap();
+        let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert_eq!(
+            warnings(&out),
+            [format!(
+                "retry-http: warning: the state file {} is not valid; starting afresh",
+                file.display()
+            )],
+            "{corrupt}"
+        );
+        assert_eq!(read_state(&file)["format"], "retry-http-state");
+        assert_eq!(
+            only_target(&read_state(&file))["successes"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
 }
 
 #[test]
@@ -292,12 +363,21 @@ fn special_files_links_and_far_future_dates_are_handled() {
             .file_type()
             .is_symlink()
     );
-    assert_eq!(read_state(&real)["version"], 1);
-    // A date past year 9999 is no reason to crash.
+    assert_eq!(read_state(&real)["format"], "retry-http-state");
+    // A device is refused before anything is opened or created.
+    let (out, _) = run(&["--state", "/dev/null", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/dev/null is not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!std::path::Path::new("/dev/null.lock").exists());
+    // A date past year 9999 is no reason to crash: a file of ours that is invalid.
     let far = dir.path().join("far.json");
     std::fs::write(
         &far,
-        r#"{"version":1,"targets":{"x":{"breaker":{"failures":9,"opened_at":300000000000000,"probe_until":null},"successes":[],"retries":[]}}}"#,
+        r#"{"format":"retry-http-state","version":1,"targets":{"x":{"breaker":{"failures":9,"opened_at":300000000000000,"probe_until":null},"successes":[],"retries":[]}}}"#,
     )
     .unwrap();
     let (out, _) = run(&["--state", far.to_str().unwrap(), &url]);
@@ -308,6 +388,8 @@ fn special_files_links_and_far_future_dates_are_handled() {
         "an invalid file is replaced: {}",
         stderr(&out)
     );
+    assert!(stderr(&out).contains("is not valid; starting afresh"));
+    assert!(read_state(&far)["targets"].get("x").is_none());
 }
 
 #[test]
@@ -350,4 +432,301 @@ fn the_budget_is_charged_only_for_retries_that_are_sent() {
     let state = read_state(&file);
     let target = only_target(&state);
     assert_eq!(target["retries"].as_array().unwrap().len(), 0, "{state}");
+}
+
+#[test]
+fn a_file_that_is_not_state_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "buy milk\ncall the plumber\n").unwrap();
+    assert_left_untouched(&notes, &notes, &url, "was not written by retry-http");
+    let package = r#"{
+  "name": "left-pad",
+  "version": "1.3.0",
+  "main": "index.js"
+}
+"#;
+    for json in [
+        "{\"a\":1}",
+        package,
+        // Looks like a state file, but retry-http never wrote this layout.
+        "{\"version\":1,\"targets\":{}}",
+        "{\n  \"targets\": {\n    \"build\": {\"command\": \"make\"}\n  }\n}\n",
+        " \n",
+    ] {
+        std::fs::write(&notes, json).unwrap();
+        assert_left_untouched(&notes, &notes, &url, "was not written by retry-http");
+    }
+    // A newer retry-http's file is not replaced by an older one.
+    std::fs::write(
+        &notes,
+        r#"{"format": "retry-http-state", "version": 2, "targets": []}"#,
+    )
+    .unwrap();
+    assert_left_untouched(&notes, &notes, &url, "newer retry-http (format version 2)");
+    assert_eq!(s.requests().len(), 7, "every run sent its request");
+}
+
+#[test]
+fn through_a_link_the_target_is_judged_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let config = other.path().join("config.toml");
+    std::fs::write(&config, "[server]\nport = 8080\n").unwrap();
+    let link = dir.path().join("state.json");
+    std::os::unix::fs::symlink(&config, &link).unwrap();
+    assert_left_untouched(&link, &config, &s.url("/"), "its link target");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        names(dir.path()),
+        ["state.json"],
+        "no lock beside the link either"
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_left_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    std::fs::write(&file, State::EMPTY).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o200)).unwrap();
+    if std::fs::File::open(&file).is_ok() {
+        return; // Running as root: permissions do not stop reading.
+    }
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    assert_left_untouched(&file, &file, &s.url("/"), "cannot be read");
+}
+
+/// What an empty state written by this version looks like.
+struct State;
+impl State {
+    const EMPTY: &'static str =
+        "{\n  \"format\": \"retry-http-state\",\n  \"version\": 1,\n  \"targets\": {}\n}\n";
+}
+
+#[test]
+fn an_empty_or_missing_file_is_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let missing = dir.path().join("missing.json");
+    for file in [&empty, &missing] {
+        let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+        let state = read_state(file);
+        assert_eq!(state["format"], "retry-http-state");
+        assert_eq!(state["version"], 1);
+        assert_eq!(
+            only_target(&state)["successes"].as_array().unwrap().len(),
+            1
+        );
+        assert!(
+            std::fs::read_to_string(file)
+                .unwrap()
+                .starts_with("{\n  \"format\": \"retry-http-state\","),
+            "the marker comes first"
+        );
+    }
+}
+
+#[test]
+fn a_file_of_retry_http_0_1_is_read_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    // Four failed runs recorded by the previous version; the fifth opens the circuit.
+    let dead = closed_port_url();
+    let key = dead.trim_end_matches('/');
+    std::fs::write(
+        &file,
+        LEGACY
+            .replace("http://127.0.0.1:1", key)
+            .replace("\"failures\": 1", "\"failures\": 4"),
+    )
+    .unwrap();
+    let mut args = state_args(file.to_str().unwrap(), &["--attempts", "1"]);
+    args.push(&dead);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+    let state = read_state(&file);
+    assert_eq!(state["format"], "retry-http-state");
+    let t = &state["targets"][key];
+    assert_eq!(t["breaker"]["failures"], 5, "{state}");
+    assert!(t["breaker"]["opened_at"].is_u64(), "{state}");
+}
+
+#[test]
+fn targets_idle_past_the_ttl_are_forgotten_but_open_circuits_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let now = now_ms();
+    let closed = |seen: u64| {
+        serde_json::json!({"breaker": {"failures": 3, "opened_at": null, "probe_until": null},
+            "successes": [], "retries": [], "seen": seen})
+    };
+    let crafted = serde_json::json!({
+        "format": "retry-http-state",
+        "version": 1,
+        "targets": {
+            "http://idle.test:80": closed(now - 25 * HOUR_MS),
+            "http://recent.test:80": closed(now - 23 * HOUR_MS),
+            "http://two-hours.test:80": closed(now - 2 * HOUR_MS),
+            "http://open.test:80": {
+                "breaker": {"failures": 5, "opened_at": now - 72 * HOUR_MS, "probe_until": null},
+                "successes": [], "retries": [], "seen": now - 72 * HOUR_MS
+            },
+        }
+    });
+    std::fs::write(&file, crafted.to_string()).unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let state = read_state(&file);
+    let targets = state["targets"].as_object().unwrap();
+    assert!(!targets.contains_key("http://idle.test:80"), "{state}");
+    for kept in [
+        "http://recent.test:80",
+        "http://two-hours.test:80",
+        "http://open.test:80",
+    ] {
+        assert!(targets.contains_key(kept), "{kept}: {state}");
+    }
+    assert_eq!(targets.len(), 4, "{state}");
+    // A shorter TTL forgets more; the open circuit still stays.
+    let (out, _) = run(&[
+        "--state",
+        file.to_str().unwrap(),
+        "--state-ttl",
+        "1h",
+        &s.url("/"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let state = read_state(&file);
+    let mut kept: Vec<&String> = state["targets"].as_object().unwrap().keys().collect();
+    kept.sort();
+    assert_eq!(kept.len(), 2, "{state}");
+    assert_eq!(kept[1], "http://open.test:80");
+}
+
+#[test]
+fn the_ttl_flag_is_checked_and_explained() {
+    let (out, _) = run(&["--state-ttl", "0", "http://127.0.0.1:1/"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--state-ttl must be at least 1s"),
+        "{}",
+        stderr(&out)
+    );
+    let out = assert_cmd::Command::cargo_bin("retry-http")
+        .unwrap()
+        .env("RETRY_HTTP_STATE_TTL", "500ms")
+        .arg("http://127.0.0.1:1/")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("$RETRY_HTTP_STATE_TTL"),
+        "{}",
+        stderr(&out)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let f = file.to_str().unwrap();
+    for (args, shown) in [
+        (&["--state", f][..], "no run for 1d00h is forgotten"),
+        (
+            &["--state", f, "--state-ttl", "90m"],
+            "no run for 1h30m is forgotten",
+        ),
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--explain", "http://127.0.0.1:1/"]);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text.lines().find(|l| l.contains("shared state")).unwrap();
+        assert!(line.contains(shown), "{line}");
+    }
+}
+
+#[test]
+fn a_big_file_is_not_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    // Someone else's 64 GiB (sparse) file: judged from its first bytes, in no time.
+    let big = dir.path().join("disk.img");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(64 << 30).unwrap();
+    drop(f);
+    let (out, took) = run(&["--state", big.to_str().unwrap(), &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(stderr(&out).contains("left untouched"), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&big).unwrap().len(), 64 << 30);
+    assert_eq!(names(dir.path()), ["disk.img"]);
+    std::fs::remove_file(&big).unwrap();
+    // Files of ours past the 4 MiB read: one of this version, one of 0.1.0 (as the 38 MB
+    // files it could grow to), replaced with a warning.
+    let marked = "{\"format\": \"retry-http-state\", \"version\": 1, \"targets\": {";
+    for (name, head) in [("marked.json", marked), ("legacy.json", LEGACY)] {
+        let file = dir.path().join(name);
+        std::fs::write(&file, head).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.set_len(40 << 20).unwrap();
+        drop(f);
+        let (out, took) = run(&["--state", file.to_str().unwrap(), &url]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        assert_eq!(
+            warnings(&out),
+            [format!(
+                "retry-http: warning: the state file {} is larger than 4 MiB, the most read; starting afresh",
+                file.display()
+            )]
+        );
+        let state = read_state(&file);
+        assert_eq!(state["format"], "retry-http-state");
+        assert_eq!(state["targets"].as_object().unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn the_file_keeps_at_most_a_thousand_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("state.json");
+    let now = now_ms();
+    let targets: serde_json::Map<String, serde_json::Value> = (0..1000u64)
+        .map(|i| {
+            let v = serde_json::json!({"breaker": {"failures": 1, "opened_at": null,
+                "probe_until": null}, "successes": [], "retries": [], "seen": now - 1000 + i});
+            (format!("http://h{i:04}.test:80"), v)
+        })
+        .collect();
+    let crafted =
+        serde_json::json!({"format": "retry-http-state", "version": 1, "targets": targets});
+    std::fs::write(&file, crafted.to_string()).unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let state = read_state(&file);
+    let targets = state["targets"].as_object().unwrap();
+    assert_eq!(targets.len(), 1000);
+    assert!(
+        !targets.contains_key("http://h0000.test:80"),
+        "the oldest went"
+    );
+    assert!(targets.contains_key("http://h0001.test:80"));
+    assert!(targets.keys().any(|k| k.starts_with("http://127.0.0.1:")));
 }

@@ -1,0 +1,265 @@
+//! The deadline, kept by a watchdog thread.
+//!
+//! Socket timeouts cannot keep it: Linux runs `SO_RCVTIMEO` on its coarse timer wheel,
+//! which may fire up to about an eighth of the timeout late (a 25 s wait ended after 26.9 s),
+//! and no socket timeout covers a reader of stdout that stops reading or a FIFO that is
+//! never drained. So the run's deadline is a precise condition-variable wait on a thread of
+//! its own. When it passes, the watchdog shuts the HTTP agent down, which ends any exchange
+//! in flight within milliseconds, and the run ends the usual way (log line, summary,
+//! exit 5). If the run has not claimed its ending within [`GRACE`] (it is blocked writing
+//! the output, say), the watchdog ends the process itself: temporary files removed, large
+//! spools freed after the exit (see `release`), one summary line, exit 5.
+//!
+//! The run claims its ending ([`Watchdog::claim`]) before the steps that cannot be undone:
+//! renaming `-o` into place, printing the summary. From then on the watchdog stands down.
+
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long the run has, once the agent is shut down, to end by itself.
+pub const GRACE: Duration = Duration::from_millis(25);
+
+/// Where the run stands, as far as the watchdog is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Attempts under way.
+    Running,
+    /// The deadline passed; the run has [`GRACE`] to claim its ending.
+    Expired,
+    /// The run owns its ending: the watchdog does nothing more.
+    Claimed,
+    /// The watchdog is ending the process.
+    Exiting,
+}
+
+/// What the watchdog needs to end the process by itself.
+pub struct LastWords {
+    /// Shuts the HTTP agent down (ends an exchange in flight).
+    pub abort: Box<dyn FnOnce() + Send>,
+    /// The summary line, given the attempts made and the last result.
+    pub summary: Box<dyn Fn(u32, &str) -> String + Send>,
+    /// Ends the process, given the summary line ([`exit_now`]).
+    pub end: Box<dyn FnOnce(String) + Send>,
+}
+
+/// Ends the process from the watchdog: temporary files removed, large spools freed after
+/// the exit, the summary line written, then `_exit(code)`.
+pub fn exit_now(code: u8) -> Box<dyn FnOnce(String) + Send> {
+    Box::new(move |line| {
+        crate::interrupt::remove_temps();
+        crate::release::release_at_exit();
+        last_line(&line);
+        // SAFETY: _exit ends the process at once; nothing else may run after the summary.
+        unsafe { libc::_exit(i32::from(code)) };
+    })
+}
+
+#[derive(Debug)]
+struct State {
+    phase: Phase,
+    /// The deadline passed (whoever then ended the run).
+    fired: bool,
+    /// Attempts begun, and the last attempt's result, for the summary line.
+    attempts: u32,
+    last: String,
+}
+
+/// A handle on the watchdog of one run (or on none, when there is no deadline).
+#[derive(Clone)]
+pub struct Watchdog {
+    state: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl Watchdog {
+    /// A watchdog that never fires (no `--deadline`).
+    pub fn none() -> Self {
+        Watchdog {
+            state: Arc::new((
+                Mutex::new(State {
+                    phase: Phase::Running,
+                    fired: false,
+                    attempts: 0,
+                    last: String::new(),
+                }),
+                Condvar::new(),
+            )),
+        }
+    }
+
+    /// Starts the watchdog for a run that must end at `deadline`.
+    pub fn start(deadline: Instant, words: LastWords) -> Self {
+        let me = Self::none();
+        let shared = me.clone();
+        let spawned = std::thread::Builder::new()
+            .name("deadline".into())
+            .spawn(move || shared.watch(deadline, words));
+        if spawned.is_err() {
+            // No thread: the socket timeouts and the loop's own checks still apply.
+            return me;
+        }
+        me
+    }
+
+    fn watch(&self, deadline: Instant, words: LastWords) {
+        let (lock, cvar) = &*self.state;
+        let Ok(mut s) = lock.lock() else { return };
+        // Wait for the deadline, unless the run claims its ending first.
+        loop {
+            if s.phase == Phase::Claimed {
+                return;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            s = match cvar.wait_timeout(s, deadline - now) {
+                Ok((g, _)) => g,
+                Err(_) => return,
+            };
+        }
+        s.phase = Phase::Expired;
+        s.fired = true;
+        drop(s);
+        (words.abort)();
+        let end = Instant::now() + GRACE;
+        let Ok(mut s) = lock.lock() else { return };
+        loop {
+            if s.phase == Phase::Claimed {
+                return;
+            }
+            let now = Instant::now();
+            if now >= end {
+                break;
+            }
+            s = match cvar.wait_timeout(s, end - now) {
+                Ok((g, _)) => g,
+                Err(_) => return,
+            };
+        }
+        s.phase = Phase::Exiting;
+        let line = (words.summary)(s.attempts, &s.last);
+        drop(s);
+        (words.end)(line);
+    }
+
+    /// Notes that attempt `n` began, or ended with `last` (for the watchdog's summary).
+    pub fn note(&self, n: u32, last: &str) {
+        if let Ok(mut s) = self.state.0.lock() {
+            s.attempts = n;
+            s.last = last.to_string();
+        }
+    }
+
+    /// Notes what the current attempt is doing, for the watchdog's summary.
+    pub fn note_last(&self, last: &str) {
+        if let Ok(mut s) = self.state.0.lock() {
+            s.last = last.to_string();
+        }
+    }
+
+    /// Whether the deadline has passed (the watchdog fired).
+    pub fn expired(&self) -> bool {
+        self.state.0.lock().is_ok_and(|s| s.fired)
+    }
+
+    /// The run takes over its own ending; the watchdog stands down. Returns whether that
+    /// happened in time, before the deadline fired (false: late, within the grace). When
+    /// the watchdog has already begun to end the process, this never returns.
+    pub fn claim(&self) -> bool {
+        let (lock, cvar) = &*self.state;
+        let Ok(mut s) = lock.lock() else { return true };
+        if s.phase == Phase::Exiting {
+            drop(s);
+            loop {
+                std::thread::park();
+            }
+        }
+        s.phase = Phase::Claimed;
+        cvar.notify_all();
+        !s.fired
+    }
+}
+
+/// Writes the summary to stderr without waiting on a reader that stopped reading: the
+/// write runs on a thread of its own and is given a few milliseconds.
+fn last_line(line: &str) {
+    let text = format!("{line}\n").into_bytes();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().spawn(move || {
+        // SAFETY: a plain write of our own buffer to descriptor 2.
+        unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
+        let _ = tx.send(());
+    });
+    if spawned.is_ok() {
+        let _ = rx.recv_timeout(Duration::from_millis(5));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn words(aborted: mpsc::Sender<()>, ended: mpsc::Sender<String>) -> LastWords {
+        LastWords {
+            abort: Box::new(move || {
+                let _ = aborted.send(());
+            }),
+            summary: Box::new(|n, last| format!("{n} attempts, last {last}")),
+            end: Box::new(move |line| {
+                let _ = ended.send(line);
+            }),
+        }
+    }
+
+    #[test]
+    fn a_claim_before_the_deadline_stands_the_watchdog_down() {
+        let (a, aborted) = mpsc::channel();
+        let (e, ended) = mpsc::channel();
+        let w = Watchdog::start(Instant::now() + Duration::from_millis(30), words(a, e));
+        assert!(w.claim());
+        assert!(aborted.recv_timeout(Duration::from_millis(100)).is_err());
+        assert!(ended.try_recv().is_err());
+        assert!(!w.expired());
+    }
+
+    #[test]
+    fn the_deadline_aborts_then_ends_a_run_that_does_not_claim() {
+        let (a, aborted) = mpsc::channel();
+        let (e, ended) = mpsc::channel();
+        let begun = Instant::now();
+        let w = Watchdog::start(begun + Duration::from_millis(40), words(a, e));
+        w.note(2, "503");
+        aborted.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(begun.elapsed() >= Duration::from_millis(40), "not early");
+        assert!(w.expired());
+        let line = ended.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(line, "2 attempts, last 503");
+        assert!(begun.elapsed() >= Duration::from_millis(40) + GRACE);
+    }
+
+    #[test]
+    fn a_claim_within_the_grace_keeps_the_ending_with_the_run() {
+        let (e, ended) = mpsc::channel();
+        let cell: Arc<std::sync::OnceLock<Watchdog>> = Arc::default();
+        let shared = cell.clone();
+        let words = LastWords {
+            // The run claims as soon as the agent is shut down, as a run blocked on the
+            // network does.
+            abort: Box::new(move || {
+                if let Some(w) = shared.get() {
+                    w.claim();
+                }
+            }),
+            summary: Box::new(|_, _| String::new()),
+            end: Box::new(move |line| {
+                let _ = e.send(line);
+            }),
+        };
+        let w = Watchdog::start(Instant::now() + Duration::from_millis(200), words);
+        let _ = cell.set(w.clone());
+        assert!(ended.recv_timeout(Duration::from_secs(2)).is_err());
+        assert!(w.expired());
+        assert!(!w.claim(), "a claim after the deadline is late");
+    }
+}

@@ -1,0 +1,258 @@
+//! The fault matrix: the real binary against the scripted loopback server, over the product
+//! of faults × methods × outputs, each run checked against invariants that must hold
+//! whatever the combination. It finds bugs by itself: nobody writes the expected result of
+//! a combination by hand; a small oracle (`matrix/oracle.rs`) derives it from README's rules.
+//!
+//! The dimensions (`matrix/cases.rs`):
+//! - faults: refused (a bound port that never listens), reset before the response, reset
+//!   mid-body, a short Content-Length, a chunked body cut mid-chunk, a chunk size that is
+//!   not hexadecimal, a stall mid-body (past `--stall-timeout`), a hang (the request read,
+//!   never answered), 408/429/500/503 without Retry-After and with `Retry-After: 0` and `1`
+//!   (clamped by `--max-retry-after 100ms`), a gzip-encoded 200, a gzip body cut short, a
+//!   resumable body (ETag, Accept-Ranges) cut short; each direct, after a 303 and after a
+//!   307 (with `-L`; the Location is another path on the same server, or, for refused, a
+//!   closed port); each followed by a 200 with a known body, or repeated forever (a refused
+//!   port always repeats: a connect refused by the kernel is invisible to the server, so no
+//!   success can be made to follow it deterministically); the gzip faults with and without
+//!   `--compressed`;
+//! - methods: GET, PUT -d, POST -d, POST -d --idempotency-key, POST -d --retry-unsafe;
+//! - outputs: stdout spooled, `-N`, `-o FILE` existing (known content), `-o FILE` new,
+//!   `-o /dev/null`.
+//!
+//! Every run gets `--deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, fast backoff
+//! (`--base 1ms --cap 5ms --retry-after-spread 0 --max-retry-after 100ms`), `-v`, secrets
+//! in an `Authorization` header, in the URL's userinfo and in its `access_token` query
+//! (and in the redirect's Location), its own working folder and its own `TMPDIR`.
+//!
+//! The invariants, checked for every combination:
+//! 1. **A POST is processed at most once** (POST without a key and without
+//!    `--retry-unsafe`). The rule: count the POSTs the server recorded whose answer did not
+//!    prove the request unprocessed; at most one. A 307/308 proves it (the request is to be
+//!    sent elsewhere, as is), and so do 408, 429 and 503 (README: "the response is 408, 429
+//!    or 503"); a refused connection never reaches the server. Every other answer (a 303,
+//!    a 500, a 200 whose body broke, a reset, no answer) may follow processing. So after a
+//!    303 the server must see exactly one POST (the GETs that follow are fine), and after a
+//!    307 one replayed POST to the Location is fine, but a second POST that could have
+//!    been processed is not.
+//! 2. **The output**: spooled stdout and `-o` hold exactly the final successful body, once,
+//!    or nothing; an existing `-o` file is untouched, byte for byte, when the run fails, and
+//!    a new one is absent; with `-o`, stdout is empty. Under `-N`, stdout holds a prefix of
+//!    one 2xx response's body (not a splice of two), exactly the final body on success, and a
+//!    run that failed after bytes reached stdout ends with exit 6.
+//! 3. **No temporary file is left**, beside the `-o` target (`.NAME.*.part`) nor in TMPDIR.
+//! 4. **The deadline**: the run's wall time is at most the deadline plus 1.5 s.
+//! 5. **No secret** given on the command line appears on stderr (with `-v`).
+//! 6. **The exit code** is the one `oracle::expected_exit` derives from README (that
+//!    function's doc comment is the reading of README it encodes).
+//! 7. **The requests as sent**: the method (GET after a 303), the body on each POST/PUT
+//!    and none on a GET, `Accept-Encoding` only with `--compressed`, no `Range` after a
+//!    gzip-encoded body (README: not resumed), the Idempotency-Key on every POST.
+//!
+//! Size: `RETRY_HTTP_MATRIX=full` runs the whole product (see `.ci/run`); otherwise a
+//! seeded sample of 60 combinations (`RETRY_HTTP_MATRIX_SEED=N` replays one; the seed is
+//! printed) plus the fixed list below. `RETRY_HTTP_MATRIX_WORKERS` sets the parallelism
+//! (default 8: most of a run is waiting). Every violation is collected and reported at the
+//! end, with the command line that reproduces it.
+
+mod matrix {
+    pub mod cases;
+    pub mod oracle;
+    pub mod runner;
+}
+
+use matrix::cases::{self, Case, Fault, Method, Out, Wrap};
+use matrix::runner::{self, Report};
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// The combinations that always run: the issue's named cases and one of each rule.
+fn fixed() -> Vec<Case> {
+    let c = |wrap, fault, forever, compressed, method, out| Case {
+        wrap,
+        fault,
+        forever,
+        compressed,
+        method,
+        out,
+    };
+    use Fault::*;
+    use Method::*;
+    use Out::*;
+    use Wrap::*;
+    vec![
+        // A POST answered 303: the GET that follows fails; only the GET may be retried.
+        c(See303, Status(503, None), false, false, Post, Stdout),
+        c(See303, Status(503, Some(1)), false, false, Post, FileNew),
+        c(See303, Refused, true, false, Post, Stdout),
+        c(See303, Status(500, None), false, false, Post, Stdout),
+        c(See303, Reset, false, false, Post, FileExisting),
+        c(See303, Hang, false, false, Post, Stdout),
+        c(See303, ShortLength, false, false, Post, FileNew),
+        c(See303, Status(429, Some(0)), true, false, Post, Stdout),
+        // A POST answered 307: replayed to the Location, then the usual rules.
+        c(Temp307, Status(503, None), false, false, Post, Stdout),
+        c(Temp307, Reset, false, false, Post, Stdout),
+        c(Temp307, Status(500, None), false, false, Post, FileExisting),
+        c(Temp307, Refused, true, false, Post, Stdout),
+        c(Temp307, Reset, false, false, PostKey, FileNew),
+        // Direct.
+        c(Direct, Reset, false, false, Post, Stdout),
+        c(Direct, Status(500, None), true, false, PostUnsafe, Stdout),
+        c(Direct, Status(503, Some(1)), false, false, Post, Stdout),
+        c(Direct, Status(429, Some(1)), true, false, Put, FileExisting),
+        c(Direct, Refused, true, false, Get, FileExisting),
+        c(Direct, Hang, true, false, Get, Stdout),
+        c(Direct, Stall, true, false, Get, FileExisting),
+        c(Direct, Stall, false, false, Get, NoBuffer),
+        // -N: a body cut after bytes were streamed is exit 6.
+        c(Direct, ResetBody, false, false, Get, NoBuffer),
+        c(Direct, ShortLength, false, false, Get, NoBuffer),
+        c(See303, ChunkedCut, false, false, Get, NoBuffer),
+        // Cut bodies, spooled and to a file.
+        c(Direct, ChunkedCut, false, false, Get, Stdout),
+        c(Direct, ChunkedGarbage, false, false, Get, FileNew),
+        c(Direct, CutResumable, false, false, Get, FileExisting),
+        c(Direct, CutResumable, false, false, Get, FileNew),
+        // gzip: saved as sent without --compressed, decoded with it; a cut one is retried.
+        c(Direct, Gzip, false, false, Get, FileNew),
+        c(Direct, Gzip, false, true, Get, Stdout),
+        c(Direct, GzipCut, false, false, Get, FileExisting),
+        c(Direct, GzipCut, false, true, Get, FileNew),
+        c(Direct, GzipCut, false, true, Get, Stdout),
+        c(Direct, GzipCut, false, true, Get, NoBuffer),
+    ]
+}
+
+/// splitmix64: a tiny seeded generator, enough to draw a sample.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The combinations of this run, and a line saying how they were chosen.
+fn selection() -> (Vec<Case>, String) {
+    let all = cases::all();
+    if std::env::var("RETRY_HTTP_MATRIX").is_ok_and(|v| v == "full") {
+        let how = format!("the full product: {} combinations", all.len());
+        return (all, how);
+    }
+    let seed = std::env::var("RETRY_HTTP_MATRIX_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+        });
+    let mut chosen = fixed();
+    let mut state = seed;
+    let mut drawn = 0;
+    while drawn < 60 {
+        let c = all[(next(&mut state) % all.len() as u64) as usize];
+        if !chosen.contains(&c) {
+            chosen.push(c);
+            drawn += 1;
+        }
+    }
+    let how = format!(
+        "{} fixed + 60 sampled of {} combinations, RETRY_HTTP_MATRIX_SEED={seed} (RETRY_HTTP_MATRIX=full runs all)",
+        fixed().len(),
+        all.len()
+    );
+    (chosen, how)
+}
+
+const INVARIANTS: [&str; 8] = [
+    "",
+    "a POST processed at most once",
+    "the output",
+    "no temporary file left",
+    "the deadline",
+    "no secret on stderr",
+    "the exit code",
+    "the requests as sent",
+];
+
+#[test]
+fn fault_matrix() {
+    let (chosen, how) = selection();
+    eprintln!("fault matrix: {how}");
+    let workers = std::env::var("RETRY_HTTP_MATRIX_WORKERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8usize)
+        .max(1);
+    let started = Instant::now();
+    let index = AtomicUsize::new(0);
+    let reports: Mutex<Vec<(usize, Report)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = index.fetch_add(1, Ordering::SeqCst);
+                    let Some(c) = chosen.get(i) else { break };
+                    let r = runner::run(c);
+                    reports.lock().expect("reports").push((i, r));
+                }
+            });
+        }
+    });
+    let mut reports = reports.into_inner().expect("reports");
+    reports.sort_by_key(|(i, _)| *i);
+    let elapsed = started.elapsed();
+    let slowest = reports
+        .iter()
+        .map(|(_, r)| r.wall)
+        .max()
+        .unwrap_or_default();
+    eprintln!(
+        "fault matrix: {} runs in {:.1}s with {workers} workers (slowest run {:.2}s)",
+        reports.len(),
+        elapsed.as_secs_f64(),
+        slowest.as_secs_f64()
+    );
+
+    let failed: Vec<&Report> = reports
+        .iter()
+        .map(|(_, r)| r)
+        .filter(|r| !r.violations.is_empty())
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    let mut per_invariant: BTreeMap<u8, usize> = BTreeMap::new();
+    let mut text = String::new();
+    for r in &failed {
+        text.push_str(&format!(
+            "\n{}\n    $ {}\n    exit {}, {:.2}s\n",
+            r.case.label(),
+            r.command,
+            r.code.map_or("by signal".into(), |c| c.to_string()),
+            r.wall.as_secs_f64()
+        ));
+        for v in &r.violations {
+            *per_invariant.entry(v.invariant).or_default() += 1;
+            text.push_str(&format!(
+                "    invariant {} ({}): {}\n",
+                v.invariant, INVARIANTS[v.invariant as usize], v.detail
+            ));
+        }
+        text.push_str(&runner::tail(&r.stderr, 4));
+        text.push('\n');
+    }
+    let summary: Vec<String> = per_invariant
+        .iter()
+        .map(|(i, n)| format!("invariant {i} ({}): {n}", INVARIANTS[*i as usize]))
+        .collect();
+    panic!(
+        "{} of {} combinations broke an invariant ({how})\n{}\n{text}",
+        failed.len(),
+        reports.len(),
+        summary.join("\n")
+    );
+}

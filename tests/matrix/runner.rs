@@ -1,0 +1,438 @@
+//! Runs one combination against its own scripted server, in its own folders, and checks the
+//! invariants.
+
+use super::cases::{self, Case, Fault, Method, Out, Wrap};
+use super::oracle;
+use retry_http::scripted::{Recorded, Server, Step};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Every run's deadline, and what may pass beyond it on a loaded 2-core machine.
+pub const DEADLINE: Duration = Duration::from_secs(3);
+const MARGIN: Duration = Duration::from_millis(1500);
+
+/// The secrets given on every command line; none may reach stderr.
+pub const SECRETS: [&str; 3] = ["SECRET-abc123", "SECRET-pw", "SECRET-q"];
+
+/// One broken invariant.
+pub struct Violation {
+    /// 1 to 7 (see the test's doc comment).
+    pub invariant: u8,
+    /// What was seen.
+    pub detail: String,
+}
+
+/// What one run produced, with its violations.
+pub struct Report {
+    pub case: Case,
+    pub command: String,
+    pub code: Option<i32>,
+    pub wall: Duration,
+    pub stderr: String,
+    pub violations: Vec<Violation>,
+}
+
+/// The flags every run gets: short waits, every time limit short, the deadline, secrets.
+fn common_args() -> Vec<String> {
+    [
+        "-v",
+        "--deadline",
+        "3s",
+        "--timeout",
+        "2s",
+        "--stall-timeout",
+        "200ms",
+        "--connect-timeout",
+        "1s",
+        "--base",
+        "1ms",
+        "--cap",
+        "5ms",
+        "--retry-after-spread",
+        "0",
+        "--max-retry-after",
+        "100ms",
+        "-H",
+        "Authorization: Bearer SECRET-abc123",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// A socket bound to a loopback port and never listening: connects to it are refused, and
+/// no other test can take the port while it lives.
+fn closed_port() -> (socket2::Socket, u16) {
+    let s =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().expect("addr");
+    s.bind(&addr.into()).expect("bind");
+    let port = s
+        .local_addr()
+        .expect("addr")
+        .as_socket()
+        .expect("inet")
+        .port();
+    (s, port)
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&bytes[..bytes.len().min(60)]);
+    format!("{} bytes starting {:?}", bytes.len(), s)
+}
+
+/// The last lines of stderr, for the report.
+pub fn tail(stderr: &str, lines: usize) -> String {
+    let v: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("retry-http:"))
+        .collect();
+    let from = v.len().saturating_sub(lines);
+    v[from..]
+        .iter()
+        .map(|l| {
+            let l: String = l.chars().take(300).collect();
+            format!("        | {l}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs the case and checks every invariant.
+pub fn run(c: &Case) -> Report {
+    let (_closed, closed) = closed_port();
+    let script = cases::script(c, closed);
+    let server = Server::start(script.clone()).expect("server");
+    let root = tempfile::tempdir().expect("tempdir");
+    let work = root.path().join("work");
+    let tmp = root.path().join("tmp");
+    std::fs::create_dir(&work).expect("work dir");
+    std::fs::create_dir(&tmp).expect("tmp dir");
+    let target = work.join("out.bin");
+
+    let port = if c.wrap == Wrap::Direct && c.fault == Fault::Refused {
+        closed
+    } else {
+        server
+            .url("")
+            .rsplit(':')
+            .next()
+            .expect("port")
+            .parse()
+            .expect("port")
+    };
+    let url = format!("http://user:SECRET-pw@127.0.0.1:{port}/start?access_token=SECRET-q");
+
+    let mut args = common_args();
+    if c.wrap != Wrap::Direct {
+        args.push("-L".into());
+    }
+    if c.compressed {
+        args.push("--compressed".into());
+    }
+    match c.out {
+        Out::Stdout => {}
+        Out::NoBuffer => args.push("-N".into()),
+        Out::FileExisting | Out::FileNew => {
+            args.push("-o".into());
+            args.push(target.display().to_string());
+        }
+        Out::DevNull => args.extend(["-o".to_string(), "/dev/null".to_string()]),
+    }
+    if c.out == Out::FileExisting {
+        std::fs::write(&target, cases::EXISTING).expect("existing file");
+    }
+    args.extend(c.method.args().iter().map(|s| s.to_string()));
+    args.push(url);
+
+    let mut cmd = assert_cmd::Command::cargo_bin("retry-http").expect("binary built");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("RETRY_HTTP_") || k.to_ascii_lowercase().ends_with("_proxy") {
+            cmd.env_remove(&k);
+        }
+    }
+    cmd.args(&args)
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", &tmp)
+        .current_dir(&work)
+        .timeout(Duration::from_secs(20));
+    let t = Instant::now();
+    let out = cmd.output().expect("binary runs");
+    let wall = t.elapsed();
+    let code = out.status.code();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let requests = server.requests();
+    drop(server);
+
+    let command = format!(
+        "TMPDIR={} retry-http {}",
+        tmp.display(),
+        args.iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut v = Vec::new();
+    let mut bad = |invariant: u8, detail: String| v.push(Violation { invariant, detail });
+
+    // 1. A non-idempotent request processed at most once.
+    let answered: Vec<(String, bool)> = requests
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let step = script.get(i).or(script.last());
+            (
+                r.method.clone(),
+                step.is_some_and(cases::proves_unprocessed),
+            )
+        })
+        .collect();
+    if oracle::at_most_once(c) {
+        let n = oracle::processable_posts(&answered);
+        if n > 1 {
+            bad(
+                1,
+                format!(
+                    "{n} POSTs could have been processed (no key, no --retry-unsafe); the server saw: {}",
+                    seen(&requests, &script)
+                ),
+            );
+        }
+    }
+
+    // 2. The output: the final body once, or nothing; an existing file untouched on failure.
+    let ok = code == Some(0);
+    let want = cases::final_body(c);
+    let file = std::fs::read(&target).ok();
+    if c.out != Out::Stdout && c.out != Out::NoBuffer && !out.stdout.is_empty() {
+        bad(
+            2,
+            format!("stdout not empty with -o: {}", excerpt(&out.stdout)),
+        );
+    }
+    match c.out {
+        Out::Stdout if ok && out.stdout != want => bad(
+            2,
+            format!(
+                "exit 0 but stdout is not the final body: {} (want {})",
+                excerpt(&out.stdout),
+                excerpt(&want)
+            ),
+        ),
+        Out::Stdout if !ok && !out.stdout.is_empty() => bad(
+            2,
+            format!("the run failed but stdout holds {}", excerpt(&out.stdout)),
+        ),
+        Out::NoBuffer if ok && out.stdout != want => bad(
+            2,
+            format!(
+                "exit 0 but stdout is not exactly the final body: {} (want {})",
+                excerpt(&out.stdout),
+                excerpt(&want)
+            ),
+        ),
+        Out::NoBuffer if !ok => {
+            let of = cases::two_xx_bodies()
+                .into_iter()
+                .find(|(_, b)| b.starts_with(&out.stdout));
+            match of {
+                None => bad(
+                    2,
+                    format!(
+                        "-N stdout is not a prefix of any one response's body: {}",
+                        excerpt(&out.stdout)
+                    ),
+                ),
+                Some(_) if !out.stdout.is_empty() && code != Some(6) => bad(
+                    2,
+                    format!(
+                        "-N: {} bytes reached stdout, then the run failed with exit {code:?}, not 6",
+                        out.stdout.len()
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
+        Out::FileExisting | Out::FileNew if ok && file.as_deref() != Some(&want[..]) => bad(
+            2,
+            format!(
+                "exit 0 but the -o file is {} (want {})",
+                file.as_deref().map_or("absent".into(), excerpt),
+                excerpt(&want)
+            ),
+        ),
+        Out::FileExisting if !ok && file.as_deref() != Some(cases::EXISTING) => bad(
+            2,
+            format!(
+                "the run failed and the existing -o file changed: now {}",
+                file.as_deref().map_or("absent".into(), excerpt)
+            ),
+        ),
+        Out::FileNew if !ok && file.is_some() => bad(
+            2,
+            format!(
+                "the run failed but the new -o file exists: {}",
+                file.as_deref().map_or(String::new(), excerpt)
+            ),
+        ),
+        _ => {}
+    }
+
+    // 3. No temporary file left, in the work folder nor in TMPDIR.
+    let expect_file = c.out == Out::FileExisting || (c.out == Out::FileNew && ok);
+    let extra: Vec<String> = listing(&work)
+        .into_iter()
+        .filter(|n| !(expect_file && n == "out.bin"))
+        .collect();
+    if !extra.is_empty() {
+        bad(3, format!("left in the output's folder: {extra:?}"));
+    }
+    let in_tmp = listing(&tmp);
+    if !in_tmp.is_empty() {
+        bad(3, format!("left in TMPDIR: {in_tmp:?}"));
+    }
+
+    // 4. The deadline.
+    if wall > DEADLINE + MARGIN {
+        bad(
+            4,
+            format!(
+                "took {:.2}s with --deadline {}s",
+                wall.as_secs_f64(),
+                DEADLINE.as_secs()
+            ),
+        );
+    }
+
+    // 5. No secret on stderr.
+    let leaked: Vec<&str> = SECRETS.into_iter().filter(|s| stderr.contains(s)).collect();
+    if !leaked.is_empty() {
+        let line = stderr
+            .lines()
+            .find(|l| leaked.iter().any(|s| l.contains(s)))
+            .unwrap_or("")
+            .chars()
+            .take(300)
+            .collect::<String>();
+        bad(5, format!("{leaked:?} on stderr: {line}"));
+    }
+
+    // 6. The exit code.
+    let (want_code, why) = oracle::expected_exit(c);
+    if code != Some(want_code) {
+        bad(
+            6,
+            format!(
+                "exit {} (expected {want_code}: {why}); the server saw: {}",
+                code.map_or("by signal".into(), |c| c.to_string()),
+                seen(&requests, &script)
+            ),
+        );
+    }
+
+    // 7. The requests as sent: method, body, Accept-Encoding, no Range on an encoded body.
+    for r in &requests {
+        let method_ok =
+            r.method == c.method.wire() || (c.wrap == Wrap::See303 && r.method == "GET");
+        if !method_ok {
+            bad(7, format!("unexpected method {} {}", r.method, r.target));
+        }
+        let want_body: &[u8] = if r.method == "GET" {
+            b""
+        } else {
+            cases::DATA.as_bytes()
+        };
+        if r.body != want_body {
+            bad(
+                7,
+                format!(
+                    "{} {} carried body {}",
+                    r.method,
+                    r.target,
+                    excerpt(&r.body)
+                ),
+            );
+        }
+        let ae = r.header("accept-encoding");
+        if c.compressed != ae.is_some_and(|v| v.contains("gzip")) || (!c.compressed && ae.is_some())
+        {
+            bad(
+                7,
+                format!(
+                    "{} {}: Accept-Encoding {ae:?} with --compressed {}",
+                    r.method, r.target, c.compressed
+                ),
+            );
+        }
+        if c.fault == Fault::GzipCut
+            && let Some(range) = r.header("range")
+        {
+            bad(
+                7,
+                format!(
+                    "{} {} asked Range: {range} of a gzip-encoded body (README: not resumed)",
+                    r.method, r.target
+                ),
+            );
+        }
+        if c.method == Method::PostKey
+            && r.method == "POST"
+            && r.header("idempotency-key") != Some(cases::KEY)
+        {
+            bad(7, format!("POST {} without the Idempotency-Key", r.target));
+        }
+    }
+    // Each kind of check once per case is enough for the report.
+    v.dedup_by(|a, b| a.invariant == b.invariant && a.invariant == 7);
+
+    Report {
+        case: *c,
+        command,
+        code,
+        wall,
+        stderr,
+        violations: v,
+    }
+}
+
+/// "POST /start -> 303, GET /next -> 503, GET /next -> 200".
+fn seen(reqs: &[Recorded], script: &[Step]) -> String {
+    if reqs.is_empty() {
+        return "nothing".into();
+    }
+    reqs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let step = script.get(i).or(script.last());
+            let path = r.target.split('?').next().unwrap_or("");
+            format!(
+                "{} {path} -> {}",
+                r.method,
+                step.map_or("nothing".into(), cases::step_name)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
