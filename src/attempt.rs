@@ -369,10 +369,12 @@ impl Loop<'_> {
                 .extend(resume::request_headers(p.offset, &p.validator));
         }
         let chain = self.transport.send(&hop, self.payload, budget);
+        // An attempt that starts at a hop after a processed one is past that point too.
+        let restarted = self.from.borrow().is_some();
         let sent = Sent {
             first,
             last: chain.last,
-            committed: chain.committed,
+            committed: chain.committed || restarted,
         };
         let ex = match chain.result {
             Ok(ex) => ex,
@@ -449,7 +451,10 @@ impl Loop<'_> {
             !sent.committed && policy::status_means_unprocessed(status),
         ) {
             let why = if sent.committed {
-                format!("an earlier hop answered {} other than 307/308", sent.first.method)
+                format!(
+                    "an earlier hop answered {} other than 307/308",
+                    sent.first.method
+                )
             } else {
                 format!("a {status} does not prove it was not processed")
             };

@@ -584,7 +584,11 @@ mod tests {
 
     #[test]
     fn an_empty_key_header_is_no_key() {
-        for h in ["Idempotency-Key;", "Idempotency-Key:   ", "idempotency-key: \t"] {
+        for h in [
+            "Idempotency-Key;",
+            "Idempotency-Key:   ",
+            "idempotency-key: \t",
+        ] {
             let c = parse(&["POST", "http://h/", "-H", h]).unwrap();
             assert_eq!(c.retry.idempotency_key, None, "{h:?}");
         }

@@ -32,12 +32,15 @@ enum Phase {
     Exiting,
 }
 
+/// Writes the summary line from the attempts made and the last result.
+pub type Summary = Box<dyn Fn(u32, &str) -> String + Send>;
+
 /// What the watchdog needs to end the process by itself.
 pub struct LastWords {
     /// Shuts the HTTP agent down (ends an exchange in flight).
     pub abort: Box<dyn FnOnce() + Send>,
     /// The summary line, given the attempts made and the last result.
-    pub summary: Box<dyn Fn(u32, &str) -> String + Send>,
+    pub summary: Summary,
     /// Ends the process, given the summary line ([`exit_now`]).
     pub end: Box<dyn FnOnce(String) + Send>,
 }

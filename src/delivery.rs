@@ -122,7 +122,10 @@ impl Loop<'_> {
                 let kept = spool.len();
                 match (validator, total) {
                     (Some(validator), Some(total))
-                        if self.can_resume() && f.kind.is_retryable() && kept > 0 && kept < total =>
+                        if self.can_resume()
+                            && f.kind.is_retryable()
+                            && kept > 0
+                            && kept < total =>
                     {
                         f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
                         *self.partial.borrow_mut() = Some(Partial {

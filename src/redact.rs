@@ -15,7 +15,8 @@
 //!   and masked whole, user name included, and *every* query and fragment value is masked
 //!   (`?state=***;token=***#***`), whatever its name.
 //! - A header that parses: its value is masked when its name marks it as secret (see
-//!   [`is_secret_name`]); `-v` shows the others as they are.
+//!   [`is_secret_name`]); `-v` shows the others as they are, except that a URL in one
+//!   (Location, Refresh, a Referer) is masked as a URL.
 //! - A `-H` argument that does not parse: only a name-like prefix (ASCII letters and `-`,
 //!   at most 32 of them) followed by a separator (`:`, `=`, `;`, `,`, space or tab) is
 //!   kept, and everything after that separator is masked (`PRIVATE-TOKEN=***`,
@@ -98,7 +99,8 @@ pub fn is_secret_param(name: &str) -> bool {
 }
 
 /// A header value as it may be logged: masked when the name marks it as secret; a URL
-/// (Location, Content-Location, Refresh) with its password and secret parameters masked.
+/// (Location, Content-Location, Refresh) with its password and secret parameters masked,
+/// as is any other value that is a whole URL (Referer, Origin).
 pub fn header_value(name: &str, value: &str) -> String {
     if is_secret_name(name) {
         return MASK.to_string();
@@ -107,7 +109,18 @@ pub fn header_value(name: &str, value: &str) -> String {
     if matches!(lower.as_str(), "location" | "content-location" | "refresh") {
         return url_text(value);
     }
-    value.to_string()
+    match Url::parse(value.trim()) {
+        // Shown as it is unless there is something to mask (url() would normalise it).
+        Ok(u)
+            if value.contains("://")
+                && !u.cannot_be_a_base()
+                && u.has_host()
+                && !url_secrets(value.trim()).is_empty() =>
+        {
+            url(&u)
+        }
+        _ => value.to_string(),
+    }
 }
 
 /// A parameter name as the server reads it: percent-decoded, `+` as a space.
@@ -409,6 +422,17 @@ mod tests {
         );
         assert_eq!(untrusted("http://exa mple/#S2"), "http://exa mple/#***");
         assert_eq!(untrusted("plain"), "plain");
+        // Any header whose value is a URL; others as they are.
+        assert_eq!(
+            header_value("Referer", "http://u:pw@h.test/?token=t"),
+            "http://u:***@h.test/?token=***"
+        );
+        assert_eq!(header_value("Accept", "text/html"), "text/html");
+        assert_eq!(header_value("Origin", "http://h.test"), "http://h.test");
+        assert_eq!(
+            header_value("Link", "<http://h.test/?page=2>; rel=next"),
+            "<http://h.test/?page=2>; rel=next"
+        );
         // A Refresh value holding a URL.
         assert_eq!(
             header_value("Refresh", "5; url=http://u:pw@h.test/?a=1"),

@@ -147,9 +147,11 @@ mod tests {
         let f = tempfile::tempfile().unwrap();
         let me = identity(f.as_raw_fd()).map(|(d, i, _)| (d, i));
         let held = || {
-            registry().lock().unwrap().iter().any(|g| {
-                identity(g.as_raw_fd()).map(|(d, i, _)| (d, i)) == me
-            })
+            registry()
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|g| identity(g.as_raw_fd()).map(|(d, i, _)| (d, i)) == me)
         };
         register(&f);
         assert!(held());

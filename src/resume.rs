@@ -169,7 +169,11 @@ mod tests {
             206,
             &[("Content-Range", "bytes 100-149/200"), ("ETag", "\"abc\"")],
         );
-        assert_eq!(continues(&short, 100, 200, &v), None, "stops before the end");
+        assert_eq!(
+            continues(&short, 100, 200, &v),
+            None,
+            "stops before the end"
+        );
         let unknown = head(
             206,
             &[("Content-Range", "bytes 100-199/*"), ("ETag", "\"abc\"")],

@@ -7,9 +7,9 @@ use crate::attempt::{Ended, Loop};
 use crate::body::{self, Payload};
 use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
+use crate::deadline::{self, LastWords, Watchdog};
 use crate::exit::Outcome;
 use crate::output::{self, Output};
-use crate::deadline::{self, LastWords, Watchdog};
 use crate::report::{self, Reporter};
 use crate::shared::Shared;
 use crate::transport::{self, Transport};
@@ -204,6 +204,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     // The run ends itself from here (or, if the watchdog is ending it, never gets here).
     if !watchdog.claim() && ended.outcome != Outcome::Success {
         ended.outcome = Outcome::Deadline;
+        ended.why = Some("stopping: the deadline passed during this attempt".into());
     }
     // A partial download kept for a next attempt that will not come is thrown away.
     if let Some(p) = run.partial.borrow_mut().take() {

@@ -72,6 +72,14 @@ pub enum Step {
         /// How long to wait between the last byte and the reset.
         pause: Duration,
     },
+    /// Send these raw byte strings one after the other, flushing each and pausing `pause`
+    /// between them (so the client reads them apart), then close.
+    RawPaced {
+        /// The pieces, in order.
+        parts: Vec<Vec<u8>>,
+        /// The pause between two pieces.
+        pause: Duration,
+    },
     /// `Resource` with extra headers on every answer (200 and 206), such as
     /// `Content-Encoding: gzip` (then `body` is the encoded bytes, and ranges count them).
     ResourceWith {
@@ -403,6 +411,15 @@ fn serve(
             std::thread::sleep(*pause);
             socket2::SockRef::from(&out).set_linger(Some(Duration::ZERO))?;
             drop(out);
+        }
+        Step::RawPaced { parts, pause } => {
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    std::thread::sleep(*pause);
+                }
+                out.write_all(part)?;
+                out.flush()?;
+            }
         }
         Step::ResourceWith {
             body,

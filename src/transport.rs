@@ -380,10 +380,7 @@ impl Transport {
                 format!("redirect to unsupported scheme {:?}", url.scheme()),
             ));
         }
-        let mut next = Hop {
-            url,
-            ..hop.clone()
-        };
+        let mut next = Hop { url, ..hop.clone() };
         if next.url.origin() != hop.url.origin() {
             // Credentials are for the host the user named, not wherever it points.
             next.headers
@@ -484,9 +481,9 @@ impl Transport {
     /// `--compressed`, and only gzip (`Content-Encoding: gzip` or `x-gzip`).
     pub fn decodes(&self, head: &Head) -> bool {
         self.decode
-            && head
-                .value("content-encoding")
-                .is_some_and(|e| matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"))
+            && head.value("content-encoding").is_some_and(|e| {
+                matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip")
+            })
     }
 
     /// Copies the body into `sink` (decoding gzip when `decode`), failing when it exceeds

@@ -26,14 +26,16 @@
 //!
 //! The invariants, checked for every combination:
 //! 1. **A POST is processed at most once** (POST without a key and without
-//!    `--retry-unsafe`). The rule: count the POSTs the server recorded whose answer did not
-//!    prove the request unprocessed; at most one. A 307/308 proves it (the request is to be
-//!    sent elsewhere, as is), and so do 408, 429 and 503 (README: "the response is 408, 429
-//!    or 503"); a refused connection never reaches the server. Every other answer (a 303,
-//!    a 500, a 200 whose body broke, a reset, no answer) may follow processing. So after a
-//!    303 the server must see exactly one POST (the GETs that follow are fine), and after a
-//!    307 one replayed POST to the Location is fine, but a second POST that could have
-//!    been processed is not.
+//!    `--retry-unsafe`). Some answers prove the POST was not processed: a 307/308 (the
+//!    request is to be sent elsewhere, as is), 408, 429 and 503 (README: "the response is
+//!    408, 429 or 503"); a refused connection never reaches the server. Every other answer
+//!    (a 303, a 500, a 200 whose body broke, a reset, no answer at all) may follow
+//!    processing. The rule: once the server recorded a POST with such an answer, it must
+//!    record no further POST, whatever that later POST's answer would be (the client could
+//!    not know it when it sent). So after a 303 the server sees exactly one POST (the GETs
+//!    that follow are fine, and are what gets retried); after a 307 the replay to the
+//!    Location is fine, and so are replays after a 503 there, but nothing after a reset or a
+//!    500 there.
 //! 2. **The output**: spooled stdout and `-o` hold exactly the final successful body, once,
 //!    or nothing; an existing `-o` file is untouched, byte for byte, when the run fails, and
 //!    a new one is absent; with `-o`, stdout is empty. Under `-N`, stdout holds a prefix of
@@ -51,7 +53,7 @@
 //! Size: `RETRY_HTTP_MATRIX=full` runs the whole product (see `.ci/run`); otherwise a
 //! seeded sample of 60 combinations (`RETRY_HTTP_MATRIX_SEED=N` replays one; the seed is
 //! printed) plus the fixed list below. `RETRY_HTTP_MATRIX_WORKERS` sets the parallelism
-//! (default 8: most of a run is waiting). Every violation is collected and reported at the
+//! (default 16: most of a run is waiting). Every violation is collected and reported at the
 //! end, with the command line that reproduces it.
 
 mod matrix {
@@ -185,8 +187,11 @@ fn fault_matrix() {
     let workers = std::env::var("RETRY_HTTP_MATRIX_WORKERS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(8usize)
+        .unwrap_or(16usize)
         .max(1);
+    let bin_dir = tempfile::tempdir().expect("tempdir");
+    let (bin, built) = runner::snapshot_binary(bin_dir.path());
+    eprintln!("fault matrix: {built}");
     let started = Instant::now();
     let index = AtomicUsize::new(0);
     let reports: Mutex<Vec<(usize, Report)>> = Mutex::new(Vec::new());
@@ -196,7 +201,7 @@ fn fault_matrix() {
                 loop {
                     let i = index.fetch_add(1, Ordering::SeqCst);
                     let Some(c) = chosen.get(i) else { break };
-                    let r = runner::run(c);
+                    let r = runner::run(c, &bin);
                     reports.lock().expect("reports").push((i, r));
                 }
             });

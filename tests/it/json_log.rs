@@ -109,10 +109,13 @@ fn success_and_exhaustion() {
     );
 }
 
+/// Arguments, environment variables, and what the error must mention.
+type UsageCase<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, &'a str);
+
 #[test]
 fn usage_errors_of_every_kind() {
     let url = closed_port_url();
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<UsageCase> = vec![
         // clap: a value the parser rejects, an unknown flag, a missing value, a bad enum.
         (
             vec!["--attempts", "0", &url],

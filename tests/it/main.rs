@@ -16,4 +16,5 @@ mod state;
 mod surface;
 mod terminal;
 mod tls;
+mod trust;
 mod usage;

@@ -111,3 +111,115 @@ fn cacert_without_a_certificate_is_a_usage_error() {
         stderr(&out)
     );
 }
+
+/// A TCP server on loopback that does `each` with every connection; counts connections.
+fn raw_tls_port(each: fn(std::net::TcpStream)) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            seen.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || each(tcp));
+        }
+    });
+    (format!("https://localhost:{port}/"), count)
+}
+
+/// Reads the ClientHello (or whatever comes first).
+fn read_hello(tcp: &mut std::net::TcpStream) {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    let _ = tcp.read(&mut buf);
+}
+
+#[test]
+fn a_handshake_that_never_completed_lets_a_post_be_retried() {
+    // Closed after the ClientHello, or silent after it: no HTTP request was sent.
+    let closes: fn(std::net::TcpStream) = |mut tcp| read_hello(&mut tcp);
+    let stalls: fn(std::net::TcpStream) = |mut tcp| {
+        read_hello(&mut tcp);
+        std::thread::sleep(std::time::Duration::from_secs(10));
+    };
+    for (what, each) in [("closed", closes), ("stalled", stalls)] {
+        let (url, connections) = raw_tls_port(each);
+        let mut args = vec![
+            "POST",
+            "-d",
+            "x",
+            "--attempts",
+            "3",
+            "--timeout",
+            "400ms",
+            &url,
+        ];
+        args.extend(FAST);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 4, "{what}: {}", stderr(&out));
+        assert_eq!(connections.load(Ordering::SeqCst), 3, "{what}");
+    }
+}
+
+#[test]
+fn plain_http_on_an_https_port_is_not_retried() {
+    let (url, connections) = raw_tls_port(|mut tcp| {
+        read_hello(&mut tcp);
+        let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    });
+    let mut args = vec!["--attempts", "3", &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(connections.load(Ordering::SeqCst), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("TLS refused"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_demanded_client_certificate_is_not_retried() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(cert.cert.der().clone()).unwrap();
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .build()
+    .unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(vec![cert.cert.der().clone()], key)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handshakes = Arc::new(AtomicUsize::new(0));
+    let count = handshakes.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            count.fetch_add(1, Ordering::SeqCst);
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let Ok(conn) = rustls::ServerConnection::new(config) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                let mut line = String::new();
+                let _ = BufReader::new(&mut tls).read_line(&mut line);
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("ca.pem");
+    std::fs::write(&pem, cert.cert.pem()).unwrap();
+    let url = format!("https://localhost:{port}/");
+    let mut args = vec!["--cacert", pem.to_str().unwrap(), "--attempts", "3", &url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(handshakes.load(Ordering::SeqCst), 1, "{}", stderr(&out));
+}

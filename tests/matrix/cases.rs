@@ -326,6 +326,14 @@ pub fn gzip_bytes() -> Vec<u8> {
 const CHUNK1: &str = "fault-chunk-one!";
 const CHUNK2: &str = "fault-chunk-two, 32 bytes long!!";
 
+/// A chunked 200's head and its first, whole, chunk.
+fn chunked_head() -> Vec<u8> {
+    format!(
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n10\r\n{CHUNK1}\r\n"
+    )
+    .into_bytes()
+}
+
 /// The whole body the chunked faults would have had.
 pub fn chunked_full() -> Vec<u8> {
     format!("{CHUNK1}{CHUNK2}").into_bytes()
@@ -392,21 +400,21 @@ fn fault_step(f: Fault) -> Option<Step> {
             declared: fault_body().len(),
             body: cut,
         },
-        Fault::ChunkedCut => Step::Raw(
-            format!(
-                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
-                 10\r\n{CHUNK1}\r\n20\r\n{}",
-                &CHUNK2[..10]
-            )
-            .into_bytes(),
-        ),
-        Fault::ChunkedGarbage => Step::Raw(
-            format!(
-                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
-                 10\r\n{CHUNK1}\r\nzz\r\n{CHUNK2}\r\n0\r\n\r\n"
-            )
-            .into_bytes(),
-        ),
+        // The first chunk goes alone, so the client can stream it before the break.
+        Fault::ChunkedCut => Step::RawPaced {
+            parts: vec![
+                chunked_head(),
+                format!("20\r\n{}", &CHUNK2[..10]).into_bytes(),
+            ],
+            pause: Duration::from_millis(50),
+        },
+        Fault::ChunkedGarbage => Step::RawPaced {
+            parts: vec![
+                chunked_head(),
+                format!("zz\r\n{CHUNK2}\r\n0\r\n\r\n").into_bytes(),
+            ],
+            pause: Duration::from_millis(50),
+        },
         Fault::Stall => Step::Stall {
             body: cut,
             declared: fault_body().len(),
@@ -480,7 +488,7 @@ pub fn step_name(step: &Step) -> String {
         Step::Hang => "hang".into(),
         Step::Truncate { .. } => "truncated 200".into(),
         Step::Stall { .. } => "stalled 200".into(),
-        Step::Raw(_) => "raw (chunked) 200".into(),
+        Step::Raw(_) | Step::RawPaced { .. } => "broken chunked 200".into(),
         Step::Generate { .. } => "generated 200".into(),
         Step::Resource { cut_after, .. } | Step::ResourceWith { cut_after, .. } => {
             if cut_after.is_some() {
