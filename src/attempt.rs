@@ -316,6 +316,11 @@ impl Loop<'_> {
             Tried::Broken(f) => {
                 track.last = f.kind.name().to_string();
                 line.error = Some(describe(&f, &self.secrets));
+                if self.watchdog.expired() && f.kind != FailureKind::Local {
+                    // The watchdog cut the exchange: whatever the socket said, that is why.
+                    line.error = Some("cut at the deadline".into());
+                    track.last = "cut at the deadline".into();
+                }
                 self.name_failed_hop(line, sent);
                 (
                     self.judge_failure(n, &f, sent, &mut track.previous, rng),
@@ -364,16 +369,21 @@ impl Loop<'_> {
         let partial = self.partial.borrow_mut().take();
         let first = self.first_hop();
         let mut hop = first.clone();
-        if let Some(p) = &partial {
-            hop.headers
-                .extend(resume::request_headers(p.offset, &p.validator));
-        }
+        let asked: Vec<(String, String)> = partial
+            .iter()
+            .flat_map(|p| resume::request_headers(p.offset, &p.validator))
+            .collect();
+        hop.headers.extend(asked.iter().cloned());
         let chain = self.transport.send(&hop, self.payload, budget);
+        // The range asked for belongs to this attempt: the hop a later attempt starts at
+        // asks for what will be kept then.
+        let mut last = chain.last;
+        last.headers.retain(|h| !asked.contains(h));
         // An attempt that starts at a hop after a processed one is past that point too.
         let restarted = self.from.borrow().is_some();
         let sent = Sent {
             first,
-            last: chain.last,
+            last,
             committed: chain.committed || restarted,
         };
         let ex = match chain.result {
@@ -384,12 +394,12 @@ impl Loop<'_> {
                 return (Tried::Broken(f), sent);
             }
         };
-        (self.take_response(ex, partial), sent)
+        (self.take_response(ex, partial, &sent.last.method), sent)
     }
 
     /// A response arrived: judge its head against a kept partial download, and deliver a
     /// success's body.
-    fn take_response(&self, ex: Exchange, partial: Option<Partial>) -> Tried {
+    fn take_response(&self, ex: Exchange, partial: Option<Partial>, method: &str) -> Tried {
         self.log_response_headers(&ex.head);
         *self.last_head.borrow_mut() = Some(ex.head.clone());
         let range = partial
@@ -418,7 +428,7 @@ impl Loop<'_> {
         self.watchdog
             .note_last(&format!("{status} {reason}, its body not yet delivered"));
         let resumed = continued.as_ref().map(|r| r.partial.offset);
-        match self.deliver(ex, continued) {
+        match self.deliver(ex, continued, method == "GET") {
             Ok(()) => Tried::Success(status, reason, resumed),
             Err(f) => Tried::Broken(f),
         }

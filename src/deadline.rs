@@ -17,7 +17,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long the run has, once the agent is shut down, to end by itself.
-pub const GRACE: Duration = Duration::from_millis(25);
+pub const GRACE: Duration = Duration::from_millis(10);
 
 /// Where the run stands, as far as the watchdog is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

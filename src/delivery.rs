@@ -26,14 +26,21 @@ pub struct Resumed {
 }
 
 impl Loop<'_> {
-    /// Whether a broken download may be resumed: a GET to a regular `-o` file, without `-i`.
-    pub(crate) fn can_resume(&self) -> bool {
-        self.cfg.request.method == "GET" && self.output.resumable()
+    /// Whether a broken download may be resumed: a GET (the request that got this answer:
+    /// under `-L` it may follow a POST's 303) to a regular `-o` file, without `-i`.
+    pub(crate) fn can_resume(&self, get: bool) -> bool {
+        get && self.output.resumable()
     }
 
     /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
     /// and commits it when complete.
-    pub(crate) fn deliver(&self, ex: Exchange, continued: Option<Resumed>) -> Result<(), Failure> {
+    /// `get`: the answer is to a GET, so a broken body may be kept and resumed.
+    pub(crate) fn deliver(
+        &self,
+        ex: Exchange,
+        continued: Option<Resumed>,
+        get: bool,
+    ) -> Result<(), Failure> {
         let limit = self.cfg.output.max_filesize;
         let offset = continued.as_ref().map_or(0, |r| r.partial.offset);
         let range = continued.as_ref().map(|r| r.range);
@@ -122,7 +129,7 @@ impl Loop<'_> {
                 let kept = spool.len();
                 match (validator, total) {
                     (Some(validator), Some(total))
-                        if self.can_resume()
+                        if self.can_resume(get)
                             && f.kind.is_retryable()
                             && kept > 0
                             && kept < total =>
@@ -151,7 +158,7 @@ impl Loop<'_> {
 
     /// `--fail-with-body`: the final error response's body is written too.
     pub(crate) fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
-        match self.deliver(ex, None) {
+        match self.deliver(ex, None, false) {
             Ok(()) => outcome,
             Err(f) => {
                 self.reporter

@@ -19,8 +19,13 @@
 //! - outputs: stdout spooled, `-N`, `-o FILE` existing (known content), `-o FILE` new,
 //!   `-o /dev/null`.
 //!
-//! Every run gets `--deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, fast backoff
-//! (`--base 1ms --cap 5ms --retry-after-spread 0 --max-retry-after 100ms`), `-v`, secrets
+//! The hang, the stall and the Retry-After: 1 faults also run with a tight deadline: 800 ms,
+//! no `--timeout`, `--stall-timeout 5s`, Retry-After not clamped, so the deadline is what
+//! ends the run.
+//!
+//! Every other run gets `--deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, and all
+//! get fast backoff (`--base 1ms --cap 5ms --retry-after-spread 0`, and outside the tight
+//! deadline `--max-retry-after 100ms`), `-v`, secrets
 //! in an `Authorization` header, in the URL's userinfo and in its `access_token` query
 //! (and in the redirect's Location), its own working folder and its own `TMPDIR`.
 //!
@@ -42,7 +47,8 @@
 //!    one 2xx response's body (not a splice of two), exactly the final body on success, and a
 //!    run that failed after bytes reached stdout ends with exit 6.
 //! 3. **No temporary file is left**, beside the `-o` target (`.NAME.*.part`) nor in TMPDIR.
-//! 4. **The deadline**: the run's wall time is at most the deadline plus 1.5 s.
+//! 4. **The deadline**: the run's wall time is at most the deadline plus 1.5 s; a
+//!    Retry-After that would end past the deadline stops the run before the deadline.
 //! 5. **No secret** given on the command line appears on stderr (with `-v`).
 //! 6. **The exit code** is the one `oracle::expected_exit` derives from README (that
 //!    function's doc comment is the reading of README it encodes).
@@ -53,7 +59,9 @@
 //! Size: `RETRY_HTTP_MATRIX=full` runs the whole product (see `.ci/run`); otherwise a
 //! seeded sample of 60 combinations (`RETRY_HTTP_MATRIX_SEED=N` replays one; the seed is
 //! printed) plus the fixed list below. `RETRY_HTTP_MATRIX_WORKERS` sets the parallelism
-//! (default 16: most of a run is waiting). Every violation is collected and reported at the
+//! (default 16: most of a run is waiting). `RETRY_HTTP_MATRIX_BIN=PATH` tests another binary
+//! than the one cargo built (the binary is copied first, so a concurrent build cannot swap
+//! it mid-run). Every violation is collected and reported at the
 //! end, with the command line that reproduces it.
 
 mod matrix {
@@ -62,7 +70,7 @@ mod matrix {
     pub mod runner;
 }
 
-use matrix::cases::{self, Case, Fault, Method, Out, Wrap};
+use matrix::cases::{self, Case, Fault, Method, Mode, Out, Wrap};
 use matrix::runner::{self, Report};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -71,10 +79,14 @@ use std::time::Instant;
 
 /// The combinations that always run: the named cases and one of each rule.
 fn fixed() -> Vec<Case> {
-    let c = |wrap, fault, forever, compressed, method, out| Case {
+    let c = |wrap, fault, forever: bool, compressed, method, out| Case {
         wrap,
         fault,
-        forever,
+        mode: if forever {
+            Mode::Forever
+        } else {
+            Mode::Then200
+        },
         compressed,
         method,
         out,
@@ -83,7 +95,7 @@ fn fixed() -> Vec<Case> {
     use Method::*;
     use Out::*;
     use Wrap::*;
-    vec![
+    let mut v = vec![
         // A POST answered 303: the GET that follows fails; only the GET may be retried.
         c(See303, Status(503, None), false, false, Post, Stdout),
         c(See303, Status(503, Some(1)), false, false, Post, FileNew),
@@ -117,6 +129,8 @@ fn fixed() -> Vec<Case> {
         c(Direct, ChunkedGarbage, false, false, Get, FileNew),
         c(Direct, CutResumable, false, false, Get, FileExisting),
         c(Direct, CutResumable, false, false, Get, FileNew),
+        // A download after a POST's 303 is resumed from the GET, each attempt from what it keeps.
+        c(See303, CutResumable, true, false, Post, FileExisting),
         // gzip: saved as sent without --compressed, decoded with it; a cut one is retried.
         c(Direct, Gzip, false, false, Get, FileNew),
         c(Direct, Gzip, false, true, Get, Stdout),
@@ -124,7 +138,28 @@ fn fixed() -> Vec<Case> {
         c(Direct, GzipCut, false, true, Get, FileNew),
         c(Direct, GzipCut, false, true, Get, Stdout),
         c(Direct, GzipCut, false, true, Get, NoBuffer),
-    ]
+    ];
+    // The deadline comes first: a hang or stall cut by it, a Retry-After that would cross it.
+    let t = |wrap, fault, method, out| Case {
+        wrap,
+        fault,
+        mode: Mode::Tight,
+        compressed: false,
+        method,
+        out,
+    };
+    v.extend([
+        t(Direct, Hang, Post, Stdout),
+        t(Direct, Hang, Get, FileExisting),
+        t(Direct, Stall, Get, NoBuffer),
+        t(Direct, Stall, Put, FileNew),
+        t(See303, Hang, Post, Stdout),
+        t(Temp307, Stall, PostKey, Stdout),
+        t(Direct, Status(503, Some(1)), Post, Stdout),
+        t(Direct, Status(500, Some(1)), Post, Stdout),
+        t(See303, Status(429, Some(1)), Get, DevNull),
+    ]);
+    v
 }
 
 /// splitmix64: a tiny seeded generator, enough to draw a sample.

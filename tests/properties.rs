@@ -1,9 +1,17 @@
-//! Property tests on the parsers that read untrusted or user input: arbitrary input never
-//! panics, and every accepted value round-trips.
+//! Property tests on the parsers that read untrusted or user input (arbitrary input never
+//! panics, and every accepted value round-trips), and on the deadline: the attempt loop's
+//! plan, run on a simulated clock at every length from 1 s to 10 min, never crosses it.
 
 use proptest::prelude::*;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use retry_http::policy::{self, Backoff, Fit, Hint, Jitter};
 use retry_http::{retry_after, values};
 use std::time::{Duration, SystemTime};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
 
 proptest! {
     #[test]
@@ -77,5 +85,56 @@ proptest! {
             values::HeaderArg::Set(name, value.trim().to_string())
         };
         prop_assert_eq!(parsed, expected);
+    }
+
+    /// The loop's schedule on an injected clock: each attempt takes what the server makes
+    /// it take, cut to the time left (as the watchdog cuts it); each wait is planned and fitted
+    /// by the same functions the loop calls. Nothing planned ends past the deadline, and a
+    /// retry is never planned into less than the least attempt time.
+    #[test]
+    fn the_plan_never_crosses_the_deadline(
+        deadline_ms in 1_000u64..=600_000,
+        base_ms in 1u64..5_000,
+        cap_ms in 1u64..120_000,
+        jitter in 0u8..5,
+        hint_ms in prop::option::of(0u64..300_000),
+        spread_ms in 0u64..5_000,
+        seed in any::<u64>(),
+        took_ms in prop::collection::vec(0u64..120_000, 1..60),
+    ) {
+        let base = ms(base_ms);
+        let backoff = Backoff {
+            base,
+            cap: (ms(cap_ms)).max(base),
+            jitter: match jitter {
+                0 => Jitter::Full,
+                1 => Jitter::Equal,
+                2 => Jitter::Decorrelated,
+                3 => Jitter::None,
+                _ => Jitter::Additive(ms(spread_ms)),
+            },
+        };
+        let deadline = ms(deadline_ms);
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut now = Duration::ZERO;
+        let mut previous = base;
+        for (n, took) in took_ms.iter().enumerate() {
+            let left = deadline.saturating_sub(now);
+            prop_assert!(!left.is_zero(), "an attempt began at the deadline");
+            now += ms(*took).min(left);
+            let left = deadline.saturating_sub(now);
+            let drawn = backoff.draw(n as u32, previous, &mut rng);
+            previous = drawn.total();
+            let hint = hint_ms.map(|h| Hint { wait: ms(h), clamped: false });
+            let planned = policy::plan_wait(&backoff, drawn, hint, ms(spread_ms), &mut rng);
+            match policy::fit_to_deadline(planned.draw, Some(left)) {
+                Fit::Stop => break,
+                Fit::Sleep(wait) => {
+                    prop_assert!(wait >= planned.draw.floor, "the floor was cut");
+                    now += wait;
+                    prop_assert!(now + policy::MIN_ATTEMPT <= deadline, "{now:?} of {deadline:?}");
+                }
+            }
+        }
     }
 }

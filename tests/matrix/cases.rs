@@ -74,13 +74,24 @@ pub enum Out {
     DevNull,
 }
 
+/// What follows the fault, and how much time the run has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A 200 follows the fault; time limits short, the deadline far (3 s).
+    Then200,
+    /// The fault repeats on every later request.
+    Forever,
+    /// A 200 follows, but the deadline (800 ms) comes first: no --timeout, a stall timeout
+    /// (5 s) longer than the deadline, Retry-After not clamped (1 s).
+    Tight,
+}
+
 /// One combination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Case {
     pub wrap: Wrap,
     pub fault: Fault,
-    /// The fault repeats on every later request (else a success follows it).
-    pub forever: bool,
+    pub mode: Mode,
     /// `--compressed` is given.
     pub compressed: bool,
     pub method: Method,
@@ -130,14 +141,18 @@ pub const OUTS: [Out; 5] = [
 ];
 
 impl Fault {
-    /// Whether both `forever` values make a different case. A refused connection cannot be
-    /// followed by a success on the same port deterministically (the client's connect is not
-    /// visible to the server), so it always repeats; a gzip success has no fault to repeat.
-    pub fn modes(self) -> &'static [bool] {
+    /// The modes that make a different case. A refused connection cannot be followed by a
+    /// success on the same port deterministically (the client's connect is not visible to
+    /// the server), so it always repeats; a gzip success has no fault to repeat. The tight
+    /// deadline is for the faults that take time: a hang, a stall, Retry-After: 1.
+    pub fn modes(self) -> &'static [Mode] {
         match self {
-            Fault::Refused => &[true],
-            Fault::Gzip => &[false],
-            _ => &[false, true],
+            Fault::Refused => &[Mode::Forever],
+            Fault::Gzip => &[Mode::Then200],
+            Fault::Hang | Fault::Stall | Fault::Status(_, Some(1)) => {
+                &[Mode::Then200, Mode::Forever, Mode::Tight]
+            }
+            _ => &[Mode::Then200, Mode::Forever],
         }
     }
 
@@ -223,10 +238,11 @@ impl Case {
             Wrap::See303 => "303 -> ",
             Wrap::Temp307 => "307 -> ",
         };
-        let mode = match (self.fault, self.forever) {
+        let mode = match (self.fault, self.mode) {
             (Fault::Gzip, _) => "",
-            (_, true) => " (forever)",
-            (_, false) => " (then 200)",
+            (_, Mode::Forever) => " (forever)",
+            (_, Mode::Then200) => " (then 200)",
+            (_, Mode::Tight) => " (then 200, tight deadline)",
         };
         let comp = if self.compressed {
             " | --compressed"
@@ -243,7 +259,7 @@ impl Case {
 
     /// Whether the fault is met on every request (no success ever comes).
     pub fn repeats(&self) -> bool {
-        self.forever || self.fault == Fault::Refused
+        self.mode == Mode::Forever || self.fault == Fault::Refused
     }
 }
 
@@ -252,14 +268,14 @@ pub fn all() -> Vec<Case> {
     let mut v = Vec::new();
     for wrap in WRAPS {
         for fault in faults() {
-            for &forever in fault.modes() {
+            for &mode in fault.modes() {
                 for &compressed in fault.compressions() {
                     for method in METHODS {
                         for out in OUTS {
                             v.push(Case {
                                 wrap,
                                 fault,
-                                forever,
+                                mode,
                                 compressed,
                                 method,
                                 out,

@@ -1,7 +1,7 @@
 //! The oracle: the exit code README's rules give a combination, and the replay rule for
 //! non-idempotent requests. Pure functions of the case (and of what the server recorded).
 
-use super::cases::{Case, Fault, Method, Out, Wrap};
+use super::cases::{Case, Fault, Method, Mode, Out, Wrap};
 
 /// How a fault ends an attempt, as README's rules see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,29 +53,38 @@ pub fn resumed(c: &Case) -> Option<bool> {
     }
 }
 
-/// The expected exit codes (one, or two where README leaves a choice) and the rule. `streamed`: whether bytes reached
-/// stdout (only asked of a chunk size that is not hexadecimal under `-N`, see below).
+/// The expected exit codes (one, or two where README leaves a choice) and the rule that
+/// gives them. `streamed`: whether bytes reached stdout (asked only of a chunk size that is
+/// not hexadecimal under `-N`, see rule 4).
 ///
 /// In README's order of precedence:
 /// 1. A 200 at once (the gzip body): 0.
-/// 2. A resumed download (see [`resumed`]): 0 (0 or 4 where it may not be resumed). Each attempt brings 1000 more bytes (the
-///    scripted resource cuts every answer, 200 or 206, after 1000 bytes), so even a cut
-///    "forever" completes the 3000-byte body at the third attempt of six.
-/// 3. `-N` and a body that broke after its first bytes reached stdout: 6, not retried
+/// 2. The tight deadline (800 ms, no --timeout, a 5 s stall timeout, Retry-After not
+///    clamped): a hang or a stall is cut by the deadline: 5 ("an attempt whose time was cut
+///    to the deadline and ran out counts as the deadline passing (5), even for a POST");
+///    under -N a stall after streamed bytes may read as 5 or 6 (README's precedence puts
+///    "not retried (6)" first, its sentence on cut attempts says 5: both accepted). A
+///    Retry-After: 1 is a wait whose floor ends past the deadline: 5 at once, unless the
+///    status is not retried at all (a 500 to a POST without a key: 3).
+/// 3. A resumed download (see [`resumed`]): 0 (0 or 4 where it may not be resumed). Each
+///    attempt brings 1000 more bytes (the scripted resource cuts every answer, 200 or 206,
+///    after 1000 bytes), so even a cut "forever" completes the 3000-byte body at the third
+///    attempt of six.
+/// 4. `-N` and a body that broke after its first bytes reached stdout: 6, not retried
 ///    ("a failure after the first byte is not retried (exit 6)"). Every `CutBody` fault here
 ///    sends at least 16 body bytes, apart from what breaks it, before it breaks (a gzip body
 ///    cut at half of 8 KB decodes to several KB), so bytes reach stdout. The exception is
 ///    the chunk size that is not hexadecimal: a decoder that reads ahead may refuse the
 ///    body before handing out its first chunk, and then nothing reached stdout and README's
 ///    condition does not hold; so there, and only there, the rule depends on `streamed`.
-/// 4. The method of the request the fault answered: after a 303 it is the GET that
+/// 5. The method of the request the fault answered: after a 303 it is the GET that
 ///    followed (idempotent, so retried from that hop: the POST is never re-sent); after a 307
 ///    it is the method itself, replayed. GET and PUT are idempotent; a POST may be replayed
 ///    with `--idempotency-key` or `--retry-unsafe`, or when the failure proves it was not
 ///    processed: a refused connection, 408, 429, 503. Otherwise the run stops: 3 for a
 ///    response (the 500), 6 for a transport failure ("stops with exit 6 (transport) or 3
 ///    (response)").
-/// 5. Retried: 0 when a success follows the fault; 4 when the fault repeats, since every
+/// 6. Retried: 0 when a success follows the fault; 4 when the fault repeats, since every
 ///    run here ends far inside its deadline (six attempts of at most 200 ms of stall, waits
 ///    of at most 100 ms).
 ///
@@ -94,6 +103,27 @@ pub fn expected_exit(c: &Case, streamed: bool) -> (Vec<i32>, &'static str) {
     let k = kind(c.fault);
     if k == Kind::Success {
         return (vec![0], "a 200 at once");
+    }
+    if c.mode == Mode::Tight {
+        let hop_is_post = c.method == Method::Post && c.wrap != Wrap::See303;
+        return match k {
+            Kind::Status(500) if hop_is_post => (
+                vec![3],
+                "POST, 500, no key: not replayed (before the deadline)",
+            ),
+            Kind::Status(_) => (
+                vec![5],
+                "Retry-After: 1 would end past the 800 ms deadline: stop at once",
+            ),
+            _ if c.fault == Fault::Stall && c.out == Out::NoBuffer => (
+                vec![5, 6],
+                "the deadline cut the attempt (5), or -N after bytes streamed (6)",
+            ),
+            _ => (
+                vec![5],
+                "the attempt was cut to the deadline and ran out (5, even for a POST)",
+            ),
+        };
     }
     match resumed(c) {
         Some(true) => return (vec![0], "resumed: every attempt brings 1000 more bytes"),

@@ -1,0 +1,197 @@
+//! clap's errors, turned into the tool's own usage error: one line (`retry-http: error:
+//! ...; see --help`), every quoted value masked by what it is, the variable named when a
+//! bad value came from `RETRY_HTTP_*`, and with the JSON log an error object and a summary
+//! object (exit 2 either way). Help and version pass through to stdout.
+
+use crate::exit::Outcome;
+use crate::{cli, redact, report};
+use std::ffi::OsString;
+use std::time::Instant;
+
+/// Whether the command line asks for the JSON log. clap's errors come before its parse is
+/// done, so this reads the raw arguments: the last `--log-format FORMAT` or
+/// `--log-format=FORMAT` before `--` decides, else `$RETRY_HTTP_LOG_FORMAT` (as clap reads
+/// them: exactly `json`). A flag given without a usable value means text. The subcommands
+/// (`demo`, `simulate`, `help`) have no JSON log.
+fn json_requested(args: &[OsString]) -> bool {
+    let args: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args
+        .first()
+        .is_some_and(|a| matches!(a.as_str(), "demo" | "simulate" | "help"))
+    {
+        return false;
+    }
+    let mut given: Option<Option<&str>> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--" {
+            break;
+        }
+        if a == "--log-format" {
+            given = Some(args.get(i + 1).map(String::as_str));
+            i += 2;
+            continue;
+        }
+        if let Some(v) = a.strip_prefix("--log-format=") {
+            given = Some(Some(v));
+        }
+        i += 1;
+    }
+    match given {
+        Some(v) => v == Some("json"),
+        None => std::env::var_os("RETRY_HTTP_LOG_FORMAT").is_some_and(|v| v == "json"),
+    }
+}
+
+/// clap quotes rejected values as they were typed. Each is masked by what it is: the value
+/// of `-H` as a header that did not parse, of `-u` as credentials, anything else as a URL
+/// (which changes only what looks like a userinfo, a query or a fragment). The rejected
+/// value is masked first; then every argument, wherever clap quotes it (an extra
+/// positional, a conflict, ...).
+fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue};
+    #[derive(Clone, Copy)]
+    enum Kind {
+        Header,
+        User,
+        Other,
+    }
+    let mask = |kind: Kind, v: &str| match kind {
+        Kind::Header => redact::header_arg(v),
+        Kind::User => redact::credentials(v),
+        Kind::Other => redact::url_text(v),
+    };
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) {
+        let kind = if arg.starts_with("--header") {
+            Kind::Header
+        } else if arg.starts_with("--user") {
+            Kind::User
+        } else {
+            Kind::Other
+        };
+        pairs.push((value.clone(), mask(kind, value)));
+    }
+    let args: Vec<String> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut next = Kind::Other;
+    for a in &args {
+        let (kind, value) = match (next, a.as_str()) {
+            (Kind::Header | Kind::User, v) => (next, v),
+            (_, v) if v.starts_with("--header=") => (Kind::Header, &v["--header=".len()..]),
+            (_, v) if v.starts_with("--user=") => (Kind::User, &v["--user=".len()..]),
+            (_, v) if v.starts_with("-H") && v.len() > 2 => (Kind::Header, &v[2..]),
+            (_, v) if v.starts_with("-u") && v.len() > 2 => (Kind::User, &v[2..]),
+            (_, v) => (Kind::Other, v),
+        };
+        next = match a.as_str() {
+            "-H" | "--header" => Kind::Header,
+            "-u" | "--user" => Kind::User,
+            _ => Kind::Other,
+        };
+        pairs.push((value.to_string(), mask(kind, value)));
+        if value != a {
+            pairs.push((
+                a.clone(),
+                format!("{}{}", &a[..a.len() - value.len()], mask(kind, value)),
+            ));
+        }
+    }
+    pairs.retain(|(raw, masked)| !raw.is_empty() && raw != masked);
+    // Value parsers quote with `{:?}`, so a value holding quotes or controls appears
+    // escaped; clap strips control characters and escape sequences from what it quotes.
+    let escaped = |s: &str| {
+        let d = format!("{s:?}");
+        d[1..d.len() - 1].to_string()
+    };
+    let stripped = |s: &str| anstream::adapter::strip_str(s).to_string();
+    let variants: Vec<(String, String)> = pairs
+        .iter()
+        .flat_map(|(raw, masked)| {
+            [
+                (escaped(raw), escaped(masked)),
+                (stripped(raw), stripped(masked)),
+            ]
+        })
+        .filter(|(raw, _)| !raw.is_empty() && !pairs.iter().any(|(r, _)| r == raw))
+        .collect();
+    pairs.extend(variants);
+    // The longest first, so a value inside a longer one is not masked half.
+    pairs.sort_by_key(|(raw, _)| std::cmp::Reverse(raw.len()));
+    pairs.iter().fold(text.to_string(), |acc, (raw, masked)| {
+        acc.replace(raw.as_str(), masked)
+    })
+}
+
+/// Help and version go to stdout with exit 0 (no summary: nothing ran); anything else is
+/// one usage line (exit 2), or with the JSON log an error object and a summary object.
+pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> Outcome {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return Outcome::Success;
+    }
+    // clap quotes the rejected value: a secret in it must not be printed.
+    let text = mask_clap_text(&e.to_string(), e, args);
+    // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
+    let mut paragraphs = text.split("\n\n");
+    let first = paragraphs.next().unwrap_or("invalid command line");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    // clap breaks its own lines with an indent; join those. A value holding CR or LF is
+    // escaped, so the message stays on one line.
+    let first = first
+        .replace("\n  ", " ")
+        .replace('\r', "\\r")
+        .replace('\n', "\\n");
+    let first = match env_source(e) {
+        Some(var) => format!("{first} (the value comes from ${var})"),
+        None => first,
+    };
+    let tip = paragraphs.map(str::trim).find(|p| p.starts_with("tip:"));
+    let message = match tip {
+        Some(tip) => format!("{first} ({tip})"),
+        None => first,
+    };
+    if json_requested(args) {
+        let reporter =
+            report::Reporter::new(cli::LogFormat::Json, false, false, cli::ColorChoice::Never);
+        reporter.error(&format!("{message}; see --help"));
+        let elapsed = start.elapsed();
+        reporter.summary(
+            Outcome::Usage,
+            0,
+            elapsed,
+            0,
+            "nothing sent",
+            Some(&message),
+        );
+    } else {
+        eprintln!("retry-http: error: {message}; see --help");
+    }
+    Outcome::Usage
+}
+
+/// The `RETRY_HTTP_*` variable a bad value came from, if it came from one.
+fn env_source(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+        e.get(ContextKind::InvalidArg),
+        e.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let flag = arg.strip_prefix("--")?.split([' ', '=']).next()?;
+    let var = format!("RETRY_HTTP_{}", flag.to_ascii_uppercase().replace('-', "_"));
+    (std::env::var(&var).ok().as_deref() == Some(value.as_str())).then_some(var)
+}
