@@ -12,6 +12,8 @@
 //!
 //! The run claims its ending ([`Watchdog::claim`]) before the steps that cannot be undone:
 //! renaming `-o` into place, printing the summary. From then on the watchdog stands down.
+//! The signal handler, when it must end a run that does not end by itself, takes the ending
+//! over the same way ([`Watchdog::take_over`]), so a run prints exactly one summary.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -153,6 +155,18 @@ impl Watchdog {
         }
     }
 
+    /// Another thread (the signal handler) takes the ending over, unless the run has
+    /// claimed it or the watchdog is ending the process: then the attempts made and the last
+    /// result, for its summary line.
+    pub fn take_over(&self) -> Option<(u32, String)> {
+        let mut s = self.state.0.lock().ok()?;
+        if matches!(s.phase, Phase::Claimed | Phase::Exiting) {
+            return None;
+        }
+        s.phase = Phase::Exiting;
+        Some((s.attempts, s.last.clone()))
+    }
+
     /// Notes what the current attempt is doing, for the watchdog's summary.
     pub fn note_last(&self, last: &str) {
         if let Ok(mut s) = self.state.0.lock() {
@@ -185,7 +199,7 @@ impl Watchdog {
 
 /// Writes the summary to stderr without waiting on a reader that stopped reading: the
 /// write runs on a thread of its own and is given a few milliseconds.
-fn last_line(line: &str) {
+pub(crate) fn last_line(line: &str) {
     let text = format!("{line}\n").into_bytes();
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new().spawn(move || {

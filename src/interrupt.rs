@@ -77,8 +77,12 @@ impl Interrupt {
     }
 
     /// Installs the SIGINT/SIGTERM handler. `abort` is called from the handler thread to
-    /// stop a transfer in flight.
-    pub fn install(abort: impl FnOnce() + Send + 'static) -> std::io::Result<Self> {
+    /// stop a transfer in flight; `last_words` writes the summary if the handler must end
+    /// the process itself (after the temporary files are removed).
+    pub fn install(
+        abort: impl FnOnce() + Send + 'static,
+        last_words: impl FnOnce(Signal) + Send + 'static,
+    ) -> std::io::Result<Self> {
         let me = Self::default();
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
         let shared = me.clone();
@@ -96,6 +100,7 @@ impl Interrupt {
             std::thread::sleep(GRACE);
             remove_temps();
             crate::release::release_at_exit();
+            last_words(sig);
             std::process::exit(128 + raw);
         });
         Ok(me)

@@ -300,16 +300,7 @@ impl Reporter {
                 self.json(summary_json(outcome, attempts_made, elapsed, seed, reason))
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
-                let what = match outcome {
-                    Outcome::AttemptsExhausted => "attempts exhausted",
-                    Outcome::Deadline => "deadline reached",
-                    Outcome::NonRetryableResponse => "non-retryable response",
-                    Outcome::NonRetryableTransport => "non-retryable failure",
-                    Outcome::Refused => "refused",
-                    Outcome::Interrupted => "interrupted",
-                    Outcome::Terminated => "terminated",
-                    _ => "failed",
-                };
+                let what = phrase(outcome);
                 // A refusal says why, unless `last` already does (refused before the first
                 // attempt).
                 let why = match reason {
@@ -411,26 +402,43 @@ fn attempt_json(a: &AttemptLine) -> Value {
     })
 }
 
-/// The summary line of a run that the deadline watchdog ends itself (see `deadline`): the
-/// line [`Reporter::summary`] writes for exit 5, returned for a write of its own.
-pub fn deadline_summary(
+/// How the text summary names an outcome ("deadline reached after ...").
+fn phrase(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::AttemptsExhausted => "attempts exhausted",
+        Outcome::Deadline => "deadline reached",
+        Outcome::NonRetryableResponse => "non-retryable response",
+        Outcome::NonRetryableTransport => "non-retryable failure",
+        Outcome::Refused => "refused",
+        Outcome::Interrupted => "interrupted",
+        Outcome::Terminated => "terminated",
+        _ => "failed",
+    }
+}
+
+/// The summary line of a run that is ended from another thread (the deadline's watchdog,
+/// or the signal handler when the run does not end by itself): the line
+/// [`Reporter::summary`] would write, returned for a write of its own.
+pub fn forced_summary(
     format: LogFormat,
+    outcome: Outcome,
     attempts_made: u32,
     elapsed: Duration,
     seed: u64,
     last: &str,
+    reason: &str,
 ) -> String {
-    let why = "stopping: the deadline passed while the output was being written";
     match format {
         LogFormat::Json => {
-            summary_json(Outcome::Deadline, attempts_made, elapsed, seed, Some(why)).to_string()
+            summary_json(outcome, attempts_made, elapsed, seed, Some(reason)).to_string()
         }
         LogFormat::Text => {
             let plural = if attempts_made == 1 { "" } else { "s" };
             format!(
-                "{PREFIX} error: deadline reached after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                phrase(outcome),
                 fmt_duration(elapsed),
-                Outcome::Deadline.code()
+                outcome.code()
             )
         }
     }

@@ -142,19 +142,23 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         transport,
         payload,
     } = p;
+    let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
+    let watchdog = start_watchdog(&cfg, &transport, reporter, start, seed);
     let abort = transport.abort_handle();
-    let interrupt = interrupt::Interrupt::install(move || abort.shutdown()).unwrap_or_else(|e| {
+    let interrupt = interrupt::Interrupt::install(
+        move || abort.shutdown(),
+        forced_summary(&watchdog, reporter, start, seed),
+    )
+    .unwrap_or_else(|e| {
         reporter.warn(&format!("cannot install the signal handler: {e}"));
         interrupt::Interrupt::none()
     });
     if cfg.request.insecure {
         reporter.warn("TLS certificate verification is off (-k)");
     }
-    let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
     reporter.detail(&format!(
         "seed {seed} (replay the same waits with --seed {seed})"
     ));
-    let watchdog = start_watchdog(&cfg, &transport, reporter, start, seed);
     let headers = request_headers(&cfg, reporter);
     let shared = match &cfg.state {
         Some((path, limits)) => {
@@ -245,11 +249,50 @@ fn start_watchdog(
         LastWords {
             abort: Box::new(move || abort.shutdown()),
             summary: Box::new(move |n, last| {
-                report::deadline_summary(format, n, start.elapsed(), seed, last)
+                report::forced_summary(
+                    format,
+                    Outcome::Deadline,
+                    n,
+                    start.elapsed(),
+                    seed,
+                    last,
+                    "stopping: the deadline passed",
+                )
             }),
             end: deadline::exit_now(Outcome::Deadline.code()),
         },
     )
+}
+
+/// What the signal handler writes when it must end the run itself: the summary, unless
+/// the run has claimed its ending (then the run writes it) or the watchdog is ending it.
+fn forced_summary(
+    watchdog: &Watchdog,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> impl FnOnce(interrupt::Signal) + Send + 'static {
+    let watchdog = watchdog.clone();
+    let format = reporter.format();
+    move |sig| {
+        let Some((n, last)) = watchdog.take_over() else {
+            return;
+        };
+        let outcome = match sig {
+            interrupt::Signal::Int => Outcome::Interrupted,
+            interrupt::Signal::Term => Outcome::Terminated,
+        };
+        let line = report::forced_summary(
+            format,
+            outcome,
+            n,
+            start.elapsed(),
+            seed,
+            &last,
+            "stopping: interrupted",
+        );
+        deadline::last_line(&line);
+    }
 }
 
 /// What the loop leaves for the end of the run.

@@ -65,3 +65,34 @@ fn sigterm_during_a_transfer_exits_143_and_removes_the_temp_file() {
         "temporary file left behind"
     );
 }
+
+#[test]
+fn a_run_blocked_on_its_output_ends_on_sigint_with_one_summary() {
+    // stdout is a pipe nobody reads: the run is stuck writing, so the handler ends it.
+    let s = Server::start(vec![Step::Generate { len: 16 << 20 }]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+        .args(["--log-format", "json", &s.url("/big")])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let _unread = child.stdout.take();
+    wait_for_requests(&s, 1);
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
+    send(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(sent.elapsed() < Duration::from_secs(3));
+    let text = String::from_utf8_lossy(&out.stderr);
+    let objects: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let summaries: Vec<_> = objects.iter().filter(|v| v["type"] == "summary").collect();
+    assert_eq!(summaries.len(), 1, "{text}");
+    assert_eq!(summaries[0]["outcome"], "interrupted");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
