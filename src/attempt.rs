@@ -260,7 +260,7 @@ impl Loop<'_> {
 
     /// A failure names the request that failed; under `-L` that may be a later hop.
     fn name_failed_hop(&self, line: &mut AttemptLine, sent: &Sent) {
-        if sent.last != sent.first {
+        if (&sent.last.method, &sent.last.url) != (&sent.first.method, &sent.first.url) {
             line.method = sent.last.method.clone();
             line.url = redact::url(&sent.last.url);
             add_note(

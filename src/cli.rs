@@ -182,7 +182,7 @@ pub struct RequestArgs {
     pub retry_after_spread: Duration,
 
     /// Timeout of one attempt, the whole exchange including the body (0: none).
-    #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration, conflicts_with = "max_time", help_heading = "Policy")]
+    #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Policy")]
     pub timeout: Option<Duration>,
 
     /// curl's name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none).

@@ -154,12 +154,26 @@ impl std::fmt::Display for UsageError {
     }
 }
 
+/// `--timeout` or curl's `-m`: one of them, or the flag over `$RETRY_HTTP_TIMEOUT`.
+fn attempt_timeout(a: &RequestArgs) -> Result<Option<Duration>, UsageError> {
+    match (a.timeout, a.max_time) {
+        (Some(_), Some(m)) if std::env::var_os("RETRY_HTTP_TIMEOUT").is_some() => Ok(Some(m)),
+        (Some(_), Some(_)) => usage("--timeout and -m/--max-time say the same thing: give one"),
+        (t, m) => Ok(t.or(m)),
+    }
+}
+
 fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(msg.into()))
 }
 
 /// Checks a method: an HTTP token (RFC 9110 section 9.1), kept as given.
 fn method(m: &str) -> Result<String, UsageError> {
+    if m.contains("://") {
+        return usage(
+            "two URLs given: one request per run is accepted (the word before the URL is the method)",
+        );
+    }
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if m.is_empty() || !m.bytes().all(token) {
         return usage(format!(
@@ -386,6 +400,12 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         }
     }
     // As in curl, a header given with -H beats the one -u or -A would add.
+    if a.user.as_ref().is_some_and(|u| !u.contains(':')) {
+        // curl would prompt for the password; a run from cron has nobody to ask.
+        return usage(
+            "-u USER has no password: give -u 'USER:PASSWORD' ('USER:' for an empty one)",
+        );
+    }
     if let Some(user) = a
         .user
         .as_ref()
@@ -477,7 +497,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             seed: a.seed,
         },
         timeouts: Timeouts {
-            attempt: nonzero(a.timeout.or(a.max_time)),
+            attempt: nonzero(attempt_timeout(a)?),
             connect: nonzero(Some(a.connect_timeout)),
             stall: nonzero(Some(a.stall_timeout)),
         },

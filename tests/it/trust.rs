@@ -257,6 +257,7 @@ fn a_good_continuation_is_appended() {
         "{}",
         stderr(&out)
     );
+    assert!(!stderr(&out).contains("redirected"), "{}", stderr(&out));
 }
 
 fn gzip(data: &[u8]) -> Vec<u8> {

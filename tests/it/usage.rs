@@ -33,6 +33,9 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         (vec!["-o", dir_path, &url], "is a directory"),
         (vec!["--deadline", "soon", &url], "duration"),
         (vec!["--no-such-flag", &url], "unexpected argument"),
+        (vec!["-u", "alice", &url], "no password"),
+        (vec![&url, &url], "two URLs"),
+        (vec!["--timeout", "1s", "-m", "2", &url], "give one"),
         (vec!["-H", "Content-Length: 3", &url], "framing"),
         (
             vec!["-H", "Transfer-Encoding: chunked", "-d", "abc", &url],
@@ -101,4 +104,22 @@ fn a_header_without_colon_does_not_echo_its_secret() {
     ]);
     assert_eq!(code(&out), 2);
     assert!(!stderr(&out).contains("s3cretvalue"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_flag_beats_the_variable_of_its_twin() {
+    // -m on the command line wins over $RETRY_HTTP_TIMEOUT, as a flag wins over its own.
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let mut cmd = assert_cmd::Command::cargo_bin("retry-http").unwrap();
+    let out = cmd
+        .env("RETRY_HTTP_TIMEOUT", "5s")
+        .args(["-m", "2", "--explain", &s.url("/")])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2s"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
