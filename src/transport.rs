@@ -145,6 +145,8 @@ pub struct Transport {
     connected: Arc<AtomicBool>,
     /// `--compressed`: gzip bodies are decoded.
     decode: bool,
+    /// The proxy in use, secrets masked, to name it when it is the one that failed.
+    proxy: Option<String>,
 }
 
 /// A proxy URL must parse, with a host and a usable port: a typo is a usage error, not a
@@ -244,6 +246,7 @@ impl Transport {
         if let Some(p) = &chosen {
             check_proxy(p)?;
         }
+        let shown_proxy = chosen.as_deref().map(crate::redact::url_text);
         let proxy = match chosen {
             Some(p) => Some(ureq::Proxy::new(&p).map_err(|e| {
                 UsageError(format!(
@@ -296,6 +299,7 @@ impl Transport {
             connect: timeouts.connect,
             connected,
             decode: req.compressed,
+            proxy: shown_proxy,
         })
     }
 
@@ -454,7 +458,12 @@ impl Transport {
             if self.connected.load(Ordering::SeqCst) {
                 f
             } else {
-                before_connection(f, url.scheme() == "https")
+                let mut f = before_connection(f, url.scheme() == "https");
+                if let Some(p) = &self.proxy {
+                    // Through a proxy, a connection that never opened may be the proxy's.
+                    f.detail = format!("through the proxy {p}: {}", f.detail);
+                }
+                f
             }
         })?;
         let (parts, body) = response.into_parts();
@@ -655,9 +664,8 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
 fn classify_tls(r: &rustls::Error) -> Failure {
     use rustls::Error as E;
     match r {
-        E::InvalidCertificate(_) | E::NoCertificatesPresented => {
-            Failure::new(FailureKind::TlsCertificate, r.to_string())
-        }
+        E::InvalidCertificate(c) => Failure::new(FailureKind::TlsCertificate, certificate_text(c)),
+        E::NoCertificatesPresented => Failure::new(FailureKind::TlsCertificate, r.to_string()),
         E::InvalidMessage(_)
         | E::AlertReceived(_)
         | E::PeerIncompatible(_)
@@ -668,6 +676,25 @@ fn classify_tls(r: &rustls::Error) -> Failure {
         | E::UnsupportedNameType => Failure::new(FailureKind::TlsRejected, r.to_string()),
         _ => Failure::new(FailureKind::TlsHandshake, r.to_string()),
     }
+}
+
+/// Why a certificate was rejected, in words a user can act on.
+fn certificate_text(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    let what = match c {
+        C::UnknownIssuer | C::BadSignature => {
+            "not signed by a trusted authority (self-signed? trust it with --cacert FILE)"
+        }
+        C::Expired | C::ExpiredContext { .. } => "expired",
+        C::NotValidYet | C::NotValidYetContext { .. } => "not valid yet (check the clock)",
+        C::NotValidForName | C::NotValidForNameContext { .. } => "not valid for this host name",
+        C::Revoked => "revoked",
+        C::Other(o) if format!("{o:?}").contains("CaUsedAsEndEntity") => {
+            "a CA certificate used as the server's own, which webpki refuses (make it with basicConstraints CA:FALSE, or use a separate CA)"
+        }
+        _ => return format!("invalid certificate: {c}"),
+    };
+    format!("the server's certificate is {what}")
 }
 
 /// Sorts an I/O error; its inner value may be a ureq or rustls error.

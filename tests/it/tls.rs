@@ -73,7 +73,7 @@ fn unknown_certificate_is_not_retried() {
         "a rejected certificate was retried"
     );
     assert!(
-        stderr(&out).contains("TLS certificate rejected"),
+        stderr(&out).contains("TLS certificate rejected") && stderr(&out).contains("--cacert"),
         "{}",
         stderr(&out)
     );

@@ -460,3 +460,17 @@ fn a_large_spool_cut_by_the_deadline_does_not_delay_the_exit() {
     assert!(took < Duration::from_millis(6400), "{took:?}");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_proxy_that_refuses_is_named_with_its_password_masked() {
+    let dead = closed_port_url();
+    let proxy = dead.replace("http://", "http://u:proxy-SECRET@");
+    let (out, _) = run_fast(&["--attempts", "1", "-x", &proxy], "http://example.test/");
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("through the proxy"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("proxy-SECRET"), "{}", stderr(&out));
+}
