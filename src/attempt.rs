@@ -87,6 +87,8 @@ enum Tried {
     Failed(Exchange),
     /// No usable response.
     Broken(Failure),
+    /// A redirect that was not followed (body unread), and why.
+    Declined(Exchange, String),
 }
 
 /// What the loop carries from one attempt to the next.
@@ -119,10 +121,7 @@ enum Step {
 }
 
 fn signal_outcome(s: Signal) -> Outcome {
-    match s {
-        Signal::Int => Outcome::Interrupted,
-        Signal::Term => Outcome::Terminated,
-    }
+    s.outcome()
 }
 
 /// "timeout (the attempt's time ran out)", with any secret masked.
@@ -313,6 +312,15 @@ impl Loop<'_> {
                 let step = self.judge_response(n, &ex, sent, &mut track.previous, rng);
                 (step, Some(ex))
             }
+            Tried::Declined(ex, why) => {
+                let status = ex.head.status;
+                track.last = format!("{status} {}", ex.head.reason)
+                    .trim_end()
+                    .to_string();
+                line.status = Some((status, ex.head.reason.clone()));
+                self.name_failed_hop(line, sent);
+                (Step::Stop(Outcome::NonRetryableResponse, why), Some(ex))
+            }
             Tried::Broken(f) => {
                 track.last = f.kind.name().to_string();
                 line.error = Some(describe(&f, &self.secrets));
@@ -374,7 +382,8 @@ impl Loop<'_> {
             .flat_map(|p| resume::request_headers(p.offset, &p.validator))
             .collect();
         hop.headers.extend(asked.iter().cloned());
-        let chain = self.transport.send(&hop, self.payload, budget);
+        let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;
+        let chain = self.transport.send(&hop, self.payload, budget, replay_ok);
         // The range asked for belongs to this attempt: the hop a later attempt starts at
         // asks for what will be kept then.
         let mut last = chain.last;
@@ -387,6 +396,11 @@ impl Loop<'_> {
             committed: chain.committed || restarted,
         };
         let ex = match chain.result {
+            Ok(ex) if chain.declined.is_some() => {
+                *self.partial.borrow_mut() = partial;
+                let why = chain.declined.unwrap_or_default();
+                return (Tried::Declined(ex, why), sent);
+            }
             Ok(ex) => ex,
             Err(f) => {
                 // No response at all: the kept bytes are still good for the next attempt.
@@ -415,6 +429,16 @@ impl Loop<'_> {
         }
         if ex.head.status >= 400 {
             return Tried::Failed(ex);
+        }
+        if ex.head.status < 200 {
+            // 1xx is never a final answer to a request that asked for no upgrade.
+            return Tried::Broken(failure(
+                FailureKind::Protocol,
+                format!(
+                    "a {} answer to a request that asked for no upgrade",
+                    ex.head.status
+                ),
+            ));
         }
         if ex.head.status == 206 && continued.is_none() {
             // A part of something: never a whole body. The kept bytes are gone, so the next

@@ -30,6 +30,8 @@ fn long_after_help() -> String {
     after_long_help = long_after_help(),
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
+    // As in curl, a flag given twice takes its last value.
+    args_override_self = true,
     max_term_width = 100
 )]
 pub struct Cli {

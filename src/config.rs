@@ -457,13 +457,19 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         }
         Some("auto") => Some(KeySpec::Auto),
         Some(k) => Some(KeySpec::Given(k.to_string())),
-        // A key that is empty or only white space identifies nothing: it is sent as given
-        // but does not allow replay.
+        // A key that is empty or only white space of any kind (NBSP, U+2028 included: -H
+        // keeps those as a value) identifies nothing: it is sent as given but does not
+        // allow replay.
         None => headers
             .iter()
             .find(|(n, v)| n.eq_ignore_ascii_case("idempotency-key") && !v.trim().is_empty())
             .map(|(_, v)| KeySpec::Given(v.clone())),
     };
+    if a.idempotency_key.is_some() && removed.iter().any(|n| n == "idempotency-key") {
+        return usage(
+            "--idempotency-key gives a key and -H 'Idempotency-Key:' removes it: give one",
+        );
+    }
     if a.idempotency_key.is_some() && has_header(&headers, "idempotency-key") {
         return usage("Idempotency-Key is given twice (--idempotency-key and -H): give one");
     }
@@ -612,6 +618,45 @@ mod tests {
             let c = parse(&["POST", "http://h/", "-H", h]).unwrap();
             assert_eq!(c.retry.idempotency_key, None, "{h:?}");
         }
+    }
+
+    #[test]
+    fn a_key_of_unicode_white_space_is_no_key() {
+        for ws in ["\u{a0}", "\u{2028}", " \u{3000}\t", "\u{2003}\u{a0}"] {
+            let h = format!("Idempotency-Key: {ws}");
+            let c = parse(&["POST", "http://h/", "-H", &h]).unwrap();
+            assert_eq!(c.retry.idempotency_key, None, "{h:?}");
+            // Still sent as given: -H only trims ASCII spaces and tabs.
+            let sent: Vec<_> = c.request.headers.iter().map(|(_, v)| v.as_str()).collect();
+            assert!(
+                sent.contains(&ws.trim_matches([' ', '\t'])),
+                "{h:?}: {sent:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_given_and_removed_is_a_usage_error() {
+        for h in [
+            "Idempotency-Key:",
+            "idempotency-key: \t",
+            "Idempotency-Key;",
+            "Idempotency-Key: other",
+        ] {
+            let r = parse(&["POST", "http://h/", "--idempotency-key", "k", "-H", h]);
+            assert!(r.is_err(), "{h:?}");
+        }
+        let Err(e) = parse(&[
+            "POST",
+            "http://h/",
+            "--idempotency-key",
+            "k",
+            "-H",
+            "Idempotency-Key:",
+        ]) else {
+            panic!("accepted");
+        };
+        assert!(e.0.contains("removes it"), "{}", e.0);
     }
 
     #[test]

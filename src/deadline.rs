@@ -84,7 +84,7 @@ impl Watchdog {
                     phase: Phase::Running,
                     fired: false,
                     attempts: 0,
-                    last: String::new(),
+                    last: "no attempt made".into(),
                 }),
                 Condvar::new(),
             )),

@@ -27,15 +27,23 @@ pub enum Outcome {
     /// Refused by the state shared through `--state`: the circuit breaker is open, or the
     /// retry budget is spent.
     Refused,
+    /// Hung up by SIGHUP: the terminal or the session closed.
+    Hangup,
     /// Interrupted by SIGINT.
     Interrupted,
+    /// Stopped by SIGUSR1.
+    UserSignal1,
+    /// Stopped by SIGUSR2.
+    UserSignal2,
+    /// Stopped by SIGALRM.
+    Alarm,
     /// Stopped by SIGTERM.
     Terminated,
 }
 
 impl Outcome {
     /// Every outcome, in the order of the exit-code table.
-    pub const ALL: [Outcome; 10] = [
+    pub const ALL: [Outcome; 14] = [
         Outcome::Success,
         Outcome::Local,
         Outcome::Usage,
@@ -44,7 +52,11 @@ impl Outcome {
         Outcome::Deadline,
         Outcome::NonRetryableTransport,
         Outcome::Refused,
+        Outcome::Hangup,
         Outcome::Interrupted,
+        Outcome::UserSignal1,
+        Outcome::UserSignal2,
+        Outcome::Alarm,
         Outcome::Terminated,
     ];
 
@@ -59,7 +71,11 @@ impl Outcome {
             Outcome::Deadline => 5,
             Outcome::NonRetryableTransport => 6,
             Outcome::Refused => 7,
+            Outcome::Hangup => 129,
             Outcome::Interrupted => 130,
+            Outcome::UserSignal1 => 138,
+            Outcome::UserSignal2 => 140,
+            Outcome::Alarm => 142,
             Outcome::Terminated => 143,
         }
     }
@@ -75,7 +91,11 @@ impl Outcome {
             Outcome::Deadline => "deadline",
             Outcome::NonRetryableTransport => "non_retryable_transport",
             Outcome::Refused => "refused",
+            Outcome::Hangup => "hangup",
             Outcome::Interrupted => "interrupted",
+            Outcome::UserSignal1 => "user_signal_1",
+            Outcome::UserSignal2 => "user_signal_2",
+            Outcome::Alarm => "alarm",
             Outcome::Terminated => "terminated",
         }
     }
@@ -105,7 +125,11 @@ impl Outcome {
             Outcome::NonRetryableTransport => {
                 "non-retryable transport failure: TLS verification, protocol error, unsafe to replay"
             }
+            Outcome::Hangup => "hung up by SIGHUP: the terminal or the session closed",
             Outcome::Interrupted => "interrupted by SIGINT",
+            Outcome::UserSignal1 => "stopped by SIGUSR1",
+            Outcome::UserSignal2 => "stopped by SIGUSR2",
+            Outcome::Alarm => "stopped by SIGALRM",
             Outcome::Terminated => "stopped by SIGTERM",
         }
     }

@@ -1,12 +1,21 @@
-//! SIGINT and SIGTERM: remembered, turned into an early end of the run, and never a leak of
-//! temporary files.
+//! SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2 and SIGALRM (every signal that someone sends
+//! to stop a process and whose default action would end it without a word): remembered,
+//! turned into an early end of the run, and never a leak of temporary files.
 //!
 //! A signal wakes any wait at once and shuts the HTTP agent down, which aborts a transfer
 //! in flight within milliseconds. A TCP connect in progress cannot be cut that way, so if
 //! the run has not ended half a second after the signal, the handler removes the tracked
-//! temporary files and exits itself with 128 + the signal number.
+//! temporary files and exits itself with the signal's exit status (128 + its number on
+//! Linux, see [`Signal::outcome`]).
+//!
+//! A signal ignored when the process starts (`nohup` ignores SIGHUP; a shell ignores SIGINT
+//! for a job it starts with `&`) stays ignored. SIGQUIT keeps its default action (core
+//! dump): it is the way out that does not depend on this handler. SIGKILL cannot be caught.
+//! SIGXFSZ (a write past `ulimit -f`) is ignored, so the write fails with an error the run
+//! reports and cleans up after, instead of killing the process.
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use crate::exit::Outcome;
+use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
@@ -58,10 +67,68 @@ pub fn clean_up_on_panic() {
 /// Which signal ended the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
+    /// SIGHUP (the terminal or the ssh session closed, a daemon restarting): exit 129.
+    Hup,
     /// SIGINT (Ctrl-C): exit 130.
     Int,
+    /// SIGUSR1: exit 138.
+    Usr1,
+    /// SIGUSR2: exit 140.
+    Usr2,
+    /// SIGALRM: exit 142.
+    Alrm,
     /// SIGTERM: exit 143.
     Term,
+}
+
+impl Signal {
+    /// Every signal the handler catches.
+    pub const HANDLED: [Signal; 6] = [
+        Signal::Hup,
+        Signal::Int,
+        Signal::Usr1,
+        Signal::Usr2,
+        Signal::Alrm,
+        Signal::Term,
+    ];
+
+    /// The signal's number.
+    pub fn number(self) -> i32 {
+        match self {
+            Signal::Hup => SIGHUP,
+            Signal::Int => SIGINT,
+            Signal::Usr1 => SIGUSR1,
+            Signal::Usr2 => SIGUSR2,
+            Signal::Alrm => SIGALRM,
+            Signal::Term => SIGTERM,
+        }
+    }
+
+    fn from_number(raw: i32) -> Option<Signal> {
+        Signal::HANDLED.into_iter().find(|s| s.number() == raw)
+    }
+
+    /// How a run this signal ended ends: the outcome, whose exit status is 128 + the
+    /// signal's number on Linux (the same status everywhere, as the exit-code table says).
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Signal::Hup => Outcome::Hangup,
+            Signal::Int => Outcome::Interrupted,
+            Signal::Usr1 => Outcome::UserSignal1,
+            Signal::Usr2 => Outcome::UserSignal2,
+            Signal::Alrm => Outcome::Alarm,
+            Signal::Term => Outcome::Terminated,
+        }
+    }
+}
+
+/// Whether `sig` was ignored when the process started (`nohup`, a background job).
+fn ignored_at_start(sig: i32) -> bool {
+    // SAFETY: with a null new action, sigaction only reads the current one into `old`.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
 }
 
 /// A shared flag set by the signal thread, with a condition variable so waits wake at once.
@@ -76,24 +143,26 @@ impl Interrupt {
         Self::default()
     }
 
-    /// Installs the SIGINT/SIGTERM handler. `abort` is called from the handler thread to
-    /// stop a transfer in flight; `last_words` writes the summary if the handler must end
+    /// Installs the handler of the [`Signal::HANDLED`] signals (but those ignored at start,
+    /// which stay ignored), and ignores SIGXFSZ. `abort` is called from the handler thread
+    /// to stop a transfer in flight; `last_words` writes the summary if the handler must end
     /// the process itself (after the temporary files are removed).
     pub fn install(
         abort: impl FnOnce() + Send + 'static,
         last_words: impl FnOnce(Signal) + Send + 'static,
     ) -> std::io::Result<Self> {
+        // SAFETY: setting a signal's disposition to SIG_IGN runs no code in a handler.
+        unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
         let me = Self::default();
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+        let wanted = Signal::HANDLED
+            .map(Signal::number)
+            .into_iter()
+            .filter(|&n| !ignored_at_start(n));
+        let mut signals = signal_hook::iterator::Signals::new(wanted)?;
         let shared = me.clone();
         std::thread::spawn(move || {
-            let Some(raw) = signals.forever().next() else {
+            let Some(sig) = signals.forever().find_map(Signal::from_number) else {
                 return;
-            };
-            let sig = if raw == SIGTERM {
-                Signal::Term
-            } else {
-                Signal::Int
             };
             shared.set(sig);
             abort();
@@ -101,7 +170,7 @@ impl Interrupt {
             remove_temps();
             crate::release::release_at_exit();
             last_words(sig);
-            std::process::exit(128 + raw);
+            std::process::exit(i32::from(sig.outcome().code()));
         });
         Ok(me)
     }
@@ -142,6 +211,30 @@ impl Interrupt {
                 Ok((g, _)) => g,
                 Err(_) => return None,
             };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn exit_status_is_128_plus_the_signal_number() {
+        for s in Signal::HANDLED {
+            assert_eq!(i32::from(s.outcome().code()), 128 + s.number(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn every_signal_has_its_own_outcome() {
+        for s in Signal::HANDLED {
+            assert_eq!(Signal::from_number(s.number()), Some(s));
+            let same = Signal::HANDLED
+                .iter()
+                .filter(|t| t.outcome() == s.outcome());
+            assert_eq!(same.count(), 1, "{s:?}");
         }
     }
 }

@@ -8,8 +8,11 @@
 //! - A URL that parses (an authority with a host): the password of every userinfo is
 //!   masked (`bob:***@`), and a userinfo without a colon is a token, masked whole (`***@`);
 //!   the user name before a colon stays visible. Query and fragment parameters, split on
-//!   `&` and `;`, are masked when their (decoded) name marks them as secret (see
-//!   [`is_secret_param`]); the rest of the URL is shown as it is.
+//!   `&`, `;` and `?`, are masked when their (decoded) name marks them as secret (see
+//!   [`is_secret_param`]) or when their value, decoded, holds a secret parameter or a
+//!   userinfo of its own (`next=%2Fcb%3Ftoken%3DS`). A path segment that looks like a
+//!   userinfo (a `:` before an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is
+//!   masked up to its `@`. The rest of the URL is shown as it is.
 //! - A URL that does not parse (or parses without a host, such as `bob:pw@host/` read as
 //!   scheme `bob`): everything up to the last `@` after the scheme is taken for a userinfo
 //!   and masked whole, user name included, and *every* query and fragment value is masked
@@ -29,41 +32,30 @@ use url::Url;
 pub const MASK: &str = "***";
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
-const SECRET_WORDS: [&str; 12] = [
+/// (`signature` holds `sig`, `password`, `passwd` hold `pass`, `sessionid` holds `session`,
+/// `apikey`, `api_key` hold `key`, `access_token` holds `token`: the README lists these
+/// words exactly.)
+const SECRET_WORDS: [&str; 11] = [
     "token",
     "key",
     "secret",
     "pass",
     "pwd",
-    "signature",
+    "jwt",
     "auth",
     "sig",
     "session",
-    "credential",
     "cookie",
-    "password",
+    "credential",
 ];
 
 /// Query and fragment parameters that hold secrets, though their names hold none of the
-/// words above (OAuth's authorization `code`), besides the usual ones.
-const SECRET_PARAMS: [&str; 12] = [
-    "access_token",
-    "id_token",
-    "refresh_token",
-    "token",
-    "code",
-    "api_key",
-    "apikey",
-    "key",
-    "secret",
-    "password",
-    "sig",
-    "signature",
-];
+/// words above: OAuth's authorization `code`.
+const SECRET_PARAMS: [&str; 1] = ["code"];
 
-/// Headers whose names hold a secret word but whose values are not secrets: an
+/// The one name that holds a secret word but whose value is not a secret: an
 /// Idempotency-Key only names a request, and seeing it helps to trace a replay.
-const NOT_SECRET_HEADERS: [&str; 1] = ["idempotency-key"];
+const NOT_SECRET_NAME: &str = "idempotency-key";
 
 /// Headers that carry credentials by definition, whatever their name says.
 const CREDENTIAL_HEADERS: [&str; 4] = [
@@ -73,28 +65,34 @@ const CREDENTIAL_HEADERS: [&str; 4] = [
     "set-cookie",
 ];
 
-/// Whether a header carries credentials that must not follow a redirect to another host.
+/// Whether a header must not follow a redirect to another origin: every header whose value
+/// is a secret by [`is_secret_name`] (Authorization, Cookie, X-Api-Key, PRIVATE-TOKEN,
+/// X-Auth-Token, ...). Idempotency-Key is not one: it stays, since the server at the new
+/// location needs it to deduplicate.
 pub fn is_credential_header(name: &str) -> bool {
-    CREDENTIAL_HEADERS
-        .iter()
-        .any(|h| name.eq_ignore_ascii_case(h))
+    is_secret_name(name)
 }
 
-/// Whether a header name marks its value as secret: a credential header, or a name holding
-/// one of the secret words (`token`, `secret`, `pass`, `auth`, `key`, `cookie`,
-/// `session`, ...), Idempotency-Key excepted.
+/// Whether a header name marks its value as secret: a credential header (Authorization,
+/// Proxy-Authorization, Cookie, Set-Cookie), or a name holding one of the secret words
+/// (`token`, `key`, `secret`, `pass`, `pwd`, `jwt`, `auth`, `sig`, `session`, `cookie`,
+/// `credential`), Idempotency-Key excepted.
 pub fn is_secret_name(name: &str) -> bool {
     let lower = name.trim().to_ascii_lowercase();
-    if NOT_SECRET_HEADERS.contains(&lower.as_str()) {
+    if lower == NOT_SECRET_NAME {
         return false;
     }
-    is_credential_header(&lower) || SECRET_WORDS.iter().any(|w| lower.contains(w))
+    CREDENTIAL_HEADERS.contains(&lower.as_str()) || SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
-/// Whether a query or fragment parameter name (decoded) marks its value as secret: one of
-/// the usual names (`access_token`, `code`, `sig`, ...) or a name holding a secret word.
+/// Whether a query or fragment parameter name (decoded) marks its value as secret: `code`,
+/// or a name holding a secret word (`access_token`, `api_key`, `passwd`, `sessionid`,
+/// `jwt`, ...), an idempotency key (`idempotency_key`, `Idempotency-Key`) excepted.
 pub fn is_secret_param(name: &str) -> bool {
     let lower = name.trim().to_ascii_lowercase();
+    if lower.replace('_', "-") == NOT_SECRET_NAME {
+        return false;
+    }
     SECRET_PARAMS.contains(&lower.as_str()) || SECRET_WORDS.iter().any(|w| lower.contains(w))
 }
 
@@ -131,23 +129,129 @@ fn decoded(name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Parameters (a query or a fragment), split on `&` and `;` with the separators kept, with
-/// their values masked: every value when `all`, else those [`is_secret_param`] picks. A
-/// bare item (no `=`) is masked only when `all`; an empty value stays empty.
+/// Text percent-decoded, `+` as a space (invalid UTF-8 replaced), separators included:
+/// what a value may become once whoever receives it decodes it.
+fn decoded_text(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                let digit = |j: usize| b.get(j).and_then(|&c| hex(c));
+                match (digit(i + 1), digit(i + 2)) {
+                    (Some(h), Some(l)) => {
+                        out.push(h << 4 | l);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What separates parameters, for masking: `&` and `;`, and `?`, since a value that holds
+/// one (`a=1?token=S`) may be read as a query again by whoever receives it.
+const PARAM_SEPARATORS: [char; 3] = ['&', ';', '?'];
+
+/// How many times a parameter value is decoded in search of secrets of its own (a URL in a
+/// parameter, encoded once per hop). A value still encoded after that is masked.
+const NESTING_MAX: usize = 3;
+
+/// Whether a parameter's value is masked (`all`: every non-empty one): its name is secret,
+/// or the value, decoded, holds a secret of its own (see [`holds_secret`]).
+fn secret_pair(name: &str, value: &str, all: bool) -> bool {
+    !value.is_empty()
+        && (all || is_secret_param(&decoded(name)) || holds_secret(value, NESTING_MAX))
+}
+
+/// Whether a parameter value, decoded, holds a secret: a userinfo (`https://u:pw@h/`,
+/// `//TOKEN@h`, `u:pw@h`; see [`userinfo_at`]) or a parameter that is masked
+/// (`/cb?token=S`, `token=S`), searched `depth` decodings deep (a value encoded twice is
+/// decoded twice).
+fn holds_secret(value: &str, depth: usize) -> bool {
+    let d = decoded_text(value);
+    if depth == 0 {
+        // Still encoded: when in doubt, mask.
+        return d != value;
+    }
+    has_userinfo(&d)
+        || (d != value && holds_secret(&d, depth - 1))
+        || d.split(['&', ';', '?', '#']).any(|pair| {
+            pair.split_once('=').is_some_and(|(k, v)| {
+                !v.is_empty() && (is_secret_param(&decoded(k)) || holds_secret(v, depth - 1))
+            })
+        })
+}
+
+/// Where a `/`-separated segment of a path (or of a value) that looks like a userinfo ends:
+/// the index of its last `@` (or `%40`) when, before it, there is a `:` (`u:pw@h`,
+/// `ht!tp:u:pw@h`; `%3A` counts too) or a `//`, or when the segment follows a `//`
+/// (`after_slashes`: `//TOKEN@h`). `@me`, `bob@example.test` and `a:b` are not.
+fn userinfo_at(segment: &str, after_slashes: bool) -> Option<usize> {
+    let lower = segment.to_ascii_lowercase();
+    let at = lower.rfind('@').max(lower.rfind("%40"))?;
+    let head = decoded_text(&segment[..at]);
+    (after_slashes || head.contains(':') || head.contains("//")).then_some(at)
+}
+
+/// Whether text (a decoded value) holds a segment that looks like a userinfo.
+fn has_userinfo(s: &str) -> bool {
+    let segments: Vec<&str> = s.split('/').collect();
+    (0..segments.len())
+        .any(|i| userinfo_at(segments[i], i >= 2 && segments[i - 1].is_empty()).is_some())
+}
+
+/// A URL's path with every segment that looks like a userinfo masked up to its `@`
+/// (`/ht!tp://***@x%20y/`); with the secrets so masked, as typed.
+fn path_masked(path: &str) -> (String, Vec<String>) {
+    let segments: Vec<&str> = path.split('/').collect();
+    let mut found = Vec::new();
+    let shown: Vec<String> = (0..segments.len())
+        .map(|i| {
+            let seg = segments[i];
+            match userinfo_at(seg, i >= 2 && segments[i - 1].is_empty()) {
+                Some(at) => {
+                    let userinfo = &seg[..at];
+                    found.push(userinfo.to_string());
+                    if let Some((_, password)) = userinfo.split_once(':') {
+                        found.push(password.to_string());
+                    }
+                    format!("{MASK}{}", &seg[at..])
+                }
+                None => seg.to_string(),
+            }
+        })
+        .collect();
+    (shown.join("/"), found)
+}
+
+/// Parameters (a query or a fragment), split on `&`, `;` and `?` with the separators kept,
+/// with their values masked: every value when `all`, else those [`secret_pair`] picks. A
+/// bare item (no `=`) is masked when `all`, or when it holds a userinfo (`?http://u:pw@h/`);
+/// an empty value stays empty.
 fn params(s: &str, all: bool) -> String {
     let mut out = String::with_capacity(s.len());
-    for item in s.split_inclusive(['&', ';']) {
-        let (pair, sep) = match item.strip_suffix(['&', ';']) {
+    for item in s.split_inclusive(PARAM_SEPARATORS) {
+        let (pair, sep) = match item.strip_suffix(PARAM_SEPARATORS) {
             Some(p) => (p, &item[p.len()..]),
             None => (item, ""),
         };
         match pair.split_once('=') {
-            Some((k, v)) if !v.is_empty() && (all || is_secret_param(&decoded(k))) => {
+            Some((k, v)) if secret_pair(k, v, all) => {
                 out.push_str(k);
                 out.push('=');
                 out.push_str(MASK);
             }
-            None if all && !pair.is_empty() => out.push_str(MASK),
+            None if !pair.is_empty() && (all || has_userinfo(&decoded_text(pair))) => {
+                out.push_str(MASK)
+            }
             _ => out.push_str(pair),
         }
         out.push_str(sep);
@@ -156,8 +260,10 @@ fn params(s: &str, all: bool) -> String {
 }
 
 /// A URL as it may be logged. With a host: the password (or a userinfo without one, a
-/// token) and secret query and fragment parameters masked. Without one (`bob:pw@host/`
-/// parses as scheme `bob`), it is treated as text that did not parse (see [`untrusted`]).
+/// token), path segments that look like a userinfo (a relative Location such as
+/// `ht!tp://u:pw@h/`, resolved into the path) and secret query and fragment parameters
+/// masked. Without one (`bob:pw@host/` parses as scheme `bob`), it is treated as text that
+/// did not parse (see [`untrusted`]).
 pub fn url(u: &Url) -> String {
     if u.cannot_be_a_base() || !u.has_host() {
         return untrusted(u.as_str());
@@ -167,6 +273,10 @@ pub fn url(u: &Url) -> String {
         let _ = shown.set_password(Some(MASK));
     } else if !shown.username().is_empty() {
         let _ = shown.set_username(MASK);
+    }
+    let (path, _) = path_masked(u.path());
+    if path != u.path() {
+        shown.set_path(&path);
     }
     if let Some(q) = u.query() {
         let masked = params(q, false);
@@ -260,7 +370,8 @@ pub fn credentials(s: &str) -> String {
 }
 
 /// Values in a URL's text that error messages from libraries might quote: the userinfo's
-/// password (or a userinfo without one) and the values of secret parameters, as typed.
+/// password (or a userinfo without one), what [`url`] masks in the path, and the values of
+/// the parameters it masks, as typed.
 pub fn url_secrets(s: &str) -> Vec<String> {
     let mut found = Vec::new();
     if let Ok(u) = Url::parse(s) {
@@ -269,13 +380,15 @@ pub fn url_secrets(s: &str) -> Vec<String> {
             None if !u.username().is_empty() => found.push(u.username().to_string()),
             None => {}
         }
+        if !u.cannot_be_a_base() {
+            found.extend(path_masked(u.path()).1);
+        }
         for part in [u.query(), u.fragment()].into_iter().flatten() {
-            for pair in part.split(['&', ';']) {
-                if let Some((k, v)) = pair.split_once('=')
-                    && !v.is_empty()
-                    && is_secret_param(&decoded(k))
-                {
-                    found.push(v.to_string());
+            for pair in part.split(PARAM_SEPARATORS) {
+                match pair.split_once('=') {
+                    Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
+                    None if has_userinfo(&decoded_text(pair)) => found.push(pair.to_string()),
+                    _ => {}
                 }
             }
         }
@@ -454,6 +567,178 @@ mod tests {
         assert_eq!(header_arg(&format!("{} x", "A".repeat(33))), "***");
         assert_eq!(header_arg(": v"), "***");
         assert_eq!(header_arg(""), "");
+    }
+
+    #[test]
+    fn question_marks_separate_parameters_too() {
+        let u = Url::parse("http://h/?a=1?token=SECRET").unwrap();
+        assert_eq!(url(&u), "http://h/?a=1?token=***");
+        let u = Url::parse("http://h/?a=1?b=2;c=3&sig=S#x=1?id_token=S2?y=2").unwrap();
+        assert_eq!(
+            url(&u),
+            "http://h/?a=1?b=2;c=3&sig=***#x=1?id_token=***?y=2"
+        );
+        // A leading or repeated '?' is a separator, no more.
+        let u = Url::parse("http://h/??token=S??page=2").unwrap();
+        assert_eq!(url(&u), "http://h/??token=***??page=2");
+        let s = url_secrets("http://h/?a=1?token=S3CRET#b=2?jwt=S3CRET2");
+        assert_eq!(s, ["S3CRET", "S3CRET2"]);
+        // Text that does not parse: every value is masked, split the same way.
+        assert_eq!(
+            untrusted("http://exa mple/?a=1?b=2"),
+            "http://exa mple/?a=***?b=***"
+        );
+    }
+
+    #[test]
+    fn values_that_hold_secrets_of_their_own_are_masked() {
+        for q in [
+            "a=1%3Ftoken%3DSECRET",
+            "a=1%26token%3DSECRET",
+            "a=token=SECRET",
+            "next=%2Fcb%3Faccess_token%3DSECRET",
+            "next=https%3A%2F%2Fh%2Fcb%3Fpage%3D2%26code%3DSECRET",
+            // Encoded twice.
+            "next=%252Fcb%253Ftoken%253DSECRET",
+            "next=https%3A%2F%2Fu%3ASECRET%40h%2F",
+            "next=https://TOKSECRET@h/",
+        ] {
+            let u = Url::parse(&format!("http://h/?{q}&page=2")).unwrap();
+            let shown = url(&u);
+            assert!(!shown.contains("SECRET"), "{q}: {shown}");
+            assert!(shown.ends_with("=***&page=2"), "{q}: {shown}");
+            assert!(
+                url_secrets(u.as_str()).iter().any(|s| s.contains("SECRET")),
+                "{q}"
+            );
+        }
+        // A bare item that is a URL with a userinfo.
+        let u = Url::parse("http://h/r?https://u:SECRET@x/&page=2").unwrap();
+        assert_eq!(url(&u), "http://h/r?***&page=2");
+        // Ordinary nested values stay visible.
+        for q in [
+            "next=%2Fcb%3Fpage%3D2",
+            "email=bob%40example.test",
+            "q=a%3Db",
+            "next=https%3A%2F%2Fh%2Fv1%2Fusers%2F%40me",
+            "t=10:30",
+        ] {
+            let u = Url::parse(&format!("http://h/?{q}")).unwrap();
+            assert_eq!(url(&u), format!("http://h/?{q}"), "{q}");
+        }
+    }
+
+    #[test]
+    fn userinfo_in_the_path_is_masked() {
+        // A Location that does not parse as a URL resolves as a relative path.
+        let base = Url::parse("http://127.0.0.1:9/").unwrap();
+        let u = base.join("ht!tp://u:SECRET@x y/?token=S").unwrap();
+        assert_eq!(url(&u), "http://127.0.0.1:9/ht!tp://***@x%20y/?token=***");
+        for (path, shown) in [
+            ("/a/u:SECRET@h/b", "/a/***@h/b"),
+            ("/a//TSECRET@h/b", "/a//***@h/b"),
+            ("//TSECRET@h", "//***@h"),
+            ("/x:u:SECRET@h", "/***@h"),
+            ("/p/u%3ASECRET%40h", "/p/***%40h"),
+            ("/p/u%3ASECRET@h", "/p/***@h"),
+            ("/p/ht%3A%2F%2Fu%3ASECRET%40h", "/p/***%40h"),
+            ("/u:SE@CRET@h", "/***@h"),
+        ] {
+            let u = Url::parse(&format!("http://h.test{path}")).unwrap();
+            assert_eq!(url(&u), format!("http://h.test{shown}"), "{path}");
+            let found = url_secrets(u.as_str());
+            assert!(
+                found
+                    .iter()
+                    .any(|s| s.contains("SECRET") || s.contains("SE@CRET")),
+                "{path}: {found:?}"
+            );
+        }
+        // Ordinary paths stay readable.
+        for path in [
+            "/a:b/c",
+            "/v1/users/@me",
+            "/@scope/pkg",
+            "/users/bob@example.test",
+            "/a//b",
+            "/files/2024-01-01T10:30:00Z",
+            "/",
+        ] {
+            let u = Url::parse(&format!("http://h.test{path}")).unwrap();
+            assert_eq!(url(&u), format!("http://h.test{path}"), "{path}");
+            assert!(url_secrets(u.as_str()).is_empty(), "{path}");
+        }
+        // The Location header itself, unresolved, as -v shows it.
+        assert_eq!(
+            header_value("Location", "ht!tp://u:SECRET@x y/?token=S"),
+            "ht!tp://***@x y/?token=***"
+        );
+        assert_eq!(
+            header_value("Location", "/ht!tp://u:SECRET@x/"),
+            "/ht!tp://***@x/"
+        );
+    }
+
+    #[test]
+    fn secret_words_and_names() {
+        for n in [
+            "jwt",
+            "JWT",
+            "pwd",
+            "passwd",
+            "pass",
+            "session",
+            "sessionid",
+            "auth",
+            "key",
+            "apikey",
+            "api-key",
+            "x_jwt_assertion",
+            "monkey",
+            "auth_code",
+            "code",
+        ] {
+            assert!(is_secret_param(n), "{n}");
+        }
+        for n in ["idempotency_key", "Idempotency-Key", "page", "state"] {
+            assert!(!is_secret_param(n), "{n}");
+        }
+        for n in [
+            "X-Jwt",
+            "X-Pwd",
+            "X-Auth-Token",
+            "PRIVATE-TOKEN",
+            "X-Api-Key",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn secret_headers_do_not_follow_a_redirect() {
+        for n in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "X-Api-Key",
+            "PRIVATE-TOKEN",
+            "X-Auth-Token",
+            "X-Session-Id",
+            "X-Amz-Signature",
+            "X-Client-Secret",
+            "X-Jwt",
+        ] {
+            assert!(is_credential_header(n), "{n}");
+        }
+        for n in [
+            "Idempotency-Key",
+            "idempotency-key",
+            "Accept",
+            "X-Trace",
+            "Content-Type",
+        ] {
+            assert!(!is_credential_header(n), "{n}");
+        }
     }
 
     #[test]

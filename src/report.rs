@@ -410,7 +410,11 @@ fn phrase(outcome: Outcome) -> &'static str {
         Outcome::NonRetryableResponse => "non-retryable response",
         Outcome::NonRetryableTransport => "non-retryable failure",
         Outcome::Refused => "refused",
+        Outcome::Hangup => "hung up (SIGHUP)",
         Outcome::Interrupted => "interrupted",
+        Outcome::UserSignal1 => "stopped by SIGUSR1",
+        Outcome::UserSignal2 => "stopped by SIGUSR2",
+        Outcome::Alarm => "stopped by SIGALRM",
         Outcome::Terminated => "terminated",
         _ => "failed",
     }

@@ -69,8 +69,19 @@ pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
 /// `Content-Range: bytes OFFSET-END/TOTAL` with END = TOTAL - 1 and TOTAL the first
 /// response's length, and the validator present and identical (the same strong ETag, or the
 /// same Last-Modified date: a newer one is another representation). `None` means start over.
+///
+/// The 206 must also be what the kept bytes were: no Content-Encoding (the first response
+/// had none, or it would not have been kept), and one Content-Range and one validator, each
+/// in its exact form (RFC 9110 section 14.4: digits only).
 pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<Continuation> {
     if head.status != 206 {
+        return None;
+    }
+    let encoded = head
+        .values("content-encoding")
+        .any(|e| !e.trim().eq_ignore_ascii_case("identity"));
+    let single = |name: &str| head.values(name).count() == 1;
+    if encoded || !single("content-range") {
         return None;
     }
     let range = head
@@ -78,7 +89,11 @@ pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<
         .and_then(|cr| cr.trim().strip_prefix("bytes "))?;
     let (span, length) = range.split_once('/')?;
     let (first, last) = span.split_once('-')?;
-    let number = |s: &str| s.trim().parse::<u64>().ok();
+    let number = |s: &str| {
+        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| s.parse::<u64>().ok())
+            .flatten()
+    };
     let (first, last, length) = (number(first)?, number(last)?, number(length)?);
     let runs_to_the_end = first == offset && first <= last && last.checked_add(1) == Some(total);
     if !runs_to_the_end || length != total {
@@ -89,7 +104,7 @@ pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<
     } else {
         "last-modified"
     };
-    let same = head.value(name).is_some_and(|got| got.trim() == v.0);
+    let same = single(name) && head.value(name).is_some_and(|got| got.trim() == v.0);
     same.then_some(Continuation { first, last })
 }
 
@@ -181,6 +196,33 @@ mod tests {
         assert_eq!(continues(&unknown, 100, 200, &v), None, "an unknown total");
         let multi = head(206, &[("Content-Type", "multipart/byteranges; boundary=x")]);
         assert_eq!(continues(&multi, 100, 200, &v), None);
+    }
+
+    #[test]
+    fn a_206_must_be_the_same_bytes_in_the_exact_form() {
+        let v = Validator("\"v1\"".into());
+        let etag = ("ETag", "\"v1\"");
+        let ok = ("Content-Range", "bytes 10-19/20");
+        assert!(continues(&head(206, &[ok, etag]), 10, 20, &v).is_some());
+        for encoding in ["gzip", "br", "x-gzip", "gzip, identity"] {
+            let h = head(206, &[ok, etag, ("Content-Encoding", encoding)]);
+            assert_eq!(continues(&h, 10, 20, &v), None, "{encoding}");
+        }
+        let identity = head(206, &[ok, etag, ("Content-Encoding", "identity")]);
+        assert!(continues(&identity, 10, 20, &v).is_some());
+        for loose in [
+            "bytes  10 - 19 / 20",
+            "bytes +10-+19/+20",
+            "bytes 10-19/20 x",
+            "bytes 1_0-19/20",
+        ] {
+            let h = head(206, &[("Content-Range", loose), etag]);
+            assert_eq!(continues(&h, 10, 20, &v), None, "{loose:?}");
+        }
+        let two_ranges = head(206, &[ok, ok, etag]);
+        assert_eq!(continues(&two_ranges, 10, 20, &v), None);
+        let two_etags = head(206, &[ok, etag, ("ETag", "\"v2\"")]);
+        assert_eq!(continues(&two_etags, 10, 20, &v), None);
     }
 
     #[test]

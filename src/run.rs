@@ -17,6 +17,7 @@ use crate::{explain, interrupt, redact, write_out};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::io::Write;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 /// Runs one request with retries; `start` is when the process started.
@@ -31,6 +32,8 @@ pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
 /// Everything checked and loaded before the first attempt.
 struct Prepared {
     cfg: Config,
+    seed: u64,
+    watchdog: Watchdog,
     write_out: Option<String>,
     output: Output,
     transport: Transport,
@@ -40,7 +43,22 @@ struct Prepared {
 /// Validates flags and files and reads the body. `Err` is the outcome to exit with (usage
 /// errors, the deadline passing while stdin is read, or `--explain`'s success).
 fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Prepared, Outcome> {
+    let cfg = match config::build(args) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            reporter.error(&e.0);
+            let why = Some(e.0.as_str());
+            reporter.summary(Outcome::Usage, 0, start.elapsed(), 0, "nothing sent", why);
+            return Err(Outcome::Usage);
+        }
+    };
+    let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
+    // The deadline is kept from here on: reading a -w file, a --cacert or the body may
+    // block (a FIFO, a pipe that never closes) as much as the network can.
+    let agent = Arc::new(OnceLock::new());
+    let watchdog = start_watchdog(&cfg, agent.clone(), reporter, start, seed);
     let usage = |msg: &str| {
+        watchdog.claim();
         reporter.error(msg);
         reporter.summary(
             Outcome::Usage,
@@ -52,20 +70,6 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         );
         Outcome::Usage
     };
-    let cfg = config::build(args).map_err(|e| usage(&e.0))?;
-    if cfg.explain {
-        print!("{}", explain::explain(&cfg));
-        let seed = cfg.retry.seed.unwrap_or(0);
-        reporter.summary(
-            Outcome::Success,
-            0,
-            start.elapsed(),
-            seed,
-            "nothing sent",
-            None,
-        );
-        return Err(Outcome::Success);
-    }
     let write_out = cfg
         .output
         .write_out
@@ -78,6 +82,22 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         output::check_dump_header(d).map_err(|e| usage(&e.0))?;
     }
     let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| usage(&e.0))?;
+    let _ = agent.set(transport.abort_handle());
+    if cfg.explain {
+        // After every check, so --explain answers what the run would do, usage errors too.
+        watchdog.claim();
+        print!("{}", explain::explain(&cfg));
+        let shown = cfg.retry.seed.unwrap_or(0);
+        reporter.summary(
+            Outcome::Success,
+            0,
+            start.elapsed(),
+            shown,
+            "nothing sent",
+            None,
+        );
+        return Err(Outcome::Success);
+    }
     let left = cfg
         .retry
         .deadline
@@ -92,6 +112,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         Ok(p) => p,
         Err(body::LoadError::Unreadable(e)) => return Err(usage(&e.0)),
         Err(body::LoadError::Deadline) => {
+            watchdog.claim();
             let why = "nothing sent: the request body was still being read";
             reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, why, Some(why));
             return Err(Outcome::Deadline);
@@ -99,6 +120,8 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     };
     Ok(Prepared {
         cfg,
+        seed,
+        watchdog,
         write_out,
         output,
         transport,
@@ -137,13 +160,13 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
 fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let Prepared {
         mut cfg,
+        seed,
+        watchdog,
         write_out,
         output,
         transport,
         payload,
     } = p;
-    let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
-    let watchdog = start_watchdog(&cfg, &transport, reporter, start, seed);
     let abort = transport.abort_handle();
     let interrupt = interrupt::Interrupt::install(
         move || abort.shutdown(),
@@ -204,12 +227,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         from: Default::default(),
         watchdog: &watchdog,
     };
-    let mut ended = run.run(&mut StdRng::seed_from_u64(seed));
-    // The run ends itself from here (or, if the watchdog is ending it, never gets here).
-    if !watchdog.claim() && ended.outcome != Outcome::Success {
-        ended.outcome = Outcome::Deadline;
-        ended.why = Some("stopping: the deadline passed during this attempt".into());
-    }
+    let ended = run.run(&mut StdRng::seed_from_u64(seed));
     // A partial download kept for a next attempt that will not come is thrown away.
     if let Some(p) = run.partial.borrow_mut().take() {
         output.discard(p.spool);
@@ -223,10 +241,10 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         &cfg,
         reporter,
         shared.as_ref(),
-        &ended,
+        ended,
         &finished,
         write_out.as_deref(),
-        start,
+        (start, &watchdog),
     )
 }
 
@@ -234,7 +252,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
 /// in flight at the deadline, and ends the process itself if the run does not.
 fn start_watchdog(
     cfg: &Config,
-    transport: &Transport,
+    agent: Arc<OnceLock<ureq::Agent>>,
     reporter: &Reporter,
     start: Instant,
     seed: u64,
@@ -242,12 +260,16 @@ fn start_watchdog(
     let Some(d) = cfg.retry.deadline else {
         return Watchdog::none();
     };
-    let abort = transport.abort_handle();
     let format = reporter.format();
     Watchdog::start(
         start + d,
         LastWords {
-            abort: Box::new(move || abort.shutdown()),
+            // The agent exists once the transport is built; before that nothing is in flight.
+            abort: Box::new(move || {
+                if let Some(a) = agent.get() {
+                    a.clone().shutdown();
+                }
+            }),
             summary: Box::new(move |n, last| {
                 report::forced_summary(
                     format,
@@ -278,10 +300,7 @@ fn forced_summary(
         let Some((n, last)) = watchdog.take_over() else {
             return;
         };
-        let outcome = match sig {
-            interrupt::Signal::Int => Outcome::Interrupted,
-            interrupt::Signal::Term => Outcome::Terminated,
-        };
+        let outcome = sig.outcome();
         let line = report::forced_summary(
             format,
             outcome,
@@ -302,16 +321,22 @@ struct Finished {
     seed: u64,
 }
 
-/// `-D`, the state file, the summary line, `-w`.
+/// `-D`, the state file, `-w`, then the summary line. The deadline still holds over the
+/// first three (a `-D` FIFO nobody reads, a reader of stdout that stopped); the run claims
+/// its ending only for the summary.
 fn finish(
     cfg: &Config,
     reporter: &Reporter,
     shared: Option<&Shared>,
-    ended: &Ended,
+    mut ended: Ended,
     f: &Finished,
     write_out: Option<&str>,
-    start: Instant,
+    (start, watchdog): (Instant, &Watchdog),
 ) -> Outcome {
+    if watchdog.expired() && ended.outcome != Outcome::Success {
+        ended.outcome = Outcome::Deadline;
+        ended.why = Some("stopping: the deadline passed during this attempt".into());
+    }
     let mut outcome = ended.outcome;
     // Why the run stopped, for the summary: what the last attempt's line said, else (it
     // stopped between attempts) what the outcome means.
@@ -331,14 +356,6 @@ fn finish(
     if let Some(s) = shared {
         s.finish(outcome);
     }
-    reporter.summary(
-        outcome,
-        ended.attempts_made,
-        start.elapsed(),
-        f.seed,
-        &ended.last,
-        Some(&reason),
-    );
     if let Some(format) = write_out {
         let vars = write_out::Vars {
             http_code: f.head.as_ref().map(|h| h.status),
@@ -358,16 +375,43 @@ fn finish(
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
     }
+    // From here the run ends itself (if the watchdog is ending it, this never returns).
+    watchdog.claim();
+    reporter.summary(
+        outcome,
+        ended.attempts_made,
+        start.elapsed(),
+        f.seed,
+        &ended.last,
+        Some(&reason),
+    );
     outcome
 }
 
-/// `-w @FILE` reads the format from a file (`@-`: stdin), as curl does.
+/// The most `-w @FILE` reads: a format is a line or two, and `/dev/zero` must not fill
+/// the memory.
+const MAX_WRITE_OUT: u64 = 1 << 20;
+
+/// `-w @FILE` reads the format from a file (`@-`: stdin), as curl does, at most
+/// [`MAX_WRITE_OUT`] bytes of it.
 fn read_write_out(arg: &str) -> Result<String, String> {
+    use std::io::Read;
+    let read = |r: &mut dyn Read, what: &str| {
+        let mut bytes = Vec::new();
+        r.take(MAX_WRITE_OUT + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("cannot read -w {what}: {e}"))?;
+        if bytes.len() as u64 > MAX_WRITE_OUT {
+            return Err(format!("-w {what} is larger than 1 MiB: expected a format"));
+        }
+        String::from_utf8(bytes).map_err(|_| format!("-w {what} is not UTF-8 text"))
+    };
     match arg.strip_prefix('@') {
-        Some("-") => std::io::read_to_string(std::io::stdin())
-            .map_err(|e| format!("cannot read -w from stdin: {e}")),
+        Some("-") => read(&mut std::io::stdin(), "from stdin"),
         Some(path) => {
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read -w file {path}: {e}"))
+            let mut f = std::fs::File::open(path)
+                .map_err(|e| format!("cannot read -w file {path}: {e}"))?;
+            read(&mut f, &format!("file {path}"))
         }
         None => Ok(arg.to_string()),
     }

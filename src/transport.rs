@@ -14,7 +14,7 @@ use crate::config::{RequestConfig, Timeouts, UsageError};
 use crate::policy::{self, FailureKind};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use ureq::config::AutoHeaderValue;
 use ureq::http;
@@ -109,15 +109,32 @@ pub struct Chain {
     /// 307/308: the server may have processed it, so no later failure can prove otherwise
     /// (RFC 9110 sections 15.4.4, 15.4.8 and 15.4.9).
     pub committed: bool,
+    /// A redirect that was not followed because following it would send a non-idempotent
+    /// request again (a PATCH answered 301/302): why. The answer is then the redirect itself.
+    pub declined: Option<String>,
+}
+
+/// What to do with an answer under `-L`.
+enum Next {
+    /// It is the answer.
+    Answer,
+    /// Follow it to this hop.
+    Follow(Hop),
+    /// Do not follow it: why.
+    Decline(String),
 }
 
 /// ureq's own connector chain (proxy, TCP, TLS), noting whether the connection was
 /// established. A failure before that (a TLS handshake cut short or stalled, a proxy
 /// tunnel refused) proves that no byte of the HTTP request was sent.
+///
+/// Through a CONNECT proxy ureq calls the whole chain again, from inside it, to reach the
+/// proxy: only the outermost call's success means the tunnel to the target is up.
 #[derive(Debug)]
 struct Watched {
     inner: DefaultConnector,
     connected: Arc<AtomicBool>,
+    depth: AtomicUsize,
 }
 
 impl Connector<()> for Watched {
@@ -128,11 +145,13 @@ impl Connector<()> for Watched {
         details: &ConnectionDetails,
         chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        let out = self.inner.connect(details, chained)?;
-        if out.is_some() {
+        self.depth.fetch_add(1, Ordering::SeqCst);
+        let out = self.inner.connect(details, chained);
+        let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
+        if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
         }
-        Ok(out)
+        out
     }
 }
 
@@ -178,8 +197,18 @@ fn extra_certs(cacert: Option<&std::path::Path>) -> Result<Vec<Certificate<'stat
     let Some(path) = cacert else {
         return Ok(Vec::new());
     };
-    let pem = std::fs::read(path)
+    // A bundle of every public CA is about 200 KB; `/dev/zero` must not fill the memory.
+    const MAX_CACERT: u64 = 16 << 20;
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CACERT + 1).read_to_end(&mut pem))
         .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
+    if pem.len() as u64 > MAX_CACERT {
+        return Err(UsageError(format!(
+            "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
+            path.display()
+        )));
+    }
     let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
         .filter_map(|item| match item {
             Ok(PemItem::Certificate(c)) => Some(c),
@@ -292,6 +321,7 @@ impl Transport {
         let connector = Watched {
             inner: DefaultConnector::default(),
             connected: connected.clone(),
+            depth: AtomicUsize::new(0),
         };
         Ok(Transport {
             agent: Agent::with_parts(config, connector, DefaultResolver::default()),
@@ -309,8 +339,16 @@ impl Transport {
     }
 
     /// Sends one attempt starting at `first`, following redirects when asked, within `budget`
-    /// (None: no limit). The body goes with every hop whose `with_body` is set.
-    pub fn send(&self, first: &Hop, body: Option<&Payload>, budget: Option<Duration>) -> Chain {
+    /// (None: no limit). The body goes with every hop whose `with_body` is set. `replay_ok`:
+    /// an idempotency key or `--retry-unsafe` allows a non-idempotent request to be sent
+    /// again, so a 301/302 to one may be followed with its method.
+    pub fn send(
+        &self,
+        first: &Hop,
+        body: Option<&Payload>,
+        budget: Option<Duration>,
+        replay_ok: bool,
+    ) -> Chain {
         let start = Instant::now();
         let mut hop = first.clone();
         let mut committed = false;
@@ -324,25 +362,20 @@ impl Transport {
                 self.send_one(&hop.method, &hop.url, &hop.headers, body, left)
             };
             let next = match &result {
-                Ok(ex) => self.redirect(&hop, ex, hops),
-                Err(_) => Ok(None),
+                Ok(ex) => self.redirect(&hop, ex, hops, replay_ok),
+                Err(_) => Ok(Next::Answer),
+            };
+            let end = |result, declined| Chain {
+                result,
+                last: hop.clone(),
+                committed,
+                declined,
             };
             let next = match next {
-                Ok(Some(next)) => next,
-                Ok(None) => {
-                    return Chain {
-                        result,
-                        last: hop,
-                        committed,
-                    };
-                }
-                Err(f) => {
-                    return Chain {
-                        result: Err(f),
-                        last: hop,
-                        committed,
-                    };
-                }
+                Ok(Next::Follow(next)) => next,
+                Ok(Next::Answer) => return end(result, None),
+                Ok(Next::Decline(why)) => return end(result, Some(why)),
+                Err(f) => return end(Err(f), None),
             };
             let status = result.as_ref().map_or(0, |ex| ex.head.status);
             if !policy::is_idempotent(&hop.method) && !matches!(status, 307 | 308) {
@@ -353,16 +386,35 @@ impl Transport {
         }
     }
 
-    /// The next hop when `ex` is a redirect to follow under `-L`; `Ok(None)` when it is the
-    /// answer; an error for a redirect that cannot be followed.
-    fn redirect(&self, hop: &Hop, ex: &Exchange, hops: u32) -> Result<Option<Hop>, Failure> {
+    /// What follows `ex` under `-L`: the next hop of a redirect, the answer itself, a
+    /// redirect declined, or an error for a redirect that cannot be followed.
+    fn redirect(
+        &self,
+        hop: &Hop,
+        ex: &Exchange,
+        hops: u32,
+        replay_ok: bool,
+    ) -> Result<Next, Failure> {
         let Some(max) = self.follow else {
-            return Ok(None);
+            return Ok(Next::Answer);
         };
         let status = ex.head.status;
         let Some(location) = ex.head.value("location").filter(|_| is_redirect(status)) else {
-            return Ok(None);
+            return Ok(Next::Answer);
         };
+        // A 301/302 keeps the method (curl's way), except POST, which becomes a GET below.
+        // For any other non-idempotent method that would send it a second time, to a server
+        // that may already have processed the first (only 307/308 prove it did not).
+        let resent = matches!(status, 301 | 302)
+            && hop.method != "POST"
+            && !policy::is_idempotent(&hop.method);
+        if resent && !replay_ok {
+            return Ok(Next::Decline(format!(
+                "not followed: {} answered {status} may have been processed, and following it would send {} again; \
+                 send an --idempotency-key (or --retry-unsafe) to allow it",
+                hop.method, hop.method
+            )));
+        }
         if hops >= max {
             return Err(Failure::new(
                 FailureKind::TooManyRedirects,
@@ -400,7 +452,7 @@ impl Transport {
                 !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length")
             });
         }
-        Ok(Some(next))
+        Ok(Next::Follow(next))
     }
 
     fn send_one(
@@ -510,6 +562,7 @@ impl Transport {
         let wire = Wire {
             inner: body.into_with_config().limit(u64::MAX).reader(),
             failed: None,
+            seen: 0,
         };
         let mut gz;
         let mut raw;
@@ -527,8 +580,12 @@ impl Transport {
                 Ok(0) => return Ok(total),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // An empty body labelled gzip is an empty body, as curl takes it.
+                Err(_) if decode && reader.wire().failed.is_none() && reader.wire().seen == 0 => {
+                    return Ok(0);
+                }
                 Err(e) => {
-                    return Err(match reader.wire_error() {
+                    return Err(match &reader.wire().failed {
                         Some(wire) => classify_io(wire, true),
                         None if decode => Failure::new(
                             FailureKind::Protocol,
@@ -565,11 +622,17 @@ impl Transport {
 struct Wire<R> {
     inner: R,
     failed: Option<io::Error>,
+    /// Bytes read off the connection.
+    seen: u64,
 }
 
 impl<R: Read> Read for Wire<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.inner.read(buf) {
+            Ok(n) => {
+                self.seen += n as u64;
+                Ok(n)
+            }
             Err(e) if e.kind() != io::ErrorKind::Interrupted => {
                 let copy = io::Error::new(e.kind(), e.to_string());
                 self.failed = Some(e);
@@ -580,20 +643,20 @@ impl<R: Read> Read for Wire<R> {
     }
 }
 
-/// A body reader that can say whether the wire itself failed.
+/// A body reader that can say whether the wire itself failed, and how much it carried.
 trait ReadWire: Read {
-    fn wire_error(&self) -> Option<&io::Error>;
+    fn wire(&self) -> &Wire<ureq::BodyReader<'static>>;
 }
 
-impl<R: Read> ReadWire for Wire<R> {
-    fn wire_error(&self) -> Option<&io::Error> {
-        self.failed.as_ref()
+impl ReadWire for Wire<ureq::BodyReader<'static>> {
+    fn wire(&self) -> &Wire<ureq::BodyReader<'static>> {
+        self
     }
 }
 
-impl<R: Read> ReadWire for flate2::read::MultiGzDecoder<Wire<R>> {
-    fn wire_error(&self) -> Option<&io::Error> {
-        self.get_ref().failed.as_ref()
+impl ReadWire for flate2::read::MultiGzDecoder<Wire<ureq::BodyReader<'static>>> {
+    fn wire(&self) -> &Wire<ureq::BodyReader<'static>> {
+        self.get_ref()
     }
 }
 

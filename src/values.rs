@@ -120,8 +120,14 @@ pub enum HeaderArg {
     Remove(String),
 }
 
+/// HTTP's optional white space (RFC 9110 section 5.6.3): ASCII space and tab, nothing else.
+/// Other white space (NBSP, U+2028, ...) is not a separator: it is part of what was typed.
+const OWS: [char; 2] = [' ', '\t'];
+
+/// A header name: an RFC 9110 token exactly, once the ASCII spaces and tabs around it are
+/// trimmed (as curl does). Anything else, Unicode white space included, is an error.
 fn header_name(name: &str) -> Result<String, String> {
-    let name = name.trim();
+    let name = name.trim_matches(OWS);
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
         // A name that is not a token may hold the secret (`Bearer abc: x`): masked.
@@ -136,6 +142,7 @@ fn header_name(name: &str) -> Result<String, String> {
 /// Parses a request header as curl's `-H` takes it: `Name: value` sends it, `Name:`
 /// removes it, `Name;` sends it with an empty value. The name must be an HTTP token; the
 /// value may not contain CR or LF (that would smuggle another header) or other controls.
+/// Only ASCII spaces and tabs are trimmed, around the name and the value.
 pub fn header(s: &str) -> Result<HeaderArg, String> {
     if let Some(name) = s.strip_suffix(';').filter(|n| !n.contains(':')) {
         return Ok(HeaderArg::Set(header_name(name)?, String::new()));
@@ -157,7 +164,8 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
             "invalid value for header {name}: it contains a control character; expected printable text"
         ));
     }
-    let value = value.trim();
+    // Only OWS is trimmed: a value of other white space (`NBSP`) is a value, sent as given.
+    let value = value.trim_matches(OWS);
     if value.is_empty() {
         return Ok(HeaderArg::Remove(name));
     }
@@ -262,6 +270,65 @@ mod tests {
             "X: a\r\nY: b",
             "X: a\u{0}b",
         ] {
+            assert!(header(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn header_names_are_tokens_exactly() {
+        // ASCII spaces and tabs around the name go, as in curl.
+        assert_eq!(
+            header(" \tX-A \t: v"),
+            Ok(HeaderArg::Set("X-A".into(), "v".into()))
+        );
+        assert_eq!(
+            header("X-A \t;"),
+            Ok(HeaderArg::Set("X-A".into(), "".into()))
+        );
+        assert_eq!(header("X-A\t:"), Ok(HeaderArg::Remove("X-A".into())));
+        // Any other white space is not trimmed: the name is not a token.
+        for ws in [
+            "\u{2028}", "\u{a0}", "\u{2003}", "\u{3000}", "\u{85}", "\u{b}", "\u{c}",
+        ] {
+            for bad in [
+                format!("Authorization{ws}: x"),
+                format!("{ws}Authorization: x"),
+                format!("Author{ws}ization: x"),
+                format!("X-Empty{ws};"),
+                format!("Accept{ws}:"),
+            ] {
+                let err = header(&bad).expect_err(&bad);
+                assert!(err.contains("invalid header name"), "{bad:?}: {err}");
+                assert!(!err.contains(ws), "{bad:?}: {err}");
+            }
+        }
+        // The rejected name is masked as any -H argument that does not parse.
+        let err = header("Bearer\u{a0}s3cret: x").unwrap_err();
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn only_ows_is_trimmed_from_values() {
+        assert_eq!(
+            header("X-A: \t v \t"),
+            Ok(HeaderArg::Set("X-A".into(), "v".into()))
+        );
+        assert_eq!(header("X-A: \t "), Ok(HeaderArg::Remove("X-A".into())));
+        // Other white space is a value, sent as given (only its ASCII OWS trimmed).
+        for ws in ["\u{a0}", "\u{2028}", "\u{2003}", "\u{3000}", "\u{feff}"] {
+            assert_eq!(
+                header(&format!("Idempotency-Key: {ws}")),
+                Ok(HeaderArg::Set("Idempotency-Key".into(), ws.into())),
+                "{ws:?}"
+            );
+            assert_eq!(
+                header(&format!("X-A:\t{ws}v{ws} ")),
+                Ok(HeaderArg::Set("X-A".into(), format!("{ws}v{ws}"))),
+                "{ws:?}"
+            );
+        }
+        // U+0085 (NEL) is a control character, as are VT and FF: rejected, not trimmed.
+        for bad in ["X-A: \u{85}", "X-A: \u{b}", "X-A: v\u{c}"] {
             assert!(header(bad).is_err(), "{bad:?}");
         }
     }

@@ -320,3 +320,169 @@ fn a_token_as_the_user_is_masked() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(!stderr(&out).contains("ghp_t0kenuser"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_question_mark_in_a_value_separates_parameters() {
+    let s = Server::start(vec![Step::status(503, "")]).unwrap();
+    for (query, shown) in [
+        ("a=1?token=t0kenq&page=2", "a=1?token=***&page=2"),
+        ("page=2#a=1?id_token=t0kenf", "page=2#a=1?id_token=***"),
+        ("a=1??jwt=t0kenq;page=2", "a=1??jwt=***;page=2"),
+        // Siblings: a value that holds a secret parameter once decoded.
+        (
+            "next=%2Fcb%3Faccess_token%3Dt0kenq&page=2",
+            "next=***&page=2",
+        ),
+        ("a=1%3Fsessionid%3Dt0kenq&page=2", "a=***&page=2"),
+        (
+            "next=https%3A%2F%2Fu%3At0kenq%40h%2F&page=2",
+            "next=***&page=2",
+        ),
+    ] {
+        let url = s.url(&format!("/p?{query}"));
+        let args = ["-v", "--attempts", "2", "--base", "1ms", &url];
+        for (exit, err) in both_formats(&args, &[]) {
+            assert_eq!(exit, 4, "{err}");
+            for secret in ["t0kenq", "t0kenf"] {
+                assert!(!err.contains(secret), "{secret} leaked by {query}:\n{err}");
+            }
+            assert!(err.contains(shown), "{query}: {shown} expected:\n{err}");
+        }
+    }
+}
+
+#[test]
+fn a_userinfo_in_a_redirected_path_is_masked() {
+    for location in [
+        // Not a URL (the scheme does not parse): resolved as a relative path.
+        "ht!tp://u:l0cpa55@x y/?token=t0kenl",
+        "/a/u:l0cpa55@x/b",
+        "/a//l0cpa55tok@x/b",
+        "/a/ht%3A%2F%2Fu%3Al0cpa55%40x/b",
+    ] {
+        for format in ["text", "json"] {
+            let s = Server::start(vec![
+                Step::with_header(302, "Location", location),
+                Step::status(200, "landed"),
+            ])
+            .unwrap();
+            let (out, _) = run(&["--log-format", format, "-L", "-v", &s.url("/start")]);
+            let err = stderr(&out);
+            assert_eq!(code(&out), 0, "{location}: {err}");
+            for secret in ["l0cpa55", "t0kenl"] {
+                assert!(
+                    !err.contains(secret),
+                    "{secret} leaked by {location}:\n{err}"
+                );
+            }
+            assert!(
+                err.contains("***@x") || err.contains("***%40x"),
+                "{location}: shown masked:\n{err}"
+            );
+            // The request did follow the redirect, secret and all: only the log masks it.
+            let reqs = s.requests();
+            assert_eq!(reqs.len(), 2, "{location}: {reqs:?}");
+            assert!(reqs[1].target.contains("l0cpa55"), "{:?}", reqs[1].target);
+        }
+    }
+    // An ordinary path stays readable.
+    let s = Server::start(vec![
+        Step::with_header(302, "Location", "/v1/users/@me/a:b"),
+        Step::status(200, "landed"),
+    ])
+    .unwrap();
+    let (out, _) = run(&["-L", "-v", &s.url("/start")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/v1/users/@me/a:b"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Headers that hold a secret by their name, as `-H` gives them.
+const SECRET_HEADERS: [(&str, &str); 8] = [
+    ("Authorization", "Bearer s3cretbearer"),
+    ("Cookie", "sid=c00kie"),
+    ("X-Api-Key", "k3yvalue"),
+    ("PRIVATE-TOKEN", "glpat-S3CRET"),
+    ("X-Auth-Token", "t0kenh"),
+    ("X-Session-Id", "s3ssion"),
+    ("X-Client-Secret", "cl1ent"),
+    ("X-Jwt", "eyJ0eXAi"),
+];
+
+fn redirect_run(origin: &Server, extra: &[&str]) {
+    let mut args = vec!["-L".to_string()];
+    for (n, v) in SECRET_HEADERS {
+        args.extend(["-H".to_string(), format!("{n}: {v}")]);
+    }
+    args.extend(["-H".into(), "X-Trace: tr4ce".into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push(origin.url("/"));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn secret_headers_do_not_follow_a_redirect_to_another_origin() {
+    for key in [
+        &["--idempotency-key", "k3y-visible-42"][..],
+        &["-H", "Idempotency-Key: k3y-visible-42"],
+    ] {
+        let target = Server::start(vec![Step::status(200, "there")]).unwrap();
+        let origin = Server::start(vec![Step::with_header(
+            302,
+            "Location",
+            &target.url("/landing"),
+        )])
+        .unwrap();
+        redirect_run(&origin, key);
+        let reqs = target.requests();
+        assert_eq!(reqs.len(), 1);
+        let there = &reqs[0];
+        for (n, _) in SECRET_HEADERS {
+            assert_eq!(there.header(n), None, "{n} forwarded to another origin");
+            assert!(origin.requests()[0].header(n).is_some(), "{n} not sent");
+        }
+        assert_eq!(there.header("x-trace"), Some("tr4ce"));
+        assert_eq!(
+            there.header("idempotency-key"),
+            Some("k3y-visible-42"),
+            "the key must follow: the new location deduplicates with it"
+        );
+    }
+}
+
+#[test]
+fn secret_headers_follow_a_redirect_on_the_same_origin() {
+    let s = Server::start(vec![
+        Step::with_header(302, "Location", "/landing"),
+        Step::status(200, "here"),
+    ])
+    .unwrap();
+    redirect_run(&s, &[]);
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2);
+    for (n, v) in SECRET_HEADERS {
+        assert_eq!(reqs[1].header(n), Some(v), "{n} dropped on the same origin");
+    }
+}
+
+#[test]
+fn an_idempotency_key_of_unicode_white_space_is_sent() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let (out, _) = run(&["-v", "-H", "Idempotency-Key: \u{a0}", &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("> Idempotency-Key: \u{a0}"),
+        "{}",
+        stderr(&out)
+    );
+    // (The scripted server trims what it records; the header's presence is the point.)
+    assert!(
+        s.requests()[0].header("idempotency-key").is_some(),
+        "the header was dropped"
+    );
+}

@@ -1,16 +1,87 @@
-//! SIGINT and SIGTERM: prompt exit with 130 / 143, temporary files removed.
+//! SIGHUP, SIGINT, SIGUSR1, SIGUSR2, SIGALRM and SIGTERM: prompt exit with 128 + the signal's
+//! number, temporary files removed, one summary. A signal ignored at start stays ignored.
 
 use crate::common::*;
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Every signal the client handles, with its exit status and its `outcome` in the JSON log.
+const HANDLED: [(i32, i32, &str); 6] = [
+    (libc::SIGHUP, 129, "hangup"),
+    (libc::SIGINT, 130, "interrupted"),
+    (libc::SIGUSR1, 138, "user_signal_1"),
+    (libc::SIGUSR2, 140, "user_signal_2"),
+    (libc::SIGALRM, 142, "alarm"),
+    (libc::SIGTERM, 143, "terminated"),
+];
+
+/// The client, with every handled signal at its default action (whatever the test runner
+/// inherited: `nohup` ignores SIGHUP, a shell's `&` ignores SIGINT), or `ignore` ignored.
+fn command(ignore: Option<i32>) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-http"));
+    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (sig, _, _) in HANDLED {
+                let action = if Some(sig) == ignore {
+                    libc::SIG_IGN
+                } else {
+                    libc::SIG_DFL
+                };
+                libc::signal(sig, action);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 fn spawn(args: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    command(None)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn")
+}
+
+/// A download that sends 1000 of its 5000 bytes, then stalls.
+fn stalling_server() -> Server {
+    Server::start(vec![Step::Stall {
+        body: vec![b'a'; 1000],
+        declared: 5000,
+        pause: Duration::from_secs(20),
+    }])
+    .unwrap()
+}
+
+/// Waits for the `-o` temporary file to appear in `dir`, so the signal lands mid-body.
+fn wait_for_part_file(dir: &std::path::Path) {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let parts = std::fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().ends_with(".part")
+            })
+            .count();
+        if parts > 0 {
+            return;
+        }
+        assert!(Instant::now() < until, "no temporary file appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The JSON log's summary objects.
+fn summaries(stderr: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|v| v["type"] == "summary")
+        .collect()
 }
 
 fn send(child: &std::process::Child, sig: i32) {
@@ -95,4 +166,97 @@ fn a_run_blocked_on_its_output_ends_on_sigint_with_one_summary() {
     assert_eq!(summaries.len(), 1, "{text}");
     assert_eq!(summaries[0]["outcome"], "interrupted");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn every_handled_signal_mid_body_exits_at_once_and_leaves_no_temp_file() {
+    for (sig, code, outcome) in HANDLED {
+        let s = stalling_server();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        std::fs::write(&path, b"the previous download").unwrap();
+        let child = command(None)
+            .args(["--log-format", "json", "-o", path.to_str().unwrap()])
+            .arg(s.url("/"))
+            .env_remove("RETRY_HTTP_LOG_FORMAT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        wait_for_requests(&s, 1);
+        wait_for_part_file(dir.path());
+        std::thread::sleep(Duration::from_millis(200));
+        let t = Instant::now();
+        send(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let took = t.elapsed();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{outcome}: {log}");
+        assert!(took < Duration::from_secs(1), "{outcome}: {took:?}");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["out.bin"], "{outcome}: temporary file left behind");
+        assert_eq!(std::fs::read(&path).unwrap(), b"the previous download");
+        let summaries = summaries(&out.stderr);
+        assert_eq!(summaries.len(), 1, "{outcome}: {log}");
+        assert_eq!(summaries[0]["outcome"], outcome, "{log}");
+        assert_eq!(summaries[0]["exit_code"], code, "{log}");
+    }
+}
+
+#[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    // `nohup retry-http -o FILE URL &` must survive the terminal closing.
+    let s = stalling_server();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.bin");
+    let mut child = command(Some(libc::SIGHUP))
+        .args(["-o", path.to_str().unwrap(), &s.url("/")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    wait_for_requests(&s, 1);
+    wait_for_part_file(dir.path());
+    send(&child, libc::SIGHUP);
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(child.try_wait().unwrap().is_none(), "SIGHUP ended the run");
+    send(&child, libc::SIGTERM);
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_write_past_the_file_size_limit_fails_cleanly() {
+    // SIGXFSZ would kill the process and leave the temporary file; ignored, the write fails.
+    let s = Server::start(vec![Step::Generate { len: 1 << 20 }]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.bin");
+    let mut cmd = command(None);
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 64 << 10,
+                rlim_max: 64 << 10,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            Ok(())
+        });
+    }
+    let out = cmd
+        .args(["-o", path.to_str().unwrap(), &s.url("/")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -86,17 +86,53 @@ fn a_refused_location_retries_the_get_not_the_post() {
 }
 
 #[test]
-fn a_non_idempotent_hop_after_a_processed_one_is_not_replayed() {
-    // PATCH answered 302 keeps its method; the second PATCH fails: stop with the hint.
-    let s = Server::start(vec![see_other(302, "/b"), Step::status(503, "busy")]).unwrap();
-    let (out, _) = run_fast(&["-L", "-X", "PATCH", "-d", "x"], &s.url("/a"));
-    assert_eq!(methods(&s.requests()), ["PATCH /a", "PATCH /b"]);
-    assert_eq!(code(&out), 3, "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("--idempotency-key"),
-        "{}",
-        stderr(&out)
+fn a_non_idempotent_request_answered_301_or_302_is_not_sent_again() {
+    // A 301/302 keeps the method (only POST becomes GET): following it would send the
+    // PATCH (or any method that is not idempotent) a second time.
+    for (method, redirect) in [("PATCH", 302), ("PATCH", 301), ("LOCK", 302), ("post", 302)] {
+        let s = Server::start(vec![see_other(redirect, "/b"), Step::status(200, "done")]).unwrap();
+        let (out, _) = run_fast(&["-L", "-X", method, "-d", "x"], &s.url("/a"));
+        assert_eq!(
+            methods(&s.requests()),
+            [format!("{method} /a")],
+            "{method} {redirect}: {}",
+            stderr(&out)
+        );
+        assert_eq!(code(&out), 3, "{}", stderr(&out));
+        assert!(stderr(&out).contains("not followed"), "{}", stderr(&out));
+        assert!(out.stdout.is_empty());
+    }
+    // A key lets the server deduplicate: then the redirect is followed, method and body
+    // kept, and a failure of that hop is retried from that hop.
+    let s = Server::start(vec![
+        see_other(302, "/b"),
+        Step::status(503, "busy"),
+        Step::status(200, "done"),
+    ])
+    .unwrap();
+    let (out, _) = run_fast(
+        &["-L", "-X", "PATCH", "-d", "x", "--idempotency-key", "k1"],
+        &s.url("/a"),
     );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(methods(&s.requests()), ["PATCH /a", "PATCH /b", "PATCH /b"]);
+    assert!(
+        s.requests()
+            .iter()
+            .all(|r| r.header("idempotency-key") == Some("k1"))
+    );
+}
+
+#[test]
+fn a_switching_protocols_answer_is_not_a_success() {
+    let s = Server::start(vec![Step::Raw(
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+            .to_vec(),
+    )])
+    .unwrap();
+    let (out, _) = run_fast(&["--attempts", "2"], &s.url("/health"));
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 1);
 }
 
 #[test]
@@ -189,6 +225,29 @@ fn a_resumed_download_is_kept_only_when_every_byte_is_accounted_for() {
         (
             "no ETag",
             raw("206 Partial Content", &[range(300_000)], &whole[kept..]),
+        ),
+        (
+            "an encoded 206",
+            raw(
+                "206 Partial Content",
+                &[
+                    range(300_000),
+                    etag.clone(),
+                    ("Content-Encoding", "gzip".into()),
+                ],
+                &whole[kept..],
+            ),
+        ),
+        (
+            "a loosely written Content-Range",
+            raw(
+                "206 Partial Content",
+                &[
+                    ("Content-Range", format!("bytes  {kept} - 299999 / 300000")),
+                    etag.clone(),
+                ],
+                &whole[kept..],
+            ),
         ),
         (
             "another ETag",
@@ -473,4 +532,104 @@ fn a_proxy_that_refuses_is_named_with_its_password_masked() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains("proxy-SECRET"), "{}", stderr(&out));
+}
+
+fn fifo_in(dir: &std::path::Path) -> String {
+    let fifo = dir.join("fifo");
+    let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo on a path we own.
+    assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+    fifo.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_file_argument_that_blocks_does_not_hold_the_run() {
+    // A FIFO nobody writes (read before the first attempt), or nobody reads (-D, after it).
+    for flag in ["-w", "--cacert", "-D"] {
+        let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = fifo_in(dir.path());
+        let value = if flag == "-w" {
+            format!("@{fifo}")
+        } else {
+            fifo
+        };
+        let url = s.url("/");
+        let (out, took) = run(&[
+            "--deadline",
+            "1s",
+            "--log-format",
+            "json",
+            "-o",
+            "/dev/null",
+            flag,
+            &value,
+            &url,
+        ]);
+        assert_eq!(code(&out), 5, "{flag}: {}", stderr(&out));
+        assert!(took < Duration::from_millis(1500), "{flag}: {took:?}");
+        assert_eq!(
+            json_lines(&out, "summary").len(),
+            1,
+            "{flag}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn an_endless_file_argument_is_refused_in_bounded_memory() {
+    for (flag, value) in [("-w", "@/dev/zero"), ("--cacert", "/dev/zero")] {
+        let (out, _) = run(&["--deadline", "5s", flag, value, "http://127.0.0.1:9/"]);
+        assert_eq!(code(&out), 2, "{flag}: {}", stderr(&out));
+        assert!(stderr(&out).contains("larger than"), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_proxy_that_never_answers_connect_lets_a_post_be_retried() {
+    // The tunnel was never opened: the target cannot have seen the request.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = seen.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let _held = tcp;
+                std::thread::sleep(Duration::from_secs(20));
+            });
+        }
+    });
+    let proxy = format!("http://127.0.0.1:{port}");
+    let (out, _) = run_fast(
+        &[
+            "-x",
+            &proxy,
+            "--stall-timeout",
+            "300ms",
+            "--attempts",
+            "3",
+            "POST",
+            "-d",
+            "x",
+        ],
+        "http://example.test/",
+    );
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 3);
+}
+
+#[test]
+fn an_empty_body_labelled_gzip_is_an_empty_body() {
+    let s = Server::start(vec![Step::Respond {
+        status: 200,
+        headers: vec![("Content-Encoding".into(), "gzip".into())],
+        body: Vec::new(),
+    }])
+    .unwrap();
+    let (out, _) = run_fast(&["--compressed"], &s.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
 }

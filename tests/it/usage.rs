@@ -123,3 +123,51 @@ fn a_flag_beats_the_variable_of_its_twin() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_header_name_with_unicode_white_space_is_a_usage_error() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    for ws in [
+        "\u{2028}", "\u{a0}", "\u{2003}", "\u{3000}", "\u{85}", "\u{feff}",
+    ] {
+        for h in [
+            format!("Authorization{ws}: Bearer s3cretvalue"),
+            format!("{ws}Authorization: Bearer s3cretvalue"),
+            format!("X-Api-Key{ws};"),
+            format!("Accept{ws}:"),
+            format!("Bearer{ws}s3cretvalue: x"),
+        ] {
+            let (out, _) = run(&["-H", &h, &url]);
+            let err = stderr(&out);
+            assert_eq!(code(&out), 2, "{h:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{h:?}: {err}");
+            assert!(err.contains("invalid header name"), "{h:?}: {err}");
+            assert!(!err.contains("s3cretvalue"), "{h:?}: {err}");
+        }
+    }
+    // ASCII spaces and tabs around the name are trimmed, as curl does.
+    let (out, _) = run(&["-H", " \tX-Trace \t: 1", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 1, "a request was sent for a bad header");
+    assert_eq!(s.requests()[0].header("x-trace"), Some("1"));
+}
+
+#[test]
+fn an_idempotency_key_given_and_removed_is_a_usage_error() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    for (h, needle) in [
+        ("Idempotency-Key:", "removes it"),
+        ("idempotency-key: \t", "removes it"),
+        ("Idempotency-Key;", "twice"),
+        ("Idempotency-Key: other", "twice"),
+    ] {
+        let (out, _) = run(&["--idempotency-key", "k", "-H", h, "-d", "x", &url]);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{h:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{h:?}: {err}");
+        assert!(err.contains(needle), "{h:?}: {err:?} lacks {needle:?}");
+    }
+    assert_eq!(s.requests().len(), 0, "a request was sent");
+}
