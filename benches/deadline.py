@@ -74,10 +74,19 @@ def start_big() -> int:
     return server.server_address[1]
 
 
+CODES: dict[str, list[int]] = {}
+
+
+def note_code(cmd: list[str], code: int) -> None:
+    CODES.setdefault(" ".join(cmd[1:3]), []).append(code)
+
+
 def timed(cmd: list[str], stdout, env=None) -> float:
     t = time.monotonic()
-    subprocess.run(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env, check=False)
-    return time.monotonic() - t
+    p = subprocess.run(cmd, stdout=stdout, stderr=subprocess.DEVNULL, env=env, check=False)
+    took = time.monotonic() - t
+    note_code(cmd, p.returncode)
+    return took
 
 
 def run_unread(cmd: list[str], env) -> float:
@@ -89,6 +98,7 @@ def run_unread(cmd: list[str], env) -> float:
     p.wait()
     took = time.monotonic() - t
     os.close(r)
+    note_code(cmd, p.returncode)
     return took
 
 
@@ -97,9 +107,12 @@ def run_fifo(cmd_for, tmp: str, i: int, env) -> float:
     os.mkfifo(fifo)
     holder = threading.Thread(target=lambda: _hold(fifo), daemon=True)
     holder.start()
+    cmd = cmd_for(fifo)
     t = time.monotonic()
-    subprocess.run(cmd_for(fifo), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    return time.monotonic() - t
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    took = time.monotonic() - t
+    note_code(cmd, p.returncode)
+    return took
 
 
 def _hold(fifo: str) -> None:
@@ -159,15 +172,20 @@ def main() -> int:
         for name, fn in scen.items():
             jobs.append((length, name, fn))
     results: dict[tuple[float, str], list[float]] = {}
+    codes: dict[tuple[float, str], list[int]] = {}
     lock = threading.Lock()
     def run_job(job):
         length, name, fn = job
         took = parallel(fn, a.runs)
         with lock:
             results[(length, name)] = [t - length for t in took]
+    # The longest rows start first and the rest follow one by one, a second apart, so
+    # that no row is measured through the burst of process starts of the others.
+    jobs.sort(key=lambda j: -j[0])
     threads = [threading.Thread(target=run_job, args=(j,)) for j in jobs]
     for t in threads:
         t.start()
+        time.sleep(1.0)
     for t in threads:
         t.join()
     hang.terminate()
@@ -175,6 +193,7 @@ def main() -> int:
     for (length, name), over in sorted(results.items()):
         ms = sorted(o * 1000 for o in over)
         rows.append(f"| {length:g} s | {name} | {statistics.median(ms):.1f} | {ms[0]:.1f} | {ms[-1]:.1f} |")
+    seen = sorted({c for cs in CODES.values() for c in cs})
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     lines = [
         "# How closely --deadline holds",
@@ -189,6 +208,7 @@ def main() -> int:
         f"retry-http: {version([a.binary, '--version'])}",
         f"curl: {version([curl, '--version']) if curl else 'not found'}",
         f"runs per row: {a.runs}",
+        f"exit codes seen (retry-http: 5 expected; curl: 28): {seen}",
         f"load average before: {' '.join(f'{x:.2f}' for x in load_before)}",
         f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
         "```",

@@ -220,7 +220,11 @@ fn path_masked(path: &str) -> (String, Vec<String>) {
                 Some(at) => {
                     let userinfo = &seg[..at];
                     found.push(userinfo.to_string());
-                    if let Some((_, password)) = userinfo.split_once(':') {
+                    // The password, whether it holds a `:` or follows a scheme and a user.
+                    for (_, password) in [userinfo.split_once(':'), userinfo.rsplit_once(':')]
+                        .into_iter()
+                        .flatten()
+                    {
                         found.push(password.to_string());
                     }
                     format!("{MASK}{}", &seg[at..])
