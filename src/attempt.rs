@@ -301,24 +301,14 @@ impl Loop<'_> {
                 (Step::Done, None)
             }
             Tried::Failed(ex) => {
-                let status = ex.head.status;
-                track.last = format!("{status} {}", ex.head.reason)
-                    .trim_end()
-                    .to_string();
-                line.status = Some((status, ex.head.reason.clone()));
-                self.name_failed_hop(line, sent);
+                self.note_answer(&ex, sent, line, track);
                 let raw: Vec<&str> = ex.head.values("retry-after").collect();
                 line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
                 let step = self.judge_response(n, &ex, sent, &mut track.previous, rng);
                 (step, Some(ex))
             }
             Tried::Declined(ex, why) => {
-                let status = ex.head.status;
-                track.last = format!("{status} {}", ex.head.reason)
-                    .trim_end()
-                    .to_string();
-                line.status = Some((status, ex.head.reason.clone()));
-                self.name_failed_hop(line, sent);
+                self.note_answer(&ex, sent, line, track);
                 (Step::Stop(Outcome::NonRetryableResponse, why), Some(ex))
             }
             Tried::Broken(f) => {
@@ -336,6 +326,17 @@ impl Loop<'_> {
                 )
             }
         }
+    }
+
+    /// A response that is not a success: its status into the line and the summary, and
+    /// the request it answered named.
+    fn note_answer(&self, ex: &Exchange, sent: &Sent, line: &mut AttemptLine, track: &mut Track) {
+        let status = ex.head.status;
+        track.last = format!("{status} {}", ex.head.reason)
+            .trim_end()
+            .to_string();
+        line.status = Some((status, ex.head.reason.clone()));
+        self.name_failed_hop(line, sent);
     }
 
     /// Sleeps, showing a countdown on a terminal when the wait is long enough to wonder about.

@@ -106,45 +106,37 @@ impl Watchdog {
     }
 
     fn watch(&self, deadline: Instant, words: LastWords) {
-        let (lock, cvar) = &*self.state;
-        let Ok(mut s) = lock.lock() else { return };
         // Wait for the deadline, unless the run claims its ending first.
-        loop {
-            if s.phase == Phase::Claimed {
-                return;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            s = match cvar.wait_timeout(s, deadline - now) {
-                Ok((g, _)) => g,
-                Err(_) => return,
-            };
-        }
+        let Some(mut s) = self.unclaimed_at(deadline) else {
+            return;
+        };
         s.phase = Phase::Expired;
         s.fired = true;
         drop(s);
         (words.abort)();
-        let end = Instant::now() + GRACE;
-        let Ok(mut s) = lock.lock() else { return };
-        loop {
-            if s.phase == Phase::Claimed {
-                return;
-            }
-            let now = Instant::now();
-            if now >= end {
-                break;
-            }
-            s = match cvar.wait_timeout(s, end - now) {
-                Ok((g, _)) => g,
-                Err(_) => return,
-            };
-        }
+        let Some(mut s) = self.unclaimed_at(Instant::now() + GRACE) else {
+            return;
+        };
         s.phase = Phase::Exiting;
         let line = (words.summary)(s.attempts, &s.last);
         drop(s);
         (words.end)(line);
+    }
+
+    /// Waits until `end`: the state, locked, if the run has not claimed its ending by then.
+    fn unclaimed_at(&self, end: Instant) -> Option<std::sync::MutexGuard<'_, State>> {
+        let (lock, cvar) = &*self.state;
+        let mut s = lock.lock().ok()?;
+        loop {
+            if s.phase == Phase::Claimed {
+                return None;
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Some(s);
+            }
+            s = cvar.wait_timeout(s, end - now).ok()?.0;
+        }
     }
 
     /// Notes that attempt `n` began, or ended with `last` (for the watchdog's summary).

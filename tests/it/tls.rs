@@ -25,6 +25,17 @@ fn tls_server() -> TlsServer {
         .with_no_client_auth()
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
+    let (port, handshakes) = serve_tls(config);
+    TlsServer {
+        url: format!("https://localhost:{port}/"),
+        cert_pem,
+        handshakes,
+    }
+}
+
+/// Serves `config` on a loopback port: each connection's request is read, then answered
+/// 200 `secure`. Returns the port and a count of connections.
+fn serve_tls(config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
     let config = Arc::new(config);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -53,11 +64,7 @@ fn tls_server() -> TlsServer {
             });
         }
     });
-    TlsServer {
-        url: format!("https://localhost:{port}/"),
-        cert_pem,
-        handshakes,
-    }
+    (port, handshakes)
 }
 
 #[test]
@@ -194,25 +201,7 @@ fn a_demanded_client_certificate_is_not_retried() {
         .with_client_cert_verifier(verifier)
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
-    let config = Arc::new(config);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handshakes = Arc::new(AtomicUsize::new(0));
-    let count = handshakes.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            count.fetch_add(1, Ordering::SeqCst);
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                let mut line = String::new();
-                let _ = BufReader::new(&mut tls).read_line(&mut line);
-            });
-        }
-    });
+    let (port, handshakes) = serve_tls(config);
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, cert.cert.pem()).unwrap();
