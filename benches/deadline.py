@@ -7,7 +7,7 @@ For each length and each scenario, N runs start at once (they only wait, so runn
 side by side does not disturb them) and each one's overrun is its wall time less the
 deadline, measured from just before the process is started to its exit. Scenarios:
 
-- hang: the server accepts and never answers (benches/hang.py);
+- hang: the server accepts and never answers (benches/hang.py), `--stall-timeout 0`;
 - unread: a 64 MiB body to stdout, a pipe whose reader never reads;
 - fifo: the same body to `-o FIFO`, whose reader opens it and never reads.
 
@@ -161,7 +161,10 @@ def main() -> int:
         hang_url = f"http://127.0.0.1:{hang_port}/"
         big_url = f"http://127.0.0.1:{big_port}/big"
         scen = {
-            "hang": lambda i, d=d, u=hang_url: timed([a.binary, "--deadline", d, u], subprocess.DEVNULL, env),
+            # --stall-timeout 0: the default 30 s would end each attempt first, and six of
+            # them end the run (exit 4) before a deadline longer than about 3 min.
+            "hang": lambda i, d=d, u=hang_url: timed(
+                [a.binary, "--deadline", d, "--stall-timeout", "0", u], subprocess.DEVNULL, env),
             "unread": lambda i, d=d, u=big_url: run_unread([a.binary, "--deadline", d, u], env),
             "fifo": lambda i, d=d, u=big_url, L=length: run_fifo(
                 lambda f: [a.binary, "-o", f, "--deadline", d, u], tmp, int(L * 1000) * 100 + i, env),
