@@ -284,7 +284,12 @@ impl Loop<'_> {
         track: &mut Track,
         rng: &mut dyn Rng,
     ) -> (Step, Option<Exchange>) {
-        if let Some(sig) = self.interrupt.fired() {
+        // A success was put in place before the signal was seen: it stands, and says so.
+        if let Some(sig) = self
+            .interrupt
+            .fired()
+            .filter(|_| !matches!(tried, Tried::Success(..)))
+        {
             line.error = Some("interrupted".into());
             track.last = "interrupted".into();
             return (

@@ -64,6 +64,8 @@ struct State {
     phase: Phase,
     /// The deadline passed (whoever then ended the run).
     fired: bool,
+    /// A signal asked the run to stop.
+    stopped: bool,
     /// Attempts begun, and the last attempt's result, for the summary line.
     attempts: u32,
     last: String,
@@ -83,6 +85,7 @@ impl Watchdog {
                 Mutex::new(State {
                     phase: Phase::Running,
                     fired: false,
+                    stopped: false,
                     attempts: 0,
                     last: "no attempt made".into(),
                 }),
@@ -159,6 +162,21 @@ impl Watchdog {
         Some((s.attempts, s.last.clone()))
     }
 
+    /// A signal asked the run to stop: nothing is put in place from now on.
+    pub fn stop(&self) {
+        if let Ok(mut s) = self.state.0.lock() {
+            s.stopped = true;
+        }
+    }
+
+    /// Runs `put_in_place` (renaming `-o` into place) unless the deadline has passed or a
+    /// signal has arrived; neither can happen while it runs. None: it did not run. The
+    /// watchdog keeps watching: what follows the rename (`-D`, `-w`) is still bounded.
+    pub fn commit<R>(&self, put_in_place: impl FnOnce() -> R) -> Option<R> {
+        let s = self.state.0.lock().ok()?;
+        (s.phase == Phase::Running && !s.fired && !s.stopped).then(put_in_place)
+    }
+
     /// Notes what the current attempt is doing, for the watchdog's summary.
     pub fn note_last(&self, last: &str) {
         if let Ok(mut s) = self.state.0.lock() {
@@ -219,6 +237,19 @@ mod tests {
                 let _ = ended.send(line);
             }),
         }
+    }
+
+    #[test]
+    fn nothing_is_put_in_place_after_a_signal_or_the_deadline() {
+        let w = Watchdog::none();
+        assert_eq!(w.commit(|| 1), Some(1));
+        w.stop();
+        assert_eq!(w.commit(|| 2), None, "after a signal");
+        let (a, aborted) = mpsc::channel();
+        let (e, _ended) = mpsc::channel();
+        let w = Watchdog::start(Instant::now(), words(a, e));
+        aborted.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(w.commit(|| 3), None, "after the deadline");
     }
 
     #[test]

@@ -103,57 +103,83 @@ impl Loop<'_> {
             }
             (read, _) => read,
         };
-        if read.is_ok() && spool.is_named() && !self.watchdog.claim() {
-            // The deadline passed as the body completed: the file is not put in place.
-            self.output.discard(spool);
-            return Err(failure(FailureKind::Timeout, "the deadline passed"));
-        }
-        match read {
-            Ok(n) => match self.output.commit(spool, self.deadline_left()) {
-                // The reader of stdout went away: nothing more to say to it.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    Err(failure(FailureKind::Timeout, e.to_string()))
-                }
-                Err(e) => Err(failure(
-                    FailureKind::Local,
-                    format!("cannot write the output: {e}"),
-                )),
-                Ok(()) => {
-                    self.delivered.set(offset + n);
-                    Ok(())
-                }
-            },
-            Err(mut f) => {
-                let escaped = spool.escaped();
-                let kept = spool.len();
-                match (validator, total) {
-                    (Some(validator), Some(total))
-                        if self.can_resume(get)
-                            && f.kind.is_retryable()
-                            && kept > 0
-                            && kept < total =>
-                    {
-                        f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
-                        *self.partial.borrow_mut() = Some(Partial {
-                            spool,
-                            offset: kept,
-                            total,
-                            validator,
-                        });
+        let n = match read {
+            Ok(n) => n,
+            Err(f) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
+        };
+        let written = if spool.is_named() {
+            // A file is put in place only before the deadline and before any signal.
+            let mut slot = Some(spool);
+            let renamed = self
+                .watchdog
+                .commit(|| slot.take().map(|s| self.output.commit(s, None)));
+            match renamed.flatten() {
+                Some(result) => result,
+                None => {
+                    if let Some(s) = slot.take() {
+                        self.output.discard(s);
                     }
-                    _ => self.output.discard(spool),
+                    return Err(failure(
+                        FailureKind::Timeout,
+                        "stopped (deadline or signal) before the file was put in place",
+                    ));
                 }
-                if escaped > 0 && f.kind.is_retryable() {
-                    f.detail = format!(
-                        "{} after {escaped} bytes were streamed (--no-buffer)",
-                        f.detail
-                    );
-                    f.kind = FailureKind::Streamed;
-                }
-                Err(f)
+            }
+        } else {
+            self.output.commit(spool, self.deadline_left())
+        };
+        match written {
+            // The reader of stdout went away: nothing more to say to it.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                Err(failure(FailureKind::Timeout, e.to_string()))
+            }
+            Err(e) => Err(failure(
+                FailureKind::Local,
+                format!("cannot write the output: {e}"),
+            )),
+            Ok(()) => {
+                self.delivered.set(offset + n);
+                Ok(())
             }
         }
+    }
+
+    /// A body that broke: its bytes kept to be resumed (a GET to a regular `-o` file whose
+    /// first answer had a validator and a length), else thrown away. A break after bytes
+    /// reached stdout (`--no-buffer`) cannot be retried.
+    fn keep_or_discard(
+        &self,
+        spool: crate::output::Spool,
+        mut f: Failure,
+        validator: Option<resume::Validator>,
+        total: Option<u64>,
+        get: bool,
+    ) -> Failure {
+        let escaped = spool.escaped();
+        let kept = spool.len();
+        match (validator, total) {
+            (Some(validator), Some(total))
+                if self.can_resume(get) && f.kind.is_retryable() && kept > 0 && kept < total =>
+            {
+                f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
+                *self.partial.borrow_mut() = Some(Partial {
+                    spool,
+                    offset: kept,
+                    total,
+                    validator,
+                });
+            }
+            _ => self.output.discard(spool),
+        }
+        if escaped > 0 && f.kind.is_retryable() {
+            f.detail = format!(
+                "{} after {escaped} bytes were streamed (--no-buffer)",
+                f.detail
+            );
+            f.kind = FailureKind::Streamed;
+        }
+        f
     }
 
     /// `--fail-with-body`: the final error response's body is written too.

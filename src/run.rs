@@ -34,6 +34,7 @@ struct Prepared {
     cfg: Config,
     seed: u64,
     watchdog: Watchdog,
+    interrupt: interrupt::Interrupt,
     write_out: Option<String>,
     output: Output,
     transport: Transport,
@@ -57,6 +58,22 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     // block (a FIFO, a pipe that never closes) as much as the network can.
     let agent = Arc::new(OnceLock::new());
     let watchdog = start_watchdog(&cfg, agent.clone(), reporter, start, seed);
+    // Signals too: reading the inputs may block, and a signal must still end the run with
+    // its summary. A signal stops anything from being put in place, then the exchange.
+    let (stopper, aborter) = (watchdog.clone(), agent.clone());
+    let interrupt = interrupt::Interrupt::install(
+        move || {
+            stopper.stop();
+            if let Some(a) = aborter.get() {
+                a.clone().shutdown();
+            }
+        },
+        forced_summary(&watchdog, reporter, start, seed),
+    )
+    .unwrap_or_else(|e| {
+        reporter.warn(&format!("cannot install the signal handler: {e}"));
+        interrupt::Interrupt::none()
+    });
     let usage = |msg: &str| {
         watchdog.claim();
         reporter.error(msg);
@@ -122,6 +139,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         cfg,
         seed,
         watchdog,
+        interrupt,
         write_out,
         output,
         transport,
@@ -162,20 +180,12 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         mut cfg,
         seed,
         watchdog,
+        interrupt,
         write_out,
         output,
         transport,
         payload,
     } = p;
-    let abort = transport.abort_handle();
-    let interrupt = interrupt::Interrupt::install(
-        move || abort.shutdown(),
-        forced_summary(&watchdog, reporter, start, seed),
-    )
-    .unwrap_or_else(|e| {
-        reporter.warn(&format!("cannot install the signal handler: {e}"));
-        interrupt::Interrupt::none()
-    });
     if cfg.request.insecure {
         reporter.warn("TLS certificate verification is off (-k)");
     }

@@ -705,17 +705,30 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
         ureq::Error::Protocol(p) => Failure::new(K::Protocol, format!("invalid response: {p}")),
         ureq::Error::Tls(t) => Failure::new(K::TlsHandshake, *t),
         ureq::Error::Rustls(r) => classify_tls(r),
-        // A proxy that asks for credentials will ask again; one that is down or overloaded
-        // (502, 503, silence) may not be, and the target never saw the request.
-        ureq::Error::ConnectProxyFailed(why) if why.contains(" 407") => Failure::new(
-            K::Protocol,
-            format!("the proxy wants authentication: {why}"),
-        ),
-        ureq::Error::ConnectProxyFailed(why) => Failure::new(K::ProxyFailed, why.clone()),
+        // A proxy that is down or overloaded (5xx, 408, 429, silence) may not be next time,
+        // and the target never saw the request; one that refuses the tunnel (403, 407 for
+        // credentials, any other answer) will refuse it again.
+        ureq::Error::ConnectProxyFailed(why) => match proxy_status(why) {
+            Some(407) => Failure::new(
+                K::Protocol,
+                format!("the proxy wants authentication: {why}"),
+            ),
+            Some(s) if !(s >= 500 || s == 408 || s == 429) => Failure::new(
+                K::Protocol,
+                format!("the proxy refused the tunnel: {why}"),
+            ),
+            _ => Failure::new(K::ProxyFailed, why.clone()),
+        },
         ureq::Error::TooManyRedirects => Failure::new(K::TooManyRedirects, ""),
         ureq::Error::BodyExceedsLimit(_) => Failure::new(K::TooLarge, ""),
         other => Failure::new(K::Protocol, other.to_string()),
     }
+}
+
+/// The status in ureq's "proxy server responded 403/Forbidden", if any.
+fn proxy_status(why: &str) -> Option<u16> {
+    let (_, rest) = why.split_once("responded ")?;
+    rest.get(..3)?.parse().ok()
 }
 
 /// A certificate that fails verification is final; any other TLS failure is a handshake

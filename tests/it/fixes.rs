@@ -236,6 +236,15 @@ fn a_proxy_that_cannot_reach_the_target_is_retried_and_407_is_not() {
     let (out, _) = run_fast(&["-x", &auth.url("")], "http://origin.example.test/");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert_eq!(auth.requests().len(), 1);
+    // A proxy that refuses the tunnel by policy will refuse it again.
+    let forbidden = Server::start(vec![Step::Raw(
+        b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n".to_vec(),
+    )])
+    .unwrap();
+    let (out, _) = run_fast(&["-x", &forbidden.url("")], "http://origin.example.test/");
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(forbidden.requests().len(), 1);
+    assert!(stderr(&out).contains("refused the tunnel"), "{}", stderr(&out));
 }
 
 #[test]

@@ -260,3 +260,29 @@ fn a_write_past_the_file_size_limit_fails_cleanly() {
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_signal_while_the_body_is_read_from_stdin_ends_with_one_summary() {
+    // stdin stays open and empty: the run is still reading its inputs.
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+        .args(["--log-format", "json", "-d", "@-", &s.url("/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let _open = child.stdin.take();
+    std::thread::sleep(Duration::from_millis(500));
+    send(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143));
+    let text = String::from_utf8_lossy(&out.stderr);
+    let summaries = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "summary")
+        .count();
+    assert_eq!(summaries, 1, "{text}");
+    assert!(s.requests().is_empty(), "nothing is sent");
+}

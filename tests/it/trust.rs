@@ -578,6 +578,32 @@ fn a_file_argument_that_blocks_does_not_hold_the_run() {
 }
 
 #[test]
+fn the_deadline_still_holds_after_the_file_is_put_in_place() {
+    // -o is renamed into place, then -D waits on a FIFO nobody opens.
+    let s = Server::start(vec![Step::status(200, "the body")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = fifo_in(dir.path());
+    let file = dir.path().join("out.bin");
+    let url = s.url("/");
+    let (out, took) = run(&[
+        "--deadline",
+        "1s",
+        "--log-format",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+        "-D",
+        &fifo,
+        &url,
+    ]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(took < Duration::from_millis(1500), "{took:?}");
+    assert_eq!(json_lines(&out, "summary").len(), 1, "{}", stderr(&out));
+    // What was put in place is the final body, whole.
+    assert_eq!(std::fs::read(&file).unwrap(), b"the body");
+}
+
+#[test]
 fn an_endless_file_argument_is_refused_in_bounded_memory() {
     for (flag, value) in [("-w", "@/dev/zero"), ("--cacert", "/dev/zero")] {
         let (out, _) = run(&["--deadline", "5s", flag, value, "http://127.0.0.1:9/"]);
