@@ -713,10 +713,9 @@ fn classify(e: &ureq::Error, in_body: bool) -> Failure {
                 K::Protocol,
                 format!("the proxy wants authentication: {why}"),
             ),
-            Some(s) if !(s >= 500 || s == 408 || s == 429) => Failure::new(
-                K::Protocol,
-                format!("the proxy refused the tunnel: {why}"),
-            ),
+            Some(s) if !(s >= 500 || s == 408 || s == 429) => {
+                Failure::new(K::Protocol, format!("the proxy refused the tunnel: {why}"))
+            }
             _ => Failure::new(K::ProxyFailed, why.clone()),
         },
         ureq::Error::TooManyRedirects => Failure::new(K::TooManyRedirects, ""),

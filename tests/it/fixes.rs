@@ -244,7 +244,11 @@ fn a_proxy_that_cannot_reach_the_target_is_retried_and_407_is_not() {
     let (out, _) = run_fast(&["-x", &forbidden.url("")], "http://origin.example.test/");
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert_eq!(forbidden.requests().len(), 1);
-    assert!(stderr(&out).contains("refused the tunnel"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refused the tunnel"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
