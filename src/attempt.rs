@@ -422,6 +422,11 @@ impl Loop<'_> {
     fn take_response(&self, ex: Exchange, partial: Option<Partial>, method: &str) -> Tried {
         self.log_response_headers(&ex.head);
         *self.last_head.borrow_mut() = Some(ex.head.clone());
+        if ex.head.status >= 400 {
+            // An error says nothing about the representation: the kept bytes stay kept.
+            *self.partial.borrow_mut() = partial;
+            return Tried::Failed(ex);
+        }
         let range = partial
             .as_ref()
             .and_then(|p| resume::continues(&ex.head, p.offset, p.total, &p.validator));
@@ -432,9 +437,6 @@ impl Loop<'_> {
         if let Some(p) = stale {
             // A 200 (or anything else) means the representation changed: start over.
             self.output.discard(p.spool);
-        }
-        if ex.head.status >= 400 {
-            return Tried::Failed(ex);
         }
         if ex.head.status < 200 {
             // 1xx is never a final answer to a request that asked for no upgrade.

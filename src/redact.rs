@@ -229,7 +229,11 @@ fn path_masked(path: &str) -> (String, Vec<String>) {
                     }
                     format!("{MASK}{}", &seg[at..])
                 }
-                None => seg.to_string(),
+                // Path parameters (`/app;jsessionid=S`) are masked as query parameters are.
+                None => match seg.split_once(';') {
+                    Some((name, rest)) => format!("{name};{}", params(rest, false)),
+                    None => seg.to_string(),
+                },
             }
         })
         .collect();
@@ -412,6 +416,14 @@ pub fn text(msg: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_parameters_are_masked_like_query_parameters() {
+        let u = Url::parse("http://h/app;jsessionid=S1/x;v=2;token=S2?q=1").unwrap();
+        let shown = url(&u);
+        assert!(!shown.contains("S1") && !shown.contains("S2"), "{shown}");
+        assert!(shown.contains(";v=2"), "{shown}");
+    }
 
     #[test]
     fn secret_names() {

@@ -32,8 +32,11 @@ pub fn validator(head: &Head) -> Option<Validator> {
     let etag = head
         .value("etag")
         .filter(|e| !e.trim_start().starts_with("W/"));
-    etag.or_else(|| head.value("last-modified"))
-        .map(|v| Validator(v.trim().to_string()))
+    // A Last-Modified that is not an HTTP-date identifies nothing (RFC 9110 section 8.8.2).
+    let date = head
+        .value("last-modified")
+        .filter(|d| httpdate::parse_http_date(d.trim()).is_ok());
+    etag.or(date).map(|v| Validator(v.trim().to_string()))
 }
 
 /// The part a 206 carries, once [`continues`] accepted it.
@@ -223,6 +226,15 @@ mod tests {
         assert_eq!(continues(&two_ranges, 10, 20, &v), None);
         let two_etags = head(206, &[ok, etag, ("ETag", "\"v2\"")]);
         assert_eq!(continues(&two_etags, 10, 20, &v), None);
+    }
+
+    #[test]
+    fn a_last_modified_that_is_no_date_is_no_validator() {
+        let h = head(
+            200,
+            &[("Accept-Ranges", "bytes"), ("Last-Modified", "yesterday")],
+        );
+        assert_eq!(validator(&h), None);
     }
 
     #[test]

@@ -659,3 +659,31 @@ fn an_empty_body_labelled_gzip_is_an_empty_body() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn kept_bytes_survive_an_error_answer_to_the_range_request() {
+    let whole: Vec<u8> = (0..200_000u32).map(|i| (i % 241) as u8).collect();
+    let resource = |cut| Step::Resource {
+        body: whole.clone(),
+        etag: "\"k1\"".into(),
+        cut_after: cut,
+    };
+    let s = Server::start(vec![
+        resource(Some(80_000)),
+        Step::status(503, "busy"),
+        resource(None),
+    ])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.bin");
+    let (out, _) = run_fast(&["-o", file.to_str().unwrap()], &s.url("/f"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(std::fs::read(&file).unwrap() == whole);
+    let reqs = s.requests();
+    assert_eq!(reqs[1].header("range"), Some("bytes=80000-"));
+    assert_eq!(
+        reqs[2].header("range"),
+        Some("bytes=80000-"),
+        "still kept after the 503"
+    );
+}
