@@ -278,6 +278,13 @@ impl Output {
     }
 }
 
+/// Writes text that is not a body (`--explain`, `simulate`) to stdout. A reader that went
+/// away (`| head -1`, a closed pipe) ends the writing quietly, as for a body.
+pub fn print_stdout(text: &str) {
+    let mut out = io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// Standard output as an unbuffered file of its own (a duplicate of descriptor 1): the
 /// body goes out in the chunks it arrives in, and copies from the spool can be done by the
 /// kernel. Nothing else writes to stdout before the body.

@@ -103,7 +103,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     if cfg.explain {
         // After every check, so --explain answers what the run would do, usage errors too.
         watchdog.claim();
-        print!("{}", explain::explain(&cfg));
+        output::print_stdout(&explain::explain(&cfg));
         let shown = cfg.retry.seed.unwrap_or(0);
         reporter.summary(
             Outcome::Success,
@@ -358,6 +358,8 @@ fn finish(
     });
     if let (Some(path), Some(head)) = (&cfg.output.dump_header, &f.head)
         && let Err(e) = dump_header(path, head)
+        // `-D -` to a reader that went away ends quietly, as the body does.
+        && e.kind() != std::io::ErrorKind::BrokenPipe
     {
         reason = format!("cannot write -D {}: {e}", path.display());
         reporter.error(&reason);

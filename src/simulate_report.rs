@@ -79,7 +79,7 @@ pub fn run(a: &SimulateArgs) -> Exit {
     }
     let limit = simulate::physical_limit(&sc);
     if a.search {
-        print!("{}", search_report(&sc, a, &limit));
+        crate::output::print_stdout(&search_report(&sc, a, &limit));
         return Exit::Success;
     }
     let results: Vec<Outcome> = strategies
@@ -96,8 +96,8 @@ pub fn run(a: &SimulateArgs) -> Exit {
         return Exit::Local;
     }
     match a.format {
-        SimFormat::Table => print!("{}", table(&sc, a, &results, &limit)),
-        SimFormat::Json => println!("{}", to_json(&results, &limit)),
+        SimFormat::Table => crate::output::print_stdout(&table(&sc, a, &results, &limit)),
+        SimFormat::Json => crate::output::print_stdout(&format!("{}\n", to_json(&results, &limit))),
     }
     Exit::Success
 }

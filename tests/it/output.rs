@@ -305,3 +305,36 @@ fn dev_null_after_a_broken_attempt() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"200 1");
 }
+
+/// Runs the binary with stdout a pipe whose reader is already gone.
+fn run_into_closed_pipe(args: &[&str]) -> std::process::ExitStatus {
+    let mut fds = [0; 2];
+    // SAFETY: pipe fills two descriptors we own; the read end is closed at once.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: the write end is ours, handed to the child as its stdout.
+    let out = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
+    std::process::Command::new(env!("CARGO_BIN_EXE_retry-http"))
+        .args(args)
+        .stdout(std::process::Stdio::from(out))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("runs")
+}
+
+#[test]
+fn every_stdout_writer_is_quiet_on_a_closed_pipe() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    let cases: [&[&str]; 5] = [
+        &["--explain", &url],
+        &["simulate", "--clients", "20"],
+        &["-o", "/dev/null", "-w", "%{http_code}\n", &url],
+        &["-o", "/dev/null", "-D", "-", &url],
+        &[&url],
+    ];
+    for args in cases {
+        let status = run_into_closed_pipe(args);
+        assert_eq!(status.code(), Some(0), "{args:?}: {status:?}");
+    }
+}
