@@ -113,7 +113,7 @@ pub fn header_value(name: &str, value: &str) -> String {
             if value.contains("://")
                 && !u.cannot_be_a_base()
                 && u.has_host()
-                && !url_secrets(value.trim()).is_empty() =>
+                && url(&u) != u.as_str() =>
         {
             url(&u)
         }
@@ -323,6 +323,15 @@ pub fn untrusted(s: &str) -> String {
     };
     let cut = rest.find(['?', '#']).unwrap_or(rest.len());
     let (head, tail) = rest.split_at(cut);
+    // Path parameters (`;jsessionid=S`): every value, as for the query.
+    let head: Vec<String> = head
+        .split('/')
+        .map(|seg| match seg.split_once(';') {
+            Some((name, params_text)) => format!("{name};{}", params(params_text, true)),
+            None => seg.to_string(),
+        })
+        .collect();
+    let head = head.join("/");
     let mut out = format!("{scheme}{userinfo}{head}");
     if let Some(query) = tail.strip_prefix('?') {
         let (query, fragment) = match query.split_once('#') {
@@ -416,6 +425,21 @@ pub fn text(msg: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_parameters_are_masked_in_relative_and_unparsable_urls_too() {
+        for shown in [
+            header_value("Content-Location", "/a;jsessionid=S1"),
+            header_value("Referer", "http://h/c;jsessionid=S2"),
+            url_text("http://exa mple/app;jsessionid=S3"),
+        ] {
+            assert!(
+                !shown.contains("S1") && !shown.contains("S2") && !shown.contains("S3"),
+                "{shown}"
+            );
+        }
+        assert_eq!(header_value("Referer", "http://h/plain"), "http://h/plain");
+    }
 
     #[test]
     fn path_parameters_are_masked_like_query_parameters() {
