@@ -42,8 +42,8 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state -d 'Share a circuit breaker and a retry budget per target with other runs through FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-threshold -d 'With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown -d 'With --state: how long an open circuit refuses (exit 7) before one run probes' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state: retries allowed, as a percentage of successful requests in the window' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r

@@ -242,11 +242,12 @@ pub struct RequestArgs {
     #[arg(long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_BREAKER_COOLDOWN", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Fleet")]
     pub breaker_cooldown: Duration,
 
-    /// With --state: retries allowed, as a percentage of successful requests in the window.
+    /// With --state: retries allowed, as a percentage of successful requests in the window
+    /// (0% and above: over 100% allows more retries than successes).
     #[arg(long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent, help_heading = "Fleet")]
     pub retry_budget: f64,
 
-    /// With --state: the sliding window of the retry budget.
+    /// With --state: the sliding window of the retry budget (at least 1s).
     #[arg(long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration, help_heading = "Fleet")]
     pub budget_window: Duration,
 

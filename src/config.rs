@@ -383,6 +383,12 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             env_note(&[("STATE_TTL", a.state_ttl)])
         ));
     }
+    if a.budget_window < Duration::from_secs(1) {
+        return usage(format!(
+            "--budget-window must be at least 1s: a shorter one holds no successes to count retries against{}",
+            env_note(&[("BUDGET_WINDOW", a.budget_window)])
+        ));
+    }
     if a.base > a.cap {
         return usage(format!(
             "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
