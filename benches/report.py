@@ -665,18 +665,6 @@ def main():
     doc(env.strip())
     doc("```")
     doc()
-    for name, title in (("ps-start.txt", "start"), ("ps-end.txt", "end")):
-        p = os.path.join(res, name)
-        if os.path.exists(p):
-            lines = open(p).read().splitlines()
-            doc(f"<details><summary>Busiest processes at the {title} of the run (ps, by CPU)</summary>")
-            doc()
-            doc("```")
-            for l in lines[:12]:
-                doc(l)
-            doc("```")
-            doc("</details>")
-            doc()
     doc("## Summary")
     doc()
     doc.table(("metric", "retry-http", "curl", "ratio / Δ", "target", "verdict"), body.summary)

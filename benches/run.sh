@@ -158,7 +158,13 @@ start_py() {
     LAST_PID=$!
 }
 CMDS="$RES/commands.tsv"
-note_cmd() { printf '%s\t%s\n' "$1" "$2" >>"$CMDS"; }
+# Command lines are recorded without this machine's paths: the binary relative to the
+# repository, the size builds under $SIZES_DIR.
+note_cmd() {
+    local c="${2//"$ROOT/"/}"
+    [[ -n "${SIZES_DIR:-}" ]] && c="${c//"$SIZES_DIR"/\$SIZES_DIR}"
+    printf '%s\t%s\n' "$1" "$c" >>"$CMDS"
+}
 now() { echo "$EPOCHREALTIME"; }
 elapsed() { python3 -c "print(f'{$2 - $1:.6f}')"; }
 
@@ -171,7 +177,7 @@ elapsed() { python3 -c "print(f'{$2 - $1:.6f}')"; }
     echo "ram: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
     echo "kernel: $(uname -r)"
     echo "retry-http: $("$BIN" --version)"
-    echo "retry-http binary: $BIN ($(stat -c %s "$BIN") bytes)"
+    echo "retry-http binary: ${BIN#"$ROOT/"} ($(stat -c %s "$BIN") bytes)"
     echo "curl: $(curl --version | head -1)"
     echo "nginx: $(nginx -v 2>&1)"
     echo "hyperfine: $(hyperfine --version)"
@@ -181,7 +187,6 @@ elapsed() { python3 -c "print(f'{$2 - $1:.6f}')"; }
     echo "loadavg at start: $(cat /proc/loadavg)"
     echo "git: $(git -C "$ROOT" log -1 --format='%h %s' 2>/dev/null | cut -c1-100)"
 } >"$RES/env.txt"
-ps -eo pid,pcpu,rss,etime,args --sort=-pcpu | head -25 | cut -c1-160 >"$RES/ps-start.txt"
 log "results in $RES, work dir $WORK"
 
 # ------------------------------------------------------------------ nginx ---
@@ -508,7 +513,6 @@ fi
 
 # ---------------------------------------------------------------- report ---
 echo "loadavg at end: $(cat /proc/loadavg)" >>"$RES/env.txt"
-ps -eo pid,pcpu,rss,etime,args --sort=-pcpu | head -25 | cut -c1-160 >"$RES/ps-end.txt"
 if [[ $QUICK == 1 || -n "${BENCH_OUT:-}" ]]; then OUT_MD="$RES/RESULTS.md"; else OUT_MD="$HERE/RESULTS.md"; fi
 python3 "$HERE/report.py" "$RES" "$OUT_MD"
 log "wrote $OUT_MD"
