@@ -353,12 +353,7 @@ fn serve(
             body,
             declared,
             pause,
-        } => {
-            out.write_all(&head(200, &[], *declared))?;
-            out.write_all(body)?;
-            out.flush()?;
-            std::thread::sleep(*pause);
-        }
+        } => partial_then_pause(&mut out, *declared, body, *pause)?,
         Step::Raw(bytes) => out.write_all(bytes)?,
         Step::Generate { len } => {
             out.write_all(&head(200, &[], *len as usize))?;
@@ -405,10 +400,7 @@ fn serve(
             body,
             pause,
         } => {
-            out.write_all(&head(200, &[], *declared))?;
-            out.write_all(body)?;
-            out.flush()?;
-            std::thread::sleep(*pause);
+            partial_then_pause(&mut out, *declared, body, *pause)?;
             socket2::SockRef::from(&out).set_linger(Some(Duration::ZERO))?;
             drop(out);
         }
@@ -460,4 +452,18 @@ fn serve_resource_with(
     out.write_all(&head_bytes)?;
     let n = cut_after.unwrap_or(rest.len()).min(rest.len());
     out.write_all(&rest[..n])
+}
+
+/// A 200 announcing `declared` bytes, only `body` of them sent, then `pause` of silence.
+fn partial_then_pause(
+    out: &mut TcpStream,
+    declared: usize,
+    body: &[u8],
+    pause: Duration,
+) -> io::Result<()> {
+    out.write_all(&head(200, &[], declared))?;
+    out.write_all(body)?;
+    out.flush()?;
+    std::thread::sleep(pause);
+    Ok(())
 }
