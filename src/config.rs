@@ -2,9 +2,9 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
+use crate::cli::values::HeaderArg;
 use crate::cli::{ColorChoice, LogFormat, RequestArgs};
 use crate::policy::{Backoff, StatusSet};
-use crate::values::HeaderArg;
 use base64::Engine;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -141,7 +141,7 @@ pub struct Config {
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
     /// `--state`: the shared state file and its limits.
-    pub state: Option<(PathBuf, crate::state::Limits)>,
+    pub state: Option<(PathBuf, crate::fleet::state::Limits)>,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -204,7 +204,7 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 /// Checks a URL: http or https, with a host.
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
-    let s = &crate::redact::url_text(typed);
+    let s = &crate::http::redact::url_text(typed);
     let parsed = match Url::parse(typed) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => {
@@ -342,7 +342,7 @@ fn env_note(values: &[(&str, Duration)]) -> String {
         .filter(|(var, v)| {
             std::env::var(var)
                 .ok()
-                .and_then(|t| crate::values::duration(&t).ok())
+                .and_then(|t| crate::cli::values::duration(&t).ok())
                 == Some(*v)
         })
         .map(|(var, _)| format!("${var}"))
@@ -528,7 +528,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         },
         explain: a.explain,
         state: a.state.clone().map(|p| {
-            let limits = crate::state::Limits {
+            let limits = crate::fleet::state::Limits {
                 threshold: a.breaker_threshold,
                 cooldown: a.breaker_cooldown,
                 budget_pct: a.retry_budget,

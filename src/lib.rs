@@ -2,34 +2,17 @@
 //! failures without making an outage worse. This file wires the modules together:
 //! flags -> configuration -> attempt loop (policy + transport) -> output/report -> outcome.
 
-pub mod attempt;
-pub mod body;
 pub mod cli;
 pub mod config;
-pub mod deadline;
-pub mod delivery;
 pub mod demo;
 pub mod exit;
-pub mod explain;
-pub mod interrupt;
+pub mod fleet;
+pub mod http;
 pub mod output;
 pub mod policy;
-pub mod proxy;
-pub mod redact;
-pub mod release;
+pub mod process;
 pub mod report;
-pub mod resume;
-pub mod retry_after;
-pub mod run;
-pub mod scripted;
-pub mod shared;
-pub mod simulate;
-pub mod simulate_report;
-pub mod state;
-pub mod transport;
-pub mod usage;
-pub mod values;
-pub mod write_out;
+pub mod request;
 
 use clap::Parser;
 use exit::Outcome;
@@ -42,11 +25,11 @@ pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Out
     let args: Vec<OsString> = args.into_iter().collect();
     let cli = match cli::Cli::try_parse_from(args.iter().cloned()) {
         Ok(c) => c,
-        Err(e) => return usage::clap_error(&e, &args, start),
+        Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
     match cli.command {
         Some(cli::Command::Demo) => demo::run(start),
-        Some(cli::Command::Simulate(args)) => simulate_report::run(&args),
-        None => run::request(&cli.request, start),
+        Some(cli::Command::Simulate(args)) => fleet::simulate::command::run(&args),
+        None => request::run::request(&cli.request, start),
     }
 }

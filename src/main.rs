@@ -5,9 +5,9 @@ use std::time::Instant;
 
 fn main() -> ExitCode {
     let start = Instant::now();
-    retry_http::interrupt::clean_up_on_panic();
+    retry_http::process::interrupt::clean_up_on_panic();
     let outcome = retry_http::run_from(std::env::args_os(), start);
     // Large spools are freed by a detached child after the exit, not by this process.
-    retry_http::release::release_at_exit();
+    retry_http::process::release::release_at_exit();
     ExitCode::from(outcome.code())
 }

@@ -64,6 +64,11 @@
 //! it mid-run). Every violation is collected and reported at the
 //! end, with the command line that reproduces it.
 
+// The fault matrix uses only part of the scripted server.
+#[allow(dead_code)]
+#[path = "support/scripted.rs"]
+mod scripted;
+
 mod matrix {
     pub mod cases;
     pub mod oracle;

@@ -5,8 +5,9 @@
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use retry_http::cli::values;
+use retry_http::policy::retry_after;
 use retry_http::policy::{self, Backoff, Fit, Hint, Jitter};
-use retry_http::{retry_after, values};
 use std::time::{Duration, SystemTime};
 
 fn ms(n: u64) -> Duration {

@@ -3,7 +3,7 @@
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-pub use retry_http::scripted::{Recorded, Server, Step};
+pub use crate::scripted::{Recorded, Server, Step};
 
 /// Runs the binary with `args`; returns its output and how long it took.
 pub fn run(args: &[&str]) -> (Output, Duration) {

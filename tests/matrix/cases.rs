@@ -1,6 +1,6 @@
 //! The dimensions of the matrix, the scripts that play each fault, and the bodies.
 
-use retry_http::scripted::Step;
+use crate::scripted::Step;
 use std::io::Write;
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 
 use super::cases::{self, Case, Fault, Method, Mode, Out, Wrap};
 use super::oracle;
-use retry_http::scripted::{Recorded, Server, Step};
+use crate::scripted::{Recorded, Server, Step};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -85,7 +85,7 @@ impl Write for Sink {
         if self.file.is_none() && self.len + data.len() as u64 > IN_MEMORY_LIMIT {
             let mut f = tempfile::tempfile()?;
             // A large body is freed after the exit, not by it (see `release`).
-            crate::release::register(&f);
+            crate::process::release::register(&f);
             f.write_all(&self.memory)?;
             self.memory = Vec::new();
             self.file = Some(f);

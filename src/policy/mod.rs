@@ -5,6 +5,8 @@
 //! Sources: AWS Architecture Blog, "Exponential Backoff And Jitter" (2015) for the jitter
 //! modes; RFC 9110 section 9.2.2 for idempotent methods; RFC 6585 section 4 for 429.
 
+pub mod retry_after;
+
 use rand::{Rng, RngExt};
 use std::time::Duration;
 

@@ -9,8 +9,8 @@
 //! Bodies are read as sent: ureq's own decoding is off, and a gzip body is decoded here only
 //! under `--compressed`, so a body cut short while decoding is still a body cut short.
 
-use crate::body::Payload;
 use crate::config::{RequestConfig, Timeouts, UsageError};
+use crate::http::body::Payload;
 use crate::policy::{self, FailureKind};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
@@ -171,7 +171,7 @@ pub struct Transport {
 /// A proxy URL must parse, with a host and a usable port: a typo is a usage error, not a
 /// connection refused to be retried six times.
 fn check_proxy(p: &str) -> Result<(), UsageError> {
-    let shown = crate::redact::url_text(p);
+    let shown = crate::http::redact::url_text(p);
     let bad = |why: &str| {
         Err(UsageError(format!(
             "invalid proxy {shown:?} ({why}): expected http://HOST:PORT, https://, socks4:// or socks5://"
@@ -257,7 +257,7 @@ impl Transport {
         } else {
             AutoHeaderValue::Default
         };
-        let chosen = crate::proxy::choose(
+        let chosen = crate::http::proxy::choose(
             req.url.scheme(),
             req.url.host_str().unwrap_or(""),
             req.proxy.as_deref(),
@@ -275,12 +275,12 @@ impl Transport {
         if let Some(p) = &chosen {
             check_proxy(p)?;
         }
-        let shown_proxy = chosen.as_deref().map(crate::redact::url_text);
+        let shown_proxy = chosen.as_deref().map(crate::http::redact::url_text);
         let proxy = match chosen {
             Some(p) => Some(ureq::Proxy::new(&p).map_err(|e| {
                 UsageError(format!(
                     "invalid proxy {} ({e}): expected http://HOST:PORT, https://, socks4:// or socks5://",
-                    crate::redact::url_text(&p)
+                    crate::http::redact::url_text(&p)
                 ))
             })?),
             None => None,
@@ -426,7 +426,7 @@ impl Transport {
                 FailureKind::Protocol,
                 format!(
                     "bad redirect Location {:?}: {e}",
-                    crate::redact::url_text(location)
+                    crate::http::redact::url_text(location)
                 ),
             )
         })?;
@@ -440,7 +440,7 @@ impl Transport {
         if next.url.origin() != hop.url.origin() {
             // Credentials are for the host the user named, not wherever it points.
             next.headers
-                .retain(|(n, _)| !crate::redact::is_credential_header(n));
+                .retain(|(n, _)| !crate::http::redact::is_credential_header(n));
         }
         // 303, and 301/302 after POST (as curl and browsers do), become a GET without body.
         if status == 303 && hop.method != "HEAD"

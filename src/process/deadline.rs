@@ -51,8 +51,8 @@ pub struct LastWords {
 /// the exit, the summary line written, then `_exit(code)`.
 pub fn exit_now(code: u8) -> Box<dyn FnOnce(String) + Send> {
     Box::new(move |line| {
-        crate::interrupt::remove_temps();
-        crate::release::release_at_exit();
+        crate::process::interrupt::remove_temps();
+        crate::process::release::release_at_exit();
         last_line(&line);
         // SAFETY: _exit ends the process at once; nothing else may run after the summary.
         unsafe { libc::_exit(i32::from(code)) };

@@ -1,9 +1,11 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
+pub mod usage;
+pub mod values;
+
 use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
-use crate::values;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -168,7 +168,7 @@ impl Interrupt {
             abort();
             std::thread::sleep(GRACE);
             remove_temps();
-            crate::release::release_at_exit();
+            crate::process::release::release_at_exit();
             last_words(sig);
             std::process::exit(i32::from(sig.outcome().code()));
         });

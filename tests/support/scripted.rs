@@ -1,7 +1,7 @@
 //! A scripted HTTP/1.1 server on 127.0.0.1 that fails on cue: statuses with headers,
-//! resets, hangs, bodies cut short, stalls. `demo` runs the client against it, and the
-//! integration tests use it too. No crate can reset a connection or cut a body at a chosen
-//! moment, hence this small std::net server.
+//! resets, hangs, bodies cut short, stalls, CONNECT tunnels, every request recorded. The
+//! integration tests and the fault matrix run the real binary against it. No crate can
+//! reset a connection or cut a body at a chosen moment, hence this small std::net server.
 //!
 //! Each connection serves one request and closes (`Connection: close`). Steps are used in
 //! order; the last one repeats once the script runs out.

@@ -5,7 +5,7 @@
 //! kept and runs to the end, and whose body is exactly that range (checked by the caller
 //! with [`Continuation::len`]). Anything else starts over. Pure functions.
 
-use crate::transport::Head;
+use crate::http::transport::Head;
 
 /// What identifies the representation being downloaded: a strong ETag, else Last-Modified.
 #[derive(Debug, Clone, PartialEq, Eq)]

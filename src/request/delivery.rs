@@ -2,12 +2,12 @@
 //! complete; kept when a download breaks mid-body and can be resumed (see `resume`); the
 //! final error body for `--fail-with-body` and `-I`.
 
-use crate::attempt::{Loop, failure};
 use crate::exit::Outcome;
+use crate::http::resume;
+use crate::http::transport::{Exchange, Failure, Transport};
 use crate::output::Spool;
 use crate::policy::FailureKind;
-use crate::resume;
-use crate::transport::{Exchange, Failure, Transport};
+use crate::request::attempt::{Loop, failure};
 use std::time::{Duration, Instant};
 
 /// The part of a body already received, and what identifies its representation.

@@ -2,8 +2,8 @@
 //! computed from the configuration alone, nothing is sent.
 
 use crate::config::Config;
+use crate::http::redact;
 use crate::policy::{self, FailureKind, Jitter};
-use crate::redact;
 use crate::report::fmt_duration;
 use std::fmt::Write;
 use std::time::Duration;

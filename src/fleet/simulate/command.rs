@@ -3,9 +3,9 @@
 
 use crate::cli::{SimFormat, SimulateArgs};
 use crate::exit::Outcome as Exit;
+use crate::fleet::simulate::{self, Outcome, Scenario, Strategy};
 use crate::policy::{Backoff, Jitter};
 use crate::report::fmt_duration;
-use crate::simulate::{self, Outcome, Scenario, Strategy};
 use serde_json::json;
 use std::fmt::Write;
 

@@ -131,7 +131,7 @@ fn header_name(name: &str) -> Result<String, String> {
     let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(token) {
         // A name that is not a token may hold the secret (`Bearer abc: x`): masked.
-        let shown = crate::redact::header_arg(name);
+        let shown = crate::http::redact::header_arg(name);
         return Err(format!(
             "invalid header name {shown:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
         ));
@@ -148,7 +148,7 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
         return Ok(HeaderArg::Set(header_name(name)?, String::new()));
     }
     let Some((name, value)) = s.split_once(':') else {
-        let shown = crate::redact::header_arg(s);
+        let shown = crate::http::redact::header_arg(s);
         return Err(format!(
             "invalid header {shown:?}: expected 'Name: value' (a colon after the name)"
         ));

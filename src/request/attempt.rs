@@ -3,19 +3,19 @@
 //! each attempt's line to the reporter as soon as the attempt ends. Getting a body to its
 //! destination (and resuming it) is `delivery`'s.
 
-use crate::body::Payload;
 use crate::config::Config;
-use crate::deadline::Watchdog;
-use crate::delivery::{Partial, Resumed};
 use crate::exit::Outcome;
-use crate::interrupt::{Interrupt, Signal};
+use crate::http::body::Payload;
+use crate::http::redact;
+use crate::http::resume;
+use crate::http::transport::{Exchange, Failure, Hop, Transport};
 use crate::output::Output;
+use crate::policy::retry_after;
 use crate::policy::{self, FailureKind, Fit, WaitReason};
-use crate::redact;
+use crate::process::deadline::Watchdog;
+use crate::process::interrupt::{Interrupt, Signal};
 use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
-use crate::resume;
-use crate::retry_after;
-use crate::transport::{Exchange, Failure, Hop, Transport};
+use crate::request::delivery::{Partial, Resumed};
 use rand::Rng;
 use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime};
@@ -45,7 +45,7 @@ pub struct Loop<'a> {
     /// A download broken mid-body, kept to be resumed by the next attempt.
     pub partial: RefCell<Option<Partial>>,
     /// The head of the last response received (for `-D` and `%{url_effective}`).
-    pub last_head: RefCell<Option<crate::transport::Head>>,
+    pub last_head: RefCell<Option<crate::http::transport::Head>>,
     /// Body bytes of the response delivered to the output (for `%{size_download}`).
     pub delivered: std::cell::Cell<u64>,
     /// Asked before each retry (the shared retry budget); an error refuses it (exit 7).
@@ -648,7 +648,7 @@ impl Loop<'_> {
         }
     }
 
-    fn log_response_headers(&self, head: &crate::transport::Head) {
+    fn log_response_headers(&self, head: &crate::http::transport::Head) {
         if !self.reporter.verbose() {
             return;
         }

@@ -4,7 +4,8 @@
 //! object (exit 2 either way). Help and version pass through to stdout.
 
 use crate::exit::Outcome;
-use crate::{cli, redact, report};
+use crate::http::redact;
+use crate::{cli, report};
 use std::ffi::OsString;
 use std::time::Instant;
 

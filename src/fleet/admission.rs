@@ -2,8 +2,8 @@
 //! budget before each retry, and records how the run ended. The decisions are in `state`.
 
 use crate::exit::Outcome;
+use crate::fleet::state::{Admission, Limits, MAX_STAMP, RunResult, StateFile};
 use crate::report::Reporter;
-use crate::state::{Admission, Limits, MAX_STAMP, RunResult, StateFile};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 

@@ -9,6 +9,8 @@
 //! the outage. (The scenario is the one of the AWS Architecture Blog's "Exponential Backoff
 //! And Jitter" study.)
 
+pub mod command;
+
 use crate::policy::{self, Backoff, Fit, Jitter};
 use rand::SeedableRng;
 use rand::rngs::StdRng;

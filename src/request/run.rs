@@ -3,17 +3,19 @@
 //! state and runs the attempt loop; `finish` writes `-D`, records the run in the state file,
 //! prints the summary and `-w`.
 
-use crate::attempt::{Ended, Loop};
-use crate::body::{self, Payload};
 use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
-use crate::deadline::{self, LastWords, Watchdog};
 use crate::exit::Outcome;
+use crate::fleet::admission::Shared;
+use crate::http::body::{self, Payload};
+use crate::http::redact;
+use crate::http::transport::{self, Transport};
 use crate::output::{self, Output};
+use crate::process::deadline::{self, LastWords, Watchdog};
+use crate::process::interrupt;
 use crate::report::{self, Reporter};
-use crate::shared::Shared;
-use crate::transport::{self, Transport};
-use crate::{explain, interrupt, redact, write_out};
+use crate::request::attempt::{Ended, Loop};
+use crate::request::{explain, write_out};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::io::Write;

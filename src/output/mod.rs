@@ -8,7 +8,7 @@
 //! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
 
 use crate::config::{OutputConfig, UsageError};
-use crate::transport::Head;
+use crate::http::transport::Head;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -216,13 +216,13 @@ impl Output {
                     tmp.as_file()
                         .set_permissions(std::fs::Permissions::from_mode(mode))?;
                 }
-                crate::interrupt::track_temp(tmp.path());
-                crate::release::register(tmp.as_file());
+                crate::process::interrupt::track_temp(tmp.path());
+                crate::process::release::register(tmp.as_file());
                 Spool::Named(tmp)
             }
             Target::Stdout | Target::Special(_) => {
                 let f = tempfile::tempfile()?;
-                crate::release::register(&f);
+                crate::process::release::register(&f);
                 Spool::Anonymous(f)
             }
         };
@@ -242,11 +242,11 @@ impl Output {
                 let result = match &self.target {
                     Target::Replace(dest) => tmp
                         .persist(dest)
-                        .map(|f| crate::release::forget(&f))
+                        .map(|f| crate::process::release::forget(&f))
                         .map_err(|e| e.error),
                     _ => Ok(()),
                 };
-                crate::interrupt::untrack_temp(&path);
+                crate::process::interrupt::untrack_temp(&path);
                 result
             }
             Spool::Anonymous(mut f) => {
@@ -272,7 +272,7 @@ impl Output {
     /// Throws a failed attempt's body away (the temporary file is removed).
     pub fn discard(&self, spool: Spool) {
         if let Spool::Named(tmp) = spool {
-            crate::interrupt::untrack_temp(tmp.path());
+            crate::process::interrupt::untrack_temp(tmp.path());
             drop(tmp);
         }
     }

@@ -1,0 +1,7 @@
+//! How the process ends, whatever ends it: the deadline kept by a watchdog thread
+//! (`deadline`), signals and the temporary files they must not leak (`interrupt`), and
+//! large spools freed after the exit rather than before it (`release`).
+
+pub mod deadline;
+pub mod interrupt;
+pub mod release;
