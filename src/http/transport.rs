@@ -37,7 +37,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: FailureKind, detail: impl Into<String>) -> Self {
         Failure {
             kind,
             detail: detail.into(),

@@ -1,26 +1,28 @@
-//! The attempt loop: send, classify, wait = max(backoff, Retry-After) bounded by the
-//! deadline, sleep or stop. It joins the policy (pure) to the transport (I/O) and hands
-//! each attempt's line to the reporter as soon as the attempt ends. Getting a body to its
-//! destination (and resuming it) is `delivery`'s.
+//! The attempt loop: send, classify, ask the policy's decision, then sleep or stop. It joins
+//! the policy (pure) to the transport (I/O), owns what carries from one attempt to the next
+//! (a partial download, the hop to restart at, the last backoff drawn), hands each
+//! attempt's line to the reporter as soon as the attempt ends, and returns everything the
+//! end of the run needs. Getting a body to its destination (and resuming it) is
+//! `delivery`'s; what to do after an attempt is `policy::decision`'s.
 
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::http::body::Payload;
 use crate::http::redact;
 use crate::http::resume;
-use crate::http::transport::{Exchange, Failure, Hop, Transport};
+use crate::http::transport::{Exchange, Failure, Head, Hop, Transport};
 use crate::output::Output;
-use crate::policy::retry_after;
-use crate::policy::{self, FailureKind, Fit, WaitReason};
+use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
+use crate::policy::retry_after::{self, Reading};
+use crate::policy::{FailureKind, WaitReason};
 use crate::process::deadline::Watchdog;
-use crate::process::interrupt::{Interrupt, Signal};
-use crate::report::{AttemptLine, Decision, Reporter, fmt_duration};
-use crate::request::delivery::{Partial, Resumed};
+use crate::process::interrupt::Interrupt;
+use crate::report::{AttemptLine, Decision, Reporter};
+use crate::request::delivery::{Broken, Delivery, Partial, Resumed};
 use rand::Rng;
-use std::cell::RefCell;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Everything one run of attempts needs, borrowed.
+/// What one run of attempts works with, borrowed; the loop's own state is in [`Carry`].
 pub struct Loop<'a> {
     /// The validated configuration.
     pub cfg: &'a Config,
@@ -32,8 +34,10 @@ pub struct Loop<'a> {
     pub payload: Option<&'a Payload>,
     /// Writes stderr.
     pub reporter: &'a Reporter,
-    /// Set by SIGINT/SIGTERM.
+    /// Set by the signals that stop a run.
     pub interrupt: &'a Interrupt,
+    /// Keeps the deadline (see `deadline`).
+    pub watchdog: &'a Watchdog,
     /// Request headers, Idempotency-Key included.
     pub headers: Vec<(String, String)>,
     /// Whether an Idempotency-Key is sent.
@@ -42,19 +46,9 @@ pub struct Loop<'a> {
     pub start: Instant,
     /// Values to mask in error messages.
     pub secrets: Vec<String>,
-    /// A download broken mid-body, kept to be resumed by the next attempt.
-    pub partial: RefCell<Option<Partial>>,
-    /// The head of the last response received (for `-D` and `%{url_effective}`).
-    pub last_head: RefCell<Option<crate::http::transport::Head>>,
-    /// Body bytes of the response delivered to the output (for `%{size_download}`).
-    pub delivered: std::cell::Cell<u64>,
-    /// Asked before each retry (the shared retry budget); an error refuses it (exit 7).
+    /// Asked before each retry the decision allows (the shared retry budget); an error
+    /// refuses it (exit 7).
     pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
-    /// Where the next attempt starts: the hop that failed, once an earlier hop may have
-    /// been processed (None: the request as given).
-    pub from: RefCell<Option<Hop>>,
-    /// Keeps the deadline (see `deadline`).
-    pub watchdog: &'a Watchdog,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -65,8 +59,7 @@ struct Sent {
     committed: bool,
 }
 
-/// How the loop ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How the loop ended, and what the end of the run needs from it.
 pub struct Ended {
     /// The exit outcome.
     pub outcome: Outcome,
@@ -77,12 +70,17 @@ pub struct Ended {
     /// Why the loop stopped, as the last attempt's line says it ("not retried: ..."); None
     /// on success, and when it stopped between attempts (deadline, signal).
     pub why: Option<String>,
+    /// The head of the last response received (for `-D` and `%{url_effective}`).
+    pub head: Option<Head>,
+    /// Body bytes delivered to the output (for `%{size_download}`).
+    pub delivered: u64,
 }
 
-/// The result of one attempt, before the policy looks at it.
+/// The result of one attempt, before the decision looks at it.
 enum Tried {
-    /// A success: the body is committed. Holds status, reason, and the byte it resumed at.
-    Success(u16, String, Option<u64>),
+    /// A success: the body is committed. Status, reason, the byte it resumed at, and the
+    /// bytes delivered.
+    Success(u16, String, Option<u64>, u64),
     /// A response of 400 or more (body unread).
     Failed(Exchange),
     /// No usable response.
@@ -92,36 +90,36 @@ enum Tried {
 }
 
 /// What the loop carries from one attempt to the next.
-struct Track {
+struct Carry {
+    /// A download broken mid-body, kept to be resumed by the next attempt.
+    partial: Option<Partial>,
+    /// Where the next attempt starts: the hop that failed, once an earlier hop may have
+    /// been processed (None: the request as given).
+    from: Option<Hop>,
     /// The last backoff drawn (decorrelated jitter grows from it).
     previous: Duration,
     /// The last attempt's result, for the summary.
     last: String,
+    /// The head of the last response received.
+    head: Option<Head>,
+    /// Body bytes delivered to the output.
+    delivered: u64,
 }
 
-impl Track {
-    fn ended(&self, outcome: Outcome, attempts_made: u32) -> Ended {
-        Ended {
-            outcome,
-            attempts_made,
-            last: self.last.clone(),
-            why: None,
-        }
-    }
+/// What follows an attempt, for the loop.
+enum Next {
+    /// The run ends with this outcome; why, as the attempt's line said it.
+    Stop(Outcome, Option<String>),
+    /// Sleep this long (the countdown says why), then try again.
+    Sleep(Duration, String),
 }
 
-/// What happens after an attempt.
-enum Step {
-    /// The attempt succeeded.
-    Done,
-    /// Stop with this outcome and reason.
-    Stop(Outcome, String),
-    /// Sleep, then try again.
-    Wait(Duration, Decision),
-}
-
-fn signal_outcome(s: Signal) -> Outcome {
-    s.outcome()
+/// What an attempt's result means to the decision, with the error answer kept for
+/// `--fail-with-body` and the Retry-After read from it.
+struct Judged {
+    happened: Happened,
+    pending: Option<Exchange>,
+    reading: Option<Reading>,
 }
 
 /// "timeout (the attempt's time ran out)", with any secret masked.
@@ -142,84 +140,162 @@ fn add_note(line: &mut AttemptLine, note: String) {
     });
 }
 
-pub(crate) fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
-    Failure {
-        kind,
-        detail: detail.into(),
-    }
-}
-
 impl Loop<'_> {
-    pub(crate) fn deadline_left(&self) -> Option<Duration> {
+    fn deadline_left(&self) -> Option<Duration> {
         self.cfg
             .retry
             .deadline
             .map(|d| d.saturating_sub(self.start.elapsed()))
     }
 
-    pub(crate) fn deadline_passed(&self) -> bool {
+    fn deadline_passed(&self) -> bool {
         self.watchdog.expired() || self.deadline_left().is_some_and(|l| l.is_zero())
+    }
+
+    /// The run's rules, as the decision reads them.
+    fn rules(&self) -> Rules<'_> {
+        let retry = &self.cfg.retry;
+        Rules {
+            attempts: retry.attempts,
+            retry_on: &retry.retry_on,
+            backoff: retry.backoff,
+            retry_after_spread: retry.retry_after_spread,
+            has_key: self.has_key,
+            retry_unsafe: retry.retry_unsafe,
+        }
+    }
+
+    fn delivery(&self) -> Delivery<'_> {
+        Delivery {
+            cfg: self.cfg,
+            output: self.output,
+            transport: self.transport,
+            reporter: self.reporter,
+            watchdog: self.watchdog,
+            start: self.start,
+        }
     }
 
     /// Runs the attempts; `rng` drives every random draw.
     pub fn run(&self, rng: &mut dyn Rng) -> Ended {
-        let retry = &self.cfg.retry;
-        let mut track = Track {
-            previous: retry.backoff.base,
+        let mut carry = Carry {
+            partial: None,
+            from: None,
+            previous: self.cfg.retry.backoff.base,
             last: "no attempt made".into(),
+            head: None,
+            delivered: 0,
         };
-        for n in 1..=retry.attempts {
+        let mut made = 0;
+        let (outcome, why) = loop {
             if self.deadline_passed() {
-                return track.ended(Outcome::Deadline, n - 1);
+                break (Outcome::Deadline, None);
             }
-            let begun = Instant::now();
-            self.watchdog.note(n, "no answer yet");
-            let (tried, sent) = self.try_once(self.budget());
-            let mut line = self.line(n, begun, &sent);
-            let (step, pending) = self.judge(n, tried, &sent, &mut line, &mut track, rng);
-            self.watchdog.note(n, &track.last);
-            match step {
-                Step::Done => {
-                    self.reporter.attempt(&line);
-                    return track.ended(Outcome::Success, n);
-                }
-                Step::Stop(outcome, why) => {
-                    let stopped = why.clone();
-                    line.decision = Decision::Stop(why);
-                    self.reporter.attempt(&line);
-                    // -I shows the head of whatever answered, as curl does; there is no body.
-                    let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
-                    let outcome = match pending {
-                        Some(ex) if self.cfg.output.fail_with_body || head_only => {
-                            self.deliver_error_body(ex, outcome)
-                        }
-                        _ => outcome,
-                    };
-                    return Ended {
-                        why: Some(stopped),
-                        ..track.ended(outcome, n)
-                    };
-                }
-                Step::Wait(wait, decision) => {
-                    let why = match &decision {
-                        Decision::Retry { reason, .. } if *reason != WaitReason::Backoff => {
-                            format!("Retry-After from {}", track.last)
-                        }
-                        _ => format!("backoff after {}", track.last),
-                    };
-                    line.decision = decision;
-                    self.reporter.attempt(&line);
-                    drop(pending);
-                    // Once an earlier hop may have been processed, only the hop that failed
-                    // is sent again (the judge allowed it): never the request before it.
-                    *self.from.borrow_mut() = sent.committed.then_some(sent.last);
+            made += 1;
+            match self.attempt(made, &mut carry, rng) {
+                Next::Stop(outcome, why) => break (outcome, why),
+                Next::Sleep(wait, why) => {
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
-                        return track.ended(signal_outcome(sig), n);
+                        break (sig.outcome(), None);
                     }
                 }
             }
+        };
+        // A partial download kept for a next attempt that will not come is thrown away.
+        if let Some(p) = carry.partial.take() {
+            self.output.discard(p.spool);
         }
-        track.ended(Outcome::AttemptsExhausted, retry.attempts)
+        Ended {
+            outcome,
+            attempts_made: made,
+            last: carry.last,
+            why,
+            head: carry.head,
+            delivered: carry.delivered,
+        }
+    }
+
+    /// Attempt `n`: send, log its line, and carry out the decision about it.
+    fn attempt(&self, n: u32, carry: &mut Carry, rng: &mut dyn Rng) -> Next {
+        let begun = Instant::now();
+        self.watchdog.note(n, "no answer yet");
+        let (tried, sent) = self.try_once(carry);
+        let mut line = self.line(n, begun, &sent);
+        let judged = self.record(tried, &sent, &mut line, carry);
+        self.watchdog.note(n, &carry.last);
+        let facts = Attempt {
+            happened: judged.happened,
+            number: n,
+            method: &sent.last.method,
+            first_method: &sent.first.method,
+            committed: sent.committed,
+            deadline_passed: self.deadline_passed(),
+            left: self.deadline_left(),
+            hint: judged.reading.as_ref().and_then(|r| r.hint),
+            previous: carry.previous,
+        };
+        let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
+        match verdict {
+            Verdict::Done => {
+                self.reporter.attempt(&line);
+                Next::Stop(Outcome::Success, None)
+            }
+            Verdict::Stop { outcome, reason } => {
+                line.decision = Decision::Stop(reason.clone());
+                self.reporter.attempt(&line);
+                // -I shows the head of whatever answered, as curl does; there is no body.
+                let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
+                let outcome = match judged.pending {
+                    Some(ex) if self.cfg.output.fail_with_body || head_only => {
+                        self.delivery().deliver_error_body(ex, outcome)
+                    }
+                    _ => outcome,
+                };
+                Next::Stop(outcome, Some(reason))
+            }
+            Verdict::Retry(retry) => {
+                carry.previous = retry.drawn;
+                let why = if retry.planned.reason == WaitReason::Backoff {
+                    format!("backoff after {}", carry.last)
+                } else {
+                    format!("Retry-After from {}", carry.last)
+                };
+                line.decision = Decision::Retry {
+                    wait: retry.wait,
+                    reason: retry.planned.reason,
+                    asked: judged.reading.as_ref().and_then(|r| r.asked),
+                    hint: facts.hint.map(|h| h.wait),
+                    spread: retry.wait.saturating_sub(retry.planned.draw.floor),
+                    jitter: self.cfg.retry.backoff.jitter.label(),
+                };
+                self.reporter.attempt(&line);
+                // Once an earlier hop may have been processed, only the hop that failed
+                // is sent again (the decision allowed it): never the request before it.
+                carry.from = sent.committed.then_some(sent.last);
+                Next::Sleep(retry.wait, why)
+            }
+        }
+    }
+
+    /// The decision about an attempt. Where a retry is allowed, the server's Retry-After
+    /// values that could not be read are reported (they are ignored, never read as 0), and
+    /// a retry the decision plans is asked of the retry budget, which may refuse it.
+    fn decide(&self, facts: &Attempt, reading: Option<&Reading>, rng: &mut dyn Rng) -> Verdict {
+        let rules = self.rules();
+        if let Some(stop) = decision::judge(&rules, facts) {
+            return stop;
+        }
+        for bad in reading.iter().flat_map(|r| &r.invalid) {
+            self.reporter.warn(&bad.to_string());
+        }
+        let verdict = decision::schedule(&rules, facts, rng);
+        if let (Verdict::Retry(_), Some(gate)) = (&verdict, self.retry_gate) {
+            // The budget is asked last, so it is charged only for retries that will be sent.
+            if let Err(why) = gate() {
+                return Verdict::refused(&why);
+            }
+        }
+        verdict
     }
 
     /// This attempt's time: the per-attempt timeout, cut to what is left of the deadline.
@@ -273,17 +349,20 @@ impl Loop<'_> {
         }
     }
 
-    /// Fills the attempt's result into its line and decides what comes next. A failed
-    /// response is handed back, for `--fail-with-body`.
-    fn judge(
+    /// Fills the attempt's result into its line and the summary's `last`, and says what
+    /// happened in the decision's terms.
+    fn record(
         &self,
-        n: u32,
         tried: Tried,
         sent: &Sent,
         line: &mut AttemptLine,
-        track: &mut Track,
-        rng: &mut dyn Rng,
-    ) -> (Step, Option<Exchange>) {
+        carry: &mut Carry,
+    ) -> Judged {
+        let judged = |happened, pending, reading| Judged {
+            happened,
+            pending,
+            reading,
+        };
         // A success was put in place before the signal was seen: it stands, and says so.
         if let Some(sig) = self
             .interrupt
@@ -291,53 +370,49 @@ impl Loop<'_> {
             .filter(|_| !matches!(tried, Tried::Success(..)))
         {
             line.error = Some("interrupted".into());
-            track.last = "interrupted".into();
-            return (
-                Step::Stop(signal_outcome(sig), "stopping: interrupted".into()),
-                None,
-            );
+            carry.last = "interrupted".into();
+            return judged(Happened::Signal(sig.outcome()), None, None);
         }
         match tried {
-            Tried::Success(status, reason, resumed) => {
-                track.last = format!("{status} {reason}").trim_end().to_string();
+            Tried::Success(status, reason, resumed, delivered) => {
+                carry.last = format!("{status} {reason}").trim_end().to_string();
+                carry.delivered = delivered;
                 line.status = Some((status, reason));
                 line.note = resumed.map(|at| format!("resumed at byte {at}"));
                 self.note_redirect(line, sent);
-                (Step::Done, None)
+                judged(Happened::Success, None, None)
             }
             Tried::Failed(ex) => {
-                self.note_answer(&ex, sent, line, track);
+                self.note_answer(&ex, sent, line, carry);
                 let raw: Vec<&str> = ex.head.values("retry-after").collect();
                 line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
-                let step = self.judge_response(n, &ex, sent, &mut track.previous, rng);
-                (step, Some(ex))
+                let reading =
+                    retry_after::read_all(raw, SystemTime::now(), self.cfg.retry.max_retry_after);
+                judged(Happened::Status(ex.head.status), Some(ex), Some(reading))
             }
             Tried::Declined(ex, why) => {
-                self.note_answer(&ex, sent, line, track);
-                (Step::Stop(Outcome::NonRetryableResponse, why), Some(ex))
+                self.note_answer(&ex, sent, line, carry);
+                judged(Happened::Declined(why), Some(ex), None)
             }
             Tried::Broken(f) => {
-                track.last = f.kind.name().to_string();
+                carry.last = f.kind.name().to_string();
                 line.error = Some(describe(&f, &self.secrets));
                 if self.watchdog.expired() && f.kind != FailureKind::Local {
                     // The watchdog cut the exchange: whatever the socket said, that is why.
                     line.error = Some("cut at the deadline".into());
-                    track.last = "cut at the deadline".into();
+                    carry.last = "cut at the deadline".into();
                 }
                 self.name_failed_hop(line, sent);
-                (
-                    self.judge_failure(n, &f, sent, &mut track.previous, rng),
-                    None,
-                )
+                judged(Happened::Failure(f.kind), None, None)
             }
         }
     }
 
     /// A response that is not a success: its status into the line and the summary, and
     /// the request it answered named.
-    fn note_answer(&self, ex: &Exchange, sent: &Sent, line: &mut AttemptLine, track: &mut Track) {
+    fn note_answer(&self, ex: &Exchange, sent: &Sent, line: &mut AttemptLine, carry: &mut Carry) {
         let status = ex.head.status;
-        track.last = format!("{status} {}", ex.head.reason)
+        carry.last = format!("{status} {}", ex.head.reason)
             .trim_end()
             .to_string();
         line.status = Some((status, ex.head.reason.clone()));
@@ -345,7 +420,11 @@ impl Loop<'_> {
     }
 
     /// Sleeps, showing a countdown on a terminal when the wait is long enough to wonder about.
-    fn sleep_visibly(&self, wait: Duration, why: &str) -> Option<Signal> {
+    fn sleep_visibly(
+        &self,
+        wait: Duration,
+        why: &str,
+    ) -> Option<crate::process::interrupt::Signal> {
         if !self.reporter.live() || wait <= Duration::from_secs(2) {
             return self.interrupt.sleep(wait);
         }
@@ -369,8 +448,8 @@ impl Loop<'_> {
     }
 
     /// The request an attempt starts with: the one given, or the hop that failed last time.
-    fn first_hop(&self) -> Hop {
-        self.from.borrow().clone().unwrap_or_else(|| Hop {
+    fn first_hop(&self, carry: &Carry) -> Hop {
+        carry.from.clone().unwrap_or_else(|| Hop {
             method: self.cfg.request.method.clone(),
             url: self.cfg.request.url.clone(),
             headers: self.headers.clone(),
@@ -379,9 +458,9 @@ impl Loop<'_> {
     }
 
     /// One exchange; a success's body is delivered before this returns.
-    fn try_once(&self, budget: Option<Duration>) -> (Tried, Sent) {
-        let partial = self.partial.borrow_mut().take();
-        let first = self.first_hop();
+    fn try_once(&self, carry: &mut Carry) -> (Tried, Sent) {
+        let partial = carry.partial.take();
+        let first = self.first_hop(carry);
         let mut hop = first.clone();
         let asked: Vec<(String, String)> = partial
             .iter()
@@ -389,266 +468,80 @@ impl Loop<'_> {
             .collect();
         hop.headers.extend(asked.iter().cloned());
         let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;
-        let chain = self.transport.send(&hop, self.payload, budget, replay_ok);
+        let chain = self
+            .transport
+            .send(&hop, self.payload, self.budget(), replay_ok);
         // The range asked for belongs to this attempt: the hop a later attempt starts at
         // asks for what will be kept then.
         let mut last = chain.last;
         last.headers.retain(|h| !asked.contains(h));
         // An attempt that starts at a hop after a processed one is past that point too.
-        let restarted = self.from.borrow().is_some();
         let sent = Sent {
             first,
             last,
-            committed: chain.committed || restarted,
+            committed: chain.committed || carry.from.is_some(),
         };
-        let ex = match chain.result {
-            Ok(ex) if chain.declined.is_some() => {
-                *self.partial.borrow_mut() = partial;
-                let why = chain.declined.unwrap_or_default();
-                return (Tried::Declined(ex, why), sent);
+        let tried = match (chain.result, chain.declined) {
+            (Ok(ex), Some(why)) => {
+                carry.partial = partial;
+                Tried::Declined(ex, why)
             }
-            Ok(ex) => ex,
-            Err(f) => {
+            (Ok(ex), None) => self.take_response(ex, partial, &sent.last.method, carry),
+            (Err(f), _) => {
                 // No response at all: the kept bytes are still good for the next attempt.
-                *self.partial.borrow_mut() = partial;
-                return (Tried::Broken(f), sent);
+                carry.partial = partial;
+                Tried::Broken(f)
             }
         };
-        (self.take_response(ex, partial, &sent.last.method), sent)
+        (tried, sent)
     }
 
     /// A response arrived: judge its head against a kept partial download, and deliver a
     /// success's body.
-    fn take_response(&self, ex: Exchange, partial: Option<Partial>, method: &str) -> Tried {
+    fn take_response(
+        &self,
+        ex: Exchange,
+        partial: Option<Partial>,
+        method: &str,
+        carry: &mut Carry,
+    ) -> Tried {
         self.log_response_headers(&ex.head);
-        *self.last_head.borrow_mut() = Some(ex.head.clone());
+        carry.head = Some(ex.head.clone());
         if ex.head.status >= 400 {
             // An error says nothing about the representation: the kept bytes stay kept.
-            *self.partial.borrow_mut() = partial;
+            carry.partial = partial;
             return Tried::Failed(ex);
         }
         let range = partial
             .as_ref()
             .and_then(|p| resume::continues(&ex.head, p.offset, p.total, &p.validator));
-        let (continued, stale) = match (partial, range) {
-            (Some(partial), Some(range)) => (Some(Resumed { partial, range }), None),
-            (other, _) => (None, other),
+        let continued = match (partial, range) {
+            (Some(partial), Some(range)) => Some(Resumed { partial, range }),
+            (stale, _) => {
+                // A 200 (or anything else) means the representation changed: start over.
+                if let Some(p) = stale {
+                    self.output.discard(p.spool);
+                }
+                None
+            }
         };
-        if let Some(p) = stale {
-            // A 200 (or anything else) means the representation changed: start over.
-            self.output.discard(p.spool);
-        }
-        if ex.head.status < 200 {
-            // 1xx is never a final answer to a request that asked for no upgrade.
-            return Tried::Broken(failure(
-                FailureKind::Protocol,
-                format!(
-                    "a {} answer to a request that asked for no upgrade",
-                    ex.head.status
-                ),
-            ));
-        }
-        if ex.head.status == 206 && continued.is_none() {
-            // A part of something: never a whole body. The kept bytes are gone, so the next
-            // attempt asks for everything.
-            return Tried::Broken(failure(
-                FailureKind::Truncated,
-                "a 206 Partial Content that does not continue the download; starting over",
-            ));
+        if let Some(f) = not_final(&ex.head, continued.is_some()) {
+            return Tried::Broken(f);
         }
         let (status, reason) = (ex.head.status, ex.head.reason.clone());
         self.watchdog
             .note_last(&format!("{status} {reason}, its body not yet delivered"));
         let resumed = continued.as_ref().map(|r| r.partial.offset);
-        match self.deliver(ex, continued, method == "GET") {
-            Ok(()) => Tried::Success(status, reason, resumed),
-            Err(f) => Tried::Broken(f),
-        }
-    }
-
-    fn judge_response(
-        &self,
-        n: u32,
-        ex: &Exchange,
-        sent: &Sent,
-        previous: &mut Duration,
-        rng: &mut dyn Rng,
-    ) -> Step {
-        let retry = &self.cfg.retry;
-        let status = ex.head.status;
-        let method = &sent.last.method;
-        if !retry.retry_on.contains(status) {
-            return Step::Stop(
-                Outcome::NonRetryableResponse,
-                format!(
-                    "not retried: {status} is not in --retry-on ({})",
-                    retry.retry_on.to_spec()
-                ),
-            );
-        }
-        if !policy::replay_allowed(
-            method,
-            self.has_key,
-            retry.retry_unsafe,
-            !sent.committed && policy::status_means_unprocessed(status),
-        ) {
-            let why = if sent.committed {
-                format!(
-                    "an earlier hop answered {} other than 307/308",
-                    sent.first.method
-                )
-            } else {
-                format!("a {status} does not prove it was not processed")
-            };
-            return Step::Stop(
-                Outcome::NonRetryableResponse,
-                format!(
-                    "not retried: {method} is not idempotent and {why}; \
-                     send an --idempotency-key (or --retry-unsafe) to allow replay"
-                ),
-            );
-        }
-        if self.deadline_passed() {
-            return Step::Stop(
-                Outcome::Deadline,
-                "stopping: the deadline passed during this attempt".into(),
-            );
-        }
-        let reading = retry_after::read_all(
-            ex.head.values("retry-after"),
-            SystemTime::now(),
-            retry.max_retry_after,
-        );
-        for bad in &reading.invalid {
-            self.reporter.warn(&bad.to_string());
-        }
-        self.schedule(n, Some(reading), previous, rng)
-    }
-
-    fn judge_failure(
-        &self,
-        n: u32,
-        f: &Failure,
-        sent: &Sent,
-        previous: &mut Duration,
-        rng: &mut dyn Rng,
-    ) -> Step {
-        let retry = &self.cfg.retry;
-        let method = &sent.last.method;
-        if f.kind == FailureKind::Local {
-            return Step::Stop(Outcome::Local, "stopping: local failure".into());
-        }
-        if self.deadline_passed() {
-            // At the deadline the exchange in flight is cut, whatever it was doing.
-            return Step::Stop(
-                Outcome::Deadline,
-                "stopping: the deadline passed during this attempt".into(),
-            );
-        }
-        if f.kind == FailureKind::Streamed {
-            return Step::Stop(
-                Outcome::NonRetryableTransport,
-                "not retried: part of the body already reached stdout (--no-buffer)".into(),
-            );
-        }
-        if !f.kind.is_retryable() {
-            return Step::Stop(
-                Outcome::NonRetryableTransport,
-                format!(
-                    "not retried: {} (a second try would fail the same way)",
-                    f.kind.name()
-                ),
-            );
-        }
-        let timed_out = matches!(
-            f.kind,
-            FailureKind::Timeout | FailureKind::ConnectTimeout | FailureKind::Stall
-        );
-        if timed_out && self.deadline_passed() {
-            // The attempt's time was cut to the deadline: the deadline ended it.
-            return Step::Stop(
-                Outcome::Deadline,
-                "stopping: the deadline passed during this attempt".into(),
-            );
-        }
-        if !policy::replay_allowed(
-            method,
-            self.has_key,
-            retry.retry_unsafe,
-            !sent.committed && f.kind.proves_unprocessed(),
-        ) {
-            return Step::Stop(
-                Outcome::NonRetryableTransport,
-                format!(
-                    "not retried: {method} is not idempotent and the request may have been processed ({}); \
-                     send an --idempotency-key (or --retry-unsafe) to allow replay",
-                    f.kind.name()
-                ),
-            );
-        }
-        if self.deadline_passed() {
-            return Step::Stop(
-                Outcome::Deadline,
-                "stopping: the deadline passed during this attempt".into(),
-            );
-        }
-        self.schedule(n, None, previous, rng)
-    }
-
-    /// Plans the wait before attempt n + 1, or stops.
-    fn schedule(
-        &self,
-        n: u32,
-        hint: Option<retry_after::Reading>,
-        previous: &mut Duration,
-        rng: &mut dyn Rng,
-    ) -> Step {
-        let retry = &self.cfg.retry;
-        if n >= retry.attempts {
-            return Step::Stop(
-                Outcome::AttemptsExhausted,
-                "giving up: no attempts left".into(),
-            );
-        }
-        let drawn = retry.backoff.draw(n - 1, *previous, rng);
-        *previous = drawn.total();
-        let clamped_hint = hint.as_ref().and_then(|r| r.hint);
-        let planned = policy::plan_wait(
-            &retry.backoff,
-            drawn,
-            clamped_hint,
-            retry.retry_after_spread,
-            rng,
-        );
-        let left = self.deadline_left();
-        match policy::fit_to_deadline(planned.draw, left) {
-            Fit::Stop => Step::Stop(
-                Outcome::Deadline,
-                format!(
-                    "stopping: the next wait ({}) would end past the deadline ({} left)",
-                    fmt_duration(planned.draw.floor),
-                    fmt_duration(left.unwrap_or_default())
-                ),
-            ),
-            // The budget is asked last, so it is charged only for retries that will be sent.
-            Fit::Sleep(_) if let Some(Err(why)) = self.retry_gate.map(|gate| gate()) => {
-                Step::Stop(Outcome::Refused, format!("not retried: {why}"))
+        match self.delivery().deliver(ex, continued, method == "GET") {
+            Ok(n) => Tried::Success(status, reason, resumed, n),
+            Err(Broken { failure, kept }) => {
+                carry.partial = kept;
+                Tried::Broken(failure)
             }
-            Fit::Sleep(wait) => Step::Wait(
-                wait,
-                Decision::Retry {
-                    wait,
-                    reason: planned.reason,
-                    asked: hint.as_ref().and_then(|r| r.asked),
-                    hint: clamped_hint.map(|h| h.wait),
-                    spread: wait.saturating_sub(planned.draw.floor),
-                    jitter: retry.backoff.jitter.label(),
-                },
-            ),
         }
     }
 
-    fn log_response_headers(&self, head: &crate::http::transport::Head) {
+    fn log_response_headers(&self, head: &Head) {
         if !self.reporter.verbose() {
             return;
         }
@@ -661,4 +554,25 @@ impl Loop<'_> {
                 .detail(&format!("< {name}: {}", redact::header_value(name, value)));
         }
     }
+}
+
+/// A success status that is still no whole answer: 1xx to a request that asked for no
+/// upgrade, or a 206 that does not continue the kept download (a part of something is
+/// never a whole body; the kept bytes are gone, so the next attempt asks for everything).
+fn not_final(head: &Head, continues: bool) -> Option<Failure> {
+    if head.status < 200 {
+        return Some(Failure::new(
+            FailureKind::Protocol,
+            format!(
+                "a {} answer to a request that asked for no upgrade",
+                head.status
+            ),
+        ));
+    }
+    (head.status == 206 && !continues).then(|| {
+        Failure::new(
+            FailureKind::Truncated,
+            "a 206 Partial Content that does not continue the download; starting over",
+        )
+    })
 }

@@ -2,13 +2,19 @@
 //! complete; kept when a download breaks mid-body and can be resumed (see `resume`); the
 //! final error body for `--fail-with-body` and `-I`.
 
+use crate::config::Config;
 use crate::exit::Outcome;
 use crate::http::resume;
 use crate::http::transport::{Exchange, Failure, Transport};
-use crate::output::Spool;
+use crate::output::{Output, Spool};
 use crate::policy::FailureKind;
-use crate::request::attempt::{Loop, failure};
+use crate::process::deadline::Watchdog;
+use crate::report::Reporter;
 use std::time::{Duration, Instant};
+
+fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
+    Failure::new(kind, detail)
+}
 
 /// The part of a body already received, and what identifies its representation.
 pub struct Partial {
@@ -25,23 +31,64 @@ pub struct Resumed {
     pub(crate) range: resume::Continuation,
 }
 
-impl Loop<'_> {
+/// A body that did not get to its destination: why, and the part kept to be resumed.
+pub struct Broken {
+    /// What went wrong.
+    pub failure: Failure,
+    /// The bytes received, kept for the next attempt to resume (a GET to a regular `-o`
+    /// file whose first answer had a validator and a length).
+    pub kept: Option<Partial>,
+}
+
+impl From<Failure> for Broken {
+    fn from(failure: Failure) -> Self {
+        Broken {
+            failure,
+            kept: None,
+        }
+    }
+}
+
+/// What delivering a body needs, borrowed from the run.
+pub struct Delivery<'a> {
+    /// The validated configuration (`--max-filesize`, the deadline).
+    pub cfg: &'a Config,
+    /// Where bodies go.
+    pub output: &'a Output,
+    /// Reads bodies (and decodes them under `--compressed`).
+    pub transport: &'a Transport,
+    /// Progress lines and warnings.
+    pub reporter: &'a Reporter,
+    /// A file is put in place only under its lock, before the deadline and any signal.
+    pub watchdog: &'a Watchdog,
+    /// When the process started (the deadline counts from here).
+    pub start: Instant,
+}
+
+impl Delivery<'_> {
     /// Whether a broken download may be resumed: a GET (the request that got this answer:
     /// under `-L` it may follow a POST's 303) to a regular `-o` file, without `-i`.
-    pub(crate) fn can_resume(&self, get: bool) -> bool {
+    fn can_resume(&self, get: bool) -> bool {
         get && self.output.resumable()
     }
 
+    fn deadline_left(&self) -> Option<Duration> {
+        self.cfg
+            .retry
+            .deadline
+            .map(|d| d.saturating_sub(self.start.elapsed()))
+    }
+
     /// Reads the body into a spool (a fresh one, or the kept part of a resumed download)
-    /// and commits it when complete.
-    /// `get`: the answer is to a GET, so a broken body may be kept and resumed.
-    pub(crate) fn deliver(
+    /// and commits it when complete; returns the body's whole length in bytes (the kept
+    /// part included). `get`: the answer is to a GET, so a broken body may be kept and
+    /// resumed.
+    pub fn deliver(
         &self,
         ex: Exchange,
         continued: Option<Resumed>,
         get: bool,
-    ) -> Result<(), Failure> {
-        let limit = self.cfg.output.max_filesize;
+    ) -> Result<u64, Broken> {
         let offset = continued.as_ref().map_or(0, |r| r.partial.offset);
         let range = continued.as_ref().map(|r| r.range);
         let announced = ex
@@ -53,17 +100,7 @@ impl Loop<'_> {
             Some(r) => Some(r.partial.total),
             None => announced,
         };
-        if let (Some(max), Some(len)) = (limit, announced)
-            && len.saturating_add(offset) > max
-        {
-            return Err(failure(
-                FailureKind::TooLarge,
-                format!(
-                    "the body ({} bytes) is larger than --max-filesize {max}",
-                    len.saturating_add(offset)
-                ),
-            ));
-        }
+        self.check_size(announced, offset)?;
         let (mut spool, validator) = match continued {
             Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
@@ -76,7 +113,54 @@ impl Loop<'_> {
                 (spool, resume::validator(&ex.head))
             }
         };
-        let room = limit.map(|m| m.saturating_sub(offset));
+        let read = self.read_into(ex, &mut spool, offset, total);
+        // A resumed body must be exactly its range, and the whole exactly its length: one
+        // byte more or less and the file would be spliced.
+        let n = match (read, range) {
+            (Ok(n), Some(r)) if n != r.len() || spool.len() != r.last + 1 => {
+                self.output.discard(spool);
+                return Err(Broken::from(failure(
+                    FailureKind::Truncated,
+                    format!(
+                        "the 206 carried {n} bytes for a range of {}; starting over",
+                        r.len()
+                    ),
+                )));
+            }
+            (Ok(n), _) => n,
+            (Err(f), _) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
+        };
+        self.put_in_place(spool, offset + n)
+    }
+
+    /// `--max-filesize` against the announced length, before a byte is read.
+    fn check_size(&self, announced: Option<u64>, offset: u64) -> Result<(), Failure> {
+        match (self.cfg.output.max_filesize, announced) {
+            (Some(max), Some(len)) if len.saturating_add(offset) > max => Err(failure(
+                FailureKind::TooLarge,
+                format!(
+                    "the body ({} bytes) is larger than --max-filesize {max}",
+                    len.saturating_add(offset)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads the body into `spool` (after `offset` kept bytes), showing progress on a
+    /// terminal for large bodies; returns the bytes read.
+    fn read_into(
+        &self,
+        ex: Exchange,
+        spool: &mut Spool,
+        offset: u64,
+        total: Option<u64>,
+    ) -> Result<u64, Failure> {
+        let room = self
+            .cfg
+            .output
+            .max_filesize
+            .map(|m| m.saturating_sub(offset));
         let mut shown: Option<Instant> = None;
         let mut progress = |bytes: u64| {
             // Small bodies finish before anyone could read a progress line.
@@ -86,29 +170,16 @@ impl Loop<'_> {
             }
         };
         let decode = self.transport.decodes(&ex.head);
-        let read = Transport::read_body(ex.body, decode, &mut spool, room, &mut progress);
+        let read = Transport::read_body(ex.body, decode, spool, room, &mut progress);
         self.reporter.clear_live();
-        // A resumed body must be exactly its range, and the whole exactly its length: one
-        // byte more or less and the file would be spliced.
-        let read = match (read, range) {
-            (Ok(n), Some(r)) if n != r.len() || spool.len() != r.last + 1 => {
-                self.output.discard(spool);
-                return Err(failure(
-                    FailureKind::Truncated,
-                    format!(
-                        "the 206 carried {n} bytes for a range of {}; starting over",
-                        r.len()
-                    ),
-                ));
-            }
-            (read, _) => read,
-        };
-        let n = match read {
-            Ok(n) => n,
-            Err(f) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
-        };
+        read
+    }
+
+    /// Commits a complete body: a file is renamed into place (under the watchdog's lock,
+    /// so never after the deadline or a signal), stdout is written within the deadline.
+    /// Returns `len`, the bytes delivered, or 0 when the reader of stdout went away.
+    fn put_in_place(&self, spool: Spool, len: u64) -> Result<u64, Broken> {
         let written = if spool.is_named() {
-            // A file is put in place only before the deadline and before any signal.
             let mut slot = Some(spool);
             let renamed = self
                 .watchdog
@@ -119,28 +190,24 @@ impl Loop<'_> {
                     if let Some(s) = slot.take() {
                         self.output.discard(s);
                     }
-                    return Err(failure(
+                    return Err(Broken::from(failure(
                         FailureKind::Timeout,
                         "stopped (deadline or signal) before the file was put in place",
-                    ));
+                    )));
                 }
             }
         } else {
             self.output.commit(spool, self.deadline_left())
         };
         match written {
+            Ok(()) => Ok(len),
             // The reader of stdout went away: nothing more to say to it.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Err(failure(FailureKind::Timeout, e.to_string()))
+                Err(failure(FailureKind::Timeout, e.to_string()).into())
             }
-            Err(e) => Err(failure(
-                FailureKind::Local,
-                format!("cannot write the output: {e}"),
-            )),
-            Ok(()) => {
-                self.delivered.set(offset + n);
-                Ok(())
+            Err(e) => {
+                Err(failure(FailureKind::Local, format!("cannot write the output: {e}")).into())
             }
         }
     }
@@ -150,20 +217,21 @@ impl Loop<'_> {
     /// reached stdout (`--no-buffer`) cannot be retried.
     fn keep_or_discard(
         &self,
-        spool: crate::output::Spool,
+        spool: Spool,
         mut f: Failure,
         validator: Option<resume::Validator>,
         total: Option<u64>,
         get: bool,
-    ) -> Failure {
+    ) -> Broken {
         let escaped = spool.escaped();
         let kept = spool.len();
+        let mut partial = None;
         match (validator, total) {
             (Some(validator), Some(total))
                 if self.can_resume(get) && f.kind.is_retryable() && kept > 0 && kept < total =>
             {
                 f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
-                *self.partial.borrow_mut() = Some(Partial {
+                partial = Some(Partial {
                     spool,
                     offset: kept,
                     total,
@@ -179,14 +247,17 @@ impl Loop<'_> {
             );
             f.kind = FailureKind::Streamed;
         }
-        f
+        Broken {
+            failure: f,
+            kept: partial,
+        }
     }
 
     /// `--fail-with-body`: the final error response's body is written too.
-    pub(crate) fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
+    pub fn deliver_error_body(&self, ex: Exchange, outcome: Outcome) -> Outcome {
         match self.deliver(ex, None, false) {
-            Ok(()) => outcome,
-            Err(f) => {
+            Ok(_) => outcome,
+            Err(Broken { failure: f, .. }) => {
                 self.reporter
                     .warn(&format!("could not write the error body: {}", f.detail));
                 if f.kind == FailureKind::Local {

@@ -11,6 +11,7 @@ use crate::http::body::{self, Payload};
 use crate::http::redact;
 use crate::http::transport::{self, Transport};
 use crate::output::{self, Output};
+use crate::policy::decision;
 use crate::process::deadline::{self, LastWords, Watchdog};
 use crate::process::interrupt;
 use crate::report::{self, Reporter};
@@ -232,30 +233,16 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         secrets: secrets(&cfg, &headers),
         headers,
         start,
-        partial: Default::default(),
-        last_head: Default::default(),
-        delivered: Default::default(),
         retry_gate: Some(&gate),
-        from: Default::default(),
         watchdog: &watchdog,
     };
     let ended = run.run(&mut StdRng::seed_from_u64(seed));
-    // A partial download kept for a next attempt that will not come is thrown away.
-    if let Some(p) = run.partial.borrow_mut().take() {
-        output.discard(p.spool);
-    }
-    let finished = Finished {
-        head: run.last_head.borrow().clone(),
-        delivered: run.delivered.get(),
-        seed,
-    };
     finish(
         &cfg,
         reporter,
         shared.as_ref(),
         ended,
-        &finished,
-        write_out.as_deref(),
+        (seed, write_out.as_deref()),
         (start, &watchdog),
     )
 }
@@ -326,13 +313,6 @@ fn forced_summary(
     }
 }
 
-/// What the loop leaves for the end of the run.
-struct Finished {
-    head: Option<transport::Head>,
-    delivered: u64,
-    seed: u64,
-}
-
 /// `-D`, the state file, `-w`, then the summary line. The deadline still holds over the
 /// first three (a `-D` FIFO nobody reads, a reader of stdout that stopped); the run claims
 /// its ending only for the summary.
@@ -341,13 +321,13 @@ fn finish(
     reporter: &Reporter,
     shared: Option<&Shared>,
     mut ended: Ended,
-    f: &Finished,
-    write_out: Option<&str>,
+    (seed, write_out): (u64, Option<&str>),
     (start, watchdog): (Instant, &Watchdog),
 ) -> Outcome {
-    if watchdog.expired() && ended.outcome != Outcome::Success {
-        ended.outcome = Outcome::Deadline;
-        ended.why = Some("stopping: the deadline passed during this attempt".into());
+    let outcome = decision::at_the_end(ended.outcome, watchdog.expired());
+    if outcome != ended.outcome {
+        ended.outcome = outcome;
+        ended.why = Some(decision::DEADLINE_DURING.into());
     }
     let mut outcome = ended.outcome;
     // Why the run stopped, for the summary: what the last attempt's line said, else (it
@@ -358,7 +338,7 @@ fn finish(
         Outcome::Terminated => "stopping: terminated".into(),
         other => other.meaning().into(),
     });
-    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &f.head)
+    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
         && let Err(e) = dump_header(path, head)
         // `-D -` to a reader that went away ends quietly, as the body does.
         && e.kind() != std::io::ErrorKind::BrokenPipe
@@ -372,15 +352,15 @@ fn finish(
     }
     if let Some(format) = write_out {
         let vars = write_out::Vars {
-            http_code: f.head.as_ref().map(|h| h.status),
+            http_code: ended.head.as_ref().map(|h| h.status),
             num_retries: ended.attempts_made.saturating_sub(1),
             time_total: start.elapsed(),
-            url_effective: f
+            url_effective: ended
                 .head
                 .as_ref()
                 .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
             exitcode: outcome.code(),
-            size_download: f.delivered,
+            size_download: ended.delivered,
         };
         let (text, unknown) = write_out::render(format, &vars);
         for name in unknown {
@@ -395,7 +375,7 @@ fn finish(
         outcome,
         ended.attempts_made,
         start.elapsed(),
-        f.seed,
+        seed,
         &ended.last,
         Some(&reason),
     );

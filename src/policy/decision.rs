@@ -1,0 +1,481 @@
+//! THE decision after an attempt: stop (with which outcome, and why) or retry (after how
+//! long). Every exit status the attempt loop can end with is chosen here, in one order,
+//! from what the attempt ended with and what the run allows; the loop only gathers the
+//! facts and carries the verdict out. Pure: the random source is passed in, the time left
+//! is a number.
+//!
+//! The precedence, first match wins (the table test below lists every row):
+//!
+//! | # | when                                                        | outcome |
+//! |---|-------------------------------------------------------------|---------|
+//! | 1 | a signal arrived during an attempt that did not succeed     | 129-143 |
+//! | 2 | the attempt succeeded                                       | 0       |
+//! | 3 | under `-L`, a redirect that would replay the request         | 3       |
+//! | 4 | a status not in `--retry-on`                                | 3       |
+//! | 5 | a status the server may have acted on, for a request not safe to replay | 3 |
+//! | 6 | a local failure (writing the output)                        | 1       |
+//! | 7 | the deadline passed during the attempt                      | 5       |
+//! | 8 | a body cut after part of it reached stdout (`--no-buffer`)  | 6       |
+//! | 9 | a transport failure a second try would repeat (TLS, protocol) | 6     |
+//! | 10 | a transport failure after which the request may have been processed, not safe to replay | 6 |
+//! | 11 | no attempts left                                           | 4       |
+//! | 12 | the next wait would end past the deadline                  | 5       |
+//! | 13 | otherwise: retry after the wait                            | -       |
+//!
+//! Two more rows are decided outside an attempt: the retry budget refusing the retry that
+//! row 13 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
+//! is judged on its status before the deadline (the answer arrived, whatever the clock
+//! says); a transport failure at the deadline is the deadline's (the watchdog's cut is what
+//! broke the exchange, so its kind says nothing).
+//!
+//! Sources: RFC 9110 sections 9.2.2 (idempotent methods) and 10.2.3 (Retry-After), RFC
+//! 6585 section 4 (429), the IETF httpapi Idempotency-Key draft.
+
+use super::backoff::{Backoff, Fit, Hint, PlannedWait, fit_to_deadline, plan_wait};
+use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
+use crate::exit::Outcome;
+use crate::report::fmt_duration;
+use rand::Rng;
+use std::time::Duration;
+
+/// How an attempt ended, as far as the decision is concerned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Happened {
+    /// The response was a success and its body is in place.
+    Success,
+    /// A signal arrived; the outcome it ends the run with (129 to 143).
+    Signal(Outcome),
+    /// A response with a status of 400 or more.
+    Status(u16),
+    /// Under `-L`, a redirect not followed because following it would send a
+    /// non-idempotent request again; why, as the attempt line says it.
+    Declined(String),
+    /// No usable response.
+    Failure(FailureKind),
+}
+
+/// The rules of a run, from its configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Rules<'a> {
+    /// The most attempts (at least 1).
+    pub attempts: u32,
+    /// The statuses that are retried (`--retry-on`).
+    pub retry_on: &'a StatusSet,
+    /// The backoff between attempts.
+    pub backoff: Backoff,
+    /// The spread added to a Retry-After wait (`--retry-after-spread`).
+    pub retry_after_spread: Duration,
+    /// An Idempotency-Key is sent, so the server deduplicates replays.
+    pub has_key: bool,
+    /// `--retry-unsafe`: replay non-idempotent requests anyway.
+    pub retry_unsafe: bool,
+}
+
+/// What the decision weighs about one attempt.
+#[derive(Debug, Clone)]
+pub struct Attempt<'a> {
+    /// How it ended.
+    pub happened: Happened,
+    /// Its number, from 1.
+    pub number: u32,
+    /// The method of the request that failed (under `-L`, the last hop's).
+    pub method: &'a str,
+    /// The method of the attempt's first request, named when an earlier hop committed it.
+    pub first_method: &'a str,
+    /// An earlier hop (of this attempt or an earlier one) sent a non-idempotent request that
+    /// the server answered with something other than 307/308: it may have been processed.
+    pub committed: bool,
+    /// The deadline has passed (its watchdog cut the exchange, or the time is up).
+    pub deadline_passed: bool,
+    /// Time left before the deadline (`None`: no deadline).
+    pub left: Option<Duration>,
+    /// The server's Retry-After, read and clamped (see `retry_after`).
+    pub hint: Option<Hint>,
+    /// The last backoff drawn (the base before the first retry); decorrelated jitter
+    /// grows from it.
+    pub previous: Duration,
+}
+
+/// A retry: how long to wait, and the parts of that wait for the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retry {
+    /// The wait to sleep, already fitted to the deadline.
+    pub wait: Duration,
+    /// How it was planned: the backoff drawn, the hint, which one decided.
+    pub planned: PlannedWait,
+    /// The backoff drawn for this retry: the next decision's `previous`.
+    pub drawn: Duration,
+}
+
+/// What comes after an attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The attempt succeeded: the run ends with exit 0.
+    Done,
+    /// The run ends with `outcome`; `reason` is what the attempt line says ("not retried:
+    /// ...", "stopping: ...", "giving up: ...").
+    Stop {
+        /// The exit outcome.
+        outcome: Outcome,
+        /// Why, as one phrase.
+        reason: String,
+    },
+    /// Sleep, then try again.
+    Retry(Retry),
+}
+
+impl Verdict {
+    fn stop(outcome: Outcome, reason: impl Into<String>) -> Verdict {
+        Verdict::Stop {
+            outcome,
+            reason: reason.into(),
+        }
+    }
+
+    /// The retry budget (`--state`) refused the retry this verdict allowed: exit 7.
+    pub fn refused(why: &str) -> Verdict {
+        Verdict::stop(Outcome::Refused, format!("not retried: {why}"))
+    }
+
+    /// The outcome this verdict ends the run with (`None`: the run goes on).
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            Verdict::Done => Some(Outcome::Success),
+            Verdict::Stop { outcome, .. } => Some(*outcome),
+            Verdict::Retry(_) => None,
+        }
+    }
+}
+
+/// The reason given when the deadline passed while an attempt was under way.
+pub const DEADLINE_DURING: &str = "stopping: the deadline passed during this attempt";
+
+/// Decides what follows attempt `a` under `rules`; `rng` draws the backoff. The same as
+/// [`judge`], then [`schedule`] when it allows a retry.
+pub fn decide(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
+    judge(rules, a).unwrap_or_else(|| schedule(rules, a, rng))
+}
+
+/// Rows 1 to 10: the verdict when the attempt ends the run whatever the wait would be, or
+/// `None` when another attempt may be made (then [`schedule`] plans it).
+pub fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
+    match &a.happened {
+        Happened::Signal(outcome) => Some(Verdict::stop(*outcome, "stopping: interrupted")),
+        Happened::Success => Some(Verdict::Done),
+        Happened::Declined(why) => Some(Verdict::stop(Outcome::NonRetryableResponse, why)),
+        Happened::Status(status) => judge_status(rules, a, *status),
+        Happened::Failure(kind) => judge_failure(rules, a, *kind),
+    }
+}
+
+/// A response of 400 or more: a stop, or `None` when it may be retried (rows 4, 5, 7).
+fn judge_status(rules: &Rules, a: &Attempt, status: u16) -> Option<Verdict> {
+    if !rules.retry_on.contains(status) {
+        return Some(Verdict::stop(
+            Outcome::NonRetryableResponse,
+            format!(
+                "not retried: {status} is not in --retry-on ({})",
+                rules.retry_on.to_spec()
+            ),
+        ));
+    }
+    let unprocessed = !a.committed && status_means_unprocessed(status);
+    if !replay_allowed(a.method, rules.has_key, rules.retry_unsafe, unprocessed) {
+        let why = if a.committed {
+            format!(
+                "an earlier hop answered {} other than 307/308",
+                a.first_method
+            )
+        } else {
+            format!("a {status} does not prove it was not processed")
+        };
+        return Some(Verdict::stop(
+            Outcome::NonRetryableResponse,
+            format!(
+                "not retried: {} is not idempotent and {why}; {}",
+                a.method, KEY_HINT
+            ),
+        ));
+    }
+    a.deadline_passed
+        .then(|| Verdict::stop(Outcome::Deadline, DEADLINE_DURING))
+}
+
+/// What the user can do about a request that is not safe to replay.
+const KEY_HINT: &str = "send an --idempotency-key (or --retry-unsafe) to allow replay";
+
+/// No usable response: a stop, or `None` when it may be retried (rows 6 to 10).
+fn judge_failure(rules: &Rules, a: &Attempt, kind: FailureKind) -> Option<Verdict> {
+    if kind == FailureKind::Local {
+        return Some(Verdict::stop(Outcome::Local, "stopping: local failure"));
+    }
+    if a.deadline_passed {
+        return Some(Verdict::stop(Outcome::Deadline, DEADLINE_DURING));
+    }
+    if kind == FailureKind::Streamed {
+        return Some(Verdict::stop(
+            Outcome::NonRetryableTransport,
+            "not retried: part of the body already reached stdout (--no-buffer)",
+        ));
+    }
+    if !kind.is_retryable() {
+        return Some(Verdict::stop(
+            Outcome::NonRetryableTransport,
+            format!(
+                "not retried: {} (a second try would fail the same way)",
+                kind.name()
+            ),
+        ));
+    }
+    let unprocessed = !a.committed && kind.proves_unprocessed();
+    if !replay_allowed(a.method, rules.has_key, rules.retry_unsafe, unprocessed) {
+        return Some(Verdict::stop(
+            Outcome::NonRetryableTransport,
+            format!(
+                "not retried: {} is not idempotent and the request may have been processed ({}); {}",
+                a.method,
+                kind.name(),
+                KEY_HINT
+            ),
+        ));
+    }
+    None
+}
+
+/// Rows 11 to 13, once [`judge`] allows a retry: plan the wait, or stop when no attempt
+/// is left or the wait cannot fit before the deadline.
+pub fn schedule(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
+    if a.number >= rules.attempts {
+        return Verdict::stop(Outcome::AttemptsExhausted, "giving up: no attempts left");
+    }
+    let drawn = rules.backoff.draw(a.number - 1, a.previous, rng);
+    let planned = plan_wait(&rules.backoff, drawn, a.hint, rules.retry_after_spread, rng);
+    match fit_to_deadline(planned.draw, a.left) {
+        Fit::Stop => Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: the next wait ({}) would end past the deadline ({} left)",
+                fmt_duration(planned.draw.floor),
+                fmt_duration(a.left.unwrap_or_default())
+            ),
+        ),
+        Fit::Sleep(wait) => Verdict::Retry(Retry {
+            wait,
+            planned,
+            drawn: drawn.total(),
+        }),
+    }
+}
+
+/// The run's outcome once it is over: whatever the loop ended with, a deadline that passed
+/// meanwhile (while an error body, `-D` or `-w` was written) makes a failure a deadline
+/// failure; a success that was put in place stands.
+pub fn at_the_end(outcome: Outcome, deadline_passed: bool) -> Outcome {
+    if deadline_passed && outcome != Outcome::Success {
+        Outcome::Deadline
+    } else {
+        outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Jitter;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    fn retry_on() -> StatusSet {
+        StatusSet::from_ranges(vec![(408, 408), (429, 429), (500, 504)])
+    }
+
+    fn rules(retry_on: &StatusSet) -> Rules<'_> {
+        Rules {
+            attempts: 3,
+            retry_on,
+            backoff: Backoff {
+                base: Duration::from_millis(100),
+                cap: Duration::from_secs(1),
+                jitter: Jitter::None,
+            },
+            retry_after_spread: Duration::ZERO,
+            has_key: false,
+            retry_unsafe: false,
+        }
+    }
+
+    fn attempt(happened: Happened) -> Attempt<'static> {
+        Attempt {
+            happened,
+            number: 1,
+            method: "GET",
+            first_method: "GET",
+            committed: false,
+            deadline_passed: false,
+            left: None,
+            hint: None,
+            previous: Duration::from_millis(100),
+        }
+    }
+
+    /// One row of the precedence: a change to the attempt, and what it must give.
+    struct Row {
+        row: u32,
+        what: &'static str,
+        attempt: Attempt<'static>,
+        has_key: bool,
+        outcome: Option<Outcome>,
+        reason: &'static str,
+    }
+
+    fn row(row: u32, what: &'static str, attempt: Attempt<'static>) -> Row {
+        Row {
+            row,
+            what,
+            attempt,
+            has_key: false,
+            outcome: None,
+            reason: "",
+        }
+    }
+
+    impl Row {
+        fn gives(mut self, outcome: Option<Outcome>, reason: &'static str) -> Row {
+            self.outcome = outcome;
+            self.reason = reason;
+            self
+        }
+    }
+
+    fn post(mut a: Attempt<'static>) -> Attempt<'static> {
+        a.method = "POST";
+        a.first_method = "POST";
+        a
+    }
+
+    fn late(mut a: Attempt<'static>) -> Attempt<'static> {
+        a.deadline_passed = true;
+        a.left = Some(Duration::ZERO);
+        a
+    }
+
+    fn last(mut a: Attempt<'static>) -> Attempt<'static> {
+        a.number = 3;
+        a
+    }
+
+    fn rows() -> Vec<Row> {
+        use FailureKind as K;
+        use Happened as H;
+        let signal = H::Signal(Outcome::Terminated);
+        vec![
+            row(1, "a signal beats a late, last, unsafe failure", late(last(post(attempt(signal.clone())))))
+                .gives(Some(Outcome::Terminated), "stopping: interrupted"),
+            row(2, "a success stands, even late", late(attempt(H::Success)))
+                .gives(Some(Outcome::Success), ""),
+            row(3, "a declined redirect", late(attempt(H::Declined("not followed".into()))))
+                .gives(Some(Outcome::NonRetryableResponse), "not followed"),
+            row(4, "a status not in --retry-on, even late", late(attempt(H::Status(404))))
+                .gives(Some(Outcome::NonRetryableResponse), "not retried: 404 is not in --retry-on"),
+            row(5, "a POST answered 500", late(post(attempt(H::Status(500)))))
+                .gives(Some(Outcome::NonRetryableResponse), "not retried: POST is not idempotent and a 500"),
+            row(5, "a POST after a committed hop, even on 503", {
+                let mut a = post(attempt(H::Status(503)));
+                a.committed = true;
+                a.first_method = "PATCH";
+                a
+            })
+            .gives(Some(Outcome::NonRetryableResponse), "not retried: POST is not idempotent and an earlier hop answered PATCH"),
+            row(7, "a retryable status, late", late(attempt(H::Status(503))))
+                .gives(Some(Outcome::Deadline), DEADLINE_DURING),
+            row(6, "a local failure, even late", late(attempt(H::Failure(K::Local))))
+                .gives(Some(Outcome::Local), "stopping: local failure"),
+            row(7, "a failure at the deadline is the deadline's", late(post(attempt(H::Failure(K::TlsCertificate)))))
+                .gives(Some(Outcome::Deadline), DEADLINE_DURING),
+            row(8, "a body cut after streaming", attempt(H::Failure(K::Streamed)))
+                .gives(Some(Outcome::NonRetryableTransport), "not retried: part of the body"),
+            row(9, "a certificate rejected", last(attempt(H::Failure(K::TlsCertificate))))
+                .gives(Some(Outcome::NonRetryableTransport), "not retried: TLS certificate rejected"),
+            row(10, "a POST reset", last(post(attempt(H::Failure(K::Reset)))))
+                .gives(Some(Outcome::NonRetryableTransport), "not retried: POST is not idempotent and the request may have been processed (connection reset)"),
+            row(11, "a POST refused is replayed, but no attempts are left", last(post(attempt(H::Failure(K::Refused)))))
+                .gives(Some(Outcome::AttemptsExhausted), "giving up: no attempts left"),
+            row(11, "a POST answered 429, on the last attempt", last(post(attempt(H::Status(429)))))
+                .gives(Some(Outcome::AttemptsExhausted), "giving up: no attempts left"),
+            row(12, "the next wait does not fit", {
+                let mut a = attempt(H::Failure(K::Reset));
+                a.left = Some(Duration::from_millis(50));
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the next wait (100ms) would end past the deadline (50ms left)"),
+            row(13, "a GET reset", attempt(H::Failure(K::Reset))).gives(None, ""),
+            row(13, "a POST with a key, reset", post(attempt(H::Failure(K::Timeout)))).keyed().gives(None, ""),
+            row(13, "a POST answered 503", post(attempt(H::Status(503)))).gives(None, ""),
+        ]
+    }
+
+    impl Row {
+        fn keyed(mut self) -> Row {
+            self.has_key = true;
+            self
+        }
+    }
+
+    #[test]
+    fn the_precedence_table() {
+        let set = retry_on();
+        for r in rows() {
+            let mut rules = rules(&set);
+            rules.has_key = r.has_key;
+            let v = decide(&rules, &r.attempt, &mut StdRng::seed_from_u64(1));
+            assert_eq!(v.outcome(), r.outcome, "row {}: {}: {v:?}", r.row, r.what);
+            if let Verdict::Stop { reason, .. } = &v {
+                assert!(
+                    reason.starts_with(r.reason),
+                    "row {}: {}: {reason}",
+                    r.row,
+                    r.what
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_row_is_listed() {
+        let listed: std::collections::BTreeSet<u32> = rows().iter().map(|r| r.row).collect();
+        assert_eq!(listed, (1..=13).collect());
+    }
+
+    #[test]
+    fn a_retry_waits_the_larger_of_backoff_and_hint() {
+        let set = retry_on();
+        let mut a = attempt(Happened::Status(503));
+        a.hint = Some(Hint {
+            wait: Duration::from_secs(2),
+            clamped: false,
+        });
+        let v = decide(&rules(&set), &a, &mut StdRng::seed_from_u64(1));
+        let Verdict::Retry(r) = v else {
+            panic!("{v:?}")
+        };
+        assert_eq!(r.wait, Duration::from_secs(2));
+        assert_eq!(r.drawn, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn the_budget_and_the_end_of_the_run() {
+        assert_eq!(
+            Verdict::refused("the retry budget is spent").outcome(),
+            Some(Outcome::Refused)
+        );
+        assert_eq!(at_the_end(Outcome::Success, true), Outcome::Success);
+        assert_eq!(
+            at_the_end(Outcome::NonRetryableResponse, true),
+            Outcome::Deadline
+        );
+        assert_eq!(
+            at_the_end(Outcome::AttemptsExhausted, false),
+            Outcome::AttemptsExhausted
+        );
+    }
+}
