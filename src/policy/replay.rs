@@ -54,6 +54,26 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    /// Every kind, in the order `--explain` lists them.
+    pub const ALL: [FailureKind; 16] = [
+        FailureKind::Refused,
+        FailureKind::Dns,
+        FailureKind::ConnectTimeout,
+        FailureKind::TlsHandshake,
+        FailureKind::ProxyFailed,
+        FailureKind::Timeout,
+        FailureKind::Stall,
+        FailureKind::Reset,
+        FailureKind::Truncated,
+        FailureKind::TlsCertificate,
+        FailureKind::TlsRejected,
+        FailureKind::Protocol,
+        FailureKind::TooManyRedirects,
+        FailureKind::TooLarge,
+        FailureKind::Streamed,
+        FailureKind::Local,
+    ];
+
     /// Whether another attempt could succeed, before replay safety is considered.
     pub fn is_retryable(self) -> bool {
         !matches!(
@@ -199,5 +219,31 @@ mod tests {
         let s = StatusSet::from_ranges(vec![(429, 429), (500, 599), (520, 530)]);
         assert!(s.contains(429) && s.contains(503) && !s.contains(404));
         assert_eq!(s.to_spec(), "429,5xx,520-530");
+    }
+
+    #[test]
+    fn all_lists_every_kind_once() {
+        // A new kind fails to compile here until it is placed in ALL.
+        let place = |k: FailureKind| match k {
+            FailureKind::Refused
+            | FailureKind::Dns
+            | FailureKind::ConnectTimeout
+            | FailureKind::TlsHandshake
+            | FailureKind::ProxyFailed
+            | FailureKind::Timeout
+            | FailureKind::Stall
+            | FailureKind::Reset
+            | FailureKind::Truncated
+            | FailureKind::TlsCertificate
+            | FailureKind::TlsRejected
+            | FailureKind::Protocol
+            | FailureKind::TooManyRedirects
+            | FailureKind::TooLarge
+            | FailureKind::Streamed
+            | FailureKind::Local => FailureKind::ALL.iter().filter(|x| **x == k).count(),
+        };
+        for k in FailureKind::ALL {
+            assert_eq!(place(k), 1, "{k:?}");
+        }
     }
 }

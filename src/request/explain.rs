@@ -36,19 +36,31 @@ fn replay_rule(cfg: &Config) -> String {
     } else if cfg.retry.retry_unsafe {
         format!("{m} is replayed after any retryable failure (--retry-unsafe)")
     } else {
+        let statuses: Vec<String> = (100..=599)
+            .filter(|s| policy::status_means_unprocessed(*s))
+            .map(|s| s.to_string())
+            .collect();
         format!(
             "{m} is not idempotent: replayed only when the failure proves it was not processed \
-             (refused, DNS, connect timeout, TLS handshake; 408, 429, 503); \
-             --idempotency-key or --retry-unsafe allow more"
+             ({}; {}); --idempotency-key or --retry-unsafe allow more",
+            kinds(FailureKind::proves_unprocessed),
+            statuses.join(", ")
         )
     }
 }
 
+/// The names of the failure kinds for which `which` holds, as the policy lists them.
+fn kinds(which: fn(FailureKind) -> bool) -> String {
+    let names: Vec<&str> = FailureKind::ALL
+        .into_iter()
+        .filter(|k| which(*k))
+        .map(FailureKind::name)
+        .collect();
+    names.join(", ")
+}
+
 /// The explanation printed by `--explain`.
 pub fn explain(cfg: &Config) -> String {
-    let r = &cfg.retry;
-    let b = &r.backoff;
-    let t = &cfg.timeouts;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -56,6 +68,31 @@ pub fn explain(cfg: &Config) -> String {
         cfg.request.method,
         redact::url(&cfg.request.url)
     );
+    s.push_str(&waits(cfg));
+    s.push_str(&retried(cfg));
+    if let Some((path, l)) = &cfg.state {
+        let _ = writeln!(
+            s,
+            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a target with no run for {} is forgotten unless its circuit is open",
+            path.display(),
+            l.threshold,
+            fmt_duration(l.cooldown),
+            l.budget_pct,
+            fmt_duration(l.window),
+            l.floor,
+            fmt_duration(l.ttl)
+        );
+    }
+    s.push_str(&schedule(cfg));
+    s
+}
+
+/// Attempts, backoff, deadline, timeouts and Retry-After.
+fn waits(cfg: &Config) -> String {
+    let r = &cfg.retry;
+    let b = &r.backoff;
+    let t = &cfg.timeouts;
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "  attempts      {} (the first and {} retries)",
@@ -89,42 +126,24 @@ pub fn explain(cfg: &Config) -> String {
         "  Retry-After   honoured up to {} (longer hints clamped); wait = max(backoff, hint), {spread} when the hint is larger",
         fmt_duration(r.max_retry_after)
     );
-    let retried_failures = [
-        FailureKind::Refused,
-        FailureKind::Dns,
-        FailureKind::ConnectTimeout,
-        FailureKind::TlsHandshake,
-        FailureKind::Timeout,
-        FailureKind::Stall,
-        FailureKind::Reset,
-        FailureKind::Truncated,
-    ];
-    let names: Vec<&str> = retried_failures.iter().map(|k| k.name()).collect();
+    s
+}
+
+/// What is retried, what never is, and when a request is replayed: read from the policy.
+fn retried(cfg: &Config) -> String {
+    // A local failure and a body already streamed to stdout are not the server's doing.
+    let final_kind = |k: FailureKind| {
+        !k.is_retryable() && !matches!(k, FailureKind::Local | FailureKind::Streamed)
+    };
+    let mut s = String::new();
     let _ = writeln!(
         s,
         "  retried       statuses {}; {}",
-        r.retry_on.to_spec(),
-        names.join(", ")
+        cfg.retry.retry_on.to_spec(),
+        kinds(FailureKind::is_retryable)
     );
-    let _ = writeln!(
-        s,
-        "  never retried TLS certificate rejected, TLS refused by the server, protocol error, too many redirects, body over --max-filesize"
-    );
+    let _ = writeln!(s, "  never retried {}", kinds(final_kind));
     let _ = writeln!(s, "  replay        {}", replay_rule(cfg));
-    if let Some((path, l)) = &cfg.state {
-        let _ = writeln!(
-            s,
-            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a target with no run for {} is forgotten unless its circuit is open",
-            path.display(),
-            l.threshold,
-            fmt_duration(l.cooldown),
-            l.budget_pct,
-            fmt_duration(l.window),
-            l.floor,
-            fmt_duration(l.ttl)
-        );
-    }
-    s.push_str(&schedule(cfg));
     s
 }
 
@@ -171,7 +190,15 @@ fn schedule(cfg: &Config) -> String {
         let _ = writeln!(s, "{row}");
         worst = worst.saturating_add(per_attempt.unwrap_or_default());
     }
-    match per_attempt {
+    s.push_str(&whole_run(cfg, worst));
+    s
+}
+
+/// The schedule's closing lines: the worst case for the whole run, and the deadline.
+fn whole_run(cfg: &Config, worst: Duration) -> String {
+    let r = &cfg.retry;
+    let mut s = String::new();
+    match cfg.timeouts.attempt {
         Some(_) => {
             let past = match r.deadline {
                 Some(d) if worst > d => format!(
@@ -201,4 +228,27 @@ fn schedule(cfg: &Config) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lists_are_the_policys() {
+        let line = |text: &str, label: &str| {
+            text.lines()
+                .find(|l| l.trim_start().starts_with(label))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let retried = kinds(FailureKind::is_retryable);
+        for k in FailureKind::ALL {
+            let listed = retried.split(", ").any(|n| n == k.name());
+            assert_eq!(listed, k.is_retryable(), "{k:?} in {retried}");
+        }
+        assert!(retried.contains(FailureKind::ProxyFailed.name()));
+        let text = format!("  never retried {}", kinds(|k| !k.is_retryable()));
+        assert!(line(&text, "never retried").contains("TLS certificate rejected"));
+    }
 }

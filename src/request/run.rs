@@ -61,83 +61,19 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     // block (a FIFO, a pipe that never closes) as much as the network can.
     let agent = Arc::new(OnceLock::new());
     let watchdog = start_watchdog(&cfg, agent.clone(), reporter, start, seed);
-    // Signals too: reading the inputs may block, and a signal must still end the run with
-    // its summary. A signal stops anything from being put in place, then the exchange.
-    let (stopper, aborter) = (watchdog.clone(), agent.clone());
-    let interrupt = interrupt::Interrupt::install(
-        move || {
-            stopper.stop();
-            if let Some(a) = aborter.get() {
-                a.clone().shutdown();
-            }
-        },
-        forced_summary(&watchdog, reporter, start, seed),
-    )
-    .unwrap_or_else(|e| {
-        reporter.warn(&format!("cannot install the signal handler: {e}"));
-        interrupt::Interrupt::none()
-    });
-    let usage = |msg: &str| {
-        watchdog.claim();
-        reporter.error(msg);
-        reporter.summary(
-            Outcome::Usage,
-            0,
-            start.elapsed(),
-            0,
-            "nothing sent",
-            Some(msg),
-        );
-        Outcome::Usage
+    let interrupt = install_interrupt(&watchdog, agent.clone(), reporter, start, seed);
+    let ends = Ends {
+        watchdog: &watchdog,
+        reporter,
+        start,
     };
-    let write_out = cfg
-        .output
-        .write_out
-        .as_deref()
-        .map(read_write_out)
-        .transpose()
-        .map_err(|e| usage(&e))?;
-    let output = Output::prepare(&cfg.output).map_err(|e| usage(&e.0))?;
-    if let Some(d) = &cfg.output.dump_header {
-        output::check_dump_header(d).map_err(|e| usage(&e.0))?;
-    }
-    let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| usage(&e.0))?;
+    let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
     if cfg.explain {
         // After every check, so --explain answers what the run would do, usage errors too.
-        watchdog.claim();
-        output::print_stdout(&explain::explain(&cfg));
-        let shown = cfg.retry.seed.unwrap_or(0);
-        reporter.summary(
-            Outcome::Success,
-            0,
-            start.elapsed(),
-            shown,
-            "nothing sent",
-            None,
-        );
-        return Err(Outcome::Success);
+        return Err(ends.explain(&cfg));
     }
-    let left = cfg
-        .retry
-        .deadline
-        .map(|d| d.saturating_sub(start.elapsed()));
-    let payload = match cfg
-        .request
-        .body
-        .as_ref()
-        .map(|b| body::load_within(b, left))
-        .transpose()
-    {
-        Ok(p) => p,
-        Err(body::LoadError::Unreadable(e)) => return Err(usage(&e.0)),
-        Err(body::LoadError::Deadline) => {
-            watchdog.claim();
-            let why = "nothing sent: the request body was still being read";
-            reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, why, Some(why));
-            return Err(Outcome::Deadline);
-        }
-    };
+    let payload = load_body(&cfg, &ends)?;
     Ok(Prepared {
         cfg,
         seed,
@@ -148,6 +84,105 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         transport,
         payload,
     })
+}
+
+/// What a run that ends before its first attempt needs to say so.
+struct Ends<'a> {
+    watchdog: &'a Watchdog,
+    reporter: &'a Reporter,
+    start: Instant,
+}
+
+impl Ends<'_> {
+    /// A usage error found once the deadline is kept: exit 2, nothing sent.
+    fn usage(&self, msg: &str) -> Outcome {
+        self.watchdog.claim();
+        self.reporter.error(msg);
+        let elapsed = self.start.elapsed();
+        self.reporter
+            .summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(msg));
+        Outcome::Usage
+    }
+
+    /// `--explain`: the policy on stdout instead of a request; exit 0.
+    fn explain(&self, cfg: &Config) -> Outcome {
+        self.watchdog.claim();
+        output::print_stdout(&explain::explain(cfg));
+        let shown = cfg.retry.seed.unwrap_or(0);
+        let elapsed = self.start.elapsed();
+        self.reporter
+            .summary(Outcome::Success, 0, elapsed, shown, "nothing sent", None);
+        Outcome::Success
+    }
+}
+
+/// Signals too: reading the inputs may block, and a signal must still end the run with
+/// its summary. A signal stops anything from being put in place, then the exchange.
+fn install_interrupt(
+    watchdog: &Watchdog,
+    agent: Arc<OnceLock<ureq::Agent>>,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> interrupt::Interrupt {
+    let stopper = watchdog.clone();
+    interrupt::Interrupt::install(
+        move || {
+            stopper.stop();
+            if let Some(a) = agent.get() {
+                a.clone().shutdown();
+            }
+        },
+        forced_summary(watchdog, reporter, start, seed),
+    )
+    .unwrap_or_else(|e| {
+        reporter.warn(&format!("cannot install the signal handler: {e}"));
+        interrupt::Interrupt::none()
+    })
+}
+
+/// The `-w` format, the output, the `-D` file and the transport (which reads `--cacert`):
+/// each may be a usage error, found before anything is sent.
+fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Transport), Outcome> {
+    let write_out = cfg
+        .output
+        .write_out
+        .as_deref()
+        .map(read_write_out)
+        .transpose()
+        .map_err(|e| ends.usage(&e))?;
+    let output = Output::prepare(&cfg.output).map_err(|e| ends.usage(&e.0))?;
+    if let Some(d) = &cfg.output.dump_header {
+        output::check_dump_header(d).map_err(|e| ends.usage(&e.0))?;
+    }
+    let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| ends.usage(&e.0))?;
+    Ok((write_out, output, transport))
+}
+
+/// Reads the request body once, within the deadline.
+fn load_body(cfg: &Config, ends: &Ends) -> Result<Option<Payload>, Outcome> {
+    let left = cfg
+        .retry
+        .deadline
+        .map(|d| d.saturating_sub(ends.start.elapsed()));
+    match cfg
+        .request
+        .body
+        .as_ref()
+        .map(|b| body::load_within(b, left))
+        .transpose()
+    {
+        Ok(p) => Ok(p),
+        Err(body::LoadError::Unreadable(e)) => Err(ends.usage(&e.0)),
+        Err(body::LoadError::Deadline) => {
+            ends.watchdog.claim();
+            let why = "nothing sent: the request body was still being read";
+            let elapsed = ends.start.elapsed();
+            ends.reporter
+                .summary(Outcome::Deadline, 0, elapsed, 0, why, Some(why));
+            Err(Outcome::Deadline)
+        }
+    }
 }
 
 /// The headers of every attempt: the configured ones plus the Idempotency-Key.
@@ -196,26 +231,13 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         "seed {seed} (replay the same waits with --seed {seed})"
     ));
     let headers = request_headers(&cfg, reporter);
-    let shared = match &cfg.state {
-        Some((path, limits)) => {
-            let deadline = cfg.retry.deadline.map(|d| start + d);
-            match Shared::admit(
-                path,
-                *limits,
-                probe_lease(&cfg),
-                &cfg.request.url,
-                reporter,
-                deadline,
-            ) {
-                Ok(s) => s,
-                Err(why) => {
-                    let elapsed = start.elapsed();
-                    reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
-                    return Outcome::Refused;
-                }
-            }
+    let shared = match admit(&cfg, reporter, start) {
+        Ok(shared) => shared,
+        Err(why) => {
+            let elapsed = start.elapsed();
+            reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
+            return Outcome::Refused;
         }
-        None => None,
     };
     if shared.as_ref().is_some_and(|s| s.probe) {
         cfg.retry.attempts = 1;
@@ -244,6 +266,27 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         ended,
         (seed, write_out.as_deref()),
         (start, &watchdog),
+    )
+}
+
+/// With `--state`, asks the circuit breaker whether this run may go (`Err`: refused, exit
+/// 7, and why).
+fn admit<'r>(
+    cfg: &Config,
+    reporter: &'r Reporter,
+    start: Instant,
+) -> Result<Option<Shared<'r>>, String> {
+    let Some((path, limits)) = &cfg.state else {
+        return Ok(None);
+    };
+    let deadline = cfg.retry.deadline.map(|d| start + d);
+    Shared::admit(
+        path,
+        *limits,
+        probe_lease(cfg),
+        &cfg.request.url,
+        reporter,
+        deadline,
     )
 }
 
@@ -351,23 +394,7 @@ fn finish(
         s.finish(outcome);
     }
     if let Some(format) = write_out {
-        let vars = write_out::Vars {
-            http_code: ended.head.as_ref().map(|h| h.status),
-            num_retries: ended.attempts_made.saturating_sub(1),
-            time_total: start.elapsed(),
-            url_effective: ended
-                .head
-                .as_ref()
-                .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
-            exitcode: outcome.code(),
-            size_download: ended.delivered,
-        };
-        let (text, unknown) = write_out::render(format, &vars);
-        for name in unknown {
-            reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
-        }
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+        print_write_out(format, cfg, reporter, &ended, (outcome, start));
     }
     // From here the run ends itself (if the watchdog is ending it, this never returns).
     watchdog.claim();
@@ -380,6 +407,33 @@ fn finish(
         Some(&reason),
     );
     outcome
+}
+
+/// `-w`: the format filled in and written on stdout (quietly, if its reader went away).
+fn print_write_out(
+    format: &str,
+    cfg: &Config,
+    reporter: &Reporter,
+    ended: &Ended,
+    (outcome, start): (Outcome, Instant),
+) {
+    let vars = write_out::Vars {
+        http_code: ended.head.as_ref().map(|h| h.status),
+        num_retries: ended.attempts_made.saturating_sub(1),
+        time_total: start.elapsed(),
+        url_effective: ended
+            .head
+            .as_ref()
+            .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
+        exitcode: outcome.code(),
+        size_download: ended.delivered,
+    };
+    let (text, unknown) = write_out::render(format, &vars);
+    for name in unknown {
+        reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
 }
 
 /// The most `-w @FILE` reads: a format is a line or two, and `/dev/zero` must not fill
