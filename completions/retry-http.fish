@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -25,6 +25,16 @@ function __fish_retry_http_using_subcommand
 end
 
 complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name); giving a positional METHOD too is an error' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s u -l user -d 'Basic authentication, USER:PASSWORD' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s A -l user-agent -d 'The User-Agent header' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l max-redirs -d 'The most redirects followed with -L' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s x -l proxy -d 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l noproxy -d 'Hosts reached without the proxy, comma-separated (\'*\' for all); overrides NO_PROXY' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l cacert -d 'Trust the certificates in this PEM file, besides the system\'s store' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Total attempts, the first included (1 to 1000; 1 means no retry)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l base -d 'Backoff base: the first retry\'s ceiling (at least 1ms). Retry n\'s ceiling is min(cap, base * 2^n)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cap -d 'The largest backoff ceiling' -r
@@ -46,16 +56,6 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s u -l user -d 'Basic authentication, USER:PASSWORD' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s A -l user-agent -d 'The User-Agent header' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l max-redirs -d 'The most redirects followed with -L' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s x -l proxy -d 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l noproxy -d 'Hosts reached without the proxy, comma-separated (\'*\' for all); overrides NO_PROXY' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l cacert -d 'Trust the certificates in this PEM file, besides the system\'s store' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE (renamed into place only when complete and successful)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\' for stdout)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
@@ -68,12 +68,12 @@ never\t'Never'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-delay -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-max-time -d 'curl\'s flag, answered with this tool\'s equivalent' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
-complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the resolved policy and its schedule on stdout, and send nothing'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l compressed -d 'Ask for a compressed response (Accept-Encoding: gzip) and decompress it'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the resolved policy and its schedule on stdout, and send nothing'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d 'Also write the body of a final error response'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'

@@ -2,8 +2,8 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
-use crate::cli::values::HeaderArg;
-use crate::cli::{ColorChoice, LogFormat, RequestArgs};
+use crate::cli::values::{self, HeaderArg};
+use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::{Backoff, StatusSet};
 use base64::Engine;
 use std::path::PathBuf;
@@ -100,7 +100,8 @@ pub struct RequestConfig {
     pub noproxy: Option<String>,
 }
 
-/// Where the body goes and what the log looks like.
+/// Where the body and the final response's head go. (What the log looks like is the
+/// reporter's, built straight from the logging flags.)
 #[derive(Debug, Clone)]
 pub struct OutputConfig {
     /// `-o FILE`, or stdout.
@@ -113,14 +114,6 @@ pub struct OutputConfig {
     pub no_buffer: bool,
     /// Largest body accepted, in bytes.
     pub max_filesize: Option<u64>,
-    /// Only the final error line.
-    pub silent: bool,
-    /// Headers and seed in the log.
-    pub verbose: bool,
-    /// Text or JSON lines.
-    pub log_format: LogFormat,
-    /// Colour on stderr.
-    pub color: ColorChoice,
     /// `-D`: where the final response's head goes.
     pub dump_header: Option<PathBuf>,
     /// `-w`: the write-out format (an `@FILE` is read later).
@@ -155,7 +148,7 @@ impl std::fmt::Display for UsageError {
 }
 
 /// `--timeout` or curl's `-m`: one of them, or the flag over `$RETRY_HTTP_TIMEOUT`.
-fn attempt_timeout(a: &RequestArgs) -> Result<Option<Duration>, UsageError> {
+fn attempt_timeout(a: &PolicyFlags) -> Result<Option<Duration>, UsageError> {
     match (a.timeout, a.max_time) {
         (Some(_), Some(m)) if std::env::var_os("RETRY_HTTP_TIMEOUT").is_some() => Ok(Some(m)),
         (Some(_), Some(_)) => usage("--timeout and -m/--max-time say the same thing: give one"),
@@ -174,8 +167,7 @@ fn method(m: &str) -> Result<String, UsageError> {
             "two URLs given: one request per run is accepted (the word before the URL is the method)",
         );
     }
-    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if m.is_empty() || !m.bytes().all(token) {
+    if !values::is_token(m) {
         return usage(format!(
             "invalid method {m:?}: expected a token such as GET, POST, PUT, DELETE"
         ));
@@ -193,7 +185,7 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
             "-H {name}: the request body's framing is set from the body itself; remove this header"
         ));
     }
-    if value.chars().any(|c| c.is_control() && c != '\t') {
+    if values::unsendable(value, true).is_some() {
         return usage(format!(
             "the value of {name} contains a control character (CR, LF, ...): expected printable text"
         ));
@@ -259,7 +251,7 @@ fn has_header(headers: &[(String, String)], name: &str) -> bool {
 }
 
 /// Builds the body spec and the headers its flag implies.
-fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec> {
+fn body(a: &RequestFlags, headers: &mut Vec<(String, String)>) -> Option<BodySpec> {
     let (args, strip, sep, content_type): (&[String], bool, &[u8], Option<&str>) =
         if !a.data.is_empty() {
             (
@@ -294,7 +286,7 @@ fn body(a: &RequestArgs, headers: &mut Vec<(String, String)>) -> Option<BodySpec
 
 /// curl's retry flags get a usage error that names the equivalent here, so a pasted curl
 /// command line teaches rather than misleads.
-fn curl_retry_flags(a: &RequestArgs) -> Result<(), UsageError> {
+fn curl_retry_flags(a: &CurlRetryFlags) -> Result<(), UsageError> {
     let secs = |v: &str| match v.parse::<f64>() {
         Ok(s) if s >= 0.0 => format!("{s}s"),
         _ => format!("{v}s"),
@@ -342,7 +334,7 @@ fn env_note(values: &[(&str, Duration)]) -> String {
         .filter(|(var, v)| {
             std::env::var(var)
                 .ok()
-                .and_then(|t| crate::cli::values::duration(&t).ok())
+                .and_then(|t| values::duration(&t).ok())
                 == Some(*v)
         })
         .map(|(var, _)| format!("${var}"))
@@ -359,86 +351,84 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// Turns parsed flags into a configuration, or says which flag is wrong.
+/// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
+/// a fixed order (so a command line with several faults always gets the same error first):
+/// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
-    curl_retry_flags(a)?;
+    curl_retry_flags(&a.curl)?;
+    let (positional_method, target) = target(a)?;
+    let url = url(target)?;
+    check_durations(&a.policy, &a.fleet)?;
+    let request = request(a, positional_method, url)?;
+    let retry = retry(&a.policy, &request)?;
+    let timeouts = timeouts(&a.policy)?;
+    Ok(Config {
+        request,
+        retry,
+        timeouts,
+        output: output(&a.output, a.request.head),
+        explain: a.policy.explain,
+        state: state(&a.fleet),
+    })
+}
+
+/// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
+fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
     let (positional_method, target) = match a.target.as_slice() {
         [u] => (None, u),
         [m, u] => (Some(m), u),
         _ => return usage("expected [METHOD] URL"),
     };
-    if positional_method.is_some() && a.method.is_some() {
+    if positional_method.is_some() && a.request.method.is_some() {
         return usage("the method is given twice (-X and a positional METHOD): give one");
     }
-    let url = url(target)?;
-    if a.base < Duration::from_millis(1) {
+    Ok((positional_method, target))
+}
+
+/// The lower bounds of the backoff and state durations, and the base against the cap.
+fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
+    if p.base < Duration::from_millis(1) {
         return usage(format!(
             "--base must be at least 1ms{}",
-            env_note(&[("BASE", a.base)])
+            env_note(&[("BASE", p.base)])
         ));
     }
-    if a.state_ttl < Duration::from_secs(1) {
+    if f.state_ttl < Duration::from_secs(1) {
         return usage(format!(
             "--state-ttl must be at least 1s: a shorter one forgets every target between runs{}",
-            env_note(&[("STATE_TTL", a.state_ttl)])
+            env_note(&[("STATE_TTL", f.state_ttl)])
         ));
     }
-    if a.budget_window < Duration::from_secs(1) {
+    if f.budget_window < Duration::from_secs(1) {
         return usage(format!(
             "--budget-window must be at least 1s: a shorter one holds no successes to count retries against{}",
-            env_note(&[("BUDGET_WINDOW", a.budget_window)])
+            env_note(&[("BUDGET_WINDOW", f.budget_window)])
         ));
     }
-    if a.base > a.cap {
+    if p.base > p.cap {
         return usage(format!(
             "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
-            humantime::format_duration(a.base),
-            humantime::format_duration(a.cap),
-            env_note(&[("BASE", a.base), ("CAP", a.cap)])
+            humantime::format_duration(p.base),
+            humantime::format_duration(p.cap),
+            env_note(&[("BASE", p.base), ("CAP", p.cap)])
         ));
     }
-    let mut headers = Vec::new();
-    let mut removed = Vec::new();
-    for h in &a.headers {
-        match h {
-            HeaderArg::Set(n, v) => headers.push((n.clone(), v.clone())),
-            HeaderArg::Remove(n) => removed.push(n.to_ascii_lowercase()),
-        }
-    }
-    // As in curl, a header given with -H beats the one -u or -A would add.
-    if a.user.as_ref().is_some_and(|u| !u.contains(':')) {
-        // curl would prompt for the password; a run from cron has nobody to ask.
-        return usage(
-            "-u USER has no password: give -u 'USER:PASSWORD' ('USER:' for an empty one)",
-        );
-    }
-    if let Some(user) = a
-        .user
-        .as_ref()
-        .filter(|_| !has_header(&headers, "authorization"))
-    {
-        let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
-        headers.push(("Authorization".into(), format!("Basic {token}")));
-    }
-    if let Some(agent) = a
-        .user_agent
-        .as_ref()
-        .filter(|_| !has_header(&headers, "user-agent"))
-    {
-        headers.push(("User-Agent".into(), agent.clone()));
-    }
-    let body = body(a, &mut headers);
+    Ok(())
+}
+
+/// The request: headers (with those -u, -A and the body flags add), body and method; then
+/// every header is checked, and stdin is claimed by one input at most.
+fn request(
+    a: &RequestArgs,
+    positional_method: Option<&String>,
+    url: Url,
+) -> Result<RequestConfig, UsageError> {
+    let r = &a.request;
+    let (mut headers, removed) = headers(r)?;
+    let body = body(r, &mut headers);
     // A header removed with `-H 'Name:'` goes, even one a body flag implied.
     headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
-    if a.head && (positional_method.is_some() || a.method.is_some()) {
-        return usage("-I sends HEAD: give either -I or a method");
-    }
-    let method = match positional_method.or(a.method.as_ref()) {
-        Some(m) => method(m)?,
-        None if a.head => "HEAD".into(),
-        None if body.is_some() => "POST".into(),
-        None => "GET".into(),
-    };
+    let method = request_method(r, positional_method, body.is_some())?;
     for (name, value) in &headers {
         check_header(name, value)?;
     }
@@ -447,16 +437,118 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             .iter()
             .any(|p| matches!(p, BodySource::Stdin { .. }))
     });
-    if body_reads_stdin && a.write_out.as_deref() == Some("@-") {
+    if body_reads_stdin && a.output.write_out.as_deref() == Some("@-") {
         return usage(
             "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
         );
     }
-    let idempotency_key = match a.idempotency_key.as_deref() {
+    Ok(RequestConfig {
+        method,
+        url,
+        headers,
+        body,
+        follow: r.location.then_some(r.max_redirs),
+        removed,
+        insecure: r.insecure,
+        cacert: r.cacert.clone(),
+        compressed: r.compressed,
+        proxy: r.proxy.clone(),
+        noproxy: r.noproxy.clone(),
+    })
+}
+
+/// Headers to send, in order, and the names of those removed (lower case).
+type HeaderLists = (Vec<(String, String)>, Vec<String>);
+
+/// The `-H` headers to send and those removed, with Authorization from `-u` and User-Agent
+/// from `-A` added unless `-H` gave them.
+fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
+    let mut headers = Vec::new();
+    let mut removed = Vec::new();
+    for h in &r.headers {
+        match h {
+            HeaderArg::Set(n, v) => headers.push((n.clone(), v.clone())),
+            HeaderArg::Remove(n) => removed.push(n.to_ascii_lowercase()),
+        }
+    }
+    // As in curl, a header given with -H beats the one -u or -A would add.
+    if r.user.as_ref().is_some_and(|u| !u.contains(':')) {
+        // curl would prompt for the password; a run from cron has nobody to ask.
+        return usage(
+            "-u USER has no password: give -u 'USER:PASSWORD' ('USER:' for an empty one)",
+        );
+    }
+    if let Some(user) = r
+        .user
+        .as_ref()
+        .filter(|_| !has_header(&headers, "authorization"))
+    {
+        let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
+        headers.push(("Authorization".into(), format!("Basic {token}")));
+    }
+    if let Some(agent) = r
+        .user_agent
+        .as_ref()
+        .filter(|_| !has_header(&headers, "user-agent"))
+    {
+        headers.push(("User-Agent".into(), agent.clone()));
+    }
+    Ok((headers, removed))
+}
+
+/// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
+fn request_method(
+    r: &RequestFlags,
+    positional_method: Option<&String>,
+    has_body: bool,
+) -> Result<String, UsageError> {
+    if r.head && (positional_method.is_some() || r.method.is_some()) {
+        return usage("-I sends HEAD: give either -I or a method");
+    }
+    match positional_method.or(r.method.as_ref()) {
+        Some(m) => method(m),
+        None if r.head => Ok("HEAD".into()),
+        None if has_body => Ok("POST".into()),
+        None => Ok("GET".into()),
+    }
+}
+
+/// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
+fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageError> {
+    let idempotency_key = idempotency_key(
+        p.idempotency_key.as_deref(),
+        &request.headers,
+        &request.removed,
+    )?;
+    Ok(RetryConfig {
+        attempts: p.attempts,
+        backoff: Backoff {
+            base: p.base,
+            cap: p.cap,
+            jitter: p.jitter,
+        },
+        retry_on: p.retry_on.clone(),
+        max_retry_after: p.max_retry_after,
+        retry_after_spread: p.retry_after_spread,
+        deadline: nonzero(p.deadline),
+        idempotency_key,
+        retry_unsafe: p.retry_unsafe,
+        seed: p.seed,
+    })
+}
+
+/// The key `--idempotency-key` gives (checked), or a non-blank one sent with `-H`. Giving
+/// both, or giving one and removing the header, is an error.
+fn idempotency_key(
+    given: Option<&str>,
+    headers: &[(String, String)],
+    removed: &[String],
+) -> Result<Option<KeySpec>, UsageError> {
+    let key = match given {
         Some(k) if k.trim().is_empty() => {
             return usage("--idempotency-key is empty: expected a key, or auto");
         }
-        Some(k) if k.chars().any(char::is_control) => {
+        Some(k) if values::unsendable(k, false).is_some() => {
             return usage(
                 "--idempotency-key contains a control character: expected printable text",
             );
@@ -471,73 +563,51 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
             .find(|(n, v)| n.eq_ignore_ascii_case("idempotency-key") && !v.trim().is_empty())
             .map(|(_, v)| KeySpec::Given(v.clone())),
     };
-    if a.idempotency_key.is_some() && removed.iter().any(|n| n == "idempotency-key") {
+    if given.is_some() && removed.iter().any(|n| n == "idempotency-key") {
         return usage(
             "--idempotency-key gives a key and -H 'Idempotency-Key:' removes it: give one",
         );
     }
-    if a.idempotency_key.is_some() && has_header(&headers, "idempotency-key") {
+    if given.is_some() && has_header(headers, "idempotency-key") {
         return usage("Idempotency-Key is given twice (--idempotency-key and -H): give one");
     }
-    Ok(Config {
-        request: RequestConfig {
-            method,
-            url,
-            headers,
-            body,
-            follow: a.location.then_some(a.max_redirs),
-            removed,
-            insecure: a.insecure,
-            cacert: a.cacert.clone(),
-            compressed: a.compressed,
-            proxy: a.proxy.clone(),
-            noproxy: a.noproxy.clone(),
-        },
-        retry: RetryConfig {
-            attempts: a.attempts,
-            backoff: Backoff {
-                base: a.base,
-                cap: a.cap,
-                jitter: a.jitter,
-            },
-            retry_on: a.retry_on.clone(),
-            max_retry_after: a.max_retry_after,
-            retry_after_spread: a.retry_after_spread,
-            deadline: nonzero(a.deadline),
-            idempotency_key,
-            retry_unsafe: a.retry_unsafe,
-            seed: a.seed,
-        },
-        timeouts: Timeouts {
-            attempt: nonzero(attempt_timeout(a)?),
-            connect: nonzero(Some(a.connect_timeout)),
-            stall: nonzero(Some(a.stall_timeout)),
-        },
-        output: OutputConfig {
-            path: a.output.clone(),
-            include: a.include || a.head,
-            fail_with_body: a.fail_with_body,
-            no_buffer: a.no_buffer,
-            max_filesize: a.max_filesize,
-            silent: a.silent,
-            verbose: a.verbose,
-            log_format: a.log_format,
-            color: a.color,
-            dump_header: a.dump_header.clone(),
-            write_out: a.write_out.clone(),
-        },
-        explain: a.explain,
-        state: a.state.clone().map(|p| {
-            let limits = crate::fleet::state::Limits {
-                threshold: a.breaker_threshold,
-                cooldown: a.breaker_cooldown,
-                budget_pct: a.retry_budget,
-                window: a.budget_window,
-                floor: a.budget_floor,
-                ttl: a.state_ttl,
-            };
-            (p, limits)
-        }),
+    Ok(key)
+}
+
+/// The per-attempt timeouts; 0 means none.
+fn timeouts(p: &PolicyFlags) -> Result<Timeouts, UsageError> {
+    Ok(Timeouts {
+        attempt: nonzero(attempt_timeout(p)?),
+        connect: nonzero(Some(p.connect_timeout)),
+        stall: nonzero(Some(p.stall_timeout)),
+    })
+}
+
+/// Where the body and head go; `-I` implies `-i`.
+fn output(o: &OutputFlags, head: bool) -> OutputConfig {
+    OutputConfig {
+        path: o.output.clone(),
+        include: o.include || head,
+        fail_with_body: o.fail_with_body,
+        no_buffer: o.no_buffer,
+        max_filesize: o.max_filesize,
+        dump_header: o.dump_header.clone(),
+        write_out: o.write_out.clone(),
+    }
+}
+
+/// `--state` and the limits that go with it.
+fn state(f: &FleetFlags) -> Option<(PathBuf, crate::fleet::state::Limits)> {
+    f.state.clone().map(|p| {
+        let limits = crate::fleet::state::Limits {
+            threshold: f.breaker_threshold,
+            cooldown: f.breaker_cooldown,
+            budget_pct: f.retry_budget,
+            window: f.budget_window,
+            floor: f.budget_floor,
+            ttl: f.state_ttl,
+        };
+        (p, limits)
     })
 }
 

@@ -101,6 +101,31 @@ impl Outcome {
         }
     }
 
+    /// A short phrase for the one-line list after `-h` ("attempts exhausted", "SIGTERM").
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Local => "local failure",
+            Outcome::Usage => "usage",
+            Outcome::NonRetryableResponse => "non-retryable response",
+            Outcome::AttemptsExhausted => "attempts exhausted",
+            Outcome::Deadline => "deadline",
+            Outcome::NonRetryableTransport => "transport",
+            Outcome::Refused => "refused by --state",
+            Outcome::Hangup => "SIGHUP",
+            Outcome::Interrupted => "SIGINT",
+            Outcome::UserSignal1 => "SIGUSR1",
+            Outcome::UserSignal2 => "SIGUSR2",
+            Outcome::Alarm => "SIGALRM",
+            Outcome::Terminated => "SIGTERM",
+        }
+    }
+
+    /// Whether a signal ended the run (the codes above 128).
+    pub fn is_signal(self) -> bool {
+        self.code() > 128
+    }
+
     /// One line for the exit-code table.
     pub fn meaning(self) -> &'static str {
         match self {
@@ -135,6 +160,17 @@ impl Outcome {
         }
     }
 
+    /// The codes of the outcomes that are not signals with their labels, comma-separated
+    /// ("0 success, 1 local failure, ..."), for the line after `-h`.
+    pub fn short_list() -> String {
+        let items: Vec<String> = Outcome::ALL
+            .iter()
+            .filter(|o| !o.is_signal())
+            .map(|o| format!("{} {}", o.code(), o.label()))
+            .collect();
+        items.join(", ")
+    }
+
     /// The exit-code table as plain text, for `--help`.
     pub fn table() -> String {
         let mut out = String::from("Exit status:\n");
@@ -155,6 +191,14 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), Outcome::ALL.len());
+    }
+
+    #[test]
+    fn short_list_names_the_codes_below_128() {
+        assert_eq!(
+            Outcome::short_list(),
+            "0 success, 1 local failure, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport, 7 refused by --state"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod policy;
 pub mod process;
 pub mod report;
 pub mod request;
+pub mod units;
 
 use clap::Parser;
 use exit::Outcome;

@@ -5,6 +5,7 @@
 use crate::cli::{ColorChoice, LogFormat};
 use crate::exit::Outcome;
 use crate::policy::WaitReason;
+use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -332,7 +333,7 @@ fn summary_json(
         "outcome": outcome.name(),
         "exit_code": outcome.code(),
         "attempts_made": attempts_made,
-        "elapsed_ms": elapsed.as_millis() as u64,
+        "elapsed_ms": millis(elapsed),
         "seed": seed,
         "reason": reason,
     })
@@ -373,9 +374,7 @@ fn retry_phrase(a: &AttemptLine) -> String {
 /// The JSON object of one attempt; every key is always present (null when not relevant).
 fn attempt_json(a: &AttemptLine) -> Value {
     let (wait_ms, wait_reason) = match &a.decision {
-        Decision::Retry { wait, reason, .. } => {
-            (json!(wait.as_millis() as u64), json!(reason.name()))
-        }
+        Decision::Retry { wait, reason, .. } => (json!(millis(*wait)), json!(reason.name())),
         _ => (Value::Null, json!("none")),
     };
     let stop = match &a.decision {
@@ -392,7 +391,7 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "status": a.status.as_ref().map(|s| s.0),
         "error": a.error,
         "start_ms": a.start_ms as u64,
-        "elapsed_ms": a.elapsed.as_millis() as u64,
+        "elapsed_ms": millis(a.elapsed),
         "wait_ms": wait_ms,
         "wait_us": match &a.decision { Decision::Retry { wait, .. } => json!(wait.as_micros() as u64), _ => Value::Null },
         "wait_reason": wait_reason,

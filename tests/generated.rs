@@ -1,5 +1,5 @@
-//! The man page, the shell completions and the README's help block are generated from the
-//! clap definition and checked in. This test regenerates them and fails on any difference;
+//! The man page, the shell completions, the README's help block and its exit-code table are
+//! generated from the clap definition and `exit::Outcome`, and checked in. This test regenerates them and fails on any difference;
 //! `RETRY_HTTP_REGENERATE=1 cargo test --test generated` rewrites them.
 
 use clap::CommandFactory;
@@ -56,32 +56,25 @@ fn tagged(items: &[(String, String)]) -> Roff {
     r
 }
 
-fn man_page() -> Vec<u8> {
-    let cmd = Cli::command();
-    let man = clap_mangen::Man::new(cmd.clone()).date("2026-11-29");
-    let mut out = Vec::new();
-    man.render_title(&mut out).unwrap();
-    man.render_name_section(&mut out).unwrap();
-    man.render_synopsis_section(&mut out).unwrap();
-    man.render_description_section(&mut out).unwrap();
-    man.render_options_section(&mut out).unwrap();
-    man.render_subcommands_section(&mut out).unwrap();
-    section(
-        &mut out,
-        "RETRY RULES",
-        &paragraphs(&[
-            "Retry n (n from 0) has the ceiling min(cap, base * 2^n). Full jitter waits uniform(0, ceiling); equal jitter ceiling/2 + uniform(0, ceiling/2); decorrelated jitter min(cap, uniform(base, previous * 3)); none waits the ceiling; +D waits ceiling + uniform(0, D). (AWS Architecture Blog, Exponential Backoff And Jitter.)",
-            "Retry-After (RFC 9110 section 10.2.3) is read as delta-seconds or an HTTP-date (IMF-fixdate, RFC 850, asctime). The wait is max(backoff, hint), never shorter than the hint; a hint above --max-retry-after is clamped and logged; when the hint is the larger, uniform(0, --retry-after-spread) is added. A value that cannot be read is reported and ignored, never read as zero.",
-            "The deadline counts from start-up. Each attempt's timeout is cut to what is left. If the next wait's floor would end past the deadline, the run stops at once (exit 5) rather than sleeping into a sure failure.",
-            "Statuses in --retry-on are retried, and failures with no response (refused, DNS, timeouts, resets, stalls, bodies cut short). A rejected TLS certificate, a protocol error, too many redirects and an oversized body are not.",
-            "GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent (RFC 9110 section 9.2.2). Other methods are replayed only when the failure proves the request was not processed (no connection; 408, 429, 503), or with an Idempotency-Key or --retry-unsafe.",
-        ]),
-    );
-    let codes: Vec<(String, String)> = Outcome::ALL
+/// The RETRY RULES section of the man page, one paragraph each.
+const RETRY_RULES: &[&str] = &[
+    "Retry n (n from 0) has the ceiling min(cap, base * 2^n). Full jitter waits uniform(0, ceiling); equal jitter ceiling/2 + uniform(0, ceiling/2); decorrelated jitter min(cap, uniform(base, previous * 3)); none waits the ceiling; +D waits ceiling + uniform(0, D). (AWS Architecture Blog, Exponential Backoff And Jitter.)",
+    "Retry-After (RFC 9110 section 10.2.3) is read as delta-seconds or an HTTP-date (IMF-fixdate, RFC 850, asctime). The wait is max(backoff, hint), never shorter than the hint; a hint above --max-retry-after is clamped and logged; when the hint is the larger, uniform(0, --retry-after-spread) is added. A value that cannot be read is reported and ignored, never read as zero.",
+    "The deadline counts from start-up. Each attempt's timeout is cut to what is left. If the next wait's floor would end past the deadline, the run stops at once (exit 5) rather than sleeping into a sure failure.",
+    "Statuses in --retry-on are retried, and failures with no response (refused, DNS, timeouts, resets, stalls, bodies cut short). A rejected TLS certificate, a protocol error, too many redirects and an oversized body are not.",
+    "GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent (RFC 9110 section 9.2.2). Other methods are replayed only when the failure proves the request was not processed (no connection; 408, 429, 503), or with an Idempotency-Key or --retry-unsafe.",
+];
+
+/// The EXIT STATUS section: every [`Outcome`], its code and meaning.
+fn exit_status() -> Vec<(String, String)> {
+    Outcome::ALL
         .iter()
         .map(|o| (o.code().to_string(), o.meaning().to_string()))
-        .collect();
-    section(&mut out, "EXIT STATUS", &tagged(&codes));
+        .collect()
+}
+
+/// The ENVIRONMENT section: each flag's variable, then those read besides.
+fn environment(cmd: &clap::Command) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = cmd
         .get_arguments()
         .filter_map(|a| {
@@ -117,8 +110,12 @@ fn man_page() -> Vec<u8> {
     ] {
         env.push((var.to_string(), text.to_string()));
     }
-    section(&mut out, "ENVIRONMENT", &tagged(&env));
-    let examples = [
+    env
+}
+
+/// The EXAMPLES section: command lines and what they do.
+fn examples() -> Vec<(String, String)> {
+    vec![
         ("retry-http https://example.test/health".to_string(), "Retry a health check with the default policy.".to_string()),
         (
             "retry-http --deadline 90s POST https://api.example.test/jobs -d @job.json --idempotency-key auto".into(),
@@ -129,8 +126,23 @@ fn man_page() -> Vec<u8> {
             "Wait in CI for a service to come up.".into(),
         ),
         ("retry-http --explain --attempts 8 --base 100ms https://example.test/".into(), "Show the schedule a policy implies.".into()),
-    ];
-    section(&mut out, "EXAMPLES", &tagged(&examples));
+    ]
+}
+
+fn man_page() -> Vec<u8> {
+    let cmd = Cli::command();
+    let man = clap_mangen::Man::new(cmd.clone()).date("2026-11-29");
+    let mut out = Vec::new();
+    man.render_title(&mut out).unwrap();
+    man.render_name_section(&mut out).unwrap();
+    man.render_synopsis_section(&mut out).unwrap();
+    man.render_description_section(&mut out).unwrap();
+    man.render_options_section(&mut out).unwrap();
+    man.render_subcommands_section(&mut out).unwrap();
+    section(&mut out, "RETRY RULES", &paragraphs(RETRY_RULES));
+    section(&mut out, "EXIT STATUS", &tagged(&exit_status()));
+    section(&mut out, "ENVIRONMENT", &tagged(&environment(&cmd)));
+    section(&mut out, "EXAMPLES", &tagged(&examples()));
     man.render_version_section(&mut out).unwrap();
     out
 }
@@ -182,18 +194,57 @@ fn completions_are_fresh() {
     }
 }
 
+/// Replaces what lies between the `start` and `end` markers of `text` with `body`.
+fn fill_block(text: &str, start: &str, end: &str, body: &str) -> String {
+    let (Some(a), Some(b)) = (text.find(start), text.find(end)) else {
+        panic!("README.md lacks the markers {start:?} and {end:?}");
+    };
+    assert!(a + start.len() <= b, "{start:?} comes after {end:?}");
+    format!("{}{start}{body}{}", &text[..a], &text[b..])
+}
+
+/// The README's exit-code table, one row per [`Outcome`], in `Outcome::ALL`'s order, with
+/// the code and the meaning `--help` and the man page show.
+fn exit_table() -> String {
+    let mut t = String::from("| code | outcome |\n|---|---|\n");
+    for o in Outcome::ALL {
+        let meaning = o.meaning();
+        assert!(!meaning.contains('|'), "a | would split the row: {meaning}");
+        t.push_str(&format!("| {} | {meaning} |\n", o.code()));
+    }
+    t
+}
+
+/// Both generated blocks of the README in one test, so a regeneration writes the file once.
 #[test]
-fn readme_help_block_matches_help() {
+fn readme_help_block_and_exit_table_are_fresh() {
     let help = Cli::command()
         .term_width(100)
         .render_long_help()
         .to_string();
     let readme_path = root().join("README.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
-    let (start, end) = ("<!-- help:start -->\n```\n", "```\n<!-- help:end -->");
-    let (Some(a), Some(b)) = (readme.find(start), readme.find(end)) else {
-        panic!("README.md lacks the help block markers");
-    };
-    let fresh = format!("{}{start}{help}{}", &readme[..a], &readme[b..]);
+    let fresh = fill_block(
+        &readme,
+        "<!-- help:start -->\n```\n",
+        "```\n<!-- help:end -->",
+        &help,
+    );
+    let fresh = fill_block(
+        &fresh,
+        "<!-- exits:start -->\n",
+        "<!-- exits:end -->",
+        &exit_table(),
+    );
     check(&readme_path, fresh.as_bytes());
+}
+
+#[test]
+fn exit_table_has_one_row_per_outcome() {
+    let table = exit_table();
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    assert_eq!(rows.len(), Outcome::ALL.len());
+    for (row, o) in rows.iter().zip(Outcome::ALL) {
+        assert_eq!(*row, format!("| {} | {} |", o.code(), o.meaning()));
+    }
 }

@@ -49,43 +49,71 @@ fn json_requested(args: &[OsString]) -> bool {
     }
 }
 
+/// What a quoted argument is, which says how it is masked.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// The value of `-H`: masked as a header that did not parse.
+    Header,
+    /// The value of `-u`: masked as credentials.
+    User,
+    /// Anything else: masked as a URL (only a userinfo, a query or a fragment changes).
+    Other,
+}
+
+fn mask(kind: Kind, v: &str) -> String {
+    match kind {
+        Kind::Header => redact::header_arg(v),
+        Kind::User => redact::credentials(v),
+        Kind::Other => redact::url_text(v),
+    }
+}
+
 /// clap quotes rejected values as they were typed. Each is masked by what it is: the value
 /// of `-H` as a header that did not parse, of `-u` as credentials, anything else as a URL
 /// (which changes only what looks like a userinfo, a query or a fragment). The rejected
 /// value is masked first; then every argument, wherever clap quotes it (an extra
 /// positional, a conflict, ...).
 fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
+    let mut pairs: Vec<(String, String)> = rejected_value(e).into_iter().collect();
+    pairs.extend(argument_pairs(args));
+    pairs.retain(|(raw, masked)| !raw.is_empty() && raw != masked);
+    let variants = quoted_variants(&pairs);
+    pairs.extend(variants);
+    // The longest first, so a value inside a longer one is not masked half.
+    pairs.sort_by_key(|(raw, _)| std::cmp::Reverse(raw.len()));
+    pairs.iter().fold(text.to_string(), |acc, (raw, masked)| {
+        acc.replace(raw.as_str(), masked)
+    })
+}
+
+/// The value clap rejected, with its masked form.
+fn rejected_value(e: &clap::Error) -> Option<(String, String)> {
     use clap::error::{ContextKind, ContextValue};
-    #[derive(Clone, Copy)]
-    enum Kind {
-        Header,
-        User,
-        Other,
-    }
-    let mask = |kind: Kind, v: &str| match kind {
-        Kind::Header => redact::header_arg(v),
-        Kind::User => redact::credentials(v),
-        Kind::Other => redact::url_text(v),
-    };
-    let mut pairs: Vec<(String, String)> = Vec::new();
-    if let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
+    let (Some(ContextValue::String(arg)), Some(ContextValue::String(value))) = (
         e.get(ContextKind::InvalidArg),
         e.get(ContextKind::InvalidValue),
-    ) {
-        let kind = if arg.starts_with("--header") {
-            Kind::Header
-        } else if arg.starts_with("--user") {
-            Kind::User
-        } else {
-            Kind::Other
-        };
-        pairs.push((value.clone(), mask(kind, value)));
-    }
+    ) else {
+        return None;
+    };
+    let kind = if arg.starts_with("--header") {
+        Kind::Header
+    } else if arg.starts_with("--user") {
+        Kind::User
+    } else {
+        Kind::Other
+    };
+    Some((value.clone(), mask(kind, value)))
+}
+
+/// Every argument (program name excepted) with its masked form: the value of `-H`/`-u`,
+/// given apart or attached (`-Hv`, `--header=v`), and also the whole attached argument.
+fn argument_pairs(args: &[OsString]) -> Vec<(String, String)> {
     let args: Vec<String> = args
         .iter()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
+    let mut pairs = Vec::new();
     let mut next = Kind::Other;
     for a in &args {
         let (kind, value) = match (next, a.as_str()) {
@@ -109,15 +137,19 @@ fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
             ));
         }
     }
-    pairs.retain(|(raw, masked)| !raw.is_empty() && raw != masked);
-    // Value parsers quote with `{:?}`, so a value holding quotes or controls appears
-    // escaped; clap strips control characters and escape sequences from what it quotes.
+    pairs
+}
+
+/// The other forms in which clap may quote a value: value parsers quote with `{:?}`, so a
+/// value holding quotes or controls appears escaped; clap strips control characters and
+/// escape sequences from what it quotes. Forms already among `pairs` are left out.
+fn quoted_variants(pairs: &[(String, String)]) -> Vec<(String, String)> {
     let escaped = |s: &str| {
         let d = format!("{s:?}");
         d[1..d.len() - 1].to_string()
     };
     let stripped = |s: &str| anstream::adapter::strip_str(s).to_string();
-    let variants: Vec<(String, String)> = pairs
+    pairs
         .iter()
         .flat_map(|(raw, masked)| {
             [
@@ -126,13 +158,7 @@ fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
             ]
         })
         .filter(|(raw, _)| !raw.is_empty() && !pairs.iter().any(|(r, _)| r == raw))
-        .collect();
-    pairs.extend(variants);
-    // The longest first, so a value inside a longer one is not masked half.
-    pairs.sort_by_key(|(raw, _)| std::cmp::Reverse(raw.len()));
-    pairs.iter().fold(text.to_string(), |acc, (raw, masked)| {
-        acc.replace(raw.as_str(), masked)
-    })
+        .collect()
 }
 
 /// Help and version go to stdout with exit 0 (no summary: nothing ran); anything else is

@@ -111,6 +111,39 @@ pub fn status_set(s: &str) -> Result<StatusSet, String> {
     Ok(StatusSet::from_ranges(ranges))
 }
 
+/// Whether `s` is an HTTP token (RFC 9110 section 5.6.2): one or more of the letters, digits
+/// and `!#$%&'*+-.^_`|~`, nothing else. Header names and methods are tokens.
+pub fn is_token(s: &str) -> bool {
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    !s.is_empty() && s.bytes().all(tchar)
+}
+
+/// Why a header value cannot be sent as typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsendable {
+    /// A CR or LF: it would end the header line and start another.
+    LineBreak,
+    /// Another control character (Unicode's `Cc`: C0, DEL, C1 such as NEL), or a tab
+    /// where tabs are not allowed.
+    Control,
+}
+
+/// The first reason, if any, that `value` cannot go into a header: a CR or LF anywhere
+/// comes before any other control character. A tab is allowed when `tab_ok` (HTTP allows it
+/// inside a field value); an Idempotency-Key, which identifies, allows none.
+pub fn unsendable(value: &str, tab_ok: bool) -> Option<Unsendable> {
+    if value.contains(['\r', '\n']) {
+        Some(Unsendable::LineBreak)
+    } else if value
+        .chars()
+        .any(|c| c.is_control() && !(tab_ok && c == '\t'))
+    {
+        Some(Unsendable::Control)
+    } else {
+        None
+    }
+}
+
 /// A `-H` argument, with curl's meanings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeaderArg {
@@ -128,8 +161,7 @@ const OWS: [char; 2] = [' ', '\t'];
 /// trimmed (as curl does). Anything else, Unicode white space included, is an error.
 fn header_name(name: &str) -> Result<String, String> {
     let name = name.trim_matches(OWS);
-    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if name.is_empty() || !name.bytes().all(token) {
+    if !is_token(name) {
         // A name that is not a token may hold the secret (`Bearer abc: x`): masked.
         let shown = crate::http::redact::header_arg(name);
         return Err(format!(
@@ -154,15 +186,18 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
         ));
     };
     let name = header_name(name)?;
-    if value.contains(['\r', '\n']) {
-        return Err(format!(
-            "invalid value for header {name}: it contains a CR or LF character"
-        ));
-    }
-    if value.chars().any(|c| c.is_control() && c != '\t') {
-        return Err(format!(
-            "invalid value for header {name}: it contains a control character; expected printable text"
-        ));
+    match unsendable(value, true) {
+        Some(Unsendable::LineBreak) => {
+            return Err(format!(
+                "invalid value for header {name}: it contains a CR or LF character"
+            ));
+        }
+        Some(Unsendable::Control) => {
+            return Err(format!(
+                "invalid value for header {name}: it contains a control character; expected printable text"
+            ));
+        }
+        None => {}
     }
     // Only OWS is trimmed: a value of other white space (`NBSP`) is a value, sent as given.
     let value = value.trim_matches(OWS);
@@ -271,6 +306,34 @@ mod tests {
             "X: a\u{0}b",
         ] {
             assert!(header(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn tokens() {
+        for ok in ["GET", "X-Request-Id", "!#$%&'*+-.^_`|~", "a1"] {
+            assert!(is_token(ok), "{ok:?}");
+        }
+        for bad in ["", "G ET", "X:", "caf\u{e9}", "a\tb", "(x)", "a\"b"] {
+            assert!(!is_token(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unsendable_values() {
+        assert_eq!(unsendable("plain text, \u{a0}\u{2028} too", true), None);
+        assert_eq!(unsendable("a\tb", true), None);
+        assert_eq!(unsendable("a\tb", false), Some(Unsendable::Control));
+        assert_eq!(unsendable("a\rb", true), Some(Unsendable::LineBreak));
+        assert_eq!(unsendable("a\nb", false), Some(Unsendable::LineBreak));
+        // A line break is named first, wherever the other control character is.
+        assert_eq!(unsendable("\u{0}a\n", true), Some(Unsendable::LineBreak));
+        for c in ['\u{0}', '\u{7f}', '\u{85}', '\u{b}', '\u{c}', '\u{1b}'] {
+            assert_eq!(
+                unsendable(&format!("a{c}b"), true),
+                Some(Unsendable::Control),
+                "{c:?}"
+            );
         }
     }
 

@@ -25,7 +25,8 @@ use std::time::Instant;
 
 /// Runs one request with retries; `start` is when the process started.
 pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
-    let reporter = Reporter::new(args.log_format, args.silent, args.verbose, args.color);
+    let l = &args.logging;
+    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color);
     match prepare(args, &reporter, start) {
         Ok(prepared) => execute(prepared, &reporter, start),
         Err(outcome) => outcome,
