@@ -1,8 +1,7 @@
 //! The exit-code contract: one enum, the single source for `--help`, the man page and README.
 //!
-//! The outcome is what stopped the attempt loop. When several apply, the order is: a failure
-//! that is not retried (3 or 6), the deadline passing during an attempt (5), no attempts left
-//! (4), the next wait crossing the deadline (5).
+//! The outcome is what stopped the attempt loop. Which one applies when several could is
+//! decided in one place, `policy::decision`, whose table lists the precedence row by row.
 
 /// How a run ended, and the process exit status that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 use crate::cli::{ColorChoice, LogFormat};
 use crate::exit::Outcome;
 use crate::policy::WaitReason;
+pub use crate::units::fmt_duration;
 use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
@@ -62,28 +63,6 @@ pub struct AttemptLine {
     pub note: Option<String>,
     /// What comes next.
     pub decision: Decision,
-}
-
-/// Formats a duration compactly: 41ms, 1.42s, 2m03s.
-pub fn fmt_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms == 0 && !d.is_zero() {
-        format!("{}us", d.as_micros())
-    } else if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        let s = format!("{:.2}", d.as_secs_f64());
-        format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
-    } else if ms < 3_600_000 {
-        let secs = d.as_secs();
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else if ms < 86_400_000 {
-        let mins = d.as_secs() / 60;
-        format!("{}h{:02}m", mins / 60, mins % 60)
-    } else {
-        let hours = d.as_secs() / 3600;
-        format!("{}d{:02}h", hours / 24, hours % 24)
-    }
 }
 
 /// The stderr writer.

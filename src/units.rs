@@ -1,5 +1,5 @@
 //! Unit conversions shared by the log, the state file and the simulator, so each number is
-//! computed one way everywhere.
+//! computed one way everywhere, and the one way a duration is written for people.
 
 use std::time::Duration;
 
@@ -7,6 +7,28 @@ use std::time::Duration;
 /// 584 million years, far beyond any duration a flag accepts) instead of wrapping.
 pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Formats a duration compactly: 41ms, 1.42s, 2m03s.
+pub fn fmt_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms == 0 && !d.is_zero() {
+        format!("{}us", d.as_micros())
+    } else if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        let s = format!("{:.2}", d.as_secs_f64());
+        format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
+    } else if ms < 3_600_000 {
+        let secs = d.as_secs();
+        format!("{}m{:02}s", secs / 60, secs % 60)
+    } else if ms < 86_400_000 {
+        let mins = d.as_secs() / 60;
+        format!("{}h{:02}m", mins / 60, mins % 60)
+    } else {
+        let hours = d.as_secs() / 3600;
+        format!("{}d{:02}h", hours / 24, hours % 24)
+    }
 }
 
 #[cfg(test)]

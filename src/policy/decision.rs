@@ -34,7 +34,7 @@
 use super::backoff::{Backoff, Fit, Hint, PlannedWait, fit_to_deadline, plan_wait};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::Outcome;
-use crate::report::fmt_duration;
+use crate::units::fmt_duration;
 use rand::Rng;
 use std::time::Duration;
 

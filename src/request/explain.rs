@@ -4,7 +4,7 @@
 use crate::config::Config;
 use crate::http::redact;
 use crate::policy::{self, FailureKind, Jitter};
-use crate::report::fmt_duration;
+use crate::units::fmt_duration;
 use std::fmt::Write;
 use std::time::Duration;
 
