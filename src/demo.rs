@@ -3,6 +3,8 @@
 //! per-attempt log and the exit code with nothing else installed.
 
 use crate::exit::Outcome;
+use crate::cli::{ColorChoice, LogFormat};
+use crate::report::Reporter;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -68,19 +70,20 @@ fn answer_one(stream: TcpStream, answer: Answer) -> io::Result<()> {
 
 /// Runs the demo and returns the client's outcome.
 pub fn run(start: Instant) -> Outcome {
+    let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
     let url = match start_server() {
         Ok(url) => url,
         Err(e) => {
-            eprintln!("retry-http: error: cannot start the demo server on 127.0.0.1: {e}");
+            say.error(&format!("cannot start the demo server on 127.0.0.1: {e}"));
             return Outcome::Local;
         }
     };
-    eprintln!(
-        "retry-http: demo: a server on {url} answers 503 (Retry-After: 1), 429, a reset, then 200."
-    );
-    eprintln!(
-        "retry-http: demo: running: retry-http --attempts 6 --base 200ms --deadline 20s {url}"
-    );
+    say.info(&format!(
+        "demo: a server on {url} answers 503 (Retry-After: 1), 429, a reset, then 200."
+    ));
+    say.info(&format!(
+        "demo: running: retry-http --attempts 6 --base 200ms --deadline 20s {url}"
+    ));
     let args = [
         "retry-http",
         "--attempts",
@@ -92,10 +95,10 @@ pub fn run(start: Instant) -> Outcome {
         &url,
     ];
     let outcome = crate::run_from(args.iter().map(|s| s.into()), start);
-    eprintln!(
-        "retry-http: demo: exit code {} ({})",
+    say.info(&format!(
+        "demo: exit code {} ({})",
         outcome.code(),
         outcome.meaning()
-    );
+    ));
     outcome
 }

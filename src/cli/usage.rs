@@ -190,10 +190,15 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
         Some(tip) => format!("{first} ({tip})"),
         None => first,
     };
-    if json_requested(args) {
-        let reporter =
-            report::Reporter::new(cli::LogFormat::Json, false, false, cli::ColorChoice::Never);
-        reporter.error(&format!("{message}; see --help"));
+    let json = json_requested(args);
+    let format = if json {
+        cli::LogFormat::Json
+    } else {
+        cli::LogFormat::Text
+    };
+    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    reporter.error(&format!("{message}; see --help"));
+    if json {
         let elapsed = start.elapsed();
         reporter.summary(
             Outcome::Usage,
@@ -203,8 +208,6 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
             "nothing sent",
             Some(&message),
         );
-    } else {
-        eprintln!("retry-http: error: {message}; see --help");
     }
     Outcome::Usage
 }
