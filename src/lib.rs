@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod exit;
+pub mod files;
 pub mod fleet;
 pub mod http;
 pub mod output;
@@ -13,6 +14,7 @@ pub mod policy;
 pub mod process;
 pub mod report;
 pub mod request;
+pub mod units;
 
 use clap::Parser;
 use exit::Outcome;
