@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod exit;
+pub mod files;
 pub mod fleet;
 pub mod http;
 pub mod output;

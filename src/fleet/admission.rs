@@ -1,17 +1,23 @@
 //! A run's side of `--state`: asks the circuit breaker before the first attempt, the retry
-//! budget before each retry, and records how the run ended. The decisions are in `state`.
+//! budget before each retry, and records how the run ended, each a decision on the
+//! target's record made through the `Store` seam (whatever the store is). The decisions
+//! themselves are in `breaker` and `budget`, reached through `state::Target`.
 
 use crate::exit::Outcome;
-use crate::fleet::state::{Admission, Limits, MAX_STAMP, RunResult, StateFile};
+use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::state::{Limits, MAX_STAMP};
+use crate::fleet::store::{self, Store};
 use crate::report::Reporter;
+use crate::units::millis;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
 fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or(Duration::ZERO)
-        .as_millis() as u64
+    millis(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 /// The key of a target: scheme, host and port.
@@ -29,9 +35,9 @@ pub fn target_key(url: &Url) -> String {
 /// is stuck or stopped, and waiting for it would only spread the stall.
 const LOCK_WAIT: Duration = Duration::from_secs(2);
 
-/// One run's use of the state file.
+/// One run's use of the shared state.
 pub struct Shared<'a> {
-    file: StateFile,
+    store: Box<dyn Store>,
     key: String,
     limits: Limits,
     reporter: &'a Reporter,
@@ -73,20 +79,15 @@ impl<'a> Shared<'a> {
             ));
             Ok(None)
         };
-        let file = match StateFile::new(path) {
-            Ok(f) => f,
+        let store = match store::open(path, &limits) {
+            Ok(s) => s,
             Err(why) => return unusable(&why),
         };
         let key = target_key(url);
         let warn = |m: &str| reporter.warn(m);
         let now = now_ms();
-        let admission = file.update(lock_wait(deadline, Duration::ZERO), now, &warn, |s| {
-            s.prune(now, limits.window, limits.ttl);
-            s.targets
-                .entry(key.clone())
-                .or_default()
-                .admit(now, &limits, lease)
-        });
+        let wait = lock_wait(deadline, Duration::ZERO);
+        let admission = store.decide(&key, now, wait, &warn, |t| t.admit(now, &limits, lease));
         match admission {
             Err(e) => unusable(&e.to_string()),
             Ok(Admission::Refuse { until, why }) => {
@@ -107,7 +108,7 @@ impl<'a> Shared<'a> {
                     ));
                 }
                 Ok(Some(Shared {
-                    file,
+                    store,
                     key,
                     limits,
                     reporter,
@@ -122,15 +123,10 @@ impl<'a> Shared<'a> {
     pub fn take_retry(&self) -> Result<(), String> {
         let warn = |m: &str| self.reporter.warn(m);
         let now = now_ms();
-        let taken = self
-            .file
-            .update(lock_wait(self.deadline, Duration::ZERO), now, &warn, |s| {
-                s.prune(now, self.limits.window, self.limits.ttl);
-                s.targets
-                    .entry(self.key.clone())
-                    .or_default()
-                    .take_retry(now, &self.limits)
-            });
+        let wait = lock_wait(self.deadline, Duration::ZERO);
+        let taken = self.store.decide(&self.key, now, wait, &warn, |t| {
+            t.take_retry(now, &self.limits)
+        });
         taken.unwrap_or_else(|e| {
             self.reporter.warn(&format!(
                 "cannot use the state file: {e}; retrying without the budget"
@@ -156,20 +152,10 @@ impl<'a> Shared<'a> {
         let now = now_ms();
         let probe = self.probe;
         // A little past the deadline is allowed here: the record is worth 50 ms.
-        let recorded = self.file.update(
-            lock_wait(self.deadline, Duration::from_millis(50)),
-            now,
-            &warn,
-            |s| {
-                s.prune(now, self.limits.window, self.limits.ttl);
-                s.targets.entry(self.key.clone()).or_default().finish(
-                    now,
-                    result,
-                    probe,
-                    &self.limits,
-                );
-            },
-        );
+        let wait = lock_wait(self.deadline, Duration::from_millis(50));
+        let recorded = self.store.decide(&self.key, now, wait, &warn, |t| {
+            t.finish(now, result, probe, &self.limits)
+        });
         if let Err(e) = recorded {
             self.reporter
                 .warn(&format!("cannot record the run in the state file: {e}"));

@@ -1,9 +1,25 @@
-//! Beyond one call: the circuit breaker and the retry budget shared by the runs of a
-//! fleet through `--state` (`state`: the decisions and the file they live in;
-//! `admission`: a run's side, asking before the first attempt and before each retry and
-//! recording how the run ended), and `simulate`, which runs a fleet of clients on the
-//! same policy code against a model server.
+//! Beyond one call: the circuit breaker and the retry budget shared by the runs of a fleet
+//! through `--state`, and `simulate`, which runs a fleet of clients on the same policy code
+//! against a model server.
+//!
+//! - `breaker`: the circuit breaker's pure decisions (closed, open, half-open with a probe
+//!   lease);
+//! - `budget`: the retry budget's pure decisions (a share of recent successes, a floor);
+//! - `state`: the per-target record holding both, their settings, the JSON form and the
+//!   bounds on what is remembered (TTL, targets, bytes);
+//! - `store`: the seam where records live, read, decided on and written back in one step;
+//! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
+//! - `admission`: a run's side, asking before the first attempt and before each retry and
+//!   recording how the run ended;
+//! - `simulate`: the fleet simulation.
 
 pub mod admission;
+pub mod breaker;
+pub mod budget;
+pub mod file;
 pub mod simulate;
 pub mod state;
+pub mod store;
+
+/// Timestamps of the shared state: milliseconds since the Unix epoch.
+pub type Millis = u64;

@@ -8,10 +8,10 @@
 //! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
 
 use crate::config::{OutputConfig, UsageError};
+use crate::files::{folder, follow_link, temp_beside};
 use crate::http::transport::Head;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
@@ -74,6 +74,10 @@ impl Write for Spool {
 
 impl Spool {
     /// Bytes written to the spool so far (0 when streaming).
+    #[allow(
+        clippy::len_without_is_empty,
+        reason = "the size of a spooled body, not of a collection: nothing asks whether it is empty"
+    )]
     pub fn len(&self) -> u64 {
         match self {
             Spool::Named(f) => f.as_file().metadata().map_or(0, |m| m.len()),
@@ -85,11 +89,6 @@ impl Spool {
     /// Whether the spool is a temporary file renamed into place on commit.
     pub fn is_named(&self) -> bool {
         matches!(self, Spool::Named(_))
-    }
-
-    /// Whether nothing was written.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Bytes already visible to the reader of stdout (only `--no-buffer` has any).
@@ -106,12 +105,7 @@ impl Spool {
 fn check_path(typed: &Path) -> Result<Target, UsageError> {
     let shown = typed.display();
     // Through a symbolic link, write where it points (as curl does), not over the link.
-    let resolved = match std::fs::symlink_metadata(typed) {
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(typed)
-            .or_else(|_| std::fs::read_link(typed).map(|t| parent(typed).join(t)))
-            .unwrap_or_else(|_| typed.to_path_buf()),
-        _ => typed.to_path_buf(),
-    };
+    let resolved = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
     let path = resolved.as_path();
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
@@ -123,7 +117,7 @@ fn check_path(typed: &Path) -> Result<Target, UsageError> {
         Ok(m) if !m.is_file() => return Ok(Target::Special(path.to_path_buf())),
         _ => {}
     }
-    let dir = parent(path);
+    let dir = folder(path);
     if !dir.is_dir() {
         return Err(UsageError(format!(
             "-o {shown}: the folder {} does not exist: create it first",
@@ -155,7 +149,7 @@ pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
             path.display()
         )));
     }
-    let dir = parent(path);
+    let dir = folder(path);
     if !dir.is_dir() {
         return Err(UsageError(format!(
             "-D {}: the folder {} does not exist: create it first",
@@ -164,13 +158,6 @@ pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
         )));
     }
     Ok(())
-}
-
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 impl Output {
@@ -204,18 +191,8 @@ impl Output {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default();
                 // The file gets the mode a plain create would give it (0666 less the umask),
-                // or keeps the mode of the file it replaces.
-                let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode());
-                let tmp = tempfile::Builder::new()
-                    .prefix(&format!(".{name}."))
-                    .suffix(".part")
-                    .permissions(std::fs::Permissions::from_mode(mode))
-                    .tempfile_in(parent(path))?;
-                if std::fs::metadata(path).is_ok() {
-                    // An existing file's mode is kept exactly, umask or not.
-                    tmp.as_file()
-                        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-                }
+                // or keeps the mode of the file it replaces exactly.
+                let tmp = temp_beside(path, &format!(".{name}."), ".part")?;
                 crate::process::interrupt::track_temp(tmp.path());
                 crate::process::release::register(tmp.as_file());
                 Spool::Named(tmp)

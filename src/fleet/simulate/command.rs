@@ -37,46 +37,13 @@ fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
 
 /// Runs `retry-http simulate`.
 pub fn run(a: &SimulateArgs) -> Exit {
-    let fail = |msg: &str| {
-        eprintln!("retry-http: error: {msg}");
-        Exit::Usage
-    };
-    let sc = match scenario(a) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let strategies: Result<Vec<Strategy>, String> =
-        a.strategies.split(',').map(Strategy::parse).collect();
-    let strategies = match strategies {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let work = u64::from(sc.clients)
-        * u64::from(sc.attempts)
-        * u64::from(a.runs)
-        * if a.search {
-            400
-        } else {
-            strategies.len() as u64
-        };
-    if work > MAX_WORK {
-        return fail(&format!(
-            "this simulation would process up to {work} requests; the limit is {MAX_WORK}: lower --clients, --attempts or --runs"
-        ));
-    }
-    if let Some(path) = &a.plot {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
-        };
-        if !dir.is_dir() {
-            return fail(&format!(
-                "--plot {}: the folder {} does not exist",
-                path.display(),
-                dir.display()
-            ));
+    let (sc, strategies) = match plan(a) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("retry-http: error: {e}");
+            return Exit::Usage;
         }
-    }
+    };
     let limit = simulate::physical_limit(&sc);
     if a.search {
         crate::output::print_stdout(&search_report(&sc, a, &limit));
@@ -100,6 +67,40 @@ pub fn run(a: &SimulateArgs) -> Exit {
         SimFormat::Json => crate::output::print_stdout(&format!("{}\n", to_json(&results, &limit))),
     }
     Exit::Success
+}
+
+/// Checks the command before any work is done, in this order: the scenario, the
+/// strategies, the amount of work (at most `MAX_WORK` requests), the plot's folder. The
+/// error is the message of a usage error.
+fn plan(a: &SimulateArgs) -> Result<(Scenario, Vec<Strategy>), String> {
+    let sc = scenario(a)?;
+    let strategies = a
+        .strategies
+        .split(',')
+        .map(Strategy::parse)
+        .collect::<Result<Vec<Strategy>, String>>()?;
+    let policies = if a.search {
+        400
+    } else {
+        strategies.len() as u64
+    };
+    let work = u64::from(sc.clients) * u64::from(sc.attempts) * u64::from(a.runs) * policies;
+    if work > MAX_WORK {
+        return Err(format!(
+            "this simulation would process up to {work} requests; the limit is {MAX_WORK}: lower --clients, --attempts or --runs"
+        ));
+    }
+    if let Some(path) = &a.plot {
+        let dir = crate::files::folder(path);
+        if !dir.is_dir() {
+            return Err(format!(
+                "--plot {}: the folder {} does not exist",
+                path.display(),
+                dir.display()
+            ));
+        }
+    }
+    Ok((sc, strategies))
 }
 
 fn last(o: &Outcome) -> String {
@@ -258,10 +259,19 @@ fn curve(load: &std::collections::BTreeMap<u64, u32>) -> impl Iterator<Item = (u
     points.into_iter()
 }
 
-/// Load over time per strategy, with the capacity line.
-fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<(), String> {
-    use plotters::prelude::*;
-    let window_s = sc.window.as_secs_f64();
+/// The chart `plot` draws on: seconds across, requests per window up.
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::prelude::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// How far the plot reaches: the windows until the last request of any strategy, and the
+/// most requests in one window (at least the capacity).
+fn extent(sc: &Scenario, results: &[Outcome]) -> (u64, f64) {
     let longest = results
         .iter()
         .filter_map(|o| o.load.keys().next_back())
@@ -274,6 +284,15 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
         .max()
         .unwrap_or(1)
         .max(sc.capacity) as f64;
+    (longest, top)
+}
+
+/// Load over time per strategy, with the capacity line, as an SVG file at `path`.
+fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let window_s = sc.window.as_secs_f64();
+    let (longest, top) = extent(sc, results);
+    let end_s = longest as f64 * window_s;
     let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let mut chart = ChartBuilder::on(&root)
@@ -288,7 +307,7 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0f64..longest as f64 * window_s, 0f64..top * 1.05)
+        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.05)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
@@ -296,6 +315,20 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
         .y_desc("requests per window")
         .draw()
         .map_err(|e| e.to_string())?;
+    draw_loads(&mut chart, results, window_s)?;
+    draw_capacity(&mut chart, sc, end_s)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// One line per strategy: requests per window (`window_s` seconds long), labelled.
+fn draw_loads(chart: &mut Chart, results: &[Outcome], window_s: f64) -> Result<(), String> {
+    use plotters::prelude::*;
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     for (i, o) in results.iter().enumerate() {
         let color = colors[i % colors.len()];
@@ -309,21 +342,21 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
     }
+    Ok(())
+}
+
+/// The capacity line, from the end of the outage to `end_s` seconds, labelled.
+fn draw_capacity(chart: &mut Chart, sc: &Scenario, end_s: f64) -> Result<(), String> {
+    use plotters::prelude::*;
     let cap = f64::from(sc.capacity);
     let start = sc.outage.as_secs_f64();
     chart
         .draw_series(LineSeries::new(
-            vec![(start, cap), (longest as f64 * window_s, cap)],
+            vec![(start, cap), (end_s, cap)],
             BLACK.stroke_width(1),
         ))
         .map_err(|e| e.to_string())?
         .label("capacity")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+    Ok(())
 }

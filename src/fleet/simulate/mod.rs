@@ -143,10 +143,71 @@ fn micros(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
+/// What one run counts as requests arrive. Sparse maps: a policy with hour-long waits must
+/// not allocate a slot per empty window.
+#[derive(Default)]
+struct Tally {
+    calls: u64,
+    served: u32,
+    gave_up: u32,
+    /// When the last request was served, in microseconds.
+    last_success: Option<u64>,
+    /// Requests arriving per window, from t = 0.
+    load: BTreeMap<u64, u32>,
+    /// Requests served per window after the outage.
+    served_in: BTreeMap<u64, u32>,
+    /// Requests arriving per window after the outage.
+    arrivals_in: BTreeMap<u64, u32>,
+}
+
+impl Tally {
+    /// Counts a request arriving at `t` (microseconds) and says whether it is served: at or
+    /// after the end of the outage, while its window has room (times in microseconds).
+    fn arrive(&mut self, t: u64, outage: u64, window: u64, capacity: u32) -> bool {
+        self.calls += 1;
+        *self.load.entry(t / window).or_default() += 1;
+        if t < outage {
+            return false;
+        }
+        let w = (t - outage) / window;
+        *self.arrivals_in.entry(w).or_default() += 1;
+        let served_here = self.served_in.entry(w).or_default();
+        if *served_here >= capacity {
+            return false;
+        }
+        *served_here += 1;
+        self.served += 1;
+        self.last_success = Some(t);
+        true
+    }
+
+    /// The figures of the run, for `name`.
+    fn outcome(self, sc: &Scenario, name: &str) -> Outcome {
+        let peak = self.arrivals_in.values().copied().max().unwrap_or(0);
+        let calls = self.calls as f64;
+        Outcome {
+            strategy: name.to_string(),
+            served_pct: f64::from(self.served) * 100.0 / f64::from(sc.clients.max(1)),
+            calls,
+            calls_per_served: if self.served == 0 {
+                0.0
+            } else {
+                calls / f64::from(self.served)
+            },
+            last_success_s: self.last_success.map(|t| t as f64 / 1e6),
+            peak_load: f64::from(peak) / f64::from(sc.capacity.max(1)),
+            gave_up: f64::from(self.gave_up),
+            load: self.load,
+            served_per_window: self.served_in,
+        }
+    }
+}
+
 /// Runs one strategy once with a seed.
 pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
     let mut rng = StdRng::seed_from_u64(seed);
     let (outage, window) = (micros(sc.outage), micros(sc.window).max(1));
+    // Requests by time, then by the order they were scheduled in: (t, seq, client).
     let mut queue: BinaryHeap<Reverse<(u64, u64, u32)>> = BinaryHeap::new();
     let mut seq = 0u64;
     for c in 0..sc.clients {
@@ -155,32 +216,15 @@ pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
     }
     let n = sc.clients as usize;
     let (mut made, mut previous) = (vec![0u32; n], vec![backoff.base; n]);
-    let (mut calls, mut served, mut gave_up) = (0u64, 0u32, 0u32);
-    let mut last_success = None;
-    // Sparse maps: a policy with hour-long waits must not allocate a slot per empty window.
-    let (mut load, mut served_in, mut arrivals_in) = (
-        BTreeMap::<u64, u32>::new(),
-        BTreeMap::<u64, u32>::new(),
-        BTreeMap::<u64, u32>::new(),
-    );
+    let mut tally = Tally::default();
     while let Some(Reverse((t, _, c))) = queue.pop() {
         let c = c as usize;
-        calls += 1;
         made[c] += 1;
-        *load.entry(t / window).or_default() += 1;
-        if t >= outage {
-            let w = (t - outage) / window;
-            *arrivals_in.entry(w).or_default() += 1;
-            let served_here = served_in.entry(w).or_default();
-            if *served_here < sc.capacity {
-                *served_here += 1;
-                served += 1;
-                last_success = Some(t);
-                continue;
-            }
+        if tally.arrive(t, outage, window, sc.capacity) {
+            continue;
         }
         if made[c] >= sc.attempts {
-            gave_up += 1;
+            tally.gave_up += 1;
             continue;
         }
         let draw = backoff.draw(made[c] - 1, previous[c], &mut rng);
@@ -189,29 +233,14 @@ pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
             .deadline
             .map(|d| Duration::from_micros(micros(d).saturating_sub(t)));
         match policy::fit_to_deadline(draw, left) {
-            Fit::Stop => gave_up += 1,
+            Fit::Stop => tally.gave_up += 1,
             Fit::Sleep(d) => {
                 queue.push(Reverse((t + micros(d), seq, c as u32)));
                 seq += 1;
             }
         }
     }
-    let peak = arrivals_in.values().copied().max().unwrap_or(0);
-    Outcome {
-        strategy: name.to_string(),
-        served_pct: f64::from(served) * 100.0 / f64::from(sc.clients.max(1)),
-        calls: calls as f64,
-        calls_per_served: if served == 0 {
-            0.0
-        } else {
-            calls as f64 / f64::from(served)
-        },
-        last_success_s: last_success.map(|t| t as f64 / 1e6),
-        peak_load: f64::from(peak) / f64::from(sc.capacity.max(1)),
-        gave_up: f64::from(gave_up),
-        load,
-        served_per_window: served_in,
-    }
+    tally.outcome(sc, name)
 }
 
 /// The physical limit: the most clients any policy could serve, as early and with as few

@@ -1,0 +1,115 @@
+//! File-system steps that more than one part of the tool takes the same way: the folder a
+//! path lives in, where a symbolic link leads, and the temporary file beside a destination
+//! that is later renamed over it, keeping the destination's mode. The `-o` output and the
+//! `--state` file both write by temporary file and rename, so both use these.
+
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+/// The folder `path` lives in: its parent, or `.` when it has none that can be named (a
+/// bare file name, or `/`).
+pub fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Where `path` leads: through a symbolic link, its target (fully resolved when it exists,
+/// else the link's text taken from the link's folder, so that a dangling link still names
+/// where a new file would go); any other path (including one that does not exist) as it is.
+///
+/// Errors: the link can be neither resolved nor read.
+pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).or_else(|_| {
+            std::fs::read_link(path).map(|t| path.parent().unwrap_or(Path::new(".")).join(t))
+        }),
+        _ => Ok(path.to_path_buf()),
+    }
+}
+
+/// A new temporary file in `dest`'s folder, named `{prefix}XXXXXX{suffix}` (hidden when
+/// `prefix` starts with a dot), to be renamed over `dest` once complete. It has `dest`'s
+/// mode exactly, whatever the umask, when `dest` exists, so that others who can read it now
+/// still can; else the mode a plain create gives (0666 less the umask).
+///
+/// Errors: the folder cannot be written, or the mode cannot be set.
+pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
+    let existing = std::fs::metadata(dest).ok().map(|m| m.permissions().mode());
+    let tmp = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(suffix)
+        .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
+        .tempfile_in(folder(dest))?;
+    if let Some(mode) = existing {
+        // The create above is subject to the umask; an existing file's mode is not.
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    Ok(tmp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folder_of_a_bare_name_is_the_current_one() {
+        assert_eq!(folder(Path::new("a/b/c.txt")), Path::new("a/b"));
+        assert_eq!(folder(Path::new("/c.txt")), Path::new("/"));
+        assert_eq!(folder(Path::new("c.txt")), Path::new("."));
+        assert_eq!(folder(Path::new("/")), Path::new("."));
+        assert_eq!(folder(Path::new("")), Path::new("."));
+    }
+
+    #[test]
+    fn a_link_leads_to_its_target_even_when_dangling() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let real = dir.path().join("real");
+        std::fs::write(&real, "x").expect("write");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("real", &link).expect("symlink");
+        let resolved = follow_link(&link).expect("follow");
+        assert_eq!(resolved, real.canonicalize().expect("canonical"));
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink("sub/none", &dangling).expect("symlink");
+        assert_eq!(
+            follow_link(&dangling).expect("read"),
+            dir.path().join("sub/none")
+        );
+        let plain = dir.path().join("missing");
+        assert_eq!(follow_link(&plain).expect("as is"), plain);
+        assert_eq!(follow_link(&real).expect("as is"), real);
+    }
+
+    #[test]
+    fn the_temporary_file_keeps_the_mode_of_what_it_replaces() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let dest = dir.path().join("out.txt");
+        std::fs::write(&dest, "old").expect("write");
+        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o604)).expect("chmod");
+        let tmp = temp_beside(&dest, ".out.", ".part").expect("temp");
+        assert_eq!(tmp.path().parent(), Some(dir.path()));
+        let name = tmp.path().file_name().expect("a name").to_string_lossy();
+        assert!(
+            name.starts_with(".out.") && name.ends_with(".part"),
+            "{name}"
+        );
+        let mode = std::fs::metadata(tmp.path())
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o604);
+        tmp.persist(&dest).expect("rename");
+        assert_eq!(std::fs::read(&dest).expect("read"), b"");
+        let fresh = temp_beside(&dir.path().join("new"), ".new", "").expect("temp");
+        let mode = std::fs::metadata(fresh.path())
+            .expect("meta")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o111, 0, "no execute bits for a new file");
+    }
+}
