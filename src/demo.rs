@@ -2,8 +2,8 @@
 //! a reset) and then answers, with the real client run against it, so a newcomer sees the
 //! per-attempt log and the exit code with nothing else installed.
 
-use crate::exit::Outcome;
 use crate::cli::{ColorChoice, LogFormat};
+use crate::exit::Outcome;
 use crate::report::Reporter;
 use std::io::{self, BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -3,27 +3,39 @@
 //! flags -> configuration -> attempt loop (policy + transport) -> output/report -> outcome.
 
 pub mod cli;
-pub mod config;
-pub mod demo;
+pub(crate) mod config;
+pub(crate) mod demo;
 pub mod exit;
-pub mod files;
-pub mod fleet;
-pub mod http;
-pub mod output;
+pub(crate) mod files;
+pub(crate) mod fleet;
+pub(crate) mod http;
+pub(crate) mod output;
 pub mod policy;
-pub mod process;
-pub mod report;
-pub mod request;
-pub mod units;
+pub(crate) mod process;
+pub(crate) mod report;
+pub(crate) mod request;
+pub(crate) mod units;
 
 use clap::Parser;
 use exit::Outcome;
 use std::ffi::OsString;
+use std::process::ExitCode;
 use std::time::Instant;
+
+/// The whole program: runs the command line of this process and returns its exit status.
+/// Temporary files are removed on a panic too, and large spools are freed by a detached
+/// child after the exit rather than by this process before it.
+pub fn main() -> ExitCode {
+    let start = Instant::now();
+    process::interrupt::clean_up_on_panic();
+    let outcome = run_from(std::env::args_os(), start);
+    process::release::release_at_exit();
+    ExitCode::from(outcome.code())
+}
 
 /// Parses `args` (program name first) and runs the command; `start` is when the process
 /// started, from which `--deadline` counts. Returns the outcome that sets the exit status.
-pub fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
+pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
     let args: Vec<OsString> = args.into_iter().collect();
     let cli = match cli::Cli::try_parse_from(args.iter().cloned()) {
         Ok(c) => c,

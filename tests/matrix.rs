@@ -64,6 +64,9 @@
 //! it mid-run). Every violation is collected and reported at the
 //! end, with the command line that reproduces it.
 
+// The matrix reports its progress and its seed on stderr, as a test harness does.
+#![allow(clippy::print_stderr)]
+
 // The fault matrix uses only part of the scripted server.
 #[allow(dead_code)]
 #[path = "support/scripted.rs"]

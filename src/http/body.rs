@@ -31,11 +31,6 @@ impl Payload {
         }
     }
 
-    /// Whether the body is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// A reader over the whole body, from its first byte (call once per attempt). It owns
     /// what it reads: a copy of a small body (at most 1 MiB), or its own handle on the spool.
     pub fn reader(&self) -> io::Result<Box<dyn Read + Send + 'static>> {

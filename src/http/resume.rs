@@ -49,14 +49,9 @@ pub struct Continuation {
 }
 
 impl Continuation {
-    /// How many body bytes the 206 must carry, no more and no fewer.
-    pub fn len(&self) -> u64 {
+    /// How many body bytes the 206 must carry, no more and no fewer (at least 1).
+    pub fn byte_count(&self) -> u64 {
         self.last - self.first + 1
-    }
-
-    /// Never true: a range holds at least one byte.
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -171,7 +166,10 @@ mod tests {
                 last: 199
             })
         );
-        assert_eq!(continues(&ok, 100, 200, &v).map(|c| c.len()), Some(100));
+        assert_eq!(
+            continues(&ok, 100, 200, &v).map(|c| c.byte_count()),
+            Some(100)
+        );
         assert_eq!(continues(&ok, 50, 200, &v), None, "not at the bytes kept");
         assert_eq!(continues(&ok, 100, 300, &v), None, "another total");
         assert_eq!(continues(&head(200, &[]), 100, 200, &v), None);

@@ -117,13 +117,13 @@ impl Delivery<'_> {
         // A resumed body must be exactly its range, and the whole exactly its length: one
         // byte more or less and the file would be spliced.
         let n = match (read, range) {
-            (Ok(n), Some(r)) if n != r.len() || spool.len() != r.last + 1 => {
+            (Ok(n), Some(r)) if n != r.byte_count() || spool.len() != r.last + 1 => {
                 self.output.discard(spool);
                 return Err(Broken::from(failure(
                     FailureKind::Truncated,
                     format!(
                         "the 206 carried {n} bytes for a range of {}; starting over",
-                        r.len()
+                        r.byte_count()
                     ),
                 )));
             }

@@ -1,10 +1,12 @@
 //! `simulate` on the command line: checks the scenario, runs the strategies (or the policy
 //! search) through `simulate`, and prints a table, JSON, or an SVG plot.
 
+use crate::cli::{ColorChoice, LogFormat};
 use crate::cli::{SimFormat, SimulateArgs};
 use crate::exit::Outcome as Exit;
 use crate::fleet::simulate::{self, Outcome, Scenario, Strategy};
 use crate::policy::{Backoff, Jitter};
+use crate::report::Reporter;
 use crate::report::fmt_duration;
 use serde_json::json;
 use std::fmt::Write;
@@ -37,10 +39,11 @@ fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
 
 /// Runs `retry-http simulate`.
 pub fn run(a: &SimulateArgs) -> Exit {
+    let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
     let (sc, strategies) = match plan(a) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("retry-http: error: {e}");
+            say.error(&e.to_string());
             return Exit::Usage;
         }
     };
@@ -56,10 +59,7 @@ pub fn run(a: &SimulateArgs) -> Exit {
     if let Some(path) = &a.plot
         && let Err(e) = plot(path, &sc, &results)
     {
-        eprintln!(
-            "retry-http: error: cannot write the plot {}: {e}",
-            path.display()
-        );
+        say.error(&format!("cannot write the plot {}: {e}", path.display()));
         return Exit::Local;
     }
     match a.format {
