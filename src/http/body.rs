@@ -23,8 +23,8 @@ pub enum Payload {
 pub struct BodyError(pub String);
 
 impl Payload {
-    /// The body's length in bytes, sent as Content-Length.
-    pub fn len(&self) -> u64 {
+    /// The body's length in bytes, sent as its Content-Length (RFC 9110 section 8.6).
+    pub fn content_length(&self) -> u64 {
         match self {
             Payload::Memory(v) => v.len() as u64,
             Payload::Spooled { len, .. } => *len,
@@ -212,7 +212,7 @@ mod tests {
         };
         let p = load(&spec).unwrap();
         assert!(matches!(p, Payload::Spooled { .. }));
-        assert_eq!(p.len(), data.len() as u64);
+        assert_eq!(p.content_length(), data.len() as u64);
         assert_eq!(read_all(&p), data);
         assert_eq!(read_all(&p), data);
     }

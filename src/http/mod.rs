@@ -1,10 +1,21 @@
-//! The HTTP side: the ureq agent and one exchange per call (`transport`), which proxy a
-//! request goes through (`proxy`), the masking of secrets in anything printed (`redact`),
-//! the request body read once and replayed (`body`), and the rules for resuming a broken
-//! download (`resume`). Nothing here decides whether to retry; `policy` does.
+//! The HTTP side. `transport` sends one attempt's exchange (and its redirects) on the ureq
+//! agent that `agent` builds, adding the automatic request headers `headers` lists; it
+//! follows redirects by `redirect`'s rules, sorts what went wrong into kinds (`failure`),
+//! hands back the response's `head`, and reads its body (`receive`, gzip included). Around
+//! it: which proxy a request goes through (`proxy`), the masking of secrets in anything
+//! printed (`redact`), the request body read once and replayed (`body`), and the rules for
+//! resuming a broken download (`resume`). The transport's parts are private to it: the rest
+//! of the crate names them through `transport`. Nothing here decides whether to retry;
+//! `policy` does.
 
+mod agent;
 pub mod body;
+mod failure;
+mod head;
+mod headers;
 pub mod proxy;
+mod receive;
 pub mod redact;
+mod redirect;
 pub mod resume;
 pub mod transport;

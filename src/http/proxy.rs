@@ -59,6 +59,9 @@ fn in_block(addr: IpAddr, entry: &str) -> bool {
     }
 }
 
+/// Whether the first `bits` of `a` and `n`, addresses `width` bits wide (32 or 128), are
+/// the same: `n/bits` in CIDR notation (RFC 4632 section 3.1, RFC 4291 section 2.3). A
+/// prefix longer than the address matches nothing.
 fn prefix_match(a: u128, n: u128, bits: u32, width: u32) -> bool {
     if bits > width {
         return false;

@@ -5,14 +5,15 @@
 //! The rules depend on whether the text parsed, because the name of a value in text that
 //! did not parse cannot be trusted:
 //!
-//! - A URL that parses (an authority with a host): the password of every userinfo is
-//!   masked (`bob:***@`), and a userinfo without a colon is a token, masked whole (`***@`);
-//!   the user name before a colon stays visible. Query and fragment parameters, split on
-//!   `&`, `;` and `?`, are masked when their (decoded) name marks them as secret (see
-//!   [`is_secret_param`]) or when their value, decoded, holds a secret parameter or a
-//!   userinfo of its own (`next=%2Fcb%3Ftoken%3DS`). A path segment that looks like a
-//!   userinfo (a `:` before an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is
-//!   masked up to its `@`. The rest of the URL is shown as it is.
+//! - A URL that parses (an authority with a host): the password of every userinfo (RFC 3986
+//!   section 3.2.1) is masked (`bob:***@`), and a userinfo without a colon is a token,
+//!   masked whole (`***@`); the user name before a colon stays visible. Query and fragment
+//!   parameters (sections 3.4 and 3.5), split on `&`, `;` and `?`, are masked when their
+//!   (decoded) name marks them as secret (see [`is_secret_param`]) or when their value,
+//!   decoded, holds a secret parameter or a userinfo of its own
+//!   (`next=%2Fcb%3Ftoken%3DS`). A path segment that looks like a userinfo (a `:` before
+//!   an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is masked up to its `@`.
+//!   The rest of the URL is shown as it is.
 //! - A URL that does not parse (or parses without a host, such as `bob:pw@host/` read as
 //!   scheme `bob`): everything up to the last `@` after the scheme is taken for a userinfo
 //!   and masked whole, user name included, and *every* query and fragment value is masked
@@ -57,7 +58,8 @@ const SECRET_PARAMS: [&str; 1] = ["code"];
 /// Idempotency-Key only names a request, and seeing it helps to trace a replay.
 const NOT_SECRET_NAME: &str = "idempotency-key";
 
-/// Headers that carry credentials by definition, whatever their name says.
+/// Headers that carry credentials by definition, whatever their name says (RFC 9110
+/// sections 11.6.2 and 11.7.2, RFC 6265 sections 4.1 and 4.2).
 const CREDENTIAL_HEADERS: [&str; 4] = [
     "authorization",
     "proxy-authorization",
@@ -65,10 +67,11 @@ const CREDENTIAL_HEADERS: [&str; 4] = [
     "set-cookie",
 ];
 
-/// Whether a header must not follow a redirect to another origin: every header whose value
-/// is a secret by [`is_secret_name`] (Authorization, Cookie, X-Api-Key, PRIVATE-TOKEN,
-/// X-Auth-Token, ...). Idempotency-Key is not one: it stays, since the server at the new
-/// location needs it to deduplicate.
+/// Whether a header must not follow a redirect to another origin (RFC 9110 section 15.4
+/// asks a client to consider removing Authorization, Cookie and the like): every header
+/// whose value is a secret by [`is_secret_name`] (Authorization, Cookie, X-Api-Key,
+/// PRIVATE-TOKEN, X-Auth-Token, ...). Idempotency-Key is not one: it stays, since the
+/// server at the new location needs it to deduplicate.
 pub fn is_credential_header(name: &str) -> bool {
     is_secret_name(name)
 }
@@ -301,7 +304,7 @@ pub fn url(u: &Url) -> String {
     shown.to_string()
 }
 
-/// A URL as typed, masked even when it does not parse: by [`url`]'s rules when it parses
+/// A URL as typed, masked even when it does not parse: by [`url()`]'s rules when it parses
 /// with a host, else by [`untrusted`]'s.
 pub fn url_text(s: &str) -> String {
     match Url::parse(s) {
@@ -387,7 +390,7 @@ pub fn credentials(s: &str) -> String {
 }
 
 /// Values in a URL's text that error messages from libraries might quote: the userinfo's
-/// password (or a userinfo without one), what [`url`] masks in the path, and the values of
+/// password (or a userinfo without one), what [`url()`] masks in the path, and the values of
 /// the parameters it masks, as typed.
 pub fn url_secrets(s: &str) -> Vec<String> {
     let mut found = Vec::new();

@@ -3,7 +3,7 @@
 //! appended only when every byte is accounted for: a 206 for the same representation (the
 //! validator present and identical, the same total length) whose range starts at the bytes
 //! kept and runs to the end, and whose body is exactly that range (checked by the caller
-//! with [`Continuation::len`]). Anything else starts over. Pure functions.
+//! with `Continuation::len`). Anything else starts over. Pure functions.
 
 use crate::http::transport::Head;
 
@@ -11,9 +11,10 @@ use crate::http::transport::Head;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validator(pub String);
 
-/// The validator of a response that can be resumed: it says `Accept-Ranges: bytes` and
-/// carries a strong ETag or a Last-Modified date. (The caller also needs its length.) Weak ETags (`W/"..."`) cannot be used with
-/// If-Range (RFC 9110 section 13.1.5), so they do not count.
+/// The validator of a response that can be resumed: it says `Accept-Ranges: bytes` (RFC
+/// 9110 section 14.3) and carries a strong ETag or a Last-Modified date. (The caller also
+/// needs its length.) Weak ETags (`W/"..."`) cannot be used with If-Range (RFC 9110 section
+/// 13.1.5), so they do not count.
 pub fn validator(head: &Head) -> Option<Validator> {
     // Byte offsets of a decoded body do not address the encoded representation.
     if head
@@ -49,13 +50,16 @@ pub struct Continuation {
 }
 
 impl Continuation {
-    /// How many body bytes the 206 must carry, no more and no fewer (at least 1).
+    /// How many body bytes the 206 must carry, no more and no fewer (at least one: a range
+    /// holds its first and last byte, RFC 9110 section 14.1.2).
     pub fn byte_count(&self) -> u64 {
         self.last - self.first + 1
     }
 }
 
-/// The headers that ask for the rest of the body from byte `offset`.
+/// The headers that ask for the rest of the body from byte `offset`: `Range: bytes=N-`
+/// (RFC 9110 section 14.2), only if the representation is still `v` (`If-Range`, section
+/// 13.1.5).
 pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     [
         ("Range".into(), format!("bytes={offset}-")),
@@ -63,7 +67,8 @@ pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     ]
 }
 
-/// Whether a response continues the download of `total` bytes at `offset`: 206, a single
+/// Whether a response continues the download of `total` bytes at `offset`: 206 (RFC 9110
+/// section 15.3.7), a single
 /// `Content-Range: bytes OFFSET-END/TOTAL` with END = TOTAL - 1 and TOTAL the first
 /// response's length, and the validator present and identical (the same strong ETag, or the
 /// same Last-Modified date: a newer one is another representation). `None` means start over.

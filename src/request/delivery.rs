@@ -12,10 +12,6 @@ use crate::process::deadline::Watchdog;
 use crate::report::Reporter;
 use std::time::{Duration, Instant};
 
-fn failure(kind: FailureKind, detail: impl Into<String>) -> Failure {
-    Failure::new(kind, detail)
-}
-
 /// The part of a body already received, and what identifies its representation.
 pub struct Partial {
     pub(crate) spool: Spool,
@@ -105,7 +101,7 @@ impl Delivery<'_> {
             Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
                 let spool = self.output.begin(&ex.head).map_err(|e| {
-                    failure(
+                    Failure::new(
                         FailureKind::Local,
                         format!("cannot create a temporary file for the body: {e}"),
                     )
@@ -119,7 +115,7 @@ impl Delivery<'_> {
         let n = match (read, range) {
             (Ok(n), Some(r)) if n != r.byte_count() || spool.len() != r.last + 1 => {
                 self.output.discard(spool);
-                return Err(Broken::from(failure(
+                return Err(Broken::from(Failure::new(
                     FailureKind::Truncated,
                     format!(
                         "the 206 carried {n} bytes for a range of {}; starting over",
@@ -136,7 +132,7 @@ impl Delivery<'_> {
     /// `--max-filesize` against the announced length, before a byte is read.
     fn check_size(&self, announced: Option<u64>, offset: u64) -> Result<(), Failure> {
         match (self.cfg.output.max_filesize, announced) {
-            (Some(max), Some(len)) if len.saturating_add(offset) > max => Err(failure(
+            (Some(max), Some(len)) if len.saturating_add(offset) > max => Err(Failure::new(
                 FailureKind::TooLarge,
                 format!(
                     "the body ({} bytes) is larger than --max-filesize {max}",
@@ -190,7 +186,7 @@ impl Delivery<'_> {
                     if let Some(s) = slot.take() {
                         self.output.discard(s);
                     }
-                    return Err(Broken::from(failure(
+                    return Err(Broken::from(Failure::new(
                         FailureKind::Timeout,
                         "stopped (deadline or signal) before the file was put in place",
                     )));
@@ -204,11 +200,13 @@ impl Delivery<'_> {
             // The reader of stdout went away: nothing more to say to it.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
             Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Err(failure(FailureKind::Timeout, e.to_string()).into())
+                Err(Failure::new(FailureKind::Timeout, e.to_string()).into())
             }
-            Err(e) => {
-                Err(failure(FailureKind::Local, format!("cannot write the output: {e}")).into())
-            }
+            Err(e) => Err(Failure::new(
+                FailureKind::Local,
+                format!("cannot write the output: {e}"),
+            )
+            .into()),
         }
     }
 

@@ -186,7 +186,8 @@ fn load_body(cfg: &Config, ends: &Ends) -> Result<Option<Payload>, Outcome> {
     }
 }
 
-/// The headers of every attempt: the configured ones plus the Idempotency-Key.
+/// The headers of every attempt: the configured ones plus the Idempotency-Key (the
+/// transport adds its automatic ones to each request: see `Transport::automatic_headers`).
 fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
     let mut headers = cfg.request.headers.clone();
     let has_key = headers
@@ -201,14 +202,6 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
         }
         Some(KeySpec::Given(k)) if !has_key => headers.push(("Idempotency-Key".into(), k.clone())),
         _ => {}
-    }
-    // --compressed asks for gzip, which the transport decodes (and nothing else).
-    let given = |name: &str| {
-        headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
-            || cfg.request.removed.iter().any(|r| r == name)
-    };
-    if cfg.request.compressed && !given("accept-encoding") {
-        headers.push(("Accept-Encoding".into(), "gzip".into()));
     }
     headers
 }
@@ -244,7 +237,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         cfg.retry.attempts = 1;
     }
     let gate = || shared.as_ref().map_or(Ok(()), |s| s.take_retry());
-    log_request(reporter, &cfg, &headers);
+    log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {
         cfg: &cfg,
         transport: &transport,
@@ -486,9 +479,14 @@ fn probe_lease(cfg: &Config) -> std::time::Duration {
         .unwrap_or(std::time::Duration::from_secs(60))
 }
 
-/// `-v`: the request line and headers, secrets masked, with the automatic ones the
-/// transport adds (unless removed or replaced with `-H`).
-fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) {
+/// `-v`: the request line and headers, secrets masked, then the automatic ones the
+/// transport adds to them (as it says: see `Transport::automatic_headers`).
+fn log_request(
+    reporter: &Reporter,
+    cfg: &Config,
+    headers: &[(String, String)],
+    transport: &Transport,
+) {
     if !reporter.verbose() {
         return;
     }
@@ -497,18 +495,8 @@ fn log_request(reporter: &Reporter, cfg: &Config, headers: &[(String, String)]) 
         cfg.request.method,
         redact::url(&cfg.request.url)
     ));
-    for (n, v) in headers {
+    for (n, v) in headers.iter().chain(&transport.automatic_headers(headers)) {
         reporter.detail(&format!("> {n}: {}", redact::header_value(n, v)));
-    }
-    let given = |name: &str| {
-        headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
-            || cfg.request.removed.iter().any(|r| r == name)
-    };
-    if !given("user-agent") {
-        reporter.detail(&format!("> User-Agent: {}", transport::USER_AGENT));
-    }
-    if !given("accept") {
-        reporter.detail("> Accept: */*");
     }
 }
 

@@ -1,0 +1,266 @@
+//! Building the ureq agent a run sends with: the proxy (chosen by `proxy`, checked here),
+//! the certificates trusted (`--cacert`, the system's store, or none checked under `-k`),
+//! the connect and stall timeouts, ureq's own redirects, status errors and automatic
+//! headers off, and a connector that notes when the connection (TLS included) is up.
+//! Everything here that can fail is a usage error, found before a byte is sent.
+
+use crate::config::{RequestConfig, Timeouts, UsageError};
+use crate::http::{headers::Automatic, proxy, redact};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use ureq::config::{AutoHeaderValue, Config};
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector};
+use ureq::{Agent, Proxy};
+use url::Url;
+
+/// The largest `--cacert` file read, in bytes: a bundle of every public CA is about
+/// 200 KB, and `/dev/zero` must not fill the memory.
+const MAX_CACERT: u64 = 16 << 20;
+
+/// The agent, and how to tell that its connection is up.
+pub struct Built {
+    /// The agent, one per run.
+    pub agent: Agent,
+    /// Set by the connector once the connection (TLS included) is up; cleared by the
+    /// transport before each request.
+    pub connected: Arc<AtomicBool>,
+    /// The proxy in use, secrets masked, to name it when it is the one that failed.
+    pub proxy: Option<String>,
+}
+
+/// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
+/// error).
+pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageError> {
+    let chosen = chosen_proxy(req);
+    let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
+    let tls = tls_config(req, proxy.as_ref())?;
+    let config = agent_config(req, timeouts, proxy, tls);
+    let connected = Arc::new(AtomicBool::new(false));
+    let connector = Watched {
+        inner: DefaultConnector::default(),
+        connected: connected.clone(),
+        depth: AtomicUsize::new(0),
+    };
+    Ok(Built {
+        agent: Agent::with_parts(config, connector, DefaultResolver::default()),
+        connected,
+        proxy: chosen.as_deref().map(redact::url_text),
+    })
+}
+
+/// The agent's configuration. ureq follows no redirect (see `redirect`), takes no status
+/// for an error, and adds no header of its own but the User-Agent of a CONNECT (the
+/// transport adds the others itself: see `headers`). Idle connections are not kept: every
+/// attempt opens its own.
+fn agent_config(
+    req: &RequestConfig,
+    timeouts: &Timeouts,
+    proxy: Option<Proxy>,
+    tls: TlsConfig,
+) -> Config {
+    let tunnel_agent = match Automatic::new(req).tunnel_user_agent() {
+        Some(name) => AutoHeaderValue::Provided(Arc::new(name.to_string())),
+        None => AutoHeaderValue::None,
+    };
+    Agent::config_builder()
+        .proxy(proxy)
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .allow_non_standard_methods(true)
+        .accept_encoding(AutoHeaderValue::None)
+        .user_agent(tunnel_agent)
+        .accept(AutoHeaderValue::None)
+        .tls_config(tls)
+        .timeout_connect(timeouts.connect)
+        .timeout_resolve(None)
+        .timeout_per_read(timeouts.stall)
+        .max_idle_connections(0)
+        .build()
+}
+
+/// The proxy for the run's URL (see `proxy::choose`), as a URL: "host:port", as curl
+/// takes it, is an http proxy.
+fn chosen_proxy(req: &RequestConfig) -> Option<String> {
+    proxy::choose(
+        req.url.scheme(),
+        req.url.host_str().unwrap_or(""),
+        req.proxy.as_deref(),
+        req.noproxy.as_deref(),
+        |name| std::env::var(name).ok(),
+    )
+    .map(|p| {
+        if p.contains("://") {
+            p
+        } else {
+            format!("http://{p}")
+        }
+    })
+}
+
+/// The usage error for a proxy that cannot be used: `named` is how the message names it
+/// (masked), `why` says what is wrong.
+fn bad_proxy(named: &str, why: &str) -> UsageError {
+    UsageError(format!(
+        "invalid proxy {named} ({why}): expected http://HOST:PORT, https://, socks4:// or socks5://"
+    ))
+}
+
+/// A proxy URL must parse, with a supported scheme, a host and a usable port: a typo is a
+/// usage error, not a connection refused to be retried six times.
+fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
+    let quoted = format!("{:?}", redact::url_text(p));
+    match Url::parse(p) {
+        Ok(u)
+            if !matches!(
+                u.scheme(),
+                "http" | "https" | "socks4" | "socks4a" | "socks5" | "socks5h"
+            ) =>
+        {
+            Err(bad_proxy(&quoted, "unsupported scheme"))
+        }
+        Ok(u) if u.host_str().is_none_or(str::is_empty) => Err(bad_proxy(&quoted, "no host")),
+        // ureq's own complaint names the proxy unquoted.
+        Ok(_) => Proxy::new(p).map_err(|e| bad_proxy(&redact::url_text(p), &e.to_string())),
+        Err(e) => Err(bad_proxy(&quoted, &e.to_string())),
+    }
+}
+
+/// The TLS settings: no verification under `-k`; else the `--cacert` certificates, with the
+/// system's store too when TLS may happen at all (an https URL, a redirect, which may lead
+/// to one, or an https proxy): a plain http request skips reading the store.
+fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
+    let extra = extra_certs(req.cacert.as_deref())?;
+    let tls_possible = req.url.scheme() == "https"
+        || req.follow.is_some()
+        || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
+    Ok(if req.insecure {
+        TlsConfig::builder().disable_verification(true).build()
+    } else if tls_possible {
+        TlsConfig::builder().root_certs(root_certs(extra)).build()
+    } else {
+        TlsConfig::builder()
+            .root_certs(RootCerts::new_with_certs(&extra))
+            .build()
+    })
+}
+
+/// The certificates of the `--cacert` file, at most [`MAX_CACERT`] bytes of PEM (a usage
+/// error if it cannot be read, is larger, or holds none).
+fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, UsageError> {
+    let Some(path) = cacert else {
+        return Ok(Vec::new());
+    };
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_CACERT + 1).read_to_end(&mut pem))
+        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
+    if pem.len() as u64 > MAX_CACERT {
+        return Err(UsageError(format!(
+            "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
+            path.display()
+        )));
+    }
+    let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
+        .filter_map(|item| match item {
+            Ok(PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if certs.is_empty() {
+        return Err(UsageError(format!(
+            "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",
+            path.display()
+        )));
+    }
+    Ok(certs)
+}
+
+/// The system's trusted certificates plus the extra ones. Reading the system store costs a
+/// few milliseconds, so it is done only when a TLS connection may happen.
+fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
+    let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
+        .certs
+        .iter()
+        .map(|c| Certificate::from_der(c.as_ref()).to_owned())
+        .collect();
+    if certs.is_empty() && extra.is_empty() {
+        // No system store found: fall back to the bundled Mozilla roots.
+        return RootCerts::WebPki;
+    }
+    certs.extend(extra);
+    RootCerts::Specific(Arc::new(certs))
+}
+
+/// ureq's own connector chain (proxy, TCP, TLS), noting whether the connection was
+/// established. A failure before that (a TLS handshake cut short or stalled, a proxy
+/// tunnel refused) proves that no byte of the HTTP request was sent.
+///
+/// Through a CONNECT proxy ureq calls the whole chain again, from inside it, to reach the
+/// proxy: only the outermost call's success means the tunnel to the target is up.
+#[derive(Debug)]
+struct Watched {
+    inner: DefaultConnector,
+    connected: Arc<AtomicBool>,
+    depth: AtomicUsize,
+}
+
+impl Connector<()> for Watched {
+    type Out = Box<dyn ureq::unversioned::transport::Transport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<()>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        self.depth.fetch_add(1, Ordering::SeqCst);
+        let out = self.inner.connect(details, chained);
+        let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
+        if outermost && matches!(out, Ok(Some(_))) {
+            self.connected.store(true, Ordering::SeqCst);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(p: &str) -> String {
+        match parse_proxy(p) {
+            Ok(_) => String::new(),
+            Err(e) => e.0,
+        }
+    }
+
+    #[test]
+    fn proxies_that_cannot_be_used_are_usage_errors() {
+        assert_eq!(message("http://proxy.test:3128"), "");
+        assert_eq!(message("socks5h://proxy.test:1080"), "");
+        assert!(
+            message("ftp://proxy.test:21").contains("(unsupported scheme)"),
+            "{}",
+            message("ftp://proxy.test:21")
+        );
+        let typo = message("http://u:s3cret@proxy.test:99999");
+        assert!(typo.starts_with("invalid proxy \"http://"), "{typo}");
+        assert!(!typo.contains("s3cret"), "{typo}");
+    }
+
+    #[test]
+    fn a_cacert_must_hold_a_certificate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let err = extra_certs(Some(&path)).map(|c| c.len()).unwrap_err();
+        assert!(err.0.contains("holds no PEM certificate"), "{}", err.0);
+        let missing = extra_certs(Some(&dir.path().join("none"))).map(|c| c.len());
+        assert!(missing.unwrap_err().0.starts_with("cannot read --cacert"));
+        assert_eq!(extra_certs(None).map(|c| c.len()).ok(), Some(0));
+    }
+}
