@@ -72,6 +72,12 @@
 #[path = "support/scripted.rs"]
 mod scripted;
 
+// The integration tests' helpers, for the one way to build the binary's command (an
+// environment of the developer's cleared); the matrix uses only that.
+#[allow(dead_code, unused_imports)]
+#[path = "it/common.rs"]
+mod common;
+
 mod matrix {
     pub mod cases;
     pub mod oracle;
@@ -223,19 +229,8 @@ const INVARIANTS: [&str; 8] = [
     "the requests as sent",
 ];
 
-#[test]
-fn fault_matrix() {
-    let (chosen, how) = selection();
-    eprintln!("fault matrix: {how}");
-    let workers = std::env::var("RETRY_HTTP_MATRIX_WORKERS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(16usize)
-        .max(1);
-    let bin_dir = tempfile::tempdir().expect("tempdir");
-    let (bin, built) = runner::snapshot_binary(bin_dir.path());
-    eprintln!("fault matrix: {built}");
-    let started = Instant::now();
+/// Runs every chosen case with `bin` on `workers` threads; the reports in the cases' order.
+fn run_all(chosen: &[Case], bin: &std::path::Path, workers: usize) -> Vec<Report> {
     let index = AtomicUsize::new(0);
     let reports: Mutex<Vec<(usize, Report)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
@@ -244,7 +239,7 @@ fn fault_matrix() {
                 loop {
                     let i = index.fetch_add(1, Ordering::SeqCst);
                     let Some(c) = chosen.get(i) else { break };
-                    let r = runner::run(c, &bin);
+                    let r = runner::run(c, bin);
                     reports.lock().expect("reports").push((i, r));
                 }
             });
@@ -252,30 +247,15 @@ fn fault_matrix() {
     });
     let mut reports = reports.into_inner().expect("reports");
     reports.sort_by_key(|(i, _)| *i);
-    let elapsed = started.elapsed();
-    let slowest = reports
-        .iter()
-        .map(|(_, r)| r.wall)
-        .max()
-        .unwrap_or_default();
-    eprintln!(
-        "fault matrix: {} runs in {:.1}s with {workers} workers (slowest run {:.2}s)",
-        reports.len(),
-        elapsed.as_secs_f64(),
-        slowest.as_secs_f64()
-    );
+    reports.into_iter().map(|(_, r)| r).collect()
+}
 
-    let failed: Vec<&Report> = reports
-        .iter()
-        .map(|(_, r)| r)
-        .filter(|r| !r.violations.is_empty())
-        .collect();
-    if failed.is_empty() {
-        return;
-    }
+/// The failure report: a count per invariant, then each failed case with its command
+/// line, its violations and the end of its log.
+fn failure_text(failed: &[&Report]) -> (String, String) {
     let mut per_invariant: BTreeMap<u8, usize> = BTreeMap::new();
     let mut text = String::new();
-    for r in &failed {
+    for r in failed {
         text.push_str(&format!(
             "\n{}\n    $ {}\n    exit {}, {:.2}s\n",
             r.case.label(),
@@ -297,10 +277,41 @@ fn fault_matrix() {
         .iter()
         .map(|(i, n)| format!("invariant {i} ({}): {n}", INVARIANTS[*i as usize]))
         .collect();
+    (summary.join("\n"), text)
+}
+
+#[test]
+fn fault_matrix() {
+    let (chosen, how) = selection();
+    eprintln!("fault matrix: {how}");
+    let workers = std::env::var("RETRY_HTTP_MATRIX_WORKERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(16usize)
+        .max(1);
+    let bin_dir = tempfile::tempdir().expect("tempdir");
+    let (bin, built) = runner::snapshot_binary(bin_dir.path());
+    eprintln!("fault matrix: {built}");
+    let started = Instant::now();
+    let reports = run_all(&chosen, &bin, workers);
+    let slowest = reports.iter().map(|r| r.wall).max().unwrap_or_default();
+    eprintln!(
+        "fault matrix: {} runs in {:.1}s with {workers} workers (slowest run {:.2}s)",
+        reports.len(),
+        started.elapsed().as_secs_f64(),
+        slowest.as_secs_f64()
+    );
+    let failed: Vec<&Report> = reports
+        .iter()
+        .filter(|r| !r.violations.is_empty())
+        .collect();
+    if failed.is_empty() {
+        return;
+    }
+    let (summary, text) = failure_text(&failed);
     panic!(
-        "{} of {} combinations broke an invariant ({how})\n{}\n{text}",
+        "{} of {} combinations broke an invariant ({how})\n{summary}\n{text}",
         failed.len(),
         reports.len(),
-        summary.join("\n")
     );
 }

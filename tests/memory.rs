@@ -36,7 +36,7 @@ fn large_download_and_upload_use_bounded_memory() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), BODY);
     let after_file = children_peak_rss_kib();
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let out = std_command()
         .arg(s.url("/"))
         .stdout(std::fs::File::create(dir.path().join("stdout")).unwrap())
         .output()

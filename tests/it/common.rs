@@ -1,9 +1,56 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests: the one way to build a command for the binary
+//! (with an environment of the developer's that cannot change a result), running it, and
+//! reading its output and the server's record. The fault matrix and the memory test include
+//! this file too.
 
+use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 pub use crate::scripted::{Recorded, Server, Step};
+
+/// Variables outside `RETRY_HTTP_*` that the binary reads and that would change a result:
+/// the proxies (curl's names, both cases) and the colour forcing.
+const FOREIGN_VARS: [&str; 10] = [
+    "http_proxy",
+    "HTTP_PROXY",
+    "https_proxy",
+    "HTTPS_PROXY",
+    "all_proxy",
+    "ALL_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+    "CLICOLOR_FORCE",
+    "CLICOLOR",
+];
+
+/// `bin` as a command whose environment cannot change a result: every `RETRY_HTTP_*`
+/// variable and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set. A test that
+/// wants one of them sets it on the returned command (after the clearing, so it holds).
+pub fn command_for(bin: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("RETRY_HTTP_") {
+            cmd.env_remove(name);
+        }
+    }
+    for name in FOREIGN_VARS {
+        cmd.env_remove(name);
+    }
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// The binary cargo built, as [`command_for`] gives it: for tests that spawn it, hand it
+/// pipes or send it signals.
+pub fn std_command() -> std::process::Command {
+    command_for(Path::new(env!("CARGO_BIN_EXE_retry-http")))
+}
+
+/// The binary cargo built, as [`command_for`] gives it, with assert_cmd's conveniences.
+pub fn command() -> assert_cmd::Command {
+    assert_cmd::Command::from_std(std_command())
+}
 
 /// Runs the binary with `args`; returns its output and how long it took.
 pub fn run(args: &[&str]) -> (Output, Duration) {
@@ -12,10 +59,8 @@ pub fn run(args: &[&str]) -> (Output, Duration) {
 
 /// Runs the binary with `args`, feeding `stdin` when given.
 pub fn run_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> (Output, Duration) {
-    let mut cmd = assert_cmd::Command::cargo_bin("retry-http").expect("binary built");
-    cmd.args(args)
-        .env("NO_COLOR", "1")
-        .timeout(Duration::from_secs(60));
+    let mut cmd = command();
+    cmd.args(args).timeout(Duration::from_secs(60));
     if let Some(input) = stdin {
         cmd.write_stdin(input.to_vec());
     }

@@ -237,3 +237,16 @@ fn header_removal_and_empty_headers_follow_curl() {
             .is_some_and(|ua| ua.starts_with("retry-http/"))
     );
 }
+
+#[test]
+fn broken_chunked_encoding_is_a_failed_attempt() {
+    let broken = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nhello\r\nZZ\r\n".to_vec();
+    let s = Server::start(vec![Step::Raw(broken), Step::status(200, "whole")]).unwrap();
+    let (out, _) = run_fast(&[], &s.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        out.stdout, b"whole",
+        "bytes of the broken attempt reached stdout"
+    );
+    assert_eq!(s.requests().len(), 2);
+}

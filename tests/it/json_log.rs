@@ -3,23 +3,16 @@
 //! errors from clap included).
 
 use crate::common::*;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
-/// Runs the binary with `args` and the given environment (on top of a clean one for the
-/// variables the tool reads).
+/// Runs the binary with `args` and the given environment (on top of the cleared one).
 fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-http"));
+    let mut cmd = std_command();
     cmd.args(args)
-        .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("RETRY_HTTP_") || k.to_ascii_lowercase().ends_with("_proxy") {
-            cmd.env_remove(k);
-        }
-    }
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -363,7 +356,7 @@ fn deadlines() {
     );
 
     // The deadline passes while the body is still being read from stdin.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let mut child = std_command()
         .args([
             "--log-format",
             "json",
@@ -373,8 +366,6 @@ fn deadlines() {
             "@-",
             &url,
         ])
-        .env("NO_COLOR", "1")
-        .env_remove("RETRY_HTTP_LOG_FORMAT")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -399,9 +390,8 @@ fn deadlines() {
 fn a_terminated_run_ends_with_its_summary() {
     let s = Server::start(vec![Step::with_header(503, "Retry-After", "30")]).unwrap();
     let url = s.url("/");
-    let child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let child = std_command()
         .args(["--log-format", "json", &url])
-        .env_remove("RETRY_HTTP_LOG_FORMAT")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -418,4 +408,36 @@ fn a_terminated_run_ends_with_its_summary() {
     assert_eq!(code(&out), 143);
     let summary = contract(&out, "SIGTERM");
     assert_eq!(summary["outcome"], "terminated");
+}
+
+#[test]
+fn json_log_is_one_object_per_line_with_a_summary() {
+    let s = Server::start(vec![
+        Step::with_header(429, "Retry-After", "0"),
+        Step::status(200, "ok"),
+    ])
+    .unwrap();
+    let url = s.url("/");
+    let (out, _) = run_fast(&["--log-format", "json", "--seed", "7"], &url);
+    assert_eq!(code(&out), 0);
+    for line in stderr(&out).lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!(v["type"].is_string(), "{line}");
+    }
+    let attempts = json_lines(&out, "attempt");
+    assert_eq!(attempts.len(), 2);
+    assert_eq!(attempts[0]["status"], 429);
+    assert_eq!(attempts[0]["retry_after"], "0");
+    assert!(attempts[1]["wait_ms"].is_null());
+    assert_eq!(attempts[1]["wait_reason"], "none");
+    let summary = &json_lines(&out, "summary")[0];
+    assert_eq!(summary["outcome"], "success");
+    assert_eq!(summary["exit_code"], 0);
+    assert_eq!(summary["attempts_made"], 2);
+    assert_eq!(summary["seed"], 7);
+    assert!(summary["elapsed_ms"].is_u64());
+    // Errors are JSON too.
+    let (out, _) = run(&["--log-format", "json", "--attempts", "0", &url]);
+    assert_eq!(code(&out), 2);
 }

@@ -1,24 +1,36 @@
-//! Integration tests: the real binary against scripted servers on 127.0.0.1.
+//! Integration tests: the real binary against scripted servers on 127.0.0.1, one file per
+//! concern.
 
 mod common;
 // Some of its steps only the fault matrix uses.
+#[allow(dead_code)]
+#[path = "../support/scripted.rs"]
+mod scripted;
+
+mod broken_pipe;
+mod colour;
+mod compression;
+mod deadline;
+mod docs;
+mod environment;
 mod exits;
-mod fixes;
+mod explain;
+mod golden;
+mod headers;
 mod hostile;
 mod jitter;
 mod json_log;
 mod output;
+mod proxies;
 mod replay;
+mod response_head;
 mod retry_after;
-#[allow(dead_code)]
-#[path = "../support/scripted.rs"]
-mod scripted;
 mod secrets;
 mod signals;
 mod simulate;
 mod state;
-mod surface;
 mod terminal;
 mod tls;
 mod trust;
 mod usage;
+mod write_out;

@@ -1,6 +1,8 @@
-//! `-o`: written only when complete and successful; an existing file is never clobbered.
+//! `-o` and stdout: written only when complete and successful; an existing file is never
+//! clobbered; a new file gets the ordinary mode and a link is followed, not replaced.
 
 use crate::common::*;
+use std::os::unix::fs::PermissionsExt;
 
 #[test]
 fn failed_run_leaves_existing_file_untouched_and_no_temp_files() {
@@ -200,39 +202,6 @@ fn stdout_never_sees_a_failed_attempts_bytes() {
     assert_eq!(out.stdout, b"final");
 }
 
-/// `retry-http URL | head -c 10`: the reader leaves early; the run ends quietly with the
-/// code the request earned.
-fn broken_pipe_exit_code(extra: &[&str]) -> (Option<i32>, String) {
-    use std::io::Read;
-    use std::process::{Command, Stdio};
-    let s = Server::start(vec![Step::Generate { len: 20 << 20 }]).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
-        .args(extra)
-        .arg(s.url("/"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut first = [0u8; 10];
-    stdout.read_exact(&mut first).unwrap();
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-#[test]
-fn broken_pipe_is_quiet_when_buffered_and_when_streaming() {
-    for extra in [&[][..], &["--no-buffer"][..]] {
-        let (code, err) = broken_pipe_exit_code(extra);
-        assert_eq!(code, Some(0), "{extra:?}: {err}");
-        assert!(!err.contains("error"), "{extra:?}: {err}");
-    }
-}
-
 #[test]
 fn a_206_that_does_not_continue_is_never_saved_as_the_file() {
     let body = resource(10_000);
@@ -306,35 +275,50 @@ fn dev_null_after_a_broken_attempt() {
     assert_eq!(out.stdout, b"200 1");
 }
 
-/// Runs the binary with stdout a pipe whose reader is already gone.
-fn run_into_closed_pipe(args: &[&str]) -> std::process::ExitStatus {
-    let mut fds = [0; 2];
-    // SAFETY: pipe fills two descriptors we own; the read end is closed at once.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    unsafe { libc::close(fds[0]) };
-    // SAFETY: the write end is ours, handed to the child as its stdout.
-    let out = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[1]) };
-    std::process::Command::new(env!("CARGO_BIN_EXE_retry-http"))
-        .args(args)
-        .stdout(std::process::Stdio::from(out))
-        .stderr(std::process::Stdio::null())
-        .status()
-        .expect("runs")
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .unwrap_or(0o022)
 }
 
 #[test]
-fn every_stdout_writer_is_quiet_on_a_closed_pipe() {
-    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let url = s.url("/");
-    let cases: [&[&str]; 5] = [
-        &["--explain", &url],
-        &["simulate", "--clients", "20"],
-        &["-o", "/dev/null", "-w", "%{http_code}\n", &url],
-        &["-o", "/dev/null", "-D", "-", &url],
-        &[&url],
-    ];
-    for args in cases {
-        let status = run_into_closed_pipe(args);
-        assert_eq!(status.code(), Some(0), "{args:?}: {status:?}");
-    }
+fn output_files_get_ordinary_modes_and_links_are_followed() {
+    let s = Server::start(vec![Step::status(200, "new")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("fresh.txt");
+    let (out, _) = run(&["-o", fresh.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0);
+    let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+    assert_eq!(
+        mode,
+        0o666 & !umask(),
+        "a new file gets 0666 less the umask"
+    );
+
+    let kept = dir.path().join("kept.txt");
+    std::fs::write(&kept, "old").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let (out, _) = run(&["-o", kept.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&kept, &link).unwrap();
+    std::fs::write(&kept, "before").unwrap();
+    let (out, _) = run(&["-o", link.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "new");
 }

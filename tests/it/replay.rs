@@ -1,6 +1,10 @@
-//! Request bodies replayed byte for byte, and non-idempotent requests never replayed blindly.
+//! Request bodies replayed byte for byte (stdin read once, and only when a body names it),
+//! and non-idempotent requests never replayed blindly: only an answer, or a connection that
+//! never opened, proves a POST was not processed.
 
 use crate::common::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 #[test]
 fn post_body_from_file_is_replayed_identically() {
@@ -126,4 +130,80 @@ fn redirect_307_replays_the_body() {
         1,
         "redirect hops belong to one attempt"
     );
+}
+
+#[test]
+fn stdin_is_not_read_unless_a_body_names_it() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let mut child = std_command()
+        .arg(s.url("/"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"ok");
+    assert!(t.elapsed() < Duration::from_secs(5), "waited on stdin");
+}
+
+/// A listener whose queue is full: new connections hang in the handshake.
+fn unanswered_connects() -> (socket2::Socket, std::net::TcpStream, String) {
+    use socket2::{Domain, Socket, Type};
+    let sock = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    sock.bind(
+        &"127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    sock.listen(0).unwrap();
+    let addr = sock.local_addr().unwrap().as_socket().unwrap();
+    let filler = std::net::TcpStream::connect(addr).unwrap();
+    // Fill any slack the kernel leaves in a zero backlog.
+    for _ in 0..4 {
+        let _ = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(50))
+            .map(std::mem::forget);
+    }
+    (sock, filler, format!("http://{addr}/"))
+}
+
+#[test]
+fn a_post_whose_connection_never_opens_ends_on_the_deadline_not_as_unsafe() {
+    let (_sock, _filler, url) = unanswered_connects();
+    let (out, took) = run(&["--deadline", "1s", "-d", "x", &url]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(
+        !stderr(&out).contains("may have been processed"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_post_whose_connection_never_opens_is_retried_within_its_attempt_timeout() {
+    let (_sock, _filler, url) = unanswered_connects();
+    let (out, _) = run(&[
+        "--timeout",
+        "400ms",
+        "--attempts",
+        "2",
+        "--base",
+        "1ms",
+        "-d",
+        "x",
+        &url,
+    ]);
+    assert_eq!(
+        code(&out),
+        4,
+        "a connect that never finished proves nothing was sent: {}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("connect timeout"), "{}", stderr(&out));
 }

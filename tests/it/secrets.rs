@@ -125,11 +125,9 @@ fn both_formats(args: &[&str], env: &[(&str, &str)]) -> Vec<(i32, String)> {
     ["text", "json"]
         .iter()
         .map(|format| {
-            let mut cmd = assert_cmd::Command::cargo_bin("retry-http").expect("binary built");
+            let mut cmd = command();
             cmd.args(["--log-format", format])
                 .args(args)
-                .env("NO_COLOR", "1")
-                .env_remove("RETRY_HTTP_LOG_FORMAT")
                 .timeout(std::time::Duration::from_secs(60));
             for (k, v) in env {
                 cmd.env(k, v);
@@ -485,4 +483,32 @@ fn an_idempotency_key_of_unicode_white_space_is_sent() {
         s.requests()[0].header("idempotency-key").is_some(),
         "the header was dropped"
     );
+}
+
+#[test]
+fn secrets_in_proxies_redirects_and_query_names_are_masked() {
+    let (out, _) = run(&[
+        "-x",
+        "user:s3cretpw@localhost:notaport",
+        "http://127.0.0.1:9/",
+    ]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains("s3cretpw"), "{}", stderr(&out));
+    let s = Server::start(vec![Step::with_header(
+        302,
+        "Location",
+        "http://ru:redirpw7@127.0.0.1:9/?access_token=rtok7",
+    )])
+    .unwrap();
+    let (out, _) = run(&[
+        "-v",
+        &format!(
+            "{}?passwd=A1&pwd=B2&session=C3&client_credential=D4",
+            s.url("/")
+        ),
+    ]);
+    let err = stderr(&out);
+    for secret in ["redirpw7", "rtok7", "A1", "B2", "C3", "D4"] {
+        assert!(!err.contains(secret), "{secret} leaked: {err}");
+    }
 }

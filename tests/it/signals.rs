@@ -18,8 +18,8 @@ const HANDLED: [(i32, i32, &str); 6] = [
 
 /// The client, with every handled signal at its default action (whatever the test runner
 /// inherited: `nohup` ignores SIGHUP, a shell's `&` ignores SIGINT), or `ignore` ignored.
-fn command(ignore: Option<i32>) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_retry-http"));
+fn signal_command(ignore: Option<i32>) -> Command {
+    let mut cmd = std_command();
     // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
     unsafe {
         cmd.pre_exec(move || {
@@ -38,7 +38,7 @@ fn command(ignore: Option<i32>) -> Command {
 }
 
 fn spawn(args: &[&str]) -> std::process::Child {
-    command(None)
+    signal_command(None)
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -142,7 +142,7 @@ fn a_run_blocked_on_its_output_ends_on_sigint_with_one_summary() {
     // stdout is a pipe nobody reads: the run is stuck writing, so the handler ends it.
     let s = Server::start(vec![Step::Generate { len: 16 << 20 }]).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let mut child = std_command()
         .args(["--log-format", "json", &s.url("/big")])
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::piped())
@@ -175,10 +175,9 @@ fn every_handled_signal_mid_body_exits_at_once_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.bin");
         std::fs::write(&path, b"the previous download").unwrap();
-        let child = command(None)
+        let child = signal_command(None)
             .args(["--log-format", "json", "-o", path.to_str().unwrap()])
             .arg(s.url("/"))
-            .env_remove("RETRY_HTTP_LOG_FORMAT")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -212,7 +211,7 @@ fn a_signal_ignored_at_start_stays_ignored() {
     let s = stalling_server();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.bin");
-    let mut child = command(Some(libc::SIGHUP))
+    let mut child = signal_command(Some(libc::SIGHUP))
         .args(["-o", path.to_str().unwrap(), &s.url("/")])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -234,7 +233,7 @@ fn a_write_past_the_file_size_limit_fails_cleanly() {
     let s = Server::start(vec![Step::Generate { len: 1 << 20 }]).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.bin");
-    let mut cmd = command(None);
+    let mut cmd = signal_command(None);
     // SAFETY: setrlimit is async-signal-safe.
     unsafe {
         cmd.pre_exec(|| {
@@ -265,7 +264,7 @@ fn a_write_past_the_file_size_limit_fails_cleanly() {
 fn a_signal_while_the_body_is_read_from_stdin_ends_with_one_summary() {
     // stdin stays open and empty: the run is still reading its inputs.
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let mut child = std_command()
         .args(["--log-format", "json", "-d", "@-", &s.url("/")])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

@@ -1,7 +1,9 @@
-//! `retry-http simulate`: the study's findings, the JSON shape, the plot, and a search whose
-//! answer pastes into the real client.
+//! `retry-http simulate`: the study's findings, the JSON shape, the plot, a search whose
+//! answer pastes into the real client, and bounds (huge durations finish, a fleet too big to
+//! simulate is a usage error).
 
 use crate::common::*;
+use std::time::Duration;
 
 fn json(args: &[&str]) -> Vec<serde_json::Value> {
     let mut all = vec!["simulate", "--format", "json"];
@@ -120,4 +122,14 @@ fn search_answers_with_flags_the_client_accepts() {
     args.extend(["--explain", "http://127.0.0.1:9/"]);
     let (out, _) = run(&args);
     assert_eq!(code(&out), 0, "{flags}: {}", stderr(&out));
+}
+
+#[test]
+fn simulate_stays_bounded() {
+    let (out, took) = run(&["simulate", "--base", "3650d", "--cap", "3650d"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let (out, _) = run(&["simulate", "--clients", "1000000", "--attempts", "1000"]);
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("the limit is"), "{}", stderr(&out));
 }

@@ -628,8 +628,7 @@ fn the_ttl_flag_is_checked_and_explained() {
         "{}",
         stderr(&out)
     );
-    let out = assert_cmd::Command::cargo_bin("retry-http")
-        .unwrap()
+    let out = command()
         .env("RETRY_HTTP_STATE_TTL", "500ms")
         .arg("http://127.0.0.1:1/")
         .output()

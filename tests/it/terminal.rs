@@ -4,7 +4,7 @@
 use crate::common::*;
 use std::io::Read;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 /// Runs the binary with stderr on a pseudo-terminal; returns what the terminal showed.
 fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
@@ -21,9 +21,8 @@ fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
     };
     assert_eq!(rc, 0);
     let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_retry-http"))
+    let mut child = std_command()
         .args(args)
-        .env("NO_COLOR", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::from(slave))
         .spawn()

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn methods(reqs: &[Recorded]) -> Vec<String> {
@@ -176,18 +176,21 @@ fn raw(status: &str, headers: &[(&str, String)], body: &[u8]) -> Step {
     Step::Raw(bytes)
 }
 
-#[test]
-fn a_resumed_download_is_kept_only_when_every_byte_is_accounted_for() {
-    let whole: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
-    let kept = 100_000;
-    let first = Step::Truncate {
-        declared: whole.len(),
-        body: whole[..kept].to_vec(),
-    };
-    let first_head = [
-        ("Accept-Ranges", "bytes".to_string()),
-        ("ETag", "\"v1\"".into()),
-    ];
+/// The first answer of a resumable download: a 200 with a validator and Accept-Ranges that
+/// announces all of `whole` and sends only its first `kept` bytes.
+fn cut_first_answer(whole: &[u8], kept: usize) -> Step {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nConnection: close\r\nAccept-Ranges: bytes\r\nETag: \"v1\"\r\nContent-Length: {}\r\n\r\n",
+        whole.len()
+    );
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&whole[..kept]);
+    Step::Raw(bytes)
+}
+
+/// 206 answers to `Range: bytes=kept-` that do not account for every byte of `whole`
+/// (300 000 bytes), each named.
+fn unaccounted_continuations(whole: &[u8], kept: usize) -> Vec<(&'static str, Step)> {
     let range = |total: usize| {
         (
             "Content-Range",
@@ -195,84 +198,55 @@ fn a_resumed_download_is_kept_only_when_every_byte_is_accounted_for() {
         )
     };
     let etag = ("ETag", "\"v1\"".to_string());
-    let cases: Vec<(&str, Step)> = vec![
+    let partial =
+        |headers: &[(&str, String)], body: &[u8]| raw("206 Partial Content", headers, body);
+    let rest = &whole[kept..];
+    let with = |extra: &[u8]| [rest, extra].concat();
+    let loose = format!("bytes  {kept} - 299999 / 300000");
+    vec![
         (
             "a body shorter than its range",
-            raw(
-                "206 Partial Content",
-                &[range(300_000), etag.clone()],
-                &whole[kept..295_000],
-            ),
+            partial(&[range(300_000), etag.clone()], &whole[kept..295_000]),
         ),
-        ("a body longer than its range", {
-            let mut longer = whole[kept..].to_vec();
-            longer.extend_from_slice(b"trailing junk");
-            raw(
-                "206 Partial Content",
-                &[range(300_000), etag.clone()],
-                &longer,
-            )
-        }),
-        ("another total", {
-            let mut more = whole[kept..].to_vec();
-            more.extend_from_slice(&[7u8; 1000]);
-            raw(
-                "206 Partial Content",
-                &[range(301_000), etag.clone()],
-                &more,
-            )
-        }),
         (
-            "no ETag",
-            raw("206 Partial Content", &[range(300_000)], &whole[kept..]),
+            "a body longer than its range",
+            partial(&[range(300_000), etag.clone()], &with(b"trailing junk")),
         ),
+        (
+            "another total",
+            partial(&[range(301_000), etag.clone()], &with(&[7u8; 1000])),
+        ),
+        ("no ETag", partial(&[range(300_000)], rest)),
         (
             "an encoded 206",
-            raw(
-                "206 Partial Content",
+            partial(
                 &[
                     range(300_000),
                     etag.clone(),
                     ("Content-Encoding", "gzip".into()),
                 ],
-                &whole[kept..],
+                rest,
             ),
         ),
         (
             "a loosely written Content-Range",
-            raw(
-                "206 Partial Content",
-                &[
-                    ("Content-Range", format!("bytes  {kept} - 299999 / 300000")),
-                    etag.clone(),
-                ],
-                &whole[kept..],
-            ),
+            partial(&[("Content-Range", loose), etag.clone()], rest),
         ),
         (
             "another ETag",
-            raw(
-                "206 Partial Content",
-                &[range(300_000), ("ETag", "\"v2\"".into())],
-                &whole[kept..],
-            ),
+            partial(&[range(300_000), ("ETag", "\"v2\"".into())], rest),
         ),
-    ];
-    for (what, second) in cases {
-        let mut first_step = first.clone();
-        if let Step::Truncate { .. } = first_step {
-            // The first answer carries the validator and Accept-Ranges.
-            let mut head = "HTTP/1.1 200 OK\r\nConnection: close\r\n".to_string();
-            for (n, v) in &first_head {
-                head.push_str(&format!("{n}: {v}\r\n"));
-            }
-            head.push_str(&format!("Content-Length: {}\r\n\r\n", whole.len()));
-            let mut bytes = head.into_bytes();
-            bytes.extend_from_slice(&whole[..kept]);
-            first_step = Step::Raw(bytes);
-        }
+    ]
+}
+
+#[test]
+fn a_resumed_download_is_kept_only_when_every_byte_is_accounted_for() {
+    let whole: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let kept = 100_000;
+    let etag = ("ETag", "\"v1\"".to_string());
+    for (what, second) in unaccounted_continuations(&whole, kept) {
         let s = Server::start(vec![
-            first_step,
+            cut_first_answer(&whole, kept),
             second,
             raw("200 OK", std::slice::from_ref(&etag), &whole),
         ])
@@ -437,9 +411,8 @@ fn the_deadline_holds_at_every_length() {
 
 /// Starts the binary with stdout to a pipe that nobody reads.
 fn run_unread(args: &[&str], tmp: &std::path::Path) -> (std::process::ExitStatus, Duration) {
-    let bin = assert_cmd::cargo::cargo_bin("retry-http");
     let t = Instant::now();
-    let mut child = Command::new(bin)
+    let mut child = std_command()
         .args(args)
         .env("TMPDIR", tmp)
         .stdout(Stdio::piped())

@@ -111,7 +111,7 @@ fn a_header_without_colon_does_not_echo_its_secret() {
 fn a_flag_beats_the_variable_of_its_twin() {
     // -m on the command line wins over $RETRY_HTTP_TIMEOUT, as a flag wins over its own.
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let mut cmd = assert_cmd::Command::cargo_bin("retry-http").unwrap();
+    let mut cmd = command();
     let out = cmd
         .env("RETRY_HTTP_TIMEOUT", "5s")
         .args(["-m", "2", "--explain", &s.url("/")])
@@ -171,4 +171,33 @@ fn an_idempotency_key_given_and_removed_is_a_usage_error() {
         assert!(err.contains(needle), "{h:?}: {err:?} lacks {needle:?}");
     }
     assert_eq!(s.requests().len(), 0, "a request was sent");
+}
+
+#[test]
+fn curl_retry_flags_teach_the_equivalent() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let url = s.url("/");
+    for (flags, needle) in [
+        (&["--retry", "3"][..], "--attempts 4"),
+        (&["--retry-delay", "2"], "--base 2s --cap 2s --jitter none"),
+        (&["--retry-max-time", "40"], "--deadline 40s"),
+        (&["--retry-connrefused"], "always retried"),
+        (&["--retry-all-errors"], "--retry-on 4xx,5xx"),
+    ] {
+        let mut args = flags.to_vec();
+        args.push(&url);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 2, "{flags:?}");
+        assert!(stderr(&out).contains(needle), "{flags:?}: {}", stderr(&out));
+    }
+    assert_eq!(s.requests().len(), 0);
+}
+
+#[test]
+fn clap_errors_stay_on_one_line() {
+    let (out, _) = run(&["--explain"]);
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("\\n"), "{err}");
 }

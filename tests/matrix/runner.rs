@@ -4,7 +4,8 @@
 use super::cases::{self, Case, Fault, Method, Mode, Out, Wrap};
 use super::oracle;
 use crate::scripted::{Recorded, Server, Step};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 /// What may pass beyond the deadline on a loaded 2-core machine.
@@ -158,6 +159,45 @@ pub fn snapshot_binary(dir: &Path) -> (std::path::PathBuf, String) {
     (copy, how)
 }
 
+/// What one run left behind, for the checks to read.
+struct Ran<'a> {
+    c: &'a Case,
+    script: Vec<Step>,
+    requests: Vec<Recorded>,
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+    wall: Duration,
+    /// The run's working folder, where `-o` writes.
+    work: PathBuf,
+    /// The run's `TMPDIR`.
+    tmp: PathBuf,
+    /// The `-o FILE` target (used only by the `-o FILE` outputs).
+    target: PathBuf,
+}
+
+impl Ran<'_> {
+    /// Exit 0.
+    fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// "POST /start -> 303, ..." for this run.
+    fn seen(&self) -> String {
+        seen(&self.requests, &self.script)
+    }
+}
+
+/// The violations found so far.
+#[derive(Default)]
+struct Findings(Vec<Violation>);
+
+impl Findings {
+    fn bad(&mut self, invariant: u8, detail: String) {
+        self.0.push(Violation { invariant, detail });
+    }
+}
+
 /// Runs the case with the binary `bin` and checks every invariant.
 pub fn run(c: &Case, bin: &Path) -> Report {
     let (_closed, closed) = closed_port();
@@ -169,7 +209,6 @@ pub fn run(c: &Case, bin: &Path) -> Report {
     std::fs::create_dir(&work).expect("work dir");
     std::fs::create_dir(&tmp).expect("tmp dir");
     let target = work.join("out.bin");
-
     let port = if c.wrap == Wrap::Direct && c.fault == Fault::Refused {
         closed
     } else {
@@ -181,8 +220,48 @@ pub fn run(c: &Case, bin: &Path) -> Report {
             .parse()
             .expect("port")
     };
-    let url = format!("http://user:SECRET-pw@127.0.0.1:{port}/start?access_token=SECRET-q");
+    if c.out == Out::FileExisting {
+        std::fs::write(&target, cases::EXISTING).expect("existing file");
+    }
+    let args = case_args(c, port, &target);
+    let (out, wall) = execute(bin, &args, &tmp, &work);
+    let requests = server.requests();
+    drop(server);
+    let ran = Ran {
+        c,
+        script,
+        requests,
+        code: out.status.code(),
+        stdout: out.stdout,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        wall,
+        work,
+        tmp,
+        target,
+    };
+    let command = format!(
+        "TMPDIR={} retry-http {}",
+        ran.tmp.display(),
+        args.iter()
+            .map(|a| shell_quote(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let violations = check_all(&ran);
+    Report {
+        case: *c,
+        command,
+        code: ran.code,
+        wall: ran.wall,
+        stderr: ran.stderr,
+        violations,
+    }
+}
 
+/// The whole command line of the case: the common flags, the redirect, compression and
+/// output flags, the method's, then the URL (secrets in its userinfo and query).
+fn case_args(c: &Case, port: u16, target: &Path) -> Vec<String> {
+    let url = format!("http://user:SECRET-pw@127.0.0.1:{port}/start?access_token=SECRET-q");
     let mut args = common_args(c);
     if c.wrap != Wrap::Direct {
         args.push("-L".into());
@@ -199,171 +278,209 @@ pub fn run(c: &Case, bin: &Path) -> Report {
         }
         Out::DevNull => args.extend(["-o".to_string(), "/dev/null".to_string()]),
     }
-    if c.out == Out::FileExisting {
-        std::fs::write(&target, cases::EXISTING).expect("existing file");
-    }
     args.extend(c.method.args().iter().map(|s| s.to_string()));
     args.push(url);
+    args
+}
 
-    let mut cmd = assert_cmd::Command::new(bin);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("RETRY_HTTP_") || k.to_ascii_lowercase().ends_with("_proxy") {
-            cmd.env_remove(&k);
-        }
-    }
-    cmd.args(&args)
-        .env("NO_COLOR", "1")
-        .env("TMPDIR", &tmp)
-        .current_dir(&work)
+/// Runs `bin` with `args` in `work`, with `TMPDIR` set to `tmp` and an environment of the
+/// developer's cleared (as the integration tests do); returns its output and wall time.
+fn execute(bin: &Path, args: &[String], tmp: &Path, work: &Path) -> (Output, Duration) {
+    let mut cmd = assert_cmd::Command::from_std(crate::common::command_for(bin));
+    cmd.args(args)
+        .env("TMPDIR", tmp)
+        .current_dir(work)
         .timeout(Duration::from_secs(20));
     let t = Instant::now();
     let out = cmd.output().expect("binary runs");
-    let wall = t.elapsed();
-    let code = out.status.code();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let requests = server.requests();
-    drop(server);
+    (out, t.elapsed())
+}
 
-    let command = format!(
-        "TMPDIR={} retry-http {}",
-        tmp.display(),
-        args.iter()
-            .map(|a| shell_quote(a))
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
-    let mut v = Vec::new();
-    let mut bad = |invariant: u8, detail: String| v.push(Violation { invariant, detail });
+/// Every invariant's check, in order.
+fn check_all(ran: &Ran) -> Vec<Violation> {
+    let mut f = Findings::default();
+    check_at_most_once(ran, &mut f);
+    check_output(ran, &mut f);
+    check_leftovers(ran, &mut f);
+    check_deadline(ran, &mut f);
+    check_secrets(ran, &mut f);
+    check_exit(ran, &mut f);
+    for r in &ran.requests {
+        check_request(ran.c, r, &mut f);
+    }
+    // Each kind of check once per case is enough for the report.
+    f.0.dedup_by(|a, b| a.invariant == b.invariant && a.invariant == 7);
+    f.0
+}
 
-    // 1. A non-idempotent request processed at most once.
-    let answered: Vec<(String, bool)> = requests
+/// Invariant 1: a non-idempotent request processed at most once.
+fn check_at_most_once(ran: &Ran, f: &mut Findings) {
+    if !oracle::at_most_once(ran.c) {
+        return;
+    }
+    let answered: Vec<(String, bool)> = ran
+        .requests
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let step = script.get(i).or(script.last());
+            let step = ran.script.get(i).or(ran.script.last());
             (
                 r.method.clone(),
                 step.is_some_and(cases::proves_unprocessed),
             )
         })
         .collect();
-    if oracle::at_most_once(c) {
-        let n = oracle::posts_after_processable(&answered);
-        if n > 0 {
-            bad(
-                1,
-                format!(
-                    "{n} POST(s) re-sent after one that may have been processed (no key, no --retry-unsafe); the server saw: {}",
-                    seen(&requests, &script)
-                ),
-            );
-        }
+    let n = oracle::posts_after_processable(&answered);
+    if n > 0 {
+        f.bad(
+            1,
+            format!(
+                "{n} POST(s) re-sent after one that may have been processed (no key, no --retry-unsafe); the server saw: {}",
+                ran.seen()
+            ),
+        );
     }
+}
 
-    // 2. The output: the final body once, or nothing; an existing file untouched on failure.
-    let ok = code == Some(0);
-    let want = cases::final_body(c);
-    let file = std::fs::read(&target).ok();
-    if c.out != Out::Stdout && c.out != Out::NoBuffer && !out.stdout.is_empty() {
-        bad(
+/// Invariant 2: the output is the final body once, or nothing; an existing file is
+/// untouched on failure.
+fn check_output(ran: &Ran, f: &mut Findings) {
+    let c = ran.c;
+    if c.out != Out::Stdout && c.out != Out::NoBuffer && !ran.stdout.is_empty() {
+        f.bad(
             2,
-            format!("stdout not empty with -o: {}", excerpt(&out.stdout)),
+            format!("stdout not empty with -o: {}", excerpt(&ran.stdout)),
         );
     }
     match c.out {
-        Out::Stdout if ok && out.stdout != want => bad(
+        Out::Stdout => check_spooled_stdout(ran, f),
+        Out::NoBuffer => check_streamed_stdout(ran, f),
+        Out::FileExisting | Out::FileNew => check_file(ran, f),
+        Out::DevNull => {}
+    }
+}
+
+/// Invariant 2, spooled stdout: exactly the final body on success, nothing on failure.
+fn check_spooled_stdout(ran: &Ran, f: &mut Findings) {
+    let want = cases::final_body(ran.c);
+    if ran.ok() && ran.stdout != want {
+        f.bad(
             2,
             format!(
                 "exit 0 but stdout is not the final body: {} (want {})",
-                excerpt(&out.stdout),
+                excerpt(&ran.stdout),
                 excerpt(&want)
             ),
-        ),
-        Out::Stdout if !ok && !out.stdout.is_empty() => bad(
+        );
+    } else if !ran.ok() && !ran.stdout.is_empty() {
+        f.bad(
             2,
-            format!("the run failed but stdout holds {}", excerpt(&out.stdout)),
-        ),
-        Out::NoBuffer if ok && out.stdout != want => bad(
-            2,
-            format!(
-                "exit 0 but stdout is not exactly the final body: {} (want {})",
-                excerpt(&out.stdout),
-                excerpt(&want)
-            ),
-        ),
-        Out::NoBuffer if !ok => {
-            let of = cases::two_xx_bodies()
-                .into_iter()
-                .find(|(_, b)| b.starts_with(&out.stdout));
-            match of {
-                None => bad(
-                    2,
-                    format!(
-                        "-N stdout is not a prefix of any one response's body: {}",
-                        excerpt(&out.stdout)
-                    ),
+            format!("the run failed but stdout holds {}", excerpt(&ran.stdout)),
+        );
+    }
+}
+
+/// Invariant 2, `-N`: exactly the final body on success; on failure a prefix of one 2xx
+/// body, and exit 6 once bytes went out.
+fn check_streamed_stdout(ran: &Ran, f: &mut Findings) {
+    let (c, code, stdout) = (ran.c, ran.code, &ran.stdout);
+    if ran.ok() {
+        let want = cases::final_body(c);
+        if *stdout != want {
+            f.bad(
+                2,
+                format!(
+                    "exit 0 but stdout is not exactly the final body: {} (want {})",
+                    excerpt(stdout),
+                    excerpt(&want)
                 ),
-                // The deadline passing during the attempt may say 5 instead (see the oracle).
-                Some(_)
-                    if !out.stdout.is_empty()
-                        && code != Some(6)
-                        && !(c.mode == Mode::Tight && code == Some(5)) =>
-                {
-                    bad(
-                        2,
-                        format!(
-                            "-N: {} bytes reached stdout, then the run failed with exit {}, not 6",
-                            out.stdout.len(),
-                            code.map_or("by signal".into(), |c| c.to_string())
-                        ),
-                    )
-                }
-                Some(_) => {}
-            }
+            );
         }
-        Out::FileExisting | Out::FileNew if ok && file.as_deref() != Some(&want[..]) => bad(
+        return;
+    }
+    let of_one = cases::two_xx_bodies()
+        .into_iter()
+        .any(|(_, b)| b.starts_with(stdout));
+    if !of_one {
+        f.bad(
             2,
             format!(
-                "exit 0 but the -o file is {} (want {})",
-                file.as_deref().map_or("absent".into(), excerpt),
-                excerpt(&want)
+                "-N stdout is not a prefix of any one response's body: {}",
+                excerpt(stdout)
             ),
-        ),
-        Out::FileExisting if !ok && file.as_deref() != Some(cases::EXISTING) => bad(
+        );
+    // The deadline passing during the attempt may say 5 instead (see the oracle).
+    } else if !stdout.is_empty() && code != Some(6) && !(c.mode == Mode::Tight && code == Some(5)) {
+        f.bad(
+            2,
+            format!(
+                "-N: {} bytes reached stdout, then the run failed with exit {}, not 6",
+                stdout.len(),
+                code.map_or("by signal".into(), |c| c.to_string())
+            ),
+        );
+    }
+}
+
+/// Invariant 2, `-o FILE`: the final body on success; on failure an existing file
+/// untouched and a new one absent.
+fn check_file(ran: &Ran, f: &mut Findings) {
+    let want = cases::final_body(ran.c);
+    let file = std::fs::read(&ran.target).ok();
+    let shown = |file: &Option<Vec<u8>>| file.as_deref().map_or("absent".into(), excerpt);
+    if ran.ok() {
+        if file.as_deref() != Some(&want[..]) {
+            f.bad(
+                2,
+                format!(
+                    "exit 0 but the -o file is {} (want {})",
+                    shown(&file),
+                    excerpt(&want)
+                ),
+            );
+        }
+    } else if ran.c.out == Out::FileExisting && file.as_deref() != Some(cases::EXISTING) {
+        f.bad(
             2,
             format!(
                 "the run failed and the existing -o file changed: now {}",
-                file.as_deref().map_or("absent".into(), excerpt)
+                shown(&file)
             ),
-        ),
-        Out::FileNew if !ok && file.is_some() => bad(
+        );
+    } else if ran.c.out == Out::FileNew && file.is_some() {
+        f.bad(
             2,
             format!(
                 "the run failed but the new -o file exists: {}",
                 file.as_deref().map_or(String::new(), excerpt)
             ),
-        ),
-        _ => {}
+        );
     }
+}
 
-    // 3. No temporary file left, in the work folder nor in TMPDIR.
-    let expect_file = c.out == Out::FileExisting || (c.out == Out::FileNew && ok);
-    let extra: Vec<String> = listing(&work)
+/// Invariant 3: no temporary file left, in the work folder nor in TMPDIR.
+fn check_leftovers(ran: &Ran, f: &mut Findings) {
+    let c = ran.c;
+    let expect_file = c.out == Out::FileExisting || (c.out == Out::FileNew && ran.ok());
+    let extra: Vec<String> = listing(&ran.work)
         .into_iter()
         .filter(|n| !(expect_file && n == "out.bin"))
         .collect();
     if !extra.is_empty() {
-        bad(3, format!("left in the output's folder: {extra:?}"));
+        f.bad(3, format!("left in the output's folder: {extra:?}"));
     }
-    let in_tmp = listing(&tmp);
+    let in_tmp = listing(&ran.tmp);
     if !in_tmp.is_empty() {
-        bad(3, format!("left in TMPDIR: {in_tmp:?}"));
+        f.bad(3, format!("left in TMPDIR: {in_tmp:?}"));
     }
+}
 
-    // 4. The deadline; a wait that would cross it is not slept at all.
+/// Invariant 4: the deadline; a wait that would cross it is not slept at all.
+fn check_deadline(ran: &Ran, f: &mut Findings) {
+    let (c, wall) = (ran.c, ran.wall);
     let limit = deadline(c);
     if wall > limit + MARGIN {
-        bad(
+        f.bad(
             4,
             format!(
                 "took {:.2}s with --deadline {:.1}s",
@@ -373,7 +490,7 @@ pub fn run(c: &Case, bin: &Path) -> Report {
         );
     }
     if c.mode == Mode::Tight && matches!(c.fault, Fault::Status(..)) && wall >= limit {
-        bad(
+        f.bad(
             4,
             format!(
                 "took {:.2}s: a Retry-After past the {:.1}s deadline must stop the run at once",
@@ -382,97 +499,91 @@ pub fn run(c: &Case, bin: &Path) -> Report {
             ),
         );
     }
+}
 
-    // 5. No secret on stderr.
-    let leaked: Vec<&str> = SECRETS.into_iter().filter(|s| stderr.contains(s)).collect();
+/// Invariant 5: no secret on stderr.
+fn check_secrets(ran: &Ran, f: &mut Findings) {
+    let leaked: Vec<&str> = SECRETS
+        .into_iter()
+        .filter(|s| ran.stderr.contains(s))
+        .collect();
     if !leaked.is_empty() {
-        let line = stderr
+        let line = ran
+            .stderr
             .lines()
             .find(|l| leaked.iter().any(|s| l.contains(s)))
             .unwrap_or("")
             .chars()
             .take(300)
             .collect::<String>();
-        bad(5, format!("{leaked:?} on stderr: {line}"));
+        f.bad(5, format!("{leaked:?} on stderr: {line}"));
     }
+}
 
-    // 6. The exit code.
-    let (codes, why) = oracle::expected_exit(c, !out.stdout.is_empty());
-    if !code.is_some_and(|code| codes.contains(&code)) {
+/// Invariant 6: the exit code the oracle derives from README.
+fn check_exit(ran: &Ran, f: &mut Findings) {
+    let (codes, why) = oracle::expected_exit(ran.c, !ran.stdout.is_empty());
+    if !ran.code.is_some_and(|code| codes.contains(&code)) {
         let want: Vec<String> = codes.iter().map(|c| c.to_string()).collect();
-        bad(
+        f.bad(
             6,
             format!(
                 "exit {} (expected {}: {why}); the server saw: {}",
-                code.map_or("by signal".into(), |c| c.to_string()),
+                ran.code.map_or("by signal".into(), |c| c.to_string()),
                 want.join(" or "),
-                seen(&requests, &script)
+                ran.seen()
             ),
         );
     }
+}
 
-    // 7. The requests as sent: method, body, Accept-Encoding, no Range on an encoded body.
-    for r in &requests {
-        let method_ok =
-            r.method == c.method.wire() || (c.wrap == Wrap::See303 && r.method == "GET");
-        if !method_ok {
-            bad(7, format!("unexpected method {} {}", r.method, r.target));
-        }
-        let want_body: &[u8] = if r.method == "GET" {
-            b""
-        } else {
-            cases::DATA.as_bytes()
-        };
-        if r.body != want_body {
-            bad(
-                7,
-                format!(
-                    "{} {} carried body {}",
-                    r.method,
-                    r.target,
-                    excerpt(&r.body)
-                ),
-            );
-        }
-        let ae = r.header("accept-encoding");
-        if c.compressed != ae.is_some_and(|v| v.contains("gzip")) || (!c.compressed && ae.is_some())
-        {
-            bad(
-                7,
-                format!(
-                    "{} {}: Accept-Encoding {ae:?} with --compressed {}",
-                    r.method, r.target, c.compressed
-                ),
-            );
-        }
-        if c.fault == Fault::GzipCut
-            && let Some(range) = r.header("range")
-        {
-            bad(
-                7,
-                format!(
-                    "{} {} asked Range: {range} of a gzip-encoded body (README: not resumed)",
-                    r.method, r.target
-                ),
-            );
-        }
-        if c.method == Method::PostKey
-            && r.method == "POST"
-            && r.header("idempotency-key") != Some(cases::KEY)
-        {
-            bad(7, format!("POST {} without the Idempotency-Key", r.target));
-        }
+/// Invariant 7, for one request as sent: the method, the body, Accept-Encoding, no Range
+/// on an encoded body, the Idempotency-Key on every POST that should carry it.
+fn check_request(c: &Case, r: &Recorded, f: &mut Findings) {
+    let method_ok = r.method == c.method.wire() || (c.wrap == Wrap::See303 && r.method == "GET");
+    if !method_ok {
+        f.bad(7, format!("unexpected method {} {}", r.method, r.target));
     }
-    // Each kind of check once per case is enough for the report.
-    v.dedup_by(|a, b| a.invariant == b.invariant && a.invariant == 7);
-
-    Report {
-        case: *c,
-        command,
-        code,
-        wall,
-        stderr,
-        violations: v,
+    let want_body: &[u8] = if r.method == "GET" {
+        b""
+    } else {
+        cases::DATA.as_bytes()
+    };
+    if r.body != want_body {
+        let detail = format!(
+            "{} {} carried body {}",
+            r.method,
+            r.target,
+            excerpt(&r.body)
+        );
+        f.bad(7, detail);
+    }
+    let ae = r.header("accept-encoding");
+    if c.compressed != ae.is_some_and(|v| v.contains("gzip")) || (!c.compressed && ae.is_some()) {
+        f.bad(
+            7,
+            format!(
+                "{} {}: Accept-Encoding {ae:?} with --compressed {}",
+                r.method, r.target, c.compressed
+            ),
+        );
+    }
+    if c.fault == Fault::GzipCut
+        && let Some(range) = r.header("range")
+    {
+        f.bad(
+            7,
+            format!(
+                "{} {} asked Range: {range} of a gzip-encoded body (README: not resumed)",
+                r.method, r.target
+            ),
+        );
+    }
+    if c.method == Method::PostKey
+        && r.method == "POST"
+        && r.header("idempotency-key") != Some(cases::KEY)
+    {
+        f.bad(7, format!("POST {} without the Idempotency-Key", r.target));
     }
 }
 

@@ -291,6 +291,8 @@ fn head(status: u16, headers: &[(String, String)], len: usize) -> Vec<u8> {
     s.into_bytes()
 }
 
+/// Serves one connection: reads its request (inside a tunnel when it is a CONNECT),
+/// records it, and plays the script's next step (the last one once the script ran out).
 fn serve(
     conn: TcpStream,
     script: &[Step],
@@ -299,24 +301,9 @@ fn serve(
     stopping: &AtomicBool,
 ) -> io::Result<()> {
     let mut reader = BufReader::new(conn.try_clone()?);
-    let mut rec = read_request(&mut reader)?;
-    if rec.method.is_empty() {
+    let Some(rec) = request_to_answer(&conn, &mut reader, script, next, reqs)? else {
         return Ok(());
-    }
-    let raw_next = matches!(
-        script.get(next.load(Ordering::SeqCst)).or(script.last()),
-        Some(Step::Raw(_))
-    );
-    if rec.method == "CONNECT" && !raw_next {
-        // Act as a proxy's tunnel: record the CONNECT, then serve the request inside it.
-        // (A Raw step answers the CONNECT itself, to play a failing proxy.)
-        let mut out = conn.try_clone()?;
-        out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
-        if let Ok(mut r) = reqs.lock() {
-            r.push(rec);
-        }
-        rec = read_request(&mut reader)?;
-    }
+    };
     let i = next.fetch_add(1, Ordering::SeqCst);
     let range_from = requested_range(&rec);
     if let Ok(mut r) = reqs.lock() {
@@ -325,7 +312,47 @@ fn serve(
     let Some(step) = script.get(i).or(script.last()) else {
         return Ok(());
     };
-    let mut out = conn;
+    play(step, conn, range_from, stopping)
+}
+
+/// The request the next step answers: the one read (`None` when the client sent nothing),
+/// or, for a CONNECT, the one sent inside the tunnel, after recording the CONNECT and
+/// answering it as a proxy would. A `Raw` next step answers the CONNECT itself instead, to
+/// play a failing proxy.
+fn request_to_answer(
+    conn: &TcpStream,
+    reader: &mut BufReader<TcpStream>,
+    script: &[Step],
+    next: &AtomicUsize,
+    reqs: &Mutex<Vec<Recorded>>,
+) -> io::Result<Option<Recorded>> {
+    let rec = read_request(reader)?;
+    if rec.method.is_empty() {
+        return Ok(None);
+    }
+    let raw_next = matches!(
+        script.get(next.load(Ordering::SeqCst)).or(script.last()),
+        Some(Step::Raw(_))
+    );
+    if rec.method != "CONNECT" || raw_next {
+        return Ok(Some(rec));
+    }
+    let mut out = conn.try_clone()?;
+    out.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")?;
+    if let Ok(mut r) = reqs.lock() {
+        r.push(rec);
+    }
+    read_request(reader).map(Some)
+}
+
+/// Plays one step on the connection `out` (closed when this returns). `range_from` is the
+/// request's `Range: bytes=N-` with its `If-Range`, for the resource steps.
+fn play(
+    step: &Step,
+    mut out: TcpStream,
+    range_from: Option<(u64, String)>,
+    stopping: &AtomicBool,
+) -> io::Result<()> {
     match step {
         Step::Respond {
             status,
@@ -333,97 +360,90 @@ fn serve(
             body,
         } => {
             out.write_all(&head(*status, headers, body.len()))?;
-            out.write_all(body)?;
+            out.write_all(body)
         }
-        Step::Reset => {
-            socket2::SockRef::from(&out).set_linger(Some(Duration::ZERO))?;
-            drop(out);
-        }
+        Step::Reset => reset(out),
         Step::Hang => {
-            let until = Instant::now() + Duration::from_secs(120);
-            while Instant::now() < until && !stopping.load(Ordering::SeqCst) {
-                std::thread::sleep(Duration::from_millis(50));
-            }
+            hang(stopping);
+            Ok(())
         }
         Step::Truncate { declared, body } => {
             out.write_all(&head(200, &[], *declared))?;
-            out.write_all(body)?;
+            out.write_all(body)
         }
         Step::Stall {
             body,
             declared,
             pause,
-        } => partial_then_pause(&mut out, *declared, body, *pause)?,
-        Step::Raw(bytes) => out.write_all(bytes)?,
-        Step::Generate { len } => {
-            out.write_all(&head(200, &[], *len as usize))?;
-            let chunk = [b'z'; 64 * 1024];
-            let mut left = *len;
-            while left > 0 {
-                let n = left.min(chunk.len() as u64) as usize;
-                out.write_all(&chunk[..n])?;
-                left -= n as u64;
-            }
-        }
+        } => partial_then_pause(&mut out, *declared, body, *pause),
+        Step::Raw(bytes) => out.write_all(bytes),
+        Step::Generate { len } => generate(&mut out, *len),
         Step::Resource {
             body,
             etag,
             cut_after,
-        } => {
-            let from = range_from
-                .filter(|(_, tag)| tag == etag)
-                .map(|(f, _)| f as usize);
-            let (head_bytes, rest) = match from.filter(|f| *f < body.len()) {
-                Some(f) => {
-                    let range = format!("bytes {f}-{}/{}", body.len() - 1, body.len());
-                    let h = vec![
-                        ("ETag".to_string(), etag.clone()),
-                        ("Accept-Ranges".to_string(), "bytes".to_string()),
-                        ("Content-Range".to_string(), range),
-                    ];
-                    (head(206, &h, body.len() - f), &body[f..])
-                }
-                None => {
-                    let h = vec![
-                        ("ETag".to_string(), etag.clone()),
-                        ("Accept-Ranges".to_string(), "bytes".to_string()),
-                    ];
-                    (head(200, &h, body.len()), &body[..])
-                }
-            };
-            out.write_all(&head_bytes)?;
-            let n = cut_after.unwrap_or(rest.len()).min(rest.len());
-            out.write_all(&rest[..n])?;
-        }
+        } => serve_resource_with(&mut out, body, etag, &[], *cut_after, range_from),
         Step::ResetMidBody {
             declared,
             body,
             pause,
         } => {
             partial_then_pause(&mut out, *declared, body, *pause)?;
-            socket2::SockRef::from(&out).set_linger(Some(Duration::ZERO))?;
-            drop(out);
+            reset(out)
         }
-        Step::RawPaced { parts, pause } => {
-            for (i, part) in parts.iter().enumerate() {
-                if i > 0 {
-                    std::thread::sleep(*pause);
-                }
-                out.write_all(part)?;
-                out.flush()?;
-            }
-        }
+        Step::RawPaced { parts, pause } => raw_paced(&mut out, parts, *pause),
         Step::ResourceWith {
             body,
             etag,
             headers,
             cut_after,
-        } => serve_resource_with(&mut out, body, etag, headers, *cut_after, range_from)?,
+        } => serve_resource_with(&mut out, body, etag, headers, *cut_after, range_from),
+    }
+}
+
+/// Closes the connection with a reset (RST) rather than an orderly FIN.
+fn reset(conn: TcpStream) -> io::Result<()> {
+    socket2::SockRef::from(&conn).set_linger(Some(Duration::ZERO))?;
+    drop(conn);
+    Ok(())
+}
+
+/// Stays silent until the server stops or 120 s pass.
+fn hang(stopping: &AtomicBool) {
+    let until = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < until && !stopping.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A 200 with `len` bytes of `z`, written 64 KiB at a time (the server holds no more).
+fn generate(out: &mut TcpStream, len: u64) -> io::Result<()> {
+    out.write_all(&head(200, &[], len as usize))?;
+    let chunk = [b'z'; 64 * 1024];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        out.write_all(&chunk[..n])?;
+        left -= n as u64;
     }
     Ok(())
 }
 
-/// `Step::ResourceWith`: `Step::Resource`'s answer, with `extra` headers added.
+/// `parts` one after the other, each flushed, `pause` between two.
+fn raw_paced(out: &mut TcpStream, parts: &[Vec<u8>], pause: Duration) -> io::Result<()> {
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(pause);
+        }
+        out.write_all(part)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// `Step::Resource` (with no `extra`) and `Step::ResourceWith`: the whole body (200), or
+/// from the requested offset on (206) when the request's `If-Range` matches `etag`; cut
+/// after `cut_after` bytes when set.
 fn serve_resource_with(
     out: &mut TcpStream,
     body: &[u8],
