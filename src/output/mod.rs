@@ -255,11 +255,17 @@ impl Output {
     }
 }
 
-/// Writes text that is not a body (`--explain`, `simulate`) to stdout. A reader that went
-/// away (`| head -1`, a closed pipe) ends the writing quietly, as for a body.
-pub fn print_stdout(text: &str) {
+/// Writes text that is not a body (`--explain`, `simulate`, `-w`) to stdout. A reader that
+/// went away (`| head -1`, a closed pipe) ends the writing quietly, as for a body; any
+/// other failure (a full disk, `>/dev/full`) is an error, with what it was.
+pub fn print_stdout(text: &str) -> Result<(), String> {
     let mut out = io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write to stdout: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Standard output as an unbuffered file of its own (a duplicate of descriptor 1): the

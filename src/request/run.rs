@@ -105,15 +105,22 @@ impl Ends<'_> {
         Outcome::Usage
     }
 
-    /// `--explain`: the policy on stdout instead of a request; exit 0.
+    /// `--explain`: the policy on stdout instead of a request; exit 0 (1 when stdout
+    /// cannot be written).
     fn explain(&self, cfg: &Config) -> Outcome {
         self.watchdog.claim();
-        output::print_stdout(&explain::explain(cfg));
+        let (outcome, why) = match output::print_stdout(&explain::explain(cfg)) {
+            Ok(()) => (Outcome::Success, None),
+            Err(e) => {
+                self.reporter.error(&e);
+                (Outcome::Local, Some(e))
+            }
+        };
         let shown = cfg.retry.seed.unwrap_or(0);
         let elapsed = self.start.elapsed();
         self.reporter
-            .summary(Outcome::Success, 0, elapsed, shown, "nothing sent", None);
-        Outcome::Success
+            .summary(outcome, 0, elapsed, shown, "nothing sent", why.as_deref());
+        outcome
     }
 }
 
@@ -387,8 +394,13 @@ fn finish(
     if let Some(s) = shared {
         s.finish(outcome);
     }
-    if let Some(format) = write_out {
-        print_write_out(format, cfg, reporter, &ended, (outcome, start));
+    if let Some(format) = write_out
+        && let Err(e) = print_write_out(format, cfg, reporter, &ended, (outcome, start))
+    {
+        // Like -D: output the user asked for that cannot be written is a local failure.
+        reporter.error(&e);
+        reason = e;
+        outcome = Outcome::Local;
     }
     // From here the run ends itself (if the watchdog is ending it, this never returns).
     watchdog.claim();
@@ -403,14 +415,15 @@ fn finish(
     outcome
 }
 
-/// `-w`: the format filled in and written on stdout (quietly, if its reader went away).
+/// `-w`: the format filled in and written on stdout (quietly, if its reader went away;
+/// `Err` when it cannot be written otherwise).
 fn print_write_out(
     format: &str,
     cfg: &Config,
     reporter: &Reporter,
     ended: &Ended,
     (outcome, start): (Outcome, Instant),
-) {
+) -> Result<(), String> {
     let vars = write_out::Vars {
         http_code: ended.head.as_ref().map(|h| h.status),
         num_retries: ended.attempts_made.saturating_sub(1),
@@ -426,8 +439,7 @@ fn print_write_out(
     for name in unknown {
         reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    output::print_stdout(&text)
 }
 
 /// The most `-w @FILE` reads: a format is a line or two, and `/dev/zero` must not fill

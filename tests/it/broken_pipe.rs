@@ -8,8 +8,8 @@
 //! every writer in the code treats a broken pipe as "nothing more to say to the reader". A
 //! reader that leaves has chosen to stop reading; what happened to the request is still
 //! the truest answer, and a script under `set -o pipefail` that keeps only the first line
-//! must not see a failure that did not happen. (Other write errors, a full disk say, are
-//! not this file's concern.)
+//! must not see a failure that did not happen. Any other write error (a full disk,
+//! `>/dev/full`) is a local failure: exit 1, with the error named on stderr.
 //!
 //! The binary gets SIGPIPE at its default action from `std::process::Command` (which resets
 //! it in the child); the Rust runtime of the binary ignores it at start, so a write to the
@@ -151,5 +151,46 @@ fn help_and_version_are_quiet_on_a_closed_pipe() {
         &["simulate", "--help"],
     ] {
         assert_quiet(args, 0);
+    }
+}
+
+/// Runs with stdout on /dev/full (every write fails with ENOSPC); returns the exit code
+/// and stderr.
+fn run_into_full_disk(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = std_command()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn text_that_cannot_be_written_is_a_local_failure() {
+    let s = Server::start(vec![Step::status(404, "gone")]).unwrap();
+    let url = s.url("/");
+    let cases: [&[&str]; 4] = [
+        &["--explain", "http://127.0.0.1:9/"],
+        &["simulate"],
+        &["simulate", "--format", "json"],
+        &["-w", "%{http_code}\n", &url],
+    ];
+    for args in cases {
+        let (code, err) = run_into_full_disk(args);
+        assert_eq!(code, Some(1), "{args:?}\n{err}");
+        assert!(
+            err.contains("cannot write to stdout: No space left on device"),
+            "{args:?}\n{err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}\n{err}");
     }
 }

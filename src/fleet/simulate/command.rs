@@ -48,9 +48,15 @@ pub fn run(a: &SimulateArgs) -> Exit {
         }
     };
     let limit = simulate::physical_limit(&sc);
+    let print = |text: &str| match crate::output::print_stdout(text) {
+        Ok(()) => Exit::Success,
+        Err(e) => {
+            say.error(&e);
+            Exit::Local
+        }
+    };
     if a.search {
-        crate::output::print_stdout(&search_report(&sc, a, &limit));
-        return Exit::Success;
+        return print(&search_report(&sc, a, &limit));
     }
     let results: Vec<Outcome> = strategies
         .iter()
@@ -63,10 +69,9 @@ pub fn run(a: &SimulateArgs) -> Exit {
         return Exit::Local;
     }
     match a.format {
-        SimFormat::Table => crate::output::print_stdout(&table(&sc, a, &results, &limit)),
-        SimFormat::Json => crate::output::print_stdout(&format!("{}\n", to_json(&results, &limit))),
+        SimFormat::Table => print(&table(&sc, a, &results, &limit)),
+        SimFormat::Json => print(&format!("{}\n", to_json(&results, &limit))),
     }
-    Exit::Success
 }
 
 /// Checks the command before any work is done, in this order: the scenario, the
