@@ -134,7 +134,7 @@ pub struct Config {
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
     /// `--state`: the shared state file and its limits.
-    pub state: Option<(PathBuf, crate::fleet::state::Limits)>,
+    pub state: Option<(PathBuf, crate::fleet::record::Limits)>,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -597,9 +597,9 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
 }
 
 /// `--state` and the limits that go with it.
-fn state(f: &FleetFlags) -> Option<(PathBuf, crate::fleet::state::Limits)> {
+fn state(f: &FleetFlags) -> Option<(PathBuf, crate::fleet::record::Limits)> {
     f.state.clone().map(|p| {
-        let limits = crate::fleet::state::Limits {
+        let limits = crate::fleet::record::Limits {
             threshold: f.breaker_threshold,
             cooldown: f.breaker_cooldown,
             budget_pct: f.retry_budget,

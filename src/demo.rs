@@ -69,7 +69,7 @@ fn answer_one(stream: TcpStream, answer: Answer) -> io::Result<()> {
 }
 
 /// Runs the demo and returns the client's outcome.
-pub fn run(start: Instant) -> Outcome {
+pub fn show(start: Instant) -> Outcome {
     let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
     let url = match start_server() {
         Ok(url) => url,

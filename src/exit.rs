@@ -120,6 +120,25 @@ impl Outcome {
         }
     }
 
+    /// How the text log's closing line names the outcome ("deadline reached after 3
+    /// attempts ..."); success and usage errors have no such line.
+    pub fn summary_phrase(self) -> &'static str {
+        match self {
+            Outcome::AttemptsExhausted => "attempts exhausted",
+            Outcome::Deadline => "deadline reached",
+            Outcome::NonRetryableResponse => "non-retryable response",
+            Outcome::NonRetryableTransport => "non-retryable failure",
+            Outcome::Refused => "refused",
+            Outcome::Hangup => "hung up (SIGHUP)",
+            Outcome::Interrupted => "interrupted",
+            Outcome::UserSignal1 => "stopped by SIGUSR1",
+            Outcome::UserSignal2 => "stopped by SIGUSR2",
+            Outcome::Alarm => "stopped by SIGALRM",
+            Outcome::Terminated => "terminated",
+            Outcome::Success | Outcome::Local | Outcome::Usage => "failed",
+        }
+    }
+
     /// Whether a signal ended the run (the codes above 128).
     pub fn is_signal(self) -> bool {
         self.code() > 128

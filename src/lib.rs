@@ -1,6 +1,17 @@
 //! retry-http: an HTTP client for scripts, cron jobs and CI that retries transient
-//! failures without making an outage worse. This file wires the modules together:
-//! flags -> configuration -> attempt loop (policy + transport) -> output/report -> outcome.
+//! failures without making an outage worse.
+//!
+//! Data flows one way: `cli` (the clap definition, flag parsers, clap's errors) ->
+//! `config` (flags turned into a validated configuration; every cross-flag check) ->
+//! `request` (one run: prepare, the attempt loop, delivery, `--explain`, `-w`), which asks
+//! `policy` (pure: backoff and jitter, Retry-After, THE decision after an attempt) what to
+//! do and `http` (the ureq agent, failure kinds, redirects, proxies, redaction, bodies,
+//! resume) to send -> `output` (stdout or `-o`, the final body only) and `report` (the one
+//! writer to stderr) -> `exit` (the exit-code table). Beside the request sits `fleet` (the
+//! circuit breaker and retry budget shared through `--state`, behind a store trait, and
+//! `simulate`); `process` keeps how the process ends (deadline watchdog, signals, freeing
+//! large files after the exit). `files` and `units` hold the file operations and unit
+//! conversions used in more than one room; `demo` is the `demo` subcommand.
 
 pub mod cli;
 pub(crate) mod config;
@@ -42,8 +53,8 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
     match cli.command {
-        Some(cli::Command::Demo) => demo::run(start),
-        Some(cli::Command::Simulate(args)) => fleet::simulate::command::run(&args),
+        Some(cli::Command::Demo) => demo::show(start),
+        Some(cli::Command::Simulate(args)) => fleet::simulate::command::simulate(&args),
         None => request::run::request(&cli.request, start),
     }
 }

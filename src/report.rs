@@ -5,7 +5,7 @@
 use crate::cli::{ColorChoice, LogFormat};
 use crate::exit::Outcome;
 use crate::policy::WaitReason;
-pub use crate::units::fmt_duration;
+use crate::units::fmt_duration;
 use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
@@ -280,7 +280,7 @@ impl Reporter {
                 self.json(summary_json(outcome, attempts_made, elapsed, seed, reason))
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
-                let what = phrase(outcome);
+                let what = outcome.summary_phrase();
                 // A refusal says why, unless `last` already does (refused before the first
                 // attempt).
                 let why = match reason {
@@ -372,30 +372,12 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "start_ms": a.start_ms as u64,
         "elapsed_ms": millis(a.elapsed),
         "wait_ms": wait_ms,
-        "wait_us": match &a.decision { Decision::Retry { wait, .. } => json!(wait.as_micros() as u64), _ => Value::Null },
+        "wait_us": match &a.decision { Decision::Retry { wait, .. } => json!(crate::units::micros(*wait)), _ => Value::Null },
         "wait_reason": wait_reason,
         "retry_after": a.retry_after,
         "stop": stop,
         "note": a.note,
     })
-}
-
-/// How the text summary names an outcome ("deadline reached after ...").
-fn phrase(outcome: Outcome) -> &'static str {
-    match outcome {
-        Outcome::AttemptsExhausted => "attempts exhausted",
-        Outcome::Deadline => "deadline reached",
-        Outcome::NonRetryableResponse => "non-retryable response",
-        Outcome::NonRetryableTransport => "non-retryable failure",
-        Outcome::Refused => "refused",
-        Outcome::Hangup => "hung up (SIGHUP)",
-        Outcome::Interrupted => "interrupted",
-        Outcome::UserSignal1 => "stopped by SIGUSR1",
-        Outcome::UserSignal2 => "stopped by SIGUSR2",
-        Outcome::Alarm => "stopped by SIGALRM",
-        Outcome::Terminated => "terminated",
-        _ => "failed",
-    }
 }
 
 /// The summary line of a run that is ended from another thread (the deadline's watchdog,
@@ -418,7 +400,7 @@ pub fn forced_summary(
             let plural = if attempts_made == 1 { "" } else { "s" };
             format!(
                 "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
-                phrase(outcome),
+                outcome.summary_phrase(),
                 fmt_duration(elapsed),
                 outcome.code()
             )
@@ -429,19 +411,6 @@ pub fn forced_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_read_well() {
-        assert_eq!(fmt_duration(Duration::from_millis(41)), "41ms");
-        assert_eq!(fmt_duration(Duration::from_millis(1420)), "1.42s");
-        assert_eq!(fmt_duration(Duration::from_millis(2000)), "2s");
-        assert_eq!(fmt_duration(Duration::from_secs(123)), "2m03s");
-        assert_eq!(fmt_duration(Duration::from_secs(7380)), "2h03m");
-        assert_eq!(
-            fmt_duration(Duration::from_secs(2_147_483_648)),
-            "24855d03h"
-        );
-    }
 
     fn line(decision: Decision) -> AttemptLine {
         AttemptLine {

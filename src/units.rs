@@ -9,6 +9,11 @@ pub fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// `d` in whole microseconds, rounded down, saturating at `u64::MAX`.
+pub fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
 /// Formats a duration compactly: 41ms, 1.42s, 2m03s.
 pub fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -42,5 +47,20 @@ mod tests {
         assert_eq!(millis(Duration::from_micros(1_500)), 1);
         assert_eq!(millis(Duration::from_secs(90)), 90_000);
         assert_eq!(millis(Duration::MAX), u64::MAX);
+        assert_eq!(micros(Duration::from_nanos(1_999)), 1);
+        assert_eq!(micros(Duration::MAX), u64::MAX);
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(fmt_duration(Duration::from_millis(41)), "41ms");
+        assert_eq!(fmt_duration(Duration::from_millis(1420)), "1.42s");
+        assert_eq!(fmt_duration(Duration::from_millis(2000)), "2s");
+        assert_eq!(fmt_duration(Duration::from_secs(123)), "2m03s");
+        assert_eq!(fmt_duration(Duration::from_secs(7380)), "2h03m");
+        assert_eq!(
+            fmt_duration(Duration::from_secs(2_147_483_648)),
+            "24855d03h"
+        );
     }
 }

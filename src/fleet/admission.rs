@@ -1,11 +1,11 @@
 //! A run's side of `--state`: asks the circuit breaker before the first attempt, the retry
 //! budget before each retry, and records how the run ended, each a decision on the
 //! target's record made through the `Store` seam (whatever the store is). The decisions
-//! themselves are in `breaker` and `budget`, reached through `state::Target`.
+//! themselves are in `breaker` and `budget`, reached through `record::Target`.
 
 use crate::exit::Outcome;
 use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::state::{Limits, MAX_STAMP};
+use crate::fleet::record::{Limits, MAX_STAMP};
 use crate::fleet::store::{self, Store};
 use crate::report::Reporter;
 use crate::units::millis;
@@ -97,7 +97,7 @@ impl<'a> Shared<'a> {
                 let wait = Duration::from_millis(until.saturating_sub(now));
                 Err(format!(
                     "nothing sent: {why} for {key}; the next probe may start in {} ({when})",
-                    crate::report::fmt_duration(wait)
+                    crate::units::fmt_duration(wait)
                 ))
             }
             Ok(admission) => {

@@ -14,7 +14,7 @@
 
 use crate::files::{follow_link, temp_beside};
 use crate::fleet::Millis;
-use crate::fleet::state::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
+use crate::fleet::record::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
 use crate::fleet::store::Store;
 use serde_json::Value;
 use std::io::{Read, Write};

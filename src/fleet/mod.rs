@@ -5,7 +5,7 @@
 //! - `breaker`: the circuit breaker's pure decisions (closed, open, half-open with a probe
 //!   lease);
 //! - `budget`: the retry budget's pure decisions (a share of recent successes, a floor);
-//! - `state`: the per-target record holding both, their settings, the JSON form and the
+//! - `record`: the per-target record holding both, their settings, the JSON form and the
 //!   bounds on what is remembered (TTL, targets, bytes);
 //! - `store`: the seam where records live, read, decided on and written back in one step;
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
@@ -17,8 +17,8 @@ pub mod admission;
 pub mod breaker;
 pub mod budget;
 pub mod file;
+pub mod record;
 pub mod simulate;
-pub mod state;
 pub mod store;
 
 /// Timestamps of the shared state: milliseconds since the Unix epoch.

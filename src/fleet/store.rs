@@ -11,7 +11,7 @@
 
 use crate::fleet::Millis;
 use crate::fleet::file::FileStore;
-use crate::fleet::state::{Limits, Target};
+use crate::fleet::record::{Limits, Target};
 use std::path::Path;
 use std::time::Duration;
 
@@ -66,7 +66,7 @@ pub mod contract {
     use super::Store;
     use crate::fleet::Millis;
     use crate::fleet::breaker::{Admission, RunResult};
-    use crate::fleet::state::{Limits, Target};
+    use crate::fleet::record::{Limits, Target};
     use std::path::Path;
     use std::time::Duration;
 
@@ -268,7 +268,7 @@ pub(crate) use store_contract;
 mod memory {
     use super::Store;
     use crate::fleet::Millis;
-    use crate::fleet::state::{Limits, State, Target};
+    use crate::fleet::record::{Limits, State, Target};
     use std::path::Path;
     use std::sync::Mutex;
     use std::time::Duration;

@@ -60,7 +60,7 @@ impl Continuation {
 /// The headers that ask for the rest of the body from byte `offset`: `Range: bytes=N-`
 /// (RFC 9110 section 14.2), only if the representation is still `v` (`If-Range`, section
 /// 13.1.5).
-pub fn request_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
+pub fn range_headers(offset: u64, v: &Validator) -> [(String, String); 2] {
     [
         ("Range".into(), format!("bytes={offset}-")),
         ("If-Range".into(), v.0.clone()),

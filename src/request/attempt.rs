@@ -464,7 +464,7 @@ impl Loop<'_> {
         let mut hop = first.clone();
         let asked: Vec<(String, String)> = partial
             .iter()
-            .flat_map(|p| resume::request_headers(p.offset, &p.validator))
+            .flat_map(|p| resume::range_headers(p.offset, &p.validator))
             .collect();
         hop.headers.extend(asked.iter().cloned());
         let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;

@@ -3,11 +3,11 @@
 
 use crate::cli::{ColorChoice, LogFormat};
 use crate::cli::{SimFormat, SimulateArgs};
-use crate::exit::Outcome as Exit;
-use crate::fleet::simulate::{self, Outcome, Scenario, Strategy};
+use crate::exit::Outcome;
+use crate::fleet::simulate::{self, Figures, Scenario, Strategy};
 use crate::policy::{Backoff, Jitter};
 use crate::report::Reporter;
-use crate::report::fmt_duration;
+use crate::units::fmt_duration;
 use serde_json::json;
 use std::fmt::Write;
 
@@ -38,27 +38,27 @@ fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
 }
 
 /// Runs `retry-http simulate`.
-pub fn run(a: &SimulateArgs) -> Exit {
+pub fn simulate(a: &SimulateArgs) -> Outcome {
     let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
     let (sc, strategies) = match plan(a) {
         Ok(p) => p,
         Err(e) => {
             say.error(&e.to_string());
-            return Exit::Usage;
+            return Outcome::Usage;
         }
     };
     let limit = simulate::physical_limit(&sc);
     let print = |text: &str| match crate::output::print_stdout(text) {
-        Ok(()) => Exit::Success,
+        Ok(()) => Outcome::Success,
         Err(e) => {
             say.error(&e);
-            Exit::Local
+            Outcome::Local
         }
     };
     if a.search {
         return print(&search_report(&sc, a, &limit));
     }
-    let results: Vec<Outcome> = strategies
+    let results: Vec<Figures> = strategies
         .iter()
         .map(|k| simulate::average(&sc, &k.backoff(&sc), k.name(), a.seed, a.runs))
         .collect();
@@ -66,7 +66,7 @@ pub fn run(a: &SimulateArgs) -> Exit {
         && let Err(e) = plot(path, &sc, &results)
     {
         say.error(&format!("cannot write the plot {}: {e}", path.display()));
-        return Exit::Local;
+        return Outcome::Local;
     }
     match a.format {
         SimFormat::Table => print(&table(&sc, a, &results, &limit)),
@@ -108,13 +108,13 @@ fn plan(a: &SimulateArgs) -> Result<(Scenario, Vec<Strategy>), String> {
     Ok((sc, strategies))
 }
 
-fn last(o: &Outcome) -> String {
+fn last(o: &Figures) -> String {
     o.last_success_s
         .map_or_else(|| "-".into(), |s| format!("{s:.2}"))
 }
 
 /// The comparison table.
-pub fn table(sc: &Scenario, a: &SimulateArgs, results: &[Outcome], limit: &Outcome) -> String {
+pub fn table(sc: &Scenario, a: &SimulateArgs, results: &[Figures], limit: &Figures) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -158,8 +158,8 @@ pub fn table(sc: &Scenario, a: &SimulateArgs, results: &[Outcome], limit: &Outco
 }
 
 /// The same figures as a JSON array; the physical limit is the last object.
-pub fn to_json(results: &[Outcome], limit: &Outcome) -> serde_json::Value {
-    let row = |o: &Outcome| {
+pub fn to_json(results: &[Figures], limit: &Figures) -> serde_json::Value {
+    let row = |o: &Figures| {
         json!({
             "strategy": o.strategy,
             "served_pct": o.served_pct,
@@ -207,7 +207,7 @@ fn flags(sc: &Scenario, b: &Backoff) -> String {
     )
 }
 
-fn search_report(sc: &Scenario, a: &SimulateArgs, limit: &Outcome) -> String {
+fn search_report(sc: &Scenario, a: &SimulateArgs, limit: &Figures) -> String {
     let front = simulate::search(sc, a.seed, a.runs);
     let mut s = String::new();
     let _ = writeln!(
@@ -276,7 +276,7 @@ type Chart<'a, 'b> = plotters::chart::ChartContext<
 
 /// How far the plot reaches: the windows until the last request of any strategy, and the
 /// most requests in one window (at least the capacity).
-fn extent(sc: &Scenario, results: &[Outcome]) -> (u64, f64) {
+fn extent(sc: &Scenario, results: &[Figures]) -> (u64, f64) {
     let longest = results
         .iter()
         .filter_map(|o| o.load.keys().next_back())
@@ -293,7 +293,7 @@ fn extent(sc: &Scenario, results: &[Outcome]) -> (u64, f64) {
 }
 
 /// Load over time per strategy, with the capacity line, as an SVG file at `path`.
-fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<(), String> {
+fn plot(path: &std::path::Path, sc: &Scenario, results: &[Figures]) -> Result<(), String> {
     use plotters::prelude::*;
     let window_s = sc.window.as_secs_f64();
     let (longest, top) = extent(sc, results);
@@ -332,7 +332,7 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Outcome]) -> Result<()
 }
 
 /// One line per strategy: requests per window (`window_s` seconds long), labelled.
-fn draw_loads(chart: &mut Chart, results: &[Outcome], window_s: f64) -> Result<(), String> {
+fn draw_loads(chart: &mut Chart, results: &[Figures], window_s: f64) -> Result<(), String> {
     use plotters::prelude::*;
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     for (i, o) in results.iter().enumerate() {

@@ -12,6 +12,7 @@
 pub mod command;
 
 use crate::policy::{self, Backoff, Fit, Jitter};
+use crate::units::micros;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use std::cmp::Reverse;
@@ -118,7 +119,7 @@ impl Strategy {
 
 /// What one simulated run (or an average of runs) gave.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Figures {
     /// Strategy name (or `physical_limit`).
     pub strategy: String,
     /// Percent of clients served, 0 to 100.
@@ -137,10 +138,6 @@ pub struct Outcome {
     pub load: BTreeMap<u64, u32>,
     /// Requests served per window after the outage (checked by tests: never above capacity).
     pub served_per_window: BTreeMap<u64, u32>,
-}
-
-fn micros(d: Duration) -> u64 {
-    d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
 /// What one run counts as requests arrive. Sparse maps: a policy with hour-long waits must
@@ -182,10 +179,10 @@ impl Tally {
     }
 
     /// The figures of the run, for `name`.
-    fn outcome(self, sc: &Scenario, name: &str) -> Outcome {
+    fn outcome(self, sc: &Scenario, name: &str) -> Figures {
         let peak = self.arrivals_in.values().copied().max().unwrap_or(0);
         let calls = self.calls as f64;
-        Outcome {
+        Figures {
             strategy: name.to_string(),
             served_pct: f64::from(self.served) * 100.0 / f64::from(sc.clients.max(1)),
             calls,
@@ -204,7 +201,7 @@ impl Tally {
 }
 
 /// Runs one strategy once with a seed.
-pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
+pub fn play(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Figures {
     let mut rng = StdRng::seed_from_u64(seed);
     let (outage, window) = (micros(sc.outage), micros(sc.window).max(1));
     // Requests by time, then by the order they were scheduled in: (t, seq, client).
@@ -248,7 +245,7 @@ pub fn run(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Outcome {
 /// window serves up to its capacity at once; the others (all of them, during an outage) are
 /// rejected, and each needs one more call, placed in the earliest window with room that
 /// starts before the deadline. A client that cannot be served gives up after its first call.
-pub fn physical_limit(sc: &Scenario) -> Outcome {
+pub fn physical_limit(sc: &Scenario) -> Figures {
     let clients = u64::from(sc.clients);
     let capacity = u64::from(sc.capacity.max(1));
     let window = micros(sc.window).max(1);
@@ -276,7 +273,7 @@ pub fn physical_limit(sc: &Scenario) -> Outcome {
     } else {
         served.min(capacity) as f64 / capacity as f64
     };
-    Outcome {
+    Figures {
         strategy: "physical_limit".into(),
         served_pct: served as f64 * 100.0 / clients.max(1) as f64,
         calls: calls as f64,
@@ -295,11 +292,11 @@ pub fn physical_limit(sc: &Scenario) -> Outcome {
 
 /// Runs a strategy with seeds `seed`, `seed + 1`, ... and averages the figures. The load
 /// curve is the first run's.
-pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u32) -> Outcome {
+pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u32) -> Figures {
     // Only the first run's load curve is kept: the others' would cost memory for nothing.
-    let all: Vec<Outcome> = (0..runs.max(1))
+    let all: Vec<Figures> = (0..runs.max(1))
         .map(|i| {
-            let mut o = run(sc, backoff, name, seed.wrapping_add(u64::from(i)));
+            let mut o = play(sc, backoff, name, seed.wrapping_add(u64::from(i)));
             if i > 0 {
                 o.load.clear();
                 o.served_per_window.clear();
@@ -308,9 +305,9 @@ pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u3
         })
         .collect();
     let k = all.len() as f64;
-    let mean = |f: &dyn Fn(&Outcome) -> f64| all.iter().map(f).sum::<f64>() / k;
+    let mean = |f: &dyn Fn(&Figures) -> f64| all.iter().map(f).sum::<f64>() / k;
     let lasts: Vec<f64> = all.iter().filter_map(|o| o.last_success_s).collect();
-    Outcome {
+    Figures {
         strategy: name.to_string(),
         served_pct: mean(&|o| o.served_pct),
         calls: mean(&|o| o.calls),
@@ -329,7 +326,7 @@ pub struct Candidate {
     /// The backoff tried.
     pub backoff: Backoff,
     /// How it did (averaged over the runs).
-    pub outcome: Outcome,
+    pub outcome: Figures,
 }
 
 /// `n` values spaced evenly on a log scale from `lo` to `hi`, rounded to milliseconds.
@@ -390,7 +387,7 @@ fn pareto(mut all: Vec<Candidate>) -> Vec<Candidate> {
 
 /// The index of the candidate nearest the physical limit, each axis measured as a ratio to
 /// the limit's value.
-pub fn nearest_to_limit(front: &[Candidate], limit: &Outcome) -> Option<usize> {
+pub fn nearest_to_limit(front: &[Candidate], limit: &Figures) -> Option<usize> {
     let lim_last = limit.last_success_s.unwrap_or(1.0).max(1e-9);
     let score = |c: &Candidate| {
         let dc = c.outcome.calls / limit.calls.max(1.0) - 1.0;
@@ -404,9 +401,9 @@ pub fn nearest_to_limit(front: &[Candidate], limit: &Outcome) -> Option<usize> {
 mod tests {
     use super::*;
 
-    fn study(strategy: Strategy) -> Outcome {
+    fn study(strategy: Strategy) -> Figures {
         let sc = Scenario::default();
-        run(&sc, &strategy.backoff(&sc), strategy.name(), 1)
+        play(&sc, &strategy.backoff(&sc), strategy.name(), 1)
     }
 
     #[test]
@@ -471,7 +468,7 @@ mod tests {
             let limit = physical_limit(&sc);
             for k in Strategy::ALL {
                 for seed in 0..5 {
-                    let o = run(&sc, &k.backoff(&sc), k.name(), seed);
+                    let o = play(&sc, &k.backoff(&sc), k.name(), seed);
                     assert!(
                         o.served_per_window.values().all(|n| *n <= sc.capacity),
                         "{sc:?} {o:?}"
@@ -499,7 +496,7 @@ mod tests {
         for sc in scenarios() {
             for k in Strategy::ALL {
                 let b = k.backoff(&sc);
-                assert_eq!(run(&sc, &b, "x", 9), run(&sc, &b, "x", 9));
+                assert_eq!(play(&sc, &b, "x", 9), play(&sc, &b, "x", 9));
             }
         }
     }

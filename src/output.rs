@@ -17,7 +17,7 @@ use tempfile::NamedTempFile;
 
 /// Where the final body goes.
 #[derive(Debug)]
-enum Target {
+enum Destination {
     Stdout,
     /// A regular file (or one that does not exist yet): temp file beside it, then rename.
     Replace(PathBuf),
@@ -30,7 +30,7 @@ enum Target {
 /// The output side of a run.
 #[derive(Debug)]
 pub struct Output {
-    target: Target,
+    target: Destination,
     include: bool,
     no_buffer: bool,
 }
@@ -102,7 +102,7 @@ impl Spool {
 
 /// Checks `-o FILE` before anything is sent: its folder exists and is writable, and it is
 /// not a folder itself.
-fn check_path(typed: &Path) -> Result<Target, UsageError> {
+fn check_path(typed: &Path) -> Result<Destination, UsageError> {
     let shown = typed.display();
     // Through a symbolic link, write where it points (as curl does), not over the link.
     let resolved = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
@@ -113,8 +113,8 @@ fn check_path(typed: &Path) -> Result<Target, UsageError> {
                 "-o {shown} is a directory: expected a file path"
             )));
         }
-        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => return Ok(Target::Null),
-        Ok(m) if !m.is_file() => return Ok(Target::Special(path.to_path_buf())),
+        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => return Ok(Destination::Null),
+        Ok(m) if !m.is_file() => return Ok(Destination::Special(path.to_path_buf())),
         _ => {}
     }
     let dir = folder(path);
@@ -134,7 +134,7 @@ fn check_path(typed: &Path) -> Result<Target, UsageError> {
                 dir.display()
             ))
         })?;
-    Ok(Target::Replace(path.to_path_buf()))
+    Ok(Destination::Replace(path.to_path_buf()))
 }
 
 /// Checks `-D FILE` before anything is sent, as `-o` is checked: not a folder, in a folder
@@ -164,8 +164,8 @@ impl Output {
     /// Validates the destination (a usage error if `-o` cannot work).
     pub fn prepare(cfg: &OutputConfig) -> Result<Output, UsageError> {
         let target = match &cfg.path {
-            None => Target::Stdout,
-            Some(p) if p.as_os_str() == "-" => Target::Stdout,
+            None => Destination::Stdout,
+            Some(p) if p.as_os_str() == "-" => Destination::Stdout,
             Some(p) => check_path(p)?,
         };
         Ok(Output {
@@ -177,15 +177,15 @@ impl Output {
 
     /// Whether a broken body can be kept and resumed: a regular `-o` file without `-i`.
     pub fn resumable(&self) -> bool {
-        matches!(self.target, Target::Replace(_)) && !self.include
+        matches!(self.target, Destination::Replace(_)) && !self.include
     }
 
     /// A fresh spool for one attempt's body, with the head already written when `-i`.
     pub fn begin(&self, head: &Head) -> io::Result<Spool> {
         let mut spool = match &self.target {
-            Target::Stdout if self.no_buffer => Spool::Direct(raw_stdout()?, 0),
-            Target::Null => Spool::Discard,
-            Target::Replace(path) => {
+            Destination::Stdout if self.no_buffer => Spool::Direct(raw_stdout()?, 0),
+            Destination::Null => Spool::Discard,
+            Destination::Replace(path) => {
                 let name = path
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
@@ -197,7 +197,7 @@ impl Output {
                 crate::process::release::register(tmp.as_file());
                 Spool::Named(tmp)
             }
-            Target::Stdout | Target::Special(_) => {
+            Destination::Stdout | Destination::Special(_) => {
                 let f = tempfile::tempfile()?;
                 crate::process::release::register(&f);
                 Spool::Anonymous(f)
@@ -217,7 +217,7 @@ impl Output {
             Spool::Named(tmp) => {
                 let path = tmp.path().to_path_buf();
                 let result = match &self.target {
-                    Target::Replace(dest) => tmp
+                    Destination::Replace(dest) => tmp
                         .persist(dest)
                         .map(|f| crate::process::release::forget(&f))
                         .map_err(|e| e.error),
@@ -229,7 +229,7 @@ impl Output {
             Spool::Anonymous(mut f) => {
                 f.seek(SeekFrom::Start(0))?;
                 match &self.target {
-                    Target::Special(path) => {
+                    Destination::Special(path) => {
                         let mut dest = open_within(path, left)?;
                         io::copy(&mut f, &mut dest)?;
                         dest.flush()
