@@ -1,7 +1,7 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
-pub mod usage;
+pub(crate) mod usage;
 pub mod values;
 
 use crate::exit::Outcome;

@@ -22,11 +22,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How much of a file is read to judge whose it is, in bytes.
-pub const PREFIX_BYTES: usize = 4096;
+const PREFIX_BYTES: usize = 4096;
 
 /// Whose a file is, judged from its first bytes (at most `PREFIX_BYTES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Owner {
+enum Owner {
     /// Empty: ours to fill.
     Empty,
     /// Begins with this format's marker, `{"format": "retry-http-state"` (JSON white space
@@ -58,7 +58,7 @@ fn tokens<'a>(mut b: &'a [u8], tokens: &[&[u8]]) -> Option<&'a [u8]> {
 }
 
 /// Judges whose a file is from its first bytes.
-pub fn owner(prefix: &[u8]) -> Owner {
+fn owner(prefix: &[u8]) -> Owner {
     if prefix.is_empty() {
         return Owner::Empty;
     }
@@ -106,7 +106,7 @@ fn legacy(b: &[u8]) -> bool {
 
 /// What a state file holds, as judged before it is used.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Contents {
+enum Contents {
     /// Empty: start afresh, silently.
     Fresh,
     /// A state this version can use (of this version or of retry-http 0.1.0).
@@ -119,7 +119,7 @@ pub enum Contents {
 
 /// Judges a file from `bytes`, its first bytes; `complete` when they are the whole file,
 /// which is then at most `MAX_FILE_BYTES` long.
-pub fn judge(bytes: &[u8], complete: bool, now: Millis) -> Contents {
+fn judge(bytes: &[u8], complete: bool, now: Millis) -> Contents {
     let owner = owner(&bytes[..bytes.len().min(PREFIX_BYTES)]);
     match owner {
         Owner::Empty if complete => return Contents::Fresh,

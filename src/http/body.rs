@@ -129,7 +129,7 @@ pub fn load_within(
 }
 
 /// Reads every part of the body once. stdin is read only when a part names it.
-pub fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
+fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
     let mut sink = Sink {
         memory: Vec::new(),
         file: None,

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 /// Whether `host` matches a no-proxy list: `*`; for a name, the name itself or a domain
 /// suffix (`example.test` and `.example.test` both match `api.example.test`); for an IP
 /// address, the address itself or a CIDR block (`127.0.0.0/8`, `::1`, `fd00::/8`).
-pub fn bypassed(host: &str, list: &str) -> bool {
+fn bypassed(host: &str, list: &str) -> bool {
     let host = host
         .trim_start_matches('[')
         .trim_end_matches(']')

@@ -30,7 +30,7 @@
 use url::Url;
 
 /// What a secret is replaced with.
-pub const MASK: &str = "***";
+const MASK: &str = "***";
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
 /// (`signature` holds `sig`, `password`, `passwd` hold `pass`, `sessionid` holds `session`,
@@ -91,7 +91,7 @@ pub fn is_secret_name(name: &str) -> bool {
 /// Whether a query or fragment parameter name (decoded) marks its value as secret: `code`,
 /// or a name holding a secret word (`access_token`, `api_key`, `passwd`, `sessionid`,
 /// `jwt`, ...), an idempotency key (`idempotency_key`, `Idempotency-Key`) excepted.
-pub fn is_secret_param(name: &str) -> bool {
+fn is_secret_param(name: &str) -> bool {
     let lower = name.trim().to_ascii_lowercase();
     if lower.replace('_', "-") == NOT_SECRET_NAME {
         return false;
@@ -317,7 +317,7 @@ pub fn url_text(s: &str) -> String {
 /// what it looks like. Everything up to the last `@` after the scheme (`x://`, when there is
 /// one) is taken for a userinfo and masked whole; after it, every query and fragment value
 /// is masked, whatever its name.
-pub fn untrusted(s: &str) -> String {
+fn untrusted(s: &str) -> String {
     let start = s.find("://").map_or(0, |i| i + 3);
     let (scheme, rest) = s.split_at(start);
     let (userinfo, rest) = match rest.rfind('@') {
