@@ -33,6 +33,11 @@ pub struct Output {
     target: Destination,
     include: bool,
     no_buffer: bool,
+    /// `-D -` with the body on stdout: the final head goes just before its body, as curl
+    /// writes it (only the final answer's: see [`Output::head_dumped`]).
+    dump_first: bool,
+    /// The `-D -` head has reached stdout with a body.
+    head_dumped: std::sync::atomic::AtomicBool,
 }
 
 /// One attempt's spooled body, not yet visible to anyone.
@@ -168,10 +173,16 @@ impl Output {
             Some(p) if p.as_os_str() == "-" => Destination::Stdout,
             Some(p) => check_path(p)?,
         };
+        let dump_stdout = cfg
+            .dump_header
+            .as_ref()
+            .is_some_and(|d| d.as_os_str() == "-");
         Ok(Output {
+            dump_first: dump_stdout && matches!(target, Destination::Stdout),
             target,
             include: cfg.include,
             no_buffer: cfg.no_buffer,
+            head_dumped: Default::default(),
         })
     }
 
@@ -203,10 +214,28 @@ impl Output {
                 Spool::Anonymous(f)
             }
         };
+        if self.dump_first {
+            spool.write_all(head_text(head).as_bytes())?;
+            if let Spool::Direct(..) = spool {
+                self.note_head_dumped();
+            }
+        }
         if self.include {
             spool.write_all(head_text(head).as_bytes())?;
         }
         Ok(spool)
+    }
+
+    /// Whether `-D -` wrote the head with a body already (the head of the answer whose body
+    /// was committed; under `--no-buffer`, of the first answer streamed): the run's end
+    /// does not write it again. A failed attempt's head never reaches stdout otherwise.
+    pub fn head_dumped(&self) -> bool {
+        self.head_dumped.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn note_head_dumped(&self) {
+        self.head_dumped
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Makes a complete body visible: rename into place, or copy to stdout / the special
@@ -237,6 +266,9 @@ impl Output {
                     _ => {
                         // Between two files the kernel copies (copy_file_range, splice).
                         let mut out = raw_stdout()?;
+                        if self.dump_first {
+                            self.note_head_dumped();
+                        }
                         io::copy(&mut f, &mut out)?;
                         Ok(())
                     }

@@ -10,6 +10,7 @@ use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
 use std::io::Write;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// What the loop decided after an attempt.
@@ -75,6 +76,9 @@ pub struct Reporter {
     silent: bool,
     verbose: bool,
     color: anstream::ColorChoice,
+    /// The Idempotency-Key the run sends, once it is chosen: the summary names it, so a
+    /// request that failed can be resubmitted by hand with the same key.
+    key: Arc<OnceLock<String>>,
 }
 
 const PREFIX: &str = "retry-http:";
@@ -102,7 +106,19 @@ impl Reporter {
             silent,
             verbose,
             color,
+            key: Arc::default(),
         }
+    }
+
+    /// Records the Idempotency-Key the run sends, for the summary (the first one stays).
+    pub fn name_key(&self, key: &str) {
+        let _ = self.key.set(key.to_string());
+    }
+
+    /// The Idempotency-Key recorded, shared: what a summary written from another thread
+    /// (the deadline's, a signal's) reads.
+    pub fn key_handle(&self) -> Arc<OnceLock<String>> {
+        self.key.clone()
     }
 
     /// Whether countdowns and progress are shown (stderr is a terminal, text log, not `-s`).
@@ -117,6 +133,20 @@ impl Reporter {
             let _ = write!(err, "\r\x1b[K{PREFIX} {text}");
             let _ = err.flush();
             self.dirty.set(true);
+        }
+    }
+
+    /// `-w` text after `%{stderr}`, written as it is (it is the user's format, not a log
+    /// line: `-s` does not hide it, as in curl). A closed stderr is no error; any other
+    /// failure is, with what it was.
+    pub fn write_out(&self, text: &str) -> Result<(), String> {
+        self.clear_live();
+        let mut err = std::io::stderr().lock();
+        match err.write_all(text.as_bytes()).and_then(|_| err.flush()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(format!("cannot write to stderr: {e}"))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -215,9 +245,14 @@ impl Reporter {
 
     /// A warning (not with `-s`).
     pub fn warn(&self, msg: &str) {
-        if self.silent {
-            return;
+        if !self.silent {
+            self.notice(msg);
         }
+    }
+
+    /// A warning shown under `-s` too: a mistake in what the user wrote (curl's own
+    /// warning about an unknown `-w` variable is not silenced either).
+    pub fn notice(&self, msg: &str) {
         match self.format {
             LogFormat::Json => self.json(json!({"type": "warning", "message": msg})),
             LogFormat::Text => {
@@ -275,9 +310,12 @@ impl Reporter {
         reason: Option<&str>,
     ) {
         let reason = reason.filter(|_| outcome != Outcome::Success);
+        let key = self.key.get().map(String::as_str);
         match self.format {
             LogFormat::Json => {
-                self.json(summary_json(outcome, attempts_made, elapsed, seed, reason))
+                let mut v = summary_json(outcome, attempts_made, elapsed, seed, reason);
+                v["idempotency_key"] = key.into();
+                self.json(v)
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
                 let what = outcome.summary_phrase();
@@ -289,14 +327,22 @@ impl Reporter {
                 };
                 let plural = if attempts_made == 1 { "" } else { "s" };
                 self.error(&format!(
-                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}); exit {}",
+                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
                     fmt_duration(elapsed),
+                    key_phrase(key),
                     outcome.code()
                 ));
             }
             LogFormat::Text => {}
         }
     }
+}
+
+/// "; Idempotency-Key: K" for a summary line, when a key was sent: resubmitting by hand
+/// with it cannot be processed twice.
+fn key_phrase(key: Option<&str>) -> String {
+    key.map(|k| format!("; Idempotency-Key: {k}"))
+        .unwrap_or_default()
 }
 
 /// The JSON summary object; `reason` is `null` when there is none.
@@ -386,22 +432,24 @@ fn attempt_json(a: &AttemptLine) -> Value {
 pub fn forced_summary(
     format: LogFormat,
     outcome: Outcome,
-    attempts_made: u32,
-    elapsed: Duration,
-    seed: u64,
+    (attempts_made, elapsed, seed): (u32, Duration, u64),
     last: &str,
     reason: &str,
+    key: Option<&str>,
 ) -> String {
     match format {
         LogFormat::Json => {
-            summary_json(outcome, attempts_made, elapsed, seed, Some(reason)).to_string()
+            let mut v = summary_json(outcome, attempts_made, elapsed, seed, Some(reason));
+            v["idempotency_key"] = key.into();
+            v.to_string()
         }
         LogFormat::Text => {
             let plural = if attempts_made == 1 { "" } else { "s" };
             format!(
-                "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}); exit {}",
+                "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}){}; exit {}",
                 outcome.summary_phrase(),
                 fmt_duration(elapsed),
+                key_phrase(key),
                 outcome.code()
             )
         }

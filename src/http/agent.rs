@@ -5,6 +5,7 @@
 //! Everything here that can fail is a usage error, found before a byte is sent.
 
 use crate::config::{RequestConfig, Timeouts, UsageError};
+use crate::http::timing::{self, Probe};
 use crate::http::{headers::Automatic, proxy, redact};
 use std::io::Read;
 use std::path::Path;
@@ -12,8 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use ureq::config::{AutoHeaderValue, Config};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::DefaultResolver;
-use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector};
+use ureq::unversioned::transport::{ConnectionDetails, Connector, Transport};
 use ureq::{Agent, Proxy};
 use url::Url;
 
@@ -30,6 +30,8 @@ pub struct Built {
     pub connected: Arc<AtomicBool>,
     /// The proxy in use, secrets masked, to name it when it is the one that failed.
     pub proxy: Option<String>,
+    /// When each step of the request in flight happened (see `timing`).
+    pub probe: Arc<Probe>,
 }
 
 /// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
@@ -40,15 +42,19 @@ pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageErr
     let tls = tls_config(req, proxy.as_ref())?;
     let config = agent_config(req, timeouts, proxy, tls);
     let connected = Arc::new(AtomicBool::new(false));
+    let probe = Arc::new(Probe::default());
     let connector = Watched {
-        inner: DefaultConnector::default(),
+        inner: Box::new(timing::connector(probe.clone())),
         connected: connected.clone(),
         depth: AtomicUsize::new(0),
+        probe: probe.clone(),
     };
+    let resolver = timing::TimedResolver::new(probe.clone());
     Ok(Built {
-        agent: Agent::with_parts(config, connector, DefaultResolver::default()),
+        agent: Agent::with_parts(config, connector, resolver),
         connected,
         proxy: chosen.as_deref().map(redact::url_text),
+        probe,
     })
 }
 
@@ -196,7 +202,7 @@ fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
     RootCerts::Specific(Arc::new(certs))
 }
 
-/// ureq's own connector chain (proxy, TCP, TLS), noting whether the connection was
+/// ureq's own connector chain (proxy, TCP, TLS, with `timing`'s probes), noting whether the connection was
 /// established. A failure before that (a TLS handshake cut short or stalled, a proxy
 /// tunnel refused) proves that no byte of the HTTP request was sent.
 ///
@@ -204,13 +210,14 @@ fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
 /// proxy: only the outermost call's success means the tunnel to the target is up.
 #[derive(Debug)]
 struct Watched {
-    inner: DefaultConnector,
+    inner: Box<dyn Connector<(), Out = Box<dyn Transport>>>,
     connected: Arc<AtomicBool>,
     depth: AtomicUsize,
+    probe: Arc<Probe>,
 }
 
 impl Connector<()> for Watched {
-    type Out = Box<dyn ureq::unversioned::transport::Transport>;
+    type Out = Box<dyn Transport>;
 
     fn connect(
         &self,
@@ -222,6 +229,7 @@ impl Connector<()> for Watched {
         let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
+            self.probe.ready();
         }
         out
     }

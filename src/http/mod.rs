@@ -4,7 +4,8 @@
 //! hands back the response's `head`, and reads its body (`receive`, gzip included). Around
 //! it: which proxy a request goes through (`proxy`), the masking of secrets in anything
 //! printed (`redact`), the request body read once and replayed (`body`), and the rules for
-//! resuming a broken download (`resume`). The transport's parts are private to it: the rest
+//! resuming a broken download (`resume`), when each step of a request happened (`timing`, for
+//! `-w`). The transport's parts are private to it: the rest
 //! of the crate names them through `transport`. Nothing here decides whether to retry;
 //! `policy` does.
 
@@ -18,4 +19,5 @@ mod receive;
 pub mod redact;
 mod redirect;
 pub mod resume;
+pub mod timing;
 pub mod transport;

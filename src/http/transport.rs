@@ -17,6 +17,7 @@ use crate::http::failure::{before_connection, classify};
 use crate::http::headers::Automatic;
 use crate::http::receive;
 use crate::http::redirect::{self, Next};
+use crate::http::timing::{Probe, Timeline};
 use crate::policy::FailureKind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -51,6 +52,8 @@ pub struct Chain {
     /// A redirect that was not followed because following it would send a non-idempotent
     /// request again (a PATCH answered 301/302): why. The answer is then the redirect itself.
     pub declined: Option<String>,
+    /// When the attempt's steps happened, its connections and redirects (for `-w`).
+    pub timeline: Timeline,
 }
 
 /// Sends requests with per-attempt budgets.
@@ -68,6 +71,8 @@ pub struct Transport {
     proxy: Option<String>,
     /// The headers added to every request.
     automatic: Automatic,
+    /// When each step of the request in flight happened.
+    probe: Arc<Probe>,
 }
 
 impl Transport {
@@ -82,6 +87,7 @@ impl Transport {
             decode: req.compressed,
             proxy: built.proxy,
             automatic: Automatic::new(req),
+            probe: built.probe,
         })
     }
 
@@ -117,7 +123,9 @@ impl Transport {
         let mut hop = first.clone();
         let mut committed = false;
         let mut hops = 0u32;
+        self.probe.begin_attempt();
         loop {
+            self.probe.begin_hop(hops);
             let left = budget.map(|b| b.saturating_sub(start.elapsed()));
             let result = self.send_hop(&hop, body, left);
             let next = match &result {
@@ -140,6 +148,7 @@ impl Transport {
                 last: hop,
                 committed,
                 declined,
+                timeline: self.probe.snapshot(),
             };
         }
     }
@@ -178,6 +187,7 @@ impl Transport {
             .agent
             .run(request)
             .map_err(|e| self.unanswered(&e, &hop.url))?;
+        self.probe.head_arrived();
         let (parts, body) = response.into_parts();
         Ok(Exchange {
             head: Head::from_parts(&parts, &hop.url),

@@ -10,6 +10,7 @@ use crate::exit::Outcome;
 use crate::http::body::Payload;
 use crate::http::redact;
 use crate::http::resume;
+use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Failure, Head, Hop, Transport};
 use crate::output::Output;
 use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
@@ -74,6 +75,16 @@ pub struct Ended {
     pub head: Option<Head>,
     /// Body bytes delivered to the output (for `%{size_download}`).
     pub delivered: u64,
+    /// When the last attempt's steps happened (for `-w`'s times and addresses).
+    pub timeline: Timeline,
+    /// TCP connections opened over the whole run.
+    pub connects: u32,
+    /// Redirects followed over the whole run.
+    pub redirects: u32,
+    /// The method of the last request sent (under `-L` a 303 makes it a GET).
+    pub method: Option<String>,
+    /// `-D -` already wrote the final head to stdout, before its body.
+    pub head_dumped: bool,
 }
 
 /// The result of one attempt, before the decision looks at it.
@@ -104,6 +115,13 @@ struct Carry {
     head: Option<Head>,
     /// Body bytes delivered to the output.
     delivered: u64,
+    /// The last attempt's timeline.
+    timeline: Timeline,
+    /// Connections and redirects of the attempts so far.
+    connects: u32,
+    redirects: u32,
+    /// The method of the last request sent.
+    method: Option<String>,
 }
 
 /// What follows an attempt, for the loop.
@@ -185,6 +203,10 @@ impl Loop<'_> {
             last: "no attempt made".into(),
             head: None,
             delivered: 0,
+            timeline: Timeline::default(),
+            connects: 0,
+            redirects: 0,
+            method: None,
         };
         let mut made = 0;
         let (outcome, why) = loop {
@@ -212,6 +234,11 @@ impl Loop<'_> {
             why,
             head: carry.head,
             delivered: carry.delivered,
+            timeline: carry.timeline,
+            connects: carry.connects,
+            redirects: carry.redirects,
+            method: carry.method,
+            head_dumped: self.output.head_dumped(),
         }
     }
 
@@ -220,6 +247,7 @@ impl Loop<'_> {
         let begun = Instant::now();
         self.watchdog.note(n, "no answer yet");
         let (tried, sent) = self.try_once(carry);
+        carry.method = Some(sent.last.method.clone());
         let mut line = self.line(n, begun, &sent);
         let judged = self.record(tried, &sent, &mut line, carry);
         self.watchdog.note(n, &carry.last);
@@ -473,6 +501,9 @@ impl Loop<'_> {
             .send(&hop, self.payload, self.budget(), replay_ok);
         // The range asked for belongs to this attempt: the hop a later attempt starts at
         // asks for what will be kept then.
+        carry.connects += chain.timeline.connects;
+        carry.redirects += chain.timeline.redirects;
+        carry.timeline = chain.timeline;
         let mut last = chain.last;
         last.headers.retain(|h| !asked.contains(h));
         // An attempt that starts at a hop after a processed one is past that point too.

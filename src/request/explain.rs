@@ -99,9 +99,13 @@ fn waits(cfg: &Config) -> String {
         r.attempts,
         r.attempts - 1
     );
+    let growth = match b.jitter {
+        Jitter::Decorrelated => "3^(n+1)",
+        _ => "2^n",
+    };
     let _ = writeln!(
         s,
-        "  backoff       ceiling = min(cap {}, base {} * 2^n); {}",
+        "  backoff       ceiling = min(cap {}, base {} * {growth}); {}",
         fmt_duration(b.cap),
         fmt_duration(b.base),
         jitter_rule(b.jitter)
@@ -147,6 +151,16 @@ fn retried(cfg: &Config) -> String {
     s
 }
 
+/// The most retry `n` (from 0) can wait before jitter spreads it: min(cap, base * 2^n),
+/// except under decorrelated jitter, which grows from the previous wait by up to 3 times,
+/// so its ceiling is min(cap, base * 3^(n+1)) (see `Backoff::bounds`).
+fn ceiling(b: &policy::Backoff, n: u32) -> Duration {
+    match b.jitter {
+        Jitter::Decorrelated => b.bounds(n).1,
+        _ => b.ceiling(n),
+    }
+}
+
 /// One row per retry: its ceiling, the lowest and highest wait, and the worst case by then.
 fn schedule(cfg: &Config) -> String {
     let r = &cfg.retry;
@@ -174,7 +188,7 @@ fn schedule(cfg: &Config) -> String {
         let mut row = format!(
             "  {:<6} {:>10} {:>10} {:>10}  {}",
             n,
-            fmt_duration(r.backoff.ceiling(n - 1)),
+            fmt_duration(ceiling(&r.backoff, n - 1)),
             fmt_duration(lo),
             fmt_duration(hi),
             fmt_duration(worst)
@@ -233,6 +247,28 @@ fn whole_run(cfg: &Config, worst: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ceiling_column_is_what_the_jitter_can_reach() {
+        let ms = Duration::from_millis;
+        let b = |jitter| policy::Backoff {
+            base: ms(100),
+            cap: ms(2000),
+            jitter,
+        };
+        let full: Vec<Duration> = (0..3).map(|n| ceiling(&b(Jitter::Full), n)).collect();
+        assert_eq!(full, [ms(100), ms(200), ms(400)]);
+        let dec: Vec<Duration> = (0..4)
+            .map(|n| ceiling(&b(Jitter::Decorrelated), n))
+            .collect();
+        assert_eq!(dec, [ms(300), ms(900), ms(2000), ms(2000)]);
+        for n in 0..6 {
+            assert_eq!(
+                ceiling(&b(Jitter::Decorrelated), n),
+                b(Jitter::Decorrelated).bounds(n).1
+            );
+        }
+    }
 
     #[test]
     fn the_lists_are_the_policys() {

@@ -9,6 +9,7 @@ use crate::exit::Outcome;
 use crate::fleet::admission::Shared;
 use crate::http::body::{self, Payload};
 use crate::http::redact;
+use crate::http::timing::Timeline;
 use crate::http::transport::{self, Transport};
 use crate::output::{self, Output};
 use crate::policy::decision;
@@ -210,6 +211,14 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
         Some(KeySpec::Given(k)) if !has_key => headers.push(("Idempotency-Key".into(), k.clone())),
         _ => {}
     }
+    if cfg.retry.idempotency_key.is_some()
+        && let Some((_, key)) = headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"))
+    {
+        // The summary names it: a run that fails can be resubmitted by hand with it.
+        reporter.name_key(key);
+    }
     headers
 }
 
@@ -304,6 +313,7 @@ fn start_watchdog(
         return Watchdog::none();
     };
     let format = reporter.format();
+    let key = reporter.key_handle();
     Watchdog::start(
         start + d,
         LastWords {
@@ -317,11 +327,10 @@ fn start_watchdog(
                 report::forced_summary(
                     format,
                     Outcome::Deadline,
-                    n,
-                    start.elapsed(),
-                    seed,
+                    (n, start.elapsed(), seed),
                     last,
                     "stopping: the deadline passed",
+                    key.get().map(String::as_str),
                 )
             }),
             end: deadline::exit_now(Outcome::Deadline.code()),
@@ -339,6 +348,7 @@ fn forced_summary(
 ) -> impl FnOnce(interrupt::Signal) + Send + 'static {
     let watchdog = watchdog.clone();
     let format = reporter.format();
+    let key = reporter.key_handle();
     move |sig| {
         let Some((n, last)) = watchdog.take_over() else {
             return;
@@ -347,11 +357,10 @@ fn forced_summary(
         let line = report::forced_summary(
             format,
             outcome,
-            n,
-            start.elapsed(),
-            seed,
+            (n, start.elapsed(), seed),
             &last,
             "stopping: interrupted",
+            key.get().map(String::as_str),
         );
         deadline::last_line(&line);
     }
@@ -383,6 +392,7 @@ fn finish(
         other => other.meaning().into(),
     });
     if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
+        && !ended.head_dumped
         && let Err(e) = dump_header(path, head)
         // `-D -` to a reader that went away ends quietly, as the body does.
         && e.kind() != std::io::ErrorKind::BrokenPipe
@@ -395,7 +405,7 @@ fn finish(
         s.finish(outcome);
     }
     if let Some(format) = write_out
-        && let Err(e) = print_write_out(format, cfg, reporter, &ended, (outcome, start))
+        && let Err(e) = print_write_out(format, cfg, reporter, &ended, (outcome, start, &reason))
     {
         // Like -D: output the user asked for that cannot be written is a local failure.
         reporter.error(&e);
@@ -415,31 +425,79 @@ fn finish(
     outcome
 }
 
-/// `-w`: the format filled in and written on stdout (quietly, if its reader went away;
-/// `Err` when it cannot be written otherwise).
+/// `-w`: the format filled in and written on stdout (after `%{stderr}`, on stderr),
+/// quietly if its reader went away; `Err` when it cannot be written otherwise. An unknown
+/// variable is dropped with curl's warning.
 fn print_write_out(
     format: &str,
     cfg: &Config,
     reporter: &Reporter,
     ended: &Ended,
-    (outcome, start): (Outcome, Instant),
+    (outcome, start, reason): (Outcome, Instant, &str),
 ) -> Result<(), String> {
+    let head = ended.head.as_ref();
     let vars = write_out::Vars {
-        http_code: ended.head.as_ref().map(|h| h.status),
+        http_code: head.map(|h| h.status),
         num_retries: ended.attempts_made.saturating_sub(1),
         time_total: start.elapsed(),
-        url_effective: ended
-            .head
-            .as_ref()
-            .map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
+        url_effective: head.map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
+        url: cfg.request.url.to_string(),
         exitcode: outcome.code(),
         size_download: ended.delivered,
+        method: ended
+            .method
+            .clone()
+            .unwrap_or_else(|| cfg.request.method.clone()),
+        headers: head.map(|h| h.headers.clone()).unwrap_or_default(),
+        http_version: head.map(|h| h.version.clone()),
+        times: times(&ended.timeline),
+        num_connects: ended.connects,
+        num_redirects: ended.redirects,
+        remote: ended.timeline.peer,
+        errormsg: (outcome != Outcome::Success).then(|| match ended.last.as_str() {
+            last if last == reason || ended.attempts_made == 0 => reason.to_string(),
+            last => format!("{reason} (last: {last})"),
+        }),
+        idempotency_key: reporter.key_handle().get().cloned(),
+        filename_effective: cfg
+            .output
+            .path
+            .as_ref()
+            .filter(|p| p.as_os_str() != "-")
+            .map(|p| p.display().to_string()),
     };
-    let (text, unknown) = write_out::render(format, &vars);
-    for name in unknown {
-        reporter.warn(&format!("unknown --write-out variable %{{{name}}}"));
+    let rendered = write_out::render(format, &vars);
+    for name in rendered.unknown {
+        reporter.notice(&format!("unknown --write-out variable: '{name}'"));
     }
-    output::print_stdout(&text)
+    for (stream, text) in rendered.parts {
+        match stream {
+            write_out::Stream::Stdout => output::print_stdout(&text)?,
+            write_out::Stream::Stderr => reporter.write_out(&text)?,
+        }
+    }
+    Ok(())
+}
+
+/// The last attempt's moments for `-w`, each from the attempt's start (zero for a step
+/// that did not happen); the steps are its last hop's.
+fn times(t: &Timeline) -> write_out::Times {
+    let since = |at: Option<Instant>| match (t.begun, at) {
+        (Some(b), Some(a)) => a.saturating_duration_since(b),
+        _ => std::time::Duration::ZERO,
+    };
+    write_out::Times {
+        namelookup: since(t.looked_up),
+        connect: since(t.connected),
+        appconnect: since(t.secured),
+        pretransfer: since(t.ready),
+        starttransfer: since(t.head),
+        redirect: if t.redirects > 0 {
+            since(t.hop_begun)
+        } else {
+            std::time::Duration::ZERO
+        },
+    }
 }
 
 /// The most `-w @FILE` reads: a format is a line or two, and `/dev/zero` must not fill
