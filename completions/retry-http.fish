@@ -48,7 +48,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives for this long (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l seed -d 'Seed for the random draws, so a run can be replayed (-v shows the one used)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -d 'Send this Idempotency-Key on every attempt (auto: a random UUID); allows replaying POST' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -d 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run\'s retries, not a re-run: derive a key from the job for that)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state -d 'Share a circuit breaker and a retry budget per target with other runs through FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-threshold -d 'With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown -d 'With --state: how long an open circuit refuses (exit 7) before one run probes' -r
@@ -57,17 +57,14 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE (renamed into place only when complete and successful)' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\' for stdout)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, and \\n for a newline; @FILE reads it' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout: curl\'s variables (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists them), \\n for a newline; @FILE reads it' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l log-format -d 'Format of the stderr log' -r -f -a "text\t'One human-readable line per attempt'
 json\t'One JSON object per line (the schema is in README.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
 always\t'Always'
 never\t'Never'"
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry -d 'curl\'s flag, answered with this tool\'s equivalent' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-delay -d 'curl\'s flag, answered with this tool\'s equivalent' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-max-time -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
@@ -79,8 +76,6 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-connrefused -d 'curl\'s flag, answered with this tool\'s equivalent'
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-all-errors -d 'curl\'s flag, answered with this tool\'s equivalent'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'

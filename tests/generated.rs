@@ -118,8 +118,8 @@ fn examples() -> Vec<(String, String)> {
     vec![
         ("retry-http https://example.test/health".to_string(), "Retry a health check with the default policy.".to_string()),
         (
-            "retry-http --deadline 90s POST https://api.example.test/jobs -d @job.json --idempotency-key auto".into(),
-            "Submit a job from cron: never twice, never past 90 seconds.".into(),
+            "retry-http --deadline 90s --json @job.json --idempotency-key \"nightly-report-$(date +%F)\" POST https://api.example.test/jobs".into(),
+            "Submit a JSON job from cron, never past 90 seconds: the key names the job and its day, so a retry or a re-run the same day is not processed twice (auto would make a new key on every run).".into(),
         ),
         (
             "retry-http -s -o /dev/null -w '%{http_code}' --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz".into(),
@@ -188,10 +188,73 @@ fn completions_are_fresh() {
         (Shell::PowerShell, "_retry-http.ps1"),
         (Shell::Elvish, "retry-http.elv"),
     ] {
-        let mut out = Vec::new();
-        clap_complete::generate(shell, &mut Cli::command(), "retry-http", &mut out);
-        check(&root().join("completions").join(file), &out);
+        check(&root().join("completions").join(file), &completion(shell));
     }
+}
+
+/// The completion script for `shell`: clap_complete's, with the hidden flags (curl's retry
+/// flags, which exist only to be answered with a usage error) left out, and the bash
+/// script's subcommand states named alike (with a hyphenated binary name clap_complete
+/// sets `retry__http__subcmd__simulate` but matches `retry__subcmd__http__subcmd__simulate`,
+/// clap-rs/clap#6421, so `retry-http simulate --<TAB>` offered file names).
+fn completion(shell: Shell) -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "retry-http", &mut out);
+    let mut text = String::from_utf8(out).expect("completion scripts are UTF-8");
+    if shell == Shell::Bash {
+        text = text.replace("retry__subcmd__http__subcmd__", "retry__http__subcmd__");
+    }
+    for long in hidden_longs(&Cli::command()) {
+        text = without_flag(&text, &long, shell == Shell::Bash);
+    }
+    text.into_bytes()
+}
+
+/// The long names of the hidden flags, the subcommands' included.
+fn hidden_longs(cmd: &clap::Command) -> Vec<String> {
+    let mut names: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| a.is_hide_set())
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    for sub in cmd.get_subcommands() {
+        names.extend(hidden_longs(sub));
+    }
+    names
+}
+
+/// Whether `line` names the flag `long` (`--long` or fish's `-l long`) as a whole word.
+fn names_flag(line: &str, long: &str) -> bool {
+    let whole = |needle: &str| {
+        line.match_indices(needle).any(|(i, _)| {
+            !line[i + needle.len()..]
+                .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+    };
+    whole(&format!("--{long}")) || whole(&format!("-l {long}"))
+}
+
+/// `text` without the flag `long`: the lines that offer it are dropped; in bash, the word
+/// is taken out of each `opts="..."` list and its value's `case` branch (four lines) goes.
+fn without_flag(text: &str, long: &str, bash: bool) -> String {
+    let flag = format!("--{long}");
+    let mut out = String::new();
+    let mut skip = 0;
+    for line in text.split_inclusive('\n') {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        if bash && line.trim_start().starts_with("opts=\"") {
+            let kept: Vec<&str> = line.split(' ').filter(|w| *w != flag).collect();
+            out.push_str(&kept.join(" "));
+        } else if bash && line.trim() == format!("{flag})") {
+            skip = 3;
+        } else if bash || !names_flag(line, long) {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// Replaces what lies between the `start` and `end` markers of `text` with `body`.

@@ -21,7 +21,7 @@ fn short_after_help() -> String {
 /// Shown after `--help`: the exit-code table and two examples.
 fn long_after_help() -> String {
     format!(
-        "{}\nExamples:\n  retry-http -s -o /dev/null --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz\n  retry-http --deadline 90s POST https://api.example.test/jobs -d @job.json --idempotency-key auto",
+        "{}\nExamples:\n  retry-http -s -o /dev/null --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz\n  retry-http --deadline 90s --json @job.json --idempotency-key \"nightly-report-$(date +%F)\" POST https://api.example.test/jobs",
         Outcome::table()
     )
 }
@@ -298,7 +298,7 @@ pub struct PolicyFlags {
     #[arg(long, value_name = "N", env = "RETRY_HTTP_SEED")]
     pub seed: Option<u64>,
 
-    /// Send this Idempotency-Key on every attempt (auto: a random UUID); allows replaying POST.
+    /// Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run's retries, not a re-run: derive a key from the job for that).
     #[arg(long, value_name = "KEY|auto")]
     pub idempotency_key: Option<String>,
 
@@ -372,7 +372,7 @@ pub struct OutputFlags {
     #[arg(short = 'i', long)]
     pub include: bool,
 
-    /// Write the final response's status line and headers to FILE ('-' for stdout).
+    /// Write the final response's status line and headers to FILE ('-': stdout, before the body, as curl).
     #[arg(short = 'D', long, value_name = "FILE")]
     pub dump_header: Option<PathBuf>,
 
@@ -388,7 +388,7 @@ pub struct OutputFlags {
     #[arg(long, value_name = "SIZE", value_parser = values::size)]
     pub max_filesize: Option<u64>,
 
-    /// After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, and \n for a newline; @FILE reads it.
+    /// After the run, print FORMAT on stdout: curl's variables (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists them), \n for a newline; @FILE reads it.
     #[arg(short = 'w', long, value_name = "FORMAT")]
     pub write_out: Option<String>,
 }

@@ -9,6 +9,7 @@ mod scripted;
 
 mod broken_pipe;
 mod colour;
+mod completions;
 mod compression;
 mod deadline;
 mod docs;
@@ -34,3 +35,4 @@ mod tls;
 mod trust;
 mod usage;
 mod write_out;
+mod writeout;

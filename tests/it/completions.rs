@@ -1,0 +1,143 @@
+//! The checked-in completion scripts, run in the real shells: bash, fish and zsh offer the
+//! flags of the subcommand being typed, and never curl's retry flags (hidden: they exist
+//! only to be answered with a usage error). A missing shell is a failure, not a skip: CI
+//! installs them (`.ci/run`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("completions")
+        .join(name)
+}
+
+/// Runs `shell` with `args` in a bare environment (a fresh HOME, so no user configuration
+/// is read); returns its stdout. Panics, naming the shell, if it is not installed.
+fn shell(shell: &str, args: &[&str]) -> String {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::new(shell)
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home.path())
+        .env("TERM", "dumb")
+        .output()
+        .unwrap_or_else(|e| panic!("{shell} is needed for this test (.ci/run installs it): {e}"));
+    assert!(
+        out.status.success(),
+        "{shell} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What bash's completion function offers for `words`, the last one being completed.
+fn bash(words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let prev = if cword > 0 { words[cword - 1] } else { "" };
+    let program = format!(
+        "source '{}'; COMP_WORDS=({}); COMP_CWORD={cword}; _retry__http retry-http '{}' '{prev}'; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script("retry-http.bash").display(),
+        quoted.join(" "),
+        words[cword],
+    );
+    shell("bash", &["--norc", "--noprofile", "-c", &program])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// What fish offers for the command line `line`.
+fn fish(line: &str) -> Vec<String> {
+    let program = format!(
+        "source '{}'; complete -C '{line}'",
+        script("retry-http.fish").display()
+    );
+    shell("fish", &["--no-config", "-c", &program])
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .collect()
+}
+
+const CURLS_RETRY_FLAGS: [&str; 5] = [
+    "--retry",
+    "--retry-delay",
+    "--retry-max-time",
+    "--retry-connrefused",
+    "--retry-all-errors",
+];
+
+#[test]
+fn bash_completes_the_flags_of_the_subcommand_typed() {
+    let sim = bash(&["retry-http", "simulate", "--"]);
+    for flag in ["--clients", "--outage", "--strategies"] {
+        assert!(sim.iter().any(|w| w == flag), "{flag} in {sim:?}");
+    }
+    assert!(
+        !sim.iter().any(|w| w == "--dump-header"),
+        "the request's flags are not simulate's: {sim:?}"
+    );
+    let top = bash(&["retry-http", "--ret"]);
+    assert!(top.iter().any(|w| w == "--retry-on"), "{top:?}");
+    assert!(top.iter().any(|w| w == "--retry-unsafe"), "{top:?}");
+    for hidden in CURLS_RETRY_FLAGS {
+        assert!(!top.iter().any(|w| w == hidden), "{hidden} in {top:?}");
+    }
+}
+
+#[test]
+fn fish_completes_the_flags_of_the_subcommand_typed() {
+    let sim = fish("retry-http simulate --");
+    assert!(sim.iter().any(|w| w == "--clients"), "{sim:?}");
+    assert!(!sim.iter().any(|w| w == "--dump-header"), "{sim:?}");
+    let top = fish("retry-http --ret");
+    assert!(top.iter().any(|w| w == "--retry-on"), "{top:?}");
+    for hidden in CURLS_RETRY_FLAGS {
+        assert!(!top.iter().any(|w| w == hidden), "{hidden} in {top:?}");
+    }
+}
+
+/// A zsh script that types `retry-http WORDS<TAB>` into an interactive zsh on a
+/// pseudo-terminal (zpty) with the completion folder in `fpath`, and prints "found" once
+/// the screen shows the text expected (exit 1 and the screen, if it never does).
+const ZPTY: &str = r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w -n z "retry-http $2"$'\t'
+out=''
+for i in {1..50}; do
+  zpty -r -t z chunk && out+=$chunk
+  [[ $out == *$3* ]] && { print found; zpty -d z; exit 0 }
+  sleep 0.1
+done
+print -r -- "$out"
+zpty -d z
+exit 1
+"#;
+
+/// Whether zsh completes `typed` (after `retry-http `) to show `expected`.
+fn zsh_completes(typed: &str, expected: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let test = dir.path().join("complete.zsh");
+    std::fs::write(&test, ZPTY).unwrap();
+    let folder = script("").display().to_string();
+    let out = Command::new("zsh")
+        .args(["-f", &test.display().to_string(), &folder, typed, expected])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("zsh is needed for this test (.ci/run installs it): {e}"));
+    String::from_utf8_lossy(&out.stdout).starts_with("found")
+}
+
+#[test]
+fn zsh_reads_the_script_and_completes_flags() {
+    shell("zsh", &["-n", &script("_retry-http").display().to_string()]);
+    assert!(zsh_completes("--retry-unsa", "--retry-unsafe"));
+    assert!(
+        !zsh_completes("--retry-conn", "--retry-connrefused"),
+        "curl's retry flags are not offered"
+    );
+}
