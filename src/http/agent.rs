@@ -5,15 +5,14 @@
 //! Everything here that can fail is a usage error, found before a byte is sent.
 
 use crate::config::{RequestConfig, Timeouts, UsageError};
-use crate::http::{headers::Automatic, proxy, redact};
+use crate::http::{headers::Automatic, network, proxy, redact};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use ureq::config::{AutoHeaderValue, Config};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
-use ureq::unversioned::resolver::DefaultResolver;
-use ureq::unversioned::transport::{ConnectionDetails, Connector, DefaultConnector};
+use ureq::unversioned::transport::{ConnectionDetails, Connector};
 use ureq::{Agent, Proxy};
 use url::Url;
 
@@ -35,18 +34,19 @@ pub struct Built {
 /// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
 /// error).
 pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageError> {
-    let chosen = chosen_proxy(req);
+    // A request over a Unix socket goes to the socket, never through a proxy.
+    let chosen = chosen_proxy(req).filter(|_| req.network.unix_socket.is_none());
     let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
     let tls = tls_config(req, proxy.as_ref())?;
     let config = agent_config(req, timeouts, proxy, tls);
     let connected = Arc::new(AtomicBool::new(false));
     let connector = Watched {
-        inner: DefaultConnector::default(),
+        inner: network::Connect::new(&req.network),
         connected: connected.clone(),
         depth: AtomicUsize::new(0),
     };
     Ok(Built {
-        agent: Agent::with_parts(config, connector, DefaultResolver::default()),
+        agent: Agent::with_parts(config, connector, network::Directed::new(&req.network)),
         connected,
         proxy: chosen.as_deref().map(redact::url_text),
     })
@@ -134,16 +134,18 @@ fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
 /// system's store too when TLS may happen at all (an https URL, a redirect, which may lead
 /// to one, or an https proxy): a plain http request skips reading the store.
 fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
+    let client = network::client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
+    let builder = || TlsConfig::builder().client_cert(client.clone());
     let tls_possible = req.url.scheme() == "https"
         || req.follow.is_some()
         || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
     Ok(if req.insecure {
-        TlsConfig::builder().disable_verification(true).build()
+        builder().disable_verification(true).build()
     } else if tls_possible {
-        TlsConfig::builder().root_certs(root_certs(extra)).build()
+        builder().root_certs(root_certs(extra)).build()
     } else {
-        TlsConfig::builder()
+        builder()
             .root_certs(RootCerts::new_with_certs(&extra))
             .build()
     })
@@ -204,7 +206,7 @@ fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
 /// proxy: only the outermost call's success means the tunnel to the target is up.
 #[derive(Debug)]
 struct Watched {
-    inner: DefaultConnector,
+    inner: network::Connect,
     connected: Arc<AtomicBool>,
     depth: AtomicUsize,
 }
