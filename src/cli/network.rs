@@ -17,7 +17,11 @@ pub struct NetworkFlags {
     /// host; several addresses are tried in order; an IPv6 address may be written in
     /// [brackets]; a leading '+' is accepted (curl's cache timeout; there is no cache across
     /// runs). TLS and the Host header keep the URL's name.
-    #[arg(long, value_name = "[+]HOST:PORT:ADDR[,ADDR]...")]
+    #[arg(
+        long,
+        value_name = "[+]HOST:PORT:ADDR[,ADDR]...",
+        allow_hyphen_values = true
+    )]
     pub resolve: Vec<String>,
 
     /// A request to HOST1:PORT1 connects to HOST2:PORT2 instead (repeatable, the first
