@@ -419,7 +419,7 @@ mod tests {
     }
 
     #[test]
-    fn an_encrypted_key_is_refused_and_the_password_never_named() {
+    fn unusable_cert_files_are_usage_errors_that_never_name_the_password() {
         let dir = tempfile::tempdir().unwrap();
         let cert = dir.path().join("c.pem");
         std::fs::write(
