@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -65,6 +65,15 @@ json\t'One JSON object per line (the schema is in README.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
 always\t'Always'
 never\t'Never'"
+complete -c retry-http -n "__fish_retry_http_needs_command" -l resolve -d 'Use ADDR for HOST:PORT instead of looking it up (repeatable): HOST \'*\' matches any host; several addresses are tried in order; an IPv6 address may be written in [brackets]; a leading \'+\' is accepted (curl\'s cache timeout; there is no cache across runs). TLS and the Host header keep the URL\'s name' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-to -d 'A request to HOST1:PORT1 connects to HOST2:PORT2 instead (repeatable, the first match wins); an empty HOST1 or PORT1 matches any, an empty HOST2 or PORT2 keeps the URL\'s. TLS and the Host header keep the URL\'s name' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l unix-socket -d 'Send the request over this Unix socket (a local daemon, /var/run/docker.sock); the URL gives the Host header and the path. A socket absent or refusing is retried as a refused connection; no proxy is used' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s E -l cert -d 'Client certificate (mutual TLS): a PEM file with the certificate chain, and the private key too unless --key names it. \':PASSWORD\' is accepted only for a key that is not encrypted (an encrypted key is refused: decrypt it with openssl); \'\\:\' escapes a colon of the file name' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l key -d 'The private key of --cert, a PEM file (PKCS#8, PKCS#1 or SEC1; not encrypted)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -l cert-type -d 'The format of --cert: only PEM (DER and P12 are refused, with the openssl command that converts them)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-file -d 'Like --netrc, with this file instead of ~/.netrc' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s Y -l speed-limit -d 'An attempt whose body arrives slower than BYTES per second, measured over spans of --speed-time (30 s by default), fails as a stall, retryably (k, M, G suffixes; 0: off)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s y -l speed-time -d 'The span of --speed-limit, in seconds (fractions allowed; at least 1ms); given alone, the limit is 1 byte per second, as in curl' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
@@ -76,6 +85,8 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Take the login and password for the URL\'s host from ~/.netrc (machine, default; an absent file is an error). Not used when the URL has a user, or -u or an Authorization header is given; not sent to another host after a redirect'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'

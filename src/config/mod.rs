@@ -2,6 +2,8 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
+pub mod network;
+
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::{Backoff, StatusSet};
@@ -98,6 +100,8 @@ pub struct RequestConfig {
     pub proxy: Option<String>,
     /// `--noproxy`: hosts reached directly.
     pub noproxy: Option<String>,
+    /// How the connection is made (see `network`).
+    pub network: network::NetworkConfig,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -361,7 +365,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     let retry = retry(&a.policy, &request)?;
-    let timeouts = timeouts(&a.policy)?;
+    let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
     Ok(Config {
         request,
         retry,
@@ -454,6 +458,7 @@ fn request(
         compressed: r.compressed,
         proxy: r.proxy.clone(),
         noproxy: r.noproxy.clone(),
+        network: network::build(&a.network)?,
     })
 }
 

@@ -20,14 +20,19 @@ fn now_ms() -> u64 {
     )
 }
 
-/// The key of a target: scheme, host and port.
-pub fn target_key(url: &Url) -> String {
-    format!(
+/// The key of a target: scheme, host and port, and the Unix socket the requests go
+/// through, if any (two daemons behind two sockets are two targets).
+pub fn target_key(url: &Url, socket: Option<&std::path::Path>) -> String {
+    let key = format!(
         "{}://{}:{}",
         url.scheme(),
         url.host_str().unwrap_or(""),
         url.port_or_known_default().unwrap_or(0)
-    )
+    );
+    match socket {
+        Some(s) => format!("{key} via unix:{}", s.display()),
+        None => key,
+    }
 }
 
 /// How long a run waits for another run's lock on the state file, at most (less when the
@@ -68,7 +73,7 @@ impl<'a> Shared<'a> {
         path: &std::path::Path,
         limits: Limits,
         lease: Duration,
-        url: &Url,
+        target: (&Url, Option<&std::path::Path>),
         reporter: &'a Reporter,
         deadline: Option<Instant>,
     ) -> Result<Option<Self>, String> {
@@ -83,7 +88,7 @@ impl<'a> Shared<'a> {
             Ok(s) => s,
             Err(why) => return unusable(&why),
         };
-        let key = target_key(url);
+        let key = target_key(target.0, target.1);
         let warn = |m: &str| reporter.warn(m);
         let now = now_ms();
         let wait = lock_wait(deadline, Duration::ZERO);

@@ -6,7 +6,7 @@
 
 use crate::config::{RequestConfig, Timeouts, UsageError};
 use crate::http::timing::{self, Probe};
-use crate::http::{headers::Automatic, proxy, redact};
+use crate::http::{headers::Automatic, network, proxy, redact};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,19 +37,20 @@ pub struct Built {
 /// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
 /// error).
 pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageError> {
-    let chosen = chosen_proxy(req);
+    // A request over a Unix socket goes to the socket, never through a proxy.
+    let chosen = chosen_proxy(req).filter(|_| req.network.unix_socket.is_none());
     let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
     let tls = tls_config(req, proxy.as_ref())?;
     let config = agent_config(req, timeouts, proxy, tls);
     let connected = Arc::new(AtomicBool::new(false));
     let probe = Arc::new(Probe::default());
     let connector = Watched {
-        inner: Box::new(timing::connector(probe.clone())),
+        inner: network::Connect::new(&req.network, Box::new(timing::connector(probe.clone()))),
         connected: connected.clone(),
         depth: AtomicUsize::new(0),
         probe: probe.clone(),
     };
-    let resolver = timing::TimedResolver::new(probe.clone());
+    let resolver = timing::TimedResolver::new(network::Directed::new(&req.network), probe.clone());
     Ok(Built {
         agent: Agent::with_parts(config, connector, resolver),
         connected,
@@ -140,16 +141,18 @@ fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
 /// system's store too when TLS may happen at all (an https URL, a redirect, which may lead
 /// to one, or an https proxy): a plain http request skips reading the store.
 fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
+    let client = network::client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
+    let builder = || TlsConfig::builder().client_cert(client.clone());
     let tls_possible = req.url.scheme() == "https"
         || req.follow.is_some()
         || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
     Ok(if req.insecure {
-        TlsConfig::builder().disable_verification(true).build()
+        builder().disable_verification(true).build()
     } else if tls_possible {
-        TlsConfig::builder().root_certs(root_certs(extra)).build()
+        builder().root_certs(root_certs(extra)).build()
     } else {
-        TlsConfig::builder()
+        builder()
             .root_certs(RootCerts::new_with_certs(&extra))
             .build()
     })
@@ -210,7 +213,7 @@ fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
 /// proxy: only the outermost call's success means the tunnel to the target is up.
 #[derive(Debug)]
 struct Watched {
-    inner: Box<dyn Connector<(), Out = Box<dyn Transport>>>,
+    inner: network::Connect,
     connected: Arc<AtomicBool>,
     depth: AtomicUsize,
     probe: Arc<Probe>,

@@ -3,11 +3,14 @@
 //! cut short told apart from a body that does not decode, so a body cut short while
 //! decoding is still a body cut short.
 
+use crate::config::network::SpeedLimit;
 use crate::http::failure::{Failure, classify_io};
 use crate::http::head::Head;
+use crate::http::speed::SpeedCheck;
 use crate::http::transport::Transport;
 use crate::policy::FailureKind;
 use std::io::{self, Read, Write};
+use std::time::Instant;
 
 /// The size of one read, in bytes.
 const CHUNK: usize = 64 * 1024;
@@ -24,20 +27,22 @@ impl Transport {
     /// `limit` bytes, and calls `progress` with the bytes so far. Returns the number of bytes
     /// written. A body cut short is `Truncated` whether or not it was being decoded; only a
     /// body complete on the wire that does not decode is a protocol error. A write error on
-    /// the sink is a local failure; a broken pipe ends the copy quietly.
+    /// the sink is a local failure; a broken pipe ends the copy quietly. `speed`: `-Y`/`-y`,
+    /// checked on the bytes off the wire (see `speed`), from the first read on.
     pub fn read_body(
         body: ureq::Body,
-        decode: bool,
+        (decode, speed): (bool, Option<SpeedLimit>),
         sink: &mut dyn Write,
         limit: Option<u64>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64, Failure> {
         let mut wire = Wire::new(body.into_with_config().limit(u64::MAX).reader());
+        let mut speed = speed.map(|l| SpeedCheck::new(l, Instant::now()));
         if decode {
             let mut gz = flate2::read::MultiGzDecoder::new(wire);
-            copy(&mut gz, true, sink, limit, progress)
+            copy(&mut gz, (true, speed.as_mut()), sink, limit, progress)
         } else {
-            copy(&mut wire, false, sink, limit, progress)
+            copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)
         }
     }
 }
@@ -46,20 +51,32 @@ impl Transport {
 /// wire under it fared.
 fn copy(
     reader: &mut impl ReadWire,
-    decode: bool,
+    (decode, mut speed): (bool, Option<&mut SpeedCheck>),
     sink: &mut dyn Write,
     limit: Option<u64>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<u64, Failure> {
     let mut buf = vec![0u8; CHUNK];
     let mut total = 0u64;
+    let mut seen = 0u64;
     loop {
         let n = match reader.read(&mut buf) {
             Ok(0) => return Ok(total),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return unread(reader, decode, &e),
+            Err(e) => {
+                let failed = unread(reader, decode, &e);
+                return match speed {
+                    Some(check) => failed.map_err(|f| check.timed_out(f, Instant::now())),
+                    None => failed,
+                };
+            }
         };
+        if let Some(check) = speed.as_deref_mut() {
+            // The wire's bytes: a gzip body's speed is the speed it arrives at.
+            check.observe(reader.seen() - seen, Instant::now())?;
+            seen = reader.seen();
+        }
         total += n as u64;
         if let Some(max) = limit.filter(|m| total > *m) {
             return Err(Failure::new(
@@ -201,9 +218,9 @@ mod tests {
         let mut progress = |_| {};
         let result = if decode {
             let mut gz = flate2::read::MultiGzDecoder::new(wire);
-            copy(&mut gz, true, &mut out, limit, &mut progress)
+            copy(&mut gz, (true, None), &mut out, limit, &mut progress)
         } else {
-            copy(&mut wire, false, &mut out, limit, &mut progress)
+            copy(&mut wire, (false, None), &mut out, limit, &mut progress)
         };
         (result, out)
     }
@@ -261,7 +278,7 @@ mod tests {
         }
         let copy_into = |sink: &mut dyn Write| {
             let mut wire = Wire::new(Cursor::new(b"abc".to_vec()));
-            copy(&mut wire, false, sink, None, &mut |_| {})
+            copy(&mut wire, (false, None), sink, None, &mut |_| {})
         };
         assert_eq!(copy_into(&mut Closed(io::ErrorKind::BrokenPipe)), Ok(3));
         let full = copy_into(&mut Closed(io::ErrorKind::PermissionDenied));

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
-use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
     ConnectProxyConnector, ConnectionDetails, Connector, NextTimeout, RustlsConnector,
     SocksConnector, TcpConnector, Transport,
@@ -153,24 +153,22 @@ fn peer(described: &str) -> Option<SocketAddr> {
     after.split_once(')')?.0.parse().ok()
 }
 
-/// ureq's resolver, noting when the lookup was done.
+/// A resolver (`--resolve`, `--connect-to`, else the system's), noting when the lookup
+/// was done.
 #[derive(Debug)]
-pub struct TimedResolver {
-    inner: DefaultResolver,
+pub struct TimedResolver<R> {
+    inner: R,
     probe: Arc<Probe>,
 }
 
-impl TimedResolver {
-    /// The default resolver, reporting to `probe`.
-    pub fn new(probe: Arc<Probe>) -> Self {
-        TimedResolver {
-            inner: DefaultResolver::default(),
-            probe,
-        }
+impl<R: Resolver> TimedResolver<R> {
+    /// `inner`, reporting to `probe`.
+    pub fn new(inner: R, probe: Arc<Probe>) -> Self {
+        TimedResolver { inner, probe }
     }
 }
 
-impl Resolver for TimedResolver {
+impl<R: Resolver> Resolver for TimedResolver<R> {
     fn resolve(
         &self,
         uri: &ureq::http::Uri,

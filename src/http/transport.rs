@@ -10,6 +10,7 @@
 //! and the body, when it goes, with its Content-Length. The body of the answer is read by
 //! [`Transport::read_body`] (`receive`).
 
+use crate::config::network::SpeedLimit;
 use crate::config::{RequestConfig, Timeouts, UsageError};
 use crate::http::agent;
 use crate::http::body::Payload;
@@ -17,6 +18,7 @@ use crate::http::failure::{before_connection, classify};
 use crate::http::headers::Automatic;
 use crate::http::receive;
 use crate::http::redirect::{self, Next};
+use crate::http::speed;
 use crate::http::timing::{Probe, Timeline};
 use crate::policy::FailureKind;
 use std::sync::Arc;
@@ -73,6 +75,8 @@ pub struct Transport {
     automatic: Automatic,
     /// When each step of the request in flight happened.
     probe: Arc<Probe>,
+    /// `-Y`/`-y`, and the per-read timeout it may have shortened (see `speed::silent`).
+    speed: (Option<SpeedLimit>, Option<Duration>),
 }
 
 impl Transport {
@@ -88,6 +92,7 @@ impl Transport {
             proxy: built.proxy,
             automatic: Automatic::new(req),
             probe: built.probe,
+            speed: (req.network.speed, timeouts.stall),
         })
     }
 
@@ -237,7 +242,7 @@ impl Transport {
     /// sent (see `failure::before_connection`), and through a proxy the connection that
     /// never opened may be the proxy's, so the proxy is named.
     fn unanswered(&self, e: &ureq::Error, url: &Url) -> Failure {
-        let f = classify(e, false);
+        let f = speed::silent(classify(e, false), self.speed.0, self.speed.1);
         if self.connected.load(Ordering::SeqCst) {
             return f;
         }

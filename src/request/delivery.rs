@@ -166,7 +166,8 @@ impl Delivery<'_> {
             }
         };
         let decode = self.transport.decodes(&ex.head);
-        let read = Transport::read_body(ex.body, decode, spool, room, &mut progress);
+        let speed = self.cfg.request.network.speed;
+        let read = Transport::read_body(ex.body, (decode, speed), spool, room, &mut progress);
         self.reporter.clear_live();
         read
     }

@@ -49,7 +49,7 @@ struct Prepared {
 /// Validates flags and files and reads the body. `Err` is the outcome to exit with (usage
 /// errors, the deadline passing while stdin is read, or `--explain`'s success).
 fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Prepared, Outcome> {
-    let cfg = match config::build(args) {
+    let mut cfg = match config::build(args) {
         Ok(cfg) => cfg,
         Err(e) => {
             reporter.error(&e.0);
@@ -69,6 +69,8 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         reporter,
         start,
     };
+    // The netrc file is read here, within the deadline, like the other files.
+    crate::http::netrc::apply(&mut cfg.request).map_err(|e| ends.usage(&e))?;
     let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
     if cfg.explain {
@@ -294,7 +296,7 @@ fn admit<'r>(
         path,
         *limits,
         probe_lease(cfg),
-        &cfg.request.url,
+        (&cfg.request.url, cfg.request.network.unix_socket.as_deref()),
         reporter,
         deadline,
     )

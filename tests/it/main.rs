@@ -21,6 +21,7 @@ mod headers;
 mod hostile;
 mod jitter;
 mod json_log;
+mod network;
 mod output;
 mod proxies;
 mod replay;

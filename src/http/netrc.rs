@@ -1,0 +1,241 @@
+//! `--netrc`, `--netrc-file`, `--netrc-optional`: the login and password for the URL's
+//! host from a netrc file (the tokens `machine`, `default`, `login`, `password`, `account`;
+//! a `macdef` is skipped up to its blank line), sent as Basic authentication when the
+//! command line gives none. Redirects drop it like any credential (see `redirect`). Nothing
+//! read from the file is ever quoted in a message.
+
+use crate::config::RequestConfig;
+use crate::config::network::Netrc;
+use base64::Engine;
+use std::io::Read;
+use std::path::PathBuf;
+
+/// The largest netrc file read, in bytes.
+const MAX_NETRC: u64 = 1 << 20;
+
+/// One login of a netrc file.
+#[derive(Debug, PartialEq, Eq)]
+struct Login {
+    login: String,
+    password: String,
+}
+
+/// One entry of a netrc file: `machine NAME` (None: `default`) and what it gives.
+#[derive(Default)]
+struct Entry {
+    machine: Option<String>,
+    login: Option<String>,
+    password: Option<String>,
+}
+
+/// The entries of netrc `text`, in order.
+fn entries(text: &str) -> Vec<Entry> {
+    let mut words = words(text);
+    let mut out: Vec<Entry> = Vec::new();
+    while let Some(w) = words.next() {
+        match w.as_str() {
+            "machine" => out.push(Entry {
+                machine: Some(words.next().unwrap_or_default()),
+                ..Entry::default()
+            }),
+            "default" => out.push(Entry::default()),
+            "macdef" => words.skip_macro(),
+            "login" | "password" | "account" => {
+                let value = words.next();
+                match (out.last_mut(), w.as_str()) {
+                    (Some(e), "login") => e.login = value,
+                    (Some(e), "password") => e.password = value,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The login for `host` in netrc `text`: the first `machine` entry of that name (compared
+/// without case), else the first `default` entry; an entry without a login gives none.
+fn find(text: &str, host: &str) -> Option<Login> {
+    let all = entries(text);
+    let exact = all.iter().find(|e| {
+        e.machine
+            .as_deref()
+            .is_some_and(|m| m.eq_ignore_ascii_case(host))
+    });
+    let entry = exact.or_else(|| all.iter().find(|e| e.machine.is_none()))?;
+    Some(Login {
+        login: entry.login.clone()?,
+        password: entry.password.clone().unwrap_or_default(),
+    })
+}
+
+/// The words of a netrc file: separated by white space, a `"quoted word"` may hold spaces
+/// (with `\"` and `\\` escapes).
+struct Words<'a> {
+    rest: &'a str,
+}
+
+fn words(text: &str) -> Words<'_> {
+    Words { rest: text }
+}
+
+impl Words<'_> {
+    /// Skips a macro definition: up to the first empty line.
+    fn skip_macro(&mut self) {
+        self.rest = match self.rest.find("\n\n") {
+            Some(i) => &self.rest[i + 2..],
+            None => "",
+        };
+    }
+}
+
+impl Iterator for Words<'_> {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        let s = self.rest.trim_start();
+        if s.is_empty() {
+            self.rest = s;
+            return None;
+        }
+        let Some(quoted) = s.strip_prefix('"') else {
+            let end = s.find(char::is_whitespace).unwrap_or(s.len());
+            self.rest = &s[end..];
+            return Some(s[..end].to_string());
+        };
+        let mut word = String::new();
+        let mut chars = quoted.char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.rest = &quoted[i + 1..];
+                    return Some(word);
+                }
+                '\\' => word.extend(chars.next().map(|(_, e)| e)),
+                c => word.push(c),
+            }
+        }
+        self.rest = "";
+        Some(word)
+    }
+}
+
+/// The netrc file to read: `--netrc-file`, else `$HOME/.netrc`.
+fn path(spec: &Netrc) -> Result<PathBuf, String> {
+    if let Some(f) = &spec.file {
+        return Ok(f.clone());
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(".netrc")),
+        None => {
+            Err("--netrc: HOME is not set, so there is no ~/.netrc: give --netrc-file FILE".into())
+        }
+    }
+}
+
+/// The text of the netrc file; None when it is absent and `--netrc-optional` allows that.
+fn read(spec: &Netrc) -> Result<Option<String>, String> {
+    let path = match path(spec) {
+        Ok(p) => p,
+        Err(_) if spec.optional => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let named = path.display();
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && spec.optional => return Ok(None),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the netrc file {named}: {e} (--netrc-optional makes an absent file fine)"
+            ));
+        }
+    };
+    let mut bytes = Vec::new();
+    file.take(MAX_NETRC + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read the netrc file {named}: {e}"))?;
+    if bytes.len() as u64 > MAX_NETRC {
+        return Err(format!(
+            "the netrc file {named} is larger than 1 MiB: expected a netrc file"
+        ));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("the netrc file {named} is not UTF-8 text"))
+}
+
+/// Adds the netrc login for the URL's host as `Authorization: Basic`, unless the URL has
+/// a user, or an Authorization header is already there (`-u`, `-H`); the header is masked
+/// in the log like any Authorization. `Err`: the file cannot be read (a usage error:
+/// nothing is sent).
+pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
+    let Some(spec) = &req.network.netrc else {
+        return Ok(());
+    };
+    let has_auth = req
+        .headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+    let text = read(spec)?;
+    if has_auth || !req.url.username().is_empty() || req.url.password().is_some() {
+        return Ok(());
+    }
+    let host = req
+        .url
+        .host_str()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    let Some(found) = text.as_deref().and_then(|t| find(t, host)) else {
+        return Ok(());
+    };
+    let pair = format!("{}:{}", found.login, found.password);
+    let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+    req.headers
+        .push(("Authorization".into(), format!("Basic {token}")));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn login(l: &str, p: &str) -> Option<Login> {
+        Some(Login {
+            login: l.into(),
+            password: p.into(),
+        })
+    }
+
+    #[test]
+    fn the_machine_then_the_default() {
+        let text = "machine a.test login alice password one\n\
+                    default login anyone password any\n\
+                    machine b.test\n  login bob\n  password \"two words\"\n";
+        assert_eq!(find(text, "a.test"), login("alice", "one"));
+        assert_eq!(find(text, "B.TEST"), login("bob", "two words"));
+        assert_eq!(find(text, "c.test"), login("anyone", "any"));
+        assert_eq!(find("machine a.test login x password y", "c.test"), None);
+        assert_eq!(
+            find(
+                "machine a login x password y machine a login z password w",
+                "a"
+            ),
+            login("x", "y"),
+            "the first entry of a name"
+        );
+    }
+
+    #[test]
+    fn macros_and_accounts_are_skipped() {
+        let text = "macdef init\ncd /pub\nmachine evil login no password no\n\n\
+                    machine a.test account acct login alice password \"p\\\"w\"\n";
+        assert_eq!(find(text, "a.test"), login("alice", "p\"w"));
+        assert_eq!(find(text, "evil"), None, "inside the macro");
+        assert_eq!(
+            find("machine a.test login alice", "a.test"),
+            login("alice", "")
+        );
+    }
+}
