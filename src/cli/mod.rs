@@ -1,6 +1,7 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
+pub mod cron;
 pub(crate) mod usage;
 pub mod values;
 
@@ -173,6 +174,10 @@ pub struct RequestArgs {
     /// curl's retry flags, hidden, answered with their equivalents.
     #[command(flatten)]
     pub curl: CurlRetryFlags,
+
+    /// Resuming, conditional requests and cookies, as a cron job uses them.
+    #[command(flatten)]
+    pub cron: cron::CronFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.

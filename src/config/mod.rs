@@ -2,6 +2,8 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
+pub mod cron;
+
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::{Backoff, StatusSet};
@@ -135,6 +137,8 @@ pub struct Config {
     pub explain: bool,
     /// `--state`: the shared state file and its limits.
     pub state: Option<(PathBuf, crate::fleet::record::Limits)>,
+    /// `-C -`, `-R`, the ETag and time conditions, and cookies.
+    pub cron: cron::CronConfig,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -362,6 +366,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let request = request(a, positional_method, url)?;
     let retry = retry(&a.policy, &request)?;
     let timeouts = timeouts(&a.policy)?;
+    let cron = cron::build(a, |n| has_header(&request.headers, n))?;
     Ok(Config {
         request,
         retry,
@@ -369,6 +374,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         output: output(&a.output, a.request.head),
         explain: a.policy.explain,
         state: state(&a.fleet),
+        cron,
     })
 }
 

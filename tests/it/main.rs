@@ -10,6 +10,7 @@ mod scripted;
 mod broken_pipe;
 mod colour;
 mod compression;
+mod cron;
 mod deadline;
 mod docs;
 mod environment;
