@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -68,6 +68,12 @@ never\t'Never'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-delay -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-max-time -d 'curl\'s flag, answered with this tool\'s equivalent' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s C -l continue-at -d 'Resume the -o file from its size: only \'-\' is accepted (curl\'s \'-C -\')' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-save -d 'After a successful run, write the response\'s ETag to FILE (an empty file when it has none); a 304 leaves FILE as it was. Written by temporary file and rename' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-compare -d 'Send If-None-Match with the ETag in FILE (its first line, at most 8 KiB); a 304 Not Modified is then a success (exit 0) that leaves -o as it was. A missing or empty FILE sends no If-None-Match when --etag-save is given too (the first run), and is a usage error otherwise' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s z -l time-cond -d 'Send If-Modified-Since DATE, or with a leading \'-\' If-Unmodified-Since; a name of an existing file gives its modification time' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s b -l cookie -d 'Send cookies: \'NAME=VALUE; NAME2=VALUE2\' as given, or (no \'=\') a Netscape cookie file, read once (at most 4 MiB), whose cookies are sent only where their domain and path match, \'secure\' ones only over https, expired ones never (repeatable)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s c -l cookie-jar -d 'curl\'s flag, refused: Set-Cookie answers are not stored' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
@@ -81,6 +87,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'O
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-connrefused -d 'curl\'s flag, answered with this tool\'s equivalent'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-all-errors -d 'curl\'s flag, answered with this tool\'s equivalent'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o file\'s modification time from the response\'s Last-Modified'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
