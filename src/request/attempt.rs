@@ -606,7 +606,8 @@ impl Loop<'_> {
             .delivery()
             .deliver(ex, Some(continued), method == "GET")
         {
-            Ok(n) => Tried::Success(status, reason, Some(size), n),
+            // As curl counts it for -w %{size_download}: the bytes this run received.
+            Ok(n) => Tried::Success(status, reason, Some(size), n.saturating_sub(size)),
             Err(Broken { failure, .. }) => Tried::Broken(failure),
         }
     }

@@ -52,8 +52,13 @@ fn continue_at_resumes_a_partial_file_from_its_size() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data.bin");
     std::fs::write(&path, &whole[..70_000]).unwrap();
-    let (out, _) = run_fast(&["-C", "-", "-o", s(&path)], &srv.url("/data"));
+    let flags = ["-C", "-", "-o", s(&path), "-w", "%{size_download}"];
+    let (out, _) = run_fast(&flags, &srv.url("/data"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        out.stdout, b"130000",
+        "the bytes received, as curl counts them"
+    );
     assert!(
         std::fs::read(&path).unwrap() == whole,
         "the resumed file differs"
