@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -74,6 +74,11 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l cert-type -d 'The
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-file -d 'Like --netrc, with this file instead of ~/.netrc' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s Y -l speed-limit -d 'An attempt whose body arrives slower than BYTES per second, measured over spans of --speed-time (30 s by default), fails as a stall, retryably (k, M, G suffixes; 0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s y -l speed-time -d 'The span of --speed-limit, in seconds (fractions allowed; at least 1ms); given alone, the limit is 1 byte per second, as in curl' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s C -l continue-at -d 'Resume the -o file from its size: only \'-\' is accepted (curl\'s \'-C -\')' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-save -d 'After a successful run, write the response\'s ETag to FILE (an empty file when it has none); a 304 leaves FILE as it was. Written by temporary file and rename' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-compare -d 'Send If-None-Match with the ETag in FILE (its first line, at most 8 KiB); a 304 Not Modified is then a success (exit 0) that leaves -o as it was. A missing or empty FILE sends no If-None-Match when --etag-save is given too (the first run), and is a usage error otherwise' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s z -l time-cond -d 'Send If-Modified-Since DATE, or with a leading \'-\' If-Unmodified-Since; a name of an existing file gives its modification time' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s b -l cookie -d 'Send cookies: \'NAME=VALUE; NAME2=VALUE2\' as given, or (no \'=\') a Netscape cookie file, read once (at most 4 MiB), whose cookies are sent only where their domain and path match, \'secure\' ones only over https, expired ones never (repeatable)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
@@ -87,6 +92,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'O
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Take the login and password for the URL\'s host from ~/.netrc (machine, default; an absent file is an error). Not used when the URL has a user, or -u or an Authorization header is given; not sent to another host after a redirect'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o file\'s modification time from the response\'s Last-Modified'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'

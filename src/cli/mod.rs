@@ -1,6 +1,7 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
+pub mod cron;
 pub mod network;
 pub(crate) mod usage;
 pub mod values;
@@ -178,6 +179,9 @@ pub struct RequestArgs {
     /// How the connection is made: name overrides, Unix socket, client certificate, netrc.
     #[command(flatten)]
     pub network: network::NetworkFlags,
+    /// Resuming, conditional requests and cookies, as a cron job uses them.
+    #[command(flatten)]
+    pub cron: cron::CronFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.

@@ -2,6 +2,7 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
+pub mod cron;
 pub mod network;
 
 use crate::cli::values::{self, HeaderArg};
@@ -139,6 +140,8 @@ pub struct Config {
     pub explain: bool,
     /// `--state`: the shared state file and its limits.
     pub state: Option<(PathBuf, crate::fleet::record::Limits)>,
+    /// `-C -`, `-R`, the ETag and time conditions, and cookies.
+    pub cron: cron::CronConfig,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -366,6 +369,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let request = request(a, positional_method, url)?;
     let retry = retry(&a.policy, &request)?;
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
+    let cron = cron::build(a, |n| has_header(&request.headers, n))?;
     Ok(Config {
         request,
         retry,
@@ -373,6 +377,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         output: output(&a.output, a.request.head),
         explain: a.policy.explain,
         state: state(&a.fleet),
+        cron,
     })
 }
 

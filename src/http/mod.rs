@@ -5,12 +5,15 @@
 //! it: which proxy a request goes through (`proxy`), the masking of secrets in anything
 //! printed (`redact`), the request body read once and replayed (`body`), and the rules for
 //! resuming a broken download (`resume`), when each step of a request happened (`timing`, for
-//! `-w`). The transport's parts are private to it: the rest
+//! `-w`); for the cron flags, what a conditional or resuming answer means (`conditional`)
+//! and the cookies of a cookie file (`cookies`). The transport's parts are private to it: the rest
 //! of the crate names them through `transport`. Nothing here decides whether to retry;
 //! `policy` does.
 
 mod agent;
 pub mod body;
+pub mod conditional;
+pub mod cookies;
 mod failure;
 mod head;
 mod headers;

@@ -3,7 +3,8 @@
 //! appended only when every byte is accounted for: a 206 for the same representation (the
 //! validator present and identical, the same total length) whose range starts at the bytes
 //! kept and runs to the end, and whose body is exactly that range (checked by the caller
-//! with `Continuation::len`). Anything else starts over. Pure functions.
+//! with `Continuation::len`). Anything else starts over. `-C -` resumes a file with no
+//! validator known: only the range's position and length are checked. Pure functions.
 
 use crate::http::transport::Head;
 
@@ -87,17 +88,7 @@ pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<
     if encoded || !single("content-range") {
         return None;
     }
-    let range = head
-        .value("content-range")
-        .and_then(|cr| cr.trim().strip_prefix("bytes "))?;
-    let (span, length) = range.split_once('/')?;
-    let (first, last) = span.split_once('-')?;
-    let number = |s: &str| {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse::<u64>().ok())
-            .flatten()
-    };
-    let (first, last, length) = (number(first)?, number(last)?, number(length)?);
+    let (first, last, length) = content_range(head)?;
     let runs_to_the_end = first == offset && first <= last && last.checked_add(1) == Some(total);
     if !runs_to_the_end || length != total {
         return None;
@@ -109,6 +100,60 @@ pub fn continues(head: &Head, offset: u64, total: u64, v: &Validator) -> Option<
     };
     let same = single(name) && head.value(name).is_some_and(|got| got.trim() == v.0);
     same.then_some(Continuation { first, last })
+}
+
+/// A number in the exact form of RFC 9110 section 14.4: digits only.
+fn number(s: &str) -> Option<u64> {
+    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| s.parse::<u64>().ok())
+        .flatten()
+}
+
+/// The single `Content-Range: bytes FIRST-LAST/LENGTH` of a 206, as numbers (`None`: none,
+/// or not in that exact form).
+fn content_range(head: &Head) -> Option<(u64, u64, u64)> {
+    let range = head
+        .value("content-range")
+        .and_then(|cr| cr.trim().strip_prefix("bytes "))?;
+    let (span, length) = range.split_once('/')?;
+    let (first, last) = span.split_once('-')?;
+    Some((number(first)?, number(last)?, number(length)?))
+}
+
+/// `-C -`: whether a 206 continues a file of `size` bytes with no validator known (RFC
+/// 9110 section 14.4): one `Content-Range: bytes SIZE-(TOTAL-1)/TOTAL`, no Content-Encoding.
+/// `Err` says what it carried instead.
+pub fn continues_file(head: &Head, size: u64) -> Result<Continuation, String> {
+    let encoded = head
+        .values("content-encoding")
+        .any(|e| !e.trim().eq_ignore_ascii_case("identity"));
+    if encoded {
+        return Err("a 206 with a Content-Encoding (its bytes do not address the file)".into());
+    }
+    let shown = head.values("content-range").collect::<Vec<_>>().join(", ");
+    match (head.values("content-range").count(), content_range(head)) {
+        (1, Some((first, last, total)))
+            if first == size && first <= last && last.checked_add(1) == Some(total) =>
+        {
+            Ok(Continuation { first, last })
+        }
+        (0, _) => Err("a 206 without a Content-Range".into()),
+        _ => Err(format!(
+            "a 206 whose Content-Range {shown:?} does not run from byte {size} to the end"
+        )),
+    }
+}
+
+/// `-C -`: whether a 416 says the file of `size` bytes is already whole: its
+/// `Content-Range: bytes */LENGTH` (RFC 9110 section 15.5.17) has LENGTH = `size`.
+pub fn already_whole(head: &Head, size: u64) -> bool {
+    head.status == 416
+        && head.values("content-range").count() == 1
+        && head
+            .value("content-range")
+            .and_then(|cr| cr.trim().strip_prefix("bytes */"))
+            .and_then(number)
+            == Some(size)
 }
 
 #[cfg(test)]
@@ -229,6 +274,47 @@ mod tests {
         assert_eq!(continues(&two_ranges, 10, 20, &v), None);
         let two_etags = head(206, &[ok, etag, ("ETag", "\"v2\"")]);
         assert_eq!(continues(&two_etags, 10, 20, &v), None);
+    }
+
+    #[test]
+    fn a_file_continues_only_from_its_size_to_the_end() {
+        let cr = |v: &str| head(206, &[("Content-Range", v)]);
+        let c = continues_file(&cr("bytes 5-9/10"), 5).unwrap();
+        assert_eq!((c.first, c.last, c.byte_count()), (5, 9, 5));
+        for (range, size) in [
+            ("bytes 3-9/10", 5),
+            ("bytes 5-8/10", 5),
+            ("bytes 5-9/*", 5),
+            ("bytes 5-9/10 ", 6),
+            ("bytes 9-5/10", 9),
+        ] {
+            assert!(
+                continues_file(&cr(range), size).is_err(),
+                "{range} at {size}"
+            );
+        }
+        let e = continues_file(&cr("bytes 3-9/10"), 5).unwrap_err();
+        assert!(
+            e.contains("\"bytes 3-9/10\"") && e.contains("byte 5"),
+            "{e}"
+        );
+        assert!(continues_file(&head(206, &[]), 5).is_err());
+        let gz = head(
+            206,
+            &[
+                ("Content-Range", "bytes 5-9/10"),
+                ("Content-Encoding", "gzip"),
+            ],
+        );
+        assert!(continues_file(&gz, 5).is_err());
+        let whole = head(416, &[("Content-Range", "bytes */5")]);
+        assert!(already_whole(&whole, 5));
+        assert!(!already_whole(&whole, 4));
+        assert!(!already_whole(&head(416, &[]), 5));
+        assert!(!already_whole(
+            &head(200, &[("Content-Range", "bytes */5")]),
+            5
+        ));
     }
 
     #[test]

@@ -396,6 +396,8 @@ mod tests {
                 .gives(Some(Outcome::NonRetryableTransport), "not retried: part of the body"),
             row(9, "a certificate rejected", last(attempt(H::Failure(K::TlsCertificate))))
                 .gives(Some(Outcome::NonRetryableTransport), "not retried: TLS certificate rejected"),
+            row(9, "-C -: the server cannot resume the file", attempt(H::Failure(K::NotResumable)))
+                .gives(Some(Outcome::NonRetryableTransport), "not retried: cannot resume"),
             row(10, "a POST reset", last(post(attempt(H::Failure(K::Reset)))))
                 .gives(Some(Outcome::NonRetryableTransport), "not retried: POST is not idempotent and the request may have been processed (connection reset)"),
             row(11, "a POST refused is replayed, but no attempts are left", last(post(attempt(H::Failure(K::Refused)))))

@@ -49,13 +49,16 @@ pub enum FailureKind {
     /// The body broke after part of it was streamed to stdout (`--no-buffer`). Not retried:
     /// the reader already has those bytes.
     Streamed,
+    /// `-C -`: the server did not continue the `-o` file where it ends (a 200, or a 206 at
+    /// another offset). Not retried: it would answer the same; the file is left as it was.
+    NotResumable,
     /// A local failure (writing the output). Not retried; exit 1.
     Local,
 }
 
 impl FailureKind {
     /// Every kind, in the order `--explain` lists them.
-    pub const ALL: [FailureKind; 16] = [
+    pub const ALL: [FailureKind; 17] = [
         FailureKind::Refused,
         FailureKind::Dns,
         FailureKind::ConnectTimeout,
@@ -71,6 +74,7 @@ impl FailureKind {
         FailureKind::TooManyRedirects,
         FailureKind::TooLarge,
         FailureKind::Streamed,
+        FailureKind::NotResumable,
         FailureKind::Local,
     ];
 
@@ -84,6 +88,7 @@ impl FailureKind {
                 | FailureKind::TooManyRedirects
                 | FailureKind::TooLarge
                 | FailureKind::Streamed
+                | FailureKind::NotResumable
                 | FailureKind::Local
         )
     }
@@ -119,6 +124,7 @@ impl FailureKind {
             FailureKind::TooManyRedirects => "too many redirects",
             FailureKind::TooLarge => "body too large",
             FailureKind::Streamed => "body cut short after streaming began",
+            FailureKind::NotResumable => "cannot resume",
             FailureKind::Local => "local failure",
         }
     }
@@ -240,6 +246,7 @@ mod tests {
             | FailureKind::TooManyRedirects
             | FailureKind::TooLarge
             | FailureKind::Streamed
+            | FailureKind::NotResumable
             | FailureKind::Local => FailureKind::ALL.iter().filter(|x| **x == k).count(),
         };
         for k in FailureKind::ALL {

@@ -8,6 +8,7 @@
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::http::body::Payload;
+use crate::http::conditional::Answer;
 use crate::http::redact;
 use crate::http::resume;
 use crate::http::timing::Timeline;
@@ -19,6 +20,7 @@ use crate::policy::{FailureKind, WaitReason};
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
+use crate::request::cron::{self, Conditions};
 use crate::request::delivery::{Broken, Delivery, Partial, Resumed};
 use rand::Rng;
 use std::time::{Duration, Instant, SystemTime};
@@ -50,6 +52,8 @@ pub struct Loop<'a> {
     /// Asked before each retry the decision allows (the shared retry budget); an error
     /// refuses it (exit 7).
     pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
+    /// What the cron flags asked (`-C -`'s range, the conditions), to judge the answer.
+    pub cron: &'a Conditions,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -92,6 +96,9 @@ enum Tried {
     /// A success: the body is committed. Status, reason, the byte it resumed at, and the
     /// bytes delivered.
     Success(u16, String, Option<u64>, u64),
+    /// A success that leaves the output as it was (a 304; under `-C -`, a file already
+    /// whole): status, reason, and why.
+    Unchanged(u16, String, String),
     /// A response of 400 or more (body unread).
     Failed(Exchange),
     /// No usable response.
@@ -410,6 +417,14 @@ impl Loop<'_> {
                 self.note_redirect(line, sent);
                 judged(Happened::Success, None, None)
             }
+            Tried::Unchanged(status, reason, why) => {
+                carry.last = format!("{status} {reason}").trim_end().to_string();
+                carry.delivered = 0;
+                line.status = Some((status, reason));
+                line.note = Some(why);
+                self.note_redirect(line, sent);
+                judged(Happened::Success, None, None)
+            }
             Tried::Failed(ex) => {
                 self.note_answer(&ex, sent, line, carry);
                 let raw: Vec<&str> = ex.head.values("retry-after").collect();
@@ -490,10 +505,12 @@ impl Loop<'_> {
         let partial = carry.partial.take();
         let first = self.first_hop(carry);
         let mut hop = first.clone();
-        let asked: Vec<(String, String)> = partial
+        let mut asked: Vec<(String, String)> = partial
             .iter()
             .flat_map(|p| resume::range_headers(p.offset, &p.validator))
             .collect();
+        // `-C -` asks for the rest of the -o file on every attempt (nothing is kept).
+        asked.extend(self.cron.range().filter(|_| partial.is_none()));
         hop.headers.extend(asked.iter().cloned());
         let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;
         let chain = self
@@ -538,6 +555,20 @@ impl Loop<'_> {
     ) -> Tried {
         self.log_response_headers(&ex.head);
         carry.head = Some(ex.head.clone());
+        let (status, reason) = (ex.head.status, ex.head.reason.clone());
+        match self.cron.judge(&ex.head) {
+            Answer::Deliver => {}
+            Answer::Unchanged(why) => {
+                if let Some(p) = partial {
+                    self.output.discard(p.spool);
+                }
+                return Tried::Unchanged(status, reason, why);
+            }
+            Answer::NotResumable(why) => {
+                return Tried::Broken(Failure::new(FailureKind::NotResumable, why));
+            }
+            Answer::Resume(range) => return self.resume_file(ex, range, method),
+        }
         if ex.head.status >= 400 {
             // An error says nothing about the representation: the kept bytes stay kept.
             carry.partial = partial;
@@ -559,7 +590,6 @@ impl Loop<'_> {
         if let Some(f) = not_final(&ex.head, continued.is_some()) {
             return Tried::Broken(f);
         }
-        let (status, reason) = (ex.head.status, ex.head.reason.clone());
         self.watchdog
             .note_last(&format!("{status} {reason}, its body not yet delivered"));
         let resumed = continued.as_ref().map(|r| r.partial.offset);
@@ -569,6 +599,47 @@ impl Loop<'_> {
                 carry.partial = kept;
                 Tried::Broken(failure)
             }
+        }
+    }
+
+    /// `-C -`: a 206 that continues the -o file. Its bytes are copied into the spool, the
+    /// 206's body appended, and the whole put in place only when it is exactly the range;
+    /// anything less leaves the file as it was (the next attempt asks again).
+    fn resume_file(&self, ex: Exchange, range: resume::Continuation, method: &str) -> Tried {
+        let (status, reason) = (ex.head.status, ex.head.reason.clone());
+        let (Some(file), Some(size)) = (&self.cron.file, self.cron.asked.resume_from) else {
+            return Tried::Broken(Failure::new(FailureKind::Local, "no -o file to resume"));
+        };
+        let local = |e: std::io::Error| {
+            Tried::Broken(Failure::new(
+                FailureKind::Local,
+                format!("cannot copy the {size} bytes of the -o file to resume it: {e}"),
+            ))
+        };
+        let mut spool = match self.output.begin(&ex.head) {
+            Ok(s) => s,
+            Err(e) => return local(e),
+        };
+        if let Err(e) = cron::copy_kept(&mut spool, file, size) {
+            self.output.discard(spool);
+            return local(e);
+        }
+        let partial = Partial {
+            spool,
+            offset: size,
+            total: range.last + 1,
+            validator: resume::Validator(String::new()),
+        };
+        self.watchdog
+            .note_last(&format!("{status} {reason}, its body not yet delivered"));
+        let continued = Resumed { partial, range };
+        match self
+            .delivery()
+            .deliver(ex, Some(continued), method == "GET")
+        {
+            // As curl counts it for -w %{size_download}: the bytes this run received.
+            Ok(n) => Tried::Success(status, reason, Some(size), n.saturating_sub(size)),
+            Err(Broken { failure, .. }) => Tried::Broken(failure),
         }
     }
 

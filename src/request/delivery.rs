@@ -65,7 +65,8 @@ impl Delivery<'_> {
     /// Whether a broken download may be resumed: a GET (the request that got this answer:
     /// under `-L` it may follow a POST's 303) to a regular `-o` file, without `-i`.
     fn can_resume(&self, get: bool) -> bool {
-        get && self.output.resumable()
+        // `-C -` asks again from the file's size instead (the file is the kept part).
+        get && self.output.resumable() && !self.cfg.cron.resume
     }
 
     fn deadline_left(&self) -> Option<Duration> {
@@ -97,6 +98,12 @@ impl Delivery<'_> {
             None => announced,
         };
         self.check_size(announced, offset)?;
+        let remote_time = self
+            .cfg
+            .cron
+            .remote_time
+            .then(|| crate::http::conditional::last_modified(&ex.head))
+            .flatten();
         let (mut spool, validator) = match continued {
             Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
@@ -126,6 +133,12 @@ impl Delivery<'_> {
             (Ok(n), _) => n,
             (Err(f), _) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
         };
+        if let Some(t) = remote_time
+            && let Err(e) = crate::request::cron::set_remote_time(&spool, t)
+        {
+            self.reporter
+                .warn(&format!("-R: cannot set the file's modification time: {e}"));
+        }
         self.put_in_place(spool, offset + n)
     }
 

@@ -17,6 +17,7 @@ use crate::process::deadline::{self, LastWords, Watchdog};
 use crate::process::interrupt;
 use crate::report::{self, Reporter};
 use crate::request::attempt::{Ended, Loop};
+use crate::request::cron::{self, Conditions};
 use crate::request::{explain, write_out};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -44,6 +45,7 @@ struct Prepared {
     output: Output,
     transport: Transport,
     payload: Option<Payload>,
+    cron: Conditions,
 }
 
 /// Validates flags and files and reads the body. `Err` is the outcome to exit with (usage
@@ -73,6 +75,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     crate::http::netrc::apply(&mut cfg.request).map_err(|e| ends.usage(&e))?;
     let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
+    let cron = cron::prepare(&cfg).map_err(|e| ends.usage(&e))?;
     if cfg.explain {
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));
@@ -87,6 +90,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         output,
         transport,
         payload,
+        cron,
     })
 }
 
@@ -235,6 +239,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         output,
         transport,
         payload,
+        cron,
     } = p;
     if cfg.request.insecure {
         reporter.warn("TLS certificate verification is off (-k)");
@@ -242,7 +247,8 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     reporter.detail(&format!(
         "seed {seed} (replay the same waits with --seed {seed})"
     ));
-    let headers = request_headers(&cfg, reporter);
+    let mut headers = request_headers(&cfg, reporter);
+    headers.extend(cron.headers.iter().cloned());
     let shared = match admit(&cfg, reporter, start) {
         Ok(shared) => shared,
         Err(why) => {
@@ -269,12 +275,14 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         start,
         retry_gate: Some(&gate),
         watchdog: &watchdog,
+        cron: &cron,
     };
     let ended = run.run(&mut StdRng::seed_from_u64(seed));
     finish(
         &cfg,
         reporter,
         shared.as_ref(),
+        &cron,
         ended,
         (seed, write_out.as_deref()),
         (start, &watchdog),
@@ -368,13 +376,14 @@ fn forced_summary(
     }
 }
 
-/// `-D`, the state file, `-w`, then the summary line. The deadline still holds over the
+/// `-D`, `--etag-save`, the state file, `-w`, then the summary line. The deadline still holds over the
 /// first three (a `-D` FIFO nobody reads, a reader of stdout that stopped); the run claims
 /// its ending only for the summary.
 fn finish(
     cfg: &Config,
     reporter: &Reporter,
     shared: Option<&Shared>,
+    cron: &Conditions,
     mut ended: Ended,
     (seed, write_out): (u64, Option<&str>),
     (start, watchdog): (Instant, &Watchdog),
@@ -401,6 +410,13 @@ fn finish(
     {
         reason = format!("cannot write -D {}: {e}", path.display());
         reporter.error(&reason);
+        outcome = Outcome::Local;
+    }
+    if outcome == Outcome::Success
+        && let Err(e) = cron.save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
+    {
+        reporter.error(&e);
+        reason = e;
         outcome = Outcome::Local;
     }
     if let Some(s) = shared {

@@ -11,6 +11,7 @@ mod broken_pipe;
 mod colour;
 mod completions;
 mod compression;
+mod cron;
 mod deadline;
 mod docs;
 mod environment;

@@ -1,0 +1,172 @@
+//! What an answer to a conditional or resuming request means for the output (the cron
+//! flags): a 304 Not Modified leaves it as it was; under `-z`, so does a 200 whose
+//! Last-Modified shows the condition unmet (the server ignored it; curl drops that body
+//! too); under `-C -`, a 416 saying the file is whole leaves it as it was, a 206 from the
+//! file's end continues it, and any other success cannot resume it. Pure.
+
+use crate::http::head::Head;
+use crate::http::resume::{self, Continuation};
+use std::time::SystemTime;
+
+/// What the request asked, as far as the answer's meaning goes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Asked {
+    /// `-C -`: `Range: bytes=SIZE-` was sent for a file of this many bytes.
+    pub resume_from: Option<u64>,
+    /// `-z`: the time, and whether it was If-Unmodified-Since.
+    pub since: Option<(SystemTime, bool)>,
+    /// `-i`: the head is output too, so a 304 is shown as any answer is.
+    pub include: bool,
+}
+
+/// What to do with an answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// As any answer: a success is delivered, an error judged by its status.
+    Deliver,
+    /// A success that leaves the output as it was, and why (for the log).
+    Unchanged(String),
+    /// `-C -`: a 206 that continues the file with this range.
+    Resume(Continuation),
+    /// `-C -`: a success that does not continue the file, and why.
+    NotResumable(String),
+}
+
+/// The meaning of `head`, the final answer to a request that asked `asked`.
+pub fn judge(head: &Head, asked: &Asked) -> Answer {
+    let status = head.status;
+    if status == 304 && !asked.include {
+        return Answer::Unchanged("the output is left as it was".into());
+    }
+    if let Some(size) = asked.resume_from {
+        return match status {
+            416 if resume::already_whole(head, size) => Answer::Unchanged(format!(
+                "the file is already whole ({size} bytes): left as it was"
+            )),
+            400.. => Answer::Deliver,
+            206 => match resume::continues_file(head, size) {
+                Ok(range) => Answer::Resume(range),
+                Err(why) => Answer::NotResumable(format!("{why}; the file is left as it was")),
+            },
+            _ => Answer::NotResumable(format!(
+                "the server answered {status} to Range: bytes={size}-, not 206; the file is left as it was"
+            )),
+        };
+    }
+    match (asked.since, status, last_modified(head)) {
+        (Some((t, false)), 200, Some(lm)) if lm <= t => Answer::Unchanged(
+            "not modified since the -z time (by its Last-Modified): the output is left as it was"
+                .into(),
+        ),
+        (Some((t, true)), 200, Some(lm)) if lm > t => Answer::Unchanged(
+            "modified since the -z time (by its Last-Modified): the output is left as it was"
+                .into(),
+        ),
+        _ => Answer::Deliver,
+    }
+}
+
+/// The answer's Last-Modified, when it is one HTTP-date.
+pub fn last_modified(head: &Head) -> Option<SystemTime> {
+    let mut all = head.values("last-modified");
+    let v = all.next()?;
+    if all.next().is_some() {
+        return None;
+    }
+    httpdate::parse_http_date(v.trim()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn head(status: u16, headers: &[(&str, &str)]) -> Head {
+        Head {
+            status,
+            reason: String::new(),
+            version: "HTTP/1.1".into(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            url: url::Url::parse("http://h/").unwrap(),
+        }
+    }
+
+    const LM: &str = "Wed, 01 Sep 2021 12:18:00 GMT";
+
+    fn lm() -> SystemTime {
+        httpdate::parse_http_date(LM).unwrap()
+    }
+
+    #[test]
+    fn a_304_leaves_the_output_unless_the_head_is_shown() {
+        let plain = Asked::default();
+        assert!(matches!(
+            judge(&head(304, &[]), &plain),
+            Answer::Unchanged(_)
+        ));
+        let shown = Asked {
+            include: true,
+            ..plain
+        };
+        assert_eq!(judge(&head(304, &[]), &shown), Answer::Deliver);
+        assert_eq!(judge(&head(200, &[]), &plain), Answer::Deliver);
+    }
+
+    #[test]
+    fn resuming_a_file() {
+        let asked = Asked {
+            resume_from: Some(5),
+            ..Asked::default()
+        };
+        let cont = head(206, &[("Content-Range", "bytes 5-9/10")]);
+        assert_eq!(
+            judge(&cont, &asked),
+            Answer::Resume(Continuation { first: 5, last: 9 })
+        );
+        let whole = head(416, &[("Content-Range", "bytes */5")]);
+        assert!(matches!(judge(&whole, &asked), Answer::Unchanged(_)));
+        let larger = head(416, &[("Content-Range", "bytes */4")]);
+        assert_eq!(judge(&larger, &asked), Answer::Deliver, "judged as a 416");
+        assert_eq!(judge(&head(503, &[]), &asked), Answer::Deliver);
+        let Answer::NotResumable(why) = judge(&head(200, &[]), &asked) else {
+            panic!("a 200 resumed")
+        };
+        assert!(why.contains("answered 200 to Range: bytes=5-"), "{why}");
+        let elsewhere = head(206, &[("Content-Range", "bytes 3-9/10")]);
+        assert!(matches!(judge(&elsewhere, &asked), Answer::NotResumable(_)));
+    }
+
+    #[test]
+    fn a_200_that_shows_the_time_condition_unmet() {
+        let since = |t: SystemTime, unmodified| Asked {
+            since: Some((t, unmodified)),
+            ..Asked::default()
+        };
+        let ok = head(200, &[("Last-Modified", LM)]);
+        let later = lm() + Duration::from_secs(1);
+        let earlier = lm() - Duration::from_secs(1);
+        assert!(matches!(
+            judge(&ok, &since(later, false)),
+            Answer::Unchanged(_)
+        ));
+        assert!(matches!(
+            judge(&ok, &since(lm(), false)),
+            Answer::Unchanged(_)
+        ));
+        assert_eq!(judge(&ok, &since(earlier, false)), Answer::Deliver);
+        assert!(matches!(
+            judge(&ok, &since(earlier, true)),
+            Answer::Unchanged(_)
+        ));
+        assert_eq!(judge(&ok, &since(later, true)), Answer::Deliver);
+        assert_eq!(
+            judge(&head(200, &[]), &since(later, false)),
+            Answer::Deliver
+        );
+        let bad = head(200, &[("Last-Modified", "yesterday")]);
+        assert_eq!(judge(&bad, &since(later, false)), Answer::Deliver);
+    }
+}

@@ -1,0 +1,324 @@
+//! The I/O of the cron flags, around the attempt loop. Before anything is sent, [`prepare`]
+//! reads the files they name (the ETag of `--etag-compare`, the file whose time `-z`
+//! names, the cookie files of `-b`, the size of the `-o` file that `-C -` resumes), each a
+//! usage error when it cannot be read; it gives the headers to send and what the answer is
+//! judged against (`http::conditional`). During an attempt, [`copy_kept`] puts the bytes
+//! the file already has into the spool that the 206 then completes, and [`set_remote_time`]
+//! gives the spool `-R`'s time before it is renamed into place. After a successful run,
+//! [`save_etag`] writes `--etag-save` by temporary file and rename.
+
+use crate::config::Config;
+use crate::config::cron::{DATE_FORMS, TimeSource, condition_header};
+use crate::files::{follow_link, temp_beside};
+use crate::http::conditional::{self, Answer, Asked};
+use crate::http::cookies;
+use crate::http::transport::Head;
+use crate::output::Spool;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The most of an `--etag-compare` file read: an ETag is a line.
+const MAX_ETAG: u64 = 8 << 10;
+/// The most of a `-b` cookie file read.
+const MAX_COOKIES: u64 = 4 << 20;
+/// The last second an HTTP-date can name (9999-12-31 23:59:59 UTC).
+const LAST_DATE: u64 = 253_402_300_799;
+
+/// What the cron flags add to a run, once their files are read.
+#[derive(Debug, Default)]
+pub struct Conditions {
+    /// Headers to send on every attempt: If-None-Match, If-(Un)Modified-Since, Cookie.
+    pub headers: Vec<(String, String)>,
+    /// What the answer is judged against.
+    pub asked: Asked,
+    /// `-C -`: the `-o` file the kept bytes are copied from (it has `asked.resume_from`).
+    pub file: Option<PathBuf>,
+}
+
+impl Conditions {
+    /// The `Range` that `-C -` asks for (none for a missing or empty file).
+    pub fn range(&self) -> Option<(String, String)> {
+        self.asked
+            .resume_from
+            .map(|size| ("Range".to_string(), format!("bytes={size}-")))
+    }
+
+    /// What `head`, the final answer, means for the output.
+    pub fn judge(&self, head: &Head) -> Answer {
+        conditional::judge(head, &self.asked)
+    }
+
+    /// After a successful run: `--etag-save` gets the ETag of `head`, the final answer,
+    /// when its body was delivered (a 2xx); a 304, or an output left as it was, leaves the
+    /// saved ETag as it was. `Err`: why it could not be written.
+    pub fn save(&self, path: Option<&Path>, head: Option<&Head>) -> Result<(), String> {
+        let (Some(path), Some(head)) = (path, head) else {
+            return Ok(());
+        };
+        if !(200..300).contains(&head.status) || matches!(self.judge(head), Answer::Unchanged(_)) {
+            return Ok(());
+        }
+        save_etag(path, head)
+            .map_err(|e| format!("cannot write --etag-save {}: {e}", path.display()))
+    }
+}
+
+/// Reads what the cron flags name (`Err`: a usage error, one line).
+pub fn prepare(cfg: &Config) -> Result<Conditions, String> {
+    let c = &cfg.cron;
+    let mut out = Conditions {
+        asked: Asked {
+            include: cfg.output.include,
+            ..Asked::default()
+        },
+        ..Conditions::default()
+    };
+    if let Some(path) = &c.etag_compare
+        && let Some(tag) = read_etag(path, c.etag_save.is_some())?
+    {
+        out.headers.push(("If-None-Match".into(), tag));
+    }
+    if let Some(t) = &c.time_cond {
+        let time = match &t.source {
+            TimeSource::Date(d) => *d,
+            TimeSource::File(p) => modified(p)?,
+        };
+        let name = match condition_header(t.unmodified) {
+            "if-unmodified-since" => "If-Unmodified-Since",
+            _ => "If-Modified-Since",
+        };
+        out.headers
+            .push((name.into(), httpdate::fmt_http_date(time)));
+        out.asked.since = Some((time, t.unmodified));
+    }
+    let hand_written = |name: &str| {
+        cfg.request
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+            || cfg.request.removed.iter().any(|n| n == name)
+    };
+    if !hand_written("cookie")
+        && let Some(value) = cookie_header(cfg)?
+    {
+        out.headers.push(("Cookie".into(), value));
+    }
+    if c.resume {
+        let typed = cfg.output.path.as_deref().unwrap_or(Path::new(""));
+        let file = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
+        out.asked.resume_from = kept_size(&file, typed)?;
+        out.file = Some(file);
+    }
+    Ok(out)
+}
+
+/// Opens a file the cron flags name and reads at most `max` bytes of it (`Ok(None)`: it
+/// does not exist).
+fn read_at_most(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+    let f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    f.take(max + 1).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// `--etag-compare FILE`: its first line (`None`: empty, or missing when `--etag-save` will
+/// create it).
+fn read_etag(path: &Path, saving: bool) -> Result<Option<String>, String> {
+    let shown = path.display();
+    let bytes = match read_at_most(path, MAX_ETAG) {
+        Ok(Some(b)) => b,
+        Ok(None) if saving => return Ok(None),
+        Ok(None) => {
+            return Err(format!(
+                "--etag-compare {shown}: no such file; give --etag-save {shown} too, so the first run creates it"
+            ));
+        }
+        Err(e) => return Err(format!("--etag-compare {shown}: cannot read it: {e}")),
+    };
+    if bytes.len() as u64 > MAX_ETAG {
+        return Err(format!(
+            "--etag-compare {shown} is larger than 8 KiB: expected one line, an ETag"
+        ));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| format!("--etag-compare {shown} is not UTF-8 text: expected an ETag"))?;
+    let tag = text.lines().next().unwrap_or("").trim();
+    if crate::cli::values::unsendable(tag, false).is_some() {
+        return Err(format!(
+            "--etag-compare {shown} holds a control character: expected an ETag such as \"v1\""
+        ));
+    }
+    Ok((!tag.is_empty()).then(|| tag.to_string()))
+}
+
+/// `-z FILE`: the file's modification time (it must exist, since the text is no date).
+fn modified(path: &Path) -> Result<SystemTime, String> {
+    let shown = path.display();
+    let m = std::fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => {
+            format!("-z {shown:?} is neither a date nor an existing file: expected {DATE_FORMS}")
+        }
+        _ => format!("-z {shown}: cannot read its modification time: {e}"),
+    })?;
+    let t = m
+        .modified()
+        .map_err(|e| format!("-z {shown}: cannot read its modification time: {e}"))?;
+    // An HTTP-date names 1970 to 9999.
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_DATE)))
+}
+
+/// `-b`: the cookies of the files that match the URL, then the strings, as one value.
+fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
+    let mut parts = Vec::new();
+    for path in &cfg.cron.cookie_files {
+        let shown = path.display();
+        let bytes = match read_at_most(path, MAX_COOKIES) {
+            Ok(Some(b)) if b.len() as u64 > MAX_COOKIES => {
+                return Err(format!(
+                    "-b {shown} is larger than 4 MiB: expected a cookie file"
+                ));
+            }
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                return Err(format!(
+                    "-b {shown}: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE)"
+                ));
+            }
+            Err(e) => return Err(format!("-b {shown}: cannot read it: {e}")),
+        };
+        let jar = cookies::parse(&String::from_utf8_lossy(&bytes));
+        parts.extend(cookies::header(&jar, &cfg.request.url, SystemTime::now()));
+    }
+    parts.extend(cfg.cron.cookie_strings.iter().cloned());
+    Ok((!parts.is_empty()).then(|| parts.join("; ")))
+}
+
+/// `-C -`: the bytes the `-o` file holds (`None`: missing or empty, so the download starts
+/// from the first byte); it must be a regular file that can be read.
+fn kept_size(file: &Path, typed: &Path) -> Result<Option<u64>, String> {
+    let shown = typed.display();
+    match std::fs::metadata(file) {
+        Ok(m) if !m.is_file() => Err(format!(
+            "-C - resumes a regular file: -o {shown} is not one"
+        )),
+        Ok(m) if m.len() == 0 => Ok(None),
+        Ok(m) => std::fs::File::open(file)
+            .map(|_| Some(m.len()))
+            .map_err(|e| format!("-C -: cannot read -o {shown} to resume it: {e}")),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("-C -: cannot read -o {shown}: {e}")),
+    }
+}
+
+/// Copies the first `size` bytes of `file` into the spool, which the 206 then completes.
+/// Between two files on Linux the copy stays in the kernel (copy_file_range, which shares
+/// the blocks on file systems that can: XFS, Btrfs), so a large file is not read through
+/// this process.
+pub fn copy_kept(spool: &mut Spool, file: &Path, size: u64) -> io::Result<()> {
+    let Spool::Named(tmp) = spool else {
+        return Err(io::Error::other("-C - resumes a regular -o file only"));
+    };
+    let mut src = std::fs::File::open(file)?.take(size);
+    let copied = io::copy(&mut src, tmp.as_file_mut())?;
+    if copied != size {
+        return Err(io::Error::other(format!(
+            "the -o file shrank from {size} to {copied} bytes during the run"
+        )));
+    }
+    Ok(())
+}
+
+/// `-R`: gives the spool of a regular `-o` file the answer's Last-Modified as its
+/// modification time `t`, before it is renamed into place (other spools: nothing).
+pub fn set_remote_time(spool: &Spool, t: SystemTime) -> io::Result<()> {
+    match spool {
+        Spool::Named(tmp) => tmp.as_file().set_modified(t),
+        _ => Ok(()),
+    }
+}
+
+/// `--etag-save FILE`: the answer's ETag and a newline (an empty file when it has none, as
+/// curl writes it), by temporary file and rename.
+pub fn save_etag(path: &Path, head: &Head) -> io::Result<()> {
+    let dest = follow_link(path).unwrap_or_else(|_| path.to_path_buf());
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = temp_beside(&dest, &format!(".{name}."), ".part")?;
+    if let Some(tag) = head.value("etag").map(str::trim).filter(|t| !t.is_empty()) {
+        writeln!(tmp, "{tag}")?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(&dest).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_etag_file_is_its_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e");
+        std::fs::write(&p, "\"v1\"\r\nrest\n").unwrap();
+        assert_eq!(read_etag(&p, false), Ok(Some("\"v1\"".into())));
+        std::fs::write(&p, "").unwrap();
+        assert_eq!(read_etag(&p, false), Ok(None));
+        std::fs::write(&p, "\"a\u{7}\"").unwrap();
+        assert!(read_etag(&p, false).is_err());
+        std::fs::write(&p, vec![b'x'; 9000]).unwrap();
+        assert!(read_etag(&p, false).unwrap_err().contains("8 KiB"));
+        let missing = dir.path().join("missing");
+        assert_eq!(read_etag(&missing, true), Ok(None));
+        assert!(
+            read_etag(&missing, false)
+                .unwrap_err()
+                .contains("--etag-save")
+        );
+    }
+
+    #[test]
+    fn the_saved_etag_replaces_the_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("e");
+        std::fs::write(&p, "\"old\"\n").unwrap();
+        let head = |headers: Vec<(String, String)>| Head {
+            status: 200,
+            reason: "OK".into(),
+            version: "HTTP/1.1".into(),
+            headers,
+            url: url::Url::parse("http://h/").unwrap(),
+        };
+        save_etag(&p, &head(vec![("etag".into(), "\"v2\"".into())])).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "\"v2\"\n");
+        save_etag(&p, &head(vec![])).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp file left"
+        );
+    }
+
+    #[test]
+    fn a_file_to_resume_must_be_regular() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        assert_eq!(kept_size(&p, &p), Ok(None));
+        std::fs::write(&p, "").unwrap();
+        assert_eq!(kept_size(&p, &p), Ok(None));
+        std::fs::write(&p, "01234").unwrap();
+        assert_eq!(kept_size(&p, &p), Ok(Some(5)));
+        assert!(kept_size(dir.path(), dir.path()).is_err());
+    }
+}

@@ -1,0 +1,367 @@
+//! The cron flags against the scripted server: `-C -` resumes a partial `-o` file only
+//! from its size and exactly to its end (else the file stays as it was, exit 6), a 416 for
+//! a whole file is a success; `--etag-save` then `--etag-compare` make a 304 a success that
+//! leaves the file; `-z` with a date and with a file; `-R`; `-b` strings and cookie files
+//! (domain and path matched, not sent to another origin after a redirect); bad input sends
+//! nothing.
+
+use crate::common::*;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+fn resource(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+/// A response with these headers and body (Content-Length is added).
+fn answer(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Step {
+    Step::Respond {
+        status,
+        headers: headers
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        body: body.to_vec(),
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// The names in `dir`, to show no temporary file is left.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn continue_at_resumes_a_partial_file_from_its_size() {
+    let whole = resource(200_000);
+    let range = "bytes 70000-199999/200000";
+    let srv = Server::start(vec![answer(
+        206,
+        &[("Content-Range", range)],
+        &whole[70_000..],
+    )])
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.bin");
+    std::fs::write(&path, &whole[..70_000]).unwrap();
+    let flags = ["-C", "-", "-o", s(&path), "-w", "%{size_download}"];
+    let (out, _) = run_fast(&flags, &srv.url("/data"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        out.stdout, b"130000",
+        "the bytes received, as curl counts them"
+    );
+    assert!(
+        std::fs::read(&path).unwrap() == whole,
+        "the resumed file differs"
+    );
+    let reqs = srv.requests();
+    assert_eq!(reqs.len(), 1);
+    assert_eq!(reqs[0].header("range"), Some("bytes=70000-"));
+    assert_eq!(reqs[0].header("if-range"), None, "no validator is known");
+    assert!(
+        stderr(&out).contains("resumed at byte 70000"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(names(dir.path()), ["data.bin"]);
+}
+
+#[test]
+fn continue_at_with_curl_s_long_name_and_a_missing_file_downloads_it_whole() {
+    let srv = Server::start(vec![Step::status(200, "all of it")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.txt");
+    let (out, _) = run_fast(&["--continue-at", "-", "-o", s(&path)], &srv.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "all of it");
+    assert_eq!(srv.requests()[0].header("range"), None);
+}
+
+/// Runs `-C -` on a file holding `kept` against `script`; returns the output, the file's
+/// bytes after the run, the requests and what is left in the folder.
+fn resume_against(
+    kept: &[u8],
+    script: Vec<Step>,
+) -> (std::process::Output, Vec<u8>, usize, Vec<String>) {
+    let srv = Server::start(script).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    std::fs::write(&path, kept).unwrap();
+    let (out, _) = run_fast(
+        &["-C", "-", "-o", s(&path), "--attempts", "3"],
+        &srv.url("/f"),
+    );
+    let after = std::fs::read(&path).unwrap();
+    (out, after, srv.requests().len(), names(dir.path()))
+}
+
+#[test]
+fn a_server_that_cannot_resume_leaves_the_file_and_exits_6() {
+    let cases = [
+        ("a 200", answer(200, &[], b"0123456789")),
+        (
+            "a 206 at another offset",
+            answer(206, &[("Content-Range", "bytes 3-9/10")], b"3456789"),
+        ),
+        (
+            "a 206 that stops short of the end",
+            answer(206, &[("Content-Range", "bytes 5-8/10")], b"5678"),
+        ),
+    ];
+    for (what, step) in cases {
+        let (out, after, requests, left) = resume_against(b"01234", vec![step]);
+        assert_eq!(code(&out), 6, "{what}: {}", stderr(&out));
+        assert_eq!(after, b"01234", "{what}: the file changed");
+        assert_eq!(requests, 1, "{what}: retried");
+        assert!(
+            stderr(&out).contains("cannot resume"),
+            "{what}: {}",
+            stderr(&out)
+        );
+        assert_eq!(left, ["f"], "{what}");
+    }
+}
+
+#[test]
+fn a_206_cut_short_is_asked_again_and_never_spliced() {
+    let mut cut = b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: 5\r\nConnection: close\r\n\r\n".to_vec();
+    cut.extend_from_slice(b"56");
+    let good = answer(206, &[("Content-Range", "bytes 5-9/10")], b"56789");
+    let (out, after, requests, left) = resume_against(b"01234", vec![Step::Raw(cut), good]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(after, b"0123456789");
+    assert_eq!(requests, 2);
+    assert_eq!(left, ["f"]);
+}
+
+#[test]
+fn a_416_for_a_whole_file_is_a_success_that_leaves_it() {
+    let whole = answer(416, &[("Content-Range", "bytes */5")], b"not satisfiable");
+    let (out, after, _, left) = resume_against(b"01234", vec![whole]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(after, b"01234");
+    assert!(stderr(&out).contains("already whole"), "{}", stderr(&out));
+    assert_eq!(left, ["f"]);
+    // A file longer than the resource is no whole file: the 416 is an error answer.
+    let shorter = answer(416, &[("Content-Range", "bytes */4")], b"");
+    let (out, after, _, _) = resume_against(b"01234", vec![shorter]);
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(after, b"01234");
+}
+
+#[test]
+fn etag_save_then_compare_makes_a_304_leave_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (etag, data) = (dir.path().join("etag"), dir.path().join("data.csv"));
+    let flags = [
+        "--etag-compare",
+        s(&etag),
+        "--etag-save",
+        s(&etag),
+        "-o",
+        s(&data),
+    ];
+    let first = Server::start(vec![answer(200, &[("ETag", "\"v1\"")], b"a,b\n1,2\n")]).unwrap();
+    let (out, _) = run_fast(&flags, &first.url("/data.csv"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        first.requests()[0].header("if-none-match"),
+        None,
+        "no ETag saved yet"
+    );
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,b\n1,2\n");
+    // The 304 names another ETag: the saved one still describes the file kept.
+    let second = Server::start(vec![answer(304, &[("ETag", "\"v2\"")], b"")]).unwrap();
+    let (out, _) = run_fast(&flags, &second.url("/data.csv"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(second.requests()[0].header("if-none-match"), Some("\"v1\""));
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,b\n1,2\n");
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
+    // A changed resource is fetched and its ETag saved.
+    let third = Server::start(vec![answer(200, &[("ETag", "\"v3\"")], b"new\n")]).unwrap();
+    let (out, _) = run_fast(&flags, &third.url("/data.csv"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "new\n");
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v3\"\n");
+    assert_eq!(names(dir.path()), ["data.csv", "etag"]);
+}
+
+#[test]
+fn a_failed_run_does_not_save_the_etag() {
+    let dir = tempfile::tempdir().unwrap();
+    let etag = dir.path().join("etag");
+    std::fs::write(&etag, "\"old\"\n").unwrap();
+    let srv = Server::start(vec![answer(404, &[("ETag", "\"new\"")], b"")]).unwrap();
+    let (out, _) = run_fast(&["--etag-save", s(&etag), "-o", "/dev/null"], &srv.url("/"));
+    assert_eq!(code(&out), 3, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"old\"\n");
+}
+
+#[test]
+fn time_cond_sends_a_date_or_a_file_s_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let stamp = dir.path().join("stamp");
+    std::fs::write(&stamp, "").unwrap();
+    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_630_498_680);
+    std::fs::File::options()
+        .write(true)
+        .open(&stamp)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    let cases = [
+        (
+            "Wed 01 Sep 2021 12:18:00",
+            "if-modified-since",
+            "Wed, 01 Sep 2021 12:18:00 GMT",
+        ),
+        (
+            "20210901",
+            "if-modified-since",
+            "Wed, 01 Sep 2021 00:00:00 GMT",
+        ),
+        (
+            "-2021-09-01",
+            "if-unmodified-since",
+            "Wed, 01 Sep 2021 00:00:00 GMT",
+        ),
+        (
+            s(&stamp),
+            "if-modified-since",
+            "Wed, 01 Sep 2021 12:18:00 GMT",
+        ),
+    ];
+    for (arg, name, want) in cases {
+        let srv = Server::start(vec![answer(304, &[], b"")]).unwrap();
+        let (out, _) = run_fast(&["-o", "/dev/null", "-z", arg], &srv.url("/"));
+        assert_eq!(code(&out), 0, "{arg}: {}", stderr(&out));
+        assert_eq!(srv.requests()[0].header(name), Some(want), "{arg}");
+    }
+}
+
+#[test]
+fn a_200_older_than_the_time_condition_leaves_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::write(&data, "kept").unwrap();
+    let lm = ("Last-Modified", "Wed, 01 Sep 2021 12:18:00 GMT");
+    let srv = Server::start(vec![answer(200, &[lm], b"ignored the condition")]).unwrap();
+    let (out, _) = run_fast(&["-o", s(&data), "-z", "1 Sep 2022"], &srv.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), "kept");
+    assert_eq!(names(dir.path()), ["data"]);
+}
+
+#[test]
+fn remote_time_sets_the_file_s_modification_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let lm = ("Last-Modified", "Wed, 01 Sep 2021 12:18:00 GMT");
+    let srv = Server::start(vec![answer(200, &[lm], b"body")]).unwrap();
+    let (out, _) = run_fast(&["-R", "-o", s(&data)], &srv.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let mtime = std::fs::metadata(&data).unwrap().modified().unwrap();
+    assert_eq!(
+        mtime,
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_630_498_680)
+    );
+}
+
+#[test]
+fn cookies_from_a_string_and_from_a_file_where_they_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let jar = dir.path().join("cookies.txt");
+    std::fs::write(
+        &jar,
+        "# Netscape HTTP Cookie File\n\
+         127.0.0.1\tFALSE\t/\tFALSE\t0\tsess\tabc\n\
+         127.0.0.1\tFALSE\t/api\tFALSE\t0\tapi\tv1\n\
+         127.0.0.1\tFALSE\t/other\tFALSE\t0\tother\tno\n\
+         127.0.0.1\tFALSE\t/\tTRUE\t0\tsecure\tno\n\
+         127.0.0.1\tFALSE\t/\tFALSE\t1000\texpired\tno\n\
+         example.test\tTRUE\t/\tFALSE\t0\telsewhere\tno\n",
+    )
+    .unwrap();
+    let srv = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (out, _) = run_fast(
+        &["-o", "/dev/null", "-b", s(&jar), "-b", "a=1; b=2"],
+        &srv.url("/api/list"),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (out, _) = run_fast(&["-o", "/dev/null", "-b", "only=this"], &srv.url("/"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let reqs = srv.requests();
+    assert_eq!(reqs[0].header("cookie"), Some("api=v1; sess=abc; a=1; b=2"));
+    assert_eq!(reqs[1].header("cookie"), Some("only=this"));
+}
+
+#[test]
+fn cookies_are_masked_and_not_sent_to_another_origin() {
+    let other = Server::start(vec![Step::status(200, "there")]).unwrap();
+    let first = Server::start(vec![answer(302, &[("Location", &other.url("/x"))], b"")]).unwrap();
+    let (out, _) = run_fast(
+        &["-v", "-L", "-o", "/dev/null", "-b", "sid=s3cr3t-cookie"],
+        &first.url("/"),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        first.requests()[0].header("cookie"),
+        Some("sid=s3cr3t-cookie")
+    );
+    assert_eq!(other.requests()[0].header("cookie"), None);
+    assert!(!stderr(&out).contains("s3cr3t"), "{}", stderr(&out));
+}
+
+#[test]
+fn bad_input_is_a_usage_error_that_sends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "01234").unwrap();
+    let missing = dir.path().join("missing");
+    let f = s(&file);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["-C", "5", "-o", f], "only '-C -'"),
+        (vec!["-C", "-"], "give -o FILE"),
+        (vec!["-C", "-", "-o", "-"], "give -o FILE"),
+        (vec!["-C", "-", "-i", "-o", f], "-i or -I"),
+        (vec!["-C", "-", "-o", "/dev/null"], "not one"),
+        (vec!["-C", "-", "-H", "Range: bytes=0-", "-o", f], "Range"),
+        (vec!["--etag-compare", s(&missing)], "--etag-save"),
+        (vec!["--etag-save", "-"], "file name"),
+        (
+            vec!["-z", "next tuesday"],
+            "neither a date nor an existing file",
+        ),
+        (vec!["-z", "=20210901"], "-z =DATE"),
+        (vec!["-b", s(&missing)], "no such file"),
+        (vec!["-b", "-"], "stdin"),
+        (vec!["-b", "sid=s3cr3t\r\nX-Evil: 1"], "control character"),
+        (vec!["-c", "jar.txt"], "not stored"),
+        (vec!["-R"], "give -o FILE"),
+    ];
+    let srv = Server::start(vec![Step::status(200, "sent")]).unwrap();
+    for (args, says) in cases {
+        let (out, _) = run_fast(&args, &srv.url("/"));
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().filter(|l| l.contains("error:")).count(),
+            1,
+            "{err}"
+        );
+        assert!(!err.contains("s3cr3t"), "{err}");
+    }
+    assert!(srv.requests().is_empty(), "a usage error sent a request");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "01234");
+}
