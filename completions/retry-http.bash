@@ -41,7 +41,7 @@ _retry__http() {
 
     case "${cmd}" in
         retry__http)
-            opts="-X -H -d -u -A -L -I -x -k -m -o -i -D -N -w -s -v -E -n -Y -y -C -R -z -b -c -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --resolve --connect-to --unix-socket --cert --key --cert-type --netrc --netrc-file --netrc-optional --speed-limit --speed-time --continue-at --remote-time --etag-save --etag-compare --time-cond --cookie --help --version demo simulate help"
+            opts="-X -H -d -u -A -L -I -x -k -G -F -K -m -o -i -D -N -w -s -v -E -n -Y -y -C -R -z -b -c -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --get --data-urlencode --form --config --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --resolve --connect-to --unix-socket --cert --key --cert-type --netrc --netrc-file --netrc-optional --speed-limit --speed-time --continue-at --remote-time --etag-save --etag-compare --time-cond --cookie --help --version demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -112,6 +112,26 @@ _retry__http() {
                     return 0
                     ;;
                 --cacert)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-urlencode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --form)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -F)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -K)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

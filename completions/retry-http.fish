@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed G/get data-urlencode= F/form= K/config= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -25,7 +25,7 @@ function __fish_retry_http_using_subcommand
 end
 
 complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name); giving a positional METHOD too is an error' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty; @FILE (@-: stdin) adds one per line, so secrets stay out of argv' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json' -r
@@ -35,6 +35,9 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l max-redirs -d 'Th
 complete -c retry-http -n "__fish_retry_http_needs_command" -s x -l proxy -d 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l noproxy -d 'Hosts reached without the proxy, comma-separated (\'*\' for all); overrides NO_PROXY' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cacert -d 'Trust the certificates in this PEM file, besides the system\'s store' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -l data-urlencode -d 'Body part URL-encoded as curl does (repeatable; joined with & with -d in order): CONTENT or =CONTENT encodes it all, NAME=CONTENT keeps NAME and encodes CONTENT, @FILE and NAME@FILE encode a file\'s bytes (@- for stdin). Spaces become +' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s F -l form -d 'A multipart/form-data field (repeatable; POST by default): NAME=VALUE, NAME=@FILE (a file upload, with its file name), NAME=<FILE (a field read from a file), @- and <- for stdin; ;type=MIME and ;filename=NAME after the value; "..." quotes a value holding ; or ,. Not with another body flag, -G or -I' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s K -l config -d 'Read more flags from FILE (curl\'s syntax): one per line, with or without the leading --, `name = value`, `name: value` or `name value`, "..." quoting with \\ escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K inside' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Total attempts, the first included (1 to 1000; 1 means no retry)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l base -d 'Backoff base: the first retry\'s ceiling (at least 1ms). Retry n\'s ceiling is min(cap, base * 2^n)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cap -d 'The largest backoff ceiling' -r
@@ -80,9 +83,10 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-compare -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -s z -l time-cond -d 'Send If-Modified-Since DATE, or with a leading \'-\' If-Unmodified-Since; a name of an existing file gives its modification time' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s b -l cookie -d 'Send cookies: \'NAME=VALUE; NAME2=VALUE2\' as given, or (no \'=\') a Netscape cookie file, read once (at most 4 MiB), whose cookies are sent only where their domain and path match, \'secure\' ones only over https, expired ones never (repeatable)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
-complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers (with -G, the data goes in the URL)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l compressed -d 'Ask for a compressed response (Accept-Encoding: gzip) and decompress it'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s G -l get -d 'Send the -d/--data-binary/--data-urlencode data in the URL\'s query instead of a body (joined with &, after a ? or an & as the URL needs): GET, or HEAD with -I'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the resolved policy and its schedule on stdout, and send nothing'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output'

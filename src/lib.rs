@@ -27,7 +27,6 @@ pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod units;
 
-use clap::Parser;
 use exit::Outcome;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -48,10 +47,17 @@ pub fn main() -> ExitCode {
 /// started, from which `--deadline` counts. Returns the outcome that sets the exit status.
 pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
     let args: Vec<OsString> = args.into_iter().collect();
-    let cli = match cli::Cli::try_parse_from(args.iter().cloned()) {
+    // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
+    let expanded = match cli::bodies::expand::expand(args.clone()) {
+        Ok(x) => x,
+        Err(msg) => return cli::usage::usage_line(&msg, &args, start),
+    };
+    let args = expanded.args;
+    let mut cli = match cli::bodies::parse(&args) {
         Ok(c) => c,
         Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
+    cli.request.bodies.stdin_taken = expanded.stdin_taken;
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
         Some(cli::Command::Simulate(args)) => fleet::simulate::command::simulate(&args),

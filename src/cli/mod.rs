@@ -1,6 +1,7 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
+pub mod bodies;
 pub mod cron;
 pub mod network;
 pub(crate) mod usage;
@@ -156,6 +157,10 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub request: RequestFlags,
 
+    /// curl's other body flags (-G, --data-urlencode, -F) and -K.
+    #[command(flatten)]
+    pub bodies: bodies::BodyFlags,
+
     /// How failures are retried, and the time limits.
     #[command(flatten)]
     pub policy: PolicyFlags,
@@ -193,7 +198,7 @@ pub struct RequestFlags {
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,
 
-    /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty.
+    /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty; @FILE (@-: stdin) adds one per line, so secrets stay out of argv.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header)]
     pub headers: Vec<values::HeaderArg>,
 
@@ -225,8 +230,8 @@ pub struct RequestFlags {
     #[arg(long, default_value = "50", value_name = "N")]
     pub max_redirs: u32,
 
-    /// Send a HEAD request and show the response's status line and headers.
-    #[arg(short = 'I', long, conflicts_with_all = ["data", "data_binary", "json"])]
+    /// Send a HEAD request and show the response's status line and headers (with -G, the data goes in the URL).
+    #[arg(short = 'I', long, conflicts_with = "json")]
     pub head: bool,
 
     /// Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY.

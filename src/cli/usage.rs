@@ -190,6 +190,13 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
         Some(tip) => format!("{first} ({tip})"),
         None => first,
     };
+    usage_line(&message, args, start)
+}
+
+/// A usage error found before clap parses (in a `-K` file, a `-H @FILE`): `message` on one
+/// line (`; see --help` added), or with the JSON log an error object and a summary object.
+/// Exit 2; nothing was sent.
+pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Outcome {
     let json = json_requested(args);
     let format = if json {
         cli::LogFormat::Json
@@ -200,14 +207,7 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
     reporter.error(&format!("{message}; see --help"));
     if json {
         let elapsed = start.elapsed();
-        reporter.summary(
-            Outcome::Usage,
-            0,
-            elapsed,
-            0,
-            "nothing sent",
-            Some(&message),
-        );
+        reporter.summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(message));
     }
     Outcome::Usage
 }

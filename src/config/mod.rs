@@ -2,6 +2,7 @@
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent.
 
+mod bodies;
 pub mod cron;
 pub mod network;
 
@@ -9,6 +10,7 @@ use crate::cli::values::{self, HeaderArg};
 use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::{Backoff, StatusSet};
 use base64::Engine;
+pub(crate) use bodies::{append_query, form_encode};
 use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
@@ -22,6 +24,12 @@ pub enum BodySource {
     File { path: PathBuf, strip_newlines: bool },
     /// Standard input, read once (only when a body source names it).
     Stdin { strip_newlines: bool },
+    /// `--data-urlencode [NAME]@FILE`: `prefix` (`NAME=` or nothing), then the file's bytes
+    /// (stdin's when `None`) percent-encoded as a form value.
+    Encoded {
+        prefix: Vec<u8>,
+        file: Option<PathBuf>,
+    },
 }
 
 /// The request body: its parts, and what joins them (`&` for `-d`, nothing for `--json`).
@@ -87,6 +95,8 @@ pub struct RequestConfig {
     pub headers: Vec<(String, String)>,
     /// The body, if any.
     pub body: Option<BodySpec>,
+    /// `-G` data from files or stdin: read with the body, then appended to `url`'s query.
+    pub get_data: Option<BodySpec>,
     /// Follow redirects, up to this many hops.
     pub follow: Option<u32>,
     /// Headers removed with `-H 'Name:'` (lower case), so the automatic ones are not sent.
@@ -430,11 +440,12 @@ fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
 fn request(
     a: &RequestArgs,
     positional_method: Option<&String>,
-    url: Url,
+    mut url: Url,
 ) -> Result<RequestConfig, UsageError> {
     let r = &a.request;
     let (mut headers, removed) = headers(r)?;
-    let body = body(r, &mut headers);
+    let made = bodies::body(a, &mut headers, &mut url)?;
+    let body = made.body;
     // A header removed with `-H 'Name:'` goes, even one a body flag implied.
     headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
     let method = request_method(r, positional_method, body.is_some())?;
@@ -456,6 +467,7 @@ fn request(
         url,
         headers,
         body,
+        get_data: made.query,
         follow: r.location.then_some(r.max_redirs),
         removed,
         insecure: r.insecure,

@@ -45,8 +45,29 @@ impl Payload {
     }
 }
 
-/// Copies `src` to the sink, dropping CR and LF when asked (curl's `-d @file`).
-fn copy_part(src: &mut dyn Read, sink: &mut Sink, strip_newlines: bool) -> io::Result<()> {
+/// What is done to a part's bytes on their way to the sink.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transform {
+    /// Nothing: byte for byte.
+    Raw,
+    /// CR and LF dropped (curl's `-d @file`).
+    StripNewlines,
+    /// Percent-encoded as a form value (curl's `--data-urlencode @file`).
+    FormEncode,
+}
+
+impl Transform {
+    fn strip(strip_newlines: bool) -> Transform {
+        if strip_newlines {
+            Transform::StripNewlines
+        } else {
+            Transform::Raw
+        }
+    }
+}
+
+/// Copies `src` to the sink, transformed.
+fn copy_part(src: &mut dyn Read, sink: &mut Sink, how: Transform) -> io::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match src.read(&mut buf) {
@@ -55,15 +76,21 @@ fn copy_part(src: &mut dyn Read, sink: &mut Sink, strip_newlines: bool) -> io::R
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if strip_newlines {
-            let kept: Vec<u8> = buf[..n]
-                .iter()
-                .copied()
-                .filter(|b| !matches!(b, b'\r' | b'\n'))
-                .collect();
-            sink.write_all(&kept)?;
-        } else {
-            sink.write_all(&buf[..n])?;
+        match how {
+            Transform::Raw => sink.write_all(&buf[..n])?,
+            Transform::StripNewlines => {
+                let kept: Vec<u8> = buf[..n]
+                    .iter()
+                    .copied()
+                    .filter(|b| !matches!(b, b'\r' | b'\n'))
+                    .collect();
+                sink.write_all(&kept)?;
+            }
+            Transform::FormEncode => {
+                let mut encoded = Vec::with_capacity(n * 3);
+                crate::config::form_encode(&buf[..n], &mut encoded);
+                sink.write_all(&encoded)?;
+            }
         }
     }
 }
@@ -128,6 +155,25 @@ pub fn load_within(
     }
 }
 
+/// Copies a file (not a directory) to the sink. The outer error is the file's (it cannot be
+/// opened); the inner one a failure while reading it, with its path.
+fn copy_file(
+    path: &std::path::Path,
+    sink: &mut Sink,
+    how: Transform,
+) -> Result<io::Result<()>, BodyError> {
+    let mut f = File::open(path)
+        .map_err(|e| BodyError(format!("cannot read body file {}: {e}", path.display())))?;
+    if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+        return Err(BodyError(format!(
+            "body file {} is a directory: expected a file",
+            path.display()
+        )));
+    }
+    Ok(copy_part(&mut f, sink, how)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))))
+}
+
 /// Reads every part of the body once. stdin is read only when a part names it.
 fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
     let mut sink = Sink {
@@ -145,22 +191,19 @@ fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
             BodySource::File {
                 path,
                 strip_newlines,
-            } => {
-                let mut f = File::open(path).map_err(|e| {
-                    BodyError(format!("cannot read body file {}: {e}", path.display()))
-                })?;
-                if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-                    return Err(BodyError(format!(
-                        "body file {} is a directory: expected a file",
-                        path.display()
-                    )));
-                }
-                copy_part(&mut f, &mut sink, *strip_newlines)
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
-            }
-            BodySource::Stdin { strip_newlines } => {
-                copy_part(&mut io::stdin().lock(), &mut sink, *strip_newlines)
-            }
+            } => copy_file(path, &mut sink, Transform::strip(*strip_newlines))?,
+            BodySource::Stdin { strip_newlines } => copy_part(
+                &mut io::stdin().lock(),
+                &mut sink,
+                Transform::strip(*strip_newlines),
+            ),
+            BodySource::Encoded { prefix, file } => match sink.write_all(prefix) {
+                Err(e) => Err(e),
+                Ok(()) => match file {
+                    Some(path) => copy_file(path, &mut sink, Transform::FormEncode)?,
+                    None => copy_part(&mut io::stdin().lock(), &mut sink, Transform::FormEncode),
+                },
+            },
         };
         result.map_err(|e| BodyError(format!("cannot read the request body: {e}")))?;
     }

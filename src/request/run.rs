@@ -80,7 +80,10 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));
     }
-    let payload = load_body(&cfg, &ends)?;
+    let payload = load_body(cfg.request.body.as_ref(), &cfg, &ends)?;
+    if let Some(data) = load_body(cfg.request.get_data.as_ref(), &cfg, &ends)? {
+        query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
+    }
     Ok(Prepared {
         cfg,
         seed,
@@ -174,19 +177,27 @@ fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Tra
     Ok((write_out, output, transport))
 }
 
-/// Reads the request body once, within the deadline.
-fn load_body(cfg: &Config, ends: &Ends) -> Result<Option<Payload>, Outcome> {
+/// `-G` data read from files or stdin, appended to the URL's query (at most 1 MiB: a
+/// longer URL is no URL a server reads).
+fn query_from(data: Payload, cfg: &mut Config) -> Result<(), String> {
+    let Payload::Memory(bytes) = data else {
+        return Err("-G: the data is over 1 MiB, too long for a URL: send it as a body".into());
+    };
+    config::append_query(&mut cfg.request.url, &bytes);
+    Ok(())
+}
+
+/// Reads a request body (or `-G` data) once, within the deadline.
+fn load_body(
+    spec: Option<&config::BodySpec>,
+    cfg: &Config,
+    ends: &Ends,
+) -> Result<Option<Payload>, Outcome> {
     let left = cfg
         .retry
         .deadline
         .map(|d| d.saturating_sub(ends.start.elapsed()));
-    match cfg
-        .request
-        .body
-        .as_ref()
-        .map(|b| body::load_within(b, left))
-        .transpose()
-    {
+    match spec.map(|b| body::load_within(b, left)).transpose() {
         Ok(p) => Ok(p),
         Err(body::LoadError::Unreadable(e)) => Err(ends.usage(&e.0)),
         Err(body::LoadError::Deadline) => {

@@ -1,0 +1,452 @@
+//! Arguments expanded before clap parses them. `-K FILE` (curl's config file) becomes the
+//! flags its lines give, at its place, so they beat the `RETRY_HTTP_*` defaults as typed
+//! flags do; then `-H @FILE` (`@-`: stdin) becomes one `--header=LINE` per line, each
+//! checked as a `-H` value, so secrets stay out of the process's argv. Files are read once,
+//! at most 1 MiB each. Errors name the file and the line, never a value.
+
+use crate::cli::values;
+use clap::CommandFactory;
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Read;
+
+/// The largest `-K` or `-H @` file read, in bytes.
+const MAX_FILE: u64 = 1 << 20;
+
+/// The command line after expansion.
+#[derive(Debug)]
+pub struct Expanded {
+    /// The arguments clap parses (program name first).
+    pub args: Vec<OsString>,
+    /// What read stdin (`-H @-`), if anything.
+    pub stdin_taken: Option<&'static str>,
+}
+
+/// What clap knows of each option: its long name (`None` for those with a short only)
+/// and whether it takes a value.
+struct Options {
+    long: HashMap<String, bool>,
+    short: HashMap<char, (String, bool)>,
+}
+
+impl Options {
+    fn of_cli() -> Options {
+        let cmd = super::Cli::command();
+        let mut long = HashMap::new();
+        let mut short = HashMap::new();
+        for a in cmd.get_arguments().filter(|a| !a.is_positional()) {
+            let takes = a.get_action().takes_values();
+            if let Some(l) = a.get_long() {
+                long.insert(l.to_string(), takes);
+                if let Some(s) = a.get_short() {
+                    short.insert(s, (l.to_string(), takes));
+                }
+            }
+        }
+        Options { long, short }
+    }
+}
+
+/// Expands `-K` files, then `-H @FILE`. The subcommands' arguments are left as they are.
+pub fn expand(args: Vec<OsString>) -> Result<Expanded, String> {
+    let is_subcommand = args
+        .get(1)
+        .is_some_and(|a| matches!(a.to_str(), Some("demo" | "simulate" | "help")));
+    if is_subcommand {
+        return Ok(Expanded {
+            args,
+            stdin_taken: None,
+        });
+    }
+    let opts = Options::of_cli();
+    let mut urls = Vec::new();
+    let args = rewrite(args, &opts, &mut |long, value| match long {
+        "config" => config_file(value, &opts, &mut urls).map(Some),
+        _ => Ok(None),
+    })?;
+    let mut stdin_taken = None;
+    let mut args = rewrite(args, &opts, &mut |long, value| match long {
+        "header" if value.starts_with('@') => header_file(&value[1..], &mut stdin_taken).map(Some),
+        _ => Ok(None),
+    })?;
+    args.extend(urls);
+    Ok(Expanded { args, stdin_taken })
+}
+
+/// Given an option's long name and value, the arguments that stand for it (`None`: keep
+/// it as given), or an error.
+type Replacer<'a> = dyn FnMut(&str, &str) -> Result<Option<Vec<OsString>>, String> + 'a;
+
+/// Replaces what `f` replaces: it is called with each option's long name and value (options
+/// that take one), and gives the arguments that stand for them, or `None` to keep them as
+/// given.
+/// Short clusters (`-sKfile`) and `--name=value` are understood; after `--` nothing is.
+fn rewrite(args: Vec<OsString>, opts: &Options, f: &mut Replacer) -> Result<Vec<OsString>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    out.extend(it.next());
+    while let Some(arg) = it.next() {
+        let Some(a) = arg.to_str().map(str::to_owned) else {
+            out.push(arg);
+            continue;
+        };
+        if a == "--" {
+            out.push(arg);
+            out.extend(it.by_ref());
+            break;
+        }
+        let Some((before, long, attached)) = split_option(&a, opts) else {
+            out.push(arg);
+            continue;
+        };
+        let (value, next) = match attached {
+            Some(v) => (v, None),
+            None => match it.next() {
+                Some(next) => (next.to_string_lossy().into_owned(), Some(next)),
+                None => {
+                    out.push(arg);
+                    continue;
+                }
+            },
+        };
+        match f(&long, &value)? {
+            Some(replacement) => {
+                out.extend(before.map(OsString::from));
+                out.extend(replacement);
+            }
+            // Kept as given: only what is expanded changes.
+            None => out.extend(std::iter::once(arg).chain(next)),
+        }
+    }
+    Ok(out)
+}
+
+/// An argument that is an option taking a value: the short flags before it in a cluster
+/// (`-s` of `-sK`), its long name, and its value when attached (`None`: the next argument).
+fn split_option(a: &str, opts: &Options) -> Option<(Option<String>, String, Option<String>)> {
+    if let Some(rest) = a.strip_prefix("--") {
+        let (name, value) = match rest.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (rest, None),
+        };
+        return opts
+            .long
+            .get(name)
+            .filter(|takes| **takes)
+            .map(|_| (None, name.to_string(), value));
+    }
+    let cluster = a.strip_prefix('-').filter(|c| !c.is_empty())?;
+    for (i, c) in cluster.char_indices() {
+        let (long, takes) = opts.short.get(&c)?;
+        if *takes {
+            let rest = &cluster[i + c.len_utf8()..];
+            let before = (i > 0).then(|| format!("-{}", &cluster[..i]));
+            let value = (!rest.is_empty()).then(|| rest.to_string());
+            return Some((before, long.clone(), value));
+        }
+    }
+    None
+}
+
+/// Reads at most [`MAX_FILE`] bytes of `path` (`-`: stdin) as text; `what` names it in
+/// errors ("config file x", "-H @x").
+fn read_text(path: &str, what: &str) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let read = if path == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_FILE + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(format!("{what} is a directory: expected a file"));
+        }
+        file.take(MAX_FILE + 1).read_to_end(&mut bytes)
+    };
+    read.map_err(|e| format!("cannot read {what}: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!("{what} is over 1 MiB: expected a smaller file"));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count();
+        format!("{what} line {line}: not UTF-8 text")
+    })
+}
+
+/// `-H @FILE`: one `--header=LINE` per line; CR and blank lines are dropped, and each line
+/// is checked as a `-H` value (whose errors mask what may be a secret).
+fn header_file(
+    path: &str,
+    stdin_taken: &mut Option<&'static str>,
+) -> Result<Vec<OsString>, String> {
+    if path == "-" {
+        if stdin_taken.is_some() {
+            return Err("-H @- is given twice: stdin can be read only once".into());
+        }
+        *stdin_taken = Some("-H @-");
+    }
+    let what = if path == "-" {
+        "-H @- (stdin)".to_string()
+    } else {
+        format!("-H @{path}")
+    };
+    let text = read_text(path, &what)?;
+    let mut out = Vec::new();
+    for (n, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.trim_matches([' ', '\t']).is_empty() {
+            continue;
+        }
+        values::header(line).map_err(|e| format!("{what} line {}: {e}", n + 1))?;
+        out.push(format!("--header={line}").into());
+    }
+    Ok(out)
+}
+
+/// `-K FILE`: the flags its lines give, as `--name=value` or `--name`; `url` lines are
+/// put in `urls`, to go last as the positional URL.
+fn config_file(
+    path: &str,
+    opts: &Options,
+    urls: &mut Vec<OsString>,
+) -> Result<Vec<OsString>, String> {
+    if path == "-" {
+        return Err("-K -: flags are not read from stdin here; give a file".into());
+    }
+    let what = format!("config file {path}");
+    let text = read_text(path, &what)?;
+    let mut out = Vec::new();
+    for (n, line) in text.split('\n').enumerate() {
+        let at = |msg: String| format!("{what} line {}: {msg}", n + 1);
+        let Some((name, value)) = config_line(line).map_err(at)? else {
+            continue;
+        };
+        let long = option_name(&name, opts).map_err(at)?;
+        match (long.as_str(), opts.long.get(&long), value) {
+            ("url", _, Some(v)) => urls.push(v.into()),
+            ("config", _, _) => {
+                return Err(at(
+                    "-K inside a config file is not followed: put its lines here".into(),
+                ));
+            }
+            (_, Some(true), Some(v)) => {
+                check_value(&long, &v).map_err(at)?;
+                out.push(format!("--{long}={v}").into());
+            }
+            (_, Some(false), None) => out.push(format!("--{long}").into()),
+            ("url", _, None) | (_, Some(true), None) => {
+                return Err(at(format!("--{long} needs a value")));
+            }
+            _ => return Err(at(format!("--{long} takes no value"))),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs the flag's own value parser on a config line's value, so a bad value is named with
+/// its line. The parsers' messages mask what may be a secret (clap's own text, which
+/// quotes the value, is not used).
+fn check_value(long: &str, value: &str) -> Result<(), String> {
+    use clap::error::{ContextKind, ContextValue};
+    let probe = [
+        "retry-http".to_string(),
+        format!("--{long}={value}"),
+        "http://h/".into(),
+    ];
+    let Err(e) = super::super::Cli::command().try_get_matches_from(probe) else {
+        return Ok(());
+    };
+    let about_this_flag = matches!(
+        e.get(ContextKind::InvalidArg),
+        Some(ContextValue::String(a)) if a.starts_with(&format!("--{long} ")) || a == &format!("--{long}")
+    );
+    if !about_this_flag {
+        return Ok(());
+    }
+    let why = std::error::Error::source(&e).map_or_else(
+        || "this value is not accepted".to_string(),
+        ToString::to_string,
+    );
+    Err(format!("--{long}: {why}"))
+}
+
+/// The long name a config line's option stands for (`url` included); unknown names are
+/// errors, quoted only when they look like an option's name (a stray secret does not).
+fn option_name(name: &str, opts: &Options) -> Result<String, String> {
+    let long = if let Some(l) = name.strip_prefix("--") {
+        Some(l.to_string())
+    } else if let Some(s) = name.strip_prefix('-') {
+        let mut chars = s.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => opts.short.get(&c).map(|(l, _)| l.clone()),
+            _ => None,
+        }
+    } else {
+        Some(name.to_string())
+    };
+    match long {
+        Some(l) if l == "url" || opts.long.contains_key(&l) => Ok(l),
+        _ => {
+            let shown = name.len() <= 32
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+            Err(if shown {
+                format!("unknown option {name:?}")
+            } else {
+                "unknown option (not quoted: it may be a value)".into()
+            })
+        }
+    }
+}
+
+/// One line of a curl config file: `None` for a blank line or a `#` comment, else the
+/// option as written and its value (`None`: none given). The value is `"..."` with `\`
+/// escapes (`\t`, `\n`, `\r`, `\v`, any other character as itself), or a word.
+fn config_line(line: &str) -> Result<Option<(String, Option<String>)>, String> {
+    let line = line.strip_suffix('\r').unwrap_or(line).trim_start();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let end = line
+        .find(|c: char| c.is_whitespace() || c == '=' || c == ':')
+        .unwrap_or(line.len());
+    let (name, rest) = line.split_at(end);
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix(['=', ':']).map_or(rest, str::trim_start);
+    let (value, after) = if let Some(quoted) = rest.strip_prefix('"') {
+        let (v, after) = unquote(quoted)?;
+        (Some(v), after)
+    } else {
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let (v, after) = rest.split_at(end);
+        ((!v.is_empty()).then(|| v.to_string()), after)
+    };
+    let after = after.trim_start();
+    if !(after.is_empty() || after.starts_with('#')) {
+        return Err(format!(
+            "text after the value of {name:?}: quote a value holding white space (\"...\")"
+        ));
+    }
+    Ok(Some((name.to_string(), value)))
+}
+
+/// A quoted value, its opening quote already taken: the value and what follows the closing
+/// quote.
+fn unquote(s: &str) -> Result<(String, &str), String> {
+    let mut value = String::new();
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '"' => return Ok((value, &s[i + 1..])),
+            '\\' => match chars.next() {
+                Some((_, 't')) => value.push('\t'),
+                Some((_, 'n')) => value.push('\n'),
+                Some((_, 'r')) => value.push('\r'),
+                Some((_, 'v')) => value.push('\u{b}'),
+                Some((_, other)) => value.push(other),
+                None => break,
+            },
+            c => value.push(c),
+        }
+    }
+    Err("a quoted value has no closing quote".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(s: &str) -> Option<(String, Option<String>)> {
+        config_line(s).expect("parses")
+    }
+
+    #[test]
+    fn config_lines_in_curls_forms() {
+        assert_eq!(line("  # comment"), None);
+        assert_eq!(line(""), None);
+        assert_eq!(line("silent"), Some(("silent".into(), None)));
+        assert_eq!(
+            line("url = \"http://h/a b\""),
+            Some(("url".into(), Some("http://h/a b".into())))
+        );
+        assert_eq!(
+            line("header: X-A:b"),
+            Some(("header".into(), Some("X-A:b".into())))
+        );
+        assert_eq!(
+            line("-H \"X: \\\"q\\\" \\\\ \\t\"\r"),
+            Some(("-H".into(), Some("X: \"q\" \\ \t".into())))
+        );
+        assert_eq!(
+            line("--max-time 5 # five"),
+            Some(("--max-time".into(), Some("5".into())))
+        );
+        assert_eq!(
+            line("data = \"\""),
+            Some(("data".into(), Some(String::new())))
+        );
+    }
+
+    #[test]
+    fn bad_config_lines_name_no_value() {
+        let e = config_line("header = X-Key: hunter2").unwrap_err();
+        assert!(!e.contains("hunter2"), "{e}");
+        let e = config_line("header = \"X-Key: hunter2").unwrap_err();
+        assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn option_names() {
+        let opts = Options::of_cli();
+        assert_eq!(option_name("-H", &opts).unwrap(), "header");
+        assert_eq!(option_name("--silent", &opts).unwrap(), "silent");
+        assert_eq!(option_name("url", &opts).unwrap(), "url");
+        assert!(
+            option_name("atempts", &opts)
+                .unwrap_err()
+                .contains("atempts")
+        );
+        let e = option_name("Bearer_s3cr3t", &opts).unwrap_err();
+        assert!(!e.contains("s3cr3t"), "{e}");
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn options_are_found_in_every_form() {
+        let opts = Options::of_cli();
+        let mut seen = Vec::new();
+        let args = os(&[
+            "retry-http",
+            "-sKa",
+            "--config",
+            "b",
+            "--config=c",
+            "-d",
+            "-K",
+            "-K",
+            "d",
+            "--",
+            "-K",
+            "e",
+        ]);
+        let out = rewrite(args, &opts, &mut |long, value| {
+            if long == "config" {
+                seen.push(value.to_string());
+                Ok(Some(vec![]))
+            } else {
+                Ok(None)
+            }
+        })
+        .unwrap();
+        assert_eq!(seen, ["a", "b", "c", "d"]);
+        assert_eq!(out, os(&["retry-http", "-s", "-d", "-K", "--", "-K", "e"]));
+    }
+}
