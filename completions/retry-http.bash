@@ -41,7 +41,7 @@ _retry__http() {
 
     case "${cmd}" in
         retry__http)
-            opts="-X -H -d -u -A -L -I -x -k -m -o -i -D -N -w -s -v -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --help --version demo simulate help"
+            opts="-X -H -d -u -A -L -I -x -k -m -o -i -D -N -w -s -v -e -4 -6 -O -f -S -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --attempts --base --cap --jitter --deadline --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --state --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --url --referer --http1.1 --http2 --http2-prior-knowledge --http3 --http3-only --ipv4 --ipv6 --remote-name --output-dir --create-dirs --fail --show-error --help --version demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -248,6 +248,22 @@ _retry__http() {
                     return 0
                     ;;
                 --retry-max-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --referer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors url= e/referer= http1.1 http2 http2-prior-knowledge http3 http3-only 4/ipv4 6/ipv6 O/remote-name output-dir= create-dirs f/fail S/show-error h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -24,26 +24,26 @@ function __fish_retry_http_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name); giving a positional METHOD too is an error' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE or @- (stdin); repeats join with &' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body: text, @FILE or @-' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s u -l user -d 'Basic authentication, USER:PASSWORD' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s A -l user-agent -d 'The User-Agent header' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-redirs -d 'The most redirects followed with -L' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s x -l proxy -d 'Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l noproxy -d 'Hosts reached without the proxy, comma-separated (\'*\' for all); overrides NO_PROXY' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cacert -d 'Trust the certificates in this PEM file, besides the system\'s store' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Total attempts, the first included (1 to 1000; 1 means no retry)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Attempts, the first included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l base -d 'Backoff base: the first retry\'s ceiling (at least 1ms). Retry n\'s ceiling is min(cap, base * 2^n)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cap -d 'The largest backoff ceiling' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l jitter -d 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole command, waits included, ends by then (from start-up; 0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole run ends by then, waits included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-after-spread -d 'Random spread added after a Retry-After wait, so clients do not return together (0: off)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt, the whole exchange including the body (0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives for this long (0: off)' -r
@@ -56,10 +56,10 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE (renamed into place only when complete and successful)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\' for stdout)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout: %{http_code} %{num_retries} %{time_total} %{url_effective} %{exitcode} %{size_download}, and \\n for a newline; @FILE reads it' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l log-format -d 'Format of the stderr log' -r -f -a "text\t'One human-readable line per attempt'
 json\t'One JSON object per line (the schema is in README.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
@@ -68,19 +68,33 @@ never\t'Never'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-delay -d 'curl\'s flag, answered with this tool\'s equivalent' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-max-time -d 'curl\'s flag, answered with this tool\'s equivalent' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l url -d 'The URL, as curl\'s --url gives it, instead of the positional URL (one of the two, once: one request per run)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s e -l referer -d 'Send this Referer header (as curl\'s -e; an empty URL sends none; -H Referer wins)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l output-dir -d 'The folder a relative -o or -O file goes in (an absolute -o path is used as it is)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l compressed -d 'Ask for a compressed response (Accept-Encoding: gzip) and decompress it'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
-complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the resolved policy and its schedule on stdout, and send nothing'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the policy and its schedule on stdout; send nothing'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d 'Also write the body of a final error response'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
-complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add the headers and the seed to the log'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-connrefused -d 'curl\'s flag, answered with this tool\'s equivalent'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-all-errors -d 'curl\'s flag, answered with this tool\'s equivalent'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http1.1 -d 'Speak HTTP/1.1: accepted, it is what retry-http always speaks'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http2 -d 'curl\'s flag, refused: retry-http speaks HTTP/1.1 only'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http2-prior-knowledge -d 'curl\'s flag, refused: retry-http speaks HTTP/1.1 only'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http3 -d 'curl\'s flag, refused: retry-http speaks HTTP/1.1 only'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http3-only -d 'curl\'s flag, refused: retry-http speaks HTTP/1.1 only'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s 4 -l ipv4 -d 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s 6 -l ipv6 -d 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s O -l remote-name -d 'Write the body to a file named as the URL\'s last path segment, in the current folder'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l create-dirs -d 'Create the missing folders of the -o/-O path (--output-dir included)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s f -l fail -d 'curl\'s --fail, accepted: it is what retry-http always does'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s S -l show-error -d 'curl\'s --show-error, accepted: with -s, the final error line is always shown'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'

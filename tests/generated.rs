@@ -170,9 +170,14 @@ fn simulate_man_page_is_fresh() {
         .find_subcommand("simulate")
         .expect("simulate")
         .clone()
-        .name("retry-http-simulate");
+        // The command is `retry-http simulate`; the page is retry-http-simulate(1), as git
+        // names its subcommands' pages.
+        .display_name("retry-http simulate")
+        .bin_name("retry-http simulate");
     let mut out = Vec::new();
     clap_mangen::Man::new(sub)
+        .title("retry-http-simulate")
+        .source(format!("retry-http {}", env!("CARGO_PKG_VERSION")))
         .date("2026-11-29")
         .render(&mut out)
         .unwrap();
