@@ -139,6 +139,15 @@ fn a_password_in_a_url_without_a_scheme_is_masked() {
     let (out, _) = run(&["bob:hunter2@exa mple/"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(!stderr(&out).contains("hunter2"), "{}", stderr(&out));
+    let url = closed_port_url().replacen("http://", "bob:hunter2@", 1);
+    let (out, _) = run(&["--attempts", "1", &url]);
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("http://bob:***@127.0.0.1:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("hunter2"), "{}", stderr(&out));
 }
 
 #[test]
