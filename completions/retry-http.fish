@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_retry_http_global_optspecs
-    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed G/get data-urlencode= F/form= K/config= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= h/help V/version
+    string join \n X/request= H/header= d/data= data-binary= json= u/user= A/user-agent= L/location max-redirs= I/head x/proxy= noproxy= k/insecure cacert= compressed G/get data-urlencode= F/form= K/config= attempts= base= cap= jitter= deadline= retry-on= max-retry-after= retry-after-spread= timeout= m/max-time= connect-timeout= stall-timeout= seed= idempotency-key= retry-unsafe explain state= breaker-threshold= breaker-cooldown= retry-budget= budget-window= budget-floor= state-ttl= o/output= i/include D/dump-header= fail-with-body N/no-buffer max-filesize= w/write-out= s/silent v/verbose log-format= color= retry= retry-delay= retry-max-time= retry-connrefused retry-all-errors resolve= connect-to= unix-socket= E/cert= key= cert-type= n/netrc netrc-file= netrc-optional Y/speed-limit= y/speed-time= C/continue-at= R/remote-time etag-save= etag-compare= z/time-cond= b/cookie= c/cookie-jar= url= e/referer= http2 http2-prior-knowledge http3 http3-only 4/ipv4 6/ipv6 O/remote-name output-dir= create-dirs f/fail S/show-error h/help V/version
 end
 
 function __fish_retry_http_needs_command
@@ -24,11 +24,11 @@ function __fish_retry_http_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name); giving a positional METHOD too is an error' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable); \'Name:\' removes it, \'Name;\' sends it empty; @FILE (@-: stdin) adds one per line, so secrets stay out of argv' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s X -l request -d 'The request method (curl\'s name)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s H -l header -d 'Add a request header, \'Name: value\' (repeatable)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s d -l data -d 'Request body: text, @FILE or @- (stdin); repeats join with &' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l data-binary -d 'Request body sent byte for byte: text, @FILE, or @- for stdin' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l json -d 'JSON request body: text, @FILE or @-' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s u -l user -d 'Basic authentication, USER:PASSWORD' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s A -l user-agent -d 'The User-Agent header' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-redirs -d 'The most redirects followed with -L' -r
@@ -38,15 +38,15 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l cacert -d 'Trust 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l data-urlencode -d 'Body part URL-encoded as curl does (repeatable; joined with & with -d in order): CONTENT or =CONTENT encodes it all, NAME=CONTENT keeps NAME and encodes CONTENT, @FILE and NAME@FILE encode a file\'s bytes (@- for stdin). Spaces become +' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s F -l form -d 'A multipart/form-data field (repeatable; POST by default): NAME=VALUE, NAME=@FILE (a file upload, with its file name), NAME=<FILE (a field read from a file), @- and <- for stdin; ;type=MIME and ;filename=NAME after the value; "..." quotes a value holding ; or ,. Not with another body flag, -G or -I' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s K -l config -d 'Read more flags from FILE (curl\'s syntax): one per line, with or without the leading --, `name = value`, `name: value` or `name value`, "..." quoting with \\ escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K inside' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Total attempts, the first included (1 to 1000; 1 means no retry)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Attempts, the first included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l base -d 'Backoff base: the first retry\'s ceiling (at least 1ms). Retry n\'s ceiling is min(cap, base * 2^n)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cap -d 'The largest backoff ceiling' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l jitter -d 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole command, waits included, ends by then (from start-up; 0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole run ends by then, waits included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-after-spread -d 'Random spread added after a Retry-After wait, so clients do not return together (0: off)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt, the whole exchange including the body (0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives for this long (0: off)' -r
@@ -59,10 +59,10 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE (renamed into place only when complete and successful)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout: curl\'s variables (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists them), \\n for a newline; @FILE reads it' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l log-format -d 'Format of the stderr log' -r -f -a "text\t'One human-readable line per attempt'
 json\t'One JSON object per line (the schema is in README.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
@@ -82,21 +82,31 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-save -d 'Aft
 complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-compare -d 'Send If-None-Match with the ETag in FILE (its first line, at most 8 KiB); a 304 Not Modified is then a success (exit 0) that leaves -o as it was. A missing or empty FILE sends no If-None-Match when --etag-save is given too (the first run), and is a usage error otherwise' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s z -l time-cond -d 'Send If-Modified-Since DATE, or with a leading \'-\' If-Unmodified-Since; a name of an existing file gives its modification time' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s b -l cookie -d 'Send cookies: \'NAME=VALUE; NAME2=VALUE2\' as given, or (no \'=\') a Netscape cookie file, read once (at most 4 MiB), whose cookies are sent only where their domain and path match, \'secure\' ones only over https, expired ones never (repeatable)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects (each hop belongs to the attempt that started it)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l url -d 'The URL, as curl\'s --url gives it, instead of the positional URL (one of the two, once: one request per run)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s e -l referer -d 'Send this Referer header (as curl\'s -e; an empty URL sends none; -H Referer wins)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l output-dir -d 'The folder a relative -o or -O file goes in (an absolute -o path is used as it is)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers (with -G, the data goes in the URL)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l compressed -d 'Ask for a compressed response (Accept-Encoding: gzip) and decompress it'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s G -l get -d 'Send the -d/--data-binary/--data-urlencode data in the URL\'s query instead of a body (joined with &, after a ? or an & as the URL needs): GET, or HEAD with -I'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
-complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the resolved policy and its schedule on stdout, and send nothing'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the policy and its schedule on stdout; send nothing'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d 'Also write the body of a final error response'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
-complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add request and response headers, and the seed, to the log'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add the headers and the seed to the log'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Take the login and password for the URL\'s host from ~/.netrc (machine, default; an absent file is an error). Not used when the URL has a user, or -u or an Authorization header is given; not sent to another host after a redirect'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o file\'s modification time from the response\'s Last-Modified'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http1.1 -d 'Speak HTTP/1.1: accepted, it is what retry-http always speaks'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s 4 -l ipv4 -d 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s 6 -l ipv6 -d 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s O -l remote-name -d 'Write the body to a file named as the URL\'s last path segment, in the current folder'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l create-dirs -d 'Create the missing folders of the -o/-O path (--output-dir included)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s f -l fail -d 'curl\'s --fail, accepted: it is what retry-http always does'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s S -l show-error -d 'curl\'s --show-error, accepted: with -s, the final error line is always shown'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'

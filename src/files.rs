@@ -38,12 +38,21 @@ pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
 ///
 /// Errors: the folder cannot be written, or the mode cannot be set.
 pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
+    temp_in(folder(dest), dest, prefix, suffix)
+}
+
+/// [`temp_beside`], but in the folder `dir`, which must be on the file system `dest` will
+/// be on (`--create-dirs` spools in the nearest folder that exists, and makes the others
+/// only when the file is put in place).
+///
+/// Errors: the folder cannot be written, or the mode cannot be set.
+pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
     let existing = std::fs::metadata(dest).ok().map(|m| m.permissions().mode());
     let tmp = tempfile::Builder::new()
         .prefix(prefix)
         .suffix(suffix)
         .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
-        .tempfile_in(folder(dest))?;
+        .tempfile_in(dir)?;
     if let Some(mode) = existing {
         // The create above is subject to the umask; an existing file's mode is not.
         tmp.as_file()
@@ -52,9 +61,85 @@ pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedT
     Ok(tmp)
 }
 
+/// The nearest folder that exists among `dir` and its parents (`.` for a relative path
+/// none of whose folders exists).
+///
+/// Errors: the nearest that exists is not a folder (`NotADirectory`).
+pub fn nearest_folder(dir: &Path) -> io::Result<PathBuf> {
+    let found = dir
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| a.exists())
+        .unwrap_or(Path::new("."));
+    if found.is_dir() {
+        Ok(found.to_path_buf())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", found.display()),
+        ))
+    }
+}
+
+/// Makes the missing folders of `dir`, outermost first, with mode 0750 (less the umask)
+/// as curl's `--create-dirs` does; returns those it made, so that they can be removed.
+/// When one cannot be made, those made so far are removed again.
+///
+/// Errors: a folder cannot be made.
+pub fn make_folders(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    let mut made = Vec::new();
+    for d in missing {
+        if let Err(e) = std::fs::DirBuilder::new().mode(0o750).create(&d) {
+            remove_folders(&made);
+            return Err(e);
+        }
+        made.push(d);
+    }
+    Ok(made)
+}
+
+/// Removes folders [`make_folders`] made, innermost first (only while they are empty).
+pub fn remove_folders(made: &[PathBuf]) {
+    for d in made.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_folders_are_made_and_removed() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let deep = dir.path().join("a/b/c");
+        assert_eq!(nearest_folder(&deep).expect("found"), dir.path());
+        assert_eq!(
+            nearest_folder(Path::new("no/such")).expect("found"),
+            Path::new(".")
+        );
+        let made = make_folders(&deep).expect("made");
+        assert_eq!(made.len(), 3);
+        assert!(deep.is_dir());
+        remove_folders(&made);
+        assert!(!dir.path().join("a").exists());
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").expect("write");
+        assert!(nearest_folder(&file.join("sub")).is_err());
+    }
 
     #[test]
     fn the_folder_of_a_bare_name_is_the_current_one() {

@@ -8,7 +8,9 @@
 //! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
 
 use crate::config::{OutputConfig, UsageError};
-use crate::files::{folder, follow_link, temp_beside};
+use crate::files::{
+    folder, follow_link, make_folders, nearest_folder, remove_folders, temp_beside, temp_in,
+};
 use crate::http::transport::Head;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
@@ -31,6 +33,9 @@ enum Destination {
 #[derive(Debug)]
 pub struct Output {
     target: Destination,
+    /// With `--create-dirs` and folders of `-o` missing: the nearest that exists, where the
+    /// spool is written until the others are made, as the file is put in place.
+    made_in: Option<PathBuf>,
     include: bool,
     no_buffer: bool,
     /// `-D -` with the body on stdout: the final head goes just before its body, as curl
@@ -105,9 +110,12 @@ impl Spool {
     }
 }
 
-/// Checks `-o FILE` before anything is sent: its folder exists and is writable, and it is
-/// not a folder itself.
-fn check_path(typed: &Path) -> Result<Destination, UsageError> {
+/// Checks `-o FILE` before anything is sent: its folder exists (with `create_dirs`, the
+/// nearest that does, returned too) and is writable, and it is not a folder itself.
+fn check_path(
+    typed: &Path,
+    create_dirs: bool,
+) -> Result<(Destination, Option<PathBuf>), UsageError> {
     let shown = typed.display();
     // Through a symbolic link, write where it points (as curl does), not over the link.
     let resolved = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
@@ -118,18 +126,27 @@ fn check_path(typed: &Path) -> Result<Destination, UsageError> {
                 "-o {shown} is a directory: expected a file path"
             )));
         }
-        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => return Ok(Destination::Null),
-        Ok(m) if !m.is_file() => return Ok(Destination::Special(path.to_path_buf())),
+        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => {
+            return Ok((Destination::Null, None));
+        }
+        Ok(m) if !m.is_file() => return Ok((Destination::Special(path.to_path_buf()), None)),
         _ => {}
     }
     let dir = folder(path);
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "-o {shown}: the folder {} does not exist: create it first",
-            dir.display()
-        )));
-    }
+    let made_in = match dir.is_dir() {
+        true => None,
+        false if create_dirs => {
+            Some(nearest_folder(dir).map_err(|e| UsageError(format!("-o {shown}: {e}")))?)
+        }
+        false => {
+            return Err(UsageError(format!(
+                "-o {shown}: the folder {} does not exist: create it first, or give --create-dirs",
+                dir.display()
+            )));
+        }
+    };
     // Prove we can write there now, rather than after a long download.
+    let dir = made_in.as_deref().unwrap_or(dir);
     tempfile::Builder::new()
         .prefix(".retry-http-check")
         .tempfile_in(dir)
@@ -139,7 +156,7 @@ fn check_path(typed: &Path) -> Result<Destination, UsageError> {
                 dir.display()
             ))
         })?;
-    Ok(Destination::Replace(path.to_path_buf()))
+    Ok((Destination::Replace(path.to_path_buf()), made_in))
 }
 
 /// Checks `-D FILE` before anything is sent, as `-o` is checked: not a folder, in a folder
@@ -168,10 +185,10 @@ pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
 impl Output {
     /// Validates the destination (a usage error if `-o` cannot work).
     pub fn prepare(cfg: &OutputConfig) -> Result<Output, UsageError> {
-        let target = match &cfg.path {
-            None => Destination::Stdout,
-            Some(p) if p.as_os_str() == "-" => Destination::Stdout,
-            Some(p) => check_path(p)?,
+        let (target, made_in) = match &cfg.path {
+            None => (Destination::Stdout, None),
+            Some(p) if p.as_os_str() == "-" => (Destination::Stdout, None),
+            Some(p) => check_path(p, cfg.create_dirs)?,
         };
         let dump_stdout = cfg
             .dump_header
@@ -180,6 +197,7 @@ impl Output {
         Ok(Output {
             dump_first: dump_stdout && matches!(target, Destination::Stdout),
             target,
+            made_in,
             include: cfg.include,
             no_buffer: cfg.no_buffer,
             head_dumped: Default::default(),
@@ -203,7 +221,11 @@ impl Output {
                     .unwrap_or_default();
                 // The file gets the mode a plain create would give it (0666 less the umask),
                 // or keeps the mode of the file it replaces exactly.
-                let tmp = temp_beside(path, &format!(".{name}."), ".part")?;
+                let (prefix, suffix) = (format!(".{name}."), ".part");
+                let tmp = match &self.made_in {
+                    Some(dir) => temp_in(dir, path, &prefix, suffix)?,
+                    None => temp_beside(path, &prefix, suffix)?,
+                };
                 crate::process::interrupt::track_temp(tmp.path());
                 crate::process::release::register(tmp.as_file());
                 Spool::Named(tmp)
@@ -246,10 +268,7 @@ impl Output {
             Spool::Named(tmp) => {
                 let path = tmp.path().to_path_buf();
                 let result = match &self.target {
-                    Destination::Replace(dest) => tmp
-                        .persist(dest)
-                        .map(|f| crate::process::release::forget(&f))
-                        .map_err(|e| e.error),
+                    Destination::Replace(dest) => self.put_in_place(tmp, dest),
                     _ => Ok(()),
                 };
                 crate::process::interrupt::untrack_temp(&path);
@@ -276,6 +295,21 @@ impl Output {
             }
             Spool::Direct(..) | Spool::Discard => Ok(()),
         }
+    }
+
+    /// Renames the complete spool over `dest`, making the missing folders first with
+    /// `--create-dirs` (and removing them again if the rename fails).
+    fn put_in_place(&self, tmp: NamedTempFile, dest: &Path) -> io::Result<()> {
+        let made = match self.made_in {
+            Some(_) => make_folders(folder(dest))?,
+            None => Vec::new(),
+        };
+        tmp.persist(dest)
+            .map(|f| crate::process::release::forget(&f))
+            .map_err(|e| {
+                remove_folders(&made);
+                e.error
+            })
     }
 
     /// Throws a failed attempt's body away (the temporary file is removed).

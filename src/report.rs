@@ -103,7 +103,8 @@ impl Reporter {
             live,
             dirty: Default::default(),
             format,
-            silent,
+            // As in curl, `-s -v` keeps what -v shows; -s still hides the live lines.
+            silent: silent && !verbose,
             verbose,
             color,
             key: Arc::default(),
@@ -298,7 +299,7 @@ impl Reporter {
     }
 
     /// The closing summary: in text, a final line on failure only (none for a usage error,
-    /// whose error line says it all); in JSON, always, with `reason`: why the run stopped
+    /// whose error line says it all), with the reason for a refusal or a deadline; in JSON, always, with `reason`: why the run stopped
     /// (`null` on success, whatever is passed).
     pub fn summary(
         &self,
@@ -320,9 +321,14 @@ impl Reporter {
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
                 let what = outcome.summary_phrase();
                 // A refusal says why, unless `last` already does (refused before the first
-                // attempt).
+                // attempt); so does a deadline, which may stop a run before it is reached
+                // (the next wait would end past it).
                 let why = match reason {
-                    Some(r) if outcome == Outcome::Refused && r != last => format!("; {r}"),
+                    Some(r)
+                        if matches!(outcome, Outcome::Refused | Outcome::Deadline) && r != last =>
+                    {
+                        format!("; {r}")
+                    }
                     _ => String::new(),
                 };
                 let plural = if attempts_made == 1 { "" } else { "s" };

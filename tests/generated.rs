@@ -170,9 +170,14 @@ fn simulate_man_page_is_fresh() {
         .find_subcommand("simulate")
         .expect("simulate")
         .clone()
-        .name("retry-http-simulate");
+        // The command is `retry-http simulate`; the page is retry-http-simulate(1), as git
+        // names its subcommands' pages.
+        .display_name("retry-http simulate")
+        .bin_name("retry-http simulate");
     let mut out = Vec::new();
     clap_mangen::Man::new(sub)
+        .title("retry-http-simulate")
+        .source(format!("retry-http {}", env!("CARGO_PKG_VERSION")))
         .date("2026-11-29")
         .render(&mut out)
         .unwrap();
@@ -193,7 +198,8 @@ fn completions_are_fresh() {
 }
 
 /// The completion script for `shell`: clap_complete's, with the hidden flags (curl's retry
-/// flags, which exist only to be answered with a usage error) left out, and the bash
+/// flags, which exist only to be answered with a usage error) left out, fish's option spec
+/// without `http1.1` (a `.` is not allowed there), and the bash
 /// script's subcommand states named alike (with a hyphenated binary name clap_complete
 /// sets `retry__http__subcmd__simulate` but matches `retry__subcmd__http__subcmd__simulate`,
 /// clap-rs/clap#6421, so `retry-http simulate --<TAB>` offered file names).
@@ -203,6 +209,20 @@ fn completion(shell: Shell) -> Vec<u8> {
     let mut text = String::from_utf8(out).expect("completion scripts are UTF-8");
     if shell == Shell::Bash {
         text = text.replace("retry__subcmd__http__subcmd__", "retry__http__subcmd__");
+    }
+    if shell == Shell::Fish {
+        // fish's argparse takes only letters, digits, - and _ in an option spec: `http1.1`
+        // there makes argparse fail, and every completion with it. The spec only parses
+        // (the `complete` lines offer the flag), so the flag leaves the spec alone.
+        text = text
+            .lines()
+            .map(|l| match l.trim_start().starts_with("string join") {
+                true => l.replace(" http1.1 ", " "),
+                false => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n";
     }
     for long in hidden_longs(&Cli::command()) {
         text = without_flag(&text, &long, shell == Shell::Bash);

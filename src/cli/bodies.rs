@@ -18,13 +18,14 @@ use std::path::PathBuf;
 pub struct BodyFlags {
     /// Send the -d/--data-binary/--data-urlencode data in the URL's query instead of a
     /// body (joined with &, after a ? or an & as the URL needs): GET, or HEAD with -I.
-    #[arg(short = 'G', long = "get")]
+    #[arg(hide_short_help = true, short = 'G', long = "get")]
     pub get: bool,
 
     /// Body part URL-encoded as curl does (repeatable; joined with & with -d in order):
     /// CONTENT or =CONTENT encodes it all, NAME=CONTENT keeps NAME and encodes CONTENT,
     /// @FILE and NAME@FILE encode a file's bytes (@- for stdin). Spaces become +.
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "DATA",
         conflicts_with = "json",
@@ -37,6 +38,7 @@ pub struct BodyFlags {
     /// file), @- and <- for stdin; ;type=MIME and ;filename=NAME after the value; "..."
     /// quotes a value holding ; or ,. Not with another body flag, -G or -I.
     #[arg(
+        hide_short_help = true,
         short = 'F',
         long = "form",
         value_name = "NAME=VALUE",
@@ -50,7 +52,12 @@ pub struct BodyFlags {
     /// escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at
     /// the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K
     /// inside.
-    #[arg(short = 'K', long = "config", value_name = "FILE")]
+    #[arg(
+        hide_short_help = true,
+        short = 'K',
+        long = "config",
+        value_name = "FILE"
+    )]
     pub config: Vec<PathBuf>,
 
     /// The data flags' values in command-line order (filled by [`parse`], not by clap).

@@ -21,6 +21,7 @@ pub struct CronFlags {
     /// length is SIZE: already complete, exit 0. A missing or empty file: a full download.
     /// Needs -o; an explicit offset (-C N) is refused.
     #[arg(
+        hide_short_help = true,
         short = 'C',
         long = "continue-at",
         value_name = "-",
@@ -30,19 +31,19 @@ pub struct CronFlags {
     pub continue_at: Option<String>,
 
     /// Set the -o file's modification time from the response's Last-Modified.
-    #[arg(short = 'R', long, help_heading = "Output")]
+    #[arg(hide_short_help = true, short = 'R', long, help_heading = "Output")]
     pub remote_time: bool,
 
     /// After a successful run, write the response's ETag to FILE (an empty file when it has
     /// none); a 304 leaves FILE as it was. Written by temporary file and rename.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub etag_save: Option<PathBuf>,
 
     /// Send If-None-Match with the ETag in FILE (its first line, at most 8 KiB); a 304 Not
     /// Modified is then a success (exit 0) that leaves -o as it was. A missing or empty
     /// FILE sends no If-None-Match when --etag-save is given too (the first run), and is a
     /// usage error otherwise.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub etag_compare: Option<PathBuf>,
 
     /// Send If-Modified-Since DATE, or with a leading '-' If-Unmodified-Since; a name of an
@@ -54,6 +55,7 @@ pub struct CronFlags {
     /// the condition unmet, is a success that leaves -o as it was. A date that cannot be
     /// read and names no file is a usage error.
     #[arg(
+        hide_short_help = true,
         short = 'z',
         long = "time-cond",
         value_name = "DATE|FILE",
@@ -67,10 +69,21 @@ pub struct CronFlags {
     ///
     /// Cookies go to the URL's host only: a redirect to another origin drops them. Answers'
     /// Set-Cookie are not stored. A -H 'Cookie: ...' replaces them. '-b -' (stdin) is refused.
-    #[arg(short = 'b', long = "cookie", value_name = "DATA|FILE")]
+    #[arg(
+        hide_short_help = true,
+        short = 'b',
+        long = "cookie",
+        value_name = "DATA|FILE"
+    )]
     pub cookie: Vec<String>,
 
     /// curl's flag, refused: Set-Cookie answers are not stored.
-    #[arg(short = 'c', long = "cookie-jar", hide = true, value_name = "FILE")]
+    #[arg(
+        hide_short_help = true,
+        short = 'c',
+        long = "cookie-jar",
+        hide = true,
+        value_name = "FILE"
+    )]
     pub cookie_jar: Option<String>,
 }

@@ -1,6 +1,7 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
 
+pub mod basics;
 pub mod bodies;
 pub mod cron;
 pub mod network;
@@ -150,7 +151,7 @@ pub enum ColorChoice {
 pub struct RequestArgs {
     /// [METHOD] URL: the method is optional (GET, or POST when a body is given); it is sent
     /// as written (case matters, as in curl).
-    #[arg(value_name = "[METHOD] URL", num_args = 1..=2, required = true)]
+    #[arg(hide_short_help = true, value_name = "[METHOD] URL", num_args = 1..=2, required_unless_present = "url")]
     pub target: Vec<String>,
 
     /// What is sent, and how the connection is made.
@@ -187,6 +188,9 @@ pub struct RequestArgs {
     /// Resuming, conditional requests and cookies, as a cron job uses them.
     #[command(flatten)]
     pub cron: cron::CronFlags,
+    /// curl's everyday flags: --url, -e, -4/-6, --http1.1, -O, --output-dir, --create-dirs, -f, -S.
+    #[command(flatten)]
+    pub basics: basics::BasicsFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -194,64 +198,85 @@ pub struct RequestArgs {
 #[group(skip)]
 #[command(next_help_heading = "Request")]
 pub struct RequestFlags {
-    /// The request method (curl's name); giving a positional METHOD too is an error.
+    /// The request method (curl's name).
+    ///
+    /// Giving a positional METHOD too is an error.
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,
 
-    /// Add a request header, 'Name: value' (repeatable); 'Name:' removes it, 'Name;' sends it empty; @FILE (@-: stdin) adds one per line, so secrets stay out of argv.
+    /// Add a request header, 'Name: value' (repeatable).
+    ///
+    /// 'Name:' removes it, 'Name;' sends it empty; @FILE (@-: stdin) adds one per line, so secrets
+    /// stay out of argv.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = values::header)]
     pub headers: Vec<values::HeaderArg>,
 
-    /// Request body: text, @FILE (CR and LF removed, as curl does) or @-; repeats join with &.
+    /// Request body: text, @FILE or @- (stdin); repeats join with &.
+    ///
+    /// CR and LF are removed from a file or stdin, as curl does.
     #[arg(short = 'd', long = "data", value_name = "DATA", conflicts_with_all = ["data_binary", "json"])]
     pub data: Vec<String>,
 
     /// Request body sent byte for byte: text, @FILE, or @- for stdin.
-    #[arg(long, value_name = "DATA", conflicts_with = "json")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "DATA",
+        conflicts_with = "json"
+    )]
     pub data_binary: Vec<String>,
 
-    /// JSON request body (text, @FILE or @-); sets Content-Type and Accept to application/json.
+    /// JSON request body: text, @FILE or @-.
+    ///
+    /// Sets Content-Type and Accept to application/json.
     #[arg(long, value_name = "DATA")]
     pub json: Vec<String>,
 
     /// Basic authentication, USER:PASSWORD.
-    #[arg(short = 'u', long, value_name = "USER:PASSWORD")]
+    #[arg(
+        hide_short_help = true,
+        short = 'u',
+        long,
+        value_name = "USER:PASSWORD"
+    )]
     pub user: Option<String>,
 
     /// The User-Agent header.
-    #[arg(short = 'A', long, value_name = "NAME")]
+    #[arg(hide_short_help = true, short = 'A', long, value_name = "NAME")]
     pub user_agent: Option<String>,
 
-    /// Follow redirects (each hop belongs to the attempt that started it).
+    /// Follow redirects.
+    ///
+    /// Each hop belongs to the attempt that started it.
     #[arg(short = 'L', long)]
     pub location: bool,
 
     /// The most redirects followed with -L.
-    #[arg(long, default_value = "50", value_name = "N")]
+    #[arg(hide_short_help = true, long, default_value = "50", value_name = "N")]
     pub max_redirs: u32,
 
     /// Send a HEAD request and show the response's status line and headers (with -G, the data goes in the URL).
-    #[arg(short = 'I', long, conflicts_with = "json")]
+    #[arg(hide_short_help = true, short = 'I', long, conflicts_with = "json")]
     pub head: bool,
 
     /// Use this proxy (http://HOST:PORT); overrides HTTPS_PROXY, http_proxy and ALL_PROXY.
-    #[arg(short = 'x', long, value_name = "URL")]
+    #[arg(hide_short_help = true, short = 'x', long, value_name = "URL")]
     pub proxy: Option<String>,
 
     /// Hosts reached without the proxy, comma-separated ('*' for all); overrides NO_PROXY.
-    #[arg(long, value_name = "LIST")]
+    #[arg(hide_short_help = true, long, value_name = "LIST")]
     pub noproxy: Option<String>,
 
     /// Do not verify TLS certificates (says so on stderr).
-    #[arg(short = 'k', long)]
+    #[arg(hide_short_help = true, short = 'k', long)]
     pub insecure: bool,
 
     /// Trust the certificates in this PEM file, besides the system's store.
-    #[arg(long, value_name = "FILE")]
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
 
     /// Ask for a compressed response (Accept-Encoding: gzip) and decompress it.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub compressed: bool,
 }
 
@@ -260,67 +285,78 @@ pub struct RequestFlags {
 #[group(skip)]
 #[command(next_help_heading = "Policy")]
 pub struct PolicyFlags {
-    /// Total attempts, the first included (1 to 1000; 1 means no retry).
+    /// Attempts, the first included.
+    ///
+    /// From 1 to 1000; 1 means no retry.
     #[arg(long, value_name = "N", default_value = "6", env = "RETRY_HTTP_ATTEMPTS", allow_hyphen_values = true, value_parser = values::attempts)]
     pub attempts: u32,
 
     /// Backoff base: the first retry's ceiling (at least 1ms). Retry n's ceiling is min(cap, base * 2^n).
-    #[arg(long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration)]
     pub base: Duration,
 
     /// The largest backoff ceiling.
-    #[arg(long, value_name = "DURATION", default_value = "8s", env = "RETRY_HTTP_CAP", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "8s", env = "RETRY_HTTP_CAP", allow_hyphen_values = true, value_parser = values::duration)]
     pub cap: Duration,
 
     /// full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION)).
-    #[arg(long, value_name = "MODE", default_value = "full", env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter)]
+    #[arg(hide_short_help = true, long, value_name = "MODE", default_value = "full", env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter)]
     pub jitter: Jitter,
 
-    /// The whole command, waits included, ends by then (from start-up; 0: none).
+    /// The whole run ends by then, waits included.
+    ///
+    /// Counted from start-up; 0 means none.
     #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_DEADLINE", allow_hyphen_values = true, value_parser = values::duration)]
     pub deadline: Option<Duration>,
 
     /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default.
-    #[arg(long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set)]
+    #[arg(hide_short_help = true, long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set)]
     pub retry_on: StatusSet,
 
     /// The longest Retry-After honoured; a longer hint is clamped to it (and logged).
-    #[arg(long, value_name = "DURATION", default_value = "60s", env = "RETRY_HTTP_MAX_RETRY_AFTER", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "60s", env = "RETRY_HTTP_MAX_RETRY_AFTER", allow_hyphen_values = true, value_parser = values::duration)]
     pub max_retry_after: Duration,
 
     /// Random spread added after a Retry-After wait, so clients do not return together (0: off).
-    #[arg(long, value_name = "DURATION", default_value = "1s", env = "RETRY_HTTP_RETRY_AFTER_SPREAD", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "1s", env = "RETRY_HTTP_RETRY_AFTER_SPREAD", allow_hyphen_values = true, value_parser = values::duration)]
     pub retry_after_spread: Duration,
 
-    /// Timeout of one attempt, the whole exchange including the body (0: none).
+    /// Timeout of one attempt.
+    ///
+    /// The whole exchange, the body included; 0 means none.
     #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub timeout: Option<Duration>,
 
     /// curl's name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none).
-    #[arg(short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds)]
+    #[arg(hide_short_help = true, short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds)]
     pub max_time: Option<Duration>,
 
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
-    #[arg(long, value_name = "DURATION", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives for this long (0: off).
-    #[arg(long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_STALL_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_STALL_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub stall_timeout: Duration,
 
     /// Seed for the random draws, so a run can be replayed (-v shows the one used).
-    #[arg(long, value_name = "N", env = "RETRY_HTTP_SEED")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "N",
+        env = "RETRY_HTTP_SEED"
+    )]
     pub seed: Option<u64>,
 
     /// Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run's retries, not a re-run: derive a key from the job for that).
-    #[arg(long, value_name = "KEY|auto")]
+    #[arg(hide_short_help = true, long, value_name = "KEY|auto")]
     pub idempotency_key: Option<String>,
 
     /// Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub retry_unsafe: bool,
 
-    /// Print the resolved policy and its schedule on stdout, and send nothing.
+    /// Print the policy and its schedule on stdout; send nothing.
     #[arg(long)]
     pub explain: bool,
 }
@@ -336,28 +372,34 @@ pub struct FleetFlags {
     /// replaced: any other is left untouched (no FILE.lock either) and the run goes on
     /// without state, with a warning. The file keeps at most 1000 targets; one over 4 MiB is
     /// not read.
-    #[arg(long, value_name = "FILE", env = "RETRY_HTTP_STATE")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_name = "FILE",
+        env = "RETRY_HTTP_STATE"
+    )]
     pub state: Option<PathBuf>,
 
     /// With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit.
-    #[arg(long, value_name = "N", default_value = "5", env = "RETRY_HTTP_BREAKER_THRESHOLD", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(hide_short_help = true, long, value_name = "N", default_value = "5", env = "RETRY_HTTP_BREAKER_THRESHOLD", value_parser = clap::value_parser!(u32).range(1..))]
     pub breaker_threshold: u32,
 
     /// With --state: how long an open circuit refuses (exit 7) before one run probes.
-    #[arg(long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_BREAKER_COOLDOWN", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_BREAKER_COOLDOWN", allow_hyphen_values = true, value_parser = values::duration)]
     pub breaker_cooldown: Duration,
 
     /// With --state: retries allowed, as a percentage of successful requests in the window
     /// (0% and above: over 100% allows more retries than successes).
-    #[arg(long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent)]
+    #[arg(hide_short_help = true, long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent)]
     pub retry_budget: f64,
 
     /// With --state: the sliding window of the retry budget (at least 1s).
-    #[arg(long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration)]
     pub budget_window: Duration,
 
     /// With --state: retries always allowed per window, so a quiet job can still retry.
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "N",
         default_value = "3",
@@ -369,7 +411,7 @@ pub struct FleetFlags {
     ///
     /// A duration such as 12h or 7d, from 1s to 10 years; 0 is refused (no failure could add up
     /// across runs).
-    #[arg(long, value_name = "DURATION", default_value = "24h", env = "RETRY_HTTP_STATE_TTL", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "24h", env = "RETRY_HTTP_STATE_TTL", allow_hyphen_values = true, value_parser = values::duration)]
     pub state_ttl: Duration,
 }
 
@@ -378,31 +420,36 @@ pub struct FleetFlags {
 #[group(skip)]
 #[command(next_help_heading = "Output")]
 pub struct OutputFlags {
-    /// Write the body to FILE (renamed into place only when complete and successful).
+    /// Write the body to FILE.
+    ///
+    /// It is renamed into place only when complete and successful.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Include the final response's status line and headers in the output.
-    #[arg(short = 'i', long)]
+    #[arg(hide_short_help = true, short = 'i', long)]
     pub include: bool,
 
     /// Write the final response's status line and headers to FILE ('-': stdout, before the body, as curl).
-    #[arg(short = 'D', long, value_name = "FILE")]
+    #[arg(hide_short_help = true, short = 'D', long, value_name = "FILE")]
     pub dump_header: Option<PathBuf>,
 
     /// Also write the body of a final error response.
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub fail_with_body: bool,
 
     /// Stream the body as it arrives; a failure after the first byte is then not retried.
-    #[arg(short = 'N', long)]
+    #[arg(hide_short_help = true, short = 'N', long)]
     pub no_buffer: bool,
 
     /// Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes).
-    #[arg(long, value_name = "SIZE", value_parser = values::size)]
+    #[arg(hide_short_help = true, long, value_name = "SIZE", value_parser = values::size)]
     pub max_filesize: Option<u64>,
 
-    /// After the run, print FORMAT on stdout: curl's variables (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists them), \n for a newline; @FILE reads it.
+    /// After the run, print FORMAT on stdout (curl's -w).
+    ///
+    /// Variables: curl's (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists
+    /// them), \n for a newline; @FILE reads the format from FILE.
     #[arg(short = 'w', long, value_name = "FORMAT")]
     pub write_out: Option<String>,
 }
@@ -413,15 +460,21 @@ pub struct OutputFlags {
 #[command(next_help_heading = "Logging")]
 pub struct LoggingFlags {
     /// Only the final error line on stderr.
-    #[arg(short = 's', long, conflicts_with = "verbose")]
+    ///
+    /// With -v (-sv), what -v shows stays, as in curl; -s then only hides the countdown and
+    /// the progress.
+    #[arg(short = 's', long)]
     pub silent: bool,
 
-    /// Add request and response headers, and the seed, to the log.
+    /// Add the headers and the seed to the log.
+    ///
+    /// The request's and the response's headers, secrets masked.
     #[arg(short = 'v', long)]
     pub verbose: bool,
 
     /// Format of the stderr log.
     #[arg(
+        hide_short_help = true,
         long,
         value_enum,
         value_name = "FORMAT",
@@ -431,7 +484,13 @@ pub struct LoggingFlags {
     pub log_format: LogFormat,
 
     /// Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE).
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
     pub color: ColorChoice,
 }
 

@@ -15,6 +15,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
+mod basics;
+pub use basics::Family;
+
 /// Where one part of the request body comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodySource {
@@ -113,6 +116,8 @@ pub struct RequestConfig {
     pub noproxy: Option<String>,
     /// How the connection is made (see `network`).
     pub network: network::NetworkConfig,
+    /// `-4`/`-6`: the address family host names resolve to.
+    pub family: Family,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -133,6 +138,8 @@ pub struct OutputConfig {
     pub dump_header: Option<PathBuf>,
     /// `-w`: the write-out format (an `@FILE` is read later).
     pub write_out: Option<String>,
+    /// `--create-dirs`: make the missing folders of `path` when the file is put in place.
+    pub create_dirs: bool,
 }
 
 /// The whole validated configuration of a request run.
@@ -179,7 +186,9 @@ fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
 
 /// Checks a method: an HTTP token (RFC 9110 section 9.1), kept as given.
 fn method(m: &str) -> Result<String, UsageError> {
-    if m.contains("://") {
+    // A method is a token, never with `/` or `:`: such a word is a URL (perhaps without
+    // its scheme).
+    if m.contains('/') || m.contains(':') {
         return usage(
             "two URLs given: one request per run is accepted (the word before the URL is the method)",
         );
@@ -210,34 +219,19 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Checks a URL: http or https, with a host.
+/// Checks a URL: http or https, with a host; without a scheme it is http (see
+/// [`basics::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::http::redact::url_text(typed);
-    let parsed = match Url::parse(typed) {
+    let parsed = match Url::parse(&basics::with_scheme(typed)?) {
         Ok(u) => u,
-        Err(url::ParseError::RelativeUrlWithoutBase) => {
-            return usage(format!(
-                "invalid URL {s:?}: expected an absolute http:// or https:// URL"
-            ));
-        }
         Err(e) => {
             return usage(format!(
                 "invalid URL {s:?} ({e}): expected an http:// or https:// URL with a host"
             ));
         }
     };
-    // `bob:pw@host/` parses with `bob` as its scheme: a scheme not followed by `//` may
-    // be a user name, so it is not quoted.
-    let has_authority = typed
-        .trim_start()
-        .get(parsed.scheme().len()..)
-        .is_some_and(|rest| rest.starts_with("://"));
-    if !has_authority && !matches!(parsed.scheme(), "http" | "https") {
-        return usage(format!(
-            "invalid URL {s:?}: expected an absolute http:// or https:// URL"
-        ));
-    }
     if !matches!(parsed.scheme(), "http" | "https") {
         return usage(format!(
             "unsupported URL scheme {:?} in {s:?}: only http and https are accepted",
@@ -373,14 +367,15 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     curl_retry_flags(&a.curl)?;
-    let (positional_method, target) = target(a)?;
+    basics::refused(&a.basics)?;
+    let (positional_method, target) = basics::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     let retry = retry(&a.policy, &request)?;
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
     let cron = cron::build(a, |n| has_header(&request.headers, n))?;
-    Ok(Config {
+    let mut cfg = Config {
         request,
         retry,
         timeouts,
@@ -388,7 +383,9 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         explain: a.policy.explain,
         state: state(&a.fleet),
         cron,
-    })
+    };
+    basics::apply(a, &mut cfg)?;
+    Ok(cfg)
 }
 
 /// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
@@ -476,6 +473,7 @@ fn request(
         proxy: r.proxy.clone(),
         noproxy: r.noproxy.clone(),
         network: network::build(&a.network)?,
+        family: Family::Any,
     })
 }
 
@@ -615,6 +613,7 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
         max_filesize: o.max_filesize,
         dump_header: o.dump_header.clone(),
         write_out: o.write_out.clone(),
+        create_dirs: false,
     }
 }
 
@@ -672,7 +671,8 @@ mod tests {
             &["-X", "GET", "POST", "http://h/"][..],
             &["ftp://h/"],
             &["http://"],
-            &["h/path"],
+            &["file:/etc/passwd"],
+            &["ftp.example.test/x"],
             &["--base", "10s", "--cap", "1s", "http://h/"],
             &["--base", "0", "http://h/"],
             &["G ET", "http://h/"],

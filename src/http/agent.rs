@@ -4,14 +4,14 @@
 //! headers off, and a connector that notes when the connection (TLS included) is up.
 //! Everything here that can fail is a usage error, found before a byte is sent.
 
-use crate::config::{RequestConfig, Timeouts, UsageError};
+use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::timing::{self, Probe};
 use crate::http::{headers::Automatic, network, proxy, redact};
 use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use ureq::config::{AutoHeaderValue, Config};
+use ureq::config::{AutoHeaderValue, Config, IpFamily};
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 use ureq::unversioned::transport::{ConnectionDetails, Connector, Transport};
 use ureq::{Agent, Proxy};
@@ -87,6 +87,11 @@ fn agent_config(
         .timeout_resolve(None)
         .timeout_per_read(timeouts.stall)
         .max_idle_connections(0)
+        .ip_family(match req.family {
+            Family::Any => IpFamily::Any,
+            Family::V4 => IpFamily::Ipv4Only,
+            Family::V6 => IpFamily::Ipv6Only,
+        })
         .build()
 }
 

@@ -1,0 +1,140 @@
+//! curl's everyday flags that scripts pass without thinking (`-fsSL`, `--url`, `-O`,
+//! `-e`, `-4`/`-6`, `--http1.1`): accepted with curl's meaning where it agrees with this
+//! tool's, refused with a clear line where it does not (`--http2`, `--http3`). The checks
+//! are in `config::basics`.
+
+use clap::Args;
+use std::path::PathBuf;
+
+/// curl's everyday flags, in three groups so that each shows under the heading it belongs
+/// to.
+#[derive(Debug, Args)]
+#[group(skip)]
+pub struct BasicsFlags {
+    /// Under "Request".
+    #[command(flatten)]
+    pub request: BasicsRequest,
+    /// Under "Output".
+    #[command(flatten)]
+    pub output: BasicsOutput,
+    /// Under "Logging".
+    #[command(flatten)]
+    pub logging: BasicsLogging,
+}
+
+/// `--url`, `-e`, the HTTP version and the address family.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Request")]
+pub struct BasicsRequest {
+    /// The URL, as curl's --url gives it, instead of the positional URL (one of the two,
+    /// once: one request per run).
+    ///
+    /// A URL without a scheme is http://, as in curl (localhost:8080/health); a host name
+    /// starting with ftp., dict., ldap., imap., smtp. or pop3. is refused, since curl would
+    /// use that protocol.
+    #[arg(long = "url", value_name = "URL", hide_short_help = true)]
+    pub url: Vec<String>,
+
+    /// Send this Referer header (as curl's -e; an empty URL sends none; -H Referer wins).
+    ///
+    /// curl's ';auto' suffix (a Referer on each redirect) is refused.
+    #[arg(
+        short = 'e',
+        long = "referer",
+        value_name = "URL",
+        hide_short_help = true
+    )]
+    pub referer: Option<String>,
+
+    /// Speak HTTP/1.1: accepted, it is what retry-http always speaks.
+    #[arg(long = "http1.1", hide_short_help = true)]
+    pub http1_1: bool,
+
+    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
+    #[arg(long = "http2", hide = true)]
+    pub http2: bool,
+
+    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
+    #[arg(long = "http2-prior-knowledge", hide = true)]
+    pub http2_prior_knowledge: bool,
+
+    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
+    #[arg(long = "http3", hide = true)]
+    pub http3: bool,
+
+    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
+    #[arg(long = "http3-only", hide = true)]
+    pub http3_only: bool,
+
+    /// Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl).
+    ///
+    /// A URL whose host is an IPv6 address is then a usage error (unless -x names a
+    /// proxy); a host name with no IPv4 address is not found (a DNS failure, retried as any
+    /// other).
+    #[arg(
+        short = '4',
+        long = "ipv4",
+        overrides_with = "ipv6",
+        hide_short_help = true
+    )]
+    pub ipv4: bool,
+
+    /// Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl).
+    ///
+    /// A URL whose host is an IPv4 address is then a usage error (unless -x names a
+    /// proxy); a host name with no IPv6 address is not found (a DNS failure, retried as any
+    /// other).
+    #[arg(
+        short = '6',
+        long = "ipv6",
+        overrides_with = "ipv4",
+        hide_short_help = true
+    )]
+    pub ipv6: bool,
+}
+
+/// `-O`, `--output-dir`, `--create-dirs` and `-f`.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Output")]
+pub struct BasicsOutput {
+    /// Write the body to a file named as the URL's last path segment, in the current folder.
+    ///
+    /// The name is taken as it stands in the URL, not percent-decoded (as curl 7.88 does:
+    /// /a%20b.txt is saved as a%20b.txt); the query is not part of it; a redirect does not
+    /// change it. A URL whose path ends in / (no name) is a usage error, nothing sent.
+    /// Giving -o too is a usage error.
+    #[arg(short = 'O', long = "remote-name", hide_short_help = true)]
+    pub remote_name: bool,
+
+    /// The folder a relative -o or -O file goes in (an absolute -o path is used as it is).
+    #[arg(long, value_name = "DIR", hide_short_help = true)]
+    pub output_dir: Option<PathBuf>,
+
+    /// Create the missing folders of the -o/-O path (--output-dir included).
+    ///
+    /// They are made only when the file is put in place: a failed run leaves none.
+    /// Without this flag a missing folder is a usage error.
+    #[arg(long, hide_short_help = true)]
+    pub create_dirs: bool,
+
+    /// curl's --fail, accepted: it is what retry-http always does.
+    ///
+    /// A final status of 400 or above is a failure (exit 3, or 4 once retries of a
+    /// retryable status run out) and its body is not written (--fail-with-body writes it;
+    /// giving both is a usage error, as in curl). The exit codes are retry-http's, not
+    /// curl's 22.
+    #[arg(short = 'f', long = "fail", hide_short_help = true)]
+    pub fail: bool,
+}
+
+/// `-S`.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Logging")]
+pub struct BasicsLogging {
+    /// curl's --show-error, accepted: with -s, the final error line is always shown.
+    #[arg(short = 'S', long = "show-error", hide_short_help = true)]
+    pub show_error: bool,
+}

@@ -1,0 +1,285 @@
+//! The checks of curl's everyday flags (`cli::basics`): `--url` against the positional
+//! URL, the scheme curl guesses for a URL without one, `-O`'s file name, `--output-dir`,
+//! `-e`, `-4`/`-6`, and the refusals (`--http2`, `--http3`, `-f` with `--fail-with-body`).
+//! Nothing here does I/O.
+
+use super::{Config, RequestConfig, UsageError, check_header, has_header, usage};
+use crate::cli::RequestArgs;
+use crate::cli::basics::{BasicsFlags, BasicsOutput};
+use crate::http::redact;
+use std::borrow::Cow;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use url::{Host, Url};
+
+/// The address family host names are resolved to (`-4`, `-6`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    /// Either (the default).
+    #[default]
+    Any,
+    /// IPv4 only (`-4`).
+    V4,
+    /// IPv6 only (`-6`).
+    V6,
+}
+
+/// curl's flags that this tool cannot honour: the HTTP versions it does not speak.
+pub(super) fn refused(b: &BasicsFlags) -> Result<(), UsageError> {
+    let r = &b.request;
+    let version = [
+        (r.http2, "--http2"),
+        (r.http2_prior_knowledge, "--http2-prior-knowledge"),
+        (r.http3, "--http3"),
+        (r.http3_only, "--http3-only"),
+    ]
+    .into_iter()
+    .find_map(|(given, name)| given.then_some(name));
+    match version {
+        Some(flag) => usage(format!(
+            "{flag} is not supported: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Splits the target into `[METHOD]` and the URL: the positional words, or `--url` (then
+/// no positional word is accepted, and `--url` once). A positional METHOD and `-X`
+/// together are an error.
+pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
+    match (a.basics.request.url.as_slice(), a.target.as_slice()) {
+        ([], _) => super::target(a),
+        ([u], []) => Ok((None, u)),
+        ([_], _) => usage(
+            "a URL is given with --url and as an argument: give one (one request per run; the method goes with -X)",
+        ),
+        _ => usage("--url is given more than once: one request per run is accepted"),
+    }
+}
+
+/// Host-name prefixes for which curl guesses a protocol other than http.
+const GUESSED: [(&str, &str); 6] = [
+    ("ftp.", "ftp"),
+    ("dict.", "dict"),
+    ("ldap.", "ldap"),
+    ("imap.", "imap"),
+    ("smtp.", "smtp"),
+    ("pop3.", "pop3"),
+];
+
+/// Whether `typed` starts with a scheme and `://` (`HTTP://` too).
+fn has_scheme(typed: &str) -> bool {
+    let Some((scheme, _)) = typed.split_once("://") else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// The URL with the scheme curl would give it: as typed when it has one; else `http://`
+/// in front, as curl does (`localhost:8080/health`, `bob:pw@host/`). A host name that
+/// makes curl guess another protocol (`ftp.example.test`), and `file:`, are refused, as
+/// their scheme would be.
+pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
+    let typed = typed.trim_start();
+    if has_scheme(typed) {
+        return Ok(Cow::Borrowed(typed));
+    }
+    let lower = typed.to_ascii_lowercase();
+    let shown = redact::url_text(typed);
+    if lower.starts_with("file:") {
+        return usage(format!(
+            "unsupported URL scheme \"file\" in {shown:?}: only http and https are accepted"
+        ));
+    }
+    // The host starts after any userinfo, as curl reads it.
+    let host = lower.rsplit_once('@').map_or(lower.as_str(), |(_, h)| h);
+    if let Some((_, scheme)) = GUESSED.iter().find(|(p, _)| host.starts_with(p)) {
+        return usage(format!(
+            "unsupported URL scheme {scheme:?} in {shown:?} (curl reads a host named {scheme}.* as {scheme}://): give http:// or https:// in front"
+        ));
+    }
+    Ok(Cow::Owned(format!("http://{typed}")))
+}
+
+/// The checks and settings that need the rest of the configuration: `-f` against
+/// `--fail-with-body`, the Referer, the address family, and the output path.
+pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+    let b = &a.basics;
+    if b.output.fail && a.output.fail_with_body {
+        return usage(
+            "-f and --fail-with-body: give one (-f is what retry-http does anyway: a failed response's body is not written)",
+        );
+    }
+    referer(b.request.referer.as_deref(), &mut cfg.request)?;
+    cfg.request.family = family(b.request.ipv4, b.request.ipv6, &cfg.request)?;
+    cfg.output.path = output_path(cfg.output.path.take(), &b.output, &cfg.request.url)?;
+    cfg.output.create_dirs = b.output.create_dirs;
+    Ok(())
+}
+
+/// `-e URL`: a Referer header, unless `-H` gave or removed one (as in curl, `-H` wins); an
+/// empty URL sends none. curl's `;auto` is refused.
+fn referer(given: Option<&str>, req: &mut RequestConfig) -> Result<(), UsageError> {
+    let Some(given) = given else { return Ok(()) };
+    if given.ends_with(";auto") {
+        return usage(format!(
+            "-e {:?}: ';auto' (a Referer on each redirect) is not supported: give the Referer URL alone",
+            redact::url_text(given)
+        ));
+    }
+    if given.is_empty()
+        || has_header(&req.headers, "referer")
+        || req.removed.iter().any(|n| n == "referer")
+    {
+        return Ok(());
+    }
+    check_header("Referer", given)?;
+    req.headers.push(("Referer".into(), given.to_string()));
+    Ok(())
+}
+
+/// `-4` or `-6` (clap keeps the last of the two). An address in the URL of the other
+/// family could never be reached: a usage error, unless `-x` names a proxy (the proxy
+/// then reaches it).
+fn family(ipv4: bool, ipv6: bool, req: &RequestConfig) -> Result<Family, UsageError> {
+    let family = match (ipv4, ipv6) {
+        (true, _) => Family::V4,
+        (_, true) => Family::V6,
+        _ => return Ok(Family::Any),
+    };
+    let address = match req.url.host() {
+        Some(Host::Ipv4(a)) => Some(IpAddr::V4(a)),
+        Some(Host::Ipv6(a)) => Some(IpAddr::V6(a)),
+        _ => None,
+    };
+    let (flag, wanted) = match family {
+        Family::V6 => ("-6", "IPv6"),
+        _ => ("-4", "IPv4"),
+    };
+    match address {
+        Some(a) if req.proxy.is_none() && a.is_ipv4() != (family == Family::V4) => usage(format!(
+            "{flag} asks for {wanted} but the URL's host {a} is not an {wanted} address: drop {flag}, or give a host name or an {wanted} address"
+        )),
+        _ => Ok(family),
+    }
+}
+
+/// The `-o` path, or `-O`'s name from the URL, under `--output-dir` when relative; `-`
+/// stays stdout.
+fn output_path(
+    given: Option<PathBuf>,
+    b: &BasicsOutput,
+    url: &Url,
+) -> Result<Option<PathBuf>, UsageError> {
+    let path = match (given, b.remote_name) {
+        (Some(_), true) => return usage("-o and -O both name the output file: give one"),
+        (Some(p), false) if p.as_os_str() == "-" => return Ok(Some(p)),
+        (Some(p), false) => p,
+        (None, true) => PathBuf::from(remote_name(url)?),
+        (None, false) => return Ok(None),
+    };
+    Ok(Some(match &b.output_dir {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path,
+    }))
+}
+
+/// `-O`'s file name: the URL path's last segment as it stands (not percent-decoded, as in
+/// curl 7.88). A path ending in `/` names no file; `.` and `..` name folders (the URL
+/// parser has usually removed them already).
+pub fn remote_name(url: &Url) -> Result<String, UsageError> {
+    let name = url
+        .path_segments()
+        .and_then(|mut s| s.next_back())
+        .unwrap_or("");
+    match name {
+        "" | "." | ".." => usage(format!(
+            "-O: the URL {} names no file (its path ends in {:?}): give -o FILE",
+            redact::url(url),
+            if name.is_empty() { "/" } else { name }
+        )),
+        n => Ok(n.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).expect("a URL")
+    }
+
+    #[test]
+    fn a_url_without_a_scheme_is_http() {
+        for (typed, sent) in [
+            ("localhost:8080/health", "http://localhost:8080/health"),
+            ("127.0.0.1/x", "http://127.0.0.1/x"),
+            ("example.com", "http://example.com"),
+            ("bob:pw@host/", "http://bob:pw@host/"),
+            ("host/?next=http://x/", "http://host/?next=http://x/"),
+            ("HTTPS://h/", "HTTPS://h/"),
+        ] {
+            assert_eq!(with_scheme(typed).expect(typed), sent);
+        }
+    }
+
+    #[test]
+    fn guessed_protocols_and_file_are_refused() {
+        for typed in [
+            "ftp.example.test/x",
+            "u:p@FTP.h/",
+            "file:/etc/passwd",
+            "pop3.h",
+        ] {
+            let e = with_scheme(typed).expect_err(typed);
+            assert!(e.0.contains("unsupported URL scheme"), "{}", e.0);
+        }
+        let e = with_scheme("bob:secret@ftp.h/").expect_err("ftp");
+        assert!(!e.0.contains("secret"), "{}", e.0);
+    }
+
+    #[test]
+    fn remote_name_is_the_last_segment_undecoded() {
+        assert_eq!(
+            remote_name(&u("http://h/d/a%20b.txt?x=1#f")).expect("a name"),
+            "a%20b.txt"
+        );
+        assert_eq!(remote_name(&u("http://h/a%2Fb")).expect("a name"), "a%2Fb");
+        for bad in [
+            "http://h/",
+            "http://h",
+            "http://h/dir/",
+            "http://h/x/..",
+            "http://h/%2e%2e",
+        ] {
+            assert!(remote_name(&u(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_output_dir_takes_relative_paths_only() {
+        let b = |dir: Option<&str>, o: bool| BasicsOutput {
+            remote_name: o,
+            output_dir: dir.map(PathBuf::from),
+            create_dirs: false,
+            fail: false,
+        };
+        let url = u("http://h/f.txt");
+        let path = |given: Option<&str>, b: &BasicsOutput| {
+            output_path(given.map(PathBuf::from), b, &url).expect("a path")
+        };
+        assert_eq!(path(Some("x"), &b(Some("d"), false)), Some("d/x".into()));
+        assert_eq!(
+            path(Some("/a/x"), &b(Some("d"), false)),
+            Some("/a/x".into())
+        );
+        assert_eq!(path(Some("-"), &b(Some("d"), false)), Some("-".into()));
+        assert_eq!(path(None, &b(Some("d"), true)), Some("d/f.txt".into()));
+        assert_eq!(path(None, &b(None, true)), Some("f.txt".into()));
+        assert_eq!(path(None, &b(Some("d"), false)), None);
+        assert!(output_path(Some("x".into()), &b(None, true), &url).is_err());
+    }
+}
