@@ -224,10 +224,38 @@ fn completion(shell: Shell) -> Vec<u8> {
             .join("\n")
             + "\n";
     }
+    if shell == Shell::Zsh {
+        text = zsh_subcommands_first(&text);
+    }
     for long in hidden_longs(&Cli::command()) {
         text = without_flag(&text, &long, shell == Shell::Bash);
     }
     text.into_bytes()
+}
+
+/// clap_complete's zsh script takes the first word for the optional `[METHOD] URL` and
+/// the second for a subcommand, so `retry-http simulate --<TAB>` offered the request's
+/// flags. Without the positional's spec the first word is the subcommand (`$line[1]`); a
+/// first word that is none (a URL) goes back to the top level's completion, so flags after
+/// the URL still complete.
+fn zsh_subcommands_first(text: &str) -> String {
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("'::target -- "))
+        .collect();
+    let mut text = kept.join("\n") + "\n";
+    let state = text.find("    (retry-http)\n").expect("the top level's state");
+    let case = text[state..]
+        .find("        case $line[2] in")
+        .map(|i| state + i + "        case $line[2] in".len())
+        .expect("the subcommand dispatch");
+    let dispatch = text[state..case].replace("$line[2]", "$line[1]");
+    text.replace_range(state..case, &dispatch);
+    let end = "        esac\n    ;;\nesac\n}\n";
+    let commands = text.find("(( $+functions[_retry-http_commands] ))").expect("commands");
+    let close = text[..commands].rfind(end).expect("the dispatch's end");
+    text.insert_str(close, "(*)\nwords[1]=retry-http\n_retry-http\n;;\n");
+    text
 }
 
 /// The long names of the hidden flags, the subcommands' included.
