@@ -359,3 +359,39 @@ fn exit_table_has_one_row_per_outcome() {
         assert_eq!(*row, format!("| {} | {} |", o.code(), o.meaning()));
     }
 }
+
+/// Every flag README's "curl's flags at a glance" names is one the command line knows
+/// (accepted, or hidden to be refused with its equivalent), so the table cannot promise a
+/// flag that is not there.
+#[test]
+fn the_curl_table_names_only_known_flags() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let start = readme
+        .find("### curl's flags at a glance")
+        .expect("the table's section");
+    let section = &readme[start..];
+    let table: Vec<&str> = section
+        .lines()
+        .skip_while(|l| !l.starts_with("| curl flag"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 20, "the table: {table:?}");
+    let cmd = Cli::command();
+    let longs: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    let shorts: Vec<char> = cmd.get_arguments().filter_map(|a| a.get_short()).collect();
+    for row in &table[2..] {
+        let flags = row.split('|').nth(1).unwrap_or_default();
+        for word in flags.split(['`', ' ', ',', '/']) {
+            if let Some(long) = word.strip_prefix("--") {
+                let long = long.split(['=', ' ']).next().unwrap_or_default();
+                assert!(longs.iter().any(|l| l == long), "--{long} in {row}");
+            } else if let Some(short) = word.strip_prefix('-').filter(|s| s.len() == 1) {
+                let c = short.chars().next().unwrap_or(' ');
+                assert!(shorts.contains(&c), "-{c} in {row}");
+            }
+        }
+    }
+}
