@@ -48,9 +48,14 @@ pub fn main() -> ExitCode {
 pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
     let args: Vec<OsString> = args.into_iter().collect();
     // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
-    let expanded = match cli::bodies::expand::expand(args.clone()) {
+    let expanded = match cli::bodies::expand::expand(args.clone(), start) {
         Ok(x) => x,
-        Err(msg) => return cli::usage::usage_line(&msg, &args, start),
+        Err(cli::bodies::expand::Refusal::Usage(msg)) => {
+            return cli::usage::usage_line(&msg, &args, start);
+        }
+        Err(cli::bodies::expand::Refusal::Deadline(what)) => {
+            return cli::usage::deadline_line(&what, &args, start);
+        }
     };
     let args = expanded.args;
     let mut cli = match cli::bodies::parse(&args) {

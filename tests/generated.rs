@@ -244,7 +244,9 @@ fn zsh_subcommands_first(text: &str) -> String {
         .filter(|l| !l.starts_with("'::target -- "))
         .collect();
     let mut text = kept.join("\n") + "\n";
-    let state = text.find("    (retry-http)\n").expect("the top level's state");
+    let state = text
+        .find("    (retry-http)\n")
+        .expect("the top level's state");
     let case = text[state..]
         .find("        case $line[2] in")
         .map(|i| state + i + "        case $line[2] in".len())
@@ -252,7 +254,9 @@ fn zsh_subcommands_first(text: &str) -> String {
     let dispatch = text[state..case].replace("$line[2]", "$line[1]");
     text.replace_range(state..case, &dispatch);
     let end = "        esac\n    ;;\nesac\n}\n";
-    let commands = text.find("(( $+functions[_retry-http_commands] ))").expect("commands");
+    let commands = text
+        .find("(( $+functions[_retry-http_commands] ))")
+        .expect("commands");
     let close = text[..commands].rfind(end).expect("the dispatch's end");
     text.insert_str(close, "(*)\nwords[1]=retry-http\n_retry-http\n;;\n");
     text

@@ -212,6 +212,20 @@ pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Ou
     Outcome::Usage
 }
 
+/// The deadline passed while `what` (a `-K` or `-H @` file) was still being read: exit 5,
+/// nothing sent, with the summary the log format asks for.
+pub(crate) fn deadline_line(what: &str, args: &[OsString], start: Instant) -> Outcome {
+    let format = if json_requested(args) {
+        cli::LogFormat::Json
+    } else {
+        cli::LogFormat::Text
+    };
+    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    let why = format!("nothing sent: {what} was still being read");
+    reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, &why, Some(&why));
+    Outcome::Deadline
+}
+
 /// The `RETRY_HTTP_*` variable a bad value came from, if it came from one.
 fn env_source(e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};

@@ -136,7 +136,10 @@ fn zsh_completes(typed: &str, expected: &str) -> bool {
 fn zsh_reads_the_script_and_completes_flags() {
     shell("zsh", &["-n", &script("_retry-http").display().to_string()]);
     assert!(zsh_completes("--retry-unsa", "--retry-unsafe"));
-    assert!(zsh_completes("simulate --cli", "--clients"), "simulate's own flags");
+    assert!(
+        zsh_completes("simulate --cli", "--clients"),
+        "simulate's own flags"
+    );
     assert!(zsh_completes("sim", "simulate"), "the subcommands");
     assert!(
         zsh_completes("http://x/ -o out --retry-unsa", "--retry-unsafe"),

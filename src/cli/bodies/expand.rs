@@ -13,6 +13,21 @@ use std::io::Read;
 /// The largest `-K` or `-H @` file read, in bytes.
 const MAX_FILE: u64 = 1 << 20;
 
+/// Why the command line could not be expanded.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A usage error: the message (exit 2, nothing sent).
+    Usage(String),
+    /// The `--deadline` passed while this file (named) was still being read (exit 5).
+    Deadline(String),
+}
+
+impl From<String> for Refusal {
+    fn from(msg: String) -> Self {
+        Refusal::Usage(msg)
+    }
+}
+
 /// The command line after expansion.
 #[derive(Debug)]
 pub struct Expanded {
@@ -48,7 +63,12 @@ impl Options {
 }
 
 /// Expands `-K` files, then `-H @FILE`. The subcommands' arguments are left as they are.
-pub fn expand(args: Vec<OsString>) -> Result<Expanded, String> {
+///
+/// Reading a file may block (a FIFO, a pipe that never closes): it is bounded by the
+/// `--deadline` typed on the command line (or `RETRY_HTTP_DEADLINE`), counted from `start`.
+/// A deadline given inside a `-K` file cannot bound the reading of that file.
+pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded, Refusal> {
+    let until = typed_deadline(&args).map(|d| start + d);
     let is_subcommand = args
         .get(1)
         .is_some_and(|a| matches!(a.to_str(), Some("demo" | "simulate" | "help")));
@@ -61,12 +81,14 @@ pub fn expand(args: Vec<OsString>) -> Result<Expanded, String> {
     let opts = Options::of_cli();
     let mut urls = Vec::new();
     let args = rewrite(args, &opts, &mut |long, value| match long {
-        "config" => config_file(value, &opts, &mut urls).map(Some),
+        "config" => config_file(value, &opts, &mut urls, until).map(Some),
         _ => Ok(None),
     })?;
     let mut stdin_taken = None;
     let mut args = rewrite(args, &opts, &mut |long, value| match long {
-        "header" if value.starts_with('@') => header_file(&value[1..], &mut stdin_taken).map(Some),
+        "header" if value.starts_with('@') => {
+            header_file(&value[1..], &mut stdin_taken, until).map(Some)
+        }
         _ => Ok(None),
     })?;
     args.extend(urls);
@@ -75,13 +97,17 @@ pub fn expand(args: Vec<OsString>) -> Result<Expanded, String> {
 
 /// Given an option's long name and value, the arguments that stand for it (`None`: keep
 /// it as given), or an error.
-type Replacer<'a> = dyn FnMut(&str, &str) -> Result<Option<Vec<OsString>>, String> + 'a;
+type Replacer<'a> = dyn FnMut(&str, &str) -> Result<Option<Vec<OsString>>, Refusal> + 'a;
 
 /// Replaces what `f` replaces: it is called with each option's long name and value (options
 /// that take one), and gives the arguments that stand for them, or `None` to keep them as
 /// given.
 /// Short clusters (`-sKfile`) and `--name=value` are understood; after `--` nothing is.
-fn rewrite(args: Vec<OsString>, opts: &Options, f: &mut Replacer) -> Result<Vec<OsString>, String> {
+fn rewrite(
+    args: Vec<OsString>,
+    opts: &Options,
+    f: &mut Replacer,
+) -> Result<Vec<OsString>, Refusal> {
     let mut out = Vec::with_capacity(args.len());
     let mut it = args.into_iter();
     out.extend(it.next());
@@ -148,9 +174,46 @@ fn split_option(a: &str, opts: &Options) -> Option<(Option<String>, String, Opti
     None
 }
 
+/// The `--deadline` of the command line as typed (`--deadline D`, `--deadline=D`), else of
+/// `RETRY_HTTP_DEADLINE`; `None` when neither gives one that parses (clap then says why).
+fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
+    let mut given = None;
+    let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        if a == "--" {
+            break;
+        }
+        if let Some(v) = a.strip_prefix("--deadline=") {
+            given = Some(v.to_string());
+        } else if a == "--deadline" {
+            given = it.next().map(|v| v.into_owned());
+        }
+    }
+    let value = given.or_else(|| std::env::var("RETRY_HTTP_DEADLINE").ok())?;
+    values::duration(&value).ok()
+}
+
+/// [`read_file`], within `until` when there is one: a file still being read then is the
+/// deadline's.
+fn read_text(path: &str, what: &str, until: Option<std::time::Instant>) -> Result<String, Refusal> {
+    let Some(until) = until else {
+        return Ok(read_file(path, what)?);
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (p, w) = (path.to_string(), what.to_string());
+    std::thread::spawn(move || {
+        let _ = tx.send(read_file(&p, &w));
+    });
+    let left = until.saturating_duration_since(std::time::Instant::now());
+    match rx.recv_timeout(left) {
+        Ok(read) => Ok(read?),
+        Err(_) => Err(Refusal::Deadline(what.to_string())),
+    }
+}
+
 /// Reads at most [`MAX_FILE`] bytes of `path` (`-`: stdin) as text; `what` names it in
 /// errors ("config file x", "-H @x").
-fn read_text(path: &str, what: &str) -> Result<String, String> {
+fn read_file(path: &str, what: &str) -> Result<String, String> {
     let mut bytes = Vec::new();
     let read = if path == "-" {
         std::io::stdin()
@@ -182,10 +245,13 @@ fn read_text(path: &str, what: &str) -> Result<String, String> {
 fn header_file(
     path: &str,
     stdin_taken: &mut Option<&'static str>,
-) -> Result<Vec<OsString>, String> {
+    until: Option<std::time::Instant>,
+) -> Result<Vec<OsString>, Refusal> {
     if path == "-" {
         if stdin_taken.is_some() {
-            return Err("-H @- is given twice: stdin can be read only once".into());
+            return Err(Refusal::Usage(
+                "-H @- is given twice: stdin can be read only once".into(),
+            ));
         }
         *stdin_taken = Some("-H @-");
     }
@@ -194,7 +260,7 @@ fn header_file(
     } else {
         format!("-H @{path}")
     };
-    let text = read_text(path, &what)?;
+    let text = read_text(path, &what, until)?;
     let mut out = Vec::new();
     for (n, line) in text.split('\n').enumerate() {
         let line = line.strip_suffix('\r').unwrap_or(line);
@@ -213,12 +279,15 @@ fn config_file(
     path: &str,
     opts: &Options,
     urls: &mut Vec<OsString>,
-) -> Result<Vec<OsString>, String> {
+    until: Option<std::time::Instant>,
+) -> Result<Vec<OsString>, Refusal> {
     if path == "-" {
-        return Err("-K -: flags are not read from stdin here; give a file".into());
+        return Err(Refusal::Usage(
+            "-K -: flags are not read from stdin here; give a file".into(),
+        ));
     }
     let what = format!("config file {path}");
-    let text = read_text(path, &what)?;
+    let text = read_text(path, &what, until)?;
     let mut out = Vec::new();
     for (n, line) in text.split('\n').enumerate() {
         let at = |msg: String| format!("{what} line {}: {msg}", n + 1);
@@ -229,9 +298,9 @@ fn config_file(
         match (long.as_str(), opts.long.get(&long), value) {
             ("url", _, Some(v)) => urls.push(v.into()),
             ("config", _, _) => {
-                return Err(at(
+                return Err(Refusal::Usage(at(
                     "-K inside a config file is not followed: put its lines here".into(),
-                ));
+                )));
             }
             (_, Some(true), Some(v)) => {
                 check_value(&long, &v).map_err(at)?;
@@ -239,9 +308,9 @@ fn config_file(
             }
             (_, Some(false), None) => out.push(format!("--{long}").into()),
             ("url", _, None) | (_, Some(true), None) => {
-                return Err(at(format!("--{long} needs a value")));
+                return Err(Refusal::Usage(at(format!("--{long} needs a value"))));
             }
-            _ => return Err(at(format!("--{long} takes no value"))),
+            _ => return Err(Refusal::Usage(at(format!("--{long} takes no value")))),
         }
     }
     Ok(out)
