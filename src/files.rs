@@ -49,7 +49,7 @@ pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedT
 pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
     let existing = std::fs::metadata(dest).ok().map(|m| m.permissions().mode());
     let tmp = tempfile::Builder::new()
-        .prefix(prefix)
+        .prefix(fitting(prefix, suffix))
         .suffix(suffix)
         .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
         .tempfile_in(dir)?;
@@ -59,6 +59,71 @@ pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Resul
             .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     Ok(tmp)
+}
+
+/// Whether `a` and `b` name one file: the same device and inode when both exist, else the
+/// same path once links are followed.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        _ => {
+            let lead = |p: &Path| follow_link(p).unwrap_or_else(|_| p.to_path_buf());
+            lead(a) == lead(b)
+        }
+    }
+}
+
+/// The longest file name most file systems take (Linux's NAME_MAX), in bytes.
+pub const NAME_MAX: usize = 255;
+
+/// `prefix`, shortened (at a character boundary) so that `{prefix}XXXXXX{suffix}` is a
+/// name the file system takes: a destination of 250 bytes is legal, its temporary file
+/// named after it in full would not be.
+fn fitting<'a>(prefix: &'a str, suffix: &str) -> &'a str {
+    let room = NAME_MAX.saturating_sub(suffix.len() + 6);
+    let mut end = prefix.len().min(room);
+    while !prefix.is_char_boundary(end) {
+        end -= 1;
+    }
+    &prefix[..end]
+}
+
+/// Checks, before anything is sent, that a file the run will write (`flag` names it in the
+/// message: "-o x", "--etag-save x") can be written: it is not a folder, its name is not
+/// too long, its folder exists and is a folder, and a file can be created there now.
+///
+/// Errors: one line saying which of these fails and what is expected.
+pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
+    if path.is_dir() {
+        return Err(format!("{flag} is a directory: expected a file path"));
+    }
+    if path.file_name().is_some_and(|n| n.len() > NAME_MAX) {
+        return Err(format!(
+            "{flag}: the file name is longer than {NAME_MAX} bytes: expected a shorter one"
+        ));
+    }
+    let dir = folder(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(format!(
+                "{flag}: {} is not a folder: expected a path in a folder",
+                dir.display()
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "{flag}: the folder {} does not exist: create it first",
+                dir.display()
+            ));
+        }
+    }
+    tempfile::Builder::new()
+        .prefix(".retry-http-check")
+        .tempfile_in(dir)
+        .map(drop)
+        .map_err(|e| format!("{flag}: cannot write in {}: {e}", dir.display()))
 }
 
 /// The nearest folder that exists among `dir` and its parents (`.` for a relative path
@@ -196,5 +261,37 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o111, 0, "no execute bits for a new file");
+    }
+
+    #[test]
+    fn a_long_name_gets_a_temporary_file_that_fits() {
+        let dir = tempfile::tempdir().expect("dir");
+        let name = "n".repeat(NAME_MAX);
+        let dest = dir.path().join(&name);
+        let tmp = temp_beside(&dest, &format!(".{name}."), ".part").expect("temp");
+        let made = tmp.path().file_name().map_or(0, |n| n.len());
+        assert!(made <= NAME_MAX, "{made}");
+        assert_eq!(fitting(".é", ""), ".é");
+        assert_eq!(fitting(&"é".repeat(200), ".part").len() % 2, 0);
+    }
+
+    #[test]
+    fn writable_paths_are_checked_before_anything_is_sent() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").expect("write");
+        let ok = dir.path().join("new");
+        assert_eq!(check_writable(&ok, "-o new"), Ok(()));
+        let under_file = file.join("x");
+        let e = check_writable(&under_file, "-D f/x").unwrap_err();
+        assert!(e.contains("is not a folder"), "{e}");
+        let missing = dir.path().join("none").join("x");
+        let e = check_writable(&missing, "-o none/x").unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        let e = check_writable(dir.path(), "-o d").unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        let long = dir.path().join("n".repeat(NAME_MAX + 1));
+        let e = check_writable(&long, "-o n...").unwrap_err();
+        assert!(e.contains("longer than 255"), "{e}");
     }
 }

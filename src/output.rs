@@ -9,7 +9,7 @@
 
 use crate::config::{OutputConfig, UsageError};
 use crate::files::{
-    folder, follow_link, make_folders, nearest_folder, remove_folders, temp_beside, temp_in,
+    self, folder, follow_link, make_folders, nearest_folder, remove_folders, temp_beside, temp_in,
 };
 use crate::http::transport::Head;
 use std::fs::File;
@@ -132,7 +132,19 @@ fn check_path(
         Ok(m) if !m.is_file() => return Ok((Destination::Special(path.to_path_buf()), None)),
         _ => {}
     }
+    if path.file_name().is_some_and(|n| n.len() > files::NAME_MAX) {
+        return Err(UsageError(format!(
+            "-o {shown}: the file name is longer than {} bytes: expected a shorter one",
+            files::NAME_MAX
+        )));
+    }
     let dir = folder(path);
+    if dir.exists() && !dir.is_dir() {
+        return Err(UsageError(format!(
+            "-o {shown}: {} is not a folder: expected a path in a folder",
+            dir.display()
+        )));
+    }
     let made_in = match dir.is_dir() {
         true => None,
         false if create_dirs => {
@@ -159,27 +171,13 @@ fn check_path(
     Ok((Destination::Replace(path.to_path_buf()), made_in))
 }
 
-/// Checks `-D FILE` before anything is sent, as `-o` is checked: not a folder, in a folder
-/// that exists (`-` is stdout).
+/// Checks `-D FILE` before anything is sent, as `-o` is checked (`-` is stdout); see
+/// `files::check_writable`.
 pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
     if path.as_os_str() == "-" {
         return Ok(());
     }
-    if path.is_dir() {
-        return Err(UsageError(format!(
-            "-D {} is a directory: expected a file path",
-            path.display()
-        )));
-    }
-    let dir = folder(path);
-    if !dir.is_dir() {
-        return Err(UsageError(format!(
-            "-D {}: the folder {} does not exist: create it first",
-            path.display(),
-            dir.display()
-        )));
-    }
-    Ok(())
+    files::check_writable(path, &format!("-D {}", path.display())).map_err(UsageError)
 }
 
 impl Output {

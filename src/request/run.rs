@@ -6,6 +6,7 @@
 use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
 use crate::exit::Outcome;
+use crate::files;
 use crate::fleet::admission::Shared;
 use crate::http::body::{self, Payload};
 use crate::http::redact;
@@ -173,6 +174,7 @@ fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Tra
     if let Some(d) = &cfg.output.dump_header {
         output::check_dump_header(d).map_err(|e| ends.usage(&e.0))?;
     }
+    other_files(cfg).map_err(|e| ends.usage(&e))?;
     let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| ends.usage(&e.0))?;
     Ok((write_out, output, transport))
 }
@@ -185,6 +187,48 @@ fn query_from(data: Payload, cfg: &mut Config) -> Result<(), String> {
     };
     config::append_query(&mut cfg.request.url, &bytes);
     Ok(())
+}
+
+/// The other paths the run writes or connects to, checked before anything is sent:
+/// `--etag-save` can be written, `-D` and `-o` are not one file, and `--unix-socket` names
+/// a socket (or nothing yet: a daemon that is starting; that is retried as refused).
+fn other_files(cfg: &Config) -> Result<(), String> {
+    if let Some(path) = &cfg.cron.etag_save {
+        files::check_writable(path, &format!("--etag-save {}", path.display()))?;
+    }
+    if let (Some(d), Some(o)) = (&cfg.output.dump_header, &cfg.output.path)
+        && d.as_os_str() != "-"
+        && files::same_file(d, o)
+    {
+        return Err(format!(
+            "-D {} and -o {} are the same file: give -D another path (or -i to put the head before the body)",
+            d.display(),
+            o.display()
+        ));
+    }
+    if let Some(socket) = &cfg.request.network.unix_socket {
+        check_socket(socket)?;
+    }
+    Ok(())
+}
+
+/// `--unix-socket PATH`: a path the kernel can take (at most 107 bytes), and, if something
+/// is there already, a socket.
+fn check_socket(path: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    if path.as_os_str().len() > 107 {
+        return Err(format!(
+            "--unix-socket {}: a socket path is at most 107 bytes: use a shorter path (or a link to it)",
+            path.display()
+        ));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if !m.file_type().is_socket() => Err(format!(
+            "--unix-socket {} is not a socket: expected the path of a listening Unix socket",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a request body (or `-G` data) once, within the deadline.

@@ -26,6 +26,7 @@ mod jitter;
 mod json_log;
 mod network;
 mod output;
+mod preflight;
 mod proxies;
 mod replay;
 mod response_head;
