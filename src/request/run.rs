@@ -543,13 +543,31 @@ fn print_write_out(
     for name in rendered.unknown {
         reporter.notice(&format!("unknown --write-out variable: '{name}'"));
     }
-    for (stream, text) in rendered.parts {
+    // stdout is the user's own output, as the body is; stderr is a log, where no secret
+    // goes: what follows %{stderr} is rendered from masked values.
+    let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
+    for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
         match stream {
             write_out::Stream::Stdout => output::print_stdout(&text)?,
-            write_out::Stream::Stderr => reporter.write_out(&text)?,
+            write_out::Stream::Stderr => reporter.write_out(&shown)?,
         }
     }
     Ok(())
+}
+
+/// `-w`'s values as stderr may show them: URLs with their passwords and secret parameters
+/// masked, header values masked by their names (see `redact`).
+fn masked_for_stderr(vars: &write_out::Vars) -> write_out::Vars {
+    write_out::Vars {
+        url: redact::url_text(&vars.url),
+        url_effective: redact::url_text(&vars.url_effective),
+        headers: vars
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), redact::header_value(n, v)))
+            .collect(),
+        ..vars.clone()
+    }
 }
 
 /// The last attempt's moments for `-w`, each from the attempt's start (zero for a step

@@ -513,3 +513,34 @@ fn secrets_in_proxies_redirects_and_query_names_are_masked() {
         assert!(!err.contains(secret), "{secret} leaked: {err}");
     }
 }
+
+#[test]
+fn write_out_to_stderr_masks_what_stdout_shows_as_it_is() {
+    let s = Server::start(vec![Step::with_header(
+        200,
+        "Set-Cookie",
+        "sid=COOKIESECRET",
+    )])
+    .unwrap();
+    let port = s
+        .url("/")
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let url = format!("http://bob:URLSECRET@127.0.0.1:{port}/?token=QUERYSECRET");
+    let format =
+        "%{url}|%header{set-cookie}|%{json}\n%{stderr}%{url}|%header{set-cookie}|%{json}\n";
+    let (out, _) = run(&["-s", "-w", format, &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let err = stderr(&out);
+    for secret in ["URLSECRET", "QUERYSECRET", "COOKIESECRET"] {
+        assert!(!err.contains(secret), "{secret} on stderr: {err}");
+    }
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("COOKIESECRET") && shown.contains("URLSECRET"),
+        "{shown}"
+    );
+}
