@@ -63,6 +63,7 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
     cli.request.bodies.stdin_taken = expanded.stdin_taken;
+    cli.request.bodies.from_file = expanded.from_file;
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
         Some(cli::Command::Simulate(args)) => fleet::simulate::command::simulate(&args),

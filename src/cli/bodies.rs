@@ -67,6 +67,10 @@ pub struct BodyFlags {
     /// What already reads stdin before the request is made (`-H @-`), if anything.
     #[arg(skip)]
     pub stdin_taken: Option<&'static str>,
+    /// Some flags came from a `-K` file: usage errors do not quote values (set after
+    /// expansion, not a flag).
+    #[arg(skip)]
+    pub from_file: bool,
 }
 
 /// One value of a data flag, by flag.

@@ -54,7 +54,11 @@ struct Prepared {
 fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Prepared, Outcome> {
     let mut cfg = match config::build(args) {
         Ok(cfg) => cfg,
-        Err(e) => {
+        Err(mut e) => {
+            if args.bodies.from_file {
+                // A value from a -K file may be a secret: it is not quoted back.
+                e.0 = crate::cli::bodies::expand::unquoted(&e.0);
+            }
             reporter.error(&e.0);
             let why = Some(e.0.as_str());
             reporter.summary(Outcome::Usage, 0, start.elapsed(), 0, "nothing sent", why);
@@ -71,6 +75,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         watchdog: &watchdog,
         reporter,
         start,
+        unquote: args.bodies.from_file,
     };
     // The netrc file is read here, within the deadline, like the other files.
     crate::http::netrc::apply(&mut cfg.request).map_err(|e| ends.usage(&e))?;
@@ -103,11 +108,20 @@ struct Ends<'a> {
     watchdog: &'a Watchdog,
     reporter: &'a Reporter,
     start: Instant,
+    /// Flags came from a `-K` file: values are not quoted back in errors.
+    unquote: bool,
 }
 
 impl Ends<'_> {
     /// A usage error found once the deadline is kept: exit 2, nothing sent.
     fn usage(&self, msg: &str) -> Outcome {
+        let unquoted;
+        let msg = if self.unquote {
+            unquoted = crate::cli::bodies::expand::unquoted(msg);
+            unquoted.as_str()
+        } else {
+            msg
+        };
         self.watchdog.claim();
         self.reporter.error(msg);
         let elapsed = self.start.elapsed();

@@ -544,3 +544,29 @@ fn write_out_to_stderr_masks_what_stdout_shows_as_it_is() {
         "{shown}"
     );
 }
+
+#[test]
+fn values_read_from_files_are_not_quoted_back_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let headers = dir.path().join("h");
+    std::fs::write(&headers, "CorrectHorseBatteryStaple more\n").unwrap();
+    let at = format!("@{}", headers.display());
+    let (out, _) = run(&["-H", &at, &s.url("/")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("CorrectHorse"), "{}", stderr(&out));
+    for line in [
+        "resolve = \"h:80:SECRETADDR\"",
+        "connect-to = \"h:80:SECRETHOST:x\"",
+        "attempts = \"0SECRET\"",
+        "retry-on = \"SECRET\"",
+        "max-filesize = \"SECRET\"",
+    ] {
+        let config = dir.path().join("k");
+        std::fs::write(&config, format!("{line}\n")).unwrap();
+        let (out, _) = run(&["-K", config.to_str().unwrap(), &s.url("/")]);
+        assert_eq!(code(&out), 2, "{line}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("SECRET"), "{line}: {}", stderr(&out));
+    }
+    assert_eq!(s.requests().len(), 0);
+}

@@ -35,6 +35,8 @@ pub struct Expanded {
     pub args: Vec<OsString>,
     /// What read stdin (`-H @-`), if anything.
     pub stdin_taken: Option<&'static str>,
+    /// Some flags came from a `-K` file: their values are not quoted in errors.
+    pub from_file: bool,
 }
 
 /// What clap knows of each option: its long name (`None` for those with a short only)
@@ -76,12 +78,17 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         return Ok(Expanded {
             args,
             stdin_taken: None,
+            from_file: false,
         });
     }
     let opts = Options::of_cli();
     let mut urls = Vec::new();
+    let mut from_file = false;
     let args = rewrite(args, &opts, &mut |long, value| match long {
-        "config" => config_file(value, &opts, &mut urls, until).map(Some),
+        "config" => {
+            from_file = true;
+            config_file(value, &opts, &mut urls, until).map(Some)
+        }
         _ => Ok(None),
     })?;
     let mut stdin_taken = None;
@@ -92,7 +99,11 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         _ => Ok(None),
     })?;
     args.extend(urls);
-    Ok(Expanded { args, stdin_taken })
+    Ok(Expanded {
+        args,
+        stdin_taken,
+        from_file,
+    })
 }
 
 /// Given an option's long name and value, the arguments that stand for it (`None`: keep
@@ -267,7 +278,7 @@ fn header_file(
         if line.trim_matches([' ', '\t']).is_empty() {
             continue;
         }
-        values::header(line).map_err(|e| format!("{what} line {}: {e}", n + 1))?;
+        values::header(line).map_err(|e| format!("{what} line {}: {}", n + 1, unquoted(&e)))?;
         out.push(format!("--header={line}").into());
     }
     Ok(out)
@@ -340,7 +351,23 @@ fn check_value(long: &str, value: &str) -> Result<(), String> {
         || "this value is not accepted".to_string(),
         ToString::to_string,
     );
-    Err(format!("--{long}: {why}"))
+    Err(format!("--{long}: {}", unquoted(&why)))
+}
+
+/// `msg` with every double-quoted part shown as `"***"`: a value read from a file is never
+/// quoted back (a header line or a config line may hold a secret, and the parsers' own
+/// messages quote what they reject, masking only what they know to be secret).
+pub(crate) fn unquoted(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut parts = msg.split('"');
+    out.extend(parts.next());
+    let mut inside = true;
+    for part in parts {
+        out.push('"');
+        out.push_str(if inside { "***" } else { part });
+        inside = !inside;
+    }
+    out
 }
 
 /// The long name a config line's option stands for (`url` included); unknown names are
@@ -467,6 +494,16 @@ mod tests {
         assert!(!e.contains("hunter2"), "{e}");
         let e = config_line("header = \"X-Key: hunter2").unwrap_err();
         assert!(!e.contains("hunter2"), "{e}");
+    }
+
+    #[test]
+    fn values_from_files_are_never_quoted_back() {
+        assert_eq!(
+            unquoted("invalid header \"Correct Horse ***\": expected Name: value"),
+            "invalid header \"***\": expected Name: value"
+        );
+        assert_eq!(unquoted("no quotes at all"), "no quotes at all");
+        assert_eq!(unquoted("a \"x\" and \"y\""), "a \"***\" and \"***\"");
     }
 
     #[test]
