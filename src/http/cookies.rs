@@ -74,8 +74,14 @@ impl Cookie {
         else {
             return false;
         };
+        // RFC 6265 section 5.1.3: an IP address matches only itself, and a domain of one
+        // label (`test`) covers no other host, or `.0.0.1` would reach 127.0.0.1 and
+        // `test` every host under it.
+        let named = matches!(url.host(), Some(url::Host::Domain(_)));
         let domain = host == self.domain
-            || self.subdomains
+            || named
+                && self.subdomains
+                && self.domain.contains('.')
                 && host
                     .strip_suffix(self.domain.as_str())
                     .is_some_and(|rest| rest.ends_with('.'));
@@ -139,6 +145,19 @@ mod tests {
         assert_eq!(at("http://other.test/").as_deref(), Some("other=y"));
         assert_eq!(at("http://xother.test/"), None);
         assert_eq!(at("http://sub.example.test/"), None, "no subdomains");
+        let tail = parse(".0.0.1\tTRUE\t/\tFALSE\t0\tip\tv\ntest\tTRUE\t/\tFALSE\t0\tone\tv\n");
+        let sent = |u: &str| header(&tail, &Url::parse(u).expect("url"), SystemTime::now());
+        assert_eq!(
+            sent("http://127.0.0.1/"),
+            None,
+            "an address matches only itself"
+        );
+        assert_eq!(
+            sent("http://evil.test/"),
+            None,
+            "one label covers no other host"
+        );
+        assert_eq!(sent("http://test/").as_deref(), Some("one=v"));
         assert_eq!(at("http://unknown.test/"), None);
     }
 
