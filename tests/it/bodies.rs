@@ -321,3 +321,24 @@ fn bad_config_lines_name_the_file_and_line_and_mask_values() {
     let err = refused(&["-K", "-"], Some(b"silent\n"));
     assert!(err.contains("-K -"), "{err}");
 }
+
+#[test]
+fn stdin_by_another_name_is_still_stdin() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    for name in ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"] {
+        let (out, _) = run_with_stdin(&["-K", name, &s.url("/")], Some(b"attempts 2\n"));
+        assert_eq!(code(&out), 2, "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not read from stdin"),
+            "{}",
+            stderr(&out)
+        );
+        let at = format!("@{name}");
+        let (out, _) = run_with_stdin(
+            &["-H", &at, "--data-binary", "@-", &s.url("/")],
+            Some(b"X-A: 1\n"),
+        );
+        assert_eq!(code(&out), 2, "{name}: {}", stderr(&out));
+    }
+    assert_eq!(s.requests().len(), 0);
+}

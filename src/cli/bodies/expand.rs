@@ -251,6 +251,11 @@ fn read_file(path: &str, what: &str) -> Result<String, String> {
     })
 }
 
+/// Whether `path` reads this process's stdin: `-`, or one of the names Linux gives it.
+fn is_stdin(path: &str) -> bool {
+    ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].contains(&path)
+}
+
 /// `-H @FILE`: one `--header=LINE` per line; CR and blank lines are dropped, and each line
 /// is checked as a `-H` value (whose errors mask what may be a secret).
 fn header_file(
@@ -258,7 +263,7 @@ fn header_file(
     stdin_taken: &mut Option<&'static str>,
     until: Option<std::time::Instant>,
 ) -> Result<Vec<OsString>, Refusal> {
-    if path == "-" {
+    if is_stdin(path) {
         if stdin_taken.is_some() {
             return Err(Refusal::Usage(
                 "-H @- is given twice: stdin can be read only once".into(),
@@ -292,10 +297,10 @@ fn config_file(
     urls: &mut Vec<OsString>,
     until: Option<std::time::Instant>,
 ) -> Result<Vec<OsString>, Refusal> {
-    if path == "-" {
-        return Err(Refusal::Usage(
-            "-K -: flags are not read from stdin here; give a file".into(),
-        ));
+    if is_stdin(path) {
+        return Err(Refusal::Usage(format!(
+            "-K {path}: flags are not read from stdin here; give a file"
+        )));
     }
     let what = format!("config file {path}");
     let text = read_text(path, &what, until)?;
