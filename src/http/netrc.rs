@@ -28,8 +28,9 @@ struct Entry {
     password: Option<String>,
 }
 
-/// The entries of netrc `text`, in order.
-fn entries(text: &str) -> Vec<Entry> {
+/// The entries of netrc `text`, in order. `Err`: a quoted word is not closed (what follows
+/// would be read as a password, newlines and all).
+fn entries(text: &str) -> Result<Vec<Entry>, String> {
     let mut words = words(text);
     let mut out: Vec<Entry> = Vec::new();
     while let Some(w) = words.next() {
@@ -51,33 +52,54 @@ fn entries(text: &str) -> Vec<Entry> {
             _ => {}
         }
     }
-    out
+    match words.unterminated {
+        true => Err("a quoted word is not closed: expected a closing \"".into()),
+        false => Ok(out),
+    }
 }
 
 /// The login for `host` in netrc `text`: the first `machine` entry of that name (compared
 /// without case), else the first `default` entry; an entry without a login gives none.
-fn find(text: &str, host: &str) -> Option<Login> {
-    let all = entries(text);
+///
+/// `Err`: the file cannot be read as netrc, or the login holds a `:`, which Basic
+/// authentication (RFC 7617 section 2) cannot carry.
+fn find(text: &str, host: &str) -> Result<Option<Login>, String> {
+    let all = entries(text)?;
     let exact = all.iter().find(|e| {
         e.machine
             .as_deref()
             .is_some_and(|m| m.eq_ignore_ascii_case(host))
     });
-    let entry = exact.or_else(|| all.iter().find(|e| e.machine.is_none()))?;
-    Some(Login {
-        login: entry.login.clone()?,
+    let Some(entry) = exact.or_else(|| all.iter().find(|e| e.machine.is_none())) else {
+        return Ok(None);
+    };
+    let Some(login) = entry.login.clone() else {
+        return Ok(None);
+    };
+    if login.contains(':') {
+        return Err(format!(
+            "the login for {host} holds a ':', which Basic authentication cannot carry"
+        ));
+    }
+    Ok(Some(Login {
+        login,
         password: entry.password.clone().unwrap_or_default(),
-    })
+    }))
 }
 
 /// The words of a netrc file: separated by white space, a `"quoted word"` may hold spaces
 /// (with `\"` and `\\` escapes).
 struct Words<'a> {
     rest: &'a str,
+    /// A quoted word ran to the end of the file.
+    unterminated: bool,
 }
 
 fn words(text: &str) -> Words<'_> {
-    Words { rest: text }
+    Words {
+        rest: text,
+        unterminated: false,
+    }
 }
 
 impl Words<'_> {
@@ -117,7 +139,8 @@ impl Iterator for Words<'_> {
             }
         }
         self.rest = "";
-        Some(word)
+        self.unterminated = true;
+        None
     }
 }
 
@@ -187,7 +210,14 @@ pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
         .unwrap_or("")
         .trim_start_matches('[')
         .trim_end_matches(']');
-    let Some(found) = text.as_deref().and_then(|t| find(t, host)) else {
+    let found = match text.as_deref().map(|t| find(t, host)).transpose() {
+        Ok(found) => found.flatten(),
+        Err(why) => {
+            let named = path(spec).map_or_else(|_| "~/.netrc".into(), |p| p.display().to_string());
+            return Err(format!("the netrc file {named}: {why}"));
+        }
+    };
+    let Some(found) = found else {
         return Ok(());
     };
     let pair = format!("{}:{}", found.login, found.password);
@@ -201,11 +231,11 @@ pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn login(l: &str, p: &str) -> Option<Login> {
-        Some(Login {
+    fn login(l: &str, p: &str) -> Result<Option<Login>, String> {
+        Ok(Some(Login {
             login: l.into(),
             password: p.into(),
-        })
+        }))
     }
 
     #[test]
@@ -216,7 +246,10 @@ mod tests {
         assert_eq!(find(text, "a.test"), login("alice", "one"));
         assert_eq!(find(text, "B.TEST"), login("bob", "two words"));
         assert_eq!(find(text, "c.test"), login("anyone", "any"));
-        assert_eq!(find("machine a.test login x password y", "c.test"), None);
+        assert_eq!(
+            find("machine a.test login x password y", "c.test"),
+            Ok(None)
+        );
         assert_eq!(
             find(
                 "machine a login x password y machine a login z password w",
@@ -232,10 +265,23 @@ mod tests {
         let text = "macdef init\ncd /pub\nmachine evil login no password no\n\n\
                     machine a.test account acct login alice password \"p\\\"w\"\n";
         assert_eq!(find(text, "a.test"), login("alice", "p\"w"));
-        assert_eq!(find(text, "evil"), None, "inside the macro");
+        assert_eq!(find(text, "evil"), Ok(None), "inside the macro");
         assert_eq!(
             find("machine a.test login alice", "a.test"),
             login("alice", "")
         );
+    }
+
+    #[test]
+    fn what_cannot_be_sent_as_meant_is_an_error() {
+        let open = find("machine a.test login alice password \"secret\n", "a.test");
+        assert!(
+            open.as_ref().is_err_and(|e| e.contains("not closed")),
+            "{open:?}"
+        );
+        assert!(!format!("{open:?}").contains("secret"));
+        let colon = find("machine a.test login \"bo:b\" password p", "a.test");
+        assert!(colon.is_err_and(|e| e.contains("cannot carry")));
+        assert_eq!(find("machine a.test password p", "a.test"), Ok(None));
     }
 }
