@@ -77,7 +77,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l cert-type -d 'The
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-file -d 'Like --netrc, with this file instead of ~/.netrc' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s Y -l speed-limit -d 'An attempt whose body arrives slower than BYTES per second, measured over spans of --speed-time (30 s by default), fails as a stall, retryably (k, M, G suffixes; 0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s y -l speed-time -d 'The span of --speed-limit, in seconds (fractions allowed; at least 1ms); given alone, the limit is 1 byte per second, as in curl' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s C -l continue-at -d 'Resume the -o file from its size: only \'-\' is accepted (curl\'s \'-C -\')' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s C -l continue-at -d 'Resume the -o or -O file from its size: only \'-\' is accepted (curl\'s \'-C -\')' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-save -d 'After a successful run, write the response\'s ETag to FILE (an empty file when it has none); a 304 leaves FILE as it was. Written by temporary file and rename' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l etag-compare -d 'Send If-None-Match with the ETag in FILE (its first line, at most 8 KiB); a 304 Not Modified is then a success (exit 0) that leaves -o as it was. A missing or empty FILE sends no If-None-Match when --etag-save is given too (the first run), and is a usage error otherwise' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s z -l time-cond -d 'Send If-Modified-Since DATE, or with a leading \'-\' If-Unmodified-Since; a name of an existing file gives its modification time' -r
@@ -99,7 +99,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'O
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add the headers and the seed to the log'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Take the login and password for the URL\'s host from ~/.netrc (machine, default; an absent file is an error). Not used when the URL has a user, or -u or an Authorization header is given; not sent to another host after a redirect'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
-complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o file\'s modification time from the response\'s Last-Modified'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o or -O file\'s modification time from the response\'s Last-Modified'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l http1.1 -d 'Speak HTTP/1.1: accepted, it is what retry-http always speaks'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s 4 -l ipv4 -d 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s 6 -l ipv6 -d 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)'

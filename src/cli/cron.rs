@@ -12,14 +12,15 @@ use std::path::PathBuf;
 #[group(skip)]
 #[command(next_help_heading = "Request")]
 pub struct CronFlags {
-    /// Resume the -o file from its size: only '-' is accepted (curl's '-C -').
+    /// Resume the -o or -O file from its size: only '-' is accepted (curl's '-C -').
     ///
     /// Asks for `Range: bytes=SIZE-` and keeps the answer only when it is a 206 whose
-    /// Content-Range runs from SIZE to the end and whose body is exactly that range; the -o
+    /// Content-Range runs from SIZE to the end and whose body is exactly that range; the
     /// file is untouched until the whole is in place. A 200 (the server cannot resume) or a
     /// 206 at another offset: exit 6, the file as it was (curl exits 33). A 416 saying the
     /// length is SIZE: already complete, exit 0. A missing or empty file: a full download.
-    /// Needs -o; an explicit offset (-C N) is refused.
+    /// Needs -o FILE or -O (in --output-dir when given); an explicit offset (-C N) is
+    /// refused.
     #[arg(
         hide_short_help = true,
         short = 'C',
@@ -30,7 +31,7 @@ pub struct CronFlags {
     )]
     pub continue_at: Option<String>,
 
-    /// Set the -o file's modification time from the response's Last-Modified.
+    /// Set the -o or -O file's modification time from the response's Last-Modified.
     #[arg(hide_short_help = true, short = 'R', long, help_heading = "Output")]
     pub remote_time: bool,
 
@@ -52,8 +53,10 @@ pub struct CronFlags {
     /// DATE is an HTTP-date ('Wed, 01 Sep 2021 12:18:00 GMT'), curl's looser forms ('Wed 01
     /// Sep 2021 12:18:00', '1 Sep 2021', 'Sep 1 2021 12:18 +0200'), YYYYMMDD [HH:MM[:SS]] or
     /// YYYY-MM-DD, in UTC unless a zone is given. A 304, or a 200 whose Last-Modified shows
-    /// the condition unmet, is a success that leaves -o as it was. A date that cannot be
-    /// read and names no file is a usage error.
+    /// the condition unmet, is a success that leaves -o as it was (-w reports 304 for that
+    /// 200, as curl). A text that is no date and names no file sends no condition, with a
+    /// warning, as curl does: the first run of '-z FILE -o FILE' downloads FILE. An empty
+    /// DATE is a usage error.
     #[arg(
         hide_short_help = true,
         short = 'z',

@@ -200,7 +200,9 @@ pub struct RequestArgs {
 pub struct RequestFlags {
     /// The request method (curl's name).
     ///
-    /// Giving a positional METHOD too is an error.
+    /// Giving a positional METHOD too is an error. A POST, PUT or PATCH without a body is
+    /// sent with Content-Length: 0 and no body (curl's -X POST sends no length either;
+    /// chunked framing is never used for an empty request).
     #[arg(short = 'X', long = "request", value_name = "METHOD")]
     pub method: Option<String>,
 
@@ -449,7 +451,8 @@ pub struct OutputFlags {
     /// After the run, print FORMAT on stdout (curl's -w).
     ///
     /// Variables: curl's (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists
-    /// them), \n for a newline; @FILE reads the format from FILE.
+    /// them), \n for a newline; @FILE reads the format from FILE ('@-': stdin), whose line
+    /// ends are dropped as curl drops them (write \n where a newline goes).
     #[arg(short = 'w', long, value_name = "FORMAT")]
     pub write_out: Option<String>,
 }

@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 pub enum TimeSource {
     /// A date given on the command line.
     Date(SystemTime),
-    /// Not a date: the modification time of this file, which must exist (else the usage
-    /// error names what was typed).
+    /// Not a date: the modification time of this file; when no such file exists, no
+    /// condition is sent (a warning says so, as curl's does).
     File(PathBuf),
 }
 
@@ -55,13 +55,8 @@ pub fn build(a: &RequestArgs, has_header: impl Fn(&str) -> bool) -> Result<CronC
         );
     }
     let resume = continue_at(f, a)?;
-    let to_file = a
-        .output
-        .output
-        .as_ref()
-        .is_some_and(|p| p.as_os_str() != "-");
-    if f.remote_time && !to_file {
-        return usage("-R sets the -o file's modification time: give -o FILE");
+    if f.remote_time && !names_a_file(a) {
+        return usage("-R sets the output file's modification time: give -o FILE or -O");
     }
     for (flag, path) in [
         ("--etag-save", &f.etag_save),
@@ -105,7 +100,17 @@ pub fn condition_header(unmodified: bool) -> &'static str {
     }
 }
 
-/// `-C -`: only `-`, with a regular `-o` file, without what would write into it or replace
+/// Whether the body goes to a named file: `-o FILE` (not `-o -`, stdout) or `-O` (the
+/// URL's file name), under `--output-dir` or not.
+fn names_a_file(a: &RequestArgs) -> bool {
+    a.basics.output.remote_name
+        || a.output
+            .output
+            .as_ref()
+            .is_some_and(|p| p.as_os_str() != "-")
+}
+
+/// `-C -`: only `-`, with a regular `-o` or `-O` file, without what would write into it or replace
 /// it otherwise (`-i`/`-I`, `--fail-with-body`, a hand-written Range).
 fn continue_at(f: &CronFlags, a: &RequestArgs) -> Result<bool, UsageError> {
     let Some(v) = f.continue_at.as_deref() else {
@@ -116,12 +121,8 @@ fn continue_at(f: &CronFlags, a: &RequestArgs) -> Result<bool, UsageError> {
             "-C {v}: only '-C -' is accepted (resume from the size of the -o file); an explicit offset would splice bytes the file does not hold"
         ));
     }
-    if a.output
-        .output
-        .as_ref()
-        .is_none_or(|p| p.as_os_str() == "-")
-    {
-        return usage("-C - resumes the -o file from its size: give -o FILE");
+    if !names_a_file(a) {
+        return usage("-C - resumes the output file from its size: give -o FILE or -O");
     }
     if a.output.include || a.request.head {
         return usage("-C - with -i or -I would write the head into the resumed file: give one");
@@ -142,7 +143,8 @@ fn continue_at(f: &CronFlags, a: &RequestArgs) -> Result<bool, UsageError> {
 }
 
 /// `-z DATE|FILE`: a leading `-` makes it If-Unmodified-Since (`+` is the default); a date
-/// that cannot be read is taken as a file name.
+/// that cannot be read is taken as a file name. Nothing after the sign (`-z ''`, `-z -`) is
+/// a usage error: no file has an empty name.
 fn time_cond(arg: &str) -> Result<TimeCond, UsageError> {
     let (unmodified, rest) = match arg.as_bytes().first() {
         Some(b'-') => (true, &arg[1..]),

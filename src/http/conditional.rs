@@ -66,6 +66,18 @@ pub fn judge(head: &Head, asked: &Asked) -> Answer {
     }
 }
 
+/// The status `-w` reports for `head`, the final answer: 304 for a 2xx that the `-z`
+/// condition showed unmet (a server that ignored If-Modified-Since; curl 7.88 drops that
+/// body and sets its response code to 304, while `-i` and `-D` show the head as it came),
+/// else the answer's own.
+pub fn reported_status(head: &Head, asked: &Asked) -> u16 {
+    let unmet = asked.since.is_some()
+        && asked.resume_from.is_none()
+        && (200..300).contains(&head.status)
+        && matches!(judge(head, asked), Answer::Unchanged(_));
+    if unmet { 304 } else { head.status }
+}
+
 /// The answer's Last-Modified, when it is one HTTP-date.
 pub fn last_modified(head: &Head) -> Option<SystemTime> {
     let mut all = head.values("last-modified");
@@ -168,5 +180,28 @@ mod tests {
         );
         let bad = head(200, &[("Last-Modified", "yesterday")]);
         assert_eq!(judge(&bad, &since(later, false)), Answer::Deliver);
+    }
+
+    #[test]
+    fn an_unmet_time_condition_is_reported_as_304() {
+        let later = Asked {
+            since: Some((lm() + Duration::from_secs(1), false)),
+            ..Asked::default()
+        };
+        let ok = head(200, &[("Last-Modified", LM)]);
+        assert_eq!(reported_status(&ok, &later), 304);
+        assert_eq!(reported_status(&ok, &Asked::default()), 200);
+        let earlier = Asked {
+            since: Some((lm() - Duration::from_secs(1), false)),
+            ..Asked::default()
+        };
+        assert_eq!(reported_status(&ok, &earlier), 200, "the condition was met");
+        assert_eq!(reported_status(&head(304, &[]), &later), 304);
+        let whole = Asked {
+            resume_from: Some(5),
+            ..Asked::default()
+        };
+        let full = head(416, &[("Content-Range", "bytes */5")]);
+        assert_eq!(reported_status(&full, &whole), 416, "-C -'s 416 stays");
     }
 }

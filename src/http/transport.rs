@@ -201,7 +201,9 @@ impl Transport {
     }
 
     /// The request for `hop`: its own headers, the automatic ones, then the Content-Length
-    /// of the body when one goes (RFC 9110 section 8.6), read from its first byte.
+    /// of the body when one goes (RFC 9110 section 8.6), read from its first byte. A POST,
+    /// PUT or PATCH without a body says `Content-Length: 0`: ureq would otherwise frame it
+    /// as chunked and send an empty chunk (see [`expects_body`]).
     fn request(
         &self,
         hop: &Hop,
@@ -228,7 +230,12 @@ impl Transport {
                 })?;
                 ureq::SendBody::from_owned_reader(reader)
             }
-            None => ureq::SendBody::none(),
+            None => {
+                if expects_body(&hop.method) && !frames_body(&hop.headers) {
+                    builder = builder.header("content-length", "0");
+                }
+                ureq::SendBody::none()
+            }
         };
         builder.body(send_body).map_err(|e| {
             Failure::new(
@@ -252,6 +259,24 @@ impl Transport {
         }
         f
     }
+}
+
+/// Whether ureq frames a request of `method` as having a body even when none is given
+/// (POST, PUT, PATCH: it then sends `Transfer-Encoding: chunked` and an empty chunk, which
+/// servers that refuse chunked requests, or demand a length with 411, turn away). Such a
+/// request without a body is sent with `Content-Length: 0`, as curl sends `-d ''` (curl's
+/// `-X POST` alone sends neither header; ureq cannot leave both out, and RFC 9110 section
+/// 8.6 asks for the length when the method defines a meaning for content).
+fn expects_body(method: &str) -> bool {
+    matches!(method, "POST" | "PUT" | "PATCH")
+}
+
+/// Whether the user's headers already frame the body (`-H 'Content-Length: ...'` or
+/// `-H 'Transfer-Encoding: ...'`).
+fn frames_body(headers: &[(String, String)]) -> bool {
+    headers.iter().any(|(n, _)| {
+        n.eq_ignore_ascii_case("content-length") || n.eq_ignore_ascii_case("transfer-encoding")
+    })
 }
 
 /// The connect and name-lookup limits of one request to `url` within `budget` (None: no
@@ -302,5 +327,19 @@ mod tests {
             (Some(secs(5)), None),
             "an address needs no lookup"
         );
+    }
+
+    #[test]
+    fn methods_ureq_frames_as_having_a_body() {
+        for m in ["POST", "PUT", "PATCH"] {
+            assert!(expects_body(m), "{m}");
+        }
+        for m in ["GET", "HEAD", "DELETE", "OPTIONS", "PURGE", "post"] {
+            assert!(!expects_body(m), "{m}");
+        }
+        let given = |n: &str| vec![(n.to_string(), "1".to_string())];
+        assert!(frames_body(&given("Content-Length")));
+        assert!(frames_body(&given("transfer-encoding")));
+        assert!(!frames_body(&given("Content-Type")));
     }
 }

@@ -87,6 +87,11 @@ pub struct Ended {
     pub redirects: u32,
     /// The method of the last request sent (under `-L` a 303 makes it a GET).
     pub method: Option<String>,
+    /// Request body bytes the last request sent, when it was answered (0 otherwise, and
+    /// without a body), for `%{size_upload}`.
+    pub uploaded: u64,
+    /// The Referer the last request sent, for `%{referer}`.
+    pub referer: Option<String>,
     /// `-D -` already wrote the final head to stdout, before its body.
     pub head_dumped: bool,
 }
@@ -129,6 +134,9 @@ struct Carry {
     redirects: u32,
     /// The method of the last request sent.
     method: Option<String>,
+    /// Its body bytes, when it was answered; its Referer.
+    uploaded: u64,
+    referer: Option<String>,
 }
 
 /// What follows an attempt, for the loop.
@@ -214,6 +222,8 @@ impl Loop<'_> {
             connects: 0,
             redirects: 0,
             method: None,
+            uploaded: 0,
+            referer: None,
         };
         let mut made = 0;
         let (outcome, why) = loop {
@@ -245,6 +255,8 @@ impl Loop<'_> {
             connects: carry.connects,
             redirects: carry.redirects,
             method: carry.method,
+            uploaded: carry.uploaded,
+            referer: carry.referer,
             head_dumped: self.output.head_dumped(),
         }
     }
@@ -523,6 +535,15 @@ impl Loop<'_> {
         carry.timeline = chain.timeline;
         let mut last = chain.last;
         last.headers.retain(|h| !asked.contains(h));
+        carry.uploaded = match (&chain.result, self.payload) {
+            (Ok(_), Some(p)) if last.with_body => p.content_length(),
+            _ => 0,
+        };
+        carry.referer = last
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("referer"))
+            .map(|(_, v)| v.clone());
         // An attempt that starts at a hop after a processed one is past that point too.
         let sent = Sent {
             first,

@@ -1,14 +1,15 @@
 //! The I/O of the cron flags, around the attempt loop. Before anything is sent, [`prepare`]
 //! reads the files they name (the ETag of `--etag-compare`, the file whose time `-z`
 //! names, the cookie files of `-b`, the size of the `-o` file that `-C -` resumes), each a
-//! usage error when it cannot be read; it gives the headers to send and what the answer is
+//! usage error when it cannot be read (but a `-z` file that does not exist sends no
+//! condition, with a warning, as curl does); it gives the headers to send and what the answer is
 //! judged against (`http::conditional`). During an attempt, [`copy_kept`] puts the bytes
 //! the file already has into the spool that the 206 then completes, and [`set_remote_time`]
 //! gives the spool `-R`'s time before it is renamed into place. After a successful run,
 //! [`save_etag`] writes `--etag-save` by temporary file and rename.
 
 use crate::config::Config;
-use crate::config::cron::{DATE_FORMS, TimeSource, condition_header};
+use crate::config::cron::{DATE_FORMS, TimeCond, TimeSource, condition_header};
 use crate::files::{follow_link, temp_beside};
 use crate::http::conditional::{self, Answer, Asked};
 use crate::http::cookies;
@@ -34,6 +35,9 @@ pub struct Conditions {
     pub asked: Asked,
     /// `-C -`: the `-o` file the kept bytes are copied from (it has `asked.resume_from`).
     pub file: Option<PathBuf>,
+    /// Warnings to show before the first attempt (a `-z` that names no file: no condition
+    /// is sent, as curl warns and sends none).
+    pub warnings: Vec<String>,
 }
 
 impl Conditions {
@@ -47,6 +51,12 @@ impl Conditions {
     /// What `head`, the final answer, means for the output.
     pub fn judge(&self, head: &Head) -> Answer {
         conditional::judge(head, &self.asked)
+    }
+
+    /// The status `-w` reports for `head`, the final answer (a 200 that showed the `-z`
+    /// condition unmet is a 304, as in curl).
+    pub fn reported_status(&self, head: &Head) -> u16 {
+        conditional::reported_status(head, &self.asked)
     }
 
     /// After a successful run: `--etag-save` gets the ETag of `head`, the final answer,
@@ -80,17 +90,7 @@ pub fn prepare(cfg: &Config) -> Result<Conditions, String> {
         out.headers.push(("If-None-Match".into(), tag));
     }
     if let Some(t) = &c.time_cond {
-        let time = match &t.source {
-            TimeSource::Date(d) => *d,
-            TimeSource::File(p) => modified(p)?,
-        };
-        let name = match condition_header(t.unmodified) {
-            "if-unmodified-since" => "If-Unmodified-Since",
-            _ => "If-Modified-Since",
-        };
-        out.headers
-            .push((name.into(), httpdate::fmt_http_date(time)));
-        out.asked.since = Some((time, t.unmodified));
+        time_condition(t, &mut out)?;
     }
     let hand_written = |name: &str| {
         cfg.request
@@ -111,6 +111,33 @@ pub fn prepare(cfg: &Config) -> Result<Conditions, String> {
         out.file = Some(file);
     }
     Ok(out)
+}
+
+/// `-z`: the header that sends the condition and the time the answer is judged against;
+/// a text that is neither a date nor an existing file sends none, with a warning, as curl
+/// does (the first run of `-z FILE -o FILE`, before FILE exists).
+fn time_condition(t: &TimeCond, out: &mut Conditions) -> Result<(), String> {
+    let time = match &t.source {
+        TimeSource::Date(d) => *d,
+        TimeSource::File(p) => match modified(p)? {
+            Some(time) => time,
+            None => {
+                out.warnings.push(format!(
+                    "-z {:?} is neither a date nor an existing file: sending no time condition, as curl does (expected {DATE_FORMS})",
+                    p.display().to_string()
+                ));
+                return Ok(());
+            }
+        },
+    };
+    let name = match condition_header(t.unmodified) {
+        "if-unmodified-since" => "If-Unmodified-Since",
+        _ => "If-Modified-Since",
+    };
+    out.headers
+        .push((name.into(), httpdate::fmt_http_date(time)));
+    out.asked.since = Some((time, t.unmodified));
+    Ok(())
 }
 
 /// Opens a file the cron flags name and reads at most `max` bytes of it (`Ok(None)`: it
@@ -156,15 +183,27 @@ fn read_etag(path: &Path, saving: bool) -> Result<Option<String>, String> {
     Ok((!tag.is_empty()).then(|| tag.to_string()))
 }
 
-/// `-z FILE`: the file's modification time (it must exist, since the text is no date).
-fn modified(path: &Path) -> Result<SystemTime, String> {
+/// `-z FILE`: the file's modification time; `None` when no such file exists (the text is
+/// neither a date nor a file: curl then sends no condition). A file that exists but whose
+/// time cannot be read (a folder on its path that cannot be searched) is an error.
+fn modified(path: &Path) -> Result<Option<SystemTime>, String> {
     let shown = path.display();
-    let m = std::fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => {
-            format!("-z {shown:?} is neither a date nor an existing file: expected {DATE_FORMS}")
+    let m = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
         }
-        _ => format!("-z {shown}: cannot read its modification time: {e}"),
-    })?;
+        Err(e) => {
+            return Err(format!(
+                "-z {shown}: cannot read its modification time: {e}"
+            ));
+        }
+    };
     let t = m
         .modified()
         .map_err(|e| format!("-z {shown}: cannot read its modification time: {e}"))?;
@@ -172,7 +211,9 @@ fn modified(path: &Path) -> Result<SystemTime, String> {
     let secs = t
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    Ok(SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_DATE)))
+    Ok(Some(
+        SystemTime::UNIX_EPOCH + Duration::from_secs(secs.min(LAST_DATE)),
+    ))
 }
 
 /// `-b`: the cookies of the files that match the URL, then the strings, as one value.
@@ -207,14 +248,14 @@ fn kept_size(file: &Path, typed: &Path) -> Result<Option<u64>, String> {
     let shown = typed.display();
     match std::fs::metadata(file) {
         Ok(m) if !m.is_file() => Err(format!(
-            "-C - resumes a regular file: -o {shown} is not one"
+            "-C - resumes a regular file: the output file {shown} is not one"
         )),
         Ok(m) if m.len() == 0 => Ok(None),
         Ok(m) => std::fs::File::open(file)
             .map(|_| Some(m.len()))
-            .map_err(|e| format!("-C -: cannot read -o {shown} to resume it: {e}")),
+            .map_err(|e| format!("-C -: cannot read the output file {shown} to resume it: {e}")),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("-C -: cannot read -o {shown}: {e}")),
+        Err(e) => Err(format!("-C -: cannot read the output file {shown}: {e}")),
     }
 }
 

@@ -82,6 +82,9 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
     let cron = cron::prepare(&cfg).map_err(|e| ends.usage(&e))?;
+    for w in &cron.warnings {
+        reporter.warn(w);
+    }
     if cfg.explain {
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));
@@ -492,7 +495,13 @@ fn finish(
         s.finish(outcome);
     }
     if let Some(format) = write_out
-        && let Err(e) = print_write_out(format, cfg, reporter, &ended, (outcome, start, &reason))
+        && let Err(e) = print_write_out(
+            format,
+            (cfg, cron),
+            reporter,
+            &ended,
+            (outcome, start, &reason),
+        )
     {
         // Like -D: output the user asked for that cannot be written is a local failure.
         reporter.error(&e);
@@ -517,16 +526,41 @@ fn finish(
 /// variable is dropped with curl's warning.
 fn print_write_out(
     format: &str,
-    cfg: &Config,
+    (cfg, cron): (&Config, &Conditions),
     reporter: &Reporter,
     ended: &Ended,
     (outcome, start, reason): (Outcome, Instant, &str),
 ) -> Result<(), String> {
+    let mut vars = write_out_vars(cfg, cron, ended, (outcome, reason));
+    vars.time_total = start.elapsed();
+    vars.idempotency_key = reporter.key_handle().get().cloned();
+    let rendered = write_out::render(format, &vars);
+    for name in rendered.unknown {
+        reporter.notice(&format!("unknown --write-out variable: '{name}'"));
+    }
+    // stdout is the user's own output, as the body is; stderr is a log, where no secret
+    // goes: what follows %{stderr} is rendered from masked values.
+    let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
+    for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
+        match stream {
+            write_out::Stream::Stdout => output::print_stdout(&text)?,
+            write_out::Stream::Stderr => reporter.write_out(&shown)?,
+        }
+    }
+    Ok(())
+}
+
+/// `-w`'s values from how the run ended (`time_total` and the key are the caller's).
+fn write_out_vars(
+    cfg: &Config,
+    cron: &Conditions,
+    ended: &Ended,
+    (outcome, reason): (Outcome, &str),
+) -> write_out::Vars {
     let head = ended.head.as_ref();
-    let vars = write_out::Vars {
-        http_code: head.map(|h| h.status),
+    write_out::Vars {
+        http_code: head.map(|h| cron.reported_status(h)),
         num_retries: ended.attempts_made.saturating_sub(1),
-        time_total: start.elapsed(),
         url_effective: head.map_or_else(|| cfg.request.url.to_string(), |h| h.url.to_string()),
         url: cfg.request.url.to_string(),
         exitcode: outcome.code(),
@@ -545,28 +579,28 @@ fn print_write_out(
             last if last == reason || ended.attempts_made == 0 => reason.to_string(),
             last => format!("{reason} (last: {last})"),
         }),
-        idempotency_key: reporter.key_handle().get().cloned(),
         filename_effective: cfg
             .output
             .path
             .as_ref()
             .filter(|p| p.as_os_str() != "-")
             .map(|p| p.display().to_string()),
-    };
-    let rendered = write_out::render(format, &vars);
-    for name in rendered.unknown {
-        reporter.notice(&format!("unknown --write-out variable: '{name}'"));
+        redirect_url: head.and_then(redirect_url),
+        size_upload: ended.uploaded,
+        referer: ended.referer.clone(),
+        size_header: head.map_or(0, |h| output::head_text(h).len() as u64),
+        ..write_out::Vars::default()
     }
-    // stdout is the user's own output, as the body is; stderr is a log, where no secret
-    // goes: what follows %{stderr} is rendered from masked values.
-    let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
-    for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
-        match stream {
-            write_out::Stream::Stdout => output::print_stdout(&text)?,
-            write_out::Stream::Stderr => reporter.write_out(&shown)?,
-        }
+}
+
+/// Where `head` would have redirected: a 3xx's Location made absolute against the URL
+/// that answered (curl's `%{redirect_url}` for a redirect it did not follow).
+fn redirect_url(head: &transport::Head) -> Option<String> {
+    if !(300..400).contains(&head.status) {
+        return None;
     }
-    Ok(())
+    let location = head.value("location")?.trim();
+    head.url.join(location).ok().map(|u| u.to_string())
 }
 
 /// `-w`'s values as stderr may show them: URLs with their passwords and secret parameters
@@ -575,6 +609,8 @@ fn masked_for_stderr(vars: &write_out::Vars) -> write_out::Vars {
     write_out::Vars {
         url: redact::url_text(&vars.url),
         url_effective: redact::url_text(&vars.url_effective),
+        redirect_url: vars.redirect_url.as_deref().map(redact::url_text),
+        referer: vars.referer.as_deref().map(redact::url_text),
         headers: vars
             .headers
             .iter()
@@ -610,7 +646,7 @@ fn times(t: &Timeline) -> write_out::Times {
 const MAX_WRITE_OUT: u64 = 1 << 20;
 
 /// `-w @FILE` reads the format from a file (`@-`: stdin), as curl does, at most
-/// [`MAX_WRITE_OUT`] bytes of it.
+/// [`MAX_WRITE_OUT`] bytes of it, its lines joined as curl joins them ([`join_lines`]).
 fn read_write_out(arg: &str) -> Result<String, String> {
     use std::io::Read;
     let read = |r: &mut dyn Read, what: &str| {
@@ -621,7 +657,9 @@ fn read_write_out(arg: &str) -> Result<String, String> {
         if bytes.len() as u64 > MAX_WRITE_OUT {
             return Err(format!("-w {what} is larger than 1 MiB: expected a format"));
         }
-        String::from_utf8(bytes).map_err(|_| format!("-w {what} is not UTF-8 text"))
+        String::from_utf8(bytes)
+            .map(|text| join_lines(&text))
+            .map_err(|_| format!("-w {what} is not UTF-8 text"))
     };
     match arg.strip_prefix('@') {
         Some("-") => read(&mut std::io::stdin(), "from stdin"),
@@ -632,6 +670,17 @@ fn read_write_out(arg: &str) -> Result<String, String> {
         }
         None => Ok(arg.to_string()),
     }
+}
+
+/// A `-w` file's text as curl 7.88 reads it: the lines are joined with nothing between
+/// them, each cut at its first CR (so a final newline, CRLF line ends and blank lines
+/// vanish; spaces and tabs stay). A newline in the output is written as `\n` in the
+/// format. (curl reads the file in pieces of 255 bytes and cuts each piece at its first CR
+/// or LF, so in a longer line a CR loses less there than here.)
+fn join_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|line| line.split('\r').next().unwrap_or(""))
+        .collect()
 }
 
 /// `-D FILE`: the final response's status line and headers (`-`: stdout).
@@ -701,4 +750,50 @@ fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
         s.extend(redact::url_secrets(&p));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_out_file_s_lines_are_joined_as_curl_joins_them() {
+        for (text, want) in [
+            ("%{http_code}\\n\n", "%{http_code}\\n"),
+            ("a\r\nb\r\n", "ab"),
+            ("a  \n\n \n", "a   "),
+            ("a\rb\nc", "ac"),
+            ("\t\n", "\t"),
+            ("", ""),
+        ] {
+            assert_eq!(join_lines(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn redirect_url_is_a_redirect_s_location_made_absolute() {
+        let head = |status, location: Option<&str>| transport::Head {
+            status,
+            reason: String::new(),
+            version: "HTTP/1.1".into(),
+            headers: location
+                .map(|l| vec![("location".to_string(), l.to_string())])
+                .unwrap_or_default(),
+            url: url::Url::parse("http://h:8/a/b?q").unwrap(),
+        };
+        assert_eq!(
+            redirect_url(&head(302, Some("/next?a=1"))).as_deref(),
+            Some("http://h:8/next?a=1")
+        );
+        assert_eq!(
+            redirect_url(&head(301, Some("c"))).as_deref(),
+            Some("http://h:8/a/c")
+        );
+        assert_eq!(
+            redirect_url(&head(308, Some("https://o.test/x"))).as_deref(),
+            Some("https://o.test/x")
+        );
+        assert_eq!(redirect_url(&head(200, Some("/x"))), None);
+        assert_eq!(redirect_url(&head(302, None)), None);
+    }
 }

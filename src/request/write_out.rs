@@ -62,6 +62,15 @@ pub struct Vars {
     pub idempotency_key: Option<String>,
     /// The `-o` file; None for stdout.
     pub filename_effective: Option<String>,
+    /// Where the final answer would have redirected: its Location made absolute, when it
+    /// is a redirect that was not followed; None otherwise.
+    pub redirect_url: Option<String>,
+    /// Request body bytes the final request sent (0 without a body or an answer).
+    pub size_upload: u64,
+    /// The Referer the final request sent; None when it sent none.
+    pub referer: Option<String>,
+    /// Bytes of the final answer's head as `-D` writes it (status line, headers, blank line).
+    pub size_header: u64,
 }
 
 /// Where a part of the output goes.
@@ -184,6 +193,17 @@ fn content_type(v: &Vars) -> Option<String> {
         .map(|(_, t)| t.clone())
 }
 
+/// Bytes per second over the whole run (`time_total`), as a whole number, as curl writes
+/// its speeds; 0 when no time passed.
+fn speed(bytes: u64, v: &Vars) -> u64 {
+    let secs = v.time_total.as_secs_f64();
+    if secs > 0.0 {
+        (bytes as f64 / secs) as u64
+    } else {
+        0
+    }
+}
+
 /// The text of one variable; None when it is not known.
 fn value(name: &str, v: &Vars) -> Option<String> {
     let t = &v.times;
@@ -215,6 +235,14 @@ fn value(name: &str, v: &Vars) -> Option<String> {
         "idempotency_key" => v.idempotency_key.clone().unwrap_or_default(),
         "filename_effective" => v.filename_effective.clone().unwrap_or_default(),
         "header_json" => header_json(&v.headers),
+        "redirect_url" => v.redirect_url.clone().unwrap_or_default(),
+        "referer" => v.referer.clone().unwrap_or_default(),
+        "size_upload" => v.size_upload.to_string(),
+        "size_header" => v.size_header.to_string(),
+        "speed_download" => speed(v.size_download, v).to_string(),
+        "speed_upload" => speed(v.size_upload, v).to_string(),
+        // One URL per run: always the first (curl counts from 0).
+        "urlnum" => "0".into(),
         "json" => json(v),
         _ => return None,
     })
@@ -268,7 +296,7 @@ fn json(v: &Vars) -> String {
     let t = &v.times;
     let content_type = content_type(v);
     let scheme = scheme(v);
-    let fields: [(&str, String); 25] = [
+    let fields: Vec<(&str, String)> = vec![
         ("content_type", quoted_or_null(content_type.as_deref())),
         ("errormsg", quoted_or_null(v.errormsg.as_deref())),
         ("exitcode", v.exitcode.to_string()),
@@ -287,6 +315,8 @@ fn json(v: &Vars) -> String {
         ("num_headers", v.headers.len().to_string()),
         ("num_redirects", v.num_redirects.to_string()),
         ("num_retries", v.num_retries.to_string()),
+        ("redirect_url", quoted_or_null(v.redirect_url.as_deref())),
+        ("referer", quoted_or_null(v.referer.as_deref())),
         (
             "remote_ip",
             quoted(&v.remote.map(|a| a.ip().to_string()).unwrap_or_default()),
@@ -298,6 +328,10 @@ fn json(v: &Vars) -> String {
             quoted_or_null(Some(scheme.as_str()).filter(|s| !s.is_empty())),
         ),
         ("size_download", v.size_download.to_string()),
+        ("size_header", v.size_header.to_string()),
+        ("size_upload", v.size_upload.to_string()),
+        ("speed_download", speed(v.size_download, v).to_string()),
+        ("speed_upload", speed(v.size_upload, v).to_string()),
         ("time_appconnect", secs(t.appconnect)),
         ("time_connect", secs(t.connect)),
         ("time_namelookup", secs(t.namelookup)),
@@ -306,13 +340,11 @@ fn json(v: &Vars) -> String {
         ("time_starttransfer", secs(t.starttransfer)),
         ("time_total", secs(v.time_total)),
         ("url", quoted(&v.url)),
+        ("url_effective", quoted(&v.url_effective)),
+        ("urlnum", "0".into()),
     ];
     let mut s = String::from("{");
-    for (k, val) in fields
-        .iter()
-        .map(|(k, val)| (*k, val.as_str()))
-        .chain([("url_effective", quoted(&v.url_effective).as_str())])
-    {
+    for (k, val) in &fields {
         if s.len() > 1 {
             s.push(',');
         }
@@ -372,6 +404,28 @@ mod tests {
     }
 
     #[test]
+    fn upload_referer_redirect_and_speeds() {
+        let v = Vars {
+            redirect_url: Some("http://h/next".into()),
+            size_upload: 3000,
+            referer: Some("http://r/".into()),
+            size_header: 81,
+            ..answered()
+        };
+        let r = render(
+            "%{redirect_url}|%{size_upload}|%{referer}|%{size_header}|%{speed_download}|%{speed_upload}|%{urlnum}",
+            &v,
+        );
+        assert_eq!(stdout(&r), "http://h/next|3000|http://r/|81|28|2000|0");
+        assert!(r.unknown.is_empty());
+        let j: serde_json::Value = serde_json::from_str(&stdout(&render("%{json}", &v))).unwrap();
+        assert_eq!(j["speed_upload"], 2000);
+        assert_eq!(j["referer"], "http://r/");
+        let idle = render("%{speed_download}", &Vars::default());
+        assert_eq!(stdout(&idle), "0", "no time passed");
+    }
+
+    #[test]
     fn headers_by_name_any_case_joined() {
         let r = render("[%header{x-A}] [%header{none}]", &answered());
         assert_eq!(stdout(&r), "[one, two \"q\"] []");
@@ -422,6 +476,11 @@ mod tests {
         assert_eq!(j["filename_effective"], serde_json::Value::Null);
         let at = |k: &str| text.find(&format!("\"{k}\":")).unwrap_or(usize::MAX);
         assert!(at("content_type") < at("time_total") && at("time_total") < at("url_effective"));
+        assert_eq!(j["redirect_url"], serde_json::Value::Null);
+        assert_eq!(
+            (j["size_upload"].clone(), j["urlnum"].clone()),
+            (0.into(), 0.into())
+        );
         let none = stdout(&render("%{json}", &Vars::default()));
         let j: serde_json::Value = serde_json::from_str(&none).unwrap();
         assert_eq!(
