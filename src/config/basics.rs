@@ -200,6 +200,12 @@ pub fn remote_name(url: &Url) -> Result<String, UsageError> {
             redact::url(url),
             if name.is_empty() { "/" } else { name }
         )),
+        // `-` would be stdout to -o, and a file named `-` to --output-dir: neither is what
+        // a name from the URL should quietly become.
+        "-" => usage(format!(
+            "-O: the URL {} ends in '-', which would mean stdout: give -o FILE (or -o - for stdout)",
+            redact::url(url)
+        )),
         n => Ok(n.to_string()),
     }
 }
@@ -249,6 +255,7 @@ mod tests {
         );
         assert_eq!(remote_name(&u("http://h/a%2Fb")).expect("a name"), "a%2Fb");
         for bad in [
+            "http://h/x/-",
             "http://h/",
             "http://h",
             "http://h/dir/",

@@ -295,7 +295,14 @@ pub fn save_etag(path: &Path, head: &Head) -> io::Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut tmp = temp_beside(&dest, &format!(".{name}."), ".part")?;
-    if let Some(tag) = head.value("etag").map(str::trim).filter(|t| !t.is_empty()) {
+    // Only a tag --etag-compare will send back is kept: one over 8 KiB, or with a control
+    // character, would make every later run a usage error; the file says "none known".
+    let sendable = |t: &&str| {
+        !t.is_empty()
+            && (t.len() as u64) < MAX_ETAG
+            && crate::cli::values::unsendable(t, false).is_none()
+    };
+    if let Some(tag) = head.value("etag").map(str::trim).filter(sendable) {
         writeln!(tmp, "{tag}")?;
     }
     tmp.as_file().sync_all()?;
@@ -306,6 +313,30 @@ pub fn save_etag(path: &Path, head: &Head) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn head(headers: Vec<(String, String)>) -> Head {
+        Head {
+            status: 200,
+            reason: "OK".into(),
+            version: "HTTP/1.1".into(),
+            headers,
+            url: url::Url::parse("http://h/").expect("url"),
+        }
+    }
+
+    #[test]
+    fn an_etag_that_could_not_be_sent_back_is_not_saved() {
+        let dir = tempfile::tempdir().expect("dir");
+        let p = dir.path().join("e");
+        let long = format!("\"{}\"", "x".repeat(9000));
+        save_etag(&p, &head(vec![("etag".into(), long)])).expect("saved");
+        assert_eq!(std::fs::read(&p).expect("read"), b"");
+        assert_eq!(
+            read_etag(&p, true),
+            Ok(None),
+            "the next run sends no condition"
+        );
+    }
 
     #[test]
     fn an_etag_file_is_its_first_line() {
@@ -333,13 +364,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("e");
         std::fs::write(&p, "\"old\"\n").unwrap();
-        let head = |headers: Vec<(String, String)>| Head {
-            status: 200,
-            reason: "OK".into(),
-            version: "HTTP/1.1".into(),
-            headers,
-            url: url::Url::parse("http://h/").unwrap(),
-        };
         save_etag(&p, &head(vec![("etag".into(), "\"v2\"".into())])).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "\"v2\"\n");
         save_etag(&p, &head(vec![])).unwrap();

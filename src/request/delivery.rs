@@ -104,6 +104,12 @@ impl Delivery<'_> {
             .remote_time
             .then(|| crate::http::conditional::last_modified(&ex.head))
             .flatten();
+        if self.cfg.cron.remote_time && remote_time.is_none() {
+            // Said, not silent: the file keeps the time of its download.
+            self.reporter.warn(
+                "-R: the response has no single Last-Modified that is an HTTP-date; the file keeps the time it was written",
+            );
+        }
         let (mut spool, validator) = match continued {
             Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
@@ -120,6 +126,18 @@ impl Delivery<'_> {
         // A resumed body must be exactly its range, and the whole exactly its length: one
         // byte more or less and the file would be spliced.
         let n = match (read, range) {
+            (Ok(n), Some(r)) if self.cfg.cron.resume && n > r.byte_count() => {
+                // More than the range it names: a server that cannot resume, which asking
+                // again will not change (fewer bytes is a body cut short, retried).
+                self.output.discard(spool);
+                return Err(Broken::from(Failure::new(
+                    FailureKind::NotResumable,
+                    format!(
+                        "the 206 carried {n} bytes for a range of {}; the file is left as it was",
+                        r.byte_count()
+                    ),
+                )));
+            }
             (Ok(n), Some(r)) if n != r.byte_count() || spool.len() != r.last + 1 => {
                 self.output.discard(spool);
                 return Err(Broken::from(Failure::new(

@@ -362,3 +362,40 @@ fn bad_input_is_a_usage_error_that_sends_nothing() {
     assert!(srv.requests().is_empty(), "a usage error sent a request");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "01234");
 }
+
+#[test]
+fn a_206_longer_than_its_range_cannot_resume_and_leaves_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "abc").unwrap();
+    let raw = b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 3-9/10\r\n\
+                Content-Length: 10\r\nConnection: close\r\n\r\ndefghijXYZ"
+        .to_vec();
+    let s = Server::start(vec![Step::Raw(raw)]).unwrap();
+    let (out, _) = run_fast(&["-C", "-", "-o", file.to_str().unwrap()], &s.url("/"));
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert_eq!(
+        s.requests().len(),
+        1,
+        "not retried: asking again changes nothing"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"abc");
+}
+
+#[test]
+fn an_o_name_of_a_dash_is_refused_and_r_without_a_date_says_so() {
+    let s = Server::start(vec![Step::status(200, "x")]).unwrap();
+    let (out, _) = run(&["-O", &s.url("/d/-")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("ends in '-'"), "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 0);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    let (out, _) = run(&["-R", "-o", file.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-R: the response has no single Last-Modified"),
+        "{}",
+        stderr(&out)
+    );
+}
