@@ -301,27 +301,33 @@ impl Loop<'_> {
                 Next::Stop(outcome, Some(reason))
             }
             Verdict::Retry(retry) => {
-                carry.previous = retry.drawn;
-                let why = if retry.planned.reason == WaitReason::Backoff {
-                    format!("backoff after {}", carry.last)
-                } else {
-                    format!("Retry-After from {}", carry.last)
-                };
+                let asked = judged.reading.as_ref().and_then(|r| r.asked);
                 line.decision = Decision::Retry {
                     wait: retry.wait,
                     reason: retry.planned.reason,
-                    asked: judged.reading.as_ref().and_then(|r| r.asked),
+                    asked,
                     hint: facts.hint.map(|h| h.wait),
                     spread: retry.wait.saturating_sub(retry.planned.draw.floor),
                     jitter: self.cfg.retry.backoff.jitter.label(),
                 };
                 self.reporter.attempt(&line);
-                // Once an earlier hop may have been processed, only the hop that failed
-                // is sent again (the decision allowed it): never the request before it.
-                carry.from = sent.committed.then_some(sent.last);
-                Next::Sleep(retry.wait, why)
+                self.retry(&retry, sent, carry)
             }
         }
+    }
+
+    /// What a retry carries to the next attempt: the backoff drawn, and (once an earlier
+    /// hop may have been processed) the hop that failed as the one to send again, never
+    /// the request before it; then the sleep, with what the countdown says.
+    fn retry(&self, retry: &decision::Retry, sent: Sent, carry: &mut Carry) -> Next {
+        carry.previous = retry.drawn;
+        let why = if retry.planned.reason == WaitReason::Backoff {
+            format!("backoff after {}", carry.last)
+        } else {
+            format!("Retry-After from {}", carry.last)
+        };
+        carry.from = sent.committed.then_some(sent.last);
+        Next::Sleep(retry.wait, why)
     }
 
     /// The decision about an attempt. Where a retry is allowed, the server's Retry-After
@@ -450,17 +456,23 @@ impl Loop<'_> {
                 judged(Happened::Declined(why), Some(ex), None)
             }
             Tried::Broken(f) => {
-                carry.last = f.kind.name().to_string();
-                line.error = Some(describe(&f, &self.secrets));
-                if self.watchdog.expired() && f.kind != FailureKind::Local {
-                    // The watchdog cut the exchange: whatever the socket said, that is why.
-                    line.error = Some("cut at the deadline".into());
-                    carry.last = "cut at the deadline".into();
-                }
-                self.name_failed_hop(line, sent);
+                self.note_failure(&f, sent, line, carry);
                 judged(Happened::Failure(f.kind), None, None)
             }
         }
+    }
+
+    /// No usable response: what went wrong into the line and the summary, and the request
+    /// that failed named.
+    fn note_failure(&self, f: &Failure, sent: &Sent, line: &mut AttemptLine, carry: &mut Carry) {
+        carry.last = f.kind.name().to_string();
+        line.error = Some(describe(f, &self.secrets));
+        if self.watchdog.expired() && f.kind != FailureKind::Local {
+            // The watchdog cut the exchange: whatever the socket said, that is why.
+            line.error = Some("cut at the deadline".into());
+            carry.last = "cut at the deadline".into();
+        }
+        self.name_failed_hop(line, sent);
     }
 
     /// A response that is not a success: its status into the line and the summary, and

@@ -98,18 +98,7 @@ impl Delivery<'_> {
             None => announced,
         };
         self.check_size(announced, offset)?;
-        let remote_time = self
-            .cfg
-            .cron
-            .remote_time
-            .then(|| crate::http::conditional::last_modified(&ex.head))
-            .flatten();
-        if self.cfg.cron.remote_time && remote_time.is_none() {
-            // Said, not silent: the file keeps the time of its download.
-            self.reporter.warn(
-                "-R: the response has no single Last-Modified that is an HTTP-date; the file keeps the time it was written",
-            );
-        }
+        let remote_time = self.remote_time(&ex.head);
         let (mut spool, validator) = match continued {
             Some(r) => (r.partial.spool, Some(r.partial.validator)),
             None => {
@@ -123,34 +112,16 @@ impl Delivery<'_> {
             }
         };
         let read = self.read_into(ex, &mut spool, offset, total);
-        // A resumed body must be exactly its range, and the whole exactly its length: one
-        // byte more or less and the file would be spliced.
-        let n = match (read, range) {
-            (Ok(n), Some(r)) if self.cfg.cron.resume && n > r.byte_count() => {
-                // More than the range it names: a server that cannot resume, which asking
-                // again will not change (fewer bytes is a body cut short, retried).
-                self.output.discard(spool);
-                return Err(Broken::from(Failure::new(
-                    FailureKind::NotResumable,
-                    format!(
-                        "the 206 carried {n} bytes for a range of {}; the file is left as it was",
-                        r.byte_count()
-                    ),
-                )));
-            }
-            (Ok(n), Some(r)) if n != r.byte_count() || spool.len() != r.last + 1 => {
-                self.output.discard(spool);
-                return Err(Broken::from(Failure::new(
-                    FailureKind::Truncated,
-                    format!(
-                        "the 206 carried {n} bytes for a range of {}; starting over",
-                        r.byte_count()
-                    ),
-                )));
-            }
-            (Ok(n), _) => n,
-            (Err(f), _) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
+        let n = match read {
+            Ok(n) => n,
+            Err(f) => return Err(self.keep_or_discard(spool, f, validator, total, get)),
         };
+        if let Some(r) = range
+            && let Err(f) = self.check_range(n, r, &spool)
+        {
+            self.output.discard(spool);
+            return Err(Broken::from(f));
+        }
         if let Some(t) = remote_time
             && let Err(e) = crate::request::cron::set_remote_time(&spool, t)
         {
@@ -158,6 +129,47 @@ impl Delivery<'_> {
                 .warn(&format!("-R: cannot set the file's modification time: {e}"));
         }
         self.put_in_place(spool, offset + n)
+    }
+
+    /// `-R`: the time to give the file, from a single Last-Modified that is an HTTP-date;
+    /// without one the file keeps the time it was written, and the log says so.
+    fn remote_time(&self, head: &crate::http::transport::Head) -> Option<std::time::SystemTime> {
+        if !self.cfg.cron.remote_time {
+            return None;
+        }
+        let t = crate::http::conditional::last_modified(head);
+        if t.is_none() {
+            self.reporter.warn(
+                "-R: the response has no single Last-Modified that is an HTTP-date; the file keeps the time it was written",
+            );
+        }
+        t
+    }
+
+    /// A resumed body must be exactly its range, and the whole exactly its length: one
+    /// byte more or less and the file would be spliced. Under `-C -`, more than the range
+    /// is a server that cannot resume, which asking again will not change; fewer bytes is
+    /// a body cut short (retried, from the start of the range).
+    fn check_range(&self, n: u64, r: resume::Continuation, spool: &Spool) -> Result<(), Failure> {
+        if self.cfg.cron.resume && n > r.byte_count() {
+            return Err(Failure::new(
+                FailureKind::NotResumable,
+                format!(
+                    "the 206 carried {n} bytes for a range of {}; the file is left as it was",
+                    r.byte_count()
+                ),
+            ));
+        }
+        if n != r.byte_count() || spool.len() != r.last + 1 {
+            return Err(Failure::new(
+                FailureKind::Truncated,
+                format!(
+                    "the 206 carried {n} bytes for a range of {}; starting over",
+                    r.byte_count()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `--max-filesize` against the announced length, before a byte is read.

@@ -465,32 +465,7 @@ fn finish(
         ended.outcome = outcome;
         ended.why = Some(decision::DEADLINE_DURING.into());
     }
-    let mut outcome = ended.outcome;
-    // Why the run stopped, for the summary: what the last attempt's line said, else (it
-    // stopped between attempts) what the outcome means.
-    let mut reason = ended.why.clone().unwrap_or_else(|| match outcome {
-        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
-        Outcome::Interrupted => "stopping: interrupted".into(),
-        Outcome::Terminated => "stopping: terminated".into(),
-        other => other.meaning().into(),
-    });
-    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
-        && !ended.head_dumped
-        && let Err(e) = dump_header(path, head)
-        // `-D -` to a reader that went away ends quietly, as the body does.
-        && e.kind() != std::io::ErrorKind::BrokenPipe
-    {
-        reason = format!("cannot write -D {}: {e}", path.display());
-        reporter.error(&reason);
-        outcome = Outcome::Local;
-    }
-    if outcome == Outcome::Success
-        && let Err(e) = cron.save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
-    {
-        reporter.error(&e);
-        reason = e;
-        outcome = Outcome::Local;
-    }
+    let (mut outcome, mut reason) = write_files(cfg, reporter, cron, &ended);
     if let Some(s) = shared {
         s.finish(outcome);
     }
@@ -519,6 +494,42 @@ fn finish(
         Some(&reason),
     );
     outcome
+}
+
+/// Why the run stopped, for the summary (what the last attempt's line said, else what the
+/// outcome means), after `-D` and `--etag-save` are written: a file that cannot be written
+/// is a local failure (exit 1), and the reason then says which.
+fn write_files(
+    cfg: &Config,
+    reporter: &Reporter,
+    cron: &Conditions,
+    ended: &Ended,
+) -> (Outcome, String) {
+    let mut outcome = ended.outcome;
+    let mut reason = ended.why.clone().unwrap_or_else(|| match outcome {
+        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
+        Outcome::Interrupted => "stopping: interrupted".into(),
+        Outcome::Terminated => "stopping: terminated".into(),
+        other => other.meaning().into(),
+    });
+    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
+        && !ended.head_dumped
+        && let Err(e) = dump_header(path, head)
+        // `-D -` to a reader that went away ends quietly, as the body does.
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        reason = format!("cannot write -D {}: {e}", path.display());
+        reporter.error(&reason);
+        outcome = Outcome::Local;
+    }
+    if outcome == Outcome::Success
+        && let Err(e) = cron.save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
+    {
+        reporter.error(&e);
+        reason = e;
+        outcome = Outcome::Local;
+    }
+    (outcome, reason)
 }
 
 /// `-w`: the format filled in and written on stdout (after `%{stderr}`, on stderr),
