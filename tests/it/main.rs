@@ -14,6 +14,7 @@ mod colour;
 mod completions;
 mod compression;
 mod cron;
+mod curlnames;
 mod deadline;
 mod docs;
 mod environment;
