@@ -70,6 +70,8 @@ pub struct AttemptLine {
 pub struct Reporter {
     /// Countdowns and progress are drawn: stderr is a terminal, the log is text, not `-s`.
     live: bool,
+    /// `--no-progress-meter`: the progress line is not drawn (the countdowns still are).
+    no_progress: bool,
     /// A live line is on screen and must be erased before the next log line.
     dirty: std::cell::Cell<bool>,
     format: LogFormat,
@@ -101,6 +103,7 @@ impl Reporter {
             && !silent;
         Reporter {
             live,
+            no_progress: false,
             dirty: Default::default(),
             format,
             // As in curl, `-s -v` keeps what -v shows; -s still hides the live lines.
@@ -160,8 +163,18 @@ impl Reporter {
         }
     }
 
+    /// With `hide` (`--no-progress-meter`), no download progress line is drawn; nothing
+    /// else changes.
+    pub fn hide_progress(mut self, hide: bool) -> Self {
+        self.no_progress = hide;
+        self
+    }
+
     /// Download progress, on a terminal: bytes so far of the total when known.
     pub fn progress(&self, bytes: u64, total: Option<u64>) {
+        if self.no_progress {
+            return;
+        }
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         let text = match total {
             Some(t) if t > 0 => format!(

@@ -144,7 +144,11 @@ fn man_page() -> Vec<u8> {
     section(&mut out, "ENVIRONMENT", &tagged(&environment(&cmd)));
     section(&mut out, "EXAMPLES", &tagged(&examples()));
     man.render_version_section(&mut out).unwrap();
-    out
+    // clap_mangen writes the positional as one optional word: it is [METHOD] then a URL.
+    String::from_utf8(out)
+        .expect("the man page is UTF-8")
+        .replace("[\\fI[METHOD] URL\\fR]", "[\\fIMETHOD\\fR] \\fIURL\\fR")
+        .into_bytes()
 }
 
 #[test]
@@ -211,14 +215,17 @@ fn completion(shell: Shell) -> Vec<u8> {
         text = text.replace("retry__subcmd__http__subcmd__", "retry__http__subcmd__");
     }
     if shell == Shell::Fish {
-        // fish's argparse takes only letters, digits, - and _ in an option spec: `http1.1`
-        // there makes argparse fail, and every completion with it. The spec only parses
-        // (the `complete` lines offer the flag), so the flag leaves the spec alone.
+        // fish's argparse takes only letters, digits, - and _ in an option spec's long name,
+        // and a letter or digit as its short one: `http1.1`, `tlsv1.2` or `#/progress-bar`
+        // there make argparse fail, and every completion with it. The spec only parses (the
+        // `complete` lines offer the flag), so such a long name leaves the spec alone, and
+        // `-#` and `-:` keep only their long names. In a `complete` line a bare `#` starts a
+        // comment: it is quoted.
         text = text
             .lines()
             .map(|l| match l.trim_start().starts_with("string join") {
-                true => l.replace(" http1.1 ", " "),
-                false => l.to_string(),
+                true => fish_spec(l),
+                false => l.replace(" -s # ", " -s '#' "),
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -230,7 +237,22 @@ fn completion(shell: Shell) -> Vec<u8> {
     for long in hidden_longs(&Cli::command()) {
         text = without_flag(&text, &long, shell == Shell::Bash);
     }
+    for short in hidden_shorts(&Cli::command()) {
+        text = without_short(&text, short);
+    }
     text.into_bytes()
+}
+
+/// fish's option spec line without what argparse refuses (see [`completion`]).
+fn fish_spec(line: &str) -> String {
+    line.split(' ')
+        .filter_map(|t| {
+            let t = t.strip_prefix("#/").or(t.strip_prefix(":/")).unwrap_or(t);
+            let long = t.rsplit('/').next().unwrap_or(t).trim_end_matches('=');
+            (!long.contains('.')).then_some(t)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// clap_complete's zsh script takes the first word for the optional `[METHOD] URL` and
@@ -273,6 +295,34 @@ fn hidden_longs(cmd: &clap::Command) -> Vec<String> {
         names.extend(hidden_longs(sub));
     }
     names
+}
+
+/// The one-letter names of the top level's hidden flags (curl's refused `-J`, `-:`, ...).
+fn hidden_shorts(cmd: &clap::Command) -> Vec<char> {
+    cmd.get_arguments()
+        .filter(|a| a.is_hide_set())
+        .filter_map(|a| a.get_short())
+        .collect()
+}
+
+/// `text` without the short flag `-c`: the word in bash's `opts="..."` lists, the line that
+/// offers it in zsh (`'-c[`), PowerShell (`new('-c',`) and elvish (`cand -c `); fish names
+/// it on its long name's line, which is gone already.
+fn without_short(text: &str, c: char) -> String {
+    let flag = format!("-{c}");
+    let offers = |line: &str| {
+        let l = line.trim_start();
+        l.starts_with(&format!("'{flag}["))
+            || l.contains(&format!("new('{flag}',"))
+            || l.starts_with(&format!("cand {flag} "))
+    };
+    text.split_inclusive('\n')
+        .filter(|line| !offers(line))
+        .map(|line| match line.trim_start().starts_with("opts=\"") {
+            true => line.replace(&format!(" {flag} "), " "),
+            false => line.to_string(),
+        })
+        .collect()
 }
 
 /// Whether `line` names the flag `long` (`--long` or fish's `-l long`) as a whole word.
@@ -333,10 +383,12 @@ fn exit_table() -> String {
 /// Both generated blocks of the README in one test, so a regeneration writes the file once.
 #[test]
 fn readme_help_block_and_exit_table_are_fresh() {
-    let help = Cli::command()
-        .term_width(100)
-        .render_long_help()
-        .to_string();
+    let help = retry_http::cli::target_shown(
+        &Cli::command()
+            .term_width(100)
+            .render_long_help()
+            .to_string(),
+    );
     let readme_path = root().join("README.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
     let fresh = fill_block(

@@ -82,6 +82,8 @@ pub enum DataArg {
     Binary(String),
     /// `--data-urlencode`: encoded as curl does.
     UrlEncode(String),
+    /// `--data-raw`: sent as given, a leading `@` included.
+    Raw(String),
 }
 
 /// Parses the command line as [`Cli::try_parse_from`] does, and records the data flags'
@@ -100,6 +102,7 @@ pub fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     take("data", DataArg::Data);
     take("data_binary", DataArg::Binary);
     take("data_urlencode", DataArg::UrlEncode);
+    take("data_raw", DataArg::Raw);
     indexed.sort_by_key(|(i, _)| *i);
     cli.request.bodies.ordered = indexed.into_iter().map(|(_, d)| d).collect();
     Ok(cli)

@@ -4,6 +4,8 @@
 pub mod basics;
 pub mod bodies;
 pub mod cron;
+pub mod curl_names;
+pub mod curlnames;
 pub mod network;
 pub(crate) mod usage;
 pub mod values;
@@ -13,6 +15,18 @@ use crate::policy::{Jitter, StatusSet};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// The positional's name as clap knows it.
+const TARGET: &str = "[METHOD] URL";
+
+/// `text` (help, a man page, an error) with clap's rendering of the positional, which
+/// suggests several URLs (`[[METHOD] URL]...`, `<[METHOD] URL>...`), as the usage line
+/// writes it: `[METHOD] <URL>`. clap cannot say that an optional word comes before a
+/// required one when flags may stand between them.
+pub fn target_shown(text: &str) -> String {
+    text.replace("[[METHOD] URL]...", "[METHOD] <URL>")
+        .replace("<[METHOD] URL>...", "[METHOD] <URL>")
+}
 
 /// Shown after `-h`: the exit codes in one line (from [`Outcome`]), and where the rest is.
 fn short_after_help() -> String {
@@ -149,9 +163,11 @@ pub enum ColorChoice {
 /// per help heading, in the order `--help` shows them.
 #[derive(Debug, Args)]
 pub struct RequestArgs {
-    /// [METHOD] URL: the method is optional (GET, or POST when a body is given); it is sent
-    /// as written (case matters, as in curl).
-    #[arg(hide_short_help = true, value_name = "[METHOD] URL", num_args = 1..=2, required_unless_present = "url")]
+    /// The request's method, which is optional (GET, or POST when a body is given; sent as
+    /// written: case matters, as in curl), then its URL (unless --url gives it). One
+    /// request per run.
+    // clap shows it as `[[METHOD] URL]...`; `target_shown` rewrites that.
+    #[arg(hide_short_help = true, value_name = TARGET, num_args = 1..=2, required_unless_present = "url")]
     pub target: Vec<String>,
 
     /// What is sent, and how the connection is made.
@@ -191,6 +207,9 @@ pub struct RequestArgs {
     /// curl's everyday flags: --url, -e, -4/-6, --http1.1, -O, --output-dir, --create-dirs, -f, -S.
     #[command(flatten)]
     pub basics: basics::BasicsFlags,
+    /// More of curl's flags: -T, --data-raw, --oauth2-bearer, --proto, the TLS versions, -#.
+    #[command(flatten)]
+    pub curlnames: curlnames::CurlNamesFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -334,7 +353,9 @@ pub struct PolicyFlags {
     pub max_time: Option<Duration>,
 
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
-    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
+    ///
+    /// In seconds as curl takes it (5, 2.5), or a duration with a unit (500ms, 1m).
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = curlnames::connect_seconds)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives for this long (0: off).

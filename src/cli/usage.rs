@@ -56,6 +56,8 @@ enum Kind {
     Header,
     /// The value of `-u`: masked as credentials.
     User,
+    /// The value of `--oauth2-bearer`: masked whole.
+    Secret,
     /// Anything else: masked as a URL (only a userinfo, a query or a fragment changes).
     Other,
 }
@@ -64,6 +66,8 @@ fn mask(kind: Kind, v: &str) -> String {
     match kind {
         Kind::Header => redact::header_arg(v),
         Kind::User => redact::credentials(v),
+        Kind::Secret if v.is_empty() => String::new(),
+        Kind::Secret => "***".to_string(),
         Kind::Other => redact::url_text(v),
     }
 }
@@ -117,7 +121,10 @@ fn argument_pairs(args: &[OsString]) -> Vec<(String, String)> {
     let mut next = Kind::Other;
     for a in &args {
         let (kind, value) = match (next, a.as_str()) {
-            (Kind::Header | Kind::User, v) => (next, v),
+            (Kind::Header | Kind::User | Kind::Secret, v) => (next, v),
+            (_, v) if v.starts_with("--oauth2-bearer=") => {
+                (Kind::Secret, &v["--oauth2-bearer=".len()..])
+            }
             (_, v) if v.starts_with("--header=") => (Kind::Header, &v["--header=".len()..]),
             (_, v) if v.starts_with("--user=") => (Kind::User, &v["--user=".len()..]),
             (_, v) if v.starts_with("-H") && v.len() > 2 => (Kind::Header, &v[2..]),
@@ -127,6 +134,7 @@ fn argument_pairs(args: &[OsString]) -> Vec<(String, String)> {
         next = match a.as_str() {
             "-H" | "--header" => Kind::Header,
             "-u" | "--user" => Kind::User,
+            "--oauth2-bearer" => Kind::Secret,
             _ => Kind::Other,
         };
         pairs.push((value.to_string(), mask(kind, value)));
@@ -165,12 +173,21 @@ fn quoted_variants(pairs: &[(String, String)]) -> Vec<(String, String)> {
 /// one usage line (exit 2), or with the JSON log an error object and a summary object.
 pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> Outcome {
     use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+    if e.kind() == ErrorKind::DisplayVersion {
         let _ = e.print();
         return Outcome::Success;
     }
+    if e.kind() == ErrorKind::DisplayHelp {
+        let help = cli::target_shown(&e.render().ansi().to_string());
+        let mut out = anstream::stdout();
+        let _ = std::io::Write::write_all(&mut out, help.as_bytes());
+        return Outcome::Success;
+    }
+    if let Some(line) = curl_flag_line(e) {
+        return usage_line(&line, args, start);
+    }
     // clap quotes the rejected value: a secret in it must not be printed.
-    let text = mask_clap_text(&e.to_string(), e, args);
+    let text = mask_clap_text(&cli::target_shown(&e.to_string()), e, args);
     // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
     let mut paragraphs = text.split("\n\n");
     let first = paragraphs.next().unwrap_or("invalid command line");
@@ -185,12 +202,35 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
         Some(var) => format!("{first} (the value comes from ${var})"),
         None => first,
     };
-    let tip = paragraphs.map(str::trim).find(|p| p.starts_with("tip:"));
-    let message = match tip {
-        Some(tip) => format!("{first} ({tip})"),
-        None => first,
+    // clap's tip to pass a flag as a value after `--` misleads (such a word would be a
+    // second URL): only the others are kept.
+    let tips: Vec<&str> = paragraphs
+        .flat_map(str::lines)
+        .map(str::trim)
+        .filter(|l| l.starts_with("tip:") && !l.contains("as a value, use '--"))
+        .collect();
+    let message = match tips.as_slice() {
+        [] => first,
+        tips => format!("{first} ({})", tips.join("; ")),
     };
     usage_line(&message, args, start)
+}
+
+/// An unknown argument that is one of curl's flags gets its own line (what it is, why it is
+/// not supported here), never clap's tip for a similar flag of this tool.
+fn curl_flag_line(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    if !typed.starts_with('-') {
+        return None;
+    }
+    let name = cli::curl_names::find(typed)?;
+    Some(cli::curlnames::unsupported(name, typed))
 }
 
 /// A usage error found before clap parses (in a `-K` file, a `-H @FILE`): `message` on one

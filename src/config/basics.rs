@@ -37,7 +37,7 @@ pub(super) fn refused(b: &BasicsFlags) -> Result<(), UsageError> {
     .find_map(|(given, name)| given.then_some(name));
     match version {
         Some(flag) => usage(format!(
-            "{flag} is not supported: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
+            "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
         )),
         None => Ok(()),
     }

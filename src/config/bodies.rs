@@ -46,7 +46,7 @@ pub(super) fn body(
             }
             None => Made { body: None, query },
         }
-    } else if b.data_urlencode.is_empty() {
+    } else if b.data_urlencode.is_empty() && a.curlnames.request.data_raw.is_empty() {
         Made {
             body: super::body(r, headers),
             query: None,
@@ -125,6 +125,14 @@ fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
                     .cloned()
                     .map(DataArg::UrlEncode),
             )
+            .chain(
+                a.curlnames
+                    .request
+                    .data_raw
+                    .iter()
+                    .cloned()
+                    .map(DataArg::Raw),
+            )
             .collect();
         &fallback
     } else {
@@ -139,6 +147,7 @@ fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
             DataArg::Data(s) => body_source(s, true),
             DataArg::Binary(s) => body_source(s, false),
             DataArg::UrlEncode(s) => urlencoded(s),
+            DataArg::Raw(s) => BodySource::Inline(s.as_bytes().to_vec()),
         })
         .collect();
     Ok(Some(BodySpec {

@@ -51,7 +51,7 @@ pub fn build(a: &RequestArgs, has_header: impl Fn(&str) -> bool) -> Result<CronC
     let f = &a.cron;
     if f.cookie_jar.is_some() {
         return usage(
-            "-c/--cookie-jar is not accepted: Set-Cookie answers are not stored (-b sends cookies from a string or a file)",
+            "-c/--cookie-jar is curl's flag and is not supported here: Set-Cookie answers are not stored (-b sends cookies from a string or a file)",
         );
     }
     let resume = continue_at(f, a)?;

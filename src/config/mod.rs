@@ -4,6 +4,7 @@
 
 mod bodies;
 pub mod cron;
+pub mod curlnames;
 pub mod network;
 
 use crate::cli::values::{self, HeaderArg};
@@ -118,6 +119,8 @@ pub struct RequestConfig {
     pub network: network::NetworkConfig,
     /// `-4`/`-6`: the address family host names resolve to.
     pub family: Family,
+    /// `--proto`/`--proto-redir` and the TLS versions (see `curlnames`).
+    pub curlnames: curlnames::CurlNamesConfig,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -302,38 +305,43 @@ fn curl_retry_flags(a: &CurlRetryFlags) -> Result<(), UsageError> {
         Ok(s) if s >= 0.0 => format!("{s}s"),
         _ => format!("{v}s"),
     };
+    let mut found = Vec::new();
     if let Some(n) = &a.retry {
         let equivalent = match n.parse::<u32>() {
             Ok(n) => format!("--attempts {}", n.saturating_add(1)),
             Err(_) => "--attempts N+1".into(),
         };
-        return usage(format!(
+        found.push(format!(
             "--retry is curl's flag: here, --retry {n} is {equivalent} (attempts count the first try)"
         ));
     }
     if let Some(d) = &a.retry_delay {
         let d = secs(d);
-        return usage(format!(
+        found.push(format!(
             "--retry-delay is curl's flag: a fixed pause here is --base {d} --cap {d} --jitter none (the default, full jitter, is kinder to servers)"
         ));
     }
     if let Some(t) = &a.retry_max_time {
-        return usage(format!(
+        found.push(format!(
             "--retry-max-time is curl's flag: here it is --deadline {}",
             secs(t)
         ));
     }
     if a.retry_connrefused {
-        return usage(
-            "--retry-connrefused is curl's flag: here a refused connection is always retried; drop it",
+        found.push(
+            "--retry-connrefused is curl's flag: here a refused connection is always retried; drop it".into(),
         );
     }
     if a.retry_all_errors {
-        return usage(
-            "--retry-all-errors is curl's flag: here it is --retry-on 4xx,5xx (with --retry-unsafe to replay POST)",
+        found.push(
+            "--retry-all-errors is curl's flag: here it is --retry-on 4xx,5xx (with --retry-unsafe to replay POST)".into(),
         );
     }
-    Ok(())
+    if found.is_empty() {
+        Ok(())
+    } else {
+        usage(found.join("; "))
+    }
 }
 
 /// " (set by $RETRY_HTTP_X)" for those values that came from their variable (it is set and
@@ -362,12 +370,28 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
+/// curl's flags that are refused here, whatever else is given: every one given, in one line.
+pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
+    let found: Vec<String> = [
+        curl_retry_flags(&a.curl),
+        basics::refused(&a.basics),
+        curlnames::refused(&a.curlnames),
+    ]
+    .into_iter()
+    .filter_map(|r| r.err().map(|e| e.0))
+    .collect();
+    if found.is_empty() {
+        Ok(())
+    } else {
+        usage(found.join("; "))
+    }
+}
+
 /// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
 /// a fixed order (so a command line with several faults always gets the same error first):
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
-    curl_retry_flags(&a.curl)?;
-    basics::refused(&a.basics)?;
+    refusals(a)?;
     let (positional_method, target) = basics::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
@@ -384,6 +408,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         state: state(&a.fleet),
         cron,
     };
+    curlnames::apply(a, &mut cfg)?;
     basics::apply(a, &mut cfg)?;
     Ok(cfg)
 }
@@ -474,6 +499,7 @@ fn request(
         noproxy: r.noproxy.clone(),
         network: network::build(&a.network)?,
         family: Family::Any,
+        curlnames: curlnames::CurlNamesConfig::default(),
     })
 }
 

@@ -4,6 +4,7 @@
 //! headers off, and a connector that notes when the connection (TLS included) is up.
 //! Everything here that can fail is a usage error, found before a byte is sent.
 
+use crate::config::curlnames::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::timing::{self, Probe};
 use crate::http::{headers::Automatic, network, proxy, redact};
@@ -148,7 +149,14 @@ fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
 fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
     let client = network::client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
-    let builder = || TlsConfig::builder().client_cert(client.clone());
+    let versions = versions_provider(req.curlnames.tls);
+    let builder = || {
+        let b = TlsConfig::builder().client_cert(client.clone());
+        match &versions {
+            Some(p) => b.unversioned_rustls_crypto_provider(p.clone()),
+            None => b,
+        }
+    };
     let tls_possible = req.url.scheme() == "https"
         || req.follow.is_some()
         || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
@@ -161,6 +169,20 @@ fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, U
             .root_certs(RootCerts::new_with_certs(&extra))
             .build()
     })
+}
+
+/// A crypto provider narrowed to the TLS versions asked for (`--tlsv1.3`, `--tls-max 1.2`),
+/// or `None` for rustls's default (1.2 and 1.3). rustls offers only the versions its
+/// provider has cipher suites for, so keeping only one version's suites keeps only it.
+fn versions_provider(tls: TlsVersions) -> Option<Arc<rustls::crypto::CryptoProvider>> {
+    let keep = match (tls.min_1_3, tls.max_1_2) {
+        (true, _) => &rustls::version::TLS13,
+        (false, true) => &rustls::version::TLS12,
+        (false, false) => return None,
+    };
+    let mut provider = rustls::crypto::ring::default_provider();
+    provider.cipher_suites.retain(|s| s.version() == keep);
+    Some(Arc::new(provider))
 }
 
 /// The certificates of the `--cacert` file, at most [`MAX_CACERT`] bytes of PEM (a usage

@@ -3,6 +3,7 @@
 //! redirect is declined, and when a hop commits a non-idempotent request. Pure: the
 //! transport sends each hop and asks [`next`] what follows.
 
+use crate::config::curlnames::Schemes;
 use crate::http::failure::Failure;
 use crate::http::head::Head;
 use crate::http::redact;
@@ -78,6 +79,23 @@ pub fn next(
     }
     let url = target(&hop.url, location)?;
     Ok(Next::Follow(follow(hop, url, status)))
+}
+
+/// `next`, unless it follows a redirect to a scheme `schemes` does not allow (`--proto`,
+/// `--proto-redir`): that is a failure, not retried (it would lead there again), as
+/// curl's "protocol not supported or disabled".
+pub fn allowed(next: Next, schemes: Schemes) -> Result<Next, Failure> {
+    match next {
+        Next::Follow(hop) if !schemes.allows(hop.url.scheme()) => Err(Failure::new(
+            FailureKind::Protocol,
+            format!(
+                "redirect to {}:// not followed: --proto and --proto-redir allow {}",
+                hop.url.scheme(),
+                schemes.describe()
+            ),
+        )),
+        next => Ok(next),
+    }
 }
 
 /// Whether following a `status` answer to `method` sends a non-idempotent request again:

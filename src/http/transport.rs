@@ -77,6 +77,8 @@ pub struct Transport {
     probe: Arc<Probe>,
     /// `-Y`/`-y`, and the per-read timeout it may have shortened (see `speed::silent`).
     speed: (Option<SpeedLimit>, Option<Duration>),
+    /// `--proto`/`--proto-redir`: the schemes a redirect may lead to.
+    schemes: crate::config::curlnames::Schemes,
 }
 
 impl Transport {
@@ -93,6 +95,7 @@ impl Transport {
             automatic: Automatic::new(req),
             probe: built.probe,
             speed: (req.network.speed, timeouts.stall),
+            schemes: req.curlnames.redirect_schemes,
         })
     }
 
@@ -134,7 +137,8 @@ impl Transport {
             let left = budget.map(|b| b.saturating_sub(start.elapsed()));
             let result = self.send_hop(&hop, body, left);
             let next = match &result {
-                Ok(ex) => redirect::next(&hop, &ex.head, hops, self.follow, replay_ok),
+                Ok(ex) => redirect::next(&hop, &ex.head, hops, self.follow, replay_ok)
+                    .and_then(|n| redirect::allowed(n, self.schemes)),
                 Err(_) => Ok(Next::Answer),
             };
             let (result, declined) = match (next, result) {

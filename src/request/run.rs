@@ -29,7 +29,8 @@ use std::time::Instant;
 /// Runs one request with retries; `start` is when the process started.
 pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
     let l = &args.logging;
-    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color);
+    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
+        .hide_progress(args.curlnames.logging.no_progress_meter);
     match prepare(args, &reporter, start) {
         Ok(prepared) => execute(prepared, &reporter, start),
         Err(outcome) => outcome,

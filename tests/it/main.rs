@@ -15,6 +15,7 @@ mod completions;
 mod compression;
 mod cron;
 mod cronfix;
+mod curlnames;
 mod deadline;
 mod docs;
 mod environment;

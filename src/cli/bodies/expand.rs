@@ -320,9 +320,13 @@ fn config_file(
             }
             (_, Some(true), Some(v)) => {
                 check_value(&long, &v).map_err(at)?;
+                refused(&long, Some(&v)).map_err(at)?;
                 out.push(format!("--{long}={v}").into());
             }
-            (_, Some(false), None) => out.push(format!("--{long}").into()),
+            (_, Some(false), None) => {
+                refused(&long, None).map_err(at)?;
+                out.push(format!("--{long}").into());
+            }
             ("url", _, None) | (_, Some(true), None) => {
                 return Err(Refusal::Usage(at(format!("--{long} needs a value"))));
             }
@@ -375,6 +379,24 @@ pub(crate) fn unquoted(msg: &str) -> String {
     out
 }
 
+/// A flag that is refused whatever else is given (curl's `retry = 3`, `http2`, ...): its
+/// line, so the error names the file and the line as other config errors do.
+fn refused(long: &str, value: Option<&str>) -> Result<(), String> {
+    use clap::FromArgMatches;
+    let flag = match value {
+        Some(v) => format!("--{long}={v}"),
+        None => format!("--{long}"),
+    };
+    let probe = ["retry-http".to_string(), flag, "http://h/".into()];
+    let Ok(matches) = super::super::Cli::command().try_get_matches_from(probe) else {
+        return Ok(());
+    };
+    let Ok(cli) = super::super::Cli::from_arg_matches(&matches) else {
+        return Ok(());
+    };
+    crate::config::refusals(&cli.request).map_err(|e| e.0)
+}
+
 /// The long name a config line's option stands for (`url` included); unknown names are
 /// errors, quoted only when they look like an option's name (a stray secret does not).
 fn option_name(name: &str, opts: &Options) -> Result<String, String> {
@@ -392,6 +414,14 @@ fn option_name(name: &str, opts: &Options) -> Result<String, String> {
     match long {
         Some(l) if l == "url" || opts.long.contains_key(&l) => Ok(l),
         _ => {
+            let typed = if name.starts_with('-') {
+                name.to_string()
+            } else {
+                format!("--{name}")
+            };
+            if let Some(curl) = crate::cli::curl_names::find(&typed) {
+                return Err(crate::cli::curlnames::unsupported(curl, &typed));
+            }
             let shown = name.len() <= 32
                 && name
                     .bytes()
