@@ -94,16 +94,7 @@ mod tests {
     use std::time::Duration;
 
     fn head(status: u16, headers: &[(&str, &str)]) -> Head {
-        Head {
-            status,
-            reason: String::new(),
-            version: "HTTP/1.1".into(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            url: url::Url::parse("http://h/").unwrap(),
-        }
+        Head::for_test(status, headers)
     }
 
     const LM: &str = "Wed, 01 Sep 2021 12:18:00 GMT";

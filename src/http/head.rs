@@ -19,6 +19,23 @@ pub struct Head {
     pub url: Url,
 }
 
+#[cfg(test)]
+impl Head {
+    /// A head for unit tests: `status` and `headers` from `http://h/`.
+    pub(crate) fn for_test(status: u16, headers: &[(&str, &str)]) -> Head {
+        Head {
+            status,
+            reason: String::new(),
+            version: "HTTP/1.1".into(),
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            url: url::Url::parse("http://h/").expect("a URL"),
+        }
+    }
+}
+
 impl Head {
     /// The head of a response from `url`, as ureq parsed it. Field names are
     /// case-insensitive (RFC 9110 section 5.1); ureq gives them in lower case.

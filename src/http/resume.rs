@@ -161,16 +161,7 @@ mod tests {
     use super::*;
 
     fn head(status: u16, headers: &[(&str, &str)]) -> Head {
-        Head {
-            status,
-            reason: String::new(),
-            version: "HTTP/1.1".into(),
-            headers: headers
-                .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            url: url::Url::parse("http://h/").unwrap(),
-        }
+        Head::for_test(status, headers)
     }
 
     #[test]

@@ -314,14 +314,8 @@ pub fn save_etag(path: &Path, head: &Head) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    fn head(headers: Vec<(String, String)>) -> Head {
-        Head {
-            status: 200,
-            reason: "OK".into(),
-            version: "HTTP/1.1".into(),
-            headers,
-            url: url::Url::parse("http://h/").expect("url"),
-        }
+    fn head(headers: &[(&str, &str)]) -> Head {
+        Head::for_test(200, headers)
     }
 
     #[test]
@@ -329,7 +323,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let p = dir.path().join("e");
         let long = format!("\"{}\"", "x".repeat(9000));
-        save_etag(&p, &head(vec![("etag".into(), long)])).expect("saved");
+        save_etag(&p, &head(&[("etag", &long)])).expect("saved");
         assert_eq!(std::fs::read(&p).expect("read"), b"");
         assert_eq!(
             read_etag(&p, true),
@@ -364,9 +358,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("e");
         std::fs::write(&p, "\"old\"\n").unwrap();
-        save_etag(&p, &head(vec![("etag".into(), "\"v2\"".into())])).unwrap();
+        save_etag(&p, &head(&[("etag", "\"v2\"")])).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "\"v2\"\n");
-        save_etag(&p, &head(vec![])).unwrap();
+        save_etag(&p, &head(&[])).unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),

@@ -122,3 +122,46 @@ pub fn run_fast(extra: &[&str], url: &str) -> (Output, Duration) {
     args.push(url);
     run(&args)
 }
+
+/// Runs the binary with stderr on a pseudo-terminal; returns what the terminal showed.
+pub fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two descriptors, which we own from here on.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0);
+    let (master, slave) = unsafe {
+        (
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(master),
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(slave),
+        )
+    };
+    let mut child = std_command()
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut f = std::fs::File::from(master);
+        let mut bytes = Vec::new();
+        let mut buf = [0u8; 4096];
+        // EIO marks the end once the child closed the terminal.
+        while let Ok(n) = std::io::Read::read(&mut f, &mut buf) {
+            if n == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+    let status = child.wait().unwrap();
+    (status.code(), reader.join().unwrap())
+}

@@ -8,10 +8,8 @@ use crate::common::*;
 use clap::CommandFactory;
 use retry_http::cli::Cli;
 use retry_http::cli::curl_names::CURL_NAMES;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::Stdio;
 use std::sync::Arc;
 
 /// Asserts a usage error: exit 2, one line on stderr holding `needle`.
@@ -349,37 +347,6 @@ fn curls_no_op_flags_are_accepted() {
         assert_usage(&out, says, &format!("{flags:?}"));
     }
     assert_eq!(s.requests().len(), 1);
-}
-
-/// Runs the binary with stderr on a pseudo-terminal; returns what the terminal showed.
-fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two descriptors, which we own from here on.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0);
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let mut child = std_command()
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(slave))
-        .spawn()
-        .unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut f = std::fs::File::from(master);
-        let mut bytes = Vec::new();
-        let _ = f.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    });
-    let status = child.wait().unwrap();
-    (status.code(), reader.join().unwrap())
 }
 
 #[test]
