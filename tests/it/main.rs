@@ -7,15 +7,14 @@ mod common;
 #[path = "../support/scripted.rs"]
 mod scripted;
 
-mod basics;
 mod bodies;
 mod broken_pipe;
 mod colour;
 mod completions;
 mod compression;
 mod cron;
-mod cronfix;
-mod curlnames;
+mod curl_everyday;
+mod curl_flags;
 mod deadline;
 mod docs;
 mod environment;
@@ -42,4 +41,3 @@ mod tls;
 mod trust;
 mod usage;
 mod write_out;
-mod writeout;
