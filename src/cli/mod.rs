@@ -1,11 +1,19 @@
 //! The command line, defined once with clap: flags, help text and value parsers. Nothing
 //! here checks one flag against another; `config` does that.
+//!
+//! This file holds the flags of retry-http's own policy, output and logging; curl's
+//! flags come in groups of their own: `everyday` (`-fsSL`, `--url`, `-O`, `-e`, `-4`/`-6`),
+//! `bodies` (`-G`, `--data-urlencode`, `-F`, `-K`, `-H @FILE`), `network` (`--resolve`,
+//! `--unix-socket`, client certificates, netrc, `-Y`/`-y`), `cron` (`-C -`, the ETag
+//! flags, `-z`, `-R`, `-b`) and `compat` (`--proto`, TLS versions, `-T`, and the line
+//! every curl flag not implemented gets, from the names in `curl_names`). `values` parses
+//! flag values; `usage` turns clap's errors into the tool's one line.
 
-pub mod basics;
 pub mod bodies;
+pub mod compat;
 pub mod cron;
 pub mod curl_names;
-pub mod curlnames;
+pub mod everyday;
 pub mod network;
 pub(crate) mod usage;
 pub mod values;
@@ -206,10 +214,10 @@ pub struct RequestArgs {
     pub cron: cron::CronFlags,
     /// curl's everyday flags: --url, -e, -4/-6, --http1.1, -O, --output-dir, --create-dirs, -f, -S.
     #[command(flatten)]
-    pub basics: basics::BasicsFlags,
+    pub everyday: everyday::EverydayFlags,
     /// More of curl's flags: -T, --data-raw, --oauth2-bearer, --proto, the TLS versions, -#.
     #[command(flatten)]
-    pub curlnames: curlnames::CurlNamesFlags,
+    pub compat: compat::CurlNamesFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -355,7 +363,7 @@ pub struct PolicyFlags {
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
     ///
     /// In seconds as curl takes it (5, 2.5), or a duration with a unit (500ms, 1m).
-    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = curlnames::connect_seconds)]
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = compat::connect_seconds)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives for this long (0: off).

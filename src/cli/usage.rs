@@ -230,7 +230,7 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
         return None;
     }
     let name = cli::curl_names::find(typed)?;
-    Some(cli::curlnames::unsupported(name, typed))
+    Some(cli::compat::unsupported(name, typed))
 }
 
 /// A usage error found before clap parses (in a `-K` file, a `-H @FILE`): `message` on one

@@ -46,7 +46,7 @@ pub(super) fn body(
             }
             None => Made { body: None, query },
         }
-    } else if b.data_urlencode.is_empty() && a.curlnames.request.data_raw.is_empty() {
+    } else if b.data_urlencode.is_empty() && a.compat.request.data_raw.is_empty() {
         Made {
             body: super::body(r, headers),
             query: None,
@@ -125,14 +125,7 @@ fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
                     .cloned()
                     .map(DataArg::UrlEncode),
             )
-            .chain(
-                a.curlnames
-                    .request
-                    .data_raw
-                    .iter()
-                    .cloned()
-                    .map(DataArg::Raw),
-            )
+            .chain(a.compat.request.data_raw.iter().cloned().map(DataArg::Raw))
             .collect();
         &fallback
     } else {

@@ -103,7 +103,7 @@ pub fn condition_header(unmodified: bool) -> &'static str {
 /// Whether the body goes to a named file: `-o FILE` (not `-o -`, stdout) or `-O` (the
 /// URL's file name), under `--output-dir` or not.
 fn names_a_file(a: &RequestArgs) -> bool {
-    a.basics.output.remote_name
+    a.everyday.output.remote_name
         || a.output
             .output
             .as_ref()

@@ -1,10 +1,12 @@
 //! Flags turned into a validated configuration. Every check of one flag against another
 //! lives here, and nothing here does I/O: files named on the command line are opened later
-//! (`body`, `output`), still before anything is sent.
+//! (`body`, `output`), still before anything is sent. The checks of each group of curl's
+//! flags (see `cli`) are in the file of the same name: `everyday`, `bodies`, `network`,
+//! `cron`, `compat`.
 
 mod bodies;
+pub mod compat;
 pub mod cron;
-pub mod curlnames;
 pub mod network;
 
 use crate::cli::values::{self, HeaderArg};
@@ -16,8 +18,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
-mod basics;
-pub use basics::Family;
+mod everyday;
+pub use everyday::Family;
 
 /// Where one part of the request body comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,8 +121,8 @@ pub struct RequestConfig {
     pub network: network::NetworkConfig,
     /// `-4`/`-6`: the address family host names resolve to.
     pub family: Family,
-    /// `--proto`/`--proto-redir` and the TLS versions (see `curlnames`).
-    pub curlnames: curlnames::CurlNamesConfig,
+    /// `--proto`/`--proto-redir` and the TLS versions (see `compat`).
+    pub compat: compat::CurlNamesConfig,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -223,11 +225,11 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 }
 
 /// Checks a URL: http or https, with a host; without a scheme it is http (see
-/// [`basics::with_scheme`]).
+/// [`everyday::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::http::redact::url_text(typed);
-    let parsed = match Url::parse(&basics::with_scheme(typed)?) {
+    let parsed = match Url::parse(&everyday::with_scheme(typed)?) {
         Ok(u) => u,
         Err(e) => {
             return usage(format!(
@@ -374,8 +376,8 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
     let found: Vec<String> = [
         curl_retry_flags(&a.curl),
-        basics::refused(&a.basics),
-        curlnames::refused(&a.curlnames),
+        everyday::refused(&a.everyday),
+        compat::refused(&a.compat),
     ]
     .into_iter()
     .filter_map(|r| r.err().map(|e| e.0))
@@ -392,7 +394,7 @@ pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     refusals(a)?;
-    let (positional_method, target) = basics::target(a)?;
+    let (positional_method, target) = everyday::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
@@ -408,8 +410,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         state: state(&a.fleet),
         cron,
     };
-    curlnames::apply(a, &mut cfg)?;
-    basics::apply(a, &mut cfg)?;
+    compat::apply(a, &mut cfg)?;
+    everyday::apply(a, &mut cfg)?;
     Ok(cfg)
 }
 
@@ -499,7 +501,7 @@ fn request(
         noproxy: r.noproxy.clone(),
         network: network::build(&a.network)?,
         family: Family::Any,
-        curlnames: curlnames::CurlNamesConfig::default(),
+        compat: compat::CurlNamesConfig::default(),
     })
 }
 

@@ -78,7 +78,7 @@ pub struct Transport {
     /// `-Y`/`-y`, and the per-read timeout it may have shortened (see `speed::silent`).
     speed: (Option<SpeedLimit>, Option<Duration>),
     /// `--proto`/`--proto-redir`: the schemes a redirect may lead to.
-    schemes: crate::config::curlnames::Schemes,
+    schemes: crate::config::compat::Schemes,
 }
 
 impl Transport {
@@ -95,7 +95,7 @@ impl Transport {
             automatic: Automatic::new(req),
             probe: built.probe,
             speed: (req.network.speed, timeouts.stall),
-            schemes: req.curlnames.redirect_schemes,
+            schemes: req.compat.redirect_schemes,
         })
     }
 

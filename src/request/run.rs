@@ -30,7 +30,7 @@ use std::time::Instant;
 pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
     let l = &args.logging;
     let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
-        .hide_progress(args.curlnames.logging.no_progress_meter);
+        .hide_progress(args.compat.logging.no_progress_meter);
     match prepare(args, &reporter, start) {
         Ok(prepared) => execute(prepared, &reporter, start),
         Err(outcome) => outcome,

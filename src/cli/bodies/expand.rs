@@ -420,7 +420,7 @@ fn option_name(name: &str, opts: &Options) -> Result<String, String> {
                 format!("--{name}")
             };
             if let Some(curl) = crate::cli::curl_names::find(&typed) {
-                return Err(crate::cli::curlnames::unsupported(curl, &typed));
+                return Err(crate::cli::compat::unsupported(curl, &typed));
             }
             let shown = name.len() <= 32
                 && name

@@ -2,7 +2,7 @@
 //! `-T FILE`, `--data-raw`, `--oauth2-bearer`, `-#`): accepted with curl's meaning where it
 //! agrees with this tool's, refused with one line where it does not (`-J`, `--stderr`,
 //! `--limit-rate`, `-:`, TLS below 1.2). Also the line every other curl flag gets
-//! ([`unsupported`]), for those clap does not know. The checks are in `config::curlnames`.
+//! ([`unsupported`]), for those clap does not know. The checks are in `config::compat`.
 
 use super::curl_names::CurlName;
 use clap::Args;

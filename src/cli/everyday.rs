@@ -1,7 +1,7 @@
 //! curl's everyday flags that scripts pass without thinking (`-fsSL`, `--url`, `-O`,
 //! `-e`, `-4`/`-6`, `--http1.1`): accepted with curl's meaning where it agrees with this
 //! tool's, refused with a clear line where it does not (`--http2`, `--http3`). The checks
-//! are in `config::basics`.
+//! are in `config::everyday`.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -10,23 +10,23 @@ use std::path::PathBuf;
 /// to.
 #[derive(Debug, Args)]
 #[group(skip)]
-pub struct BasicsFlags {
+pub struct EverydayFlags {
     /// Under "Request".
     #[command(flatten)]
-    pub request: BasicsRequest,
+    pub request: EverydayRequest,
     /// Under "Output".
     #[command(flatten)]
-    pub output: BasicsOutput,
+    pub output: EverydayOutput,
     /// Under "Logging".
     #[command(flatten)]
-    pub logging: BasicsLogging,
+    pub logging: EverydayLogging,
 }
 
 /// `--url`, `-e`, the HTTP version and the address family.
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
-pub struct BasicsRequest {
+pub struct EverydayRequest {
     /// The URL, as curl's --url gives it, instead of the positional URL (one of the two,
     /// once: one request per run).
     ///
@@ -98,7 +98,7 @@ pub struct BasicsRequest {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Output")]
-pub struct BasicsOutput {
+pub struct EverydayOutput {
     /// Write the body to a file named as the URL's last path segment, in the current folder.
     ///
     /// The name is taken as it stands in the URL, not percent-decoded (as curl 7.88 does:
@@ -133,7 +133,7 @@ pub struct BasicsOutput {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Logging")]
-pub struct BasicsLogging {
+pub struct EverydayLogging {
     /// curl's --show-error, accepted: with -s, the final error line is always shown.
     #[arg(short = 'S', long = "show-error", hide_short_help = true)]
     pub show_error: bool,

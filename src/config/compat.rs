@@ -1,12 +1,12 @@
-//! The checks and settings of `cli::curlnames`: the refused flags (one line naming every
+//! The checks and settings of `cli::compat`: the refused flags (one line naming every
 //! one given), `--proto` and `--proto-redir` (curl's syntax; only http and https matter
 //! here), the TLS versions (`--tlsv1.3`, `--tls-max`), `--oauth2-bearer` and `-T` (a PUT of
 //! the file, its name appended to a URL ending in `/`). Nothing here does I/O.
 
 use super::{BodySource, BodySpec, Config, UsageError, check_header, usage};
 use crate::cli::RequestArgs;
+use crate::cli::compat::{CurlNamesFlags, NamesRequest, unsupported};
 use crate::cli::curl_names;
-use crate::cli::curlnames::{CurlNamesFlags, NamesRequest, unsupported};
 use crate::cli::values::HeaderArg;
 use std::path::Path;
 use url::Url;
@@ -115,7 +115,7 @@ pub(super) fn refused(f: &CurlNamesFlags) -> Result<(), UsageError> {
 /// The settings that need the rest of the configuration: the schemes, the TLS versions,
 /// the Bearer token and the upload.
 pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let r = &a.curlnames.request;
+    let r = &a.compat.request;
     let proto = match &r.proto {
         Some(list) => protocols(list, "--proto", Schemes::ALL)?,
         None => Schemes::ALL,
@@ -131,7 +131,7 @@ pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError>
             proto.describe()
         ));
     }
-    cfg.request.curlnames = CurlNamesConfig {
+    cfg.request.compat = CurlNamesConfig {
         redirect_schemes: Schemes {
             http: proto.http && redir.http,
             https: proto.https && redir.https,
@@ -203,7 +203,7 @@ fn tls(r: &NamesRequest) -> Result<TlsVersions, UsageError> {
 /// `--oauth2-bearer TOKEN`: an Authorization header, unless `-H` gave or removed one; it
 /// replaces the Basic one of `-u`, as in curl.
 fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let Some(token) = &a.curlnames.request.oauth2_bearer else {
+    let Some(token) = &a.compat.request.oauth2_bearer else {
         return Ok(());
     };
     if token.trim().is_empty() {
@@ -230,7 +230,7 @@ fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
 /// given; a URL whose path ends in `/` gets the file's name. clap has refused the other
 /// body flags, `-G` and `-I`.
 fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let Some(path) = &a.curlnames.request.upload_file else {
+    let Some(path) = &a.compat.request.upload_file else {
         return Ok(());
     };
     let stdin = path.as_os_str() == "-";
