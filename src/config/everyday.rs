@@ -69,6 +69,13 @@ const GUESSED: [(&str, &str); 6] = [
 
 /// Whether `typed` starts with a scheme and `://` (`HTTP://` too).
 fn has_scheme(typed: &str) -> bool {
+    // `http:/host/x` and `https:host` have their scheme, as curl and the URL standard read
+    // them (one slash or none is mended), not a host named `http`.
+    if typed.split_once(':').is_some_and(|(s, _)| {
+        s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https")
+    }) {
+        return true;
+    }
     let Some((scheme, _)) = typed.split_once("://") else {
         return false;
     };
@@ -222,6 +229,8 @@ mod tests {
     fn a_url_without_a_scheme_is_http() {
         for (typed, sent) in [
             ("localhost:8080/health", "http://localhost:8080/health"),
+            ("http:/127.0.0.1:8080/x", "http:/127.0.0.1:8080/x"),
+            ("HTTPS:example.com/", "HTTPS:example.com/"),
             ("127.0.0.1/x", "http://127.0.0.1/x"),
             ("example.com", "http://example.com"),
             ("bob:pw@host/", "http://bob:pw@host/"),

@@ -110,8 +110,12 @@ fn a_url_without_a_scheme_is_http() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let (out, _) = run(&["-s", "--url", &format!("127.0.0.1:{port}")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // One slash after the scheme (old docs, blog posts) is mended, as curl mends it: not
+    // a host named `http`.
+    let (out, _) = run(&["-s", &format!("http:/127.0.0.1:{port}/one")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     let targets: Vec<String> = s.requests().into_iter().map(|r| r.target).collect();
-    assert_eq!(targets, ["/health?x=1", "/l", "/"]);
+    assert_eq!(targets, ["/health?x=1", "/l", "/", "/one"]);
     // Other schemes are still refused, and so is a host curl would read as ftp.
     for (url, says) in [
         (
