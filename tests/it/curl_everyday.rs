@@ -135,7 +135,7 @@ fn a_url_without_a_scheme_is_http() {
         assert_eq!(code(&out), 2, "{url}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{url}: {}", stderr(&out));
     }
-    assert_eq!(s.requests().len(), 3);
+    assert_eq!(s.requests().len(), 4);
 }
 
 #[test]
