@@ -105,6 +105,47 @@ pub struct NamesRequest {
     /// Accepted: there is one URL per run, so the first failure is the run's.
     #[arg(long = "fail-early", hide_short_help = true)]
     pub fail_early: bool,
+
+    /// Accepted: no ~/.curlrc is read anyway (curl's -q, first on its command line).
+    #[arg(short = 'q', long = "disable", hide_short_help = true)]
+    pub disable: bool,
+
+    /// Accepted: -u sends Basic authentication, the only kind -u sends here.
+    #[arg(long = "basic", hide_short_help = true)]
+    pub basic: bool,
+
+    /// Accepted: every proxy is reached through a CONNECT tunnel already.
+    #[arg(short = 'p', long = "proxytunnel", hide_short_help = true)]
+    pub proxytunnel: bool,
+
+    /// Accepted: a failed run never leaves a partial -o file.
+    #[arg(long = "remove-on-error", hide_short_help = true)]
+    pub remove_on_error: bool,
+
+    /// Accepted: retry-http does not style the headers it shows.
+    #[arg(long = "no-styled-output", hide_short_help = true)]
+    pub no_styled_output: bool,
+
+    /// Accepted, with no effect: the TCP settings are the system's (each attempt opens
+    /// its own connection, so keep-alive does not arise).
+    #[arg(long = "tcp-nodelay", hide_short_help = true)]
+    pub tcp_nodelay: bool,
+
+    /// Accepted, with no effect (see --tcp-nodelay).
+    #[arg(long = "tcp-fastopen", hide_short_help = true)]
+    pub tcp_fastopen: bool,
+
+    /// Accepted, with no effect (see --tcp-nodelay).
+    #[arg(long = "no-keepalive", hide_short_help = true)]
+    pub no_keepalive: bool,
+
+    /// Accepted, with no effect (see --tcp-nodelay).
+    #[arg(
+        long = "keepalive-time",
+        value_name = "SECONDS",
+        hide_short_help = true
+    )]
+    pub keepalive_time: Option<String>,
 }
 
 /// `-#` and `--no-progress-meter`.
@@ -222,11 +263,14 @@ pub fn reason(long: &str) -> &'static str {
     if let Some(why) = specific(long) {
         return why;
     }
-    const OTHER_PROTOCOLS: [&str; 9] = [
-        "ftp-", "tftp-", "mail-", "sasl-", "socks", "telnet", "hostpub", "ssh", "krb",
+    if long.starts_with("socks") {
+        return "a SOCKS proxy is given with -x: -x socks5://HOST:PORT (or socks4://, socks4a://, socks5h://)";
+    }
+    const OTHER_PROTOCOLS: [&str; 8] = [
+        "ftp-", "tftp-", "mail-", "sasl-", "telnet", "hostpub", "ssh", "krb",
     ];
     if OTHER_PROTOCOLS.iter().any(|p| long.starts_with(p)) {
-        return "retry-http speaks HTTP and HTTPS only (a SOCKS or FTP tool is another program)";
+        return "retry-http speaks HTTP and HTTPS only; this flag is for another protocol (FTP, mail, SSH, TELNET)";
     }
     if long.starts_with("proxy") || long == "preproxy" {
         return "the proxy flags here are -x/--proxy and --noproxy (an http:// proxy, reached through CONNECT)";
@@ -257,15 +301,13 @@ fn specific(long: &str) -> Option<&'static str> {
         "capath" | "cert-status" | "ciphers" | "crlfile" | "curves" | "engine" | "egd-file"
         | "random-file" | "pinnedpubkey" | "false-start" | "pass" | "key-type" | "hsts"
         | "no-sessionid" | "no-alpn" | "no-npn" => TLS,
-        "anyauth" | "basic" | "digest" | "ntlm" | "ntlm-wb" | "negotiate" | "delegation"
-        | "aws-sigv4" | "service-name" | "login-options" => {
+        "anyauth" | "digest" | "ntlm" | "ntlm-wb" | "negotiate" | "delegation" | "aws-sigv4"
+        | "service-name" | "login-options" => {
             "the authentication here is -u (Basic), --oauth2-bearer, -n/--netrc, or -H 'Authorization: ...'"
         }
-        "proxytunnel" => "every proxy is reached through a CONNECT tunnel already: drop it",
         "location-trusted" => {
             "credentials are never sent to another origin under -L; give the redirect's URL instead"
         }
-        "data-ascii" => "it is curl's old name for -d: use -d",
         "form-string" | "form-escape" => "use -F (quote a value holding ; or , with \"...\")",
         "url-query" => "use -G with --data-urlencode",
         "range" => "byte ranges are not requested here; -C - resumes a download",
@@ -276,12 +318,7 @@ fn specific(long: &str) -> Option<&'static str> {
             "use -v (the headers, secrets masked) or --log-format json"
         }
         "manual" => "use --help, or man retry-http",
-        "disable" => "no ~/.curlrc is read here anyway: drop it",
         "styled-output" => "use --color",
-        "no-keepalive" | "keepalive-time" | "tcp-fastopen" | "tcp-nodelay" => {
-            "every attempt opens its own connection; drop it"
-        }
-        "remove-on-error" => "a failed run never leaves a partial -o file here: drop it",
         "no-clobber" => "-o replaces the file, only once the body is complete",
         "expect100-timeout" => "no Expect: 100-continue is sent here",
         "interface"
@@ -295,7 +332,8 @@ fn specific(long: &str) -> Option<&'static str> {
             "the connection flags here are --resolve, --connect-to, --unix-socket, -4 and -6"
         }
         "cookie-jar" | "junk-session-cookies" => "Set-Cookie answers are not stored here",
-        "append" | "crlf" | "use-ascii" | "list-only" | "quote" | "pubkey" | "create-file-mode"
+        "crlf" => "a body is sent byte for byte here: convert its line ends first (sed 's/$/\\r/')",
+        "append" | "use-ascii" | "list-only" | "quote" | "pubkey" | "create-file-mode"
         | "compressed-ssh" | "disable-eprt" | "disable-epsv" => {
             "retry-http speaks HTTP and HTTPS only (this flag is for FTP, SFTP or SCP)"
         }
@@ -328,8 +366,6 @@ mod tests {
         assert!(unsupported(p, "--proto=https").starts_with("--proto is curl's flag"));
         let s = find("--no-silent").expect("--silent");
         assert!(unsupported(s, "--no-silent").contains("no --no- form"));
-        let k = find("--no-keepalive").expect("--no-keepalive");
-        assert!(unsupported(k, "--no-keepalive").contains("own connection"));
         let j = find("-J").expect("-J");
         assert!(unsupported(j, "-J").contains("use -o NAME or -O"));
     }

@@ -243,7 +243,13 @@ pub struct RequestFlags {
     /// Request body: text, @FILE or @- (stdin); repeats join with &.
     ///
     /// CR and LF are removed from a file or stdin, as curl does.
-    #[arg(short = 'd', long = "data", value_name = "DATA", conflicts_with_all = ["data_binary", "json"])]
+    #[arg(
+        short = 'd',
+        long = "data",
+        alias = "data-ascii",
+        value_name = "DATA",
+        conflicts_with = "json"
+    )]
     pub data: Vec<String>,
 
     /// Request body sent byte for byte: text, @FILE, or @- for stdin.

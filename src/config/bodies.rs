@@ -46,20 +46,20 @@ pub(super) fn body(
             }
             None => Made { body: None, query },
         }
-    } else if b.data_urlencode.is_empty() && a.compat.request.data_raw.is_empty() {
+    } else if !r.json.is_empty() {
         Made {
-            body: super::body(r, headers),
+            body: Some(super::json_body(&r.json, headers)),
             query: None,
         }
     } else {
-        if !has_header(headers, "content-type") {
+        // -d, --data-binary, --data-urlencode and --data-raw join with & in the order
+        // given, as curl joins them, with -d's Content-Type.
+        let body = data_spec(a)?;
+        if body.is_some() && !has_header(headers, "content-type") {
             let ct = "application/x-www-form-urlencoded";
             headers.push(("Content-Type".into(), ct.into()));
         }
-        Made {
-            body: data_spec(a)?,
-            query: None,
-        }
+        Made { body, query: None }
     };
     if r.head && made.body.is_some() {
         return usage(

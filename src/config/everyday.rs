@@ -71,9 +71,10 @@ const GUESSED: [(&str, &str); 6] = [
 fn has_scheme(typed: &str) -> bool {
     // `http:/host/x` and `https:host` have their scheme, as curl and the URL standard read
     // them (one slash or none is mended), not a host named `http`.
-    if typed.split_once(':').is_some_and(|(s, _)| {
-        s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https")
-    }) {
+    if typed
+        .split_once(':')
+        .is_some_and(|(s, _)| s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https"))
+    {
         return true;
     }
     let Some((scheme, _)) = typed.split_once("://") else {

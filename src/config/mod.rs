@@ -266,38 +266,18 @@ fn has_header(headers: &[(String, String)], name: &str) -> bool {
     headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
 }
 
-/// Builds the body spec and the headers its flag implies.
-fn body(a: &RequestFlags, headers: &mut Vec<(String, String)>) -> Option<BodySpec> {
-    let (args, strip, sep, content_type): (&[String], bool, &[u8], Option<&str>) =
-        if !a.data.is_empty() {
-            (
-                &a.data,
-                true,
-                b"&",
-                Some("application/x-www-form-urlencoded"),
-            )
-        } else if !a.data_binary.is_empty() {
-            (
-                &a.data_binary,
-                false,
-                b"&",
-                Some("application/x-www-form-urlencoded"),
-            )
-        } else if !a.json.is_empty() {
-            (&a.json, false, b"", Some("application/json"))
-        } else {
-            return None;
-        };
-    if let Some(ct) = content_type.filter(|_| !has_header(headers, "content-type")) {
-        headers.push(("Content-Type".into(), ct.into()));
+/// The `--json` body (its values joined with nothing between, as curl joins them), and the
+/// Content-Type and Accept it implies unless `-H` gave them.
+fn json_body(values: &[String], headers: &mut Vec<(String, String)>) -> BodySpec {
+    for name in ["Content-Type", "Accept"] {
+        if !has_header(headers, name) {
+            headers.push((name.into(), "application/json".into()));
+        }
     }
-    if !a.json.is_empty() && !has_header(headers, "accept") {
-        headers.push(("Accept".into(), "application/json".into()));
+    BodySpec {
+        parts: values.iter().map(|s| body_source(s, false)).collect(),
+        separator: Vec::new(),
     }
-    Some(BodySpec {
-        parts: args.iter().map(|s| body_source(s, strip)).collect(),
-        separator: sep.to_vec(),
-    })
 }
 
 /// curl's retry flags get a usage error that names the equivalent here, so a pasted curl

@@ -342,3 +342,33 @@ fn stdin_by_another_name_is_still_stdin() {
     }
     assert_eq!(s.requests().len(), 0);
 }
+
+#[test]
+fn d_and_data_binary_join_in_order_as_curl_joins_them() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    // curl 7.88 sends `a=1&b=2\n&c` with the form Content-Type for the same flags.
+    let (out, _) = run_with_stdin(
+        &[
+            "-s",
+            "-d",
+            "a=1",
+            "--data-binary",
+            "@-",
+            "-d",
+            "c",
+            &s.url("/"),
+        ],
+        Some(b"b=2\n"),
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let r = s.requests().pop().expect("a request");
+    assert_eq!(r.body, b"a=1&b=2\n&c");
+    let ct = r
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"));
+    assert_eq!(
+        ct.map(|(_, v)| v.as_str()),
+        Some("application/x-www-form-urlencoded")
+    );
+}

@@ -28,8 +28,11 @@ fn every_curl_flag_not_implemented_gets_the_curl_line_and_nothing_is_sent() {
     // Built, so that clap's own --help and --version are among the arguments.
     cmd.build();
     let implemented = |long: &str| {
-        cmd.get_arguments()
-            .any(|a| a.get_long() == Some(long) && !a.is_hide_set())
+        cmd.get_arguments().any(|a| {
+            let named = a.get_long() == Some(long)
+                || a.get_all_aliases().is_some_and(|all| all.contains(&long));
+            named && !a.is_hide_set()
+        })
     };
     let mut checked = 0;
     for name in CURL_NAMES.iter().filter(|n| !implemented(n.long)) {
@@ -326,12 +329,32 @@ fn curls_no_op_flags_are_accepted() {
         "--globoff",
         "--fail-early",
         "--tlsv1.2",
+        "-q",
+        "--disable",
+        "--basic",
+        "-p",
+        "--proxytunnel",
+        "--remove-on-error",
+        "--no-styled-output",
+        "--tcp-nodelay",
+        "--tcp-fastopen",
+        "--no-keepalive",
+        "--keepalive-time",
+        "60",
         "-s",
         &s.url("/"),
     ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"ok");
     assert_eq!(stderr(&out), "");
+    // --data-ascii is curl's old name for -d.
+    let (out, _) = run(&["-s", "--data-ascii", "a=1", &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let last = s.requests().pop().expect("a request");
+    assert_eq!(
+        (last.method.as_str(), last.body.as_slice()),
+        ("POST", &b"a=1"[..])
+    );
     // -: (curl's --next) is refused: one request per run.
     let (out, _) = run(&["-:", &s.url("/")]);
     assert_usage(&out, "one request per run", "-:");
@@ -346,7 +369,7 @@ fn curls_no_op_flags_are_accepted() {
         let (out, _) = run(&args);
         assert_usage(&out, says, &format!("{flags:?}"));
     }
-    assert_eq!(s.requests().len(), 1);
+    assert_eq!(s.requests().len(), 2);
 }
 
 #[test]
