@@ -435,7 +435,10 @@ fn the_curl_table_names_only_known_flags() {
     let cmd = Cli::command();
     let longs: Vec<String> = cmd
         .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_string))
+        .flat_map(|a| {
+            let aliases = a.get_all_aliases().unwrap_or_default();
+            a.get_long().into_iter().chain(aliases).map(str::to_string)
+        })
         .collect();
     let shorts: Vec<char> = cmd.get_arguments().filter_map(|a| a.get_short()).collect();
     for row in &table[2..] {
