@@ -335,13 +335,18 @@ impl Reporter {
                 let what = outcome.summary_phrase();
                 // A refusal says why, unless `last` already does (refused before the first
                 // attempt); so does a deadline, which may stop a run before it is reached
-                // (the next wait would end past it).
+                // (the next wait would end past it), and a failure not retried, whose
+                // reason holds the way out (--idempotency-key, --retry-on): under -s this
+                // is the only line.
+                let explained = matches!(
+                    outcome,
+                    Outcome::Refused
+                        | Outcome::Deadline
+                        | Outcome::NonRetryableResponse
+                        | Outcome::NonRetryableTransport
+                );
                 let why = match reason {
-                    Some(r)
-                        if matches!(outcome, Outcome::Refused | Outcome::Deadline) && r != last =>
-                    {
-                        format!("; {r}")
-                    }
+                    Some(r) if explained && r != last => format!("; {r}"),
                     _ => String::new(),
                 };
                 let plural = if attempts_made == 1 { "" } else { "s" };

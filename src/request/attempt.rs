@@ -465,8 +465,15 @@ impl Loop<'_> {
     /// No usable response: what went wrong into the line and the summary, and the request
     /// that failed named.
     fn note_failure(&self, f: &Failure, sent: &Sent, line: &mut AttemptLine, carry: &mut Carry) {
-        carry.last = f.kind.name().to_string();
-        line.error = Some(describe(f, &self.secrets));
+        let described = describe(f, &self.secrets);
+        // A failure that ends the run is named in full in the summary (under -s the only
+        // line shown): "TLS certificate rejected (... trust it with --cacert FILE)".
+        carry.last = if f.kind.is_retryable() {
+            f.kind.name().to_string()
+        } else {
+            described.clone()
+        };
+        line.error = Some(described);
         if self.watchdog.expired() && f.kind != FailureKind::Local {
             // The watchdog cut the exchange: whatever the socket said, that is why.
             line.error = Some("cut at the deadline".into());
