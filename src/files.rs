@@ -68,10 +68,36 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::metadata(a), std::fs::metadata(b)) {
         (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
         _ => {
-            let lead = |p: &Path| follow_link(p).unwrap_or_else(|_| p.to_path_buf());
+            let lead = |p: &Path| normalised(&follow_link(p).unwrap_or_else(|_| p.to_path_buf()));
             lead(a) == lead(b)
         }
     }
+}
+
+/// `path` made absolute (from the current folder) with its `.` and `..` steps taken, so
+/// that `x`, `./x` and `d/../x` compare equal before the file exists.
+fn normalised(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let whole = std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path));
+    let mut out = PathBuf::new();
+    for c in whole.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether the path as typed names a folder rather than a file: it ends in `/`, `/.` or
+/// `/..` (or is `.` or `..`). `Path` drops those endings, so a check made on its parts
+/// would take `ok/` for the file `ok`.
+pub fn names_a_folder(path: &Path) -> bool {
+    let s = path.as_os_str().as_encoded_bytes();
+    s.ends_with(b"/") || s.ends_with(b"/.") || s.ends_with(b"/..") || s == b"." || s == b".."
 }
 
 /// The longest file name most file systems take (Linux's NAME_MAX), in bytes.
@@ -95,6 +121,9 @@ fn fitting<'a>(prefix: &'a str, suffix: &str) -> &'a str {
 ///
 /// Errors: one line saying which of these fails and what is expected.
 pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
+    if names_a_folder(path) {
+        return Err(format!("{flag} names a folder: expected a file path"));
+    }
     if path.is_dir() {
         return Err(format!("{flag} is a directory: expected a file path"));
     }

@@ -120,6 +120,11 @@ fn check_path(
     // Through a symbolic link, write where it points (as curl does), not over the link.
     let resolved = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
     let path = resolved.as_path();
+    if files::names_a_folder(typed) {
+        return Err(UsageError(format!(
+            "-o {shown} names a folder: expected a file path"
+        )));
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
             return Err(UsageError(format!(

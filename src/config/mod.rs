@@ -572,6 +572,15 @@ fn idempotency_key(
     headers: &[(String, String)],
     removed: &[String],
 ) -> Result<Option<KeySpec>, UsageError> {
+    let keys = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"))
+        .count();
+    if keys > 1 {
+        // Which one the server sees is a matter of header handling; which one allows replay
+        // must not be (an empty one after a real one allows none).
+        return usage("Idempotency-Key is given twice with -H: give one");
+    }
     let key = match given {
         Some(k) if k.trim().is_empty() => {
             return usage("--idempotency-key is empty: expected a key, or auto");
@@ -769,5 +778,14 @@ mod tests {
     fn idempotency_key_from_header_counts() {
         let c = parse(&["POST", "http://h/", "-H", "Idempotency-Key: abc"]).unwrap();
         assert_eq!(c.retry.idempotency_key, Some(KeySpec::Given("abc".into())));
+        let twice = [
+            "POST",
+            "http://h/",
+            "-H",
+            "Idempotency-Key: k",
+            "-H",
+            "idempotency-key;",
+        ];
+        assert!(parse(&twice).is_err(), "an empty key after a real one");
     }
 }

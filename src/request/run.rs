@@ -208,26 +208,66 @@ fn query_from(data: Payload, cfg: &mut Config) -> Result<(), String> {
 }
 
 /// The other paths the run writes or connects to, checked before anything is sent:
-/// `--etag-save` can be written, `-D` and `-o` are not one file, and `--unix-socket` names
-/// a socket (or nothing yet: a daemon that is starting; that is retried as refused).
+/// `--etag-save` can be written and is a regular file (it is replaced by rename), no two of
+/// `-o`, `-D` and `--etag-save` are one file, the output is none of the files the body is
+/// read from, and `--unix-socket` names a socket (or nothing yet: a daemon that is
+/// starting; that is retried as refused).
 fn other_files(cfg: &Config) -> Result<(), String> {
+    use std::path::Path;
     if let Some(path) = &cfg.cron.etag_save {
-        files::check_writable(path, &format!("--etag-save {}", path.display()))?;
+        let flag = format!("--etag-save {}", path.display());
+        files::check_writable(path, &flag)?;
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            return Err(format!(
+                "{flag} is not a regular file: it is replaced by a new file, so give a file path"
+            ));
+        }
     }
-    if let (Some(d), Some(o)) = (&cfg.output.dump_header, &cfg.output.path)
-        && d.as_os_str() != "-"
-        && files::same_file(d, o)
+    let written: Vec<(&str, &Path)> = [
+        ("-o", cfg.output.path.as_deref()),
+        ("-D", cfg.output.dump_header.as_deref()),
+        ("--etag-save", cfg.cron.etag_save.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, p)| p.filter(|p| p.as_os_str() != "-").map(|p| (flag, p)))
+    .collect();
+    for (i, (a, pa)) in written.iter().enumerate() {
+        if let Some((b, pb)) = written[i + 1..]
+            .iter()
+            .find(|(_, pb)| files::same_file(pa, pb))
+        {
+            return Err(format!(
+                "{a} {} and {b} {} are the same file: give each its own path",
+                pa.display(),
+                pb.display()
+            ));
+        }
+    }
+    if let Some(out) = cfg.output.path.as_deref().filter(|p| p.as_os_str() != "-")
+        && body_files(cfg).any(|r| files::same_file(r, out))
     {
         return Err(format!(
-            "-D {} and -o {} are the same file: give -D another path (or -i to put the head before the body)",
-            d.display(),
-            o.display()
+            "the output file {} is the file the body is read from: give -o another path",
+            out.display()
         ));
     }
     if let Some(socket) = &cfg.request.network.unix_socket {
         check_socket(socket)?;
     }
     Ok(())
+}
+
+/// The files the request body (or `-G` data) is read from.
+fn body_files(cfg: &Config) -> impl Iterator<Item = &std::path::Path> {
+    [cfg.request.body.as_ref(), cfg.request.get_data.as_ref()]
+        .into_iter()
+        .flatten()
+        .flat_map(|spec| &spec.parts)
+        .filter_map(|part| match part {
+            config::BodySource::File { path, .. } => Some(path.as_path()),
+            config::BodySource::Encoded { file, .. } => file.as_deref(),
+            _ => None,
+        })
 }
 
 /// `--unix-socket PATH`: a path the kernel can take (at most 107 bytes), and, if something
