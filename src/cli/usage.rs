@@ -90,6 +90,21 @@ fn mask_clap_text(text: &str, e: &clap::Error, args: &[OsString]) -> String {
     })
 }
 
+/// A word clap found no place for (`GET URL WORD`, a token whose flag was lost) is not
+/// quoted back: it may be a secret. A stray flag (`--x`) is shown, as it is no value.
+fn stray_word_masked(text: &str) -> String {
+    const STRAY: &str = "unexpected value '";
+    let Some(start) = text.find(STRAY).map(|i| i + STRAY.len()) else {
+        return text.to_string();
+    };
+    match text[start..].find("' for ") {
+        Some(len) if !text[start..].starts_with('-') => {
+            format!("{}***{}", &text[..start], &text[start + len..])
+        }
+        _ => text.to_string(),
+    }
+}
+
 /// The value clap rejected, with its masked form.
 fn rejected_value(e: &clap::Error) -> Option<(String, String)> {
     use clap::error::{ContextKind, ContextValue};
@@ -188,6 +203,7 @@ pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> 
     }
     // clap quotes the rejected value: a secret in it must not be printed.
     let text = mask_clap_text(&cli::target_shown(&e.to_string()), e, args);
+    let text = stray_word_masked(&text);
     // clap writes paragraphs: the error, an optional tip, usage, a pointer to --help.
     let mut paragraphs = text.split("\n\n");
     let first = paragraphs.next().unwrap_or("invalid command line");

@@ -524,6 +524,51 @@ fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
     Ok((headers, removed))
 }
 
+/// The methods a word before the URL may be: RFC 9110's, PATCH (RFC 5789), QUERY, WebDAV's
+/// and its extensions' (RFC 4918, 3253, 3744, 4791, 5323, 5842), and PURGE. Any other
+/// token is sent with `-X`.
+const KNOWN_METHODS: [&str; 39] = [
+    "GET",
+    "HEAD",
+    "POST",
+    "PUT",
+    "DELETE",
+    "CONNECT",
+    "OPTIONS",
+    "TRACE",
+    "PATCH",
+    "QUERY",
+    "PROPFIND",
+    "PROPPATCH",
+    "MKCOL",
+    "COPY",
+    "MOVE",
+    "LOCK",
+    "UNLOCK",
+    "REPORT",
+    "SEARCH",
+    "MKCALENDAR",
+    "ACL",
+    "BIND",
+    "UNBIND",
+    "REBIND",
+    "MKACTIVITY",
+    "CHECKOUT",
+    "CHECKIN",
+    "UNCHECKOUT",
+    "MERGE",
+    "UPDATE",
+    "LABEL",
+    "MKWORKSPACE",
+    "VERSION-CONTROL",
+    "BASELINE-CONTROL",
+    "ORDERPATCH",
+    "MKREDIRECTREF",
+    "UPDATEREDIRECTREF",
+    "LINK",
+    "PURGE",
+];
+
 /// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
 fn request_method(
     r: &RequestFlags,
@@ -532,6 +577,16 @@ fn request_method(
 ) -> Result<String, UsageError> {
     if r.head && (positional_method.is_some() || r.method.is_some()) {
         return usage("-I sends HEAD: give either -I or a method");
+    }
+    if let Some(m) = positional_method {
+        method(m)?;
+        if !KNOWN_METHODS.contains(&m.as_str()) {
+            // Not quoted: a stray word before the URL may be a token that lost its flag
+            // (`-H 'Authorization: Bearer' TOKEN URL`).
+            return usage(
+                "the word before the URL is not an HTTP method this tool knows (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, WebDAV's...): give -X METHOD for another one",
+            );
+        }
     }
     match positional_method.or(r.method.as_ref()) {
         Some(m) => method(m),

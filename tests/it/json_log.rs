@@ -119,7 +119,7 @@ fn usage_errors_of_every_kind() {
         (vec![&url, "--jitter"], vec![], "--jitter"),
         (vec!["--color", "mauve", &url], vec![], "mauve"),
         (vec![], vec![], "required"),
-        (vec!["GET", &url, "extra"], vec![], "extra"),
+        (vec!["GET", &url, "extra"], vec![], "unexpected value '***'"),
         // A bad value from the environment.
         (
             vec![&url],

@@ -570,3 +570,25 @@ fn values_read_from_files_are_not_quoted_back_in_errors() {
     }
     assert_eq!(s.requests().len(), 0);
 }
+
+#[test]
+fn a_stray_word_is_neither_sent_as_a_method_nor_printed() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let url = s.url("/");
+    for args in [
+        vec!["-H", "Authorization: Bearer", "STRAYSECRET", &url],
+        vec!["--oauth2-bearer", "TOK1", "STRAYSECRET", &url],
+        vec!["GET", &url, "STRAYSECRET"],
+    ] {
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("STRAYSECRET"), "{}", stderr(&out));
+    }
+    // A known method before the URL still is one, and -X still takes any token.
+    let (out, _) = run(&["PROPFIND", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (out, _) = run(&["-X", "FOOBAR", &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let methods: Vec<String> = s.requests().into_iter().map(|r| r.method).collect();
+    assert_eq!(methods, ["PROPFIND", "FOOBAR"]);
+}
