@@ -372,3 +372,23 @@ fn d_and_data_binary_join_in_order_as_curl_joins_them() {
         Some("application/x-www-form-urlencoded")
     );
 }
+
+#[test]
+fn a_config_file_takes_bundled_short_flags_as_the_command_line_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("k");
+    let out_file = dir.path().join("o");
+    std::fs::write(&config, format!("-fsSL\n-so {}\n", out_file.display())).unwrap();
+    let s = Server::start(vec![Step::status(200, "body")]).unwrap();
+    let (out, _) = run(&["-K", config.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "-s came from the file");
+    assert_eq!(std::fs::read(&out_file).unwrap(), b"body");
+    // A flag of curl's inside a bundle is named, not the bundle's first.
+    std::fs::write(&config, "-sU u:pw\n").unwrap();
+    let (out, _) = run(&["-K", config.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("-U/--proxy-user"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("u:pw"), "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 1);
+}

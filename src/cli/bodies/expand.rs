@@ -310,30 +310,80 @@ fn config_file(
         let Some((name, value)) = config_line(line).map_err(at)? else {
             continue;
         };
-        let long = option_name(&name, opts).map_err(at)?;
-        match (long.as_str(), opts.long.get(&long), value) {
-            ("url", _, Some(v)) => urls.push(v.into()),
-            ("config", _, _) => {
-                return Err(Refusal::Usage(at(
-                    "-K inside a config file is not followed: put its lines here".into(),
-                )));
-            }
-            (_, Some(true), Some(v)) => {
-                check_value(&long, &v).map_err(at)?;
-                refused(&long, Some(&v)).map_err(at)?;
-                out.push(format!("--{long}={v}").into());
-            }
-            (_, Some(false), None) => {
-                refused(&long, None).map_err(at)?;
-                out.push(format!("--{long}").into());
-            }
-            ("url", _, None) | (_, Some(true), None) => {
-                return Err(Refusal::Usage(at(format!("--{long} needs a value"))));
-            }
-            _ => return Err(Refusal::Usage(at(format!("--{long} takes no value")))),
+        for (name, value) in bundle(&name, value, opts) {
+            config_option(&name, value, opts, (&mut out, &mut *urls)).map_err(|e| match e {
+                Refusal::Usage(m) => Refusal::Usage(at(m)),
+                other => other,
+            })?;
         }
     }
     Ok(out)
+}
+
+/// A config line's short flags bundled as on the command line (`-sS`, `-fsSL`, `-sUu:pw`):
+/// one (name, value) per flag; a flag that takes a value takes the rest of the bundle, or
+/// the line's value when it comes last. Anything else is one option as written.
+fn bundle(name: &str, value: Option<String>, opts: &Options) -> Vec<(String, Option<String>)> {
+    let as_written = || vec![(name.to_string(), value.clone())];
+    let Some(shorts) = name
+        .strip_prefix('-')
+        .filter(|s| !s.starts_with('-') && s.chars().count() > 1)
+    else {
+        return as_written();
+    };
+    let mut out = Vec::new();
+    for (i, c) in shorts.char_indices() {
+        let Some((_, takes)) = opts.short.get(&c) else {
+            // Named alone, so that the error is about this flag, not the bundle's first.
+            out.push((format!("-{c}"), None));
+            return out;
+        };
+        let rest = &shorts[i + c.len_utf8()..];
+        match (takes, rest.is_empty()) {
+            (true, false) if value.is_none() => {
+                out.push((format!("-{c}"), Some(rest.to_string())));
+                return out;
+            }
+            (true, false) => return as_written(),
+            (_, true) => out.push((format!("-{c}"), value.clone())),
+            (false, false) => out.push((format!("-{c}"), None)),
+        }
+    }
+    out
+}
+
+/// One option of a config file, added to `out` (or to `urls`, for `url`).
+fn config_option(
+    name: &str,
+    value: Option<String>,
+    opts: &Options,
+    (out, urls): (&mut Vec<OsString>, &mut Vec<OsString>),
+) -> Result<(), Refusal> {
+    {
+        let long = option_name(name, opts)?;
+        match (long.as_str(), opts.long.get(&long), value) {
+            ("url", _, Some(v)) => urls.push(v.into()),
+            ("config", _, _) => {
+                return Err(Refusal::Usage(
+                    "-K inside a config file is not followed: put its lines here".into(),
+                ));
+            }
+            (_, Some(true), Some(v)) => {
+                check_value(&long, &v)?;
+                refused(&long, Some(&v))?;
+                out.push(format!("--{long}={v}").into());
+            }
+            (_, Some(false), None) => {
+                refused(&long, None)?;
+                out.push(format!("--{long}").into());
+            }
+            ("url", _, None) | (_, Some(true), None) => {
+                return Err(Refusal::Usage(format!("--{long} needs a value")));
+            }
+            _ => return Err(Refusal::Usage(format!("--{long} takes no value"))),
+        }
+    }
+    Ok(())
 }
 
 /// Runs the flag's own value parser on a config line's value, so a bad value is named with
@@ -539,6 +589,34 @@ mod tests {
         );
         assert_eq!(unquoted("no quotes at all"), "no quotes at all");
         assert_eq!(unquoted("a \"x\" and \"y\""), "a \"***\" and \"***\"");
+    }
+
+    #[test]
+    fn bundled_short_flags_in_a_config_line() {
+        let opts = Options::of_cli();
+        let names = |name: &str, value: Option<&str>| -> Vec<(String, Option<String>)> {
+            bundle(name, value.map(String::from), &opts)
+        };
+        let s = |x: &str| x.to_string();
+        assert_eq!(
+            names("-fsSL", None),
+            [
+                (s("-f"), None),
+                (s("-s"), None),
+                (s("-S"), None),
+                (s("-L"), None)
+            ]
+        );
+        assert_eq!(
+            names("-so", Some("f")),
+            [(s("-s"), None), (s("-o"), Some(s("f")))]
+        );
+        assert_eq!(
+            names("-sofile", None),
+            [(s("-s"), None), (s("-o"), Some(s("file")))]
+        );
+        assert_eq!(names("-sU", None), [(s("-s"), None), (s("-U"), None)]);
+        assert_eq!(names("--silent", None), [(s("--silent"), None)]);
     }
 
     #[test]
