@@ -275,6 +275,9 @@ pub fn reason(long: &str) -> &'static str {
     if long.starts_with("proxy") || long == "preproxy" {
         return "the proxy flags here are -x/--proxy and --noproxy (an http:// proxy, reached through CONNECT)";
     }
+    if long == "doh-url" || long == "doh-insecure" {
+        return "names are looked up by the system's resolver; --resolve and --connect-to choose an address yourself";
+    }
     if long.starts_with("ssl") || long.starts_with("tls") || long.starts_with("doh-") {
         return TLS;
     }
