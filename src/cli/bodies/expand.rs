@@ -81,6 +81,15 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
             from_file: false,
         });
     }
+    if !may_expand(&args) {
+        // The common case: no -K and no -H @FILE; building clap's table of options (a
+        // tenth of the start-up) is not needed to know that.
+        return Ok(Expanded {
+            args,
+            stdin_taken: None,
+            from_file: false,
+        });
+    }
     let opts = Options::of_cli();
     let mut urls = Vec::new();
     let mut from_file = false;
@@ -103,6 +112,18 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         args,
         stdin_taken,
         from_file,
+    })
+}
+
+/// Whether anything may need expanding: an argument that could be `-K`/`--config` (a
+/// short cluster holding `K`, a long option starting `--co`) or an `@` value for `-H`.
+/// False negatives are impossible; a false positive only costs the full scan.
+fn may_expand(args: &[OsString]) -> bool {
+    args.iter().skip(1).any(|a| {
+        let a = a.as_encoded_bytes();
+        a.contains(&b'@')
+            || a.starts_with(b"--co")
+            || (a.first() == Some(&b'-') && a.get(1) != Some(&b'-') && a.contains(&b'K'))
     })
 }
 
