@@ -615,7 +615,13 @@ mod tests {
     #[test]
     fn only_arguments_that_may_expand_cost_the_scan() {
         let may = |v: &[&str]| may_expand(&os(v));
-        assert!(!may(&["retry-http", "-sS", "--deadline", "5s", "http://h/"]));
+        assert!(!may(&[
+            "retry-http",
+            "-sS",
+            "--deadline",
+            "5s",
+            "http://h/"
+        ]));
         assert!(may(&["retry-http", "-sK", "f", "http://h/"]));
         assert!(may(&["retry-http", "--config=f", "http://h/"]));
         assert!(may(&["retry-http", "-H", "@h.txt", "http://h/"]));
