@@ -100,6 +100,17 @@ pub fn names_a_folder(path: &Path) -> bool {
     s.ends_with(b"/") || s.ends_with(b"/.") || s.ends_with(b"/..") || s == b"." || s == b".."
 }
 
+/// Reads all of `from` if it holds at most `max` bytes (`None`: it holds more; at most
+/// `max + 1` bytes are read to know it), so a file named on the command line that turns out
+/// to be `/dev/zero` or a huge log cannot fill the memory.
+///
+/// Errors: those of the read.
+pub fn read_bounded(from: impl io::Read, max: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut from.take(max.saturating_add(1)), &mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
 /// The longest file name most file systems take (Linux's NAME_MAX), in bytes.
 pub const NAME_MAX: usize = 255;
 
@@ -322,5 +333,15 @@ mod tests {
         let long = dir.path().join("n".repeat(NAME_MAX + 1));
         let e = check_writable(&long, "-o n...").unwrap_err();
         assert!(e.contains("longer than 255"), "{e}");
+    }
+
+    #[test]
+    fn a_bounded_read_says_when_there_is_more() {
+        assert_eq!(
+            read_bounded(&b"abc"[..], 3).expect("read"),
+            Some(b"abc".to_vec())
+        );
+        assert_eq!(read_bounded(&b"abcd"[..], 3).expect("read"), None);
+        assert_eq!(read_bounded(std::io::repeat(0), 10).expect("read"), None);
     }
 }

@@ -8,7 +8,6 @@ use crate::config::compat::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::timing::{self, Probe};
 use crate::http::{headers::Automatic, network, proxy, redact};
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -191,16 +190,15 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
     let Some(path) = cacert else {
         return Ok(Vec::new());
     };
-    let mut pem = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_CACERT + 1).read_to_end(&mut pem))
-        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?;
-    if pem.len() as u64 > MAX_CACERT {
-        return Err(UsageError(format!(
-            "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
-            path.display()
-        )));
-    }
+    let pem = std::fs::File::open(path)
+        .and_then(|f| crate::files::read_bounded(f, MAX_CACERT))
+        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?
+        .ok_or_else(|| {
+            UsageError(format!(
+                "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
+                path.display()
+            ))
+        })?;
     let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
         .filter_map(|item| match item {
             Ok(PemItem::Certificate(c)) => Some(c),

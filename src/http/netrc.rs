@@ -7,7 +7,6 @@
 use crate::config::RequestConfig;
 use crate::config::network::Netrc;
 use base64::Engine;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// The largest netrc file read, in bytes.
@@ -174,15 +173,11 @@ fn read(spec: &Netrc) -> Result<Option<String>, String> {
             ));
         }
     };
-    let mut bytes = Vec::new();
-    file.take(MAX_NETRC + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the netrc file {named}: {e}"))?;
-    if bytes.len() as u64 > MAX_NETRC {
-        return Err(format!(
-            "the netrc file {named} is larger than 1 MiB: expected a netrc file"
-        ));
-    }
+    let bytes = crate::files::read_bounded(file, MAX_NETRC)
+        .map_err(|e| format!("cannot read the netrc file {named}: {e}"))?
+        .ok_or_else(|| {
+            format!("the netrc file {named} is larger than 1 MiB: expected a netrc file")
+        })?;
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| format!("the netrc file {named} is not UTF-8 text"))

@@ -341,16 +341,15 @@ pub(crate) fn client_cert(
 
 /// A PEM file of at most [`MAX_PEM`] bytes.
 fn read_pem(path: &Path, flag: &str) -> Result<Vec<u8>, UsageError> {
-    let mut pem = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_PEM + 1).read_to_end(&mut pem))
-        .map_err(|e| UsageError(format!("cannot read {flag} {}: {e}", path.display())))?;
-    if pem.len() as u64 > MAX_PEM {
-        return Err(UsageError(format!(
-            "{flag} {} is larger than 1 MiB: expected a PEM file",
-            path.display()
-        )));
-    }
+    let pem = std::fs::File::open(path)
+        .and_then(|f| crate::files::read_bounded(f, MAX_PEM))
+        .map_err(|e| UsageError(format!("cannot read {flag} {}: {e}", path.display())))?
+        .ok_or_else(|| {
+            UsageError(format!(
+                "{flag} {} is larger than 1 MiB: expected a PEM file",
+                path.display()
+            ))
+        })?;
     Ok(pem)
 }
 

@@ -140,17 +140,24 @@ fn time_condition(t: &TimeCond, out: &mut Conditions) -> Result<(), String> {
     Ok(())
 }
 
-/// Opens a file the cron flags name and reads at most `max` bytes of it (`Ok(None)`: it
-/// does not exist).
-fn read_at_most(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+/// What a file the cron flags name holds.
+enum Held {
+    /// No such file.
+    Missing,
+    /// More than the bytes allowed.
+    TooLarge,
+    /// Its bytes.
+    Bytes(Vec<u8>),
+}
+
+/// Opens a file the cron flags name and reads it, if it holds at most `max` bytes.
+fn read_at_most(path: &Path, max: u64) -> io::Result<Held> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Held::Missing),
         Err(e) => return Err(e),
     };
-    let mut bytes = Vec::new();
-    f.take(max + 1).read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    Ok(crate::files::read_bounded(f, max)?.map_or(Held::TooLarge, Held::Bytes))
 }
 
 /// `--etag-compare FILE`: its first line (`None`: empty, or missing when `--etag-save` will
@@ -158,20 +165,20 @@ fn read_at_most(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
 fn read_etag(path: &Path, saving: bool) -> Result<Option<String>, String> {
     let shown = path.display();
     let bytes = match read_at_most(path, MAX_ETAG) {
-        Ok(Some(b)) => b,
-        Ok(None) if saving => return Ok(None),
-        Ok(None) => {
+        Ok(Held::Bytes(b)) => b,
+        Ok(Held::Missing) if saving => return Ok(None),
+        Ok(Held::Missing) => {
             return Err(format!(
                 "--etag-compare {shown}: no such file; give --etag-save {shown} too, so the first run creates it"
             ));
         }
+        Ok(Held::TooLarge) => {
+            return Err(format!(
+                "--etag-compare {shown} is larger than 8 KiB: expected one line, an ETag"
+            ));
+        }
         Err(e) => return Err(format!("--etag-compare {shown}: cannot read it: {e}")),
     };
-    if bytes.len() as u64 > MAX_ETAG {
-        return Err(format!(
-            "--etag-compare {shown} is larger than 8 KiB: expected one line, an ETag"
-        ));
-    }
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("--etag-compare {shown} is not UTF-8 text: expected an ETag"))?;
     let tag = text.lines().next().unwrap_or("").trim();
@@ -222,13 +229,13 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
     for path in &cfg.cron.cookie_files {
         let shown = path.display();
         let bytes = match read_at_most(path, MAX_COOKIES) {
-            Ok(Some(b)) if b.len() as u64 > MAX_COOKIES => {
+            Ok(Held::TooLarge) => {
                 return Err(format!(
                     "-b {shown} is larger than 4 MiB: expected a cookie file"
                 ));
             }
-            Ok(Some(b)) => b,
-            Ok(None) => {
+            Ok(Held::Bytes(b)) => b,
+            Ok(Held::Missing) => {
                 return Err(format!(
                     "-b {shown}: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE)"
                 ));

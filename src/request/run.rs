@@ -702,13 +702,9 @@ const MAX_WRITE_OUT: u64 = 1 << 20;
 fn read_write_out(arg: &str) -> Result<String, String> {
     use std::io::Read;
     let read = |r: &mut dyn Read, what: &str| {
-        let mut bytes = Vec::new();
-        r.take(MAX_WRITE_OUT + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| format!("cannot read -w {what}: {e}"))?;
-        if bytes.len() as u64 > MAX_WRITE_OUT {
-            return Err(format!("-w {what} is larger than 1 MiB: expected a format"));
-        }
+        let bytes = files::read_bounded(r, MAX_WRITE_OUT)
+            .map_err(|e| format!("cannot read -w {what}: {e}"))?
+            .ok_or_else(|| format!("-w {what} is larger than 1 MiB: expected a format"))?;
         String::from_utf8(bytes)
             .map(|text| join_lines(&text))
             .map_err(|_| format!("-w {what} is not UTF-8 text"))

@@ -8,7 +8,6 @@ use crate::cli::values;
 use clap::CommandFactory;
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::io::Read;
 
 /// The largest `-K` or `-H @` file read, in bytes.
 const MAX_FILE: u64 = 1 << 20;
@@ -246,23 +245,18 @@ fn read_text(path: &str, what: &str, until: Option<std::time::Instant>) -> Resul
 /// Reads at most [`MAX_FILE`] bytes of `path` (`-`: stdin) as text; `what` names it in
 /// errors ("config file x", "-H @x").
 fn read_file(path: &str, what: &str) -> Result<String, String> {
-    let mut bytes = Vec::new();
     let read = if path == "-" {
-        std::io::stdin()
-            .lock()
-            .take(MAX_FILE + 1)
-            .read_to_end(&mut bytes)
+        crate::files::read_bounded(std::io::stdin().lock(), MAX_FILE)
     } else {
         let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
         if file.metadata().is_ok_and(|m| m.is_dir()) {
             return Err(format!("{what} is a directory: expected a file"));
         }
-        file.take(MAX_FILE + 1).read_to_end(&mut bytes)
+        crate::files::read_bounded(file, MAX_FILE)
     };
-    read.map_err(|e| format!("cannot read {what}: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("{what} is over 1 MiB: expected a smaller file"));
-    }
+    let bytes = read
+        .map_err(|e| format!("cannot read {what}: {e}"))?
+        .ok_or_else(|| format!("{what} is over 1 MiB: expected a smaller file"))?;
     String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
