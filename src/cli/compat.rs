@@ -235,7 +235,8 @@ impl NamesRefused {
 pub fn connect_seconds(s: &str) -> Result<std::time::Duration, String> {
     super::values::seconds(s).map_err(|_| {
         format!(
-            "invalid --connect-timeout {s:?}: expected a number of seconds, e.g. 5 or 2.5 (or a duration with a unit, e.g. 500ms)"
+            "invalid --connect-timeout {s:?}: expected a number of seconds from 0 to {}, e.g. 5 or 2.5 (or a duration with a unit, e.g. 500ms)",
+            super::values::MAX_DURATION.as_secs()
         )
     })
 }

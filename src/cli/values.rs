@@ -41,10 +41,17 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
         if (0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) && !t.starts_with('+') {
-            return Ok(Duration::from_secs_f64(secs));
+            // A positive time below the 1 ms the timers count in is 1 ms, not none.
+            let d = Duration::from_secs_f64(secs);
+            return Ok(if d.is_zero() {
+                d
+            } else {
+                d.max(Duration::from_millis(1))
+            });
         }
         return Err(format!(
-            "invalid --max-time {s:?}: expected a non-negative number of seconds, e.g. 2.5"
+            "invalid --max-time {s:?}: expected a number of seconds from 0 to {}, e.g. 2.5",
+            MAX_DURATION.as_secs()
         ));
     }
     duration(t).map_err(|_| {
@@ -241,6 +248,14 @@ pub fn size(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn curls_seconds_below_a_millisecond_are_one_not_none() {
+        assert_eq!(seconds("1e-9"), Ok(Duration::from_millis(1)));
+        assert_eq!(seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(seconds("1e12").is_err_and(|e| e.contains("from 0 to")));
+    }
 
     #[test]
     fn durations() {
