@@ -184,6 +184,16 @@ fn versions_provider(tls: TlsVersions) -> Option<Arc<rustls::crypto::CryptoProvi
     Some(Arc::new(provider))
 }
 
+/// The certificates of a PEM text (other blocks, and blocks that do not parse, left out).
+pub(crate) fn pem_certificates(pem: &[u8]) -> Vec<Certificate<'static>> {
+    ureq::tls::parse_pem(pem)
+        .filter_map(|item| match item {
+            Ok(PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The certificates of the `--cacert` file, at most [`MAX_CACERT`] bytes of PEM (a usage
 /// error if it cannot be read, is larger, or holds none).
 fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, UsageError> {
@@ -199,12 +209,7 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
                 path.display()
             ))
         })?;
-    let certs: Vec<Certificate<'static>> = ureq::tls::parse_pem(&pem)
-        .filter_map(|item| match item {
-            Ok(PemItem::Certificate(c)) => Some(c),
-            _ => None,
-        })
-        .collect();
+    let certs = pem_certificates(&pem);
     if certs.is_empty() {
         return Err(UsageError(format!(
             "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",

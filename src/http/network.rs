@@ -294,12 +294,7 @@ pub(crate) fn client_cert(
         return Ok(None);
     };
     let cert_pem = read_pem(&spec.cert, "--cert")?;
-    let certs: Vec<_> = ureq::tls::parse_pem(&cert_pem)
-        .filter_map(|i| match i {
-            Ok(PemItem::Certificate(c)) => Some(c),
-            _ => None,
-        })
-        .collect();
+    let certs = crate::http::agent::pem_certificates(&cert_pem);
     if certs.is_empty() {
         return Err(UsageError(format!(
             "--cert {} holds no PEM certificate: expected a -----BEGIN CERTIFICATE----- block (convert DER or P12 with openssl)",
