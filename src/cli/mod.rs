@@ -403,19 +403,38 @@ pub struct PolicyFlags {
 #[group(skip)]
 #[command(next_help_heading = "Fleet")]
 pub struct FleetFlags {
-    /// Share a circuit breaker and a retry budget per target with other runs through FILE.
+    /// Share a circuit breaker, a retry budget and Retry-After per target with other runs
+    /// through a file or a Redis server (STORE: a file's path, or redis://, rediss://,
+    /// redis+unix://).
     ///
-    /// A link is followed. Only a file that retry-http wrote, or an empty one, is ever
-    /// replaced: any other is left untouched (no FILE.lock either) and the run goes on
-    /// without state, with a warning. The file keeps at most 1000 targets; one over 4 MiB is
-    /// not read.
+    /// A file: a link is followed. Only a file that retry-http wrote, or an empty one, is ever
+    /// replaced: any other is left untouched (no FILE.lock either). The file keeps at most 1000
+    /// targets; one over 4 MiB is not read. Redis:
+    /// redis://[USER:PASSWORD@]HOST[:PORT][/DB][?prefix=P] (prefix retry-http: by default),
+    /// rediss://... for TLS, redis+unix:///PATH[?db=N&prefix=P]; the password is never
+    /// printed. A store that cannot be used is reported once, then --state-on-error decides.
     #[arg(
         hide_short_help = true,
         long,
-        value_name = "FILE",
+        value_name = "STORE",
         env = "RETRY_HTTP_STATE"
     )]
     pub state: Option<PathBuf>,
+
+    /// With --state: the most each store operation may take, connecting included, cut to
+    /// what is left of --deadline.
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_STATE_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
+    pub state_timeout: Duration,
+
+    /// With --state: what a store that cannot be used means: open (warn once, go on without
+    /// it) or closed (send nothing, exit 7).
+    #[arg(hide_short_help = true, long, value_name = "POLICY", default_value = "open", env = "RETRY_HTTP_STATE_ON_ERROR", value_parser = ["open", "closed"])]
+    pub state_on_error: String,
+
+    /// With --state rediss://: the CA certificates (PEM) the server's must chain to, instead
+    /// of the system's.
+    #[arg(hide_short_help = true, long, value_name = "FILE")]
+    pub state_cacert: Option<PathBuf>,
 
     /// With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit.
     #[arg(hide_short_help = true, long, value_name = "N", default_value = "5", env = "RETRY_HTTP_BREAKER_THRESHOLD", value_parser = clap::value_parser!(u32).range(1..))]

@@ -160,8 +160,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
-    /// `--state`: the shared state file and its limits.
-    pub state: Option<(PathBuf, crate::fleet::record::Limits)>,
+    /// `--state`: the shared state, its limits and how its store is used.
+    pub state: Option<crate::fleet::admission::Settings>,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
     pub cron: cron::CronConfig,
 }
@@ -387,7 +387,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         timeouts,
         output: output(&a.output, a.request.head),
         explain: a.policy.explain,
-        state: state(&a.fleet),
+        state: state(&a.fleet)?,
         cron,
     };
     compat::apply(a, &mut cfg)?;
@@ -689,19 +689,49 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
     }
 }
 
-/// `--state` and the limits that go with it.
-fn state(f: &FleetFlags) -> Option<(PathBuf, crate::fleet::record::Limits)> {
-    f.state.clone().map(|p| {
-        let limits = crate::fleet::record::Limits {
-            threshold: f.breaker_threshold,
-            cooldown: f.breaker_cooldown,
-            budget_pct: f.retry_budget,
-            window: f.budget_window,
-            floor: f.budget_floor,
-            ttl: f.state_ttl,
-        };
-        (p, limits)
-    })
+/// `--state` and everything that goes with it. A value that names a store of an unknown
+/// kind, or a Redis URL that is not valid, is a usage error that never quotes a password.
+fn state(f: &FleetFlags) -> Result<Option<crate::fleet::admission::Settings>, UsageError> {
+    use crate::fleet::admission::{OnError, Settings};
+    use crate::fleet::store::Location;
+    let Some(value) = &f.state else {
+        if f.state_cacert.is_some() {
+            return usage("--state-cacert needs --state rediss://...");
+        }
+        return Ok(None);
+    };
+    let location = match value.to_str() {
+        Some(text) => Location::parse(text).map_err(UsageError)?,
+        None => Location::File(value.clone()),
+    };
+    let tls = matches!(&location, Location::Redis(r) if matches!(r.endpoint, crate::fleet::redis::Endpoint::Tcp { tls: true, .. }));
+    if f.state_cacert.is_some() && !tls {
+        return usage("--state-cacert is for a rediss:// store (Redis over TLS)");
+    }
+    if f.state_timeout.is_zero() {
+        return usage(
+            "--state-timeout must be more than 0 (such as 250ms): no store answers in no time",
+        );
+    }
+    let limits = crate::fleet::record::Limits {
+        threshold: f.breaker_threshold,
+        cooldown: f.breaker_cooldown,
+        budget_pct: f.retry_budget,
+        window: f.budget_window,
+        floor: f.budget_floor,
+        ttl: f.state_ttl,
+    };
+    Ok(Some(Settings {
+        location,
+        limits,
+        timeout: f.state_timeout,
+        on_error: if f.state_on_error == "closed" {
+            OnError::Closed
+        } else {
+            OnError::Open
+        },
+        cacert: f.state_cacert.clone(),
+    }))
 }
 
 #[cfg(test)]
@@ -758,9 +788,9 @@ mod tests {
     #[test]
     fn state_ttl_defaults_to_a_day() {
         let c = parse(&["--state", "s.json", "http://h/"]).unwrap();
-        assert_eq!(c.state.unwrap().1.ttl, Duration::from_secs(24 * 3600));
+        assert_eq!(c.state.unwrap().limits.ttl, Duration::from_secs(24 * 3600));
         let c = parse(&["--state", "s.json", "--state-ttl", "1s", "http://h/"]).unwrap();
-        assert_eq!(c.state.unwrap().1.ttl, Duration::from_secs(1));
+        assert_eq!(c.state.unwrap().limits.ttl, Duration::from_secs(1));
     }
 
     #[test]

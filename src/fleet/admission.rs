@@ -1,28 +1,29 @@
-//! A run's side of `--state`: asks the circuit breaker before the first attempt, the retry
-//! budget before each retry, and records how the run ended, each a decision on the
-//! target's record made through the `Store` seam (whatever the store is). The decisions
-//! themselves are in `breaker` and `budget`, reached through `record::Target`.
+//! A run's side of `--state`: asks the circuit breaker (and the shared Retry-After) before
+//! the first attempt, the retry budget before each retry, and records how the run ended,
+//! each a decision on the target's record made through the `Store` seam, whatever the
+//! store is. The decisions themselves are in `breaker` and `budget`, reached through
+//! `record::Target`.
+//!
+//! Every store operation is bounded by `--state-timeout`, cut to what is left of the
+//! deadline. A store that cannot be used is reported once; then `--state-on-error` says
+//! what follows: `open` goes on as without state, `closed` sends nothing more (exit 7).
 
 use crate::exit::Outcome;
+use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::record::{Limits, MAX_STAMP};
-use crate::fleet::store::{self, Store};
+use crate::fleet::record::{Limits, MAX_STAMP, Target};
+use crate::fleet::store::{self, Clock, Location, Opening, Store};
+use crate::policy::decision::hold_fits;
 use crate::report::Reporter;
-use crate::units::millis;
+use crate::units::fmt_duration;
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-fn now_ms() -> u64 {
-    millis(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or(Duration::ZERO),
-    )
-}
-
 /// The key of a target: scheme, host and port, and the Unix socket the requests go
 /// through, if any (two daemons behind two sockets are two targets).
-pub fn target_key(url: &Url, socket: Option<&std::path::Path>) -> String {
+pub fn target_key(url: &Url, socket: Option<&Path>) -> String {
     let key = format!(
         "{}://{}:{}",
         url.scheme(),
@@ -35,135 +36,445 @@ pub fn target_key(url: &Url, socket: Option<&std::path::Path>) -> String {
     }
 }
 
-/// How long a run waits for another run's lock on the state file, at most (less when the
-/// deadline is nearer). Updates take milliseconds; a lock held longer belongs to a run that
-/// is stuck or stopped, and waiting for it would only spread the stall.
-const LOCK_WAIT: Duration = Duration::from_secs(2);
+/// What a store that cannot be used means for the run (`--state-on-error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Warn once and go on as without state (the default: shared state must never stop a
+    /// request by accident).
+    Open,
+    /// Send nothing more: exit 7.
+    Closed,
+}
+
+/// `--state` and everything that goes with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Where the records are.
+    pub location: Location,
+    /// The breaker's and the budget's settings.
+    pub limits: Limits,
+    /// `--state-timeout`: the bound on each store operation.
+    pub timeout: Duration,
+    /// `--state-on-error`.
+    pub on_error: OnError,
+    /// `--state-cacert`.
+    pub cacert: Option<PathBuf>,
+}
+
+/// The time a record's date stands for, for messages.
+fn http_date(at: Millis) -> String {
+    httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_millis(at.min(MAX_STAMP)))
+}
 
 /// One run's use of the shared state.
 pub struct Shared<'a> {
     store: Box<dyn Store>,
+    settings: Settings,
     key: String,
-    limits: Limits,
     reporter: &'a Reporter,
     deadline: Option<Instant>,
-    /// This run is the half-open circuit's probe.
-    pub probe: bool,
+    /// The number of the probe lease this run holds, when it is the half-open circuit's
+    /// probe.
+    pub probe: Option<u64>,
+    /// The store failed during this run: it is not asked again.
+    broken: Cell<bool>,
 }
 
-/// The lock wait allowed: a fifth of the time left before `deadline` at most, so the
-/// request itself keeps most of it (with `grace` past it, for the final record).
-fn lock_wait(deadline: Option<Instant>, grace: Duration) -> Duration {
-    match deadline {
-        Some(d) => LOCK_WAIT.min(d.saturating_duration_since(Instant::now()) / 5 + grace),
-        None => LOCK_WAIT,
-    }
+/// What the breaker and the shared Retry-After say before the first attempt.
+pub struct Admitted<'a> {
+    /// The state to use for the rest of the run (`None`: going on without it).
+    pub shared: Option<Shared<'a>>,
+    /// A Retry-After that another run shared, still holding for this long: wait first.
+    pub hold: Option<Duration>,
 }
+
+/// What the state says about a retry the run's own policy allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Go, after at least this long when another run's Retry-After still holds.
+    Go(Option<Duration>),
+    /// The retry budget is spent (exit 7); why.
+    Spent(String),
+    /// A shared Retry-After holds past the deadline (exit 5); why.
+    TooLate(String),
+}
+
+/// The most the whole run's store time may pass the deadline by, for the final record.
+const FINISH_GRACE: Duration = Duration::from_millis(50);
 
 impl<'a> Shared<'a> {
-    /// Asks the breaker whether the run may start. `Err` holds the reason for the refusal
-    /// (exit 7), for the summary line. A state file that cannot be used (not a regular file,
-    /// not written by retry-http, unreadable, locked too long, unwritable) is reported once
-    /// and the run goes on without it (`Ok(None)`), the file untouched: shared state must
-    /// never stop a request by accident, nor destroy a file that is not its own.
+    /// Asks whether the run may start. `Err` holds the reason for a refusal (exit 7), for
+    /// the summary line: the circuit is open, a shared Retry-After holds past the deadline,
+    /// or the store cannot be used and `--state-on-error` is closed.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
     /// run (its deadline or attempt timeout), and never less than the cooldown.
     pub fn admit(
-        path: &std::path::Path,
-        limits: Limits,
+        settings: &Settings,
         lease: Duration,
-        target: (&Url, Option<&std::path::Path>),
+        target: (&Url, Option<&Path>),
         reporter: &'a Reporter,
         deadline: Option<Instant>,
-    ) -> Result<Option<Self>, String> {
-        let unusable = |why: &str| {
-            reporter.warn(&format!(
-                "cannot use the state file {}: {why}; going on without it",
-                path.display()
-            ));
-            Ok(None)
-        };
-        let store = match store::open(path, &limits) {
-            Ok(s) => s,
-            Err(why) => return unusable(&why),
-        };
+    ) -> Result<Admitted<'a>, String> {
         let key = target_key(target.0, target.1);
+        let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
+        let opening = Opening {
+            location: &settings.location,
+            limits: &settings.limits,
+            clock: Clock::own(),
+            cacert: settings.cacert.as_deref(),
+        };
+        let store = match store::open(opening, bound) {
+            Ok(s) => s,
+            Err(why) => return unusable(settings, reporter, &why),
+        };
+        let id = probe_number();
+        let limits = settings.limits;
         let warn = |m: &str| reporter.warn(m);
-        let now = now_ms();
-        let wait = lock_wait(deadline, Duration::ZERO);
-        let admission = store.decide(&key, now, wait, &warn, |t| t.admit(now, &limits, lease));
-        match admission {
-            Err(e) => unusable(&e.to_string()),
-            Ok(Admission::Refuse { until, why }) => {
-                let until = until.min(MAX_STAMP);
-                let when =
-                    httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_millis(until));
+        let asked = store.decide(&key, bound, &warn, |t, now| {
+            let admission = t.admit(now, &limits, lease, id);
+            (admission, t.held(now), now)
+        });
+        let (admission, hold, now) = match asked {
+            Ok(a) => a,
+            Err(e) => return unusable(settings, reporter, &e.to_string()),
+        };
+        let probe = match admission {
+            Admission::Refuse { until, why } => {
                 let wait = Duration::from_millis(until.saturating_sub(now));
-                Err(format!(
-                    "nothing sent: {why} for {key}; the next probe may start in {} ({when})",
-                    crate::units::fmt_duration(wait)
-                ))
+                return Err(format!(
+                    "nothing sent: {why} for {key}; the next probe may start in {} ({})",
+                    fmt_duration(wait),
+                    http_date(until)
+                ));
             }
-            Ok(admission) => {
-                let probe = admission == Admission::Probe;
-                if probe {
-                    reporter.info(&format!(
-                        "the circuit for {key} is half-open: this run probes with a single attempt"
-                    ));
+            Admission::Probe => {
+                reporter.info(&format!(
+                    "the circuit for {key} is half-open: this run probes with a single attempt"
+                ));
+                Some(id)
+            }
+            Admission::Run => None,
+        };
+        let shared = Shared {
+            store,
+            settings: settings.clone(),
+            key,
+            reporter,
+            deadline,
+            probe,
+            broken: Cell::new(false),
+        };
+        if let Some(h) = hold {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if !hold_fits(h, left) {
+                // A probe that sends nothing frees its lease.
+                if shared.probe.is_some() {
+                    shared.record(RunResult::Neutral, None);
                 }
-                Ok(Some(Shared {
-                    store,
-                    key,
-                    limits,
-                    reporter,
-                    deadline,
-                    probe,
-                }))
+                return Err(format!(
+                    "nothing sent: another run was told to wait until {} (Retry-After from {}), {} from now, past the deadline ({} left)",
+                    http_date(now.saturating_add(crate::units::millis(h))),
+                    shared.key,
+                    fmt_duration(h),
+                    fmt_duration(left.unwrap_or_default())
+                ));
             }
         }
-    }
-
-    /// Takes one retry from the budget, or says why not.
-    pub fn take_retry(&self) -> Result<(), String> {
-        let warn = |m: &str| self.reporter.warn(m);
-        let now = now_ms();
-        let wait = lock_wait(self.deadline, Duration::ZERO);
-        let taken = self.store.decide(&self.key, now, wait, &warn, |t| {
-            t.take_retry(now, &self.limits)
-        });
-        taken.unwrap_or_else(|e| {
-            self.reporter.warn(&format!(
-                "cannot use the state file: {e}; retrying without the budget"
-            ));
-            Ok(())
+        Ok(Admitted {
+            shared: Some(shared),
+            hold,
         })
     }
 
-    /// Records how the run ended. A run that the retry budget stopped failed as much as one
-    /// that ran out of attempts: it counts toward opening the circuit, or a target that
-    /// stays down would be hit once per run for ever. Like every update, it prunes old
-    /// entries of every target and forgets targets idle past `--state-ttl`.
-    pub fn finish(&self, outcome: Outcome) {
-        let result = match outcome {
-            Outcome::Success => RunResult::Success,
-            Outcome::AttemptsExhausted
-            | Outcome::Deadline
-            | Outcome::NonRetryableTransport
-            | Outcome::Refused => RunResult::Failure,
-            _ => RunResult::Neutral,
-        };
-        let warn = |m: &str| self.reporter.warn(m);
-        let now = now_ms();
-        let probe = self.probe;
-        // A little past the deadline is allowed here: the record is worth 50 ms.
-        let wait = lock_wait(self.deadline, Duration::from_millis(50));
-        let recorded = self.store.decide(&self.key, now, wait, &warn, |t| {
-            t.finish(now, result, probe, &self.limits)
-        });
-        if let Err(e) = recorded {
-            self.reporter
-                .warn(&format!("cannot record the run in the state file: {e}"));
+    /// The bound of one operation now (`grace`: how far past the deadline it may go).
+    fn bound(&self, grace: Duration) -> Duration {
+        op_bound(self.settings.timeout, self.deadline, grace)
+    }
+
+    /// Reports a store that failed mid-run, once; with `--state-on-error closed` the run
+    /// must send nothing more (`Err`, for the retry's refusal).
+    fn failed(&self, e: &std::io::Error) -> Result<(), String> {
+        let first = !self.broken.replace(true);
+        let name = self.settings.location.display();
+        match self.settings.on_error {
+            OnError::Open => {
+                if first {
+                    self.reporter.warn(&format!(
+                        "cannot use {} {name}: {e}; going on without it",
+                        self.settings.location.noun()
+                    ));
+                }
+                Ok(())
+            }
+            OnError::Closed => Err(format!(
+                "{} {name} cannot be used ({e}) and --state-on-error is closed",
+                self.settings.location.noun()
+            )),
         }
+    }
+
+    /// Asks the state about a retry the run's policy allows: shares this attempt's
+    /// Retry-After (`hint`, clamped), if it had one; then stops the run if a shared one
+    /// holds past the deadline (`left`: time left), else takes one retry from the budget.
+    /// The budget is charged only when the retry will be sent.
+    pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>) -> Gate {
+        if self.broken.get() {
+            return match self.settings.on_error {
+                OnError::Open => Gate::Go(None),
+                OnError::Closed => Gate::Spent("the state store failed earlier in this run".into()),
+            };
+        }
+        let warn = |m: &str| self.reporter.warn(m);
+        let limits = self.settings.limits;
+        let key = &self.key;
+        let answer = self
+            .store
+            .decide(key, self.bound(Duration::ZERO), &warn, |t, now| {
+                gate(t, now, &limits, (hint, left), key)
+            });
+        match answer {
+            Ok(g) => g,
+            Err(e) => match self.failed(&e) {
+                Ok(()) => Gate::Go(None),
+                Err(why) => Gate::Spent(why),
+            },
+        }
+    }
+
+    /// Records how the run ended: a failed run (exit 4, 5, 6, or refused by the budget)
+    /// counts toward opening the circuit, unless the target was rate limiting it (its last
+    /// answer a 429): that is not an outage, and the shared Retry-After governs it. The
+    /// last answer's Retry-After (`last`: its status and clamped hint) is shared.
+    pub fn finish(&self, outcome: Outcome, last: Option<(u16, Option<Duration>)>) {
+        if self.broken.get() {
+            return;
+        }
+        let result = run_result(outcome, last.map(|l| l.0));
+        let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
+        self.record(result, hint);
+    }
+
+    /// Records `result` in the breaker, and shares `hint`.
+    fn record(&self, result: RunResult, hint: Option<Duration>) {
+        let limits = self.settings.limits;
+        let probe = self.probe;
+        let warn = |m: &str| self.reporter.warn(m);
+        let recorded = self
+            .store
+            .decide(&self.key, self.bound(FINISH_GRACE), &warn, |t, now| {
+                if let Some(h) = hint {
+                    t.hold(now, h);
+                }
+                t.finish(now, result, probe, &limits)
+            });
+        if let Err(e) = recorded {
+            self.reporter.warn(&format!(
+                "cannot record the run in {} {}: {e}",
+                self.settings.location.noun(),
+                self.settings.location.display()
+            ));
+        }
+    }
+}
+
+/// The decision of `Shared::take_retry` on the record.
+fn gate(
+    t: &mut Target,
+    now: Millis,
+    limits: &Limits,
+    (hint, left): (Option<Duration>, Option<Duration>),
+    key: &str,
+) -> Gate {
+    if let Some(h) = hint {
+        t.hold(now, h);
+    }
+    let held = t.held(now);
+    if let Some(h) = held
+        && !hold_fits(h, left)
+    {
+        return Gate::TooLate(format!(
+            "stopping: a Retry-After for {key} shared by the runs holds for {}, past the deadline ({} left)",
+            fmt_duration(h),
+            fmt_duration(left.unwrap_or_default())
+        ));
+    }
+    match t.take_retry(now, limits) {
+        Ok(()) => Gate::Go(held),
+        Err(why) => Gate::Spent(why),
+    }
+}
+
+/// Whether a Retry-After on this status is shared with the other runs (RFC 6585 section 4
+/// for 429, RFC 9110 section 15.6.4 for 503).
+pub fn shares_hint(status: u16) -> bool {
+    matches!(status, 429 | 503)
+}
+
+/// How a run that ended with `outcome`, its last answer `status`, counts for the breaker.
+pub fn run_result(outcome: Outcome, status: Option<u16>) -> RunResult {
+    match outcome {
+        Outcome::Success => RunResult::Success,
+        _ if status == Some(429) => RunResult::Neutral,
+        Outcome::AttemptsExhausted
+        | Outcome::Deadline
+        | Outcome::NonRetryableTransport
+        | Outcome::Refused => RunResult::Failure,
+        _ => RunResult::Neutral,
+    }
+}
+
+/// The bound of one store operation: `timeout`, cut to what is left before `deadline`
+/// (plus `grace`).
+fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Duration {
+    match deadline {
+        Some(d) => timeout.min(d.saturating_duration_since(Instant::now()) + grace),
+        None => timeout,
+    }
+}
+
+/// A store that cannot be used before the first attempt: reported once, then as
+/// `--state-on-error` says.
+fn unusable<'a>(
+    settings: &Settings,
+    reporter: &Reporter,
+    why: &str,
+) -> Result<Admitted<'a>, String> {
+    let noun = settings.location.noun();
+    let name = settings.location.display();
+    match settings.on_error {
+        OnError::Open => {
+            reporter.warn(&format!(
+                "cannot use {noun} {name}: {why}; going on without it"
+            ));
+            Ok(Admitted {
+                shared: None,
+                hold: None,
+            })
+        }
+        OnError::Closed => Err(format!(
+            "nothing sent: {noun} {name} cannot be used ({why}) and --state-on-error is closed"
+        )),
+    }
+}
+
+/// A number for this run's probe lease, unlikely to be any other run's (53 bits, so that
+/// any JSON reader keeps it exact).
+fn probe_number() -> u64 {
+    rand::random::<u64>() >> 11 | 1
+}
+
+/// What `--explain` shows of the state: the store, its failure policy, and what a run
+/// would be told now, from one read-only query (no lease taken, nothing charged).
+pub fn explain(settings: &Settings, target: (&Url, Option<&Path>)) -> Vec<String> {
+    let key = target_key(target.0, target.1);
+    let loc = &settings.location;
+    let policy = match settings.on_error {
+        OnError::Open => "open (a store that fails is reported and the run goes on without it)",
+        OnError::Closed => "closed (a store that fails stops the run, exit 7, nothing sent)",
+    };
+    let mut lines = vec![
+        format!("state:        {} (key {key})", loc.display()),
+        format!(
+            "              each operation within {}; on error: {policy}",
+            fmt_duration(settings.timeout)
+        ),
+    ];
+    let opening = Opening {
+        location: loc,
+        limits: &settings.limits,
+        clock: Clock::own(),
+        cacert: settings.cacert.as_deref(),
+    };
+    let peeked = store::open(opening, settings.timeout)
+        .and_then(|s| s.peek(&key, settings.timeout).map_err(|e| e.to_string()));
+    let (t, now) = match peeked {
+        Ok(p) => p,
+        Err(why) => {
+            lines.push(format!("              cannot be read now: {why}"));
+            return lines;
+        }
+    };
+    let l = &settings.limits;
+    let b = &t.breaker;
+    let circuit = match b.opened_at {
+        None => format!(
+            "closed ({} of {} failed runs in a row)",
+            b.failures, l.threshold
+        ),
+        Some(opened) => {
+            let reopen = opened.saturating_add(crate::units::millis(l.cooldown));
+            match b.probe_until.filter(|p| *p > now) {
+                _ if now < reopen => format!(
+                    "open: refusing for {} more (until {})",
+                    fmt_duration(Duration::from_millis(reopen - now)),
+                    http_date(reopen)
+                ),
+                Some(p) => format!(
+                    "half-open: a probe is in flight (its lease ends in {})",
+                    fmt_duration(Duration::from_millis(p - now))
+                ),
+                None => "half-open: the next run probes with a single attempt".into(),
+            }
+        }
+    };
+    let (allowed, taken) = t.budget.allowance(l.budget_pct, l.floor);
+    lines.push(format!("now:          circuit {circuit}"));
+    lines.push(format!(
+        "              retry budget: {} of {allowed} left in the last {} ({} successes)",
+        allowed.saturating_sub(taken),
+        humantime::format_duration(l.window),
+        t.budget.counts().0
+    ));
+    lines.push(match t.held(now) {
+        Some(h) => format!(
+            "              Retry-After shared by the runs: holds for {} (until {})",
+            fmt_duration(h),
+            http_date(now.saturating_add(crate::units::millis(h)))
+        ),
+        None => "              Retry-After shared by the runs: none".into(),
+    });
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limiting_is_not_an_outage() {
+        assert_eq!(
+            run_result(Outcome::AttemptsExhausted, Some(429)),
+            RunResult::Neutral
+        );
+        assert_eq!(run_result(Outcome::Refused, Some(429)), RunResult::Neutral);
+        assert_eq!(
+            run_result(Outcome::AttemptsExhausted, Some(503)),
+            RunResult::Failure
+        );
+        assert_eq!(run_result(Outcome::Deadline, None), RunResult::Failure);
+        assert_eq!(run_result(Outcome::Success, Some(200)), RunResult::Success);
+        assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
+    }
+
+    #[test]
+    fn the_gate_shares_the_hint_and_charges_only_what_is_sent() {
+        let l = crate::fleet::store::contract::limits();
+        let s = Duration::from_secs;
+        let mut t = Target::default();
+        assert_eq!(
+            gate(&mut t, 0, &l, (Some(s(5)), None), "k"),
+            Gate::Go(Some(s(5)))
+        );
+        assert!(matches!(
+            gate(&mut t, 1_000, &l, (None, Some(s(2))), "k"),
+            Gate::TooLate(why) if why.contains("holds for 4s")
+        ));
+        assert_eq!(t.budget.counts().1, 1, "the late retry is not charged");
+        assert_eq!(gate(&mut t, 6_000, &l, (None, None), "k"), Gate::Go(None));
+        assert!(matches!(
+            gate(&mut t, 7_000, &l, (None, None), "k"),
+            Gate::Spent(_)
+        ));
     }
 }

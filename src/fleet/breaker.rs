@@ -18,6 +18,10 @@ pub struct Breaker {
     pub opened_at: Option<Millis>,
     /// Until when a probe holds the half-open circuit.
     pub probe_until: Option<Millis>,
+    /// Which run holds the probe lease (a number it drew), so that only that run's end
+    /// frees it: a probe whose lease expired and was taken by a newer probe cannot free the
+    /// newer one's when it finishes late.
+    pub probe_id: Option<u64>,
 }
 
 /// What the breaker says before a run.
@@ -49,14 +53,22 @@ pub enum RunResult {
 
 impl Breaker {
     /// Whether the circuit is open or half-open (a probe may be due).
+    #[cfg(test)]
     pub fn is_open(&self) -> bool {
         self.opened_at.is_some()
     }
 
     /// Decides whether a run may start at `now`. An open circuit refuses for `cooldown`
     /// after it opened; then the first run to ask is the probe and takes the lease for
-    /// `lease` (at least `cooldown`), during which the others are refused.
-    pub fn admit(&mut self, now: Millis, cooldown: Duration, lease: Duration) -> Admission {
+    /// `lease` (at least `cooldown`) under its number `id`, during which the others are
+    /// refused.
+    pub fn admit(
+        &mut self,
+        now: Millis,
+        cooldown: Duration,
+        lease: Duration,
+        id: u64,
+    ) -> Admission {
         let Some(opened) = self.opened_at else {
             return Admission::Run;
         };
@@ -77,27 +89,35 @@ impl Breaker {
             };
         }
         self.probe_until = Some(now.saturating_add(millis(lease.max(cooldown))));
+        self.probe_id = Some(id);
         Admission::Probe
     }
 
-    /// Records how a run that ended at `now` went: a success closes the circuit; a failure
-    /// counts, and opens it when it is the probe's or the `threshold`-th in a row; a neutral
-    /// end only frees the probe lease.
-    pub fn finish(&mut self, now: Millis, result: RunResult, probe: bool, threshold: u32) {
+    /// Whether the run numbered `id` holds the probe lease.
+    fn holds_lease(&self, id: Option<u64>) -> bool {
+        id.is_some() && self.probe_until.is_some() && self.probe_id == id
+    }
+
+    /// Records how a run that ended at `now` went; `probe` is the number of the lease it
+    /// took, if it was admitted as the probe. A success closes the circuit, whoever's; a
+    /// failure counts, and opens it when it is the `threshold`-th in a row or the failure of
+    /// the probe that still holds the lease. Only that probe's end frees the lease: a probe
+    /// whose lease expired and was taken again is then an ordinary run.
+    pub fn finish(&mut self, now: Millis, result: RunResult, probe: Option<u64>, threshold: u32) {
+        let holder = self.holds_lease(probe);
         match result {
             RunResult::Success => *self = Breaker::default(),
             RunResult::Failure => {
                 self.failures = self.failures.saturating_add(1);
-                self.probe_until = None;
-                if probe || self.failures >= threshold {
+                if holder || self.failures >= threshold {
                     self.opened_at = Some(now);
                 }
             }
-            RunResult::Neutral => {
-                if probe {
-                    self.probe_until = None;
-                }
-            }
+            RunResult::Neutral => {}
+        }
+        if holder {
+            self.probe_until = None;
+            self.probe_id = None;
         }
     }
 }
@@ -113,33 +133,39 @@ mod tests {
     fn breaker_opens_after_threshold_then_probes_once() {
         let mut b = Breaker::default();
         for i in 0..3 {
-            assert_eq!(b.admit(i, COOLDOWN, Duration::ZERO), Admission::Run);
-            b.finish(i, RunResult::Failure, false, THRESHOLD);
+            assert_eq!(b.admit(i, COOLDOWN, Duration::ZERO, 1), Admission::Run);
+            b.finish(i, RunResult::Failure, None, THRESHOLD);
         }
         assert!(matches!(
-            b.admit(1_000, COOLDOWN, Duration::ZERO),
+            b.admit(1_000, COOLDOWN, Duration::ZERO, 1),
             Admission::Refuse { until: 30_002, .. }
         ));
-        assert_eq!(b.admit(40_000, COOLDOWN, Duration::ZERO), Admission::Probe);
+        assert_eq!(
+            b.admit(40_000, COOLDOWN, Duration::ZERO, 1),
+            Admission::Probe
+        );
         assert!(
             matches!(
-                b.admit(40_001, COOLDOWN, Duration::ZERO),
+                b.admit(40_001, COOLDOWN, Duration::ZERO, 1),
                 Admission::Refuse { .. }
             ),
             "one probe at a time"
         );
-        b.finish(41_000, RunResult::Failure, true, THRESHOLD);
+        b.finish(41_000, RunResult::Failure, Some(1), THRESHOLD);
         assert!(
             matches!(
-                b.admit(42_000, COOLDOWN, Duration::ZERO),
+                b.admit(42_000, COOLDOWN, Duration::ZERO, 1),
                 Admission::Refuse { until: 71_000, .. }
             ),
             "a failed probe reopens"
         );
-        assert_eq!(b.admit(80_000, COOLDOWN, Duration::ZERO), Admission::Probe);
-        b.finish(80_500, RunResult::Success, true, THRESHOLD);
         assert_eq!(
-            b.admit(80_600, COOLDOWN, Duration::ZERO),
+            b.admit(80_000, COOLDOWN, Duration::ZERO, 1),
+            Admission::Probe
+        );
+        b.finish(80_500, RunResult::Success, Some(1), THRESHOLD);
+        assert_eq!(
+            b.admit(80_600, COOLDOWN, Duration::ZERO, 1),
             Admission::Run,
             "a successful probe closes"
         );
@@ -151,14 +177,18 @@ mod tests {
             failures: 5,
             opened_at: Some(0),
             probe_until: None,
+            probe_id: None,
         };
-        assert_eq!(b.admit(30_000, COOLDOWN, Duration::ZERO), Admission::Probe);
+        assert_eq!(
+            b.admit(30_000, COOLDOWN, Duration::ZERO, 1),
+            Admission::Probe
+        );
         assert!(matches!(
-            b.admit(59_999, COOLDOWN, Duration::ZERO),
+            b.admit(59_999, COOLDOWN, Duration::ZERO, 1),
             Admission::Refuse { .. }
         ));
         assert_eq!(
-            b.admit(60_000, COOLDOWN, Duration::ZERO),
+            b.admit(60_000, COOLDOWN, Duration::ZERO, 1),
             Admission::Probe,
             "the lease expired"
         );
@@ -170,15 +200,48 @@ mod tests {
             failures: 3,
             opened_at: Some(0),
             probe_until: None,
+            probe_id: None,
         };
         let lease = Duration::from_secs(120);
-        assert_eq!(b.admit(30_000, COOLDOWN, lease), Admission::Probe);
+        assert_eq!(b.admit(30_000, COOLDOWN, lease, 1), Admission::Probe);
         assert!(matches!(
-            b.admit(149_999, COOLDOWN, lease),
+            b.admit(149_999, COOLDOWN, lease, 1),
             Admission::Refuse { until: 150_000, .. }
         ));
-        b.finish(31_000, RunResult::Neutral, true, THRESHOLD);
-        assert_eq!(b.admit(31_001, COOLDOWN, lease), Admission::Probe);
+        b.finish(31_000, RunResult::Neutral, Some(1), THRESHOLD);
+        assert_eq!(b.admit(31_001, COOLDOWN, lease, 1), Admission::Probe);
         assert!(b.is_open(), "a neutral end says nothing about the target");
+    }
+
+    #[test]
+    fn a_late_probe_cannot_free_a_newer_probes_lease() {
+        let mut b = Breaker {
+            failures: 5,
+            opened_at: Some(0),
+            ..Breaker::default()
+        };
+        assert_eq!(
+            b.admit(30_000, COOLDOWN, Duration::ZERO, 1),
+            Admission::Probe
+        );
+        assert_eq!(
+            b.admit(60_000, COOLDOWN, Duration::ZERO, 2),
+            Admission::Probe,
+            "the first lease expired"
+        );
+        for late in [RunResult::Neutral, RunResult::Failure] {
+            let mut after = b.clone();
+            after.finish(61_000, late, Some(1), THRESHOLD);
+            assert!(
+                matches!(
+                    after.admit(61_001, COOLDOWN, Duration::ZERO, 3),
+                    Admission::Refuse { .. }
+                ),
+                "{late:?}: the second probe still holds the circuit"
+            );
+            assert_eq!((after.probe_id, after.probe_until), (Some(2), Some(90_000)));
+        }
+        b.finish(62_000, RunResult::Failure, Some(2), THRESHOLD);
+        assert_eq!((b.opened_at, b.probe_id), (Some(62_000), None), "reopened");
     }
 }

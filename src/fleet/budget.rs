@@ -3,45 +3,104 @@
 //! within `--budget-window` are limited to `--retry-budget` percent of the successful
 //! requests in that window, with a floor of `--budget-floor` retries. Where the budget lives
 //! is the `store`'s business.
+//!
+//! The window is remembered in `BUCKETS` buckets of a tenth of the window each, counting the
+//! successes and the retries that fell in them, so a record stays a few hundred bytes
+//! however busy its target (a fleet's store holds one per target). The price is the window's
+//! edge: an event counts for between 0.9 and 1.0 of the window (it leaves with its bucket),
+//! an error of at most a tenth of the window. Both stores keep the same buckets, so both
+//! make the same decisions.
 
 use crate::fleet::Millis;
 use crate::units::millis;
 use std::time::Duration;
 
-/// The most timestamps kept per list, so the state stays small under heavy use.
-pub const MAX_STAMPS: usize = 10_000;
+/// How many buckets a window is cut into.
+pub const BUCKETS: u64 = 10;
 
-/// What the retry budget remembers of one target: when requests succeeded and when retries
-/// were sent, both within the window (older ones are dropped as the window slides).
+/// The most buckets a record keeps (more arrive only from a clock set back, or a window
+/// that was changed between runs); the oldest go first.
+pub const MAX_BUCKETS: usize = 2 * BUCKETS as usize;
+
+/// What happened in one tenth of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucket {
+    /// When the bucket began (milliseconds, a multiple of its width).
+    pub start: Millis,
+    /// Successful requests that ended in it.
+    pub successes: u64,
+    /// Retries sent in it.
+    pub retries: u64,
+}
+
+/// What the retry budget remembers of one target: the buckets of the window, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Budget {
-    /// When successful requests ended.
-    pub successes: Vec<Millis>,
-    /// When retries were sent.
-    pub retries: Vec<Millis>,
+    /// The buckets, by `start`, oldest first.
+    pub buckets: Vec<Bucket>,
+}
+
+/// The width of a bucket of `window`: a tenth of it, at least 1 ms.
+pub fn width(window: Duration) -> Millis {
+    (millis(window) / BUCKETS).max(1)
 }
 
 impl Budget {
-    /// Drops timestamps older than `window` before `now`, and the oldest beyond
-    /// `MAX_STAMPS` per list.
+    /// Drops the buckets that began `window` or more before `now` (so an event counts for
+    /// between nine and ten tenths of the window), and the oldest beyond `MAX_BUCKETS`.
     pub fn prune(&mut self, now: Millis, window: Duration) {
         let since = now.saturating_sub(millis(window));
-        for list in [&mut self.successes, &mut self.retries] {
-            list.retain(|t| *t >= since);
-            if list.len() > MAX_STAMPS {
-                list.drain(..list.len() - MAX_STAMPS);
-            }
+        self.buckets
+            .retain(|b| b.start > since || now < millis(window));
+        if self.buckets.len() > MAX_BUCKETS {
+            self.buckets.drain(..self.buckets.len() - MAX_BUCKETS);
         }
     }
 
     /// Whether nothing is remembered.
     pub fn is_empty(&self) -> bool {
-        self.successes.is_empty() && self.retries.is_empty()
+        self.buckets.is_empty()
+    }
+
+    /// The successes and the retries counted in the window (as pruned).
+    pub fn counts(&self) -> (u64, u64) {
+        self.buckets.iter().fold((0, 0), |(s, r), b| {
+            (s.saturating_add(b.successes), r.saturating_add(b.retries))
+        })
+    }
+
+    /// The bucket of `now`, made when it is missing.
+    fn bucket(&mut self, now: Millis, window: Duration) -> &mut Bucket {
+        let w = width(window);
+        let start = now - now % w;
+        let at = match self.buckets.binary_search_by_key(&start, |b| b.start) {
+            Ok(at) => at,
+            Err(at) => {
+                let fresh = Bucket {
+                    start,
+                    successes: 0,
+                    retries: 0,
+                };
+                self.buckets.insert(at, fresh);
+                at
+            }
+        };
+        &mut self.buckets[at]
     }
 
     /// Records a successful request that ended at `now`: it earns retries.
-    pub fn success(&mut self, now: Millis) {
-        self.successes.push(now);
+    pub fn success(&mut self, now: Millis, window: Duration) {
+        self.prune(now, window);
+        let b = self.bucket(now, window);
+        b.successes = b.successes.saturating_add(1);
+    }
+
+    /// The retries allowed now and those already taken, as pruned: `percent` (of 100) of
+    /// the successes, and at least `floor`.
+    pub fn allowance(&self, percent: f64, floor: u32) -> (u64, u64) {
+        let (successes, retries) = self.counts();
+        let earned = (successes as f64 * percent / 100.0).floor() as u64;
+        (earned.max(u64::from(floor)), retries)
     }
 
     /// Takes one retry at `now`, or says how the budget is spent: within `window`, the
@@ -54,19 +113,19 @@ impl Budget {
         floor: u32,
     ) -> Result<(), String> {
         self.prune(now, window);
-        let earned = (self.successes.len() as f64 * percent / 100.0).floor() as u64;
-        let allowed = earned.max(u64::from(floor));
-        if self.retries.len() as u64 >= allowed {
+        let (allowed, taken) = self.allowance(percent, floor);
+        if taken >= allowed {
             return Err(format!(
                 "the retry budget is spent: {} retries in the last {} (allowed: {}% of {} successes, at least {})",
-                self.retries.len(),
+                taken,
                 humantime::format_duration(window),
                 percent,
-                self.successes.len(),
+                self.counts().0,
                 floor
             ));
         }
-        self.retries.push(now);
+        let b = self.bucket(now, window);
+        b.retries = b.retries.saturating_add(1);
         Ok(())
     }
 }
@@ -86,7 +145,9 @@ mod tests {
             b.take_retry(3, 10.0, WINDOW, 2).is_err(),
             "floor of 2 spent"
         );
-        b.successes = (0..50).map(|i| 10 + i).collect();
+        for i in 0..50 {
+            b.success(10 + i, WINDOW);
+        }
         for i in 0..3 {
             assert!(
                 b.take_retry(100 + i, 10.0, WINDOW, 2).is_ok(),
@@ -102,10 +163,11 @@ mod tests {
 
     #[test]
     fn a_spent_budget_says_how() {
-        let mut b = Budget {
-            successes: vec![5; 10],
-            retries: vec![6],
-        };
+        let mut b = Budget::default();
+        for _ in 0..10 {
+            b.success(5, WINDOW);
+        }
+        assert!(b.take_retry(6, 10.0, WINDOW, 1).is_ok());
         let why = b.take_retry(7, 10.0, WINDOW, 1).expect_err("1 of 1 spent");
         assert_eq!(
             why,
@@ -113,17 +175,43 @@ mod tests {
         );
     }
 
+    /// An event counts for nine to ten tenths of the window, never more, never less.
     #[test]
-    fn pruning_keeps_the_window_and_at_most_max_stamps() {
-        let mut b = Budget {
-            successes: (0..MAX_STAMPS as u64 + 10).collect(),
-            retries: vec![0, 1_000, 2_000],
-        };
-        b.prune(2_000, WINDOW);
-        assert_eq!(b.successes.len(), MAX_STAMPS);
-        assert_eq!(b.successes[0], 10, "the oldest go first");
-        b.prune(2_500, Duration::from_secs(1));
-        assert_eq!(b.retries, [2_000]);
+    fn an_event_leaves_the_window_with_its_bucket() {
+        let w = width(WINDOW);
+        assert_eq!(w, 60_000);
+        for at in [1_000_000, 1_000_000 + w - 1, 1_020_000] {
+            let mut b = Budget::default();
+            b.take_retry(at, 0.0, WINDOW, 1).expect("the floor");
+            let start = at - at % w;
+            let gone = start + millis(WINDOW);
+            let mut still = b.clone();
+            assert!(
+                still.take_retry(gone - 1, 0.0, WINDOW, 1).is_err(),
+                "counted until its bucket leaves ({at})"
+            );
+            let age = gone - 1 - at;
+            assert!(age >= millis(WINDOW) - w && age < millis(WINDOW), "{age}");
+            assert!(b.take_retry(gone, 0.0, WINDOW, 1).is_ok(), "gone ({at})");
+        }
+    }
+
+    #[test]
+    fn buckets_stay_few_and_in_order() {
+        let mut b = Budget::default();
+        for i in 0..100_000u64 {
+            b.success(i * 97, WINDOW);
+        }
+        assert!(
+            b.buckets.len() <= BUCKETS as usize + 1,
+            "{}",
+            b.buckets.len()
+        );
+        assert!(b.buckets.windows(2).all(|p| p[0].start < p[1].start));
+        // A clock set back inserts an older bucket in its place.
+        b.success(9_030_000, WINDOW);
+        assert!(b.buckets.windows(2).all(|p| p[0].start < p[1].start));
+        assert!(b.buckets.len() <= MAX_BUCKETS);
         b.prune(u64::MAX, Duration::from_secs(1));
         assert!(b.is_empty());
     }

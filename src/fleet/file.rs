@@ -15,7 +15,7 @@
 use crate::files::{follow_link, temp_beside};
 use crate::fleet::Millis;
 use crate::fleet::record::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
-use crate::fleet::store::Store;
+use crate::fleet::store::{Clock, Store};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -193,15 +193,16 @@ fn read_head(path: &Path, all: bool) -> std::io::Result<Option<(Vec<u8>, bool)>>
 }
 
 /// The state file on disk, with its lock: a `Store`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct FileStore {
     /// The file itself, a link followed.
     path: PathBuf,
     /// How messages name it: "it", or "its link target PATH".
     subject: String,
-    /// The budget window and the TTL, which every update forgets by.
-    window: Duration,
-    ttl: Duration,
+    /// The settings every update forgets by.
+    limits: Limits,
+    /// The clock: this host's, or a test's.
+    clock: Clock,
 }
 
 impl FileStore {
@@ -211,7 +212,7 @@ impl FileStore {
     /// device, a FIFO or a folder would be destroyed by the rename, or block. So is a file
     /// that retry-http did not write (see `owner`), or one it cannot read: all this is
     /// judged here, before the lock file is created beside it, and nothing is written.
-    pub fn open(path: &Path, limits: &Limits) -> Result<FileStore, String> {
+    pub fn open(path: &Path, limits: &Limits, clock: Clock) -> Result<FileStore, String> {
         let resolved = follow_link(path)
             .map_err(|e| format!("cannot follow the link {}: {e}", path.display()))?;
         if resolved.file_name().is_none() || path.as_os_str().to_string_lossy().ends_with('/') {
@@ -234,8 +235,8 @@ impl FileStore {
         let file = FileStore {
             path: resolved,
             subject,
-            window: limits.window,
-            ttl: limits.ttl,
+            limits: *limits,
+            clock,
         };
         match read_head(&file.path, false) {
             Ok(None) => Ok(file),
@@ -342,19 +343,29 @@ impl Store for FileStore {
     fn update(
         &self,
         key: &str,
-        now: Millis,
-        wait: Duration,
+        bound: Duration,
         warn: &dyn Fn(&str),
-        change: &mut dyn FnMut(&mut Target),
+        change: &mut dyn FnMut(&mut Target, Millis),
     ) -> std::io::Result<()> {
-        let lock = self.lock(wait)?;
+        let lock = self.lock(bound)?;
+        let now = self.clock.host_time();
         let mut state = self.load(now, warn)?;
-        state.prune(now, self.window, self.ttl);
-        change(state.targets.entry(key.to_string()).or_default());
+        state.prune(now, &self.limits);
+        change(state.targets.entry(key.to_string()).or_default(), now);
         state.bound();
         self.save(&state)?;
         drop(lock);
         Ok(())
+    }
+
+    /// Reads the file without the lock (a rename replaces it whole, so what is read is
+    /// one version of it) and writes nothing; a missing or corrupt file of ours reads as
+    /// fresh.
+    fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
+        let now = self.clock.host_time();
+        let mut state = self.load(now, &|_| {})?;
+        state.prune(now, &self.limits);
+        Ok((state.targets.remove(key).unwrap_or_default(), now))
     }
 }
 
@@ -363,8 +374,8 @@ mod tests {
     use super::*;
     use crate::fleet::store::contract;
 
-    fn file_store(dir: &Path, limits: &Limits) -> Box<dyn Store> {
-        let store = FileStore::open(&dir.join("state.json"), limits);
+    fn file_store(dir: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
+        let store = FileStore::open(&dir.join("state.json"), limits, clock);
         Box::new(store.expect("a missing file is usable"))
     }
 
@@ -450,8 +461,8 @@ mod tests {
             Contents::Corrupt(why) if why.contains("larger than 4 MiB")
         ));
         assert!(matches!(
-            judge(b"{\"format\":\"retry-http-state\",\"version\":2,\"targets\":[]}", true, 0),
-            Contents::Foreign(why) if why.contains("newer retry-http (format version 2)")
+            judge(b"{\"format\":\"retry-http-state\",\"version\":3,\"targets\":[]}", true, 0),
+            Contents::Foreign(why) if why.contains("newer retry-http (format version 3)")
         ));
         for foreign in ["{\"a\":1}", "hello", "{\"version\":1,\"targets\":{}}"] {
             assert!(
@@ -477,21 +488,21 @@ mod tests {
     fn the_file_is_written_whole_and_a_foreign_one_left_alone() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let path = dir.path().join("state.json");
-        let store = FileStore::open(&path, &contract::limits()).expect("usable");
+        let store = FileStore::open(&path, &contract::limits(), Clock::manual(7)).expect("usable");
         let quiet = |m: &str| panic!("{m}");
         store
-            .update("http://h:80", 7, Duration::ZERO, &quiet, &mut |t| {
-                t.seen = 7
+            .update("http://h:80", Duration::ZERO, &quiet, &mut |t, now| {
+                t.hold(now, Duration::from_secs(1))
             })
             .expect("written");
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(
             text,
-            "{\n  \"format\": \"retry-http-state\",\n  \"version\": 1,\n  \"targets\": {\n    \"http://h:80\": {\"breaker\":{\"failures\":0,\"opened_at\":null,\"probe_until\":null},\"retries\":[],\"seen\":7,\"successes\":[]}\n  }\n}\n"
+            "{\n  \"format\": \"retry-http-state\",\n  \"version\": 2,\n  \"targets\": {\n    \"http://h:80\": {\"breaker\":{\"failures\":0,\"opened_at\":null,\"probe_id\":null,\"probe_until\":null},\"budget\":[],\"hold_until\":1007,\"seen\":7}\n  }\n}\n"
         );
         assert!(dir.path().join("state.json.lock").exists());
         std::fs::write(&path, "notes: buy milk\n").expect("write");
-        let refused = store.update("http://h:80", 8, Duration::ZERO, &quiet, &mut |_| {
+        let refused = store.update("http://h:80", Duration::ZERO, &quiet, &mut |_, _| {
             panic!("no decision on someone else's file")
         });
         let why = refused.expect_err("refused").to_string();
@@ -503,7 +514,8 @@ mod tests {
             std::fs::read_to_string(&path).expect("read"),
             "notes: buy milk\n"
         );
-        let why = FileStore::open(&path, &contract::limits()).expect_err("refused");
+        let why =
+            FileStore::open(&path, &contract::limits(), Clock::manual(7)).expect_err("refused");
         assert!(why.contains("left untouched"), "{why}");
     }
 
@@ -512,11 +524,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let path = dir.path().join("state.json");
         std::fs::write(&path, &LEGACY[..LEGACY.len() - 20]).expect("write");
-        let store = FileStore::open(&path, &contract::limits()).expect("ours");
+        let store = FileStore::open(&path, &contract::limits(), Clock::manual(7)).expect("ours");
         let heard = std::cell::RefCell::new(Vec::new());
         let warn = |m: &str| heard.borrow_mut().push(m.to_string());
         store
-            .update("http://h:80", 7, Duration::ZERO, &warn, &mut |_| {})
+            .update("http://h:80", Duration::ZERO, &warn, &mut |t, now| {
+                t.hold(now, Duration::from_secs(1))
+            })
             .expect("replaced");
         assert_eq!(
             heard.into_inner(),

@@ -9,6 +9,7 @@
 //!   bounds on what is remembered (TTL, targets, bytes);
 //! - `store`: the seam where records live, read, decided on and written back in one step;
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
+//! - `redis`: the store of `--state redis://...` (one key per target, compare-and-set);
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
 //!   recording how the run ended;
 //! - `simulate`: the fleet simulation.
@@ -18,6 +19,7 @@ pub mod breaker;
 pub mod budget;
 pub mod file;
 pub mod record;
+pub mod redis;
 pub mod simulate;
 pub mod store;
 

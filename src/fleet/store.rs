@@ -1,39 +1,47 @@
 //! Where the per-target records of the circuit breaker and the retry budget live: the
 //! `Store` seam. A store does one thing: read a target's record, let a pure decision read
 //! and change it, and write it back, atomically with respect to every other run that shares
-//! the store. It also forgets, as `state` says: records idle past `--state-ttl` unless
-//! their circuit is open, budget timestamps older than the window.
+//! the store, with the time taken from the store's clock (the host's for a file, the
+//! server's `TIME` for Redis, since hosts' clocks differ). It also forgets, as
+//! `record::Target::tidy` says.
 //!
-//! `file::FileStore` keeps the records in a `--state` file. Another store (Redis, say, with
-//! the read and the write made one step by a script or a compare-and-set loop) is one more
-//! file implementing `Store`; the `contract` tests at the end of this file are written once
-//! for every store and run on each (see `store_contract!`).
+//! `file::FileStore` keeps the records in a `--state` file under a lock; `redis::RedisStore`
+//! keeps one key per target and makes the read and the write one step by a compare-and-set
+//! on the record's text. The `contract` tests at the end of this file are written once for
+//! every store and run on each (see `store_contract!`).
 
 use crate::fleet::Millis;
 use crate::fleet::file::FileStore;
 use crate::fleet::record::{Limits, Target};
-use std::path::Path;
-use std::time::Duration;
+use crate::fleet::redis::{RedisLocation, RedisStore};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
 
 /// A place where per-target records live, shared by runs.
 pub trait Store {
-    /// Reads the record of `key` as of `now` (a fresh one when there is none or it was
-    /// forgotten), lets `change` read and edit it, and writes it back, so that no other
-    /// run's update in between is lost. `change` may be called more than once (a store
-    /// that retries after a conflict), each time on the record as read; only the last
-    /// call's edit is kept, so it must have no other effect.
+    /// Reads the record of `key` as of the store's "now" (a fresh one when there is none or
+    /// it was forgotten), lets `change` read and edit it, given that "now", and writes it
+    /// back, so that no other run's update in between is lost. `change` may be called more
+    /// than once (a store that retries after a conflict), each time on the record as read;
+    /// only the last call's edit is kept, so it must have no other effect.
     ///
-    /// `wait` is how long the store may wait for others (a lock, a connection) before it
-    /// gives up. `warn` hears about a record that was unreadable and replaced. Errors say
-    /// why the store cannot be used now; nothing was changed then.
+    /// `bound` is how long the whole operation may take (waiting for a lock, connecting,
+    /// retrying after conflicts) before it gives up. `warn` hears about a record that was
+    /// unreadable and replaced. Errors say why the store cannot be used now; nothing was
+    /// changed then (or, for an answer lost on the way back, the change was made whole).
     fn update(
         &self,
         key: &str,
-        now: Millis,
-        wait: Duration,
+        bound: Duration,
         warn: &dyn Fn(&str),
-        change: &mut dyn FnMut(&mut Target),
+        change: &mut dyn FnMut(&mut Target, Millis),
     ) -> std::io::Result<()>;
+
+    /// Reads the record of `key` and the store's "now" without changing anything, taking no
+    /// lease and charging nothing (for `--explain`), within `bound`.
+    fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)>;
 }
 
 impl dyn Store + '_ {
@@ -41,37 +49,152 @@ impl dyn Store + '_ {
     pub fn decide<T>(
         &self,
         key: &str,
-        now: Millis,
-        wait: Duration,
+        bound: Duration,
         warn: &dyn Fn(&str),
-        mut decide: impl FnMut(&mut Target) -> T,
+        mut decide: impl FnMut(&mut Target, Millis) -> T,
     ) -> std::io::Result<T> {
         let mut answer = None;
-        self.update(key, now, wait, warn, &mut |t| answer = Some(decide(t)))?;
+        self.update(key, bound, warn, &mut |t, now| {
+            answer = Some(decide(t, now))
+        })?;
         answer.ok_or_else(|| std::io::Error::other("the store made no decision"))
     }
 }
 
-/// Opens the store that `--state` names, with the `limits` it forgets by. Errors say why it
-/// cannot be used (it is then left untouched).
-pub fn open(path: &Path, limits: &Limits) -> Result<Box<dyn Store>, String> {
-    Ok(Box::new(FileStore::open(path, limits)?))
+/// What `--state` names: a file, or a Redis server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// `--state FILE`.
+    File(PathBuf),
+    /// `--state redis://...`, `rediss://...` or `redis+unix://...`.
+    Redis(RedisLocation),
+}
+
+impl Location {
+    /// Reads `--state`'s value: a URL of a scheme of Redis's, or else a file's path. Another
+    /// scheme (`memcached://...`) is refused rather than taken for a file name: write
+    /// `./NAME` for a file whose name looks like one. Errors name what is accepted and never
+    /// quote a password.
+    pub fn parse(value: &str) -> Result<Location, String> {
+        match scheme_of(value) {
+            Some(s) if RedisLocation::SCHEMES.contains(&s.to_ascii_lowercase().as_str()) => {
+                Ok(Location::Redis(RedisLocation::parse(value)?))
+            }
+            Some(s) => Err(format!(
+                "--state does not know the scheme {s}://: give a file's path, or a URL of redis://, rediss:// or redis+unix://"
+            )),
+            None => Ok(Location::File(PathBuf::from(value))),
+        }
+    }
+
+    /// How messages name the store: the file's path, or the URL with its password masked.
+    pub fn display(&self) -> String {
+        match self {
+            Location::File(p) => p.display().to_string(),
+            Location::Redis(r) => r.display(),
+        }
+    }
+
+    /// "state file" or "state store", for messages.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            Location::File(_) => "the state file",
+            Location::Redis(_) => "the state store",
+        }
+    }
+}
+
+/// The scheme of `value` when it begins like a URL (`LETTERS://`, letters, digits, `+`,
+/// `-`, `.`), else `None`.
+fn scheme_of(value: &str) -> Option<&str> {
+    let (scheme, _) = value.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+/// A store's clock: its own (the host's for a file, the server's for Redis), or, in tests,
+/// one they set.
+#[derive(Debug, Clone, Default)]
+pub struct Clock(Option<Arc<AtomicU64>>);
+
+impl Clock {
+    /// The store's own clock.
+    pub fn own() -> Clock {
+        Clock(None)
+    }
+
+    /// A clock that reads `at` until it is `set` again.
+    #[cfg(test)]
+    pub fn manual(at: Millis) -> Clock {
+        Clock(Some(Arc::new(AtomicU64::new(at))))
+    }
+
+    /// Sets a manual clock (no effect on the store's own).
+    #[cfg(test)]
+    pub fn set(&self, at: Millis) {
+        if let Some(c) = &self.0 {
+            c.store(at, Ordering::SeqCst);
+        }
+    }
+
+    /// The manual time, if this is a manual clock.
+    pub fn manual_time(&self) -> Option<Millis> {
+        self.0.as_ref().map(|c| c.load(Ordering::SeqCst))
+    }
+
+    /// The time: the manual one, or this host's.
+    pub fn host_time(&self) -> Millis {
+        self.manual_time().unwrap_or_else(|| {
+            crate::units::millis(
+                SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap_or(Duration::ZERO),
+            )
+        })
+    }
+}
+
+/// How a store is opened: where, what it forgets by, whose clock, and for Redis the CA file
+/// of `--state-cacert`.
+pub struct Opening<'a> {
+    /// Where the records are.
+    pub location: &'a Location,
+    /// The breaker's and the budget's settings, which forgetting follows.
+    pub limits: &'a Limits,
+    /// The clock.
+    pub clock: Clock,
+    /// `--state-cacert`: the certificates that a `rediss://` server's must chain to.
+    pub cacert: Option<&'a std::path::Path>,
+}
+
+/// Opens the store that `--state` names, within `bound` (Redis connects then). Errors say
+/// why it cannot be used (it is then left untouched).
+pub fn open(o: Opening, bound: Duration) -> Result<Box<dyn Store>, String> {
+    match o.location {
+        Location::File(path) => Ok(Box::new(FileStore::open(path, o.limits, o.clock)?)),
+        Location::Redis(r) => Ok(Box::new(RedisStore::open(
+            r, o.limits, o.clock, o.cacert, bound,
+        )?)),
+    }
 }
 
 /// The behaviour every store must have, as test bodies that take a way to make the store
-/// (given a fresh folder it may use, and the limits). `store_contract!` turns them into
-/// tests for one store.
+/// (given a fresh folder it may use, the limits and a manual clock). `store_contract!`
+/// turns them into tests for one store.
 #[cfg(test)]
 pub mod contract {
-    use super::Store;
+    use super::{Clock, Store};
     use crate::fleet::Millis;
     use crate::fleet::breaker::{Admission, RunResult};
     use crate::fleet::record::{Limits, Target};
     use std::path::Path;
     use std::time::Duration;
 
-    /// Makes the store under test in a fresh folder, with these limits.
-    pub type Make = fn(&Path, &Limits) -> Box<dyn Store>;
+    /// Makes the store under test in a fresh folder, with these limits and this clock.
+    pub type Make = fn(&Path, &Limits, Clock) -> Box<dyn Store>;
 
     const HOUR: Millis = 3600 * 1000;
 
@@ -88,100 +211,129 @@ pub mod contract {
         }
     }
 
-    fn with_store(make: Make, limits: &Limits, test: impl FnOnce(&dyn Store)) {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let store = make(dir.path(), limits);
-        test(store.as_ref());
+    /// A store under test and the clock it reads.
+    pub struct Under {
+        /// The store.
+        pub store: Box<dyn Store>,
+        clock: Clock,
+        _dir: tempfile::TempDir,
+    }
+
+    impl Under {
+        /// Makes the store with `make`.
+        pub fn new(make: Make, limits: &Limits) -> Under {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let clock = Clock::manual(0);
+            let store = make(dir.path(), limits, clock.clone());
+            Under {
+                store,
+                clock,
+                _dir: dir,
+            }
+        }
+
+        /// Makes the decision `decide` on `key`'s record at `now`.
+        pub fn at<T>(
+            &self,
+            now: Millis,
+            key: &str,
+            decide: impl FnMut(&mut Target, Millis) -> T,
+        ) -> T {
+            self.clock.set(now);
+            self.store
+                .as_ref()
+                .decide(key, Duration::from_secs(2), &quiet, decide)
+                .expect("the store works")
+        }
+
+        fn admit(&self, key: &str, now: Millis, l: &Limits) -> Admission {
+            self.at(now, key, |t, now| t.admit(now, l, Duration::ZERO, 1))
+        }
+
+        /// Records how a run ended (`probe`: the lease it took).
+        fn finish(&self, key: &str, now: Millis, l: &Limits, end: (RunResult, Option<u64>)) {
+            self.at(now, key, |t, now| t.finish(now, end.0, end.1, l));
+        }
+
+        /// The record of `key` at `now`, read without a change.
+        pub fn record(&self, key: &str, now: Millis) -> Target {
+            self.clock.set(now);
+            let (t, at) = self
+                .store
+                .peek(key, Duration::from_secs(2))
+                .expect("the store works");
+            assert_eq!(at, now, "the store reads its clock");
+            t
+        }
     }
 
     fn quiet(m: &str) {
         panic!("no warning expected, got: {m}");
     }
 
-    fn admit(store: &dyn Store, key: &str, now: Millis, l: &Limits) -> Admission {
-        store
-            .decide(key, now, Duration::from_secs(1), &quiet, |t| {
-                t.admit(now, l, Duration::ZERO)
-            })
-            .expect("the store works")
-    }
-
-    /// Records how a run ended (`probe`: it was the half-open circuit's probe).
-    fn finish(store: &dyn Store, key: &str, now: Millis, l: &Limits, end: (RunResult, bool)) {
-        let (result, probe) = end;
-        store
-            .decide(key, now, Duration::from_secs(1), &quiet, |t| {
-                t.finish(now, result, probe, l)
-            })
-            .expect("the store works");
-    }
-
-    fn record(store: &dyn Store, key: &str, now: Millis) -> Target {
-        store
-            .decide(key, now, Duration::from_secs(1), &quiet, |t| t.clone())
-            .expect("the store works")
-    }
-
-    /// A target never seen reads as a fresh record, the decision's answer comes back, and
-    /// its edit is kept.
+    /// A target never seen reads as a fresh record, the decision's answer comes back with
+    /// the store's time, and its edit is kept.
     pub fn a_new_target_is_a_fresh_record(make: Make) {
         let l = limits();
-        with_store(make, &l, |store| {
-            assert_eq!(record(store, "http://a:80", 1_000), Target::default());
-            let answer = store.decide("http://a:80", 1_000, Duration::ZERO, &quiet, |t| {
-                t.finish(1_000, RunResult::Failure, false, &l);
-                42
-            });
-            assert_eq!(answer.expect("the store works"), 42);
-            let kept = record(store, "http://a:80", 1_001);
-            assert_eq!((kept.breaker.failures, kept.seen), (1, 1_000));
-            assert_eq!(record(store, "http://b:80", 1_001), Target::default());
+        let u = Under::new(make, &l);
+        assert_eq!(u.record("http://a:80", 1_000), Target::default());
+        let answer = u.at(1_000, "http://a:80", |t, now| {
+            t.finish(now, RunResult::Failure, None, &l);
+            now + 42
         });
+        assert_eq!(answer, 1_042);
+        let kept = u.record("http://a:80", 1_001);
+        assert_eq!((kept.breaker.failures, kept.seen), (1, 1_000));
+        assert_eq!(u.record("http://b:80", 1_001), Target::default());
     }
 
     /// The breaker's cycle through the store: open after the threshold, refuse, one probe,
     /// and a successful probe closes; other targets are not affected.
     pub fn the_breaker_cycle_is_kept_between_runs(make: Make) {
         let l = limits();
-        with_store(make, &l, |store| {
-            for i in 0..3 {
-                assert_eq!(admit(store, "http://a:80", i, &l), Admission::Run);
-                finish(store, "http://a:80", i, &l, (RunResult::Failure, false));
-            }
-            assert!(matches!(
-                admit(store, "http://a:80", 1_000, &l),
-                Admission::Refuse { until: 30_002, .. }
-            ));
-            assert_eq!(admit(store, "http://b:80", 1_000, &l), Admission::Run);
-            assert_eq!(admit(store, "http://a:80", 40_000, &l), Admission::Probe);
-            assert!(
-                matches!(
-                    admit(store, "http://a:80", 40_001, &l),
-                    Admission::Refuse { .. }
-                ),
-                "one probe at a time"
-            );
-            finish(store, "http://a:80", 41_000, &l, (RunResult::Success, true));
-            assert_eq!(admit(store, "http://a:80", 41_001, &l), Admission::Run);
-        });
+        let u = Under::new(make, &l);
+        for i in 0..3 {
+            assert_eq!(u.admit("http://a:80", i, &l), Admission::Run);
+            u.finish("http://a:80", i, &l, (RunResult::Failure, None));
+        }
+        assert!(matches!(
+            u.admit("http://a:80", 1_000, &l),
+            Admission::Refuse { until: 30_002, .. }
+        ));
+        assert_eq!(u.admit("http://b:80", 1_000, &l), Admission::Run);
+        assert_eq!(u.admit("http://a:80", 40_000, &l), Admission::Probe);
+        assert!(
+            matches!(u.admit("http://a:80", 40_001, &l), Admission::Refuse { .. }),
+            "one probe at a time"
+        );
+        u.finish("http://a:80", 41_000, &l, (RunResult::Success, Some(1)));
+        assert_eq!(u.admit("http://a:80", 41_001, &l), Admission::Run);
     }
 
     /// The retry budget is shared by the runs: its floor is spent across updates.
     pub fn the_budget_is_spent_across_runs(make: Make) {
         let l = limits();
-        with_store(make, &l, |store| {
-            let take = |now: Millis| {
-                store
-                    .decide("http://a:80", now, Duration::ZERO, &quiet, |t| {
-                        t.take_retry(now, &l)
-                    })
-                    .expect("the store works")
-            };
-            assert_eq!(take(1), Ok(()));
-            assert_eq!(take(2), Ok(()));
-            assert!(take(3).is_err(), "the floor of 2 is spent");
-            assert_eq!(take(700_000), Ok(()), "the window slid");
+        let u = Under::new(make, &l);
+        let take = |now: Millis| u.at(now, "http://a:80", |t, now| t.take_retry(now, &l));
+        assert_eq!(take(1), Ok(()));
+        assert_eq!(take(2), Ok(()));
+        assert!(take(3).is_err(), "the floor of 2 is spent");
+        assert_eq!(take(700_000), Ok(()), "the window slid");
+    }
+
+    /// A shared Retry-After is seen by the next run, until it passes.
+    pub fn a_retry_after_is_shared_until_it_passes(make: Make) {
+        let l = limits();
+        let u = Under::new(make, &l);
+        u.at(1_000, "http://a:80", |t, now| {
+            t.hold(now, Duration::from_secs(5))
         });
+        assert_eq!(
+            u.at(2_000, "http://a:80", |t, now| t.held(now)),
+            Some(Duration::from_secs(4))
+        );
+        assert_eq!(u.at(2_000, "http://b:80", |t, now| t.held(now)), None);
+        assert_eq!(u.record("http://a:80", 6_000), Target::default(), "passed");
     }
 
     /// Sparse failures add up to an open circuit within the TTL, but not beyond it.
@@ -191,16 +343,13 @@ pub mod contract {
             ..limits()
         };
         let run = |gap: Millis| {
-            let mut opened = false;
-            with_store(make, &l, |store| {
-                for i in 0..5 {
-                    let now = 1_000 + i * gap;
-                    assert_eq!(admit(store, "t", now, &l), Admission::Run);
-                    finish(store, "t", now, &l, (RunResult::Failure, false));
-                }
-                opened = record(store, "t", 1_000 + 4 * gap).breaker.is_open();
-            });
-            opened
+            let u = Under::new(make, &l);
+            for i in 0..5 {
+                let now = 1_000 + i * gap;
+                assert_eq!(u.admit("t", now, &l), Admission::Run);
+                u.finish("t", now, &l, (RunResult::Failure, None));
+            }
+            u.record("t", 1_000 + 4 * gap).breaker.is_open()
         };
         assert!(
             run(5 * HOUR),
@@ -212,18 +361,21 @@ pub mod contract {
         );
     }
 
-    /// A record idle past the TTL is forgotten, unless its circuit is open.
-    pub fn idle_records_are_forgotten_unless_open(make: Make) {
-        let l = limits();
-        with_store(make, &l, |store| {
-            finish(store, "http://once:80", 0, &l, (RunResult::Failure, false));
-            for i in 0..3 {
-                finish(store, "http://open:80", i, &l, (RunResult::Failure, false));
-            }
-            let later = 25 * HOUR;
-            assert_eq!(record(store, "http://once:80", later), Target::default());
-            assert!(record(store, "http://open:80", later).breaker.is_open());
-        });
+    /// A record idle past the TTL is forgotten, unless its circuit still refuses.
+    pub fn idle_records_are_forgotten_unless_they_refuse(make: Make) {
+        let l = Limits {
+            cooldown: Duration::from_secs(48 * 3600),
+            ..limits()
+        };
+        let u = Under::new(make, &l);
+        u.finish("http://once:80", 0, &l, (RunResult::Failure, None));
+        for i in 0..3 {
+            u.finish("http://open:80", i, &l, (RunResult::Failure, None));
+        }
+        let later = 25 * HOUR;
+        assert_eq!(u.record("http://once:80", later), Target::default());
+        assert!(u.record("http://open:80", later).breaker.is_open());
+        assert_eq!(u.record("http://open:80", 49 * HOUR), Target::default());
     }
 }
 
@@ -255,8 +407,13 @@ macro_rules! store_contract {
         }
 
         #[test]
-        fn idle_records_are_forgotten_unless_open() {
-            $crate::fleet::store::contract::idle_records_are_forgotten_unless_open($make);
+        fn idle_records_are_forgotten_unless_they_refuse() {
+            $crate::fleet::store::contract::idle_records_are_forgotten_unless_they_refuse($make);
+        }
+
+        #[test]
+        fn a_retry_after_is_shared_until_it_passes() {
+            $crate::fleet::store::contract::a_retry_after_is_shared_until_it_passes($make);
         }
     };
 }
@@ -266,7 +423,7 @@ pub(crate) use store_contract;
 /// A store in memory, for the tests: the second implementation the contract runs on.
 #[cfg(test)]
 mod memory {
-    use super::Store;
+    use super::{Clock, Store};
     use crate::fleet::Millis;
     use crate::fleet::record::{Limits, State, Target};
     use std::path::Path;
@@ -276,34 +433,67 @@ mod memory {
     /// The records in a map behind a mutex; forgets as the file store does.
     struct MemoryStore {
         limits: Limits,
+        clock: Clock,
         state: Mutex<State>,
+    }
+
+    impl MemoryStore {
+        fn state(&self) -> std::io::Result<std::sync::MutexGuard<'_, State>> {
+            self.state
+                .lock()
+                .map_err(|_| std::io::Error::other("a test panicked holding the store"))
+        }
     }
 
     impl Store for MemoryStore {
         fn update(
             &self,
             key: &str,
-            now: Millis,
-            _wait: Duration,
+            _bound: Duration,
             _warn: &dyn Fn(&str),
-            change: &mut dyn FnMut(&mut Target),
+            change: &mut dyn FnMut(&mut Target, Millis),
         ) -> std::io::Result<()> {
-            let mut state = self
-                .state
-                .lock()
-                .map_err(|_| std::io::Error::other("a test panicked holding the store"))?;
-            state.prune(now, self.limits.window, self.limits.ttl);
-            change(state.targets.entry(key.to_string()).or_default());
+            let now = self.clock.host_time();
+            let mut state = self.state()?;
+            state.prune(now, &self.limits);
+            change(state.targets.entry(key.to_string()).or_default(), now);
             Ok(())
+        }
+
+        fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
+            let now = self.clock.host_time();
+            let mut state = self.state()?.clone();
+            state.prune(now, &self.limits);
+            Ok((state.targets.remove(key).unwrap_or_default(), now))
         }
     }
 
-    fn memory_store(_: &Path, limits: &Limits) -> Box<dyn Store> {
+    fn memory_store(_: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
         Box::new(MemoryStore {
             limits: *limits,
+            clock,
             state: Mutex::new(State::default()),
         })
     }
 
     super::store_contract!(memory_store);
+
+    #[test]
+    fn a_state_location_is_a_file_or_a_redis_url() {
+        use super::Location;
+        assert_eq!(
+            Location::parse("s.json"),
+            Ok(Location::File("s.json".into()))
+        );
+        assert_eq!(
+            Location::parse("./x://y"),
+            Ok(Location::File("./x://y".into()))
+        );
+        assert!(matches!(
+            Location::parse("redis://h:1/2"),
+            Ok(Location::Redis(_))
+        ));
+        let why = Location::parse("memcached://u:pw@h/").expect_err("refused");
+        assert!(why.contains("memcached://") && !why.contains("pw"), "{why}");
+    }
 }

@@ -64,7 +64,7 @@ impl Draw {
 }
 
 /// Uniform duration in [0, max], at microsecond resolution.
-fn uniform(rng: &mut dyn Rng, max: Duration) -> Duration {
+pub(crate) fn uniform(rng: &mut dyn Rng, max: Duration) -> Duration {
     let micros = max.as_micros().min(u64::MAX as u128) as u64;
     if micros == 0 {
         return Duration::ZERO;

@@ -125,7 +125,8 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    fn stop(outcome: Outcome, reason: impl Into<String>) -> Verdict {
+    /// The run ends with `outcome`, for `reason`.
+    pub fn stop(outcome: Outcome, reason: impl Into<String>) -> Verdict {
         Verdict::Stop {
             outcome,
             reason: reason.into(),
@@ -267,6 +268,35 @@ pub fn schedule(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
     }
 }
 
+/// The wait for a Retry-After that another run shared through `--state` (`held`: how long
+/// it still holds): at least that, plus this run's own `spread` drawn from `rng`, fitted to
+/// the deadline as a Retry-After of the run's own is. `None`: it cannot end before the
+/// deadline (see `hold_fits`), so the run stops rather than wait into a sure failure.
+pub fn wait_for_hold(
+    held: Duration,
+    spread: Duration,
+    left: Option<Duration>,
+    rng: &mut dyn Rng,
+) -> Option<Duration> {
+    if !hold_fits(held, left) {
+        return None;
+    }
+    let draw = crate::policy::backoff::Draw {
+        floor: held,
+        spread: crate::policy::backoff::uniform(rng, spread),
+    };
+    match fit_to_deadline(draw, left) {
+        Fit::Sleep(wait) => Some(wait),
+        Fit::Stop => None,
+    }
+}
+
+/// Whether a shared Retry-After that holds for `held` ends early enough before the
+/// deadline for an attempt to follow it (the rule of `fit_to_deadline`).
+pub fn hold_fits(held: Duration, left: Option<Duration>) -> bool {
+    left.is_none_or(|l| held.saturating_add(crate::policy::backoff::MIN_ATTEMPT) < l)
+}
+
 /// The run's outcome once it is over: whatever the loop ended with, a deadline that passed
 /// meanwhile (while an error body, `-D` or `-w` was written) makes a failure a deadline
 /// failure; a success that was put in place stands.
@@ -281,6 +311,21 @@ pub fn at_the_end(outcome: Outcome, deadline_passed: bool) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_hold_is_waited_for_or_stops_the_run() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let s = Duration::from_secs;
+        assert_eq!(
+            wait_for_hold(s(3), Duration::ZERO, None, &mut rng),
+            Some(s(3))
+        );
+        let w = wait_for_hold(s(3), s(1), Some(s(60)), &mut rng).expect("fits");
+        assert!(w >= s(3) && w <= s(4), "{w:?}");
+        assert_eq!(wait_for_hold(s(3), s(1), Some(s(3)), &mut rng), None);
+        assert!(!hold_fits(s(3), Some(s(3))));
+        assert!(hold_fits(s(3), Some(s(4))));
+    }
     use crate::policy::Jitter;
     use rand::SeedableRng;
     use rand::rngs::StdRng;

@@ -7,6 +7,7 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
+use crate::fleet::admission::Gate;
 use crate::http::body::Payload;
 use crate::http::conditional::Answer;
 use crate::http::redact;
@@ -16,7 +17,7 @@ use crate::http::transport::{Exchange, Failure, Head, Hop, Transport};
 use crate::output::Output;
 use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
 use crate::policy::retry_after::{self, Reading};
-use crate::policy::{FailureKind, WaitReason};
+use crate::policy::{FailureKind, WaitReason, backoff};
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
@@ -51,7 +52,10 @@ pub struct Loop<'a> {
     pub secrets: Vec<String>,
     /// Asked before each retry the decision allows (the shared retry budget); an error
     /// refuses it (exit 7).
-    pub retry_gate: Option<&'a dyn Fn() -> Result<(), String>>,
+    pub retry_gate: Option<&'a dyn Fn(Option<Duration>, Option<Duration>) -> Gate>,
+    /// A Retry-After that another run shared through `--state`, still holding for this long
+    /// before the first attempt.
+    pub hold: Option<Duration>,
     /// What the cron flags asked (`-C -`'s range, the conditions), to judge the answer.
     pub cron: &'a Conditions,
 }
@@ -94,6 +98,10 @@ pub struct Ended {
     pub referer: Option<String>,
     /// `-D -` already wrote the final head to stdout, before its body.
     pub head_dumped: bool,
+    /// The last attempt's error status (None: it got no such answer), and its Retry-After
+    /// as read and clamped, for `--state`.
+    pub status: Option<u16>,
+    pub hint: Option<Duration>,
 }
 
 /// The result of one attempt, before the decision looks at it.
@@ -137,6 +145,9 @@ struct Carry {
     /// Its body bytes, when it was answered; its Referer.
     uploaded: u64,
     referer: Option<String>,
+    /// The last attempt's error status and Retry-After.
+    status: Option<u16>,
+    hint: Option<Duration>,
 }
 
 /// What follows an attempt, for the loop.
@@ -224,8 +235,13 @@ impl Loop<'_> {
             method: None,
             uploaded: 0,
             referer: None,
+            status: None,
+            hint: None,
         };
         let mut made = 0;
+        if let Some(stop) = self.wait_for_hold(rng) {
+            return self.ended(stop, 0, carry);
+        }
         let (outcome, why) = loop {
             if self.deadline_passed() {
                 break (Outcome::Deadline, None);
@@ -240,6 +256,35 @@ impl Loop<'_> {
                 }
             }
         };
+        self.ended((outcome, why), made, carry)
+    }
+
+    /// Before the first attempt, the wait for a Retry-After another run shared; `Some` when
+    /// the run must end instead (interrupted, or the deadline came nearer meanwhile).
+    fn wait_for_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
+        let held = self.hold?;
+        let spread = self.cfg.retry.retry_after_spread;
+        let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
+            return Some((
+                Outcome::Deadline,
+                Some("stopping: a Retry-After shared by the runs holds past the deadline".into()),
+            ));
+        };
+        self.reporter.info(&format!(
+            "waiting {} before the first attempt: another run sharing --state was told Retry-After",
+            crate::units::fmt_duration(wait)
+        ));
+        let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
+        Some((sig.outcome(), None))
+    }
+
+    /// What the loop hands back once it is over.
+    fn ended(
+        &self,
+        (outcome, why): (Outcome, Option<String>),
+        made: u32,
+        mut carry: Carry,
+    ) -> Ended {
         // A partial download kept for a next attempt that will not come is thrown away.
         if let Some(p) = carry.partial.take() {
             self.output.discard(p.spool);
@@ -258,6 +303,8 @@ impl Loop<'_> {
             uploaded: carry.uploaded,
             referer: carry.referer,
             head_dumped: self.output.head_dumped(),
+            status: carry.status,
+            hint: carry.hint,
         }
     }
 
@@ -281,6 +328,11 @@ impl Loop<'_> {
             hint: judged.reading.as_ref().and_then(|r| r.hint),
             previous: carry.previous,
         };
+        carry.status = match facts.happened {
+            Happened::Status(s) => Some(s),
+            _ => None,
+        };
+        carry.hint = facts.hint.map(|h| h.wait);
         let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
         match verdict {
             Verdict::Done => {
@@ -342,13 +394,41 @@ impl Loop<'_> {
             self.reporter.warn(&bad.to_string());
         }
         let verdict = decision::schedule(&rules, facts, rng);
-        if let (Verdict::Retry(_), Some(gate)) = (&verdict, self.retry_gate) {
-            // The budget is asked last, so it is charged only for retries that will be sent.
-            if let Err(why) = gate() {
-                return Verdict::refused(&why);
+        let (Verdict::Retry(retry), Some(gate)) = (&verdict, self.retry_gate) else {
+            return verdict;
+        };
+        // The state is asked last, so the budget is charged only for retries that will be
+        // sent; it hears this attempt's Retry-After (429 and 503) to share it.
+        let status = match facts.happened {
+            Happened::Status(s) => Some(s),
+            _ => None,
+        };
+        let hint = facts
+            .hint
+            .filter(|_| status.is_some_and(crate::fleet::admission::shares_hint))
+            .map(|h| h.wait);
+        match gate(hint, facts.left) {
+            Gate::Go(Some(held)) if held > retry.wait => {
+                let spread = rules.retry_after_spread;
+                match decision::wait_for_hold(held, spread, self.deadline_left(), rng) {
+                    Some(wait) => Verdict::Retry(decision::Retry {
+                        wait,
+                        planned: backoff::PlannedWait {
+                            reason: WaitReason::RetryAfter,
+                            ..retry.planned
+                        },
+                        drawn: retry.drawn,
+                    }),
+                    None => Verdict::stop(
+                        Outcome::Deadline,
+                        "stopping: a Retry-After shared by the runs holds past the deadline",
+                    ),
+                }
             }
+            Gate::Go(_) => verdict,
+            Gate::Spent(why) => Verdict::refused(&why),
+            Gate::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
         }
-        verdict
     }
 
     /// This attempt's time: the per-attempt timeout, cut to what is left of the deadline.

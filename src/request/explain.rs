@@ -70,11 +70,12 @@ pub fn explain(cfg: &Config) -> String {
     );
     s.push_str(&waits(cfg));
     s.push_str(&retried(cfg));
-    if let Some((path, l)) = &cfg.state {
+    if let Some(st) = &cfg.state {
+        let l = &st.limits;
         let _ = writeln!(
             s,
-            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a target with no run for {} is forgotten unless its circuit is open",
-            path.display(),
+            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a Retry-After told to one run holds back all; a target with no run for {} is forgotten unless it still refuses runs",
+            st.location.display(),
             l.threshold,
             fmt_duration(l.cooldown),
             l.budget_pct,
@@ -82,6 +83,10 @@ pub fn explain(cfg: &Config) -> String {
             l.floor,
             fmt_duration(l.ttl)
         );
+        let target = (&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+        for line in crate::fleet::admission::explain(st, target) {
+            let _ = writeln!(s, "  {line}");
+        }
     }
     s.push_str(&schedule(cfg));
     s

@@ -7,7 +7,7 @@ use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
 use crate::exit::Outcome;
 use crate::files;
-use crate::fleet::admission::Shared;
+use crate::fleet::admission::{Admitted, Gate, Shared};
 use crate::http::body::{self, Payload};
 use crate::http::redact;
 use crate::http::timing::Timeline;
@@ -362,18 +362,22 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     ));
     let mut headers = request_headers(&cfg, reporter);
     headers.extend(cron.headers.iter().cloned());
-    let shared = match admit(&cfg, reporter, start) {
-        Ok(shared) => shared,
+    let (shared, hold) = match admit(&cfg, reporter, start) {
+        Ok(admitted) => (admitted.shared, admitted.hold),
         Err(why) => {
             let elapsed = start.elapsed();
             reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
             return Outcome::Refused;
         }
     };
-    if shared.as_ref().is_some_and(|s| s.probe) {
+    if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
         cfg.retry.attempts = 1;
     }
-    let gate = || shared.as_ref().map_or(Ok(()), |s| s.take_retry());
+    let gate = |hint, left| {
+        shared
+            .as_ref()
+            .map_or(Gate::Go(None), |s| s.take_retry(hint, left))
+    };
     log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {
         cfg: &cfg,
@@ -387,6 +391,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         headers,
         start,
         retry_gate: Some(&gate),
+        hold,
         watchdog: &watchdog,
         cron: &cron,
     };
@@ -402,20 +407,18 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     )
 }
 
-/// With `--state`, asks the circuit breaker whether this run may go (`Err`: refused, exit
-/// 7, and why).
-fn admit<'r>(
-    cfg: &Config,
-    reporter: &'r Reporter,
-    start: Instant,
-) -> Result<Option<Shared<'r>>, String> {
-    let Some((path, limits)) = &cfg.state else {
-        return Ok(None);
+/// With `--state`, asks the circuit breaker and the shared Retry-After whether this run may
+/// go (`Err`: refused, exit 7, and why).
+fn admit<'r>(cfg: &Config, reporter: &'r Reporter, start: Instant) -> Result<Admitted<'r>, String> {
+    let Some(settings) = &cfg.state else {
+        return Ok(Admitted {
+            shared: None,
+            hold: None,
+        });
     };
     let deadline = cfg.retry.deadline.map(|d| start + d);
     Shared::admit(
-        path,
-        *limits,
+        settings,
         probe_lease(cfg),
         (&cfg.request.url, cfg.request.network.unix_socket.as_deref()),
         reporter,
@@ -508,7 +511,8 @@ fn finish(
     }
     let (mut outcome, mut reason) = write_files(cfg, reporter, cron, &ended);
     if let Some(s) = shared {
-        s.finish(outcome);
+        let last = ended.status.map(|status| (status, ended.hint));
+        s.finish(outcome, last);
     }
     if let Some(format) = write_out
         && let Err(e) = print_write_out(
