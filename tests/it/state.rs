@@ -21,6 +21,16 @@ fn only_target(state: &serde_json::Value) -> serde_json::Value {
         .clone()
 }
 
+/// The successes (`column` 1) or retries (2) counted in a target's budget buckets.
+fn counted(target: &serde_json::Value, column: usize) -> u64 {
+    target["budget"]
+        .as_array()
+        .expect("a budget")
+        .iter()
+        .map(|b| b[column].as_u64().expect("a count"))
+        .sum()
+}
+
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -231,11 +241,7 @@ fn concurrent_runs_lose_no_update() {
     }
     let state = read_state(&file);
     let target = only_target(&state);
-    assert_eq!(
-        target["successes"].as_array().unwrap().len(),
-        16,
-        "lost updates: {state}"
-    );
+    assert_eq!(counted(&target, 1), 16, "lost updates: {state}");
 }
 
 #[test]
@@ -263,13 +269,7 @@ fn corrupt_state_file_of_ours_is_replaced_with_a_warning() {
             "{corrupt}"
         );
         assert_eq!(read_state(&file)["format"], "retry-http-state");
-        assert_eq!(
-            only_target(&read_state(&file))["successes"]
-                .as_array()
-                .unwrap()
-                .len(),
-            1
-        );
+        assert_eq!(counted(&only_target(&read_state(&file)), 1), 1);
     }
 }
 
@@ -431,7 +431,7 @@ fn the_budget_is_charged_only_for_retries_that_are_sent() {
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     let state = read_state(&file);
     let target = only_target(&state);
-    assert_eq!(target["retries"].as_array().unwrap().len(), 0, "{state}");
+    assert_eq!(counted(&target, 2), 0, "{state}");
 }
 
 #[test]
@@ -462,10 +462,10 @@ fn a_file_that_is_not_state_is_left_untouched() {
     // A newer retry-http's file is not replaced by an older one.
     std::fs::write(
         &notes,
-        r#"{"format": "retry-http-state", "version": 2, "targets": []}"#,
+        r#"{"format": "retry-http-state", "version": 3, "targets": []}"#,
     )
     .unwrap();
-    assert_left_untouched(&notes, &notes, &url, "newer retry-http (format version 2)");
+    assert_left_untouched(&notes, &notes, &url, "newer retry-http (format version 3)");
     assert_eq!(s.requests().len(), 7, "every run sent its request");
 }
 
@@ -526,11 +526,8 @@ fn an_empty_or_missing_file_is_used() {
         assert!(warnings(&out).is_empty(), "{}", stderr(&out));
         let state = read_state(file);
         assert_eq!(state["format"], "retry-http-state");
-        assert_eq!(state["version"], 1);
-        assert_eq!(
-            only_target(&state)["successes"].as_array().unwrap().len(),
-            1
-        );
+        assert_eq!(state["version"], 2);
+        assert_eq!(counted(&only_target(&state), 1), 1);
         assert!(
             std::fs::read_to_string(file)
                 .unwrap()
@@ -567,7 +564,7 @@ fn a_file_of_retry_http_0_1_is_read_and_kept() {
 }
 
 #[test]
-fn targets_idle_past_the_ttl_are_forgotten_but_open_circuits_kept() {
+fn targets_idle_past_the_ttl_are_forgotten_but_refusing_circuits_kept() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("state.json");
     let now = now_ms();
@@ -586,15 +583,30 @@ fn targets_idle_past_the_ttl_are_forgotten_but_open_circuits_kept() {
                 "breaker": {"failures": 5, "opened_at": now - 72 * HOUR_MS, "probe_until": null},
                 "successes": [], "retries": [], "seen": now - 72 * HOUR_MS
             },
+            "http://opened-long-ago.test:80": {
+                "breaker": {"failures": 5, "opened_at": now - 200 * HOUR_MS, "probe_until": null},
+                "successes": [], "retries": [], "seen": now - 200 * HOUR_MS
+            },
         }
     });
     std::fs::write(&file, crafted.to_string()).unwrap();
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let (out, _) = run(&["--state", file.to_str().unwrap(), &s.url("/")]);
+    // A cooldown of 100 hours: the circuit opened 72 hours ago still refuses, the one
+    // opened 200 hours ago no longer does and is forgotten with the idle ones.
+    let cooldown = ["--breaker-cooldown", "100h"];
+    let (out, _) = run(&[
+        &cooldown[..],
+        &["--state", file.to_str().unwrap(), &s.url("/")],
+    ]
+    .concat());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let state = read_state(&file);
     let targets = state["targets"].as_object().unwrap();
     assert!(!targets.contains_key("http://idle.test:80"), "{state}");
+    assert!(
+        !targets.contains_key("http://opened-long-ago.test:80"),
+        "{state}"
+    );
     for kept in [
         "http://recent.test:80",
         "http://two-hours.test:80",
@@ -603,14 +615,18 @@ fn targets_idle_past_the_ttl_are_forgotten_but_open_circuits_kept() {
         assert!(targets.contains_key(kept), "{kept}: {state}");
     }
     assert_eq!(targets.len(), 4, "{state}");
-    // A shorter TTL forgets more; the open circuit still stays.
+    // A shorter TTL forgets more; the circuit that still refuses stays.
     let (out, _) = run(&[
-        "--state",
-        file.to_str().unwrap(),
-        "--state-ttl",
-        "1h",
-        &s.url("/"),
-    ]);
+        &cooldown[..],
+        &[
+            "--state",
+            file.to_str().unwrap(),
+            "--state-ttl",
+            "1h",
+            &s.url("/"),
+        ],
+    ]
+    .concat());
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let state = read_state(&file);
     let mut kept: Vec<&String> = state["targets"].as_object().unwrap().keys().collect();
