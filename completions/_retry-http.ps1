@@ -67,7 +67,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--retry-budget', '--retry-budget', [CompletionResultType]::ParameterName, 'With --state: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)')
             [CompletionResult]::new('--budget-window', '--budget-window', [CompletionResultType]::ParameterName, 'With --state: the sliding window of the retry budget (at least 1s)')
             [CompletionResult]::new('--budget-floor', '--budget-floor', [CompletionResultType]::ParameterName, 'With --state: retries always allowed per window, so a quiet job can still retry')
-            [CompletionResult]::new('--state-ttl', '--state-ttl', [CompletionResultType]::ParameterName, 'With --state: a target with no run for this long is forgotten, unless its circuit is open')
+            [CompletionResult]::new('--state-ttl', '--state-ttl', [CompletionResultType]::ParameterName, 'With --state: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe''s lease, a shared Retry-After)')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the body to FILE')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the body to FILE')
             [CompletionResult]::new('-D', '-D ', [CompletionResultType]::ParameterName, 'Write the final response''s status line and headers to FILE (''-'': stdout, before the body, as curl)')

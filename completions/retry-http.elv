@@ -64,7 +64,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --retry-budget 'With --state: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)'
             cand --budget-window 'With --state: the sliding window of the retry budget (at least 1s)'
             cand --budget-floor 'With --state: retries always allowed per window, so a quiet job can still retry'
-            cand --state-ttl 'With --state: a target with no run for this long is forgotten, unless its circuit is open'
+            cand --state-ttl 'With --state: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe''s lease, a shared Retry-After)'
             cand -o 'Write the body to FILE'
             cand --output 'Write the body to FILE'
             cand -D 'Write the final response''s status line and headers to FILE (''-'': stdout, before the body, as curl)'

@@ -62,7 +62,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless its circuit is open' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r

@@ -24,8 +24,10 @@ pub enum Outcome {
     /// A transport failure that is not retried: TLS verification, a protocol error, or a
     /// request that is not safe to replay.
     NonRetryableTransport,
-    /// Refused by the state shared through `--state`: the circuit breaker is open, or the
-    /// retry budget is spent.
+    /// Refused by the state shared through `--state`: the circuit breaker is open, the retry
+    /// budget is spent, a Retry-After another run was told holds past this run's deadline
+    /// (before its first attempt), or the store cannot be used and `--state-on-error` is
+    /// closed.
     Refused,
     /// Hung up by SIGHUP: the terminal or the session closed.
     Hangup,
@@ -161,7 +163,7 @@ impl Outcome {
                 "attempts exhausted: every attempt failed in a retryable way"
             }
             Outcome::Refused => {
-                "refused by --state: the circuit breaker is open, or the retry budget is spent"
+                "refused by --state: the circuit breaker is open, the retry budget is spent, a Retry-After shared by the runs holds past the deadline, or the store failed under --state-on-error closed"
             }
             Outcome::Deadline => {
                 "deadline: the deadline passed, or the next wait would have crossed it"

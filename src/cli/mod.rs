@@ -463,7 +463,8 @@ pub struct FleetFlags {
     )]
     pub budget_floor: u32,
 
-    /// With --state: a target with no run for this long is forgotten, unless its circuit is open.
+    /// With --state: a target with no run for this long is forgotten, unless it still refuses
+    /// runs (an open circuit in its cooldown, a probe's lease, a shared Retry-After).
     ///
     /// A duration such as 12h or 7d, from 1s to 10 years; 0 is refused (no failure could add up
     /// across runs).

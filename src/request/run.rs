@@ -254,6 +254,16 @@ fn other_files(cfg: &Config) -> Result<(), String> {
     if let Some(socket) = &cfg.request.network.unix_socket {
         check_socket(socket)?;
     }
+    if let Some(ca) = cfg.state.as_ref().and_then(|s| s.cacert.as_deref()) {
+        let meta = std::fs::metadata(ca)
+            .map_err(|e| format!("cannot read --state-cacert {}: {e}", ca.display()))?;
+        if !meta.is_file() {
+            return Err(format!(
+                "--state-cacert {} is not a regular file: give a PEM file of CA certificates",
+                ca.display()
+            ));
+        }
+    }
     Ok(())
 }
 
