@@ -585,27 +585,38 @@ fn io_error(e: &redis::RedisError, what: &str, until: Instant) -> std::io::Error
     other(describe(e))
 }
 
-/// What went wrong, in words, from the server's error code where there is one. Never
-/// includes the URL (it may hold a password).
+/// What went wrong, in words, from the server's error code where there is one (also when
+/// it comes inside a pipeline's failure). Never includes the URL (it may hold a password).
 fn describe(e: &redis::RedisError) -> String {
-    let code = e.code().unwrap_or("");
+    let text = e.to_string();
+    let code = e.code().map(str::to_string).or_else(|| {
+        [
+            "NOAUTH",
+            "WRONGPASS",
+            "OOM",
+            "READONLY",
+            "WRONGTYPE",
+            "NOPERM",
+        ]
+        .into_iter()
+        .find(|c| text.contains(&format!("\"{c}\"")))
+        .map(str::to_string)
+    });
     let detail = e.detail().unwrap_or("").trim();
-    match code {
+    match code.as_deref().unwrap_or("") {
         "NOAUTH" => "the server wants a password (give it in the URL)".into(),
         "WRONGPASS" => "the server refused the user or password".into(),
         "OOM" => "the server is out of memory (maxmemory)".into(),
         "READONLY" => "the server is a read-only replica".into(),
         "WRONGTYPE" => "the key holds a value of another type than a string".into(),
-        "NOPERM" => format!("the user may not run this ({detail})"),
-        "" if e.is_connection_refusal() => "the connection was refused".into(),
-        "" => {
-            let text = e.to_string();
-            if text.contains("invalid password") || text.contains("WRONGPASS") {
-                "the server refused the user or password".into()
-            } else {
-                text
-            }
+        "NOPERM" => {
+            "the user is not allowed the commands the store needs (GET, TIME, EVALSHA)".into()
         }
+        "" if e.kind() == redis::ErrorKind::AuthenticationFailed => {
+            "the server refused the user or password".into()
+        }
+        "" if e.is_connection_refusal() => "the connection was refused".into(),
+        "" => text,
         code => format!("the server answered {code} {detail}"),
     }
 }
