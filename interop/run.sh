@@ -70,12 +70,15 @@ command -v curl >/dev/null || apt_install curl ca-certificates
 command -v timeout >/dev/null || die "timeout(1) not found (coreutils)"
 ensure_nginx
 ensure_venv
+command -v redis-server >/dev/null || apt_install redis-server
+command -v redis-cli >/dev/null || apt_install redis-tools
 
 # ---------------------------------------------------------------- servers ---
 
 WORK="$(mktemp -d /tmp/retry-http-interop.XXXXXX)"
 NGINX_PID=""
 GUNICORN_PID=""
+REDIS_PID=""
 
 stop_pid() {
     local pid="$1"
@@ -94,6 +97,7 @@ cleanup() {
     trap - EXIT INT TERM
     stop_pid "$NGINX_PID"
     stop_pid "$GUNICORN_PID"
+    stop_pid "$REDIS_PID"
     rm -rf "$WORK"
     exit "$rc"
 }
@@ -440,6 +444,48 @@ run 15 $NULL -L "$HB/redirect/2"
 expect "exit code 0 (got $RC)" rc_is 0
 expect "final body is the /get echo" out_contains '"url": "'
 finish
+
+# The shared state against a real rate limiter, on both stores: twenty runs at once
+# against a healthy server that answers most of them 429 must not open its circuit
+# (rate limiting is not an outage); a run right after is admitted.
+REDIS_PORT="$(free_port)"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+REDIS_PID=$!
+for _ in $(seq 1 50); do
+    [[ "$(redis-cli -p "$REDIS_PORT" PING 2>/dev/null)" == PONG ]] && break
+    sleep 0.1
+done
+for store in "$WORK/state.json" "redis://127.0.0.1:$REDIS_PORT/0?prefix=interop:"; do
+    kind=file
+    [[ "$store" == redis* ]] && kind=redis
+    begin "20 concurrent runs vs a 2 r/s limiter, --state $kind: the circuit stays closed"
+    sleep 1.1   # let the limiter forget earlier checks
+    t0="$(now_ms)"
+    pids=()
+    for i in $(seq 1 20); do
+        timeout -k 2 30 "$RETRY_HTTP" --state "$store" --attempts 2 --base 10ms \
+            --max-retry-after 1s -o /dev/null "$NG/limited/hello.txt" \
+            >/dev/null 2>"$WORK/rl-$kind-$i.err" &
+        pids+=($!)
+    done
+    codes=()
+    for pid in "${pids[@]}"; do
+        wait "$pid" && codes+=(0) || codes+=($?)
+    done
+    MS=$(( $(now_ms) - t0 ))
+    limited=0
+    for c in "${codes[@]}"; do [[ $c == 0 ]] || limited=$((limited + 1)); done
+    opened="$(cat "$WORK"/rl-"$kind"-*.err | grep -c "circuit is open" || true)"
+    run 20 $NULL --state "$store" --explain "$NG/limited/hello.txt"
+    expect "the limiter turned runs away ($limited of 20 did not succeed)" test "$limited" -gt 0
+    expect "no run refused by an open circuit ($opened said so)" test "$opened" -eq 0
+    expect "--explain shows the circuit closed" out_contains "circuit closed (0 of 5 failed runs in a row)"
+    sleep 1.1   # the shared Retry-After (1 s) passes
+    run 20 $NULL --state "$store" --attempts 1 -o /dev/null "$NG/limited/hello.txt"
+    expect "a later run is admitted and succeeds (exit 0, got $RC)" rc_is 0
+    finish
+done
 
 echo
 if [[ $FAILED -gt 0 ]]; then
