@@ -377,6 +377,38 @@ pub mod contract {
         assert!(u.record("http://open:80", later).breaker.is_open());
         assert_eq!(u.record("http://open:80", 49 * HOUR), Target::default());
     }
+
+    /// The probe's lease and number survive the store: a probe whose lease expired and was
+    /// taken by a newer probe cannot free the newer one's lease when it finishes late, and
+    /// the newer probe's own end closes the circuit.
+    pub fn a_late_probe_cannot_free_a_newer_probes_lease(make: Make) {
+        let l = limits();
+        let u = Under::new(make, &l);
+        for i in 0..3 {
+            u.finish("t", i, &l, (RunResult::Failure, None));
+        }
+        let probe = |now: Millis, lease: u64, id: u64| {
+            u.at(now, "t", |t, now| {
+                t.admit(now, &l, Duration::from_secs(lease), id)
+            })
+        };
+        assert_eq!(probe(30_002, 0, 1), Admission::Probe);
+        assert_eq!(probe(60_002, 60, 2), Admission::Probe, "lease 1 expired");
+        u.finish("t", 61_000, &l, (RunResult::Neutral, Some(1)));
+        assert!(
+            matches!(
+                probe(61_001, 0, 3),
+                Admission::Refuse { until: 120_002, .. }
+            ),
+            "the late probe's end left the newer lease"
+        );
+        u.finish("t", 62_000, &l, (RunResult::Failure, Some(1)));
+        let b = u.record("t", 62_001).breaker;
+        assert_eq!((b.probe_id, b.probe_until), (Some(2), Some(120_002)));
+        u.finish("t", 63_000, &l, (RunResult::Success, Some(2)));
+        assert_eq!(u.admit("t", 63_001, &l), Admission::Run);
+        assert_eq!(u.record("t", 63_001).breaker, Default::default());
+    }
 }
 
 /// Turns the `contract` bodies into one test each for the store that `$make` (a
@@ -414,6 +446,11 @@ macro_rules! store_contract {
         #[test]
         fn a_retry_after_is_shared_until_it_passes() {
             $crate::fleet::store::contract::a_retry_after_is_shared_until_it_passes($make);
+        }
+
+        #[test]
+        fn a_late_probe_cannot_free_a_newer_probes_lease() {
+            $crate::fleet::store::contract::a_late_probe_cannot_free_a_newer_probes_lease($make);
         }
     };
 }
