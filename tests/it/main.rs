@@ -36,6 +36,7 @@ mod secrets;
 mod signals;
 mod simulate;
 mod state;
+mod state_redis;
 mod terminal;
 mod tls;
 mod trust;
