@@ -324,12 +324,18 @@ pub fn run_result(outcome: Outcome, status: Option<u16>) -> RunResult {
     }
 }
 
-/// The bound of one store operation: `timeout`, cut to what is left before `deadline`
-/// (plus `grace`).
+/// The bound of one store operation: `timeout`, cut to half of what is left before
+/// `deadline`, so that a store that does not answer leaves the request the other half; the
+/// final record (`grace` > 0) may take what is left, and `grace` past it.
 fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Duration {
-    match deadline {
-        Some(d) => timeout.min(d.saturating_duration_since(Instant::now()) + grace),
-        None => timeout,
+    let Some(d) = deadline else {
+        return timeout;
+    };
+    let left = d.saturating_duration_since(Instant::now());
+    if grace.is_zero() {
+        timeout.min(left / 2)
+    } else {
+        timeout.min(left + grace)
     }
 }
 

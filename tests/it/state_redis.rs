@@ -577,8 +577,8 @@ fn a_black_holed_port() {
     assert!(took < Duration::from_millis(2500), "{took:?}");
     assert_eq!(warnings(&out).len(), 1, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 3);
-    // A store timeout longer than the deadline is cut to it: the run still ends by the
-    // deadline (exit 5: the store took all of it), and sends nothing.
+    // A store timeout longer than the deadline is cut to half of what is left: the store
+    // is given up on, said once, and the request is served in the other half.
     let (out, took) = run(&[
         "--state",
         &state,
@@ -588,10 +588,11 @@ fn a_black_holed_port() {
         "1s",
         &s.url("/"),
     ]);
-    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert_eq!(warnings(&out).len(), 1, "{}", stderr(&out));
     assert!(!stderr(&out).contains(SECRET), "{}", stderr(&out));
-    assert_eq!(s.requests().len(), 3);
+    assert_eq!(s.requests().len(), 4);
 }
 
 #[test]
@@ -610,10 +611,9 @@ fn a_frozen_server() {
 }
 
 /// The bound is on each operation, not on each command of it: a frozen server given
-/// `--state-timeout 1s` inside a deadline of 1.5 s is given up on after 1 s, and the run is
-/// served in the half second left.
+/// `--state-timeout 1s` inside a deadline of 3 s is given up on after 1 s (not once per
+/// command, which was 2 s), and the run is served in the time left.
 #[test]
-#[ignore = "the first read (TIME and GET in one pipeline) waits out the socket's read timeout once per command: a frozen server costs twice --state-timeout, here all of the deadline"]
 fn a_frozen_server_costs_no_more_than_the_store_timeout() {
     let s = healthy();
     let r = RedisServer::start();
@@ -624,10 +624,11 @@ fn a_frozen_server_costs_no_more_than_the_store_timeout() {
         "--state-timeout",
         "1s",
         "--deadline",
-        "1500ms",
+        "3s",
         &s.url("/"),
     ]);
     assert_eq!(code(&out), 0, "{took:?}: {}", stderr(&out));
+    assert!(took < Duration::from_millis(1900), "{took:?}");
     assert_eq!(warnings(&out).len(), 1, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 1);
 }
