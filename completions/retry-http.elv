@@ -56,7 +56,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --seed 'Seed for the random draws, so a run can be replayed (-v shows the one used)'
             cand --idempotency-key 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run''s retries, not a re-run: derive a key from the job for that)'
             cand --state 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file''s path, or redis://, rediss://, redis+unix://)'
-            cand --state-timeout 'With --state: the most each store operation may take, connecting included, cut to what is left of --deadline'
+            cand --state-timeout 'With --state: the most each store operation may take, connecting included, and at most half of what is left of --deadline'
             cand --state-on-error 'With --state: what a store that cannot be used means: open (warn once, go on without it) or closed (send nothing, exit 7)'
             cand --state-cacert 'With --state rediss://: the CA certificates (PEM) the server''s must chain to, instead of the system''s'
             cand --breaker-threshold 'With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit'

@@ -53,7 +53,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l seed -d 'Seed for the random draws, so a run can be replayed (-v shows the one used)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -d 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run\'s retries, not a re-run: derive a key from the job for that)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state -d 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file\'s path, or redis://, rediss://, redis+unix://)' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l state-timeout -d 'With --state: the most each store operation may take, connecting included, cut to what is left of --deadline' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l state-timeout -d 'With --state: the most each store operation may take, connecting included, and at most half of what is left of --deadline' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-on-error -d 'With --state: what a store that cannot be used means: open (warn once, go on without it) or closed (send nothing, exit 7)' -r -f -a "open\t''
 closed\t''"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-cacert -d 'With --state rediss://: the CA certificates (PEM) the server\'s must chain to, instead of the system\'s' -r -F

@@ -421,8 +421,8 @@ pub struct FleetFlags {
     )]
     pub state: Option<PathBuf>,
 
-    /// With --state: the most each store operation may take, connecting included, cut to
-    /// what is left of --deadline.
+    /// With --state: the most each store operation may take, connecting included, and at most
+    /// half of what is left of --deadline.
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_STATE_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub state_timeout: Duration,
 
