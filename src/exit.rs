@@ -29,6 +29,9 @@ pub enum Outcome {
     /// (before its first attempt), or the store cannot be used and `--state-on-error` is
     /// closed.
     Refused,
+    /// Not ready: the attempts ran out, the deadline passed or the next wait could not fit
+    /// before it, and the last attempt's answer failed an `--until-*` condition.
+    NotReady,
     /// Hung up by SIGHUP: the terminal or the session closed.
     Hangup,
     /// Interrupted by SIGINT.
@@ -45,7 +48,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in the order of the exit-code table.
-    pub const ALL: [Outcome; 14] = [
+    pub const ALL: [Outcome; 15] = [
         Outcome::Success,
         Outcome::Local,
         Outcome::Usage,
@@ -54,6 +57,7 @@ impl Outcome {
         Outcome::Deadline,
         Outcome::NonRetryableTransport,
         Outcome::Refused,
+        Outcome::NotReady,
         Outcome::Hangup,
         Outcome::Interrupted,
         Outcome::UserSignal1,
@@ -73,6 +77,7 @@ impl Outcome {
             Outcome::Deadline => 5,
             Outcome::NonRetryableTransport => 6,
             Outcome::Refused => 7,
+            Outcome::NotReady => 8,
             Outcome::Hangup => 129,
             Outcome::Interrupted => 130,
             Outcome::UserSignal1 => 138,
@@ -93,6 +98,7 @@ impl Outcome {
             Outcome::Deadline => "deadline",
             Outcome::NonRetryableTransport => "non_retryable_transport",
             Outcome::Refused => "refused",
+            Outcome::NotReady => "not_ready",
             Outcome::Hangup => "hangup",
             Outcome::Interrupted => "interrupted",
             Outcome::UserSignal1 => "user_signal_1",
@@ -113,6 +119,7 @@ impl Outcome {
             Outcome::Deadline => "deadline",
             Outcome::NonRetryableTransport => "transport",
             Outcome::Refused => "refused by --state",
+            Outcome::NotReady => "not ready",
             Outcome::Hangup => "SIGHUP",
             Outcome::Interrupted => "SIGINT",
             Outcome::UserSignal1 => "SIGUSR1",
@@ -131,6 +138,7 @@ impl Outcome {
             Outcome::NonRetryableResponse => "non-retryable response",
             Outcome::NonRetryableTransport => "non-retryable failure",
             Outcome::Refused => "refused",
+            Outcome::NotReady => "not ready",
             Outcome::Hangup => "hung up (SIGHUP)",
             Outcome::Interrupted => "interrupted",
             Outcome::UserSignal1 => "stopped by SIGUSR1",
@@ -167,6 +175,9 @@ impl Outcome {
             }
             Outcome::Deadline => {
                 "deadline: the deadline passed, or the next wait would have crossed it"
+            }
+            Outcome::NotReady => {
+                "not ready: the attempts or the deadline ran out while the last answer failed an --until-* condition"
             }
             Outcome::NonRetryableTransport => {
                 "non-retryable transport failure: TLS verification, protocol error, unsafe to replay"
@@ -217,7 +228,7 @@ mod tests {
     fn short_list_names_the_codes_below_128() {
         assert_eq!(
             Outcome::short_list(),
-            "0 success, 1 local failure, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport, 7 refused by --state"
+            "0 success, 1 local failure, 2 usage, 3 non-retryable response, 4 attempts exhausted, 5 deadline, 6 transport, 7 refused by --state, 8 not ready"
         );
     }
 

@@ -43,6 +43,9 @@ pub struct Output {
     dump_first: bool,
     /// The `-D -` head has reached stdout with a body.
     head_dumped: std::sync::atomic::AtomicBool,
+    /// The body is read back before it is committed (a readiness condition), so it is
+    /// spooled even when it is to be thrown away.
+    inspect: bool,
 }
 
 /// One attempt's spooled body, not yet visible to anyone.
@@ -94,6 +97,24 @@ impl Spool {
             Spool::Anonymous(f) => f.metadata().map_or(0, |m| m.len()),
             Spool::Direct(..) | Spool::Discard => 0,
         }
+    }
+
+    /// The spool's bytes from `from` on, if there are at most `max` of them (`None`: more);
+    /// nothing for a spool that keeps nothing.
+    pub fn contents(&self, from: u64, max: u64) -> io::Result<Option<Vec<u8>>> {
+        use std::os::unix::fs::FileExt;
+        let file = match self {
+            Spool::Named(f) => f.as_file(),
+            Spool::Anonymous(f) => f,
+            Spool::Direct(..) | Spool::Discard => return Ok(Some(Vec::new())),
+        };
+        let len = file.metadata()?.len().saturating_sub(from);
+        if len > max {
+            return Ok(None);
+        }
+        let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
+        file.read_exact_at(&mut bytes, from)?;
+        Ok(Some(bytes))
     }
 
     /// Whether the spool is a temporary file renamed into place on commit.
@@ -204,6 +225,7 @@ impl Output {
             include: cfg.include,
             no_buffer: cfg.no_buffer,
             head_dumped: Default::default(),
+            inspect: cfg.inspect,
         })
     }
 
@@ -216,7 +238,7 @@ impl Output {
     pub fn begin(&self, head: &Head) -> io::Result<Spool> {
         let mut spool = match &self.target {
             Destination::Stdout if self.no_buffer => Spool::Direct(raw_stdout()?, 0),
-            Destination::Null => Spool::Discard,
+            Destination::Null if !self.inspect => Spool::Discard,
             Destination::Replace(path) => {
                 let name = path
                     .file_name()
@@ -233,7 +255,7 @@ impl Output {
                 crate::process::release::register(tmp.as_file());
                 Spool::Named(tmp)
             }
-            Destination::Stdout | Destination::Special(_) => {
+            Destination::Stdout | Destination::Special(_) | Destination::Null => {
                 let f = tempfile::tempfile()?;
                 crate::process::release::register(&f);
                 Spool::Anonymous(f)
@@ -280,6 +302,7 @@ impl Output {
             Spool::Anonymous(mut f) => {
                 f.seek(SeekFrom::Start(0))?;
                 match &self.target {
+                    Destination::Null => Ok(()),
                     Destination::Special(path) => {
                         let mut dest = open_within(path, left)?;
                         io::copy(&mut f, &mut dest)?;

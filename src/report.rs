@@ -62,6 +62,8 @@ pub struct AttemptLine {
     pub retry_after: Option<String>,
     /// A remark on the attempt, such as "resumed at byte 1048576".
     pub note: Option<String>,
+    /// Why the answer was not ready (`--until-*`), when it was not.
+    pub not_ready: Option<String>,
     /// What comes next.
     pub decision: Decision,
 }
@@ -234,10 +236,18 @@ impl Reporter {
             (None, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
             (None, None) => "?".into(),
         };
-        let decision = match &a.decision {
+        let mut decision = match &a.decision {
             Decision::Done => String::new(),
             Decision::Retry { .. } => format!("; {}", retry_phrase(a)),
             Decision::Stop(why) => format!("; {why}"),
+        };
+        if let Some(why) = &a.not_ready {
+            decision = format!("; not ready: {why}{decision}");
+        }
+        let of = if a.attempts == crate::policy::decision::UNLIMITED {
+            String::new()
+        } else {
+            format!("/{}", a.attempts)
         };
         let note = a
             .note
@@ -245,9 +255,8 @@ impl Reporter {
             .map(|n| format!(" ({n})"))
             .unwrap_or_default();
         self.write_line(&format!(
-            "{PREFIX} attempt {}/{} {} {} -> {} in {}{}{}",
+            "{PREFIX} attempt {}{of} {} {} -> {} in {}{}{}",
             a.attempt,
-            a.attempts,
             a.method,
             a.url,
             result,
@@ -433,7 +442,7 @@ fn attempt_json(a: &AttemptLine) -> Value {
     json!({
         "type": "attempt",
         "attempt": a.attempt,
-        "attempts": a.attempts,
+        "attempts": (a.attempts != crate::policy::decision::UNLIMITED).then_some(a.attempts),
         "method": a.method,
         "url": a.url,
         "start_url": a.start_url,
@@ -447,6 +456,7 @@ fn attempt_json(a: &AttemptLine) -> Value {
         "retry_after": a.retry_after,
         "stop": stop,
         "note": a.note,
+        "not_ready": a.not_ready,
     })
 }
 
@@ -497,6 +507,7 @@ mod tests {
             elapsed: Duration::from_millis(41),
             retry_after: Some("1".into()),
             note: None,
+            not_ready: None,
             decision,
         }
     }

@@ -190,6 +190,10 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub policy: PolicyFlags,
 
+    /// What makes an answer ready (`--until-*`).
+    #[command(flatten)]
+    pub readiness: ReadinessFlags,
+
     /// The state shared with other runs.
     #[command(flatten)]
     pub fleet: FleetFlags,
@@ -320,11 +324,13 @@ pub struct RequestFlags {
 #[group(skip)]
 #[command(next_help_heading = "Policy")]
 pub struct PolicyFlags {
-    /// Attempts, the first included.
+    /// Attempts, the first included [default: 6].
     ///
-    /// From 1 to 1000; 1 means no retry.
-    #[arg(long, value_name = "N", default_value = "6", env = "RETRY_HTTP_ATTEMPTS", allow_hyphen_values = true, value_parser = values::attempts)]
-    pub attempts: u32,
+    /// From 1 to 1000 (1 means no retry), or unlimited, which needs a --deadline. With an
+    /// --until-* condition and a --deadline, unlimited is the default: the deadline bounds
+    /// the wait.
+    #[arg(long, value_name = "N", env = "RETRY_HTTP_ATTEMPTS", allow_hyphen_values = true, value_parser = values::attempts_or_unlimited)]
+    pub attempts: Option<u32>,
 
     /// Backoff base: the first retry's ceiling (at least 1ms). Retry n's ceiling is min(cap, base * 2^n).
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration)]
@@ -396,6 +402,34 @@ pub struct PolicyFlags {
     /// Print the policy and its schedule on stdout; send nothing.
     #[arg(long)]
     pub explain: bool,
+}
+
+/// The flags under "Readiness": the conditions an answer must meet for the run to end;
+/// until then it is polled under the retry policy.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Readiness")]
+pub struct ReadinessFlags {
+    /// Ready when the status is in LIST (codes, ranges, classes as in --retry-on), even a 4xx
+    /// or 5xx; any other answer is not ready yet, 404 included.
+    #[arg(long, value_name = "LIST", value_parser = values::status_set)]
+    pub until_status: Option<crate::policy::StatusSet>,
+
+    /// Ready when the body matches REGEX (the regex crate's syntax). Repeatable: all must hold.
+    #[arg(long, value_name = "REGEX")]
+    pub until_body: Vec<String>,
+
+    /// Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green,
+    /// /ready=true, /nodes/0/state="up". Repeatable.
+    ///
+    /// Split at the first =; VALUE is JSON when it reads as JSON, else a string; compared as
+    /// JSON values (numbers as numbers).
+    #[arg(long, value_name = "POINTER=VALUE")]
+    pub until_json: Vec<String>,
+
+    /// Ready when the response has header NAME with a value matching REGEX. Repeatable.
+    #[arg(long, value_name = "NAME: REGEX")]
+    pub until_header: Vec<String>,
 }
 
 /// The flags under "Fleet": the state file, the circuit breaker and the retry budget.

@@ -69,6 +69,19 @@ pub fn attempts(s: &str) -> Result<u32, String> {
     }
 }
 
+/// Parses `--attempts`: a count as [`attempts`], or `unlimited` (as
+/// [`crate::policy::decision::UNLIMITED`]).
+pub fn attempts_or_unlimited(s: &str) -> Result<u32, String> {
+    if s.trim() == "unlimited" {
+        return Ok(crate::policy::decision::UNLIMITED);
+    }
+    attempts(s).map_err(|_| {
+        format!(
+            "invalid attempt count {s:?}: expected a whole number from 1 to 1000 (1 means no retry), or unlimited (with a --deadline)"
+        )
+    })
+}
+
 /// Parses `--jitter`: full, equal, decorrelated, none, or `+DURATION` (additive).
 pub fn jitter(s: &str) -> Result<Jitter, String> {
     match s.trim() {

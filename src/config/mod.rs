@@ -9,6 +9,7 @@ pub mod compat;
 pub mod cron;
 pub mod network;
 
+use crate::policy::decision::UNLIMITED;
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::{Backoff, StatusSet};
@@ -145,6 +146,9 @@ pub struct OutputConfig {
     pub write_out: Option<String>,
     /// `--create-dirs`: make the missing folders of `path` when the file is put in place.
     pub create_dirs: bool,
+    /// A readiness condition reads the body before it is written: it is spooled even for
+    /// `-o /dev/null`.
+    pub inspect: bool,
 }
 
 /// The whole validated configuration of a request run.
@@ -162,6 +166,8 @@ pub struct Config {
     pub explain: bool,
     /// `--state`: the shared state, its limits and how its store is used.
     pub state: Option<crate::fleet::admission::Settings>,
+    /// `--until-*`: what makes an answer ready (none given: a success is).
+    pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
     pub cron: cron::CronConfig,
 }
@@ -388,10 +394,12 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         output: output(&a.output, a.request.head),
         explain: a.policy.explain,
         state: state(&a.fleet)?,
+        ready: crate::policy::readiness::Conditions::default(),
         cron,
     };
     compat::apply(a, &mut cfg)?;
     everyday::apply(a, &mut cfg)?;
+    readiness(a, &mut cfg)?;
     Ok(cfg)
 }
 
@@ -596,6 +604,79 @@ fn request_method(
     }
 }
 
+/// Attempts when `--attempts` is not given, without a readiness wait.
+const DEFAULT_ATTEMPTS: u32 = 6;
+
+/// The `--until-*` conditions, checked against the rest of the command line: a body or
+/// JSON condition needs a body that is read before it is written (not `-N`, `-I`/HEAD or
+/// `-C`); polling repeats the request, so it must be idempotent or carry a key (or
+/// `--retry-unsafe`); and a readiness wait with a `--deadline` and no `--attempts` is
+/// bounded by the deadline alone. `--attempts unlimited` needs a deadline, with or
+/// without conditions.
+fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+    use crate::policy::readiness::{self as r, Conditions};
+    let f = &a.readiness;
+    let mut ready = Conditions {
+        status: f.until_status.clone(),
+        ..Conditions::default()
+    };
+    for spec in &f.until_body {
+        ready.body.push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
+    }
+    for spec in &f.until_json {
+        ready.json.push(r::parse_json(spec).map_err(UsageError)?);
+    }
+    for spec in &f.until_header {
+        ready.headers.push(r::parse_header(spec).map_err(UsageError)?);
+    }
+    let retry = &mut cfg.retry;
+    if ready.any() {
+        let method = &cfg.request.method;
+        let body_flag = if f.until_body.is_empty() {
+            "--until-json"
+        } else {
+            "--until-body"
+        };
+        if ready.needs_body() {
+            if method == "HEAD" {
+                return usage(format!(
+                    "{body_flag} reads the body, and a HEAD (-I) answer has none: use --until-status or --until-header"
+                ));
+            }
+            if cfg.output.no_buffer {
+                return usage(format!(
+                    "{body_flag} must read the body before it is written: drop -N (--no-buffer)"
+                ));
+            }
+            if cfg.cron.resume {
+                return usage(format!(
+                    "{body_flag} checks a whole body, and -C writes only the rest of one: drop -C"
+                ));
+            }
+        }
+        if !crate::policy::is_idempotent(method)
+            && retry.idempotency_key.is_none()
+            && !retry.retry_unsafe
+        {
+            return usage(format!(
+                "a readiness condition polls the request again, and {method} is not idempotent: send an --idempotency-key (or --retry-unsafe) to allow it"
+            ));
+        }
+    }
+    match (a.policy.attempts, retry.deadline) {
+        (Some(UNLIMITED), None) => {
+            return usage(
+                "--attempts unlimited needs a --deadline: without one, nothing would end the run",
+            );
+        }
+        (None, Some(_)) if ready.any() => retry.attempts = UNLIMITED,
+        _ => {}
+    }
+    cfg.output.inspect = ready.needs_body();
+    cfg.ready = ready;
+    Ok(())
+}
+
 /// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
 fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageError> {
     let idempotency_key = idempotency_key(
@@ -604,7 +685,7 @@ fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageE
         &request.removed,
     )?;
     Ok(RetryConfig {
-        attempts: p.attempts,
+        attempts: p.attempts.unwrap_or(DEFAULT_ATTEMPTS),
         backoff: Backoff {
             base: p.base,
             cap: p.cap,
@@ -686,6 +767,7 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
         dump_header: o.dump_header.clone(),
         write_out: o.write_out.clone(),
         create_dirs: false,
+        inspect: false,
     }
 }
 

@@ -217,8 +217,9 @@ impl<'a> Shared<'a> {
     /// Asks the state about a retry the run's policy allows: shares this attempt's
     /// Retry-After (`hint`, clamped), if it had one; then stops the run if a shared one
     /// holds past the deadline (`left`: time left), else takes one retry from the budget.
-    /// The budget is charged only when the retry will be sent.
-    pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>) -> Gate {
+    /// The budget is charged only when the retry will be sent, and only when `charge` (a
+    /// poll of an answer that was not ready is not: the service is up and answering).
+    pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
         if self.broken.get() {
             return match self.settings.on_error {
                 OnError::Open => Gate::Go(None),
@@ -231,7 +232,7 @@ impl<'a> Shared<'a> {
         let answer = self
             .store
             .decide(key, self.bound(Duration::ZERO), &warn, |t, now| {
-                gate(t, now, &limits, (hint, left), key)
+                gate(t, now, &limits, (hint, left, charge), key)
             });
         match answer {
             Ok(g) => g,
@@ -283,7 +284,7 @@ fn gate(
     t: &mut Target,
     now: Millis,
     limits: &Limits,
-    (hint, left): (Option<Duration>, Option<Duration>),
+    (hint, left, charge): (Option<Duration>, Option<Duration>, bool),
     key: &str,
 ) -> Gate {
     if let Some(h) = hint {
@@ -298,6 +299,9 @@ fn gate(
             fmt_duration(h),
             fmt_duration(left.unwrap_or_default())
         ));
+    }
+    if !charge {
+        return Gate::Go(held);
     }
     match t.take_retry(now, limits) {
         Ok(()) => Gate::Go(held),
@@ -469,17 +473,21 @@ mod tests {
         let s = Duration::from_secs;
         let mut t = Target::default();
         assert_eq!(
-            gate(&mut t, 0, &l, (Some(s(5)), None), "k"),
+            gate(&mut t, 0, &l, (Some(s(5)), None, true), "k"),
             Gate::Go(Some(s(5)))
         );
         assert!(matches!(
-            gate(&mut t, 1_000, &l, (None, Some(s(2))), "k"),
+            gate(&mut t, 1_000, &l, (None, Some(s(2)), true), "k"),
             Gate::TooLate(why) if why.contains("holds for 4s")
         ));
         assert_eq!(t.budget.counts().1, 1, "the late retry is not charged");
-        assert_eq!(gate(&mut t, 6_000, &l, (None, None), "k"), Gate::Go(None));
+        assert_eq!(gate(&mut t, 6_000, &l, (None, None, true), "k"), Gate::Go(None));
         assert!(matches!(
-            gate(&mut t, 7_000, &l, (None, None), "k"),
+            gate(&mut t, 7_000, &l, (None, None, false), "k"),
+            Gate::Go(None)
+        ));
+        assert!(matches!(
+            gate(&mut t, 7_000, &l, (None, None, true), "k"),
             Gate::Spent(_)
         ));
     }

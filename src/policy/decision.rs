@@ -22,6 +22,10 @@
 //! | 12 | the next wait would end past the deadline                  | 5       |
 //! | 13 | otherwise: retry after the wait                            | -       |
 //!
+//! An answer that failed an `--until-*` condition (not ready) is polled like a retryable
+//! status: rows 1, 7 (as 8), 11 and 12 apply, and where they would end the run with 4 or 5
+//! it ends with 8, "not ready" (the service answered; it was not ready yet).
+//!
 //! Two more rows are decided outside an attempt: the retry budget refusing the retry that
 //! row 13 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
 //! is judged on its status before the deadline (the answer arrived, whatever the clock
@@ -52,7 +56,12 @@ pub enum Happened {
     Declined(String),
     /// No usable response.
     Failure(FailureKind),
+    /// An answer that failed an `--until-*` condition; why, as the attempt line says it.
+    NotReady(String),
 }
+
+/// `--attempts unlimited`: as many attempts as the deadline allows.
+pub const UNLIMITED: u32 = u32::MAX;
 
 /// The rules of a run, from its configuration.
 #[derive(Debug, Clone, Copy)]
@@ -157,6 +166,18 @@ pub fn decide(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
     judge(rules, a).unwrap_or_else(|| schedule(rules, a, rng))
 }
 
+/// A verdict about a not-ready answer: a run that ends on one for want of attempts or time
+/// ends "not ready" (8), not with 4 or 5.
+fn not_ready(v: Verdict) -> Verdict {
+    match v {
+        Verdict::Stop {
+            outcome: Outcome::AttemptsExhausted | Outcome::Deadline,
+            reason,
+        } => Verdict::stop(Outcome::NotReady, reason),
+        other => other,
+    }
+}
+
 /// Rows 1 to 10: the verdict when the attempt ends the run whatever the wait would be, or
 /// `None` when another attempt may be made (then [`schedule`] plans it).
 pub fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
@@ -166,6 +187,9 @@ pub fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
         Happened::Declined(why) => Some(Verdict::stop(Outcome::NonRetryableResponse, why)),
         Happened::Status(status) => judge_status(rules, a, *status),
         Happened::Failure(kind) => judge_failure(rules, a, *kind),
+        Happened::NotReady(_) => a
+            .deadline_passed
+            .then(|| Verdict::stop(Outcome::NotReady, DEADLINE_DURING)),
     }
 }
 
@@ -246,6 +270,15 @@ fn judge_failure(rules: &Rules, a: &Attempt, kind: FailureKind) -> Option<Verdic
 /// Rows 11 to 13, once [`judge`] allows a retry: plan the wait, or stop when no attempt
 /// is left or the wait cannot fit before the deadline.
 pub fn schedule(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
+    let verdict = plan(rules, a, rng);
+    if matches!(a.happened, Happened::NotReady(_)) {
+        not_ready(verdict)
+    } else {
+        verdict
+    }
+}
+
+fn plan(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
     if a.number >= rules.attempts {
         return Verdict::stop(Outcome::AttemptsExhausted, "giving up: no attempts left");
     }
@@ -299,9 +332,10 @@ pub fn hold_fits(held: Duration, left: Option<Duration>) -> bool {
 
 /// The run's outcome once it is over: whatever the loop ended with, a deadline that passed
 /// meanwhile (while an error body, `-D` or `-w` was written) makes a failure a deadline
-/// failure; a success that was put in place stands.
+/// failure; a success that was put in place stands, and so does a run that ended not ready
+/// (its last answer did arrive).
 pub fn at_the_end(outcome: Outcome, deadline_passed: bool) -> Outcome {
-    if deadline_passed && outcome != Outcome::Success {
+    if deadline_passed && !matches!(outcome, Outcome::Success | Outcome::NotReady) {
         Outcome::Deadline
     } else {
         outcome
@@ -507,6 +541,34 @@ mod tests {
         };
         assert_eq!(r.wait, Duration::from_secs(2));
         assert_eq!(r.drawn, Duration::from_millis(100));
+    }
+
+    /// A not-ready answer is polled like a retryable status; where that would end the run
+    /// with 4 or 5, it ends with 8.
+    #[test]
+    fn an_answer_not_ready_is_polled_and_ends_not_ready() {
+        let set = retry_on();
+        let r = rules(&set);
+        let not_ready = || attempt(Happened::NotReady("/status is \"yellow\"".into()));
+        let rng = &mut StdRng::seed_from_u64(1);
+        assert!(matches!(decide(&r, &not_ready(), rng), Verdict::Retry(_)));
+        let mut last = not_ready();
+        last.number = r.attempts;
+        assert_eq!(decide(&r, &last, rng).outcome(), Some(Outcome::NotReady));
+        let mut late = not_ready();
+        late.left = Some(Duration::from_millis(5));
+        assert_eq!(decide(&r, &late, rng).outcome(), Some(Outcome::NotReady));
+        let mut cut = not_ready();
+        cut.deadline_passed = true;
+        assert_eq!(decide(&r, &cut, rng).outcome(), Some(Outcome::NotReady));
+        let unlimited = Rules {
+            attempts: UNLIMITED,
+            ..r
+        };
+        let mut many = not_ready();
+        many.number = 100_000;
+        assert!(matches!(decide(&unlimited, &many, rng), Verdict::Retry(_)));
+        assert_eq!(at_the_end(Outcome::NotReady, true), Outcome::NotReady);
     }
 
     #[test]

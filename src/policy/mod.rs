@@ -6,10 +6,12 @@
 //! - `retry_after`: reading the Retry-After header (RFC 9110 section 10.2.3);
 //! - `replay`: the failure kinds, `--retry-on`, and whether a request may be sent again;
 //! - `decision`: THE decision after an attempt, stop (with which outcome and why) or retry
-//!   (after how long); the single source of the exit-code precedence.
+//!   (after how long); the single source of the exit-code precedence;
+//! - `readiness`: the `--until-*` conditions that make an answer ready.
 
 pub mod backoff;
 pub mod decision;
+pub mod readiness;
 pub mod replay;
 pub mod retry_after;
 

@@ -22,7 +22,8 @@ use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
 use crate::request::cron::{self, Conditions};
-use crate::request::delivery::{Broken, Delivery, Partial, Resumed};
+use crate::policy::readiness::{self, ByStatus};
+use crate::request::delivery::{Broken, Delivery, Partial, Received, Resumed};
 use rand::Rng;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -52,7 +53,7 @@ pub struct Loop<'a> {
     pub secrets: Vec<String>,
     /// Asked before each retry the decision allows (the shared retry budget); an error
     /// refuses it (exit 7).
-    pub retry_gate: Option<&'a dyn Fn(Option<Duration>, Option<Duration>) -> Gate>,
+    pub retry_gate: Option<&'a dyn Fn(Option<Duration>, Option<Duration>, bool) -> Gate>,
     /// A Retry-After that another run shared through `--state`, still holding for this long
     /// before the first attempt.
     pub hold: Option<Duration>,
@@ -118,6 +119,18 @@ enum Tried {
     Broken(Failure),
     /// A redirect that was not followed (body unread), and why.
     Declined(Exchange, String),
+    /// An answer that failed an `--until-*` condition: its head, why, and its body (unread,
+    /// or read into a spool when a body condition read it).
+    NotReady(Head, String, Pending),
+}
+
+/// The body of an answer that was not ready, kept until the decision says whether it is
+/// the last answer (`--fail-with-body` then writes it).
+enum Pending {
+    /// Not read yet.
+    Unread(Exchange),
+    /// Read whole into its spool.
+    Read(Received),
 }
 
 /// What the loop carries from one attempt to the next.
@@ -148,6 +161,8 @@ struct Carry {
     /// The last attempt's error status and Retry-After.
     status: Option<u16>,
     hint: Option<Duration>,
+    /// The last attempt's answer was not ready.
+    not_ready: bool,
 }
 
 /// What follows an attempt, for the loop.
@@ -164,6 +179,8 @@ struct Judged {
     happened: Happened,
     pending: Option<Exchange>,
     reading: Option<Reading>,
+    /// A not-ready body already read into its spool.
+    spooled: Option<Received>,
 }
 
 /// "timeout (the attempt's time ran out)", with any secret masked.
@@ -237,6 +254,7 @@ impl Loop<'_> {
             referer: None,
             status: None,
             hint: None,
+            not_ready: false,
         };
         let mut made = 0;
         if let Some(stop) = self.wait_for_hold(rng) {
@@ -289,6 +307,12 @@ impl Loop<'_> {
         if let Some(p) = carry.partial.take() {
             self.output.discard(p.spool);
         }
+        // The deadline came between attempts, after an answer that was not ready.
+        let outcome = if outcome == Outcome::Deadline && carry.not_ready {
+            Outcome::NotReady
+        } else {
+            outcome
+        };
         Ended {
             outcome,
             attempts_made: made,
@@ -332,8 +356,10 @@ impl Loop<'_> {
             Happened::Status(s) => Some(s),
             _ => None,
         };
+        carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
         carry.hint = facts.hint.map(|h| h.wait);
         let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
+        let spooled = judged.spooled;
         match verdict {
             Verdict::Done => {
                 self.reporter.attempt(&line);
@@ -344,15 +370,31 @@ impl Loop<'_> {
                 self.reporter.attempt(&line);
                 // -I shows the head of whatever answered, as curl does; there is no body.
                 let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
-                let outcome = match judged.pending {
-                    Some(ex) if self.cfg.output.fail_with_body || head_only => {
+                let fail_with_body = self.cfg.output.fail_with_body;
+                let outcome = match (judged.pending, spooled) {
+                    (Some(ex), _) if fail_with_body || head_only => {
                         self.delivery().deliver_error_body(ex, outcome)
+                    }
+                    (_, Some(r)) if fail_with_body => match self.delivery().commit(r) {
+                        Ok(_) => outcome,
+                        Err(b) => {
+                            self.reporter
+                                .warn(&format!("could not write the body: {}", b.failure.detail));
+                            outcome
+                        }
+                    },
+                    (_, Some(r)) => {
+                        self.output.discard(r.spool);
+                        outcome
                     }
                     _ => outcome,
                 };
                 Next::Stop(outcome, Some(reason))
             }
             Verdict::Retry(retry) => {
+                if let Some(r) = spooled {
+                    self.output.discard(r.spool);
+                }
                 let asked = judged.reading.as_ref().and_then(|r| r.asked);
                 line.decision = Decision::Retry {
                     wait: retry.wait,
@@ -407,7 +449,9 @@ impl Loop<'_> {
             .hint
             .filter(|_| status.is_some_and(crate::fleet::admission::shares_hint))
             .map(|h| h.wait);
-        match gate(hint, facts.left) {
+        // A poll of an answer that was not ready is not charged: the service is up.
+        let charge = !matches!(facts.happened, Happened::NotReady(_));
+        match gate(hint, facts.left, charge) {
             Gate::Go(Some(held)) if held > retry.wait => {
                 let spread = rules.retry_after_spread;
                 match decision::wait_for_hold(held, spread, self.deadline_left(), rng) {
@@ -454,6 +498,7 @@ impl Loop<'_> {
             elapsed: begun.elapsed(),
             retry_after: None,
             note: None,
+            not_ready: None,
             decision: Decision::Done,
         }
     }
@@ -495,6 +540,7 @@ impl Loop<'_> {
             happened,
             pending,
             reading,
+            spooled: None,
         };
         // A success was put in place before the signal was seen: it stands, and says so.
         if let Some(sig) = self
@@ -538,6 +584,27 @@ impl Loop<'_> {
             Tried::Broken(f) => {
                 self.note_failure(&f, sent, line, carry);
                 judged(Happened::Failure(f.kind), None, None)
+            }
+            Tried::NotReady(head, why, body) => {
+                let status = format!("{} {}", head.status, head.reason);
+                carry.last = format!("{}, not ready: {why}", status.trim_end());
+                line.status = Some((head.status, head.reason.clone()));
+                self.note_redirect(line, sent);
+                line.not_ready = Some(why.clone());
+                let raw: Vec<&str> = head.values("retry-after").collect();
+                line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
+                let reading =
+                    retry_after::read_all(raw, SystemTime::now(), self.cfg.retry.max_retry_after);
+                let (pending, spooled) = match body {
+                    Pending::Unread(ex) => (Some(ex), None),
+                    Pending::Read(r) => (None, Some(r)),
+                };
+                Judged {
+                    happened: Happened::NotReady(why),
+                    pending,
+                    reading: Some(reading),
+                    spooled,
+                }
             }
         }
     }
@@ -689,10 +756,23 @@ impl Loop<'_> {
             }
             Answer::Resume(range) => return self.resume_file(ex, range, method),
         }
-        if ex.head.status >= 400 {
-            // An error says nothing about the representation: the kept bytes stay kept.
+        // An error, or an answer not ready, says nothing about the representation: the
+        // kept bytes stay kept.
+        let ready = &self.cfg.ready;
+        match ready.by_status(status, &self.cfg.retry.retry_on) {
+            ByStatus::Error => {
+                carry.partial = partial;
+                return Tried::Failed(ex);
+            }
+            ByStatus::NotReady(why) => {
+                carry.partial = partial;
+                return Tried::NotReady(ex.head.clone(), why, Pending::Unread(ex));
+            }
+            ByStatus::Candidate => {}
+        }
+        if let Some(why) = ready.check_headers(&ex.head.headers) {
             carry.partial = partial;
-            return Tried::Failed(ex);
+            return Tried::NotReady(ex.head.clone(), why, Pending::Unread(ex));
         }
         let range = partial
             .as_ref()
@@ -713,13 +793,45 @@ impl Loop<'_> {
         self.watchdog
             .note_last(&format!("{status} {reason}, its body not yet delivered"));
         let resumed = continued.as_ref().map(|r| r.partial.offset);
-        match self.delivery().deliver(ex, continued, method == "GET") {
-            Ok(n) => Tried::Success(status, reason, resumed, n),
+        let head = ex.head.clone();
+        let delivered = if ready.needs_body() {
+            self.delivery()
+                .receive(ex, continued, method == "GET")
+                .and_then(|r| match self.check_body(&r) {
+                    Ok(None) => self.delivery().commit(r).map(Ok),
+                    Ok(Some(why)) => Ok(Err((why, r))),
+                    Err(f) => {
+                        self.output.discard(r.spool);
+                        Err(Broken::from(f))
+                    }
+                })
+        } else {
+            self.delivery().deliver(ex, continued, method == "GET").map(Ok)
+        };
+        match delivered {
+            Ok(Ok(n)) => Tried::Success(status, reason, resumed, n),
+            Ok(Err((why, r))) => Tried::NotReady(head, why, Pending::Read(r)),
             Err(Broken { failure, kept }) => {
                 carry.partial = kept;
                 Tried::Broken(failure)
             }
         }
+    }
+
+    /// Reads a received body back (at most `MAX_CHECKED` bytes) and checks the body and
+    /// JSON conditions on it: `Ok(None)` when they hold, else why not.
+    fn check_body(&self, r: &Received) -> Result<Option<String>, Failure> {
+        let body = r
+            .spool
+            .contents(r.body_start, readiness::MAX_CHECKED)
+            .map_err(|e| {
+                Failure::new(
+                    FailureKind::Local,
+                    format!("cannot read the body back to check it: {e}"),
+                )
+            })?;
+        let len = r.len.saturating_sub(r.body_start);
+        Ok(self.cfg.ready.check_body(body.as_deref(), len))
     }
 
     /// `-C -`: a 206 that continues the -o file. Its bytes are copied into the spool, the

@@ -21,6 +21,16 @@ pub struct Partial {
     pub(crate) validator: resume::Validator,
 }
 
+/// A body read whole into its spool, not yet committed.
+pub struct Received {
+    /// The spool.
+    pub spool: Spool,
+    /// The body's whole length in bytes.
+    pub len: u64,
+    /// Where the body begins in the spool (after a head written by `-i` or `-D -`).
+    pub body_start: u64,
+}
+
 /// A resumed download: the kept part, and the range the 206 must fill exactly.
 pub struct Resumed {
     pub(crate) partial: Partial,
@@ -86,6 +96,19 @@ impl Delivery<'_> {
         continued: Option<Resumed>,
         get: bool,
     ) -> Result<u64, Broken> {
+        let received = self.receive(ex, continued, get)?;
+        self.put_in_place(received.spool, received.len)
+    }
+
+    /// Reads the body into a spool, whole and checked, but does not commit it: what
+    /// `deliver` does before the body is put in place, for a readiness condition to read it
+    /// first (then `commit` or `discard`).
+    pub fn receive(
+        &self,
+        ex: Exchange,
+        continued: Option<Resumed>,
+        get: bool,
+    ) -> Result<Received, Broken> {
         let offset = continued.as_ref().map_or(0, |r| r.partial.offset);
         let range = continued.as_ref().map(|r| r.range);
         let announced = ex
@@ -111,6 +134,9 @@ impl Delivery<'_> {
                 (spool, resume::validator(&ex.head))
             }
         };
+        // A kept part (only for a regular -o file, without -i) holds no head; a fresh spool
+        // may begin with one (-i, -D -).
+        let body_start = if offset == 0 { spool.len() } else { 0 };
         let read = self.read_into(ex, &mut spool, offset, total);
         let n = match read {
             Ok(n) => n,
@@ -128,7 +154,16 @@ impl Delivery<'_> {
             self.reporter
                 .warn(&format!("-R: cannot set the file's modification time: {e}"));
         }
-        self.put_in_place(spool, offset + n)
+        Ok(Received {
+            spool,
+            len: offset + n,
+            body_start,
+        })
+    }
+
+    /// Commits a body `receive` read: see `put_in_place`.
+    pub fn commit(&self, received: Received) -> Result<u64, Broken> {
+        self.put_in_place(received.spool, received.len)
     }
 
     /// `-R`: the time to give the file, from a single Last-Modified that is an HTTP-date;

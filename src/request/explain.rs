@@ -70,6 +70,7 @@ pub fn explain(cfg: &Config) -> String {
     );
     s.push_str(&waits(cfg));
     s.push_str(&retried(cfg));
+    s.push_str(&readiness(cfg));
     if let Some(st) = &cfg.state {
         let l = &st.limits;
         let _ = writeln!(
@@ -92,18 +93,57 @@ pub fn explain(cfg: &Config) -> String {
     s
 }
 
+/// The `--until-*` conditions, one line each, and what a not-ready answer means.
+fn readiness(cfg: &Config) -> String {
+    let c = &cfg.ready;
+    if !c.any() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "  ready when    every condition holds (else the answer is polled again, not charged to a retry budget; exit 8 if the run ends on one):\n",
+    );
+    match &c.status {
+        Some(set) => {
+            let _ = writeln!(s, "                the status is in {}", set.to_spec());
+        }
+        None => s.push_str("                the status is below 400\n"),
+    }
+    for (name, re) in &c.headers {
+        let _ = writeln!(s, "                a {name} header matches {}", re.as_str());
+    }
+    for re in &c.body {
+        let _ = writeln!(s, "                the body matches {}", re.as_str());
+    }
+    for (pointer, value) in &c.json {
+        let _ = writeln!(s, "                the JSON body has {value} at {pointer}");
+    }
+    let _ = writeln!(
+        s,
+        "                a body or JSON condition reads at most {} KiB of the body",
+        crate::policy::readiness::MAX_CHECKED >> 10
+    );
+    s
+}
+
 /// Attempts, backoff, deadline, timeouts and Retry-After.
 fn waits(cfg: &Config) -> String {
     let r = &cfg.retry;
     let b = &r.backoff;
     let t = &cfg.timeouts;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "  attempts      {} (the first and {} retries)",
-        r.attempts,
-        r.attempts - 1
-    );
+    if r.attempts == crate::policy::decision::UNLIMITED {
+        let _ = writeln!(
+            s,
+            "  attempts      unlimited: as many as the deadline allows"
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "  attempts      {} (the first and {} retries)",
+            r.attempts,
+            r.attempts - 1
+        );
+    }
     let growth = match b.jitter {
         Jitter::Decorrelated => "3^(n+1)",
         _ => "2^n",
@@ -188,6 +228,10 @@ fn schedule(cfg: &Config) -> String {
     let mut worst = per_attempt.unwrap_or_default();
     let mut cut = false;
     for n in 1..r.attempts {
+        // An unlimited run's table ends a row past the deadline (or at 20 rows).
+        if r.attempts == crate::policy::decision::UNLIMITED && (cut || n > 20) {
+            break;
+        }
         let (lo, hi) = r.backoff.bounds(n - 1);
         worst = worst.saturating_add(hi);
         let mut row = format!(

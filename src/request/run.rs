@@ -383,10 +383,10 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
         cfg.retry.attempts = 1;
     }
-    let gate = |hint, left| {
+    let gate = |hint, left, charge| {
         shared
             .as_ref()
-            .map_or(Gate::Go(None), |s| s.take_retry(hint, left))
+            .map_or(Gate::Go(None), |s| s.take_retry(hint, left, charge))
     };
     log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {

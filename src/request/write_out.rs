@@ -224,6 +224,9 @@ fn value(name: &str, v: &Vars) -> Option<String> {
         "url_effective" => v.url_effective.clone(),
         "url" => v.url.clone(),
         "exitcode" => v.exitcode.to_string(),
+        // Ready: the run ended on an answer that met every --until-* condition (with none
+        // given, on a success).
+        "ready" => u8::from(v.exitcode == 0).to_string(),
         "size_download" => v.size_download.to_string(),
         "method" => v.method.clone(),
         "scheme" => scheme(v),
@@ -315,6 +318,7 @@ fn json(v: &Vars) -> String {
         ("num_headers", v.headers.len().to_string()),
         ("num_redirects", v.num_redirects.to_string()),
         ("num_retries", v.num_retries.to_string()),
+        ("ready", u8::from(v.exitcode == 0).to_string()),
         ("redirect_url", quoted_or_null(v.redirect_url.as_deref())),
         ("referer", quoted_or_null(v.referer.as_deref())),
         (

@@ -1,0 +1,350 @@
+//! Readiness conditions (`--until-status`, `--until-body`, `--until-json`,
+//! `--until-header`): what makes an answer "ready", as pure decisions on its status, its
+//! headers and its body. An answer that is not ready is polled again like a retryable
+//! status, under the same backoff, Retry-After and deadline; the run's exit code is 8 when
+//! it ends on one.
+//!
+//! The body is matched in bounded memory: at most `MAX_CHECKED` bytes of it are read; a
+//! larger body is not ready, and the reason says so.
+
+use crate::policy::StatusSet;
+use regex::Regex;
+use serde_json::Value;
+
+/// The most body bytes a body or JSON condition reads (1 MiB). A larger body is not ready.
+pub const MAX_CHECKED: u64 = 1 << 20;
+
+/// How long a value quoted in a "not ready" reason may be, in characters.
+const QUOTE_CHARS: usize = 40;
+
+/// Every condition the command line gave; all must hold.
+#[derive(Debug, Clone, Default)]
+pub struct Conditions {
+    /// `--until-status`: the statuses that mean ready (`None`: a success, below 400).
+    pub status: Option<StatusSet>,
+    /// `--until-body`: regexes the body must match.
+    pub body: Vec<Regex>,
+    /// `--until-json`: RFC 6901 pointers and the JSON values the body must have there.
+    pub json: Vec<(String, Value)>,
+    /// `--until-header`: header names (lower case) and regexes one of their values must match.
+    pub headers: Vec<(String, Regex)>,
+}
+
+/// What an answer's status says about readiness, before its body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ByStatus {
+    /// The status may be ready: read the body and check the other conditions.
+    Candidate,
+    /// Not ready, for this reason: the body is not needed.
+    NotReady(String),
+    /// Neither: an error status judged as without conditions (retried when in `--retry-on`,
+    /// else the end of the run).
+    Error,
+}
+
+impl Conditions {
+    /// Whether any condition was given.
+    pub fn any(&self) -> bool {
+        self.status.is_some() || self.needs_body() || !self.headers.is_empty()
+    }
+
+    /// Whether a condition reads the body.
+    pub fn needs_body(&self) -> bool {
+        !self.body.is_empty() || !self.json.is_empty()
+    }
+
+    /// Judges `status`: with `--until-status`, a status in it is a candidate (even a 4xx or
+    /// 5xx), one in `retry_on` stays an error (a failure, retried as today), and any other is
+    /// not ready yet (404 included: a route that appears during a deploy). Without it, a
+    /// status below 400 is a candidate and the rest are errors, as without conditions.
+    pub fn by_status(&self, status: u16, retry_on: &StatusSet) -> ByStatus {
+        match &self.status {
+            Some(ready) if ready.contains(status) => ByStatus::Candidate,
+            Some(_) if status >= 400 && retry_on.contains(status) => ByStatus::Error,
+            Some(ready) => ByStatus::NotReady(format!(
+                "{status} is not in --until-status ({})",
+                ready.to_spec()
+            )),
+            None if status < 400 => ByStatus::Candidate,
+            None => ByStatus::Error,
+        }
+    }
+
+    /// Checks the header and body conditions of a candidate answer: `None` when it is
+    /// ready, else why not (never quoting more of the body than a short value). `body` is
+    /// the body as it will be written, at most `MAX_CHECKED` bytes (`None`: it was larger,
+    /// `total` bytes).
+    #[cfg(test)]
+    pub fn check(
+        &self,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+        total: u64,
+    ) -> Option<String> {
+        self.check_headers(headers)
+            .or_else(|| self.check_body(body, total))
+    }
+
+    /// Checks the header conditions: `None` when they hold, else why not.
+    pub fn check_headers(&self, headers: &[(String, String)]) -> Option<String> {
+        for (name, re) in &self.headers {
+            let mut values = headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .peekable();
+            if values.peek().is_none() {
+                return Some(format!("no {name} header"));
+            }
+            let shown: Vec<&str> = values.clone().collect();
+            if !values.any(|v| re.is_match(v)) {
+                return Some(format!(
+                    "{name} is {}, not matching {}",
+                    quote(&shown.join(", ")),
+                    re.as_str()
+                ));
+            }
+        }
+        None
+    }
+
+    /// Checks the body and JSON conditions on `body` (see `check`): `None` when they hold,
+    /// else why not.
+    pub fn check_body(&self, body: Option<&[u8]>, total: u64) -> Option<String> {
+        if !self.needs_body() {
+            return None;
+        }
+        let Some(body) = body else {
+            return Some(format!(
+                "the body is {total} bytes, more than the {} KiB a condition reads",
+                MAX_CHECKED >> 10
+            ));
+        };
+        if !self.body.is_empty() {
+            let text = String::from_utf8_lossy(body);
+            for re in &self.body {
+                if !re.is_match(&text) {
+                    return Some(format!("the body does not match {}", re.as_str()));
+                }
+            }
+        }
+        if self.json.is_empty() {
+            return None;
+        }
+        let doc: Value = match serde_json::from_slice(body) {
+            Ok(v) => v,
+            Err(_) => return Some("the body is not JSON".into()),
+        };
+        for (pointer, want) in &self.json {
+            match doc.pointer(pointer) {
+                None => return Some(format!("{pointer} is missing, want {}", short(want))),
+                Some(found) if !same(found, want) => {
+                    return Some(format!("{pointer} is {}, want {}", short(found), short(want)));
+                }
+                Some(_) => {}
+            }
+        }
+        None
+    }
+}
+
+/// JSON values compared as values: numbers as numbers (1 and 1.0 are the same).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
+            (Some(x), Some(y)) => x == y,
+            _ => x == y,
+        },
+        _ => a == b,
+    }
+}
+
+/// A JSON value as the log shows it, cut to about `QUOTE_CHARS` characters.
+fn short(v: &Value) -> String {
+    cut(&v.to_string())
+}
+
+/// A header value, quoted and cut.
+fn quote(s: &str) -> String {
+    cut(&Value::String(s.to_string()).to_string())
+}
+
+fn cut(s: &str) -> String {
+    if s.chars().count() <= QUOTE_CHARS {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(QUOTE_CHARS).collect();
+    format!("{head}...")
+}
+
+/// Reads `--until-json POINTER=VALUE`: split at the first `=`; the pointer must begin with
+/// `/` (RFC 6901 section 3; a key containing `=` cannot be named); the value is JSON when
+/// it parses as JSON, else a string.
+pub fn parse_json(spec: &str) -> Result<(String, Value), String> {
+    let Some((pointer, value)) = spec.split_once('=') else {
+        return Err(format!(
+            "--until-json {spec}: expected POINTER=VALUE, such as /status=green (a key that contains = cannot be named)"
+        ));
+    };
+    if !pointer.starts_with('/') {
+        return Err(format!(
+            "--until-json {spec}: the pointer must begin with / (RFC 6901), such as /status=green"
+        ));
+    }
+    if let Some(bad) = bad_escape(pointer) {
+        return Err(format!(
+            "--until-json {spec}: {bad} in the pointer (RFC 6901 escapes only ~0 for ~ and ~1 for /)"
+        ));
+    }
+    let value =
+        serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    Ok((pointer.to_string(), value))
+}
+
+/// A `~` not followed by `0` or `1`.
+fn bad_escape(pointer: &str) -> Option<String> {
+    let b = pointer.as_bytes();
+    (0..b.len())
+        .find(|&i| b[i] == b'~' && !matches!(b.get(i + 1), Some(b'0' | b'1')))
+        .map(|i| format!("~ at byte {i} is not ~0 or ~1"))
+}
+
+/// Reads a regex of `flag` (the regex crate's syntax).
+pub fn parse_regex(flag: &str, spec: &str) -> Result<Regex, String> {
+    Regex::new(spec).map_err(|e| {
+        let first = e.to_string();
+        let why = first.lines().last().unwrap_or("not a valid regex").trim();
+        format!("{flag} {spec}: not a valid regex ({why}; the syntax is the regex crate's)")
+    })
+}
+
+/// Reads `--until-header 'NAME: REGEX'`.
+pub fn parse_header(spec: &str) -> Result<(String, Regex), String> {
+    let Some((name, re)) = spec.split_once(':') else {
+        return Err(format!(
+            "--until-header {spec}: expected 'NAME: REGEX', such as 'X-Version: ^2\\.'"
+        ));
+    };
+    let name = name.trim();
+    let token = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !token {
+        return Err(format!(
+            "--until-header {spec}: the header name must be a token (letters, digits, -), such as X-Version"
+        ));
+    }
+    Ok((
+        name.to_ascii_lowercase(),
+        parse_regex("--until-header", re.trim())?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn retry_on() -> StatusSet {
+        StatusSet::from_ranges(vec![(429, 429), (500, 504)])
+    }
+
+    fn with_json(specs: &[&str]) -> Conditions {
+        Conditions {
+            json: specs
+                .iter()
+                .map(|s| parse_json(s).expect("valid"))
+                .collect(),
+            ..Conditions::default()
+        }
+    }
+
+    #[test]
+    fn the_status_decides_first() {
+        let none = Conditions::default();
+        assert_eq!(none.by_status(200, &retry_on()), ByStatus::Candidate);
+        assert_eq!(none.by_status(404, &retry_on()), ByStatus::Error);
+        let c = Conditions {
+            status: Some(StatusSet::from_ranges(vec![(200, 200), (418, 418)])),
+            ..Conditions::default()
+        };
+        assert_eq!(c.by_status(418, &retry_on()), ByStatus::Candidate);
+        assert_eq!(c.by_status(503, &retry_on()), ByStatus::Error);
+        assert!(matches!(
+            c.by_status(404, &retry_on()),
+            ByStatus::NotReady(why) if why == "404 is not in --until-status (200,418)"
+        ));
+        assert!(matches!(c.by_status(204, &retry_on()), ByStatus::NotReady(_)));
+    }
+
+    #[test]
+    fn json_values_are_compared_as_values() {
+        let c = with_json(&["/status=green", "/n=1", "/ok=true", "/nodes/0/state=\"up\""]);
+        let ready = br#"{"status":"green","n":1.0,"ok":true,"nodes":[{"state":"up"}]}"#;
+        assert_eq!(c.check(&[], Some(ready), 0), None);
+        let yellow = br#"{"status":"yellow","n":1,"ok":true,"nodes":[{"state":"up"}]}"#;
+        assert_eq!(
+            c.check(&[], Some(yellow), 0).as_deref(),
+            Some("/status is \"yellow\", want \"green\"")
+        );
+        let c = with_json(&["/ok=true"]);
+        assert_eq!(
+            c.check(&[], Some(br#"{"ok":"true"}"#), 0).as_deref(),
+            Some("/ok is \"true\", want true"),
+            "a string is not a boolean"
+        );
+        assert_eq!(
+            c.check(&[], Some(b"{}"), 0).as_deref(),
+            Some("/ok is missing, want true")
+        );
+        assert_eq!(
+            c.check(&[], Some(b"<html>"), 0).as_deref(),
+            Some("the body is not JSON")
+        );
+        assert_eq!(
+            c.check(&[], None, 5 << 20).as_deref(),
+            Some("the body is 5242880 bytes, more than the 1024 KiB a condition reads")
+        );
+        let long = format!(r#"{{"ok":"{}"}}"#, "x".repeat(100));
+        let why = c.check(&[], Some(long.as_bytes()), 0).expect("not ready");
+        assert!(why.len() < 80 && why.contains("..."), "{why}");
+    }
+
+    #[test]
+    fn json_specs_split_at_the_first_equals_sign() {
+        assert_eq!(
+            parse_json("/a=b=c").expect("valid"),
+            ("/a".to_string(), Value::String("b=c".into()))
+        );
+        assert_eq!(parse_json("/a/~1b=2").expect("valid").1, Value::from(2));
+        for bad in ["status=green", "/status", "/a~2=1", "=x"] {
+            assert!(parse_json(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn headers_and_bodies_match_regexes_without_quoting_the_body() {
+        let c = Conditions {
+            body: vec![parse_regex("--until-body", "ready|done").expect("valid")],
+            headers: vec![parse_header("X-Version: ^2\\.").expect("valid")],
+            ..Conditions::default()
+        };
+        let h = |v: &str| vec![("X-Version".to_string(), v.to_string())];
+        assert_eq!(c.check(&h("2.1"), Some(b"job done"), 0), None);
+        assert_eq!(
+            c.check(&h("1.9"), Some(b"job done"), 0).as_deref(),
+            Some("x-version is \"1.9\", not matching ^2\\.")
+        );
+        assert_eq!(
+            c.check(&[], Some(b"job done"), 0).as_deref(),
+            Some("no x-version header")
+        );
+        assert_eq!(
+            c.check(&h("2.0"), Some(b"secret-token starting"), 0).as_deref(),
+            Some("the body does not match ready|done")
+        );
+        assert!(parse_regex("--until-body", "(").is_err());
+        assert!(parse_header("no colon").is_err());
+        assert!(parse_header("Bad Name: x").is_err());
+    }
+}
