@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Runs two commands strictly alternately (A, B, A, B, ...) and records each run's wall
-time (spawn to reap) and exit code. (No RSS: after posix_spawn, which shares the parent's
-memory until exec, wait4's ru_maxrss counts Python's own RSS.)
+"""Runs two or more commands strictly alternately (A, B, A, B, ...) and records each run's
+wall time (spawn to reap), CPU time (user + system, from wait4) and exit code. (No RSS:
+after posix_spawn, which shares the parent's memory until exec, wait4's ru_maxrss counts
+Python's own RSS.)
 
-    python3 benches/alternate.py --runs N --warmup W --out OUT.json -- 'CMD A' 'CMD B'
+    python3 benches/alternate.py --runs N --warmup W --out OUT.json -- 'CMD A' 'CMD B' ['CMD C' ...]
 
 Commands are split with shlex (no shell); stdin, stdout and stderr are /dev/null. A
-non-zero exit is recorded, not fatal. The order inside each pair alternates too (A,B then
-B,A) so neither command always runs first after the other.
+non-zero exit is recorded, not fatal. Each round runs every command once; the order is
+reversed every other round (A,B,C then C,B,A) so no command always runs first after the
+same other one.
 """
 
 import argparse
@@ -30,9 +32,9 @@ def run_once(argv, devnull):
             (os.POSIX_SPAWN_DUP2, devnull, 2),
         ],
     )
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
     t1 = time.perf_counter_ns()
-    return (t1 - t0) / 1e9, os.waitstatus_to_exitcode(status)
+    return (t1 - t0) / 1e9, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def main():
@@ -40,20 +42,22 @@ def main():
     p.add_argument("--runs", type=int, required=True)
     p.add_argument("--warmup", type=int, default=0)
     p.add_argument("--out", required=True)
-    p.add_argument("commands", nargs=2)
+    p.add_argument("commands", nargs="+")
     a = p.parse_args()
+    if len(a.commands) < 2:
+        p.error("give at least two commands")
     cmds = [shlex.split(c) for c in a.commands]
     devnull = os.open(os.devnull, os.O_RDWR)
     for _ in range(a.warmup):
         for c in cmds:
             run_once(c, devnull)
-    res = [{"command": a.commands[i], "times": [], "exit_codes": []}
-           for i in range(2)]
+    res = [{"command": c, "times": [], "cpu_s": [], "exit_codes": []} for c in a.commands]
+    forward = list(range(len(cmds)))
     for r in range(a.runs):
-        order = (0, 1) if r % 2 == 0 else (1, 0)
-        for i in order:
-            t, code = run_once(cmds[i], devnull)
+        for i in (forward if r % 2 == 0 else forward[::-1]):
+            t, cpu, code = run_once(cmds[i], devnull)
             res[i]["times"].append(t)
+            res[i]["cpu_s"].append(cpu)
             res[i]["exit_codes"].append(code)
     with open(a.out, "w") as f:
         json.dump({"results": res}, f)

@@ -659,6 +659,10 @@ def main():
         f"({mode} run); raw data in `benches/{os.path.basename(os.path.normpath(res))}/`. "
         f"Re-running regenerates everything above the findings marker.")
     doc()
+    doc("Sections 7 and 8, the cost of `--state` (a file, Redis) and a fleet of processes sharing "
+        "one Redis, are in [RESULTS-state.md](RESULTS-state.md), written by the same harness "
+        "(`bash benches/run.sh --only 7,8`).")
+    doc()
     doc("## Machine, versions, date")
     doc()
     doc("```")

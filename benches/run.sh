@@ -2,11 +2,14 @@
 # Benchmark harness for retry-http, each measurement beside curl in the same run.
 #
 #   bash benches/run.sh            # full run (~15 min on 2 cores), writes benches/RESULTS.md
-#   bash benches/run.sh --quick    # smoke run (< ~60 s), writes benches/results-quick/RESULTS.md
+#                                  # (sections 1-6) and benches/RESULTS-state.md (7, 8)
+#   bash benches/run.sh --quick    # smoke run (< ~90 s), writes benches/results-quick/RESULTS*.md
 #
 # Options (after --quick or alone):
 #   --no-build        use the existing target/release/retry-http (or $RETRY_HTTP)
-#   --only LIST       run only these sections, comma-separated: 1,2,3,4,5,6
+#   --only LIST       run only these sections, comma-separated: 1,2,3,4,5,6,7,8
+#                     (7, 8: the shared state, --state FILE and redis://; a run of only
+#                     those leaves RESULTS.md alone)
 #
 # Environment:
 #   RETRY_HTTP        the binary to measure (default: target/release/retry-http, built here)
@@ -16,6 +19,7 @@
 #   BENCH_S2_RUNS, BENCH_S2_VARIANTS   section 2's runs per variant and its variants
 #                     (file pipe pipe-nobuf devnull)
 #   BENCH_S6_DIAG=1   the diagnostic storms of section 6 in a --quick run too
+#   BENCH_S8_MODES    section 8's modes (budget unlimited nostate budget-t2s warm-t2s)
 #
 # Every server is started here, on 127.0.0.1 only, on a free port, and killed on exit.
 # Every loop is bounded; every client run is capped with timeout(1).
@@ -29,13 +33,14 @@ export LC_ALL=C
 
 QUICK=0
 BUILD=1
-ONLY="1,2,3,4,5,6"
+ALL="1,2,3,4,5,6,7,8"
+ONLY="$ALL"
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) QUICK=1 ;;
         --no-build) BUILD=0 ;;
         --only) ONLY="$2"; shift ;;
-        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -50,6 +55,8 @@ if [[ $QUICK == 1 ]]; then
     S3_SEEDS=2
     S4_RUNS=3; S4_CURL_CAP=3
     S6_CLIENTS=50; S6_RUNS=1; S6_CURL=0; S6_DIAG=${BENCH_S6_DIAG:-0}
+    S7_ROUNDS=20; S7_WARMUP=5; S7_TRIPS=3
+    S8_CLIENTS=50; S8_RUNS=1
 else
     RES="$HERE/results"
     BIG_SIZE=1G
@@ -58,6 +65,8 @@ else
     S3_SEEDS=20
     S4_RUNS=10; S4_CURL_CAP=30
     S6_CLIENTS=200; S6_RUNS=5; S6_CURL=1; S6_DIAG=1
+    S7_ROUNDS=200; S7_WARMUP=20; S7_TRIPS=10
+    S8_CLIENTS=200; S8_RUNS=3
 fi
 # Overrides, for a focused re-measurement (documented in README.md).
 RES="${BENCH_OUT:-$RES}"
@@ -84,6 +93,10 @@ command -v curl >/dev/null || apt_install curl
 [[ -x /usr/bin/time ]] || apt_install time
 command -v python3 >/dev/null || apt_install python3
 command -v timeout >/dev/null || die "timeout(1) not found (coreutils)"
+# Sections 7 and 8 start a redis-server of their own (never a system service).
+if want 7 || want 8; then
+    { command -v redis-server >/dev/null && command -v redis-cli >/dev/null; } || apt_install redis-server
+fi
 
 if [[ -n "${RETRY_HTTP:-}" ]]; then
     BIN="$(realpath "$RETRY_HTTP")"
@@ -98,7 +111,7 @@ fi
 
 # ------------------------------------------------------------- workspace ---
 mkdir -p "$RES"
-if [[ "$ONLY" == "1,2,3,4,5,6" || ( $QUICK == 1 && "$ONLY" == "1,2,3,4,6" ) ]]; then
+if [[ "$ONLY" == "$ALL" || ( $QUICK == 1 && "$ONLY" == "1,2,3,4,6,7,8" ) ]]; then
     rm -rf "${RES:?}"/*
 else  # a partial re-run replaces only its own sections' files
     for n in ${ONLY//,/ }; do
@@ -130,11 +143,13 @@ stop_pid() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
 }
+SHM=""  # section 7's state file on tmpfs, in a folder of its own
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     for pid in "${PIDS[@]}"; do stop_pid "$pid"; done
     rm -rf "$WORK"
+    [[ -n "$SHM" ]] && rm -rf "$SHM"
     exit "$rc"
 }
 trap cleanup EXIT
@@ -176,10 +191,12 @@ elapsed() { python3 -c "print(f'{$2 - $1:.6f}')"; }
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
     echo "ram: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
     echo "kernel: $(uname -r)"
+    echo "os: $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
     echo "retry-http: $("$BIN" --version)"
     echo "retry-http binary: ${BIN#"$ROOT/"} ($(stat -c %s "$BIN") bytes)"
     echo "curl: $(curl --version | head -1)"
     echo "nginx: $(nginx -v 2>&1)"
+    if want 7 || want 8; then echo "redis-server: $(redis-server --version)"; fi
     echo "hyperfine: $(hyperfine --version)"
     echo "rustc: $(rustc --version 2>/dev/null || echo n/a)"
     echo "python3: $(python3 --version 2>&1)"
@@ -191,7 +208,7 @@ log "results in $RES, work dir $WORK"
 
 # ------------------------------------------------------------------ nginx ---
 need_nginx=0
-{ want 1 || want 2; } && need_nginx=1
+{ want 1 || want 2 || want 7; } && need_nginx=1
 if [[ $need_nginx == 1 ]]; then
     NGX="$WORK/nginx"
     mkdir -p "$NGX/conf" "$NGX/logs" "$NGX/html" "$NGX/tmp"
@@ -478,6 +495,175 @@ PY
     fi
 fi
 
+# ------------------------------------------------------------------ redis ---
+# One redis-server of the harness's own for sections 7 and 8: TCP on a free port of
+# 127.0.0.1 and a Unix socket in the work folder, nothing saved to disk.
+if want 7 || want 8; then
+    RDIR="$WORK/redis"
+    mkdir -p "$RDIR"
+    RPORT="$(free_port)"
+    RSOCK="$RDIR/redis.sock"
+    redis-server --port "$RPORT" --bind 127.0.0.1 --protected-mode no --save '' \
+        --appendonly no --daemonize no --dir "$RDIR" --unixsocket "$RSOCK" \
+        --unixsocketperm 700 >"$RDIR/redis.log" 2>&1 &
+    RPID=$!
+    PIDS+=($RPID)
+    wait_port "$RPORT"
+    rcli() { redis-cli -h 127.0.0.1 -p "$RPORT" "$@"; }
+    for _ in $(seq 1 50); do [[ "$(rcli ping 2>/dev/null)" == PONG ]] && break; sleep 0.1; done
+    [[ "$(rcli ping 2>/dev/null)" == PONG ]] || { cat "$RDIR/redis.log" >&2; die "redis-server does not answer"; }
+    [[ -S "$RSOCK" ]] || die "redis-server made no socket at $RSOCK"
+    RURL="redis://127.0.0.1:$RPORT"
+    RUNIX="redis+unix://$RSOCK"
+    # CPU seconds redis-server has used so far (utime + stime of /proc/PID/stat).
+    redis_cpu() { awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$RPID/stat"; }
+    log "redis-server on 127.0.0.1:$RPORT and a Unix socket"
+fi
+
+# --------------------------------------------- 7. the shared state's cost ---
+if want 7; then
+    log "7. start-up + one small GET with --state: none, FILE on tmpfs, redis://, redis+unix://; $S7_ROUNDS rounds"
+    if [[ -d /dev/shm && -w /dev/shm ]]; then SHM="$(mktemp -d /dev/shm/retry-http-bench.XXXXXX)"
+    else SHM="$(mktemp -d "$WORK/shm.XXXXXX")"; log "  no writable /dev/shm: the state file is in $SHM"; fi
+    rcli flushall >/dev/null
+    V7A="$BIN -s $SMALL"
+    V7B="$BIN -s --state $SHM/state.json $SMALL"
+    V7C="$BIN -s --state $RURL $SMALL"
+    V7D="$BIN -s --state $RUNIX $SMALL"
+    note_cmd 7 "python3 benches/alternate.py --runs $S7_ROUNDS --warmup $S7_WARMUP --out s7_alternate.json 'retry-http -s $SMALL' 'retry-http -s --state /dev/shm/DIR/state.json $SMALL' 'retry-http -s --state redis://127.0.0.1:RPORT $SMALL' 'retry-http -s --state redis+unix:///DIR/redis.sock $SMALL'   # redis-server --port RPORT --unixsocket /DIR/redis.sock --save '' --appendonly no"
+    # Each variant once without -s first: what it says on stderr (a store warning would
+    # show here; -s hides warnings).
+    for v in a b c d; do
+        case $v in a) c="$V7A" ;; b) c="$V7B" ;; c) c="$V7C" ;; d) c="$V7D" ;; esac
+        rc=0
+        # shellcheck disable=SC2086
+        timeout 30 ${c/ -s / } >/dev/null 2>"$WORK/s7_check.err" || rc=$?
+        { echo "exit $rc"; sed -e "s#$SHM#/dev/shm/DIR#g" -e "s#$RSOCK#/DIR/redis.sock#g" "$WORK/s7_check.err"; } >"$RES/s7_check_$v.txt"
+    done
+    cpu0=$(redis_cpu)
+    python3 "$HERE/alternate.py" --runs "$S7_ROUNDS" --warmup "$S7_WARMUP" --out "$RES/s7_alternate.json" \
+        "$V7A" "$V7B" "$V7C" "$V7D"
+    cpu1=$(redis_cpu)
+    # The store's commands per run, steady state (the key exists): counted by the server.
+    : >"$RES/s7_trips.tsv"
+    for v in c d; do
+        for k in $(seq 1 "$S7_TRIPS"); do
+            rcli config resetstat >/dev/null
+            # shellcheck disable=SC2086
+            if [[ $v == c ]]; then timeout 30 $V7C >/dev/null 2>&1 || true; else timeout 30 $V7D >/dev/null 2>&1 || true; fi
+            printf '%s\t%s\t%s\n' "$v" "$k" "$(rcli info all | tr -d '\r' \
+                | grep -E '^(cmdstat_|total_connections_received)' | paste -sd' ')" >>"$RES/s7_trips.tsv"
+        done
+    done
+    printf '{"redis_cpu_s": %s, "store_runs": %s, "rounds": %s}\n' "$(python3 -c "print(round($cpu1 - $cpu0, 2))")" \
+        "$(( 2 * S7_ROUNDS ))" "$S7_ROUNDS" >"$RES/s7_redis_cpu.json"
+    rcli --raw get "retry-http:http://127.0.0.1:$NGINX_PORT" >"$RES/s7_record.json" 2>/dev/null || true
+    rcli flushall >/dev/null
+fi
+
+# ------------------------------------------ 8. a fleet sharing one Redis ---
+if want 8; then
+    N=$S8_CLIENTS
+    S8_FLOOR=20; S8_PCT=10
+    S8_WARM=$(( 5 * N ))  # warm-t2s: every host succeeded 5 times in the window before
+    # "Off": a budget that never refuses here (1000% is the most --retry-budget takes; the
+    # floor alone is above the 7 retries x N clients a storm can ask for).
+    S8_OFF_PCT=1000; S8_OFF_FLOOR=100000
+    S8_MODES="${BENCH_S8_MODES:-budget unlimited nostate budget-t2s warm-t2s}"
+    log "8. fleet storm: $N processes sharing $RURL; modes $S8_MODES; $S8_RUNS run(s) each"
+    # storm8 NAME MODE RUN: N processes at once against storm_server.py; every client's
+    # stderr is kept (warnings included); the store's counters and record are read after.
+    storm8() {
+        local name="$1" mode="$2" run="$3" port sp t0 t1 t2 i p rc
+        local -a state=()
+        local pct=0 floor=0 st=250ms
+        case $mode in
+            budget) pct=$S8_PCT; floor=$S8_FLOOR ;;
+            budget-t2s|warm-t2s) pct=$S8_PCT; floor=$S8_FLOOR; st=2s ;;
+            unlimited) pct=$S8_OFF_PCT; floor=$S8_OFF_FLOOR ;;
+        esac
+        [[ $mode == nostate ]] || state=(--state "$RURL" --retry-budget "$pct%" --budget-floor "$floor")
+        [[ $st == 250ms ]] || state+=(--state-timeout "$st")
+        port="$(free_port)"
+        rcli flushall >/dev/null
+        local seeded=0
+        if [[ $mode == warm-t2s ]]; then
+            # A budget that has earned retries: the record as runs would have left it after
+            # S8_WARM successes in the current bucket of the window (format 2); --explain
+            # shows what the runs will read.
+            seeded=$S8_WARM
+            local ts tus tnow
+            read -r ts tus < <(rcli time | paste -sd' ')
+            tnow=$(( ts * 1000 + tus / 1000 ))
+            rcli set "retry-http:http://127.0.0.1:$port" "{\"format\":\"retry-http-state\",\"rev\":1,\"target\":{\"breaker\":{\"failures\":0,\"opened_at\":null,\"probe_until\":null,\"probe_id\":null},\"budget\":[[$(( tnow - tnow % 60000 )),$seeded,0]],\"hold_until\":null,\"seen\":$tnow}}" px 86400000 >/dev/null
+            "$BIN" --explain "${state[@]}" "http://127.0.0.1:$port/" 2>&1 | grep -E 'retry budget:|warning' \
+                | sed 's/^ *//' >"$RES/$name.explain.txt" || true
+        fi
+        rcli config resetstat >/dev/null
+        python3 "$HERE/storm_server.py" --port "$port" --clients "$N" --attempts 8 \
+            --summary "$RES/$name.json" --requests "$RES/$name.requests.jsonl" \
+            --hold-timeout 60 --max-seconds 150 >"$WORK/storm8.out" 2>&1 &
+        sp=$!
+        PIDS+=($sp)
+        wait_port "$port"
+        local logdir="$WORK/logs-$name"
+        mkdir -p "$logdir"
+        local -a pids=()
+        local cpu0; cpu0=$(redis_cpu)
+        t0=$(now)
+        for i in $(seq 1 "$N"); do
+            timeout 90 "$BIN" --attempts 8 --base 100ms --cap 8s --jitter full "${state[@]}" \
+                -o /dev/null -H "X-Client: $i" "http://127.0.0.1:$port/" 2>"$logdir/c$i.err" &
+            pids+=($!)
+        done
+        t1=$(now)
+        local -A codes=()
+        for p in "${pids[@]}"; do
+            rc=0; wait "$p" || rc=$?
+            codes[$rc]=$(( ${codes[$rc]:-0} + 1 ))
+        done
+        t2=$(now)
+        local cpu1; cpu1=$(redis_cpu)
+        # Clients refused by the budget stop after one request: the server would wait for
+        # their 8; every client is done, so it is told now.
+        for _ in $(seq 1 10); do kill -0 "$sp" 2>/dev/null || break; sleep 0.1; done
+        stop_pid "$sp"
+        rcli info all | tr -d '\r' \
+            | grep -E '^(cmdstat_|total_connections_received|total_commands_processed)' >"$RES/$name.redis.txt"
+        rcli --raw get "retry-http:http://127.0.0.1:$port" >"$RES/$name.record.json" 2>/dev/null || true
+        # Every client's stderr, each line prefixed with its number.
+        : >"$RES/$name.stderr.txt"
+        for i in $(seq 1 "$N"); do sed "s/^/$i\t/" "$logdir/c$i.err" >>"$RES/$name.stderr.txt"; done
+        rm -rf "$logdir"
+        local codes_json="{" sep=""
+        for rc in "${!codes[@]}"; do codes_json+="$sep\"$rc\": ${codes[$rc]}"; sep=", "; done
+        codes_json+="}"
+        python3 - "$RES/$name.json" "$mode" "$run" "$(elapsed "$t0" "$t1")" "$(elapsed "$t0" "$t2")" \
+            "$codes_json" "$(python3 -c "print(round($cpu1 - $cpu0, 2))")" "$pct" "$floor" "$st" "$seeded" <<'PY'
+import json, sys
+path, mode, run, launch, total, codes, rcpu, pct, floor, st, seeded = sys.argv[1:]
+d = json.load(open(path))
+d.update({"mode": mode, "run": int(run), "launch_s": float(launch), "clients_done_s": float(total),
+          "exit_codes": json.loads(codes), "redis_cpu_s": float(rcpu),
+          "budget_pct": float(pct), "budget_floor": int(floor), "state_timeout": st,
+          "seeded_successes": int(seeded)})
+json.dump(d, open(path, "w"), indent=1)
+PY
+        log "  $name: $(python3 -c "import json; d=json.load(open('$RES/$name.json')); print('%d requests (%d retries), served %d, all done %.2f s, exits %s' % (d['total_requests'], d['total_requests'] - d['clients_expected'], d['served_clients'], d['clients_done_s'], d['exit_codes']))"), warnings: $(grep -c 'warning' "$RES/$name.stderr.txt" || true)"
+    }
+    note_cmd 8-server "python3 benches/storm_server.py --port PORT --clients $N --attempts 8 --summary S.json --requests R.jsonl   # redis-cli FLUSHALL; CONFIG RESETSTAT before each run"
+    note_cmd 8-budget "for i in 1..$N: retry-http --attempts 8 --base 100ms --cap 8s --jitter full --state redis://127.0.0.1:RPORT --retry-budget $S8_PCT% --budget-floor $S8_FLOOR -o /dev/null -H 'X-Client: \$i' http://127.0.0.1:PORT/ 2>c\$i.err &   # all at once, then wait"
+    note_cmd 8-unlimited "as 8-budget with --retry-budget $S8_OFF_PCT% --budget-floor $S8_OFF_FLOOR (a budget that never refuses here)"
+    note_cmd 8-nostate "as 8-budget without --state and the budget flags"
+    note_cmd 8-budget-t2s "as 8-budget with --state-timeout 2s (default 250ms)"
+    note_cmd 8-warm-t2s "as 8-budget-t2s, the target's record first set to $S8_WARM successes in the window (redis-cli SET, format 2; checked with retry-http --explain)"
+    for r in $(seq 1 "$S8_RUNS"); do
+        for mode in $S8_MODES; do
+            storm8 "s8_${mode}_$r" "$mode" "$r"
+        done
+    done
+fi
+
 # -------------------------------------------------------------- 5. size ---
 if want 5; then
     SIZES_DIR="${SIZES_DIR:-/tmp/retry-http-sizes}"
@@ -513,6 +699,14 @@ fi
 
 # ---------------------------------------------------------------- report ---
 echo "loadavg at end: $(cat /proc/loadavg)" >>"$RES/env.txt"
-if [[ $QUICK == 1 || -n "${BENCH_OUT:-}" ]]; then OUT_MD="$RES/RESULTS.md"; else OUT_MD="$HERE/RESULTS.md"; fi
-python3 "$HERE/report.py" "$RES" "$OUT_MD"
-log "wrote $OUT_MD"
+if [[ $QUICK == 1 || -n "${BENCH_OUT:-}" ]]; then OUT_DIR="$RES"; else OUT_DIR="$HERE"; fi
+# RESULTS.md holds sections 1-6, RESULTS-state.md 7 and 8: a run of only 7 and 8 leaves
+# RESULTS.md as it is.
+if want 1 || want 2 || want 3 || want 4 || want 5 || want 6; then
+    python3 "$HERE/report.py" "$RES" "$OUT_DIR/RESULTS.md"
+    log "wrote $OUT_DIR/RESULTS.md"
+fi
+if want 7 || want 8; then
+    python3 "$HERE/report_state.py" "$RES" "$OUT_DIR/RESULTS-state.md"
+    log "wrote $OUT_DIR/RESULTS-state.md"
+fi
