@@ -198,10 +198,16 @@ impl Reporter {
     fn write_line(&self, line: &str) {
         self.clear_live();
         // A file name or server text holding CR or LF must not forge a second log line.
-        let line = line.replace('\r', "\\r").replace('\n', "\\n");
-        let mut err = anstream::AutoStream::new(std::io::stderr(), self.color);
+        let mut line = line.replace('\r', "\\r").replace('\n', "\\n");
+        // Colours only where stderr takes them; then the whole line in one write, so the
+        // lines of runs that share one log (`xargs -P ... 2>>log`) never interleave.
+        let choice = anstream::AutoStream::new(std::io::stderr(), self.color).current_choice();
+        if choice == anstream::ColorChoice::Never {
+            line = anstream::adapter::strip_str(&line).to_string();
+        }
+        line.push('\n');
         // A closed stderr is no reason to fail the request.
-        let _ = writeln!(err, "{line}");
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 
     fn json(&self, v: Value) {
@@ -422,6 +428,7 @@ fn retry_phrase(a: &AttemptLine) -> String {
             fmt_duration(asked.unwrap_or_default()),
             fmt_duration(hint.unwrap_or_default())
         ),
+        WaitReason::Shared => "a Retry-After shared by the runs of --state".to_string(),
     };
     if *reason != WaitReason::Backoff && !spread.is_zero() {
         why.push_str(&format!(", +{} spread", fmt_duration(*spread)));

@@ -9,9 +9,9 @@ pub mod compat;
 pub mod cron;
 pub mod network;
 
-use crate::policy::decision::UNLIMITED;
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
+use crate::policy::decision::UNLIMITED;
 use crate::policy::{Backoff, StatusSet};
 use base64::Engine;
 pub(crate) use bodies::{append_query, form_encode};
@@ -393,7 +393,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         timeouts,
         output: output(&a.output, a.request.head),
         explain: a.policy.explain,
-        state: state(&a.fleet)?,
+        state: state(&a.fleet, a.policy.max_retry_after)?,
         ready: crate::policy::readiness::Conditions::default(),
         cron,
     };
@@ -621,13 +621,17 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         ..Conditions::default()
     };
     for spec in &f.until_body {
-        ready.body.push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
+        ready
+            .body
+            .push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
     }
     for spec in &f.until_json {
         ready.json.push(r::parse_json(spec).map_err(UsageError)?);
     }
     for spec in &f.until_header {
-        ready.headers.push(r::parse_header(spec).map_err(UsageError)?);
+        ready
+            .headers
+            .push(r::parse_header(spec).map_err(UsageError)?);
     }
     let retry = &mut cfg.retry;
     if ready.any() {
@@ -773,7 +777,10 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
 
 /// `--state` and everything that goes with it. A value that names a store of an unknown
 /// kind, or a Redis URL that is not valid, is a usage error that never quotes a password.
-fn state(f: &FleetFlags) -> Result<Option<crate::fleet::admission::Settings>, UsageError> {
+fn state(
+    f: &FleetFlags,
+    max_hold: Duration,
+) -> Result<Option<crate::fleet::admission::Settings>, UsageError> {
     use crate::fleet::admission::{OnError, Settings};
     use crate::fleet::store::Location;
     let Some(value) = &f.state else {
@@ -782,8 +789,17 @@ fn state(f: &FleetFlags) -> Result<Option<crate::fleet::admission::Settings>, Us
         }
         return Ok(None);
     };
+    // A value from the environment is named as such (the command line may not show it).
+    let from_env = std::env::var_os("RETRY_HTTP_STATE").is_some_and(|v| v == *value.as_os_str());
+    let by_env = |why: String| {
+        if from_env {
+            UsageError(format!("{why} (set by $RETRY_HTTP_STATE)"))
+        } else {
+            UsageError(why)
+        }
+    };
     let location = match value.to_str() {
-        Some(text) => Location::parse(text).map_err(UsageError)?,
+        Some(text) => Location::parse(text).map_err(by_env)?,
         None => Location::File(value.clone()),
     };
     let tls = matches!(&location, Location::Redis(r) if matches!(r.endpoint, crate::fleet::redis::Endpoint::Tcp { tls: true, .. }));
@@ -791,9 +807,10 @@ fn state(f: &FleetFlags) -> Result<Option<crate::fleet::admission::Settings>, Us
         return usage("--state-cacert is for a rediss:// store (Redis over TLS)");
     }
     if f.state_timeout.is_zero() {
-        return usage(
-            "--state-timeout must be more than 0 (such as 250ms): no store answers in no time",
-        );
+        return usage(format!(
+            "--state-timeout must be more than 0 (such as 250ms): no store answers in no time{}",
+            env_note(&[("STATE_TIMEOUT", f.state_timeout)])
+        ));
     }
     let limits = crate::fleet::record::Limits {
         threshold: f.breaker_threshold,
@@ -813,6 +830,7 @@ fn state(f: &FleetFlags) -> Result<Option<crate::fleet::admission::Settings>, Us
             OnError::Open
         },
         cacert: f.state_cacert.clone(),
+        max_hold,
     }))
 }
 

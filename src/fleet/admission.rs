@@ -59,6 +59,40 @@ pub struct Settings {
     pub on_error: OnError,
     /// `--state-cacert`.
     pub cacert: Option<PathBuf>,
+    /// The run's `--max-retry-after`: a Retry-After shared by another run is clamped to it
+    /// too, so one host's generous limit cannot hold back the others for longer than they
+    /// allow.
+    pub max_hold: Duration,
+}
+
+/// What the attempt loop asks the shared state between attempts.
+pub trait Between {
+    /// Before a retry the policy allows: see `Shared::take_retry`.
+    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate;
+    /// After the wait, before the retry is sent: how long a Retry-After that another run
+    /// shared meanwhile still holds (read only).
+    fn still_held(&self) -> Option<Duration>;
+}
+
+impl Between for Shared<'_> {
+    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
+        self.take_retry(hint, left, charge)
+    }
+
+    fn still_held(&self) -> Option<Duration> {
+        if self.broken.get() {
+            return None;
+        }
+        match self.store.peek(&self.key, self.bound(Duration::ZERO)) {
+            Ok((t, now)) => t.held(now).map(|h| h.min(self.settings.max_hold)),
+            Err(e) => {
+                // Under --state-on-error closed, the retry's gate already passed; the
+                // failure is reported and the next question refuses.
+                let _ = self.failed(&e);
+                None
+            }
+        }
+    }
 }
 
 /// The time a record's date stands for, for messages.
@@ -133,7 +167,11 @@ impl<'a> Shared<'a> {
         let warn = |m: &str| reporter.warn(m);
         let asked = store.decide(&key, bound, &warn, |t, now| {
             let admission = t.admit(now, &limits, lease, id);
-            (admission, t.held(now), now)
+            (
+                admission,
+                t.held(now).map(|h| h.min(settings.max_hold)),
+                now,
+            )
         });
         let (admission, hold, now) = match asked {
             Ok(a) => a,
@@ -229,10 +267,11 @@ impl<'a> Shared<'a> {
         let warn = |m: &str| self.reporter.warn(m);
         let limits = self.settings.limits;
         let key = &self.key;
+        let max_hold = self.settings.max_hold;
         let answer = self
             .store
             .decide(key, self.bound(Duration::ZERO), &warn, |t, now| {
-                gate(t, now, &limits, (hint, left, charge), key)
+                gate(t, now, &limits, (hint, left, charge), (key, max_hold))
             });
         match answer {
             Ok(g) => g,
@@ -285,12 +324,12 @@ fn gate(
     now: Millis,
     limits: &Limits,
     (hint, left, charge): (Option<Duration>, Option<Duration>, bool),
-    key: &str,
+    (key, max_hold): (&str, Duration),
 ) -> Gate {
     if let Some(h) = hint {
         t.hold(now, h);
     }
-    let held = t.held(now);
+    let held = t.held(now).map(|h| h.min(max_hold));
     if let Some(h) = held
         && !hold_fits(h, left)
     {
@@ -383,8 +422,12 @@ pub fn explain(settings: &Settings, target: (&Url, Option<&Path>)) -> Vec<String
         OnError::Open => "open (a store that fails is reported and the run goes on without it)",
         OnError::Closed => "closed (a store that fails stops the run, exit 7, nothing sent)",
     };
+    let shown_key = match loc {
+        Location::Redis(r) => format!("key {}{key}", r.prefix),
+        Location::File(_) => format!("target {key}"),
+    };
     let mut lines = vec![
-        format!("state:        {} (key {key})", loc.display()),
+        format!("state:        {} ({shown_key})", loc.display()),
         format!(
             "              each operation within {}; on error: {policy}",
             fmt_duration(settings.timeout)
@@ -473,21 +516,30 @@ mod tests {
         let s = Duration::from_secs;
         let mut t = Target::default();
         assert_eq!(
-            gate(&mut t, 0, &l, (Some(s(5)), None, true), "k"),
+            gate(
+                &mut t,
+                0,
+                &l,
+                (Some(s(5)), None, true),
+                ("k", Duration::MAX)
+            ),
             Gate::Go(Some(s(5)))
         );
         assert!(matches!(
-            gate(&mut t, 1_000, &l, (None, Some(s(2)), true), "k"),
+            gate(&mut t, 1_000, &l, (None, Some(s(2)), true), ("k", Duration::MAX)),
             Gate::TooLate(why) if why.contains("holds for 4s")
         ));
         assert_eq!(t.budget.counts().1, 1, "the late retry is not charged");
-        assert_eq!(gate(&mut t, 6_000, &l, (None, None, true), "k"), Gate::Go(None));
+        assert_eq!(
+            gate(&mut t, 6_000, &l, (None, None, true), ("k", Duration::MAX)),
+            Gate::Go(None)
+        );
         assert!(matches!(
-            gate(&mut t, 7_000, &l, (None, None, false), "k"),
+            gate(&mut t, 7_000, &l, (None, None, false), ("k", Duration::MAX)),
             Gate::Go(None)
         ));
         assert!(matches!(
-            gate(&mut t, 7_000, &l, (None, None, true), "k"),
+            gate(&mut t, 7_000, &l, (None, None, true), ("k", Duration::MAX)),
             Gate::Spent(_)
         ));
     }

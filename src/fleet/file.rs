@@ -350,10 +350,22 @@ impl Store for FileStore {
         let lock = self.lock(bound)?;
         let now = self.clock.host_time();
         let mut state = self.load(now, warn)?;
+        let before = state.targets.len();
         state.prune(now, &self.limits);
-        change(state.targets.entry(key.to_string()).or_default(), now);
-        state.bound();
-        self.save(&state)?;
+        let pruned = state.targets.len() != before;
+        let record = state.targets.entry(key.to_string()).or_default();
+        let was = record.clone();
+        change(record, now);
+        let worth = record.worth_writing(&was, &self.limits);
+        if !worth {
+            // What is not worth writing is not kept either, written or not, so both
+            // stores keep the same record.
+            *record = was;
+        }
+        if pruned || worth {
+            state.bound();
+            self.save(&state)?;
+        }
         drop(lock);
         Ok(())
     }

@@ -138,6 +138,19 @@ impl Target {
         .unwrap_or(0)
     }
 
+    /// Whether a decision that turned `before` into this record must be written back: it
+    /// changed something other than `seen`, or moved `seen` by a tenth of the TTL or more
+    /// (so the record's expiry is refreshed often enough). A closed circuit's admission,
+    /// the commonest decision, then writes nothing, which keeps a busy fleet's store from
+    /// being rewritten (and its writers from colliding) once per run for nothing. The price:
+    /// a record may be forgotten up to a tenth of the TTL early.
+    pub fn worth_writing(&self, before: &Target, limits: &Limits) -> bool {
+        let moved = self.seen.saturating_sub(before.seen);
+        let mut unseen = self.clone();
+        unseen.seen = before.seen;
+        unseen != *before || moved >= millis(limits.ttl) / 10
+    }
+
     /// Forgets what the record no longer needs at `now`: buckets older than the window, a
     /// Retry-After that has passed, and a `seen` in the future (a clock set back), which then
     /// counts from now. Returns whether the record is still worth keeping: it has not

@@ -17,7 +17,7 @@ use crate::fleet::store::{Clock, Store};
 use serde_json::{Value, json};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 /// The default prefix of the keys.
@@ -25,6 +25,9 @@ pub const DEFAULT_PREFIX: &str = "retry-http:";
 
 /// The largest `--state-cacert` read, in bytes.
 const MAX_CACERT: u64 = 1 << 20;
+
+/// The longest pause between two tries of a compare-and-set that conflicted.
+const MAX_PAUSE: Duration = Duration::from_millis(16);
 
 /// The default port of a Redis server.
 const DEFAULT_PORT: u16 = 6379;
@@ -85,6 +88,11 @@ impl RedisLocation {
             .then(|| decode(url.username()))
             .transpose()?;
         let mut password = url.password().map(decode).transpose()?;
+        // `redis://SECRET@HOST`, a userinfo without a colon, is a password to Redis clients
+        // that take it (Redis has no user without one): read and masked as one.
+        if password.is_none() && user.is_some() {
+            password = user.take();
+        }
         if url.fragment().is_some() {
             return Err(bad("a Redis URL has no #fragment"));
         }
@@ -250,10 +258,31 @@ pub struct RedisStore {
     location: RedisLocation,
     limits: Limits,
     clock: Clock,
-    /// The PEM of `--state-cacert`, read when the store was opened.
+    /// Where to connect, and the PEM of `--state-cacert` (read when the store was opened).
+    dial: Arc<Dial>,
+    /// The worker that holds the connection, started by the first operation.
+    worker: Mutex<Option<Worker>>,
+}
+
+/// What connecting needs, shared with the worker thread.
+struct Dial {
+    location: RedisLocation,
     cacert: Option<Vec<u8>>,
-    /// The connection, made by the first operation.
-    connection: Mutex<Option<redis::Connection>>,
+}
+
+/// A command for the worker, the instant its answer is due, and where to send it.
+type Job = (
+    redis::Cmd,
+    Instant,
+    mpsc::Sender<std::io::Result<redis::Value>>,
+);
+
+/// The thread that owns the connection and sends the commands. The store waits for each
+/// answer only until the operation's bound: a server that trickles its answer a byte at a
+/// time (which no socket timeout catches) or a resolver that hangs leaves the worker
+/// behind, blocked, and the store goes on with a new one at its next operation.
+struct Worker {
+    jobs: mpsc::Sender<Job>,
 }
 
 /// A record as read: the key's text (what the compare-and-set compares with), the record,
@@ -269,11 +298,20 @@ fn other(why: String) -> std::io::Error {
     std::io::Error::other(why)
 }
 
-fn timed_out(what: &str, bound: Duration) -> std::io::Error {
+fn timed_out(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::TimedOut, what.to_string())
+}
+
+/// An operation's error, with a time-out said in one way: what took too long, and the
+/// bound it had.
+fn within(e: std::io::Error, bound: Duration) -> std::io::Error {
+    if e.kind() != std::io::ErrorKind::TimedOut {
+        return e;
+    }
     std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
+        e.kind(),
         format!(
-            "{what} took longer than --state-timeout allows ({})",
+            "{e} timed out after {} (--state-timeout, and at most half the time left before the deadline)",
             crate::units::fmt_duration(bound)
         ),
     )
@@ -305,8 +343,11 @@ impl RedisStore {
             location: location.clone(),
             limits: *limits,
             clock,
-            cacert,
-            connection: Mutex::new(None),
+            dial: Arc::new(Dial {
+                location: location.clone(),
+                cacert,
+            }),
+            worker: Mutex::new(None),
         })
     }
 
@@ -314,131 +355,41 @@ impl RedisStore {
         format!("{}{target}", self.location.prefix)
     }
 
-    /// Resolves a host name within `bound`, on a thread of its own (the system's resolver
-    /// cannot be given a timeout); the thread is left behind if it takes longer.
-    fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr> {
-        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-            return Ok(SocketAddr::new(ip, port));
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let name = host.to_string();
-        std::thread::Builder::new()
-            .name("state-resolve".into())
-            .spawn(move || {
-                let _ = tx.send(
-                    (name.as_str(), port)
-                        .to_socket_addrs()
-                        .map(|mut a| a.next()),
-                );
-            })?;
-        match rx.recv_timeout(bound) {
-            Ok(Ok(Some(addr))) => Ok(addr),
-            Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
-            Ok(Err(e)) => Err(other(format!("cannot resolve {host}: {e}"))),
-            Err(_) => Err(timed_out(&format!("resolving {host}"), bound)),
-        }
-    }
-
-    /// Connects, within what is left before `until`.
-    fn connect(&self, until: Instant) -> std::io::Result<redis::Connection> {
-        let left = |what: &str| {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                Err(timed_out(what, until.elapsed()))
-            } else {
-                Ok(left)
-            }
-        };
-        let addr = match &self.location.endpoint {
-            Endpoint::Unix(path) => redis::ConnectionAddr::Unix(path.clone()),
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: false,
-            } => {
-                let a = Self::resolve(host, *port, left("connecting")?)?;
-                redis::ConnectionAddr::Tcp(a.ip().to_string(), a.port())
-            }
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: true,
-            } => {
-                // Resolved here within the bound; the TLS connection names the host again
-                // (for the certificate), which the resolver then answers from what it knows.
-                Self::resolve(host, *port, left("connecting")?)?;
-                redis::ConnectionAddr::TcpTls {
-                    host: host.clone(),
-                    port: *port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            }
-        };
-        let mut settings = redis::RedisConnectionInfo::default()
-            .set_db(i64::from(self.location.db))
-            .set_skip_set_lib_name();
-        if let Some(u) = &self.location.user {
-            settings = settings.set_username(u);
-        }
-        if let Some(p) = &self.location.password {
-            settings = settings.set_password(p);
-        }
-        let info = redis::IntoConnectionInfo::into_connection_info(addr)
-            .map_err(|e| other(describe(&e)))?
-            .set_redis_settings(settings);
-        let client = match &self.cacert {
-            Some(pem) if matches!(self.location.endpoint, Endpoint::Tcp { tls: true, .. }) => {
-                redis::Client::build_with_tls(
-                    info,
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(pem.clone()),
-                    },
-                )
-            }
-            _ => redis::Client::open(info),
-        }
-        .map_err(|e| other(describe(&e)))?;
-        let connection = client
-            .get_connection_with_timeout(left("connecting")?)
-            .map_err(|e| io_error(&e, "connecting", until))?;
-        Ok(connection)
-    }
-
-    /// Runs `work` on the connection (made first if there is none), with each read and
-    /// write on it bounded by what is left before `until`. A failure drops the connection.
-    fn with_connection<T>(
-        &self,
-        until: Instant,
-        work: impl FnOnce(&mut redis::Connection) -> std::io::Result<T>,
-    ) -> std::io::Result<T> {
+    /// Sends `cmd` through the worker (started first if there is none) and waits for its
+    /// answer until `until`; `what` names the step in errors. A step that does not answer
+    /// in time leaves its worker behind: the next operation starts another.
+    fn send(&self, cmd: redis::Cmd, until: Instant, what: &str) -> std::io::Result<redis::Value> {
         let mut slot = self
-            .connection
+            .worker
             .lock()
-            .map_err(|_| other("the store's connection was poisoned".into()))?;
+            .map_err(|_| other("the store's worker was poisoned".into()))?;
         if slot.is_none() {
-            *slot = Some(self.connect(until)?);
+            *slot = Some(Worker::start(Arc::clone(&self.dial))?);
         }
-        let Some(c) = slot.as_mut() else {
-            return Err(other("no connection".into()));
+        let Some(worker) = slot.as_ref() else {
+            return Err(other("no worker".into()));
         };
+        let (tx, rx) = mpsc::channel();
+        if worker.jobs.send((cmd, until, tx)).is_err() {
+            *slot = None;
+            return Err(other("the store's worker stopped".into()));
+        }
         let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            *slot = None;
-            return Err(timed_out("the store", Duration::ZERO));
+        match rx.recv_timeout(left) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                *slot = None;
+                Err(if e.kind() == std::io::ErrorKind::TimedOut {
+                    timed_out(what)
+                } else {
+                    e
+                })
+            }
+            Err(_) => {
+                *slot = None;
+                Err(timed_out(what))
+            }
         }
-        let bounded = c
-            .set_read_timeout(Some(left))
-            .and_then(|()| c.set_write_timeout(Some(left)));
-        let result = match bounded {
-            Ok(()) => work(c),
-            Err(e) => Err(io_error(&e, "the store", until)),
-        };
-        if result.is_err() {
-            *slot = None;
-        }
-        result
     }
 
     /// Reads `key` and the server's time in one round trip: one command with one answer
@@ -446,14 +397,11 @@ impl RedisStore {
     /// timeout. (A pipeline of `TIME` and `GET` waited out the timeout once per command, and
     /// `EVALSHA` costs two more round trips when the script is not loaded.)
     fn read(&self, key: &str, until: Instant, warn: &dyn Fn(&str)) -> std::io::Result<Read> {
-        let (secs, micros, text): (String, String, String) = self.with_connection(until, |c| {
-            redis::cmd("EVAL")
-                .arg(READ)
-                .arg(1)
-                .arg(key)
-                .query(c)
-                .map_err(|e| io_error(&e, "reading the store", until))
-        })?;
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(READ).arg(1).arg(key);
+        let answer = self.send(cmd, until, "reading the store")?;
+        let (secs, micros, text): (String, String, String) = redis::from_redis_value(answer)
+            .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
         let now = self.time(&secs, &micros)?;
         Ok(self.parse(key, text, now, warn))
     }
@@ -532,48 +480,216 @@ impl Store for RedisStore {
         warn: &dyn Fn(&str),
         change: &mut dyn FnMut(&mut Target, Millis),
     ) -> std::io::Result<()> {
+        self.agree(key, bound, warn, change)
+            .map_err(|e| within(e, bound))
+    }
+
+    fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
+        let until = Instant::now() + bound;
+        let read = self
+            .read(&self.key(key), until, &|_| {})
+            .map_err(|e| within(e, bound))?;
+        Ok((read.target, read.now))
+    }
+}
+
+impl RedisStore {
+    /// `Store::update`'s loop: read, decide, compare-and-set; on a conflict, decide again on
+    /// the record the script answered with, after a short random pause that grows with
+    /// each conflict (up to `MAX_PAUSE`), so runs that collide spread out instead of
+    /// colliding again in step. A decision that changes nothing worth writing (see
+    /// `Target::worth_writing`) writes nothing.
+    fn agree(
+        &self,
+        key: &str,
+        bound: Duration,
+        warn: &dyn Fn(&str),
+        change: &mut dyn FnMut(&mut Target, Millis),
+    ) -> std::io::Result<()> {
         let until = Instant::now() + bound;
         let key = self.key(key);
         let mut read = self.read(&key, until, warn)?;
+        let mut conflicts = 0u32;
         loop {
             let mut target = read.target.clone();
             change(&mut target, read.now);
+            let worth = target.worth_writing(&read.target, &self.limits);
             let (text, ttl) = self.text(&mut target, read.rev, read.now);
-            if text.is_empty() && read.text.is_empty() {
+            // Nothing to write: no key and nothing to remember, or a key whose record the
+            // decision did not change enough (a key with nothing left is still deleted).
+            if text.is_empty() && read.text.is_empty() || !text.is_empty() && !worth {
                 return Ok(());
             }
-            let answer: Vec<redis::Value> = self.with_connection(until, |c| {
-                // Sent whole (`EVAL`): one round trip, and nothing to reload when the
-                // server's scripts were flushed.
-                redis::cmd("EVAL")
-                    .arg(CAS)
-                    .arg(1)
-                    .arg(&key)
-                    .arg(&read.text)
-                    .arg(&text)
-                    .arg(ttl)
-                    .query(c)
-                    .map_err(|e| io_error(&e, "writing to the store", until))
-            })?;
+            // Sent whole (`EVAL`): one round trip, and nothing to reload when the server's
+            // scripts were flushed.
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(CAS)
+                .arg(1)
+                .arg(&key)
+                .arg(&read.text)
+                .arg(&text)
+                .arg(ttl);
+            let answer: Vec<redis::Value> =
+                redis::from_redis_value(self.send(cmd, until, "writing to the store")?)
+                    .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
             match answer.as_slice() {
                 [redis::Value::Int(1)] => return Ok(()),
                 [redis::Value::Int(0), current, secs, micros] => {
                     let text = string(current);
                     let now = self.time(&string(secs), &string(micros))?;
                     read = self.parse(&key, text, now, warn);
-                    if Instant::now() >= until {
-                        return Err(timed_out("agreeing with other runs on the record", bound));
+                    conflicts = conflicts.saturating_add(1);
+                    let ceiling =
+                        MAX_PAUSE.min(Duration::from_micros(250) * (1 << conflicts.min(10)));
+                    let pause = crate::policy::backoff::uniform(&mut rand::rng(), ceiling);
+                    if Instant::now() + pause >= until {
+                        return Err(timed_out("agreeing with other runs on the record"));
                     }
+                    std::thread::sleep(pause);
                 }
                 _ => return Err(other("the store's script answered nonsense".into())),
             }
         }
     }
+}
 
-    fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
-        let until = Instant::now() + bound;
-        let read = self.read(&self.key(key), until, &|_| {})?;
-        Ok((read.target, read.now))
+/// Resolves a host name within `bound`, on a thread of its own (the system's resolver
+/// cannot be given a timeout); the thread is left behind if it takes longer.
+fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr> {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let (tx, rx) = mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("state-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(
+                (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(|mut a| a.next()),
+            );
+        })?;
+    match rx.recv_timeout(bound) {
+        Ok(Ok(Some(addr))) => Ok(addr),
+        Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
+        Ok(Err(e)) => Err(other(format!("cannot resolve {host}: {e}"))),
+        Err(_) => Err(timed_out(&format!("resolving {host}"))),
+    }
+}
+
+impl Worker {
+    /// Starts the worker thread; it connects at its first command.
+    fn start(dial: Arc<Dial>) -> std::io::Result<Worker> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("state-store".into())
+            .spawn(move || {
+                let mut connection: Option<redis::Connection> = None;
+                for (cmd, until, answer) in queue {
+                    let result = Worker::run(&dial, &mut connection, &cmd, until);
+                    if result.is_err() {
+                        connection = None;
+                    }
+                    if answer.send(result).is_err() {
+                        // The store gave up waiting: this connection is not to be trusted.
+                        return;
+                    }
+                }
+            })?;
+        Ok(Worker { jobs })
+    }
+
+    /// One command: connects first if needed, each read and write bounded by the time left.
+    fn run(
+        dial: &Dial,
+        connection: &mut Option<redis::Connection>,
+        cmd: &redis::Cmd,
+        until: Instant,
+    ) -> std::io::Result<redis::Value> {
+        if connection.is_none() {
+            *connection = Some(dial.connect(until)?);
+        }
+        let Some(c) = connection.as_mut() else {
+            return Err(other("no connection".into()));
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out("the store"));
+        }
+        c.set_read_timeout(Some(left))
+            .and_then(|()| c.set_write_timeout(Some(left)))
+            .and_then(|()| cmd.query::<redis::Value>(c))
+            .map_err(|e| io_error(&e, "the store", until))
+    }
+}
+
+impl Dial {
+    /// Connects, within what is left before `until`.
+    fn connect(&self, until: Instant) -> std::io::Result<redis::Connection> {
+        let left = |what: &str| {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                Err(timed_out(what))
+            } else {
+                Ok(left)
+            }
+        };
+        let addr = match &self.location.endpoint {
+            Endpoint::Unix(path) => redis::ConnectionAddr::Unix(path.clone()),
+            Endpoint::Tcp {
+                host,
+                port,
+                tls: false,
+            } => {
+                let a = resolve(host, *port, left("connecting")?)?;
+                redis::ConnectionAddr::Tcp(a.ip().to_string(), a.port())
+            }
+            Endpoint::Tcp {
+                host,
+                port,
+                tls: true,
+            } => {
+                // Resolved here within the bound; the TLS connection names the host again
+                // (for the certificate), which the resolver then answers from what it knows.
+                resolve(host, *port, left("connecting")?)?;
+                redis::ConnectionAddr::TcpTls {
+                    host: host.clone(),
+                    port: *port,
+                    insecure: false,
+                    tls_params: None,
+                }
+            }
+        };
+        let mut settings = redis::RedisConnectionInfo::default()
+            .set_db(i64::from(self.location.db))
+            .set_skip_set_lib_name();
+        if let Some(u) = &self.location.user {
+            settings = settings.set_username(u);
+        }
+        if let Some(p) = &self.location.password {
+            settings = settings.set_password(p);
+        }
+        let info = redis::IntoConnectionInfo::into_connection_info(addr)
+            .map_err(|e| other(describe(&e)))?
+            .set_redis_settings(settings);
+        let client = match &self.cacert {
+            Some(pem) if matches!(self.location.endpoint, Endpoint::Tcp { tls: true, .. }) => {
+                redis::Client::build_with_tls(
+                    info,
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(pem.clone()),
+                    },
+                )
+            }
+            _ => redis::Client::open(info),
+        }
+        .map_err(|e| other(describe(&e)))?;
+        let connection = client
+            .get_connection_with_timeout(left("connecting")?)
+            .map_err(|e| io_error(&e, "connecting", until))?;
+        Ok(connection)
     }
 }
 
@@ -590,9 +706,7 @@ fn string(v: &redis::Value) -> String {
 /// A Redis error as an I/O error, its kind `TimedOut` when the time ran out.
 fn io_error(e: &redis::RedisError, what: &str, until: Instant) -> std::io::Error {
     if e.is_timeout() || Instant::now() >= until {
-        let mut err = timed_out(what, Duration::ZERO);
-        err = std::io::Error::new(err.kind(), format!("{what} timed out (--state-timeout)"));
-        return err;
+        return timed_out(what);
     }
     other(describe(e))
 }
@@ -1263,6 +1377,10 @@ mod tests {
             let (file, redis): (&dyn Store, &dyn Store) = (&file, &redis);
             let name = |key: usize| format!("http://t{}:80", key % targets);
             let mut now = start;
+            // The text of each key after the last event that touched it: a decision that
+            // wrote nothing leaves the key (and its expiry, taken off below) as it was.
+            let mut texts: std::collections::HashMap<usize, Option<String>> =
+                std::collections::HashMap::new();
             for (i, event) in events.iter().enumerate() {
                 let both = |key: usize, d: &dyn Fn(&mut Target, Millis) -> Answer| {
                     let f = decide(file, &name(key), d).map_err(store_error)?;
@@ -1297,15 +1415,20 @@ mod tests {
                     // The key lives until the record expires; then its expiry is taken
                     // off, since the server's clock does not follow the test's.
                     let k = format!("{DEFAULT_PREFIX}{}", name(key));
-                    let (left, _): (i64, i64) = redis::pipe()
+                    let (text, left, _): (Option<String>, i64, i64) = redis::pipe()
+                        .cmd("GET")
+                        .arg(&k)
                         .cmd("PTTL")
                         .arg(&k)
                         .cmd("PERSIST")
                         .arg(&k)
                         .query(&mut *conn.borrow_mut())
                         .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    let unwritten = texts.insert(key % targets, text.clone()) == Some(text);
                     let (t, at) = redis.peek(&name(key), BOUND).map_err(store_error)?;
-                    if t == Target::default() {
+                    if unwritten {
+                        // Written earlier, its expiry already checked and taken off.
+                    } else if t == Target::default() {
                         prop_assert_eq!(left, -2, "event {} {:?}: a key for nothing", i, event);
                     } else {
                         let lives = (t.expires_at(&l) - at) as i64;
@@ -1356,6 +1479,12 @@ mod tests {
             (3, Some("u"), Some("p@ss"), "ci:")
         );
         assert_eq!(r.display(), "redis://u:***@cache.example:6380/3?prefix=ci:");
+        let r = RedisLocation::parse("redis://s3cret@h").expect("valid");
+        assert_eq!(
+            (r.user.as_deref(), r.password.as_deref()),
+            (None, Some("s3cret"))
+        );
+        assert_eq!(r.display(), "redis://:***@h:6379/0");
         let r = RedisLocation::parse("rediss://:tok@[::1]").expect("valid");
         assert_eq!(r.display(), "rediss://:***@[::1]:6379/0");
         let r =

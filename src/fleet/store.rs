@@ -76,6 +76,25 @@ impl Location {
     /// `./NAME` for a file whose name looks like one. Errors name what is accepted and never
     /// quote a password.
     pub fn parse(value: &str) -> Result<Location, String> {
+        // A Redis URL mistyped (`redis:/h`, `redis//h`, `rediss:h`, ` redis://h`) must not
+        // become a file named after it, password and all.
+        let trimmed = value.trim();
+        let lower = trimmed.to_ascii_lowercase();
+        let proper = RedisLocation::SCHEMES
+            .iter()
+            .any(|s| lower.starts_with(&format!("{s}://")));
+        let rest = lower.strip_prefix("redis").unwrap_or("");
+        let rest = rest
+            .strip_prefix("+unix")
+            .or_else(|| rest.strip_prefix('s'))
+            .unwrap_or(rest);
+        if !proper && lower.starts_with("redis") && rest.starts_with([':', '/']) {
+            return Err(
+                "--state: this looks like a Redis URL but is not one: write redis://HOST, rediss://HOST or redis+unix:///PATH (or ./NAME for a file)"
+                    .into(),
+            );
+        }
+        let value = if proper { trimmed } else { value };
         match scheme_of(value) {
             Some(s) if RedisLocation::SCHEMES.contains(&s.to_ascii_lowercase().as_str()) => {
                 Ok(Location::Redis(RedisLocation::parse(value)?))
@@ -532,5 +551,30 @@ mod memory {
         ));
         let why = Location::parse("memcached://u:pw@h/").expect_err("refused");
         assert!(why.contains("memcached://") && !why.contains("pw"), "{why}");
+        for typo in [
+            "redis:/u:pw@h",
+            "rediss:/u:pw@h",
+            "redis//u:pw@h",
+            "redis:u:pw@h",
+            "redis:pw@h",
+            "redis+unix:",
+            "REDIS:/h",
+        ] {
+            let why = Location::parse(typo).expect_err(typo);
+            assert!(
+                why.contains("looks like a Redis URL") && !why.contains("pw"),
+                "{why}"
+            );
+        }
+        assert!(matches!(
+            Location::parse(" redis://h "),
+            Ok(Location::Redis(_))
+        ));
+        for file in ["redis.json", "redis-state", "./redis:/x"] {
+            assert!(
+                matches!(Location::parse(file), Ok(Location::File(_))),
+                "{file}"
+            );
+        }
     }
 }

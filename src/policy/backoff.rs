@@ -152,6 +152,8 @@ pub enum WaitReason {
     RetryAfter,
     /// The server's Retry-After, clamped to `--max-retry-after`, was the longer.
     Clamped,
+    /// A Retry-After that another run sharing `--state` was told was the longest.
+    Shared,
 }
 
 impl WaitReason {
@@ -161,6 +163,7 @@ impl WaitReason {
             WaitReason::Backoff => "backoff",
             WaitReason::RetryAfter => "retry-after",
             WaitReason::Clamped => "clamped",
+            WaitReason::Shared => "shared-retry-after",
         }
     }
 }

@@ -139,7 +139,11 @@ impl Conditions {
             match doc.pointer(pointer) {
                 None => return Some(format!("{pointer} is missing, want {}", short(want))),
                 Some(found) if !same(found, want) => {
-                    return Some(format!("{pointer} is {}, want {}", short(found), short(want)));
+                    return Some(format!(
+                        "{pointer} is {}, want {}",
+                        short(found),
+                        short(want)
+                    ));
                 }
                 Some(_) => {}
             }
@@ -196,8 +200,7 @@ pub fn parse_json(spec: &str) -> Result<(String, Value), String> {
             "--until-json {spec}: {bad} in the pointer (RFC 6901 escapes only ~0 for ~ and ~1 for /)"
         ));
     }
-    let value =
-        serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+    let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
     Ok((pointer.to_string(), value))
 }
 
@@ -274,7 +277,10 @@ mod tests {
             c.by_status(404, &retry_on()),
             ByStatus::NotReady(why) if why == "404 is not in --until-status (200,418)"
         ));
-        assert!(matches!(c.by_status(204, &retry_on()), ByStatus::NotReady(_)));
+        assert!(matches!(
+            c.by_status(204, &retry_on()),
+            ByStatus::NotReady(_)
+        ));
     }
 
     #[test]
@@ -340,7 +346,8 @@ mod tests {
             Some("no x-version header")
         );
         assert_eq!(
-            c.check(&h("2.0"), Some(b"secret-token starting"), 0).as_deref(),
+            c.check(&h("2.0"), Some(b"secret-token starting"), 0)
+                .as_deref(),
             Some("the body does not match ready|done")
         );
         assert!(parse_regex("--until-body", "(").is_err());

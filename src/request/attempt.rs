@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::Gate;
+use crate::fleet::admission::{Between, Gate};
 use crate::http::body::Payload;
 use crate::http::conditional::Answer;
 use crate::http::redact;
@@ -16,13 +16,13 @@ use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Failure, Head, Hop, Transport};
 use crate::output::Output;
 use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
+use crate::policy::readiness::{self, ByStatus};
 use crate::policy::retry_after::{self, Reading};
 use crate::policy::{FailureKind, WaitReason, backoff};
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
 use crate::request::cron::{self, Conditions};
-use crate::policy::readiness::{self, ByStatus};
 use crate::request::delivery::{Broken, Delivery, Partial, Received, Resumed};
 use rand::Rng;
 use std::time::{Duration, Instant, SystemTime};
@@ -53,7 +53,8 @@ pub struct Loop<'a> {
     pub secrets: Vec<String>,
     /// Asked before each retry the decision allows (the shared retry budget); an error
     /// refuses it (exit 7).
-    pub retry_gate: Option<&'a dyn Fn(Option<Duration>, Option<Duration>, bool) -> Gate>,
+    /// `--state`: the shared state, asked before each retry and again after its wait.
+    pub shared: Option<&'a dyn Between>,
     /// A Retry-After that another run shared through `--state`, still holding for this long
     /// before the first attempt.
     pub hold: Option<Duration>,
@@ -271,6 +272,9 @@ impl Loop<'_> {
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
                         break (sig.outcome(), None);
                     }
+                    if let Some(stop) = self.wait_for_new_hold(rng) {
+                        break stop;
+                    }
                 }
             }
         };
@@ -290,6 +294,26 @@ impl Loop<'_> {
         };
         self.reporter.info(&format!(
             "waiting {} before the first attempt: another run sharing --state was told Retry-After",
+            crate::units::fmt_duration(wait)
+        ));
+        let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
+        Some((sig.outcome(), None))
+    }
+
+    /// After a retry's wait, before it is sent: a Retry-After that another run was told
+    /// meanwhile is waited for too (or stops the run with 5 when it holds past the
+    /// deadline), as one of the run's own would be.
+    fn wait_for_new_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
+        let held = self.shared?.still_held()?;
+        let spread = self.cfg.retry.retry_after_spread;
+        let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
+            return Some((
+                Outcome::Deadline,
+                Some("stopping: a Retry-After shared by the runs holds past the deadline".into()),
+            ));
+        };
+        self.reporter.info(&format!(
+            "waiting {} more: another run sharing --state was told Retry-After meanwhile",
             crate::units::fmt_duration(wait)
         ));
         let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
@@ -436,7 +460,7 @@ impl Loop<'_> {
             self.reporter.warn(&bad.to_string());
         }
         let verdict = decision::schedule(&rules, facts, rng);
-        let (Verdict::Retry(retry), Some(gate)) = (&verdict, self.retry_gate) else {
+        let (Verdict::Retry(retry), Some(shared)) = (&verdict, self.shared) else {
             return verdict;
         };
         // The state is asked last, so the budget is charged only for retries that will be
@@ -451,14 +475,18 @@ impl Loop<'_> {
             .map(|h| h.wait);
         // A poll of an answer that was not ready is not charged: the service is up.
         let charge = !matches!(facts.happened, Happened::NotReady(_));
-        match gate(hint, facts.left, charge) {
+        match shared.before_retry(hint, facts.left, charge) {
             Gate::Go(Some(held)) if held > retry.wait => {
                 let spread = rules.retry_after_spread;
                 match decision::wait_for_hold(held, spread, self.deadline_left(), rng) {
                     Some(wait) => Verdict::Retry(decision::Retry {
                         wait,
                         planned: backoff::PlannedWait {
-                            reason: WaitReason::RetryAfter,
+                            reason: WaitReason::Shared,
+                            draw: backoff::Draw {
+                                floor: held,
+                                spread: wait.saturating_sub(held),
+                            },
                             ..retry.planned
                         },
                         drawn: retry.drawn,
@@ -806,7 +834,9 @@ impl Loop<'_> {
                     }
                 })
         } else {
-            self.delivery().deliver(ex, continued, method == "GET").map(Ok)
+            self.delivery()
+                .deliver(ex, continued, method == "GET")
+                .map(Ok)
         };
         match delivered {
             Ok(Ok(n)) => Tried::Success(status, reason, resumed, n),

@@ -7,7 +7,7 @@ use crate::cli::RequestArgs;
 use crate::config::{self, Config, KeySpec};
 use crate::exit::Outcome;
 use crate::files;
-use crate::fleet::admission::{Admitted, Gate, Shared};
+use crate::fleet::admission::{Admitted, Shared};
 use crate::http::body::{self, Payload};
 use crate::http::redact;
 use crate::http::timing::Timeline;
@@ -383,11 +383,6 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
         cfg.retry.attempts = 1;
     }
-    let gate = |hint, left, charge| {
-        shared
-            .as_ref()
-            .map_or(Gate::Go(None), |s| s.take_retry(hint, left, charge))
-    };
     log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {
         cfg: &cfg,
@@ -400,7 +395,9 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         secrets: secrets(&cfg, &headers),
         headers,
         start,
-        retry_gate: Some(&gate),
+        shared: shared
+            .as_ref()
+            .map(|s| s as &dyn crate::fleet::admission::Between),
         hold,
         watchdog: &watchdog,
         cron: &cron,

@@ -444,6 +444,39 @@ const STORE_TIMEOUT: &str = "300ms";
 /// store's bound, start-up and one loopback request on busy cores).
 const WITHIN: Duration = Duration::from_secs(3);
 
+/// Runs against `s` (healthy) with `--state state`, a store that can be read but not
+/// written: a closed circuit's admission only reads (it has nothing worth writing), so the
+/// request is sent, under either policy, and recording its end fails with one warning.
+fn assert_record_fails(s: &Server, state: &str, shown: &str, why: &str) {
+    for policy in ["open", "closed"] {
+        let sent = s.requests().len();
+        let args = [
+            "--state",
+            state,
+            "--state-timeout",
+            STORE_TIMEOUT,
+            "--state-on-error",
+            policy,
+        ];
+        let (out, took) = run(&[&args[..], &[s.url("/").as_str()]].concat());
+        let err = stderr(&out);
+        assert_eq!(code(&out), 0, "{policy}: {err}");
+        assert!(took < WITHIN, "{took:?}: {err}");
+        assert_eq!(
+            warnings(&out),
+            [format!(
+                "retry-http: warning: cannot record the run in the state store {shown}: {why}"
+            )],
+            "{policy}: {err}"
+        );
+        assert_eq!(
+            s.requests().len(),
+            sent + 1,
+            "{policy}: the request is sent"
+        );
+    }
+}
+
 /// Runs against `s` (healthy) with `--state state`, which cannot be used: with the default
 /// policy the run ends 0 within the bound, its one warning naming the store as `shown`
 /// (password masked) and saying why (one of `why`, in any case); with `--state-on-error
@@ -695,7 +728,12 @@ fn a_server_out_of_memory() {
         "writes fail"
     );
     let shown = format!("{}/0", r.url());
-    assert_store_fails(&s, &r.url(), &shown, &["out of memory"]);
+    assert_record_fails(
+        &s,
+        &r.url(),
+        &shown,
+        "the server is out of memory (maxmemory)",
+    );
     assert_eq!(r.cli(&["GET", &key(&target_of(&s))]), before, "unchanged");
 }
 
@@ -706,7 +744,7 @@ fn a_read_only_replica() {
     // A replica of a primary that is not there keeps its data and refuses writes.
     r.cli(&["REPLICAOF", "127.0.0.1", &closed_port().to_string()]);
     let shown = format!("{}/0", r.url());
-    assert_store_fails(&s, &r.url(), &shown, &["read-only replica"]);
+    assert_record_fails(&s, &r.url(), &shown, "the server is a read-only replica");
     assert_eq!(r.cli(&["GET", &key(&target_of(&s))]), before, "unchanged");
 }
 
@@ -889,7 +927,7 @@ fn explain_reads_the_store_and_changes_nothing() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let shown = String::from_utf8_lossy(&out.stdout).into_owned();
     for line in [
-        format!("state:        {}/0 (key {target})", r.url()),
+        format!("state:        {}/0 (key retry-http:{target})", r.url()),
         "on error: open".to_string(),
         "now:          circuit closed (1 of 5 failed runs in a row)".to_string(),
         "retry budget: 3 of 3 left in the last 10m (0 successes)".to_string(),
