@@ -27,7 +27,7 @@ pub const DEFAULT_PREFIX: &str = "retry-http:";
 const MAX_CACERT: u64 = 1 << 20;
 
 /// The longest pause between two tries of a compare-and-set that conflicted.
-const MAX_PAUSE: Duration = Duration::from_millis(16);
+const MAX_PAUSE: Duration = Duration::from_millis(128);
 
 /// The default port of a Redis server.
 const DEFAULT_PORT: u16 = 6379;
@@ -539,13 +539,16 @@ impl RedisStore {
                     let now = self.time(&string(secs), &string(micros))?;
                     read = self.parse(&key, text, now, warn);
                     conflicts = conflicts.saturating_add(1);
-                    let ceiling =
-                        MAX_PAUSE.min(Duration::from_micros(250) * (1 << conflicts.min(10)));
-                    let pause = crate::policy::backoff::uniform(&mut rand::rng(), ceiling);
-                    if Instant::now() + pause >= until {
+                    // Full jitter, doubling from 1 ms, never more than a quarter of the
+                    // time left: the run keeps time to write once it is its turn.
+                    let left = until.saturating_duration_since(Instant::now());
+                    let ceiling = MAX_PAUSE
+                        .min(Duration::from_micros(500) * (1 << conflicts.min(10)))
+                        .min(left / 4);
+                    if left.is_zero() {
                         return Err(timed_out("agreeing with other runs on the record"));
                     }
-                    std::thread::sleep(pause);
+                    std::thread::sleep(crate::policy::backoff::uniform(&mut rand::rng(), ceiling));
                 }
                 _ => return Err(other("the store's script answered nonsense".into())),
             }
