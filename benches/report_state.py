@@ -57,25 +57,26 @@ def commandstats(text):
 def trips(text):
     """What the clients asked of the server, from INFO after CONFIG RESETSTAT.
 
-    The client reads a record with TIME and GET in one pipeline (one round trip), then
-    writes it with EVALSHA of the compare-and-set script (one round trip each; a NOSCRIPT
-    answer costs a SCRIPT LOAD and a second EVALSHA). Commands run inside the script (GET,
-    SET, DEL, and TIME when another run wrote first) are counted by Redis under their own
-    names, so: script runs X = EVALSHA calls - failed; top-level reads R = GET calls - X;
-    conflicts (a CAS that found another run's write) = TIME calls - R.
+    The client sends every step as one EVAL: a read (a script answering TIME and the key's
+    text) and each compare-and-set (a script that writes only if the key still holds what
+    was read, else answers the current text and TIME). So round trips = EVAL calls, writes =
+    the SET and DEL run inside the scripts, and the other round trips are reads and
+    conflicts (a compare-and-set that found another run's write); with one run at a time
+    there are no conflicts and they are all reads.
     """
     cmds, other = commandstats(text)
     c = lambda n, k="calls": int(cmds.get(n, {}).get(k, 0))  # noqa: E731
-    e, ef = c("evalsha"), c("evalsha", "failed_calls") + c("evalsha", "rejected_calls")
-    x = e - ef
-    r = c("get") - x
-    conflicts = c("time") - r
+    e = c("eval") + c("evalsha")
+    ef = (c("eval", "failed_calls") + c("eval", "rejected_calls")
+          + c("evalsha", "failed_calls") + c("evalsha", "rejected_calls"))
+    writes = c("set") + c("del")
     load = c("script|load")
-    known = {"get", "time", "set", "del", "evalsha", "script|load"} | HARNESS
+    known = {"get", "time", "set", "del", "eval", "evalsha", "script|load"} | HARNESS
     extra = {k: c(k) for k in cmds if k not in known}
     return {
-        "reads": r, "evalsha": e, "noscript": ef, "script_load": load, "conflicts": conflicts,
-        "writes": c("set") + c("del"), "round_trips": r + e + load + sum(extra.values()),
+        "reads": e - writes, "evalsha": e, "noscript": ef, "script_load": load,
+        "conflicts": "-", "writes": writes,
+        "round_trips": e + load + sum(extra.values()),
         "other": extra,
         # one connection is redis-cli's own INFO
         "connections": other.get("total_connections_received", 0) - 1,
@@ -150,10 +151,10 @@ def section7(doc, res, cmds):
                 by[parts[0]].append(trips(parts[2]))
         if by:
             doc("What one run asks of Redis, counted by the server (`CONFIG RESETSTAT`, one run, "
-                "`INFO`), separate runs after the timed ones. A read is `TIME` + `GET` in one "
-                "pipeline; a write is one `EVALSHA` of the compare-and-set script (the `GET` and "
-                "`SET` inside it are the server's, no round trip); a conflict is a "
-                "compare-and-set that found another run's write (none here: one run at a time).")
+                "`INFO`), separate runs after the timed ones. Every step is one `EVAL`: a read (a "
+                "script answering `TIME` and the key), or a compare-and-set (the `GET` and `SET` "
+                "inside it are the server's, no round trip); a closed circuit's admission only "
+                "reads. One run at a time: no conflicts.")
             doc()
             rows = []
             for v, lab in (("c", labels[2]), ("d", labels[3])):
@@ -164,8 +165,8 @@ def section7(doc, res, cmds):
                 rows.append((lab, len(ts), f("round_trips"), f("reads"), f("evalsha"),
                              f("script_load"), f("conflicts"), f("connections"),
                              ", ".join(sorted({f"{k}={n}" for t in ts for k, n in t["other"].items()})) or "none"))
-            doc.table(("variant", "runs counted", "round trips per run", "reads (TIME+GET)",
-                       "EVALSHA", "SCRIPT LOAD", "conflicts", "connections", "other commands"),
+            doc.table(("variant", "runs counted", "round trips per run", "reads and conflicts",
+                       "EVAL", "SCRIPT LOAD", "conflicts", "connections", "other commands"),
                       rows)
     cp = os.path.join(res, "s7_redis_cpu.json")
     if os.path.exists(cp):
@@ -299,13 +300,13 @@ def section8(doc, res, cmds):
                          f"{d['clients_done_s']:.2f}",
                          f"{d['last_success_s']:.2f}" if d.get("last_success_s") else "—",
                          f"{sum(d['warnings'].values())} / {d['went_on']} ({d['went_on_at_admit']})",
-                         f"{t['round_trips']} / {t['conflicts']}" if t else "—",
+                         f"{t['round_trips']} / {t['writes']}" if t else "—",
                          f"{d['redis_cpu_s']:.2f}" if mode != "nostate" else "—"))
     doc.table(("mode", "run", "requests", "retries sent", "served", "successes in store",
                "retries taken (store)", "allowed by the rule", "sent ≤ allowed",
                "circuit after", "exit codes", "storm wall s", "last success s",
                "warning lines / clients that went on without the store (of them before attempt 1)",
-               "store round trips / conflicts", "redis CPU s"), rows)
+               "store round trips / writes", "redis CPU s"), rows)
     doc("Storm wall = from the first launch to the last client reaped; last success is relative "
         "to the release of the first wave (T0). Circuit after = the breaker in the record after "
         "the run (default threshold 5: the runs are all admitted before the first wave fails, so "
