@@ -1,6 +1,7 @@
 //! `--log-format json` is a contract: every stderr line is one JSON object, and every run
 //! ends with exactly one `summary` object, as the last line, carrying a `reason` (usage
-//! errors from clap included).
+//! errors from clap included). In either format each line is written whole, so the logs of
+//! runs that share one file never interleave.
 
 use crate::common::*;
 use std::process::{Output, Stdio};
@@ -440,4 +441,70 @@ fn json_log_is_one_object_per_line_with_a_summary() {
     // Errors are JSON too.
     let (out, _) = run(&["--log-format", "json", "--attempts", "0", &url]);
     assert_eq!(code(&out), 2);
+}
+
+/// 32 runs at once, each with 3 attempts against a failing server and a warning (a store
+/// that refuses connections), all appending their stderr to one file (`2>>log`): `format`'s
+/// lines, each written whole, as many as the runs wrote.
+fn lines_of_runs_sharing_one_log(format: &str) -> Vec<String> {
+    const RUNS: usize = 32;
+    let s = Server::start(vec![Step::status(500, "")]).unwrap();
+    let url = s.url("/");
+    // Port 1: nothing listens there.
+    let state = "redis://127.0.0.1:1";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    let runs: Vec<_> = (0..RUNS)
+        .map(|_| {
+            std_command()
+                .args(["--log-format", format, "--state", state])
+                .args([
+                    "--attempts",
+                    "3",
+                    "--base",
+                    "10ms",
+                    "--jitter",
+                    "none",
+                    &url,
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(log.try_clone().unwrap())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut run in runs {
+        assert_eq!(run.wait().unwrap().code(), Some(4), "{format}");
+    }
+    assert_eq!(s.requests().len(), RUNS * 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<String> = text.lines().map(String::from).collect();
+    assert_eq!(
+        lines.len(),
+        RUNS * (3 + 1 + 1),
+        "{format}: 3 attempts, a warning and a summary each:\n{text}"
+    );
+    lines
+}
+
+#[test]
+fn runs_sharing_one_log_never_interleave_their_lines() {
+    // Three rounds of each format: two lines written in pieces meet in some rounds only.
+    for line in (0..3).flat_map(|_| lines_of_runs_sharing_one_log("text")) {
+        assert!(
+            line.starts_with("retry-http: ") && line.matches("retry-http:").count() == 1,
+            "{line}"
+        );
+    }
+    for line in (0..3).flat_map(|_| lines_of_runs_sharing_one_log("json")) {
+        let v: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(v["type"].is_string(), "{line}");
+    }
 }

@@ -993,3 +993,413 @@ fn a_bad_store_url_is_a_usage_error_that_hides_the_password() {
     }
     assert!(s.requests().is_empty(), "a usage error sent a request");
 }
+
+// ---------------------------------------------------------------------------------------
+// Hostile stores and runs: a server that trickles its answer, a stopped one inside a
+// deadline, a Retry-After longer than a run allows, one that appears during a backoff,
+// mistyped URLs, and errors that name the variable that set them.
+
+/// A port whose server answers each connection with a reply that never ends: `head`, then
+/// `byte` once every `pause` until the client goes away. A byte always comes before any
+/// socket timeout would fire: only a bound on the whole answer ends the wait.
+struct Trickler {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl Trickler {
+    fn start(head: &'static [u8], byte: u8, pause: Duration) -> Trickler {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopping = stop.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stopping.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(mut conn) = conn else { continue };
+                let stopping = stopping.clone();
+                std::thread::spawn(move || {
+                    // Ends when the client has closed the connection (the write fails).
+                    let mut sent = conn.write_all(head);
+                    while sent.is_ok() && !stopping.load(Ordering::SeqCst) {
+                        std::thread::sleep(pause);
+                        sent = conn.write_all(&[byte]).and_then(|()| conn.flush());
+                    }
+                });
+            }
+        });
+        Trickler { port, stop }
+    }
+}
+
+impl Drop for Trickler {
+    /// Stops accepting, and stops every trickle at its next byte.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// The most a run may take beyond its store's bound against a healthy server: start-up and
+/// one loopback request on busy cores, generously.
+const MARGIN: Duration = Duration::from_secs(2);
+
+/// A server that trickles its answer cannot hold a run: an array reply whose 1 MB string
+/// comes a byte every 50 ms, and a simple string that comes a byte every 200 ms (each byte
+/// inside the 300 ms a socket timeout would allow). Each run gives up on the store at its
+/// bound, says so once, and is served (or, closed, sends nothing); --explain ends too.
+#[test]
+fn a_server_that_trickles_its_answer() {
+    let s = healthy();
+    let url = s.url("/");
+    let bound = Duration::from_millis(300);
+    for (hole, what) in [
+        (
+            Trickler::start(b"*1\r\n$1000000\r\n", b'x', Duration::from_millis(50)),
+            "an array a byte every 50ms",
+        ),
+        (
+            Trickler::start(b"+", b'x', Duration::from_millis(200)),
+            "a string a byte every 200ms",
+        ),
+    ] {
+        let state = format!("redis://127.0.0.1:{}", hole.port);
+        let timed = ["--state", state.as_str(), "--state-timeout", STORE_TIMEOUT];
+        let one_warning = |out: &Output| {
+            let err = stderr(out);
+            let w = warnings(out);
+            assert_eq!(w.len(), 1, "{what}: {err}");
+            assert!(
+                w[0].starts_with(&format!(
+                    "retry-http: warning: cannot use the state store {state}/0: "
+                )) && w[0].contains("timed out"),
+                "{what}: {}",
+                w[0]
+            );
+        };
+
+        let sent = s.requests().len();
+        let (out, took) = run(&[&timed[..], &[url.as_str()]].concat());
+        assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
+        assert!(took < bound + MARGIN, "{what}: {took:?}");
+        one_warning(&out);
+        assert_eq!(s.requests().len(), sent + 1, "{what}: sent once");
+
+        // Inside a deadline, with the default store timeout and with one longer than the
+        // deadline (cut to half of what is left).
+        for store in [
+            vec!["--state", state.as_str()],
+            vec!["--state", state.as_str(), "--state-timeout", "5s"],
+        ] {
+            let sent = s.requests().len();
+            let (out, took) = run(&[&store[..], &["--deadline", "2s", url.as_str()]].concat());
+            assert_eq!(code(&out), 0, "{what} {store:?}: {}", stderr(&out));
+            assert!(took < Duration::from_secs(2) + MARGIN, "{what}: {took:?}");
+            one_warning(&out);
+            assert_eq!(s.requests().len(), sent + 1, "{what}: sent once");
+        }
+
+        let sent = s.requests().len();
+        let (out, took) = run(&[&timed[..], &["--state-on-error", "closed", &url]].concat());
+        let err = stderr(&out);
+        assert_eq!(code(&out), 7, "{what}: {err}");
+        assert!(took < bound + MARGIN, "{what}: {took:?}");
+        assert!(err.contains("--state-on-error is closed"), "{what}: {err}");
+        assert_eq!(s.requests().len(), sent, "{what}: closed sent a request");
+
+        let (out, took) = run(&[&timed[..], &["--explain", &url]].concat());
+        assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
+        assert!(took < bound + MARGIN, "{what}: {took:?}");
+        let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(shown.contains("cannot be read now: "), "{what}: {shown}");
+        assert_eq!(s.requests().len(), sent, "{what}: --explain sent a request");
+    }
+}
+
+/// A stopped server (SIGSTOP: the kernel still accepts connections, nothing answers) with
+/// the default store timeout inside a deadline of 1 s: the store is given at most half of
+/// what is left, said once, and the request is served in the rest.
+#[test]
+fn a_stopped_server_inside_a_short_deadline() {
+    let s = healthy();
+    let r = RedisServer::start();
+    r.stop_signal();
+    let (out, took) = run(&["--state", &r.url(), "--deadline", "1s", &s.url("/")]);
+    r.cont_signal();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 0, "{took:?}: {err}");
+    assert!(took < Duration::from_secs(1) + MARGIN, "{took:?}: {err}");
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{err}");
+    assert!(
+        w[0].starts_with(&format!(
+            "retry-http: warning: cannot use the state store {}/0: ",
+            r.url()
+        )) && w[0].contains("timed out"),
+        "{}",
+        w[0]
+    );
+    assert_eq!(s.requests().len(), 1, "served");
+}
+
+/// Milliseconds since the Unix epoch, as the stores date their records.
+fn epoch_millis() -> u64 {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970");
+    u64::try_from(since.as_millis()).expect("in range")
+}
+
+/// Run A, allowed any Retry-After (`--max-retry-after 3650d`), is told 999999 s (about 11.6
+/// days) and shares it; run B, which allows 1 s, waits about 1 s for it, not 11 days (and
+/// is not refused for a hold past its deadline), then is served.
+fn one_runs_limit_holds_back_no_other(backend: &Backend) {
+    let s = Server::start(vec![
+        Step::with_header(503, "Retry-After", "999999"),
+        Step::status(200, "ok"),
+    ])
+    .expect("server");
+    let (url, target, state) = (s.url("/"), target_of(&s), backend.state());
+    let told = epoch_millis();
+    let (a, _) = run(&[
+        "--state",
+        &state,
+        "--max-retry-after",
+        "3650d",
+        "--attempts",
+        "1",
+        &url,
+    ]);
+    assert_eq!(code(&a), 4, "{}", stderr(&a));
+    let record = backend.record(&target);
+    let hold = record["hold_until"].as_u64().expect("a hold is shared");
+    let ahead = 999_999_000;
+    assert!(
+        hold >= told + ahead - 60_000 && hold <= epoch_millis() + ahead + 60_000,
+        "{record}"
+    );
+
+    let started = std::time::Instant::now();
+    let (b, took) = run(&[
+        "--state",
+        &state,
+        "--max-retry-after",
+        "1s",
+        "--retry-after-spread",
+        "0s",
+        "--deadline",
+        "5s",
+        &url,
+    ]);
+    assert_eq!(code(&b), 0, "clamped to B's own limit: {}", stderr(&b));
+    assert!(took < Duration::from_secs(4), "{took:?}: {}", stderr(&b));
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 2, "{}", stderr(&b));
+    let waited = reqs[1].at.duration_since(started);
+    assert!(
+        waited >= Duration::from_millis(900),
+        "B honoured the hold up to its limit: sent {waited:?} after it started"
+    );
+}
+
+#[test]
+fn one_runs_limit_holds_back_no_other_on_redis() {
+    one_runs_limit_holds_back_no_other(&Backend::redis());
+}
+
+#[test]
+fn one_runs_limit_holds_back_no_other_in_a_file() {
+    one_runs_limit_holds_back_no_other(&Backend::file());
+}
+
+/// Run A fails (503, no Retry-After) and waits 2 s to retry; meanwhile run B is told 429
+/// with Retry-After: 3 and shares it. A, its wait over, sees the hold and waits it out
+/// before its retry: the retry comes about 3 s after B's request, not 2 s after A's first.
+fn a_hold_shared_during_a_backoff_is_honoured(backend: &Backend) {
+    let s = Server::start(vec![
+        Step::status(503, ""),
+        Step::with_header(429, "Retry-After", "3"),
+        Step::status(200, "ok"),
+    ])
+    .expect("server");
+    let (url, state) = (s.url("/"), backend.state());
+    let a = std_command()
+        .args([
+            "--state",
+            &state,
+            "--attempts",
+            "2",
+            "--base",
+            "2s",
+            "--cap",
+            "2s",
+            "--jitter",
+            "none",
+            "--retry-after-spread",
+            "0s",
+            &url,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run A starts");
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while s.requests().is_empty() {
+        assert!(Instant::now() < give_up, "A sent nothing");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (b, _) = run(&["--state", &state, "--attempts", "1", &url]);
+    assert_eq!(code(&b), 4, "{}", stderr(&b));
+    let a = a.wait_with_output().expect("run A ends");
+    let err = stderr(&a);
+    assert_eq!(code(&a), 0, "{err}");
+    let reqs = s.requests();
+    assert_eq!(reqs.len(), 3, "A, B, A's retry: {err}");
+    let after_b = reqs[2].at.duration_since(reqs[1].at);
+    assert!(
+        after_b >= Duration::from_millis(2500) && after_b < Duration::from_secs(10),
+        "A retried {after_b:?} after B was told Retry-After: 3: {err}"
+    );
+}
+
+#[test]
+fn a_hold_shared_during_a_backoff_is_honoured_on_redis() {
+    a_hold_shared_during_a_backoff_is_honoured(&Backend::redis());
+}
+
+#[test]
+fn a_hold_shared_during_a_backoff_is_honoured_in_a_file() {
+    a_hold_shared_during_a_backoff_is_honoured(&Backend::file());
+}
+
+/// Runs the binary in `dir` with the store `state` given by `--state` or, `by_env`, by
+/// `RETRY_HTTP_STATE`, then `url`.
+fn run_in(dir: &std::path::Path, state: &str, by_env: bool, url: &str) -> Output {
+    let mut cmd = command();
+    cmd.current_dir(dir).timeout(Duration::from_secs(60));
+    if by_env {
+        cmd.env("RETRY_HTTP_STATE", state);
+    } else {
+        cmd.args(["--state", state]);
+    }
+    cmd.arg(url).output().expect("binary runs")
+}
+
+/// What `dir` holds, by name.
+fn entries(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .expect("read the folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+/// A Redis URL mistyped is a usage error in one line, never a state file named after it
+/// (password and all) in the current folder; a URL with a space before it is a URL, and
+/// `redis://SECRET@HOST` holds a password: neither is ever printed.
+#[test]
+fn a_mistyped_store_url_is_refused_and_its_password_never_shown() {
+    let s = healthy();
+    let url = s.url("/");
+    for state in [
+        format!("redis:/u:{SECRET}@127.0.0.1:1"),
+        format!("rediss:/u:{SECRET}@h"),
+        format!("redis//u:{SECRET}@h"),
+        format!("redis:u:{SECRET}@h"),
+    ] {
+        for by_env in [false, true] {
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let out = run_in(dir.path(), &state, by_env, &url);
+            let (err, shown) = (stderr(&out), String::from_utf8_lossy(&out.stdout));
+            assert_eq!(code(&out), 2, "{state} (env {by_env}): {err}");
+            assert_eq!(err.lines().count(), 1, "{state}: {err}");
+            assert!(err.starts_with("retry-http: error: --state"), "{err}");
+            assert!(
+                !err.contains(SECRET) && !shown.contains(SECRET),
+                "{err}{shown}"
+            );
+            if by_env {
+                assert!(err.ends_with("(set by $RETRY_HTTP_STATE)\n"), "{err}");
+            }
+            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state}");
+        }
+    }
+    assert!(s.requests().is_empty(), "a usage error sent a request");
+
+    for (state, shown) in [
+        (
+            format!(" redis://u:{SECRET}@127.0.0.1:1"),
+            "redis://u:***@127.0.0.1:1/0",
+        ),
+        (
+            format!("redis://{SECRET}@127.0.0.1:1"),
+            "redis://:***@127.0.0.1:1/0",
+        ),
+    ] {
+        for by_env in [false, true] {
+            let sent = s.requests().len();
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let out = run_in(dir.path(), &state, by_env, &url);
+            let (err, body) = (stderr(&out), String::from_utf8_lossy(&out.stdout));
+            assert_eq!(code(&out), 0, "{state:?} (env {by_env}): {err}");
+            assert_eq!(
+                warnings(&out),
+                [format!(
+                    "retry-http: warning: cannot use the state store {shown}: the connection was refused; going on without it"
+                )],
+                "{state:?}: {err}"
+            );
+            assert!(
+                !err.contains(SECRET) && !body.contains(SECRET),
+                "{err}{body}"
+            );
+            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state:?}");
+            assert_eq!(s.requests().len(), sent + 1, "{state:?}: served");
+        }
+    }
+}
+
+/// A bad value from the environment is named as such: the command line does not show it.
+#[test]
+fn a_bad_state_variable_is_named() {
+    let s = healthy();
+    let out = command()
+        .env("RETRY_HTTP_STATE", "redis://u:pw@h/x")
+        .arg(s.url("/"))
+        .output()
+        .expect("runs");
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("retry-http: error: --state")
+            && err.ends_with("(set by $RETRY_HTTP_STATE)\n")
+            && !err.contains(":pw@"),
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let file = dir.path().join("state.json").display().to_string();
+    let out = command()
+        .env("RETRY_HTTP_STATE_TIMEOUT", "0")
+        .args(["--state", &file, &s.url("/")])
+        .output()
+        .expect("runs");
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--state-timeout") && err.contains("$RETRY_HTTP_STATE_TIMEOUT"),
+        "{err}"
+    );
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    assert!(s.requests().is_empty(), "a usage error sent a request");
+}
