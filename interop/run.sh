@@ -445,6 +445,66 @@ expect "exit code 0 (got $RC)" rc_is 0
 expect "final body is the /get echo" out_contains '"url": "'
 finish
 
+# 12. Readiness against nginx: a static status document that a deploy rewrites. Each
+#     rewrite replaces the file at once (a rename), as a deploy would, so nginx never
+#     serves half of one; nginx's ETag is "<mtime hex>-<size hex>", so a fixed mtime
+#     gives a version header known in advance.
+READY_DIR="$NGX/html/ready"
+mkdir -p "$READY_DIR"
+chmod 755 "$READY_DIR"
+put_doc() { # put_doc FILE TEXT [MTIME]: replaces FILE with TEXT, readable by nginx's workers
+    local tmp="$1.tmp.$BASHPID"
+    printf '%s' "$2" >"$tmp"
+    chmod 644 "$tmp"
+    [[ -z "${3:-}" ]] || touch -d "@$3" "$tmp"
+    mv -f "$tmp" "$1"
+}
+err_contains() { grep -qF -- "$1" "$ERR"; }
+unlimited_attempt_lines() { grep -qE 'attempt [0-9]+ GET ' "$ERR"; }
+
+GREEN='{"status":"green","nodes":3}'
+printf '%s' "$GREEN" >"$WORK/green.json"
+put_doc "$READY_DIR/health.json" '{"status":"starting","nodes":1}'
+begin "nginx status document turning green after 1 s: --until-json waits, exit 0, >= 1 s"
+(sleep 1; put_doc "$READY_DIR/health.json" "$GREEN") &
+flip=$!
+run 20 $NULL --until-json /status=green --deadline 10s --base 100ms "$NG/ready/health.json"
+wait "$flip" || true
+expect "exit code 0 (got $RC)" rc_is 0
+expect "stdout is the green document" out_equals_file "$WORK/green.json"
+expect "took >= 900 ms (it waited for the rewrite)" ms_ge 900
+expect "took < 10000 ms" ms_lt 10000
+expect "the log says why: /status is \"starting\"" err_contains 'not ready: /status is "starting", want "green"'
+expect "attempt lines without /N (unlimited under --deadline)" unlimited_attempt_lines
+finish
+
+NEW_DOC='{"version":"2.0.0"}'
+printf '%s' "$NEW_DOC" >"$WORK/new.json"
+NEW_MTIME=1767225600
+NEW_ETAG="$(printf '"%x-%x"' "$NEW_MTIME" "${#NEW_DOC}")"
+put_doc "$READY_DIR/version.json" '{"version":"1.9.0"}'
+begin "nginx ETag of the new deploy after 500 ms: --until-header waits, exit 0"
+(sleep 0.5; put_doc "$READY_DIR/version.json" "$NEW_DOC" "$NEW_MTIME") &
+flip=$!
+run 20 $NULL --until-header "ETag: ^$NEW_ETAG\$" --deadline 10s --base 100ms "$NG/ready/version.json"
+wait "$flip" || true
+expect "exit code 0 (got $RC)" rc_is 0
+expect "stdout is the new document" out_equals_file "$WORK/new.json"
+expect "took >= 400 ms" ms_ge 400
+expect "the log says the old ETag did not match" err_contains 'not ready: etag is "'
+finish
+
+begin "nginx Content-Type: never ready is exit 8 after 2 attempts, a match is exit 0"
+run 15 $NULL --until-header 'Content-Type: ^application/json' --attempts 2 --base 10ms "$NG/ready/version.json"
+expect "exit code 8 (got $RC)" rc_is 8
+expect "2 lines matching 'attempt N/2' (got $(attempt_lines 2))" attempts_are 2 2
+expect "the log names the type found" err_contains 'not ready: content-type is "text/plain", not matching ^application/json'
+expect "nothing on stdout" test ! -s "$OUT"
+run 15 $NULL --until-header 'Content-Type: ^text/plain' --attempts 2 --base 10ms "$NG/ready/version.json"
+expect "then exit code 0 (got $RC)" rc_is 0
+expect "then one attempt (got $(attempt_lines 2))" attempts_are 2 1
+finish
+
 # The shared state against a real rate limiter, on both stores: twenty runs at once
 # against a healthy server that answers most of them 429 must not open its circuit
 # (rate limiting is not an outage); a run right after is admitted.

@@ -29,6 +29,7 @@ mod network;
 mod output;
 mod preflight;
 mod proxies;
+mod readiness;
 mod replay;
 mod response_head;
 mod retry_after;
