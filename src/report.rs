@@ -359,6 +359,7 @@ impl Reporter {
                         | Outcome::Deadline
                         | Outcome::NonRetryableResponse
                         | Outcome::NonRetryableTransport
+                        | Outcome::NotReady
                 );
                 let why = match reason {
                     Some(r) if explained && r != last => format!("; {r}"),

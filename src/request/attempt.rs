@@ -860,8 +860,8 @@ impl Loop<'_> {
                     format!("cannot read the body back to check it: {e}"),
                 )
             })?;
-        let len = r.len.saturating_sub(r.body_start);
-        Ok(self.cfg.ready.check_body(body.as_deref(), len))
+        // `len` counts the body alone; `body_start` is where it begins in the spool.
+        Ok(self.cfg.ready.check_body(body.as_deref(), r.len))
     }
 
     /// `-C -`: a 206 that continues the -o file. Its bytes are copied into the spool, the

@@ -109,7 +109,11 @@ fn readiness(cfg: &Config) -> String {
         None => s.push_str("                the status is below 400\n"),
     }
     for (name, re) in &c.headers {
-        let _ = writeln!(s, "                a {name} header matches {}", re.as_str());
+        let _ = writeln!(
+            s,
+            "                the {name} header matches {}",
+            re.as_str()
+        );
     }
     for re in &c.body {
         let _ = writeln!(s, "                the body matches {}", re.as_str());

@@ -871,7 +871,6 @@ fn a_body_larger_than_the_checked_size_is_not_ready() {
 }
 
 #[test]
-#[ignore = "bug: under -i (or -D -) the too-large reason subtracts the head's length from the body's size"]
 fn the_too_large_reason_gives_the_body_size_under_include() {
     let (out, _) = poll(
         &["-i", "--until-body", "z", "--attempts", "1"],
@@ -988,7 +987,6 @@ fn a_retry_after_shared_by_another_run_past_the_deadline_ends_not_ready() {
 }
 
 #[test]
-#[ignore = "bug: the text summary of exit 8 drops why the run stopped (exit 5's gives it)"]
 fn the_text_log_says_why_a_not_ready_run_stopped() {
     let (out, _) = poll_while_another_run_is_told_to_wait(&[]);
     assert_eq!(code(&out), 8, "{}", stderr(&out));
