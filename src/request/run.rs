@@ -223,10 +223,15 @@ fn other_files(cfg: &Config) -> Result<(), String> {
             ));
         }
     }
+    let state_file = match cfg.state.as_ref().map(|s| &s.location) {
+        Some(crate::fleet::store::Location::File(p)) => Some(p.as_path()),
+        _ => None,
+    };
     let written: Vec<(&str, &Path)> = [
         ("-o", cfg.output.path.as_deref()),
         ("-D", cfg.output.dump_header.as_deref()),
         ("--etag-save", cfg.cron.etag_save.as_deref()),
+        ("--state", state_file),
     ]
     .into_iter()
     .filter_map(|(flag, p)| p.filter(|p| p.as_os_str() != "-").map(|p| (flag, p)))

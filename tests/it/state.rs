@@ -745,3 +745,24 @@ fn the_file_keeps_at_most_a_thousand_targets() {
     assert!(targets.contains_key("http://h0001.test:80"));
     assert!(targets.keys().any(|k| k.starts_with("http://127.0.0.1:")));
 }
+
+/// The state file cannot also be where the body or the head goes: the run would write one
+/// over the other.
+#[test]
+fn the_state_file_is_not_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("x.json");
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    for flag in ["-o", "-D", "--etag-save"] {
+        let f = file.to_str().unwrap();
+        let (out, _) = run(&["--state", f, flag, f, &s.url("/")]);
+        assert_eq!(code(&out), 2, "{flag}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("are the same file"),
+            "{flag}: {}",
+            stderr(&out)
+        );
+        assert!(!file.exists(), "{flag}: nothing written");
+    }
+    assert!(s.requests().is_empty(), "nothing sent");
+}
