@@ -412,11 +412,11 @@ pub struct PolicyFlags {
 pub struct ReadinessFlags {
     /// Ready when the status is in LIST (codes, ranges, classes as in --retry-on), even a 4xx
     /// or 5xx; any other answer is not ready yet, 404 included.
-    #[arg(long, value_name = "LIST", value_parser = values::status_set)]
-    pub until_status: Option<crate::policy::StatusSet>,
+    #[arg(hide_short_help = true, long, value_name = "LIST", value_parser = values::until_status)]
+    pub until_status: Vec<crate::policy::StatusSet>,
 
     /// Ready when the body matches REGEX (the regex crate's syntax). Repeatable: all must hold.
-    #[arg(long, value_name = "REGEX")]
+    #[arg(hide_short_help = true, long, value_name = "REGEX")]
     pub until_body: Vec<String>,
 
     /// Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green,
@@ -424,11 +424,11 @@ pub struct ReadinessFlags {
     ///
     /// Split at the first =; VALUE is JSON when it reads as JSON, else a string; compared as
     /// JSON values (numbers as numbers).
-    #[arg(long, value_name = "POINTER=VALUE")]
+    #[arg(hide_short_help = true, long, value_name = "POINTER=VALUE")]
     pub until_json: Vec<String>,
 
     /// Ready when the response has header NAME with a value matching REGEX. Repeatable.
-    #[arg(long, value_name = "NAME: REGEX")]
+    #[arg(hide_short_help = true, long, value_name = "NAME: REGEX")]
     pub until_header: Vec<String>,
 }
 

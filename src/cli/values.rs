@@ -82,6 +82,11 @@ pub fn attempts_or_unlimited(s: &str) -> Result<u32, String> {
     })
 }
 
+/// Parses `--until-status`: a list as `--retry-on` takes it, its errors naming this flag.
+pub fn until_status(s: &str) -> Result<StatusSet, String> {
+    status_set(s).map_err(|e| e.replace("--retry-on", "--until-status"))
+}
+
 /// Parses `--jitter`: full, equal, decorrelated, none, or `+DURATION` (additive).
 pub fn jitter(s: &str) -> Result<Jitter, String> {
     match s.trim() {

@@ -616,8 +616,13 @@ const DEFAULT_ATTEMPTS: u32 = 6;
 fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
     use crate::policy::readiness::{self as r, Conditions};
     let f = &a.readiness;
+    if f.until_status.len() > 1 {
+        return usage(
+            "--until-status is given once: list every status that means ready in it, such as --until-status 200,204",
+        );
+    }
     let mut ready = Conditions {
-        status: f.until_status.clone(),
+        status: f.until_status.first().cloned(),
         ..Conditions::default()
     };
     for spec in &f.until_body {

@@ -94,14 +94,19 @@ impl Conditions {
                 .map(|(_, v)| v.as_str())
                 .peekable();
             if values.peek().is_none() {
-                return Some(format!("no {name} header"));
+                return Some(format!("no {} header", cut(name)));
             }
-            let shown: Vec<&str> = values.clone().collect();
+            // Shown as the log shows headers: a secret's value masked, a URL's password.
+            let shown: Vec<String> = values
+                .clone()
+                .map(|v| crate::http::redact::header_value(name, v))
+                .collect();
             if !values.any(|v| re.is_match(v)) {
                 return Some(format!(
-                    "{name} is {}, not matching {}",
+                    "{} is {}, not matching {}",
+                    cut(name),
                     quote(&shown.join(", ")),
-                    re.as_str()
+                    cut(re.as_str())
                 ));
             }
         }
@@ -124,7 +129,7 @@ impl Conditions {
             let text = String::from_utf8_lossy(body);
             for re in &self.body {
                 if !re.is_match(&text) {
-                    return Some(format!("the body does not match {}", re.as_str()));
+                    return Some(format!("the body does not match {}", cut(re.as_str())));
                 }
             }
         }
@@ -136,13 +141,23 @@ impl Conditions {
             Err(_) => return Some("the body is not JSON".into()),
         };
         for (pointer, want) in &self.json {
+            // A value under a name that marks a secret (`/token`, `/auth/api_key`) is not
+            // shown, as a header of that name would not be.
+            let secret = pointer
+                .rsplit('/')
+                .next()
+                .is_some_and(crate::http::redact::is_secret_name);
+            let show = |v: &Value| if secret { "***".to_string() } else { short(v) };
             match doc.pointer(pointer) {
-                None => return Some(format!("{pointer} is missing, want {}", short(want))),
+                None => {
+                    return Some(format!("{} is missing, want {}", cut(pointer), show(want)));
+                }
                 Some(found) if !same(found, want) => {
                     return Some(format!(
-                        "{pointer} is {}, want {}",
-                        short(found),
-                        short(want)
+                        "{} is {}, want {}",
+                        cut(pointer),
+                        show(found),
+                        show(want)
                     ));
                 }
                 Some(_) => {}
@@ -152,13 +167,24 @@ impl Conditions {
     }
 }
 
-/// JSON values compared as values: numbers as numbers (1 and 1.0 are the same).
+/// JSON values compared as values: numbers as numbers (1 and 1.0 are the same), two
+/// integers exactly (build numbers past 2^53 included), anything else as JSON.
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x == y,
-        },
+        (Value::Number(x), Value::Number(y)) => {
+            let int = |n: &serde_json::Number| {
+                n.as_i64()
+                    .map(i128::from)
+                    .or_else(|| n.as_u64().map(i128::from))
+            };
+            match (int(x), int(y)) {
+                (Some(x), Some(y)) => x == y,
+                _ => match (x.as_f64(), y.as_f64()) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => x == y,
+                },
+            }
+        }
         _ => a == b,
     }
 }
@@ -316,6 +342,19 @@ mod tests {
             c.check(&[], None, 5 << 20).as_deref(),
             Some("the body is 5242880 bytes, more than the 1024 KiB a condition reads")
         );
+        let big = with_json(&["/n=9007199254740992"]);
+        assert!(
+            big.check(&[], Some(br#"{"n":9007199254740993}"#), 0)
+                .is_some(),
+            "integers are compared exactly"
+        );
+        let secret = with_json(&["/auth/api_key=x"]);
+        assert_eq!(
+            secret
+                .check(&[], Some(br#"{"auth":{"api_key":"sk_live_123"}}"#), 0)
+                .as_deref(),
+            Some("/auth/api_key is ***, want ***")
+        );
         let long = format!(r#"{{"ok":"{}"}}"#, "x".repeat(100));
         let why = c.check(&[], Some(long.as_bytes()), 0).expect("not ready");
         assert!(why.len() < 80 && why.contains("..."), "{why}");
@@ -355,6 +394,21 @@ mod tests {
                 .as_deref(),
             Some("the body does not match ready|done")
         );
+        let cookie = Conditions {
+            headers: vec![parse_header("Set-Cookie: nomatch").expect("valid")],
+            ..Conditions::default()
+        };
+        let set = vec![("Set-Cookie".to_string(), "sid=SECRET".to_string())];
+        assert_eq!(
+            cookie.check(&set, None, 0).as_deref(),
+            Some("set-cookie is \"***\", not matching nomatch")
+        );
+        let long = Conditions {
+            body: vec![parse_regex("--until-body", &"x".repeat(500)).expect("valid")],
+            ..Conditions::default()
+        };
+        let why = long.check(&[], Some(b"y"), 1).expect("not ready");
+        assert!(why.len() < 100, "{why}");
         assert!(parse_regex("--until-body", "(").is_err());
         assert!(parse_header("no colon").is_err());
         assert!(parse_header("Bad Name: x").is_err());

@@ -141,11 +141,12 @@ fn waits(cfg: &Config) -> String {
             "  attempts      unlimited: as many as the deadline allows"
         );
     } else {
+        let retries = r.attempts - 1;
         let _ = writeln!(
             s,
-            "  attempts      {} (the first and {} retries)",
+            "  attempts      {} (the first and {retries} {})",
             r.attempts,
-            r.attempts - 1
+            if retries == 1 { "retry" } else { "retries" }
         );
     }
     let growth = match b.jitter {
