@@ -1250,3 +1250,103 @@ fn a_service_that_starts_late_is_waited_for() {
     );
     assert!(!rest[2].contains("not ready"), "{}", rest[2]);
 }
+
+/// What a not-ready reason shows of a header or a JSON value is what the log may show: a
+/// secret header's value and a value under a secret name are masked, on every line and in
+/// the JSON log, as `-v` masks headers.
+#[test]
+fn a_not_ready_reason_shows_no_secret() {
+    let secret_headers = [
+        ("Set-Cookie", "sid=COOKIESECRET123; Path=/"),
+        ("X-Api-Key", "APIKEYSECRET999"),
+        ("Location", "http://u:LOCPASS@h/x?token=LOCTOKEN"),
+    ];
+    for format in ["text", "json"] {
+        for (name, _) in secret_headers {
+            let cond = format!("{name}: nomatch");
+            let steps = vec![answer(200, &secret_headers, "ok"); 2];
+            let (out, _) = poll(
+                &[
+                    "--attempts",
+                    "2",
+                    "--log-format",
+                    format,
+                    "--until-header",
+                    &cond,
+                ],
+                steps,
+            );
+            assert_eq!(code(&out), 8, "{}", stderr(&out));
+            let err = stderr(&out);
+            for secret in ["COOKIESECRET123", "APIKEYSECRET999", "LOCPASS", "LOCTOKEN"] {
+                assert!(!err.contains(secret), "{name} ({format}): {err}");
+            }
+            assert!(err.contains("not matching nomatch"), "{err}");
+        }
+        let body = r#"{"auth":{"api_key":"sk_live_SECRETJSONVALUE"},"status":"starting"}"#;
+        let (out, _) = poll(
+            &[
+                "--attempts",
+                "2",
+                "--log-format",
+                format,
+                "--until-json",
+                "/auth/api_key=x",
+            ],
+            vec![answer(200, &[], body); 2],
+        );
+        assert_eq!(code(&out), 8, "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(!err.contains("SECRETJSONVALUE"), "{format}: {err}");
+        assert!(err.contains("/auth/api_key is ***, want ***"), "{err}");
+    }
+}
+
+/// Reasons stay short whatever the user gave: a long pattern is cut in the log.
+#[test]
+fn a_long_pattern_is_cut_in_the_reason() {
+    let pattern = "x".repeat(20_000);
+    let (out, _) = poll(
+        &["--attempts", "1", "--until-body", &pattern],
+        vec![answer(200, &[], "y")],
+    );
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert!(stderr(&out).len() < 2_000, "{} bytes", stderr(&out).len());
+}
+
+/// Integers are compared exactly, past 2^53 too (build numbers, sequence ids).
+#[test]
+fn big_integers_are_compared_exactly() {
+    let (out, seen) = poll(
+        &["--attempts", "2", "--until-json", "/n=9007199254740993"],
+        vec![
+            answer(200, &[], r#"{"n":9007199254740992}"#),
+            answer(200, &[], r#"{"n":9007199254740993}"#),
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(seen.len(), 2, "the first, one off, was not ready");
+}
+
+/// `--until-status` is given once: twice is a usage error, and nothing is sent.
+#[test]
+fn until_status_twice_is_refused() {
+    let (out, seen) = poll(
+        &["--until-status", "200", "--until-status", "201"],
+        vec![answer(200, &[], "ok")],
+    );
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--until-status is given once"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(seen.is_empty());
+    let (out, _) = poll(&["--until-status", "300-200"], vec![]);
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("in --until-status") && !stderr(&out).contains("--retry-on"),
+        "{}",
+        stderr(&out)
+    );
+}
