@@ -10,6 +10,10 @@
 //! And Jitter" study.)
 
 pub mod command;
+pub mod failures;
+pub mod guard;
+pub mod overload;
+pub mod sweep;
 
 use crate::policy::{self, Backoff, Fit, Jitter};
 use crate::units::micros;
