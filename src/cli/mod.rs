@@ -98,14 +98,15 @@ pub enum SimFormat {
 /// The model `simulate` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SimModel {
-    /// A server down for a while, then serving a fixed capacity per window (the AWS
-    /// Architecture Blog's "Exponential Backoff And Jitter" study).
+    // No quotes in these lines: the completion scripts quote them.
+    /// A server down for a while, then serving a fixed capacity per window (after the AWS
+    /// Architecture Blog study Exponential Backoff And Jitter).
     Outage,
     /// A server whose latency grows with the requests in flight, clients with a timeout, and a
-    /// short trigger (Brooker's "Congestive collapse" simulation, 2023).
+    /// short trigger (after Brooker, Congestive collapse, 2023).
     Overload,
-    /// Calls that fail independently with probability p (Brooker's "Fixing retries with token
-    /// buckets and circuit breakers", 2022).
+    /// Calls that fail independently with probability p (after Brooker, Fixing retries with
+    /// token buckets and circuit breakers, 2022).
     FailureRate,
 }
 

@@ -26,6 +26,11 @@ const MAX_WORK: u64 = 200_000_000;
 /// in flight): this is a minute of work at most.
 const MAX_TRIES: f64 = 100_000_000.0;
 
+/// The most tries one run of the overload or failure-rate model may send, estimated the
+/// same way: a run keeps every try it sent (the overload server keeps a request it has not
+/// finished, answered or not), so this bounds its memory to a few hundred megabytes.
+const MAX_RUN_TRIES: f64 = 2_000_000.0;
+
 /// The longest overload or failure-rate run: the overload model keeps per-second series.
 const MAX_SIM_DURATION: Duration = Duration::from_secs(24 * 3600);
 
@@ -334,8 +339,14 @@ fn duration_ok(d: Duration, min: Duration) -> Result<(), String> {
     Ok(())
 }
 
-/// The estimated tries are within `MAX_TRIES`.
-fn work_ok(tries: f64) -> Result<(), String> {
+/// The estimated tries are within `MAX_RUN_TRIES` for the largest run and `MAX_TRIES` in
+/// all.
+fn work_ok(largest: f64, tries: f64) -> Result<(), String> {
+    if largest > MAX_RUN_TRIES {
+        return Err(format!(
+            "one run would send up to {largest:.0} tries; the limit is {MAX_RUN_TRIES:.0}: lower --base-rate, --duration or --attempts"
+        ));
+    }
     if tries > MAX_TRIES {
         return Err(format!(
             "this simulation would send up to {tries:.0} tries; the limit is {MAX_TRIES:.0}: lower --base-rate, --duration, --attempts, --runs or the strategies"
@@ -419,18 +430,18 @@ fn plan_overload(a: &SimulateArgs) -> Result<Job, String> {
     };
     if a.sweep {
         let runs = a.runs.unwrap_or(3);
-        let tries: f64 = sweep::default_rates()
+        let each: Vec<f64> = sweep::default_rates()
             .iter()
             .flat_map(|r| lengths.iter().map(move |l| (*r, *l)))
             .map(|(r, l)| per_run(r, l))
-            .sum::<f64>()
-            * n
-            * f64::from(runs);
-        work_ok(tries)?;
+            .collect();
+        let largest = each.iter().copied().fold(0.0, f64::max);
+        work_ok(largest, each.iter().sum::<f64>() * n * f64::from(runs))?;
         plot_folder(a)?;
         return Ok(Job::Boundary(run, strategies, runs));
     }
-    work_ok(per_run(sc.spike_rate, sc.trigger_for) * n)?;
+    let one = per_run(sc.spike_rate, sc.trigger_for);
+    work_ok(one, one * n)?;
     plot_folder(a)?;
     Ok(Job::Overload(run, strategies))
 }
@@ -473,7 +484,10 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
     } else {
         1.0
     };
-    work_ok(per_run * points * strategies.len() as f64 * f64::from(runs))?;
+    work_ok(
+        per_run,
+        per_run * points * strategies.len() as f64 * f64::from(runs),
+    )?;
     plot_folder(a)?;
     let run = FailureRun {
         scenario: sc,
