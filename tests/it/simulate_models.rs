@@ -298,11 +298,11 @@ fn the_overload_sweep_gives_a_point_per_cell_and_the_table_agrees() {
         );
     }
     let table = ok(&args);
-    // Each block: "NAME: recovers from ...", the rates, then one row per trigger length.
+    // Each block: "NAME: of 30 triggers, ...", the rates, then one row per trigger length.
     for name in ["no-retry", "retries"] {
         let block: Vec<&str> = table
             .lines()
-            .skip_while(|l| !l.starts_with(&format!("{name}: recovers from")))
+            .skip_while(|l| !l.starts_with(&format!("{name}: of 30 triggers, ")))
             .skip(2)
             .take(5)
             .collect();

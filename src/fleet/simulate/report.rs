@@ -367,10 +367,11 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
     }
     for name in names {
         let mine: Vec<&Point> = points.iter().filter(|p| p.strategy == name).collect();
-        let ok = mine.iter().filter(|p| p.recovered_runs == p.runs).count();
+        let all = mine.iter().filter(|p| p.recovered_runs == p.runs).count();
+        let none = mine.iter().filter(|p| p.recovered_runs == 0).count();
         let _ = writeln!(
             s,
-            "\n{name}: recovers from {ok} of {} triggers on every seed",
+            "\n{name}: of {} triggers, {all} recovered on every seed, {none} stuck on every seed",
             mine.len()
         );
         let _ = write!(s, "{:>8}", "");
