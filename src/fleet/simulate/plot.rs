@@ -305,7 +305,7 @@ pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> 
         let none = mine().filter(|p| p.recovered_runs == 0).count();
         let mut chart = ChartBuilder::on(area)
             .caption(
-                format!("{name}: {all} all seeds, {none} none"),
+                format!("{name}: {all} recovered, {none} stuck, of {}", nr * nl),
                 ("sans-serif", 17),
             )
             .margin(8)
@@ -413,6 +413,8 @@ fn boundary_key(area: &Area, run: &OverloadRun) -> Result<(), String> {
         area.draw_text(text, &font, (52, y + 3)).map_err(err)?;
     }
     let notes = [
+        "the counts over each map: triggers recovered".to_string(),
+        "from on every seed, and stuck on every seed".to_string(),
         "recovered: the last 10 s of goodput at".to_string(),
         "90% or more of its level before the trigger".to_string(),
         format!(
