@@ -571,3 +571,37 @@ fn usage_errors_name_the_flag_and_what_is_accepted() {
         }
     }
 }
+
+#[test]
+fn seeds_wrap_past_the_largest() {
+    let top = u64::MAX.to_string();
+    let table = ok(&[
+        "--model",
+        "overload",
+        "--sweep",
+        "--strategies",
+        "retries",
+        "--runs",
+        "2",
+        "--duration",
+        "40s",
+        "--trigger-at",
+        "10s",
+        "--seed",
+        &top,
+    ]);
+    assert!(table.contains(&format!("seeds {top}..0")), "{table}");
+    let pooled = rows(&[
+        "--model",
+        "failure-rate",
+        "--strategies",
+        "full",
+        "--duration",
+        "2s",
+        "--runs",
+        "2",
+        "--seed",
+        &top,
+    ]);
+    assert_eq!(num(&pooled[0], "seeds"), 2.0);
+}

@@ -129,6 +129,14 @@ pub fn boundary_shares(
     runs: u32,
 ) -> Vec<Point> {
     let runs = runs.max(1);
+    // `sweep::boundary` adds the seeds without wrapping: past u64::MAX, the same points
+    // from `boundary`, whose seeds wrap.
+    if run.seed.checked_add(u64::from(runs - 1)).is_none() {
+        return boundary(run, strategies, grid, runs)
+            .into_iter()
+            .map(|p| Point { means: None, ..p })
+            .collect();
+    }
     sweep::boundary(
         &run.scenario,
         strategies,
