@@ -171,7 +171,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
-            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying against a recovering server (no network)')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying: an outage, an overload, failures (no network)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -181,19 +181,33 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             break
         }
         'retry-http;simulate' {
-            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Clients, all sending their first request at t = 0')
-            [CompletionResult]::new('--outage', '--outage', [CompletionResultType]::ParameterName, 'How long the server rejects every request')
-            [CompletionResult]::new('--capacity', '--capacity', [CompletionResultType]::ParameterName, 'Requests served per window once the outage ends')
-            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'The capacity window')
-            [CompletionResult]::new('--attempts', '--attempts', [CompletionResultType]::ParameterName, 'Attempts per client, the first included (1 to 1000)')
-            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Backoff base (the pause of the fixed strategy)')
-            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Backoff cap')
-            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Each client''s deadline (none by default)')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load')
+            [CompletionResult]::new('--attempts', '--attempts', [CompletionResultType]::ParameterName, 'Attempts per run, the first included (1 to 1000). Outage: 8; overload and failure-rate: 3')
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Backoff base (the pause of the fixed strategy). 100ms for every model')
+            [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Backoff cap. Outage: 8s; overload and failure-rate: 2s')
             [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed of the first run; run i uses seed + i')
-            [CompletionResult]::new('--runs', '--runs', [CompletionResultType]::ParameterName, 'Runs to average over (1 to 1000)')
-            [CompletionResult]::new('--strategies', '--strategies', [CompletionResultType]::ParameterName, 'Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated')
+            [CompletionResult]::new('--runs', '--runs', [CompletionResultType]::ParameterName, 'Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1. Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs pooled, default 1')
+            [CompletionResult]::new('--strategies', '--strategies', [CompletionResultType]::ParameterName, 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: all five). Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format')
-            [CompletionResult]::new('--plot', '--plot', [CompletionResultType]::ParameterName, 'Draw load over time per strategy against the capacity line, as SVG')
+            [CompletionResult]::new('--plot', '--plot', [CompletionResultType]::ParameterName, 'Draw an SVG plot. Outage: load over time per strategy against the capacity line. Overload: goodput and offered load over time per strategy, the trigger shaded; with --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate against p per strategy, one panel per client count')
+            [CompletionResult]::new('--outage', '--outage', [CompletionResultType]::ParameterName, 'How long the server rejects every request (default 600ms)')
+            [CompletionResult]::new('--capacity', '--capacity', [CompletionResultType]::ParameterName, 'Requests served per window once the outage ends (default 24)')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'The capacity window (default 100ms)')
+            [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'Each client''s deadline (none by default)')
+            [CompletionResult]::new('--population', '--population', [CompletionResultType]::ParameterName, 'Open (default: first tries arrive whatever happens) or closed (each client waits for its run to end, then thinks)')
+            [CompletionResult]::new('--spike-rate', '--spike-rate', [CompletionResultType]::ParameterName, 'First tries per second during a spike (default 80; 0.01 to 100000)')
+            [CompletionResult]::new('--trigger-at', '--trigger-at', [CompletionResultType]::ParameterName, 'When the trigger starts (default 20s; at least 1s)')
+            [CompletionResult]::new('--trigger-for', '--trigger-for', [CompletionResultType]::ParameterName, 'How long the trigger lasts (default 5s)')
+            [CompletionResult]::new('--capacity-drop', '--capacity-drop', [CompletionResultType]::ParameterName, 'The fraction of the server''s capacity lost during the trigger (default 0; 0 to 0.99)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'The client''s timeout per try (default 3s)')
+            [CompletionResult]::new('--per-request', '--per-request', [CompletionResultType]::ParameterName, 'What each request in flight adds to the server''s latency (default 10ms)')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'The most the network adds each way, uniform from 0 (default 50ms)')
+            [CompletionResult]::new('--base-rate', '--base-rate', [CompletionResultType]::ParameterName, 'First tries per second, all clients together (0.01 to 100000). Overload: before and after the trigger, default 40. Failure-rate: default 100')
+            [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s')
+            [CompletionResult]::new('--latency', '--latency', [CompletionResultType]::ParameterName, 'Overload: the server''s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)')
+            [CompletionResult]::new('--failure-rate', '--failure-rate', [CompletionResultType]::ParameterName, 'The probability that a call fails (default 0.1; 0 to 1)')
+            [CompletionResult]::new('--sweep', '--sweep', [CompletionResultType]::ParameterName, 'Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0 to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load')
             [CompletionResult]::new('--search', '--search', [CompletionResultType]::ParameterName, 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -201,7 +215,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
         }
         'retry-http;help' {
             [CompletionResult]::new('demo', 'demo', [CompletionResultType]::ParameterValue, 'Start a failing server on loopback and run the client against it, to show the log')
-            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying against a recovering server (no network)')
+            [CompletionResult]::new('simulate', 'simulate', [CompletionResultType]::ParameterValue, 'Simulate a fleet of clients retrying: an outage, an overload, failures (no network)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }

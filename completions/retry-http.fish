@@ -137,25 +137,42 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l no-progress-meter
 complete -c retry-http -n "__fish_retry_http_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s V -l version -d 'Print version'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
-complete -c retry-http -n "__fish_retry_http_needs_command" -a "simulate" -d 'Simulate a fleet of clients retrying against a recovering server (no network)'
+complete -c retry-http -n "__fish_retry_http_needs_command" -a "simulate" -d 'Simulate a fleet of clients retrying: an outage, an overload, failures (no network)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c retry-http -n "__fish_retry_http_using_subcommand demo" -s h -l help -d 'Print help'
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l clients -d 'Clients, all sending their first request at t = 0' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l outage -d 'How long the server rejects every request' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity -d 'Requests served per window once the outage ends' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l window -d 'The capacity window' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l attempts -d 'Attempts per client, the first included (1 to 1000)' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base -d 'Backoff base (the pause of the fixed strategy)' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l cap -d 'Backoff cap' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l deadline -d 'Each client\'s deadline (none by default)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l model -d 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p)' -r -f -a "outage\t'A server down for a while, then serving a fixed capacity per window (after the AWS Architecture Blog study Exponential Backoff And Jitter)'
+overload\t'A server whose latency grows with the requests in flight, clients with a timeout, and a short trigger (after Brooker, Congestive collapse, 2023)'
+failure-rate\t'Calls that fail independently with probability p (after Brooker, Fixing retries with token buckets and circuit breakers, 2022)'"
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l clients -d 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l attempts -d 'Attempts per run, the first included (1 to 1000). Outage: 8; overload and failure-rate: 3' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base -d 'Backoff base (the pause of the fixed strategy). 100ms for every model' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l cap -d 'Backoff cap. Outage: 8s; overload and failure-rate: 2s' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l seed -d 'Seed of the first run; run i uses seed + i' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l runs -d 'Runs to average over (1 to 1000)' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l runs -d 'Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1. Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs pooled, default 1' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: all five). Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l format -d 'Output format' -r -f -a "table\t'An aligned table'
 json\t'A JSON array of objects'"
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw load over time per strategy against the capacity line, as SVG' -r -F
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw an SVG plot. Outage: load over time per strategy against the capacity line. Overload: goodput and offered load over time per strategy, the trigger shaded; with --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate against p per strategy, one panel per client count' -r -F
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l outage -d 'How long the server rejects every request (default 600ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity -d 'Requests served per window once the outage ends (default 24)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l window -d 'The capacity window (default 100ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l deadline -d 'Each client\'s deadline (none by default)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l population -d 'Open (default: first tries arrive whatever happens) or closed (each client waits for its run to end, then thinks)' -r -f -a "open\t'First tries keep coming whatever happens (each cron tick is a new run)'
+closed\t'A fixed population of clients, each waiting for its answer before its next run'"
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l spike-rate -d 'First tries per second during a spike (default 80; 0.01 to 100000)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l trigger-at -d 'When the trigger starts (default 20s; at least 1s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l trigger-for -d 'How long the trigger lasts (default 5s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity-drop -d 'The fraction of the server\'s capacity lost during the trigger (default 0; 0 to 0.99)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l timeout -d 'The client\'s timeout per try (default 3s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l per-request -d 'What each request in flight adds to the server\'s latency (default 10ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l network -d 'The most the network adds each way, uniform from 0 (default 50ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base-rate -d 'First tries per second, all clients together (0.01 to 100000). Overload: before and after the trigger, default 40. Failure-rate: default 100' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l duration -d 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l latency -d 'Overload: the server\'s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l failure-rate -d 'The probability that a call fails (default 0.1; 0 to 1)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l sweep -d 'Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0 to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load'
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l search -d 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste'
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "demo" -d 'Start a failing server on loopback and run the client against it, to show the log'
-complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "simulate" -d 'Simulate a fleet of clients retrying against a recovering server (no network)'
+complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "simulate" -d 'Simulate a fleet of clients retrying: an outage, an overload, failures (no network)'
 complete -c retry-http -n "__fish_retry_http_using_subcommand help; and not __fish_seen_subcommand_from demo simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

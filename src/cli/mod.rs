@@ -82,8 +82,8 @@ pub struct Cli {
 pub enum Command {
     /// Start a failing server on loopback and run the client against it, to show the log.
     Demo,
-    /// Simulate a fleet of clients retrying against a recovering server (no network).
-    Simulate(SimulateArgs),
+    /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
+    Simulate(Box<SimulateArgs>),
 }
 
 /// Output format of `simulate`.
@@ -95,56 +95,174 @@ pub enum SimFormat {
     Json,
 }
 
-/// The scenario and strategies of `simulate`; the defaults are the AWS study's.
+/// The model `simulate` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimModel {
+    // No quotes in these lines: the completion scripts quote them.
+    /// A server down for a while, then serving a fixed capacity per window (after the AWS
+    /// Architecture Blog study Exponential Backoff And Jitter).
+    Outage,
+    /// A server whose latency grows with the requests in flight, clients with a timeout, and a
+    /// short trigger (after Brooker, Congestive collapse, 2023).
+    Overload,
+    /// Calls that fail independently with probability p (after Brooker, Fixing retries with
+    /// token buckets and circuit breakers, 2022).
+    FailureRate,
+}
+
+/// Who sends in the overload model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SimPopulation {
+    /// First tries keep coming whatever happens (each cron tick is a new run).
+    Open,
+    /// A fixed population of clients, each waiting for its answer before its next run.
+    Closed,
+}
+
+/// The models, scenarios and strategies of `simulate`. A flag that has a default per model
+/// is an `Option` here; `simulate::command` picks the model's default, and refuses a flag
+/// of another model.
 #[derive(Debug, Args)]
 pub struct SimulateArgs {
-    /// Clients, all sending their first request at t = 0.
-    #[arg(long, default_value = "200", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub clients: u32,
-    /// How long the server rejects every request.
-    #[arg(long, default_value = "600ms", value_parser = values::duration)]
-    pub outage: Duration,
-    /// Requests served per window once the outage ends.
-    #[arg(long, default_value = "24", value_parser = clap::value_parser!(u32).range(1..))]
-    pub capacity: u32,
-    /// The capacity window.
-    #[arg(long, default_value = "100ms", value_parser = values::duration)]
-    pub window: Duration,
-    /// Attempts per client, the first included (1 to 1000).
-    #[arg(long, default_value = "8", value_parser = values::attempts)]
-    pub attempts: u32,
-    /// Backoff base (the pause of the fixed strategy).
-    #[arg(long, default_value = "100ms", value_parser = values::duration)]
-    pub base: Duration,
-    /// Backoff cap.
-    #[arg(long, default_value = "8s", value_parser = values::duration)]
-    pub cap: Duration,
-    /// Each client's deadline (none by default).
+    /// The model: outage (the server is down, then serves a fixed capacity), overload (latency
+    /// grows with load, clients time out and retry, a short trigger), failure-rate (each call
+    /// fails with probability p).
+    #[arg(long, value_enum, default_value = "outage")]
+    pub model: SimModel,
+    /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.
+    /// Overload: 1000, each first try from one of them at random (closed population: each
+    /// waits for its run to end). Failure-rate: 100, sharing the load.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub clients: Option<u32>,
+    /// Attempts per run, the first included (1 to 1000). Outage: 8; overload and
+    /// failure-rate: 3.
+    #[arg(long, value_parser = values::attempts)]
+    pub attempts: Option<u32>,
+    /// Backoff base (the pause of the fixed strategy). 100ms for every model.
     #[arg(long, value_parser = values::duration)]
-    pub deadline: Option<Duration>,
+    pub base: Option<Duration>,
+    /// Backoff cap. Outage: 8s; overload and failure-rate: 2s.
+    #[arg(long, value_parser = values::duration)]
+    pub cap: Option<Duration>,
     /// Seed of the first run; run i uses seed + i.
     #[arg(long, default_value = "1")]
     pub seed: u64,
-    /// Runs to average over (1 to 1000).
-    #[arg(long, default_value = "1", value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub runs: u32,
-    /// Strategies to compare, comma-separated: fixed, exponential, full, equal, decorrelated.
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "fixed,exponential,full,equal,decorrelated"
-    )]
-    pub strategies: String,
+    /// Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1.
+    /// Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs
+    /// pooled, default 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub runs: Option<u32>,
+    /// Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal,
+    /// decorrelated (default: all five). Overload and failure-rate: no-retry, retries
+    /// (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per
+    /// client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the
+    /// retry budget and circuit breaker of --state, one for the whole fleet); default: all
+    /// eleven.
+    #[arg(long, value_name = "LIST")]
+    pub strategies: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: SimFormat,
-    /// Draw load over time per strategy against the capacity line, as SVG.
+    /// Draw an SVG plot. Outage: load over time per strategy against the capacity line.
+    /// Overload: goodput and offered load over time per strategy, the trigger shaded; with
+    /// --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate
+    /// against p per strategy, one panel per client count.
     #[arg(long, value_name = "FILE.svg", conflicts_with = "search")]
     pub plot: Option<PathBuf>,
+    /// Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger
+    /// length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0
+    /// to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load.
+    #[arg(long, conflicts_with = "search")]
+    pub sweep: bool,
+
+    /// How long the server rejects every request (default 600ms).
+    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    pub outage: Option<Duration>,
+    /// Requests served per window once the outage ends (default 24).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
+    pub capacity: Option<u32>,
+    /// The capacity window (default 100ms).
+    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    pub window: Option<Duration>,
+    /// Each client's deadline (none by default).
+    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    pub deadline: Option<Duration>,
     /// Search the policy space (jitter x base x cap) and print the Pareto front of calls
     /// against time to the last success, as flags to paste.
-    #[arg(long)]
+    #[arg(long, help_heading = "Outage model")]
     pub search: bool,
+
+    /// Open (default: first tries arrive whatever happens) or closed (each client waits for
+    /// its run to end, then thinks).
+    #[arg(long, value_enum, help_heading = "Overload model")]
+    pub population: Option<SimPopulation>,
+    /// First tries per second during a spike (default 80; 0.01 to 100000).
+    #[arg(long, value_name = "RATE", value_parser = rate, help_heading = "Overload model")]
+    pub spike_rate: Option<f64>,
+    /// When the trigger starts (default 20s; at least 1s).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    pub trigger_at: Option<Duration>,
+    /// How long the trigger lasts (default 5s).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    pub trigger_for: Option<Duration>,
+    /// The fraction of the server's capacity lost during the trigger (default 0; 0 to 0.99).
+    #[arg(long, value_name = "FRACTION", value_parser = drop_fraction, help_heading = "Overload model")]
+    pub capacity_drop: Option<f64>,
+    /// The client's timeout per try (default 3s).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    pub timeout: Option<Duration>,
+    /// What each request in flight adds to the server's latency (default 10ms).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    pub per_request: Option<Duration>,
+    /// The most the network adds each way, uniform from 0 (default 50ms).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    pub network: Option<Duration>,
+
+    /// First tries per second, all clients together (0.01 to 100000). Overload: before and
+    /// after the trigger, default 40. Failure-rate: default 100.
+    #[arg(long, value_name = "RATE", value_parser = rate, help_heading = "Overload and failure-rate models")]
+    pub base_rate: Option<f64>,
+    /// How long the simulated run lasts. Overload: 80s; failure-rate: 120s.
+    #[arg(long, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
+    pub duration: Option<Duration>,
+    /// Overload: the server's latency with nothing in flight (default 1s). Failure-rate: how
+    /// long a call takes (default 10ms).
+    #[arg(long, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
+    pub latency: Option<Duration>,
+
+    /// The probability that a call fails (default 0.1; 0 to 1).
+    #[arg(long, value_name = "P", value_parser = probability, help_heading = "Failure-rate model")]
+    pub failure_rate: Option<f64>,
+}
+
+/// Parses a rate in requests per second: a number from 0.01 to 100000.
+fn rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if (0.01..=100_000.0).contains(&r) => Ok(r),
+        _ => Err(format!(
+            "invalid rate {s:?}: expected requests per second, a number from 0.01 to 100000"
+        )),
+    }
+}
+
+/// Parses `--capacity-drop`: a fraction from 0 to 0.99.
+fn drop_fraction(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.0..=0.99).contains(&f) => Ok(f),
+        _ => Err(format!(
+            "invalid fraction {s:?}: expected a number from 0 to 0.99 (0.5: half the capacity lost)"
+        )),
+    }
+}
+
+/// Parses `--failure-rate`: a probability from 0 to 1.
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "invalid probability {s:?}: expected a number from 0 to 1"
+        )),
+    }
 }
 
 /// Format of the lines written to stderr.

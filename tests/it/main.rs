@@ -36,6 +36,7 @@ mod retry_after;
 mod secrets;
 mod signals;
 mod simulate;
+mod simulate_models;
 mod state;
 mod state_redis;
 mod terminal;

@@ -13,6 +13,8 @@ pub mod command;
 pub mod failures;
 pub mod guard;
 pub mod overload;
+pub mod plot;
+pub mod report;
 pub mod sweep;
 
 use crate::policy::{self, Backoff, Fit, Jitter};

@@ -1,0 +1,583 @@
+//! The SVG plots of the overload and failure-rate models: goodput and offered load over time
+//! per strategy with the trigger shaded; the vulnerability boundary as one map per
+//! strategy; amplification and success rate against p, one panel per client count. Each
+//! has a title that says the scenario, labelled axes and a legend beside the panels.
+
+use super::failures;
+use super::overload;
+use super::report::{FailureRun, OverloadRun, Point, fmt_rate};
+use crate::units::fmt_duration;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// A drawing area of the SVG file.
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// Text of `size` pixels.
+fn text(size: u32) -> TextStyle<'static> {
+    TextStyle::from(("sans-serif", size).into_font())
+}
+
+/// Bold text of `size` pixels.
+fn bold(size: u32) -> TextStyle<'static> {
+    TextStyle::from(("sans-serif", size).into_font().style(FontStyle::Bold))
+}
+
+/// Any error of plotters, as text.
+fn err<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Each strategy's colour and line width: the shared strategies stand out (thicker), the
+/// ones without state in warm colours, the per-client ones in between.
+fn style(name: &str) -> (RGBColor, u32) {
+    match name {
+        "no-retry" => (RGBColor(0, 0, 0), 2),
+        "retries" => (RGBColor(214, 39, 40), 2),
+        "fixed" => (RGBColor(255, 127, 14), 2),
+        "exponential" => (RGBColor(140, 86, 75), 2),
+        "full" => (RGBColor(31, 119, 180), 2),
+        "equal" => (RGBColor(23, 190, 207), 2),
+        "decorrelated" => (RGBColor(148, 103, 189), 2),
+        "bucket" => (RGBColor(188, 189, 34), 2),
+        "breaker" => (RGBColor(227, 119, 194), 2),
+        "shared-budget" => (RGBColor(44, 160, 44), 4),
+        "shared-breaker" => (RGBColor(0, 90, 50), 4),
+        _ => (RGBColor(127, 127, 127), 2),
+    }
+}
+
+/// The legend, drawn by hand in its own area: a line of each strategy's colour and its name,
+/// with a note after it (how it ended), from the top.
+fn legend(area: &Area, title: &str, rows: &[(String, String)]) -> Result<(), String> {
+    let font = text(16);
+    let small = text(13).color(&RGBColor(80, 80, 80));
+    area.draw_text(title, &bold(17), (8, 40)).map_err(err)?;
+    for (i, (name, note)) in rows.iter().enumerate() {
+        let y = 72 + 38 * i as i32;
+        let (color, width) = style(name);
+        area.draw(&PathElement::new(
+            vec![(8, y), (40, y)],
+            color.stroke_width(width + 1),
+        ))
+        .map_err(err)?;
+        area.draw_text(name, &font, (48, y - 9)).map_err(err)?;
+        if !note.is_empty() {
+            area.draw_text(note, &small, (48, y + 8)).map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+/// `series` as a centred 5 s moving mean (the recovery judge's window), per second.
+fn smooth(series: &[u32]) -> Vec<(f64, f64)> {
+    (0..series.len())
+        .map(|i| {
+            let (lo, hi) = (i.saturating_sub(2), (i + 3).min(series.len()));
+            let w = &series[lo..hi];
+            let mean = w.iter().map(|v| f64::from(*v)).sum::<f64>() / w.len() as f64;
+            (i as f64 + 0.5, mean)
+        })
+        .collect()
+}
+
+/// One panel of the timeline: a series of every strategy over time, the trigger shaded, and
+/// a dashed reference line at the height `reference` (the legend says what it is).
+fn timeline_panel(
+    area: &Area,
+    run: &OverloadRun,
+    figures: &[overload::Figures],
+    (caption, y_desc): (&str, &str),
+    series: &dyn Fn(&overload::Figures) -> &[u32],
+    reference: f64,
+) -> Result<(), String> {
+    let sc = &run.scenario;
+    let end = sc.duration.as_secs_f64();
+    let lines: Vec<Vec<(f64, f64)>> = figures.iter().map(|f| smooth(series(f))).collect();
+    let top = lines
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(reference, f64::max)
+        .max(1.0)
+        * 1.1;
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 19))
+        .margin(10)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..end, 0f64..top)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let (t0, t1) = (
+        sc.trigger_at.as_secs_f64(),
+        (sc.trigger_at + sc.trigger_for).as_secs_f64(),
+    );
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(t0, 0.0), (t1.max(t0 + 0.2), top)],
+            RGBColor(255, 200, 120).mix(0.45).filled(),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            "trigger",
+            (t0 + 0.3, top * 0.97),
+            ("sans-serif", 14).into_font(),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(0.0, reference), (end, reference)],
+            8,
+            5,
+            RGBColor(90, 90, 90).stroke_width(1),
+        ))
+        .map_err(err)?;
+    // Thick lines first, so the thin ones stay visible on top of them.
+    let mut order: Vec<usize> = (0..figures.len()).collect();
+    order.sort_by_key(|i| std::cmp::Reverse(style(&figures[*i].strategy).1));
+    for i in order {
+        let (color, width) = style(&figures[i].strategy);
+        chart
+            .draw_series(LineSeries::new(
+                lines[i].iter().copied(),
+                color.stroke_width(width),
+            ))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Goodput (top) and offered load (bottom) over time per strategy, the trigger shaded, as
+/// an SVG file at `path`.
+pub fn timeline(
+    path: &Path,
+    run: &OverloadRun,
+    figures: &[overload::Figures],
+) -> Result<(), String> {
+    let sc = &run.scenario;
+    let root = SVGBackend::new(path, (1200, 860)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let title = format!(
+        "Overload: {}/s first tries, trigger {} at {} for {}; timeout {}, {} attempts",
+        fmt_rate(sc.base_rate),
+        trigger_name(sc),
+        fmt_duration(sc.trigger_at),
+        fmt_duration(sc.trigger_for),
+        fmt_duration(sc.timeout),
+        run.settings.attempts
+    );
+    let body = root.titled(&title, ("sans-serif", 22)).map_err(err)?;
+    let (panels, side) = body.split_horizontally(920);
+    let (top, bottom) = panels.split_vertically(405);
+    let level = figures.first().map_or(0.0, |f| f.level);
+    timeline_panel(
+        &top,
+        run,
+        figures,
+        (
+            "Goodput: answers that reach their client before its timeout",
+            "answers/s (5 s mean)",
+        ),
+        &|f| &f.goodput,
+        0.9 * level,
+    )?;
+    timeline_panel(
+        &bottom,
+        run,
+        figures,
+        (
+            "Offered load: tries sent, first tries and retries",
+            "tries/s (5 s mean)",
+        ),
+        &|f| &f.offered,
+        sc.base_rate,
+    )?;
+    let rows: Vec<(String, String)> = figures
+        .iter()
+        .map(|f| {
+            let note = match f.recover_s {
+                Some(s) if f.recovered => {
+                    format!("recovered {s:.0}s after it, x{:.2}", f.amplification())
+                }
+                _ => format!("stuck, x{:.2} load", f.amplification()),
+            };
+            (f.strategy.clone(), note)
+        })
+        .collect();
+    legend(&side, "strategy", &rows)?;
+    notes(
+        &side,
+        72 + 38 * rows.len() as i32,
+        &[
+            "dashed, top: 90% of the goodput",
+            "before the trigger; recovered:",
+            "the last 10 s above it",
+            "dashed, bottom: first tries/s",
+            "outside the trigger",
+            "shaded: the trigger",
+        ],
+    )?;
+    root.present().map_err(err)
+}
+
+/// Lines of small text in `area` from the height `y` down.
+fn notes(area: &Area, y: i32, lines: &[&str]) -> Result<(), String> {
+    let style = text(13).color(&RGBColor(60, 60, 60));
+    for (i, line) in lines.iter().enumerate() {
+        area.draw_text(line, &style, (8, y + 18 * i as i32))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The trigger in a word or two: a spike to N/s, a capacity drop, or both.
+fn trigger_name(sc: &overload::Scenario) -> String {
+    let spike = (sc.spike_rate != sc.base_rate).then(|| format!("{}/s", fmt_rate(sc.spike_rate)));
+    let drop =
+        (sc.capacity_drop > 0.0).then(|| format!("-{:.0}% capacity", sc.capacity_drop * 100.0));
+    match (spike, drop) {
+        (Some(s), Some(d)) => format!("{s} and {d}"),
+        (Some(s), None) => s,
+        (None, Some(d)) => d,
+        (None, None) => "none".into(),
+    }
+}
+
+/// A cell's colour by the share of seeds that recovered: green (all), amber (some), red
+/// (none).
+fn share_color(share: f64) -> RGBColor {
+    if share >= 1.0 {
+        RGBColor(76, 175, 80)
+    } else if share > 0.0 {
+        RGBColor(255, 193, 7)
+    } else {
+        RGBColor(229, 57, 53)
+    }
+}
+
+/// The boundary map: per strategy, a grid of trigger length (up) x spike rate (across), each
+/// cell coloured by the share of seeds that recovered and labelled k/n.
+pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> Result<(), String> {
+    let sc = &run.scenario;
+    let mut names: Vec<&str> = Vec::new();
+    let mut rates: Vec<f64> = Vec::new();
+    let mut lengths: Vec<std::time::Duration> = Vec::new();
+    for p in points {
+        if !names.contains(&p.strategy) {
+            names.push(p.strategy);
+        }
+        if !rates.contains(&p.spike_rate) {
+            rates.push(p.spike_rate);
+        }
+        if !lengths.contains(&p.trigger_for) {
+            lengths.push(p.trigger_for);
+        }
+    }
+    let cols = 4usize;
+    let rows = (names.len() + 1).div_ceil(cols).max(1);
+    let root = SVGBackend::new(path, (1300, 40 + 300 * rows as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let title = format!(
+        "Which triggers each strategy recovers from: {}/s first tries, a spike at {} (cells: seeds recovered of {runs})",
+        fmt_rate(sc.base_rate),
+        fmt_duration(sc.trigger_at),
+    );
+    let body = root.titled(&title, ("sans-serif", 22)).map_err(err)?;
+    let cells = body.split_evenly((rows, cols));
+    let (nr, nl) = (rates.len() as u32, lengths.len() as u32);
+    for (name, area) in names.iter().zip(&cells) {
+        let mine = || points.iter().filter(|p| p.strategy == *name);
+        let all = mine().filter(|p| p.recovered_runs == p.runs).count();
+        let none = mine().filter(|p| p.recovered_runs == 0).count();
+        let mut chart = ChartBuilder::on(area)
+            .caption(
+                format!("{name}: {all} recovered, {none} stuck, of {}", nr * nl),
+                ("sans-serif", 17),
+            )
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            // A segmented range of 0..=n-1 has n cells (and a dummy `Last` bound).
+            .build_cartesian_2d(
+                (0..nr.saturating_sub(1)).into_segmented(),
+                (0..nl.saturating_sub(1)).into_segmented(),
+            )
+            .map_err(err)?;
+        let rate_label = |v: &SegmentValue<u32>| match v {
+            SegmentValue::CenterOf(i) => rates
+                .get(*i as usize)
+                .map_or_else(String::new, |r| fmt_rate(*r)),
+            _ => String::new(),
+        };
+        let length_label = |v: &SegmentValue<u32>| match v {
+            SegmentValue::CenterOf(i) => lengths
+                .get(*i as usize)
+                .map_or_else(String::new, |l| fmt_duration(*l)),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(nr as usize)
+            .y_labels(nl as usize)
+            .x_label_formatter(&rate_label)
+            .y_label_formatter(&length_label)
+            .x_desc("spike rate (first tries/s)")
+            .y_desc("trigger length")
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 13))
+            .draw()
+            .map_err(err)?;
+        for p in points.iter().filter(|p| p.strategy == *name) {
+            let (Some(i), Some(j)) = (
+                rates.iter().position(|r| *r == p.spike_rate),
+                lengths.iter().position(|l| *l == p.trigger_for),
+            ) else {
+                continue;
+            };
+            let (i, j) = (i as u32, j as u32);
+            let next = |k: u32, n: u32| {
+                if k + 1 < n {
+                    SegmentValue::Exact(k + 1)
+                } else {
+                    SegmentValue::Last
+                }
+            };
+            let corners = [
+                (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+                (next(i, nr), next(j, nl)),
+            ];
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    corners.clone(),
+                    share_color(p.recovered_share()).filled(),
+                )))
+                .map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    corners,
+                    WHITE.stroke_width(2),
+                )))
+                .map_err(err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!("{}/{}", p.recovered_runs, p.runs),
+                    (SegmentValue::CenterOf(i), SegmentValue::CenterOf(j)),
+                    text(13).pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Center,
+                        plotters::style::text_anchor::VPos::Center,
+                    )),
+                )))
+                .map_err(err)?;
+        }
+    }
+    if let Some(key) = cells.get(names.len()) {
+        boundary_key(key, run)?;
+    }
+    root.present().map_err(err)
+}
+
+/// The boundary map's key: what the colours mean, and the scenario held fixed.
+fn boundary_key(area: &Area, run: &OverloadRun) -> Result<(), String> {
+    let sc = &run.scenario;
+    let font = text(15);
+    area.draw_text("key", &bold(17), (20, 30)).map_err(err)?;
+    for (i, (share, text)) in [
+        (1.0, "recovered on every seed"),
+        (0.5, "recovered on some seeds"),
+        (0.0, "stuck on every seed"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let y = 60 + 30 * i as i32;
+        area.draw(&Rectangle::new(
+            [(20, y), (42, y + 20)],
+            share_color(share).filled(),
+        ))
+        .map_err(err)?;
+        area.draw_text(text, &font, (52, y + 3)).map_err(err)?;
+    }
+    let notes = [
+        "the counts over each map: triggers recovered".to_string(),
+        "from on every seed, and stuck on every seed".to_string(),
+        "recovered: the last 10 s of goodput at".to_string(),
+        "90% or more of its level before the trigger".to_string(),
+        format!(
+            "timeout {}, {} attempts; server {} + {}",
+            fmt_duration(sc.timeout),
+            run.settings.attempts,
+            fmt_duration(sc.latency),
+            fmt_duration(sc.per_request)
+        ),
+        "per request in flight".to_string(),
+    ];
+    for (i, n) in notes.iter().enumerate() {
+        area.draw_text(n, &text(13), (20, 160 + 20 * i as i32))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The failure-rate sweep: amplification (top row) and success rate (bottom row) against p,
+/// one column per client count, one line per strategy.
+pub fn failure_sweep(
+    path: &Path,
+    run: &FailureRun,
+    rows: &[failures::Figures],
+) -> Result<(), String> {
+    let mut names: Vec<&str> = Vec::new();
+    let mut counts: Vec<u32> = Vec::new();
+    for r in rows {
+        if !names.contains(&r.strategy.as_str()) {
+            names.push(&r.strategy);
+        }
+        if !counts.contains(&r.clients) {
+            counts.push(r.clients);
+        }
+    }
+    let p_max = rows.iter().map(|r| r.p).fold(0.0, f64::max).max(0.05);
+    let amp_max = rows
+        .iter()
+        .map(failures::Figures::amplification)
+        .fold(1.0, f64::max);
+    let root = SVGBackend::new(path, (1350, 820)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let title = format!(
+        "Independent failures: {}/s first tries in all, split over {} clients; {} attempts",
+        fmt_rate(run.scenario.rate),
+        counts
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        run.settings.attempts
+    );
+    let body = root.titled(&title, ("sans-serif", 22)).map_err(err)?;
+    let (panels, side) = body.split_horizontally(1090);
+    let grid = panels.split_evenly((2, counts.len().max(1)));
+    for (c, n) in counts.iter().enumerate() {
+        for (row, (what, y_range, value)) in [
+            (
+                "amplification (calls per first try)",
+                (1.0, amp_max * 1.05 + 0.05),
+                &(|r: &failures::Figures| r.amplification()) as &dyn Fn(&failures::Figures) -> f64,
+            ),
+            (
+                "success rate (%)",
+                (0.0, 102.0),
+                &|r: &failures::Figures| r.success_rate() * 100.0,
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let Some(area) = grid.get(row * counts.len() + c) else {
+                continue;
+            };
+            let mut chart = ChartBuilder::on(area)
+                .caption(
+                    format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
+                    ("sans-serif", 17),
+                )
+                .margin(10)
+                .x_label_area_size(40)
+                .y_label_area_size(56)
+                .build_cartesian_2d(0f64..p_max, y_range.0..y_range.1)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("p, the probability a call fails")
+                .y_desc(what)
+                .x_label_formatter(&|v| format!("{v:.2}"))
+                .y_label_formatter(&|v| {
+                    if row == 0 {
+                        format!("{v:.1}")
+                    } else {
+                        format!("{v:.0}")
+                    }
+                })
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 13))
+                .bold_line_style(RGBColor(225, 225, 225))
+                .light_line_style(TRANSPARENT)
+                .draw()
+                .map_err(err)?;
+            let mut order: Vec<&&str> = names.iter().collect();
+            order.sort_by_key(|s| std::cmp::Reverse(style(s).1));
+            for name in order {
+                let (color, width) = style(name);
+                let points: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter(|r| r.clients == *n && r.strategy == **name)
+                    .map(|r| (r.p, value(r)))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(points, color.stroke_width(width)))
+                    .map_err(err)?;
+            }
+            // Drawn last, on top: N tries with no limit make 1 + p + ... + p^(N-1) calls per
+            // first try.
+            if row == 0 {
+                let n_tries = run.settings.attempts.min(1000) as i32;
+                let bound = (0..=10).map(|k| {
+                    let p = p_max * f64::from(k) / 10.0;
+                    (p, (0..n_tries).map(|e| p.powi(e)).sum::<f64>())
+                });
+                chart
+                    .draw_series(DashedLineSeries::new(bound, 7, 5, BLACK.stroke_width(2)))
+                    .map_err(err)?;
+            }
+        }
+    }
+    let last_p = |name: &str, n: u32| {
+        rows.iter()
+            .filter(|r| r.strategy == name && r.clients == n)
+            .max_by(|a, b| a.p.total_cmp(&b.p))
+            .map(failures::Figures::amplification)
+    };
+    let rows_legend: Vec<(String, String)> = names
+        .iter()
+        .map(|name| {
+            let at: Vec<String> = counts
+                .iter()
+                .filter_map(|n| last_p(name, *n).map(|a| format!("{a:.2}")))
+                .collect();
+            (
+                (*name).to_string(),
+                format!("x{} at p = {p_max}", at.join(" / ")),
+            )
+        })
+        .collect();
+    legend(&side, "strategy", &rows_legend)?;
+    let counts_words = counts
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(" / ");
+    notes(
+        &side,
+        72 + 38 * rows_legend.len() as i32,
+        &[
+            &format!("x: amplification for {counts_words}"),
+            "clients",
+            "dashed: 1 + p + ... + p^(N-1),",
+            "N tries with no limit",
+        ],
+    )?;
+    root.present().map_err(err)
+}
