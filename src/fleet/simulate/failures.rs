@@ -7,6 +7,7 @@
 //! load over more clients shows what state of each client's own can and cannot know.
 
 use super::guard::{Guard, Settings, Start, Strategy};
+use super::overload::exponential;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::cmp::Reverse;
@@ -112,9 +113,12 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
     };
     let end = us(sc.duration);
     let per_client = sc.rate / f64::from(sc.clients.max(1));
-    let exp = |rng: &mut StdRng, mean_s: f64| -> u64 {
-        let u: f64 = rng.random_range(f64::EPSILON..1.0);
-        (-u.ln() * mean_s * 1e6) as u64
+    let exp = |rng: &mut StdRng, mean_s: f64| exponential(rng, mean_s);
+    // A probability that is not one (NaN) fails nothing.
+    let p = if sc.p.is_nan() {
+        0.0
+    } else {
+        sc.p.clamp(0.0, 1.0)
     };
     let mut queue: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
     let mut seq = 0u64;
@@ -126,7 +130,10 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
         let t = exp(&mut rng, 1.0 / per_client);
         push(&mut queue, t, Event::Arrival { client });
     }
-    let lease = (sc.latency + settings.cap) * settings.attempts.max(1);
+    let lease = sc
+        .latency
+        .saturating_add(settings.cap)
+        .saturating_mul(settings.attempts.max(1));
     let mut runs: Vec<Run> = Vec::new();
     while let Some(Reverse((t, _, event))) = queue.pop() {
         if t >= end {
@@ -137,7 +144,7 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
             Event::Arrival { client } => {
                 push(
                     &mut queue,
-                    t + exp(&mut rng, 1.0 / per_client),
+                    t.saturating_add(exp(&mut rng, 1.0 / per_client)),
                     Event::Arrival { client },
                 );
                 let (limit, probe) = match guard.start(client, ms, lease) {
@@ -170,8 +177,8 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
                 if r.tries == 1 {
                     f.first_tries += 1;
                 }
-                let ok = !rng.random_bool(sc.p.clamp(0.0, 1.0));
-                let done = t + us(sc.latency);
+                let ok = !rng.random_bool(p);
+                let done = t.saturating_add(us(sc.latency));
                 let (client, tries, limit, previous, probe) =
                     (r.client, r.tries, r.limit, r.previous, r.probe);
                 guard.observe(client, ok);
@@ -189,7 +196,7 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
                 match wait {
                     Some(w) => {
                         runs[run].previous = w.max(guard.base());
-                        push(&mut queue, done + us(w), Event::Send { run });
+                        push(&mut queue, done.saturating_add(us(w)), Event::Send { run });
                     }
                     None => {
                         f.ended += 1;
@@ -206,51 +213,233 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
 mod tests {
     use super::*;
 
-    fn at(p: f64, clients: u32, s: Strategy) -> Figures {
-        let sc = Scenario {
-            p,
-            clients,
-            ..Scenario::default()
-        };
-        play(&sc, s, Settings::default(), 7)
+    /// A line on stderr, for the tests that print figures.
+    fn say(line: String) {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    use crate::fleet::simulate::sweep;
+
+    /// Seeds 1 and 2: a point holds some 12,000 runs, so two seeds are plenty.
+    const SEEDS: [u64; 2] = [1, 2];
+
+    /// The mean amplification and success rate over `SEEDS` of each strategy, client count
+    /// and probability, as `sweep::failure_rates` gives them.
+    struct Sweep(Vec<Figures>);
+
+    impl Sweep {
+        fn of(strategies: &[Strategy], ps: &[f64], clients: &[u32], settings: Settings) -> Sweep {
+            let mut all = Vec::new();
+            for seed in SEEDS {
+                all.extend(sweep::failure_rates(
+                    &Scenario::default(),
+                    strategies,
+                    (ps, clients),
+                    settings,
+                    seed,
+                ));
+            }
+            Sweep(all)
+        }
+
+        fn mean(&self, s: Strategy, clients: u32, p: f64, of: impl Fn(&Figures) -> f64) -> f64 {
+            let v: Vec<f64> = self
+                .0
+                .iter()
+                .filter(|f| f.strategy == s.name() && f.clients == clients && f.p == p)
+                .map(of)
+                .collect();
+            assert_eq!(v.len(), SEEDS.len(), "{} {clients} {p}", s.name());
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+
+        fn amp(&self, s: Strategy, clients: u32, p: f64) -> f64 {
+            self.mean(s, clients, p, Figures::amplification)
+        }
+
+        fn success(&self, s: Strategy, clients: u32, p: f64) -> f64 {
+            self.mean(s, clients, p, Figures::success_rate)
+        }
     }
 
     #[test]
     #[ignore = "prints the sweep"]
     fn print_the_sweep() {
-        for clients in [10, 100, 1000] {
-            for p in [0.0, 0.1, 0.2, 0.3, 0.4, 0.5] {
+        let ps = [0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
+        let clients = [10, 100, 1000];
+        let sw = Sweep::of(&Strategy::ALL, &ps, &clients, Settings::default());
+        say(format!(
+            "amplification / success rate, mean of seeds {SEEDS:?}"
+        ));
+        for n in clients {
+            for p in ps {
                 let row: Vec<String> = Strategy::ALL
                     .iter()
                     .map(|s| {
-                        let f = at(p, clients, *s);
                         format!(
-                            "{} {:.2}/{:.3}",
+                            "{} {:.3}/{:.3}",
                             s.name(),
-                            f.amplification(),
-                            f.success_rate()
+                            sw.amp(*s, n, p),
+                            sw.success(*s, n, p)
                         )
                     })
                     .collect();
-                eprintln!("{clients:5} p={p:.1} {}", row.join("  "));
+                say(format!("{n:5} p={p:.2} {}", row.join("  ")));
+            }
+        }
+    }
+
+    /// Three tries (two retries) send `1 + p + p^2` calls per run, 1.75 at p = 0.5, and
+    /// never more than 1 + 2: Brooker's "N retries" line, whatever the client count.
+    #[test]
+    fn n_retries_multiply_the_load_by_up_to_one_plus_n() {
+        let ps = [0.0, 0.1, 0.3, 0.5, 0.9];
+        let sw = Sweep::of(&[Strategy::Retries], &ps, &[10, 1000], Settings::default());
+        for n in [10, 1000] {
+            for p in ps {
+                let amp = sw.amp(Strategy::Retries, n, p);
+                let expected = 1.0 + p + p * p;
+                assert!((amp - expected).abs() < 0.05, "{n} p={p}: {amp}");
+                assert!(amp <= 3.0, "{n} p={p}: {amp}");
+                let success = sw.success(Strategy::Retries, n, p);
+                assert!(
+                    (success - (1.0 - p.powi(3))).abs() < 0.03,
+                    "{n} p={p}: {success}"
+                );
+            }
+        }
+        assert_eq!(sw.amp(Strategy::Retries, 10, 0.0), 1.0);
+    }
+
+    /// A client's own breaker judges from its own calls: with 10 clients each sees 10 calls
+    /// a second and keeps retrying while under a tenth fail; with 1000 each sees one call in
+    /// ten seconds, one failure is most of its window, and it stops retrying at once: it
+    /// drifts towards "no retries" (amplification near 1, success rate near `1 - p`).
+    #[test]
+    fn per_client_breakers_drift_towards_no_retries_as_clients_multiply() {
+        let ps = [0.05, 0.1, 0.2, 0.5];
+        let clients = [10, 100, 1000];
+        let sw = Sweep::of(&[Strategy::Breaker], &ps, &clients, Settings::default());
+        let excess = |n: u32| {
+            ps.iter()
+                .map(|p| sw.amp(Strategy::Breaker, n, *p) - 1.0)
+                .sum::<f64>()
+        };
+        for p in ps {
+            let (few, many) = (
+                sw.amp(Strategy::Breaker, 10, p),
+                sw.amp(Strategy::Breaker, 1000, p),
+            );
+            assert!(many <= few + 0.005, "p={p}: 10 clients {few}, 1000 {many}");
+            assert!(many < 1.03, "p={p}: 1000 clients {many}");
+            let success = sw.success(Strategy::Breaker, 1000, p);
+            assert!((success - (1.0 - p)).abs() < 0.03, "p={p}: {success}");
+        }
+        assert!(
+            excess(1000) < excess(10) / 2.0,
+            "extra calls per run summed over p: 10 clients {}, 1000 {}",
+            excess(10),
+            excess(1000)
+        );
+        let few = sw.amp(Strategy::Breaker, 10, 0.05);
+        assert!(few > 1.03, "10 clients still retry at p=0.05: {few}");
+    }
+
+    /// A client's own token bucket (10 tokens, a tenth of one back per success) drains only
+    /// if its client makes many calls: with 10 clients it runs dry and holds the load near 1,
+    /// with 1000 clients each makes about 12 runs in the 120 s and its bucket barely empties,
+    /// so it drifts towards "N retries".
+    #[test]
+    fn per_client_buckets_drift_towards_n_retries_as_clients_multiply() {
+        let ps = [0.3, 0.5];
+        let clients = [10, 100, 1000];
+        let sw = Sweep::of(
+            &[Strategy::Bucket, Strategy::Retries],
+            &ps,
+            &clients,
+            Settings::default(),
+        );
+        for p in ps {
+            let retries = sw.amp(Strategy::Retries, 1000, p);
+            let amps: Vec<f64> = clients
+                .iter()
+                .map(|n| sw.amp(Strategy::Bucket, *n, p))
+                .collect();
+            assert!(amps[0] < amps[1] && amps[1] < amps[2], "p={p}: {amps:?}");
+            assert!(
+                amps[2] > retries - 0.15,
+                "p={p}: {amps:?} against {retries}"
+            );
+            assert!(
+                amps[0] - 1.0 < (retries - 1.0) / 3.0,
+                "p={p}: {amps:?} against {retries}"
+            );
+        }
+    }
+
+    /// The budget shared by the fleet lets retries be a tenth of the successes (plus a floor
+    /// of 10 per 10 s), whoever sends them: amplification at most about 1.1 at every client
+    /// count and every p; twice the fraction, about twice the excess.
+    #[test]
+    fn the_shared_budget_holds_amplification_near_one_plus_its_fraction() {
+        let ps = [0.0, 0.1, 0.2, 0.3, 0.5];
+        let clients = [10, 100, 1000];
+        let sw = Sweep::of(
+            &[Strategy::SharedBudget],
+            &ps,
+            &clients,
+            Settings::default(),
+        );
+        for n in clients {
+            for p in ps {
+                let amp = sw.amp(Strategy::SharedBudget, n, p);
+                assert!((1.0..=1.15).contains(&amp), "{n} p={p}: {amp}");
+            }
+            // It does retry: with p = 0.1 it buys back most of the failures.
+            let amp = sw.amp(Strategy::SharedBudget, n, 0.1);
+            assert!(amp > 1.05, "{n}: {amp}");
+        }
+        let mut wide = Settings::default();
+        wide.limits.budget_pct = 20.0;
+        let sw20 = Sweep::of(&[Strategy::SharedBudget], &[0.3, 0.5], &clients, wide);
+        for n in clients {
+            for p in [0.3, 0.5] {
+                let (a10, a20) = (
+                    sw.amp(Strategy::SharedBudget, n, p),
+                    sw20.amp(Strategy::SharedBudget, n, p),
+                );
+                assert!(
+                    a20 <= 1.25 && a20 - 1.0 > 1.5 * (a10 - 1.0),
+                    "{n} p={p}: {a10} {a20}"
+                );
             }
         }
     }
 
     #[test]
-    fn n_retries_multiply_the_load_and_the_shared_budget_holds_it() {
-        for clients in [10, 100, 1000] {
-            let retries = at(0.5, clients, Strategy::Retries);
-            assert!(retries.amplification() > 1.6, "{}", retries.amplification());
-            let shared = at(0.5, clients, Strategy::SharedBudget);
-            assert!(
-                shared.amplification() < 1.2,
-                "{clients}: {}",
-                shared.amplification()
-            );
+    fn odd_scenarios_end_without_a_panic() {
+        for sc in [
+            Scenario {
+                rate: 0.0,
+                ..Scenario::default()
+            },
+            Scenario {
+                clients: 0,
+                ..Scenario::default()
+            },
+            Scenario {
+                p: f64::NAN,
+                duration: Duration::from_secs(1),
+                ..Scenario::default()
+            },
+            Scenario {
+                p: 2.0,
+                duration: Duration::from_secs(1),
+                ..Scenario::default()
+            },
+        ] {
+            let f = play(&sc, Strategy::SharedBreaker, Settings::default(), 1);
+            assert!((0.0..=1.0).contains(&f.success_rate()), "{sc:?}");
         }
-        let none = at(0.0, 100, Strategy::Retries);
-        assert_eq!(none.amplification(), 1.0);
-        assert_eq!(none.success_rate(), 1.0);
     }
 }

@@ -385,4 +385,67 @@ mod tests {
         g.finish(0, 0, true, None);
         assert!(g.retry(0, 0, 1, Duration::ZERO, rng).is_some(), "refilled");
     }
+
+    /// The waits each strategy draws before retry 1 and retry 2 (base 100 ms, cap 2 s):
+    /// none for `retries`, the base for `fixed`, the doubling ceiling for `exponential`,
+    /// and the jitter modes within their bounds; `no-retry` starts runs of one try.
+    #[test]
+    fn each_strategy_waits_as_its_name_says() {
+        let rng = &mut StdRng::seed_from_u64(3);
+        let ms = Duration::from_millis;
+        let s = Settings::default();
+        let waits = |strategy: Strategy, rng: &mut StdRng| -> Vec<Duration> {
+            let mut g = Guard::new(strategy, s, 1);
+            (1..=2)
+                .flat_map(|tried| {
+                    (0..200)
+                        .map(|_| g.retry(0, 0, tried, ms(100), rng).expect("no limit"))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        assert!(waits(Strategy::Retries, rng).iter().all(|w| w.is_zero()));
+        assert!(waits(Strategy::Fixed, rng).iter().all(|w| *w == ms(100)));
+        let exp = waits(Strategy::Exponential, rng);
+        assert!(exp[..200].iter().all(|w| *w == ms(100)));
+        assert!(exp[200..].iter().all(|w| *w == ms(200)));
+        for (strategy, lo) in [(Strategy::Full, 0), (Strategy::Equal, 50)] {
+            let w = waits(strategy, rng);
+            assert!(w[..200].iter().all(|w| (ms(lo)..=ms(100)).contains(w)));
+            assert!(w[200..].iter().all(|w| (ms(2 * lo)..=ms(200)).contains(w)));
+            assert!(w.iter().any(|x| *x > ms(150)), "{}", strategy.name());
+        }
+        assert!(
+            waits(Strategy::Decorrelated, rng)
+                .iter()
+                .all(|w| (ms(100)..=ms(300)).contains(w))
+        );
+        let mut g = Guard::new(Strategy::NoRetry, s, 1);
+        assert_eq!(g.start(0, 0, Duration::ZERO), Start::Go(1));
+        let mut g = Guard::new(Strategy::Full, s, 1);
+        assert_eq!(g.start(0, 0, Duration::ZERO), Start::Go(3));
+    }
+
+    /// The shared breaker is the fleet's: failures of different clients add up, a success
+    /// of any client resets the count (the run's record, `--state`'s rule).
+    #[test]
+    fn the_shared_breaker_counts_failed_runs_of_every_client() {
+        let mut g = Guard::new(Strategy::SharedBreaker, Settings::default(), 10);
+        let lease = Duration::from_secs(10);
+        for c in 0..4 {
+            assert_eq!(g.start(c, 0, lease), Start::Go(3));
+            g.finish(c, 0, false, None);
+        }
+        g.finish(9, 0, true, None);
+        for c in 4..8 {
+            assert_eq!(g.start(c, 0, lease), Start::Go(3), "reset by a success");
+            g.finish(c, 0, false, None);
+        }
+        g.finish(8, 0, false, None);
+        assert_eq!(
+            g.start(9, 1, lease),
+            Start::Refused,
+            "5 in a row, 4 clients"
+        );
+    }
 }
