@@ -202,7 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--capacity-drop', '--capacity-drop', [CompletionResultType]::ParameterName, 'The fraction of the server''s capacity lost during the trigger (default 0; 0 to 0.99)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'The client''s timeout per try (default 3s)')
             [CompletionResult]::new('--per-request', '--per-request', [CompletionResultType]::ParameterName, 'What each request in flight adds to the server''s latency (default 10ms)')
-            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'The most the network adds each way, uniform from 0 (default 50ms)')
+            [CompletionResult]::new('--network', '--network', [CompletionResultType]::ParameterName, 'What the network adds each way, on average: an exponential delay (default 100ms)')
             [CompletionResult]::new('--base-rate', '--base-rate', [CompletionResultType]::ParameterName, 'First tries per second, all clients together (0.01 to 100000). Overload: before and after the trigger, default 40. Failure-rate: default 100')
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s')
             [CompletionResult]::new('--latency', '--latency', [CompletionResultType]::ParameterName, 'Overload: the server''s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)')

@@ -197,7 +197,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --capacity-drop 'The fraction of the server''s capacity lost during the trigger (default 0; 0 to 0.99)'
             cand --timeout 'The client''s timeout per try (default 3s)'
             cand --per-request 'What each request in flight adds to the server''s latency (default 10ms)'
-            cand --network 'The most the network adds each way, uniform from 0 (default 50ms)'
+            cand --network 'What the network adds each way, on average: an exponential delay (default 100ms)'
             cand --base-rate 'First tries per second, all clients together (0.01 to 100000). Overload: before and after the trigger, default 40. Failure-rate: default 100'
             cand --duration 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s'
             cand --latency 'Overload: the server''s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)'

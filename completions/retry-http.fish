@@ -165,7 +165,7 @@ complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l trigg
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity-drop -d 'The fraction of the server\'s capacity lost during the trigger (default 0; 0 to 0.99)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l timeout -d 'The client\'s timeout per try (default 3s)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l per-request -d 'What each request in flight adds to the server\'s latency (default 10ms)' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l network -d 'The most the network adds each way, uniform from 0 (default 50ms)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l network -d 'What the network adds each way, on average: an exponential delay (default 100ms)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base-rate -d 'First tries per second, all clients together (0.01 to 100000). Overload: before and after the trigger, default 40. Failure-rate: default 100' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l duration -d 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l latency -d 'Overload: the server\'s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)' -r

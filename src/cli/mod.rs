@@ -214,7 +214,7 @@ pub struct SimulateArgs {
     /// What each request in flight adds to the server's latency (default 10ms).
     #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
     pub per_request: Option<Duration>,
-    /// The most the network adds each way, uniform from 0 (default 50ms).
+    /// What the network adds each way, on average: an exponential delay (default 100ms).
     #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
     pub network: Option<Duration>,
 

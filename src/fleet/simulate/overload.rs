@@ -568,17 +568,6 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
     f
 }
 
-/// The goodput before the trigger (the mean of the 15 s before it, the first 5 s of the run
-/// left out as its warm-up), and whether and when it came back.
-///
-/// Goodput is judged per run started: the share `goodput / first tries` over a window, the
-/// first tries counted one healthy round trip earlier (`lag`), against the same share
-/// before the trigger. Recovered when that share over the last 10 s of the run is at least
-/// 90% of what it was; the recovery time is from the trigger's end to the first second
-/// whose 5 s window reaches it. (Shares, not bare goodput: a healthy system answers what
-/// it is sent, and at 40 first tries per second a 10 s window holds 400 +/- 20 of them, so
-/// bare goodput against a 15 s level misses 90% by chance in about one run in twenty.
-/// Windows, not single seconds: one second's count varies by about 6.)
 /// Whole seconds from a first try to its answer when nothing is wrong: the server's
 /// latency at the base rate (`latency / (1 - base_rate x per_request)`, the steady state
 /// of `n = rate x latency(n)`) and the network both ways, rounded; at most 5 s, and 0 when
@@ -592,6 +581,17 @@ fn lag(sc: &Scenario) -> usize {
     s.round().clamp(0.0, 5.0) as usize
 }
 
+/// The goodput before the trigger (the mean of the 15 s before it, the first 5 s of the run
+/// left out as its warm-up), and whether and when it came back.
+///
+/// Goodput is judged per run started: the share `goodput / first tries` over a window, the
+/// first tries counted one healthy round trip earlier (`lag`), against the same share
+/// before the trigger. Recovered when that share over the last 10 s of the run is at least
+/// 90% of what it was; the recovery time is from the trigger's end to the first second
+/// whose 5 s window reaches it. (Shares, not bare goodput: a healthy system answers what
+/// it is sent, and at 40 first tries per second a 10 s window holds 400 +/- 20 of them, so
+/// bare goodput against a 15 s level misses 90% by chance in about one run in twenty.
+/// Windows, not single seconds: one second's count varies by about 6.)
 fn judge(sc: &Scenario, f: &mut Figures) {
     let len = f.goodput.len();
     let at = (sc.trigger_at.as_secs() as usize).min(len);

@@ -224,8 +224,9 @@ pub fn timeline(
         72 + 38 * rows.len() as i32,
         &[
             "dashed, top: 90% of the goodput",
-            "before the trigger; recovered:",
-            "the last 10 s above it",
+            "before the trigger; recovered: the",
+            "last 10 s answer 90% of first tries",
+            "as before the trigger",
             "dashed, bottom: first tries/s",
             "outside the trigger",
             "shaded: the trigger",

@@ -284,7 +284,7 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
         _ => format!("seed {}", run.seed),
     };
     format!(
-        "overload: {who}; {}/s first tries, {trigger}; server {} + {} per request in flight, network up to {} each way; timeout {}; {} attempts, base {}, cap {}; {}; {seeds}",
+        "overload: {who}; {}/s first tries, {trigger}; server {} + {} per request in flight, network about {} each way; timeout {}; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_rate(sc.base_rate),
         fmt_duration(sc.latency),
         fmt_duration(sc.per_request),
@@ -322,7 +322,7 @@ pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> Strin
     let level = figures.first().map_or(0.0, |f| f.level);
     let _ = writeln!(
         s,
-        "goodput before the trigger: {level:.1}/s; recovered: the last 10s at 90% of it or more; recover s: from the trigger's end to the first 5s mean at 90%"
+        "goodput before the trigger: {level:.1}/s; recovered: answers per first try over the last 10s at 90% or more of their share before the trigger; recover s: from the trigger's end to the first 5s window at 90%"
     );
     s
 }
