@@ -284,27 +284,25 @@ impl Loop<'_> {
     /// Before the first attempt, the wait for a Retry-After another run shared; `Some` when
     /// the run must end instead (interrupted, or the deadline came nearer meanwhile).
     fn wait_for_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
-        let held = self.hold?;
-        let spread = self.cfg.retry.retry_after_spread;
-        let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
-            return Some((
-                Outcome::Deadline,
-                Some("stopping: a Retry-After shared by the runs holds past the deadline".into()),
-            ));
-        };
-        self.reporter.info(&format!(
-            "waiting {} before the first attempt: another run sharing --state was told Retry-After",
-            crate::units::fmt_duration(wait)
-        ));
-        let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
-        Some((sig.outcome(), None))
+        self.honour_hold(self.hold?, "before the first attempt", rng)
     }
 
     /// After a retry's wait, before it is sent: a Retry-After that another run was told
     /// meanwhile is waited for too (or stops the run with 5 when it holds past the
     /// deadline), as one of the run's own would be.
     fn wait_for_new_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
-        let held = self.shared?.still_held()?;
+        self.honour_hold(self.shared?.still_held()?, "more", rng)
+    }
+
+    /// Waits out a shared Retry-After that still holds for `held` (plus this run's spread),
+    /// saying so (`when`: "before the first attempt", "more"); `Some` when the run must end
+    /// instead: the wait cannot end before the deadline (5), or a signal came.
+    fn honour_hold(
+        &self,
+        held: Duration,
+        when: &str,
+        rng: &mut dyn Rng,
+    ) -> Option<(Outcome, Option<String>)> {
         let spread = self.cfg.retry.retry_after_spread;
         let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
             return Some((
@@ -313,7 +311,7 @@ impl Loop<'_> {
             ));
         };
         self.reporter.info(&format!(
-            "waiting {} more: another run sharing --state was told Retry-After meanwhile",
+            "waiting {} {when}: another run sharing --state was told Retry-After",
             crate::units::fmt_duration(wait)
         ));
         let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;

@@ -60,20 +60,12 @@ pub struct Figures {
 impl Figures {
     /// Succeeded runs / runs that ended (0 to 1).
     pub fn success_rate(&self) -> f64 {
-        if self.ended == 0 {
-            1.0
-        } else {
-            self.succeeded as f64 / self.ended as f64
-        }
+        super::guard::share(self.succeeded, self.ended)
     }
 
     /// Calls / first tries.
     pub fn amplification(&self) -> f64 {
-        if self.first_tries == 0 {
-            1.0
-        } else {
-            self.calls as f64 / self.first_tries as f64
-        }
+        super::guard::share(self.calls, self.first_tries)
     }
 }
 

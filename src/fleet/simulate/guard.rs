@@ -89,6 +89,16 @@ impl Strategy {
     }
 }
 
+/// `part / whole`, and 1 when there is no whole (no run ended, no first try: nothing failed
+/// and nothing was multiplied): the success rate and the amplification of both models.
+pub fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        1.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
 /// The calls a per-client breaker remembers.
 const WINDOW: usize = 20;
 
