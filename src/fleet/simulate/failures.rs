@@ -205,11 +205,6 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
 mod tests {
     use super::*;
 
-    /// A line on stderr, for the tests that print figures.
-    fn say(line: String) {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{line}");
-    }
     use crate::fleet::simulate::sweep;
 
     /// Seeds 1 and 2: a point holds some 12,000 runs, so two seeds are plenty.
@@ -251,33 +246,6 @@ mod tests {
 
         fn success(&self, s: Strategy, clients: u32, p: f64) -> f64 {
             self.mean(s, clients, p, Figures::success_rate)
-        }
-    }
-
-    #[test]
-    #[ignore = "prints the sweep"]
-    fn print_the_sweep() {
-        let ps = [0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5];
-        let clients = [10, 100, 1000];
-        let sw = Sweep::of(&Strategy::ALL, &ps, &clients, Settings::default());
-        say(format!(
-            "amplification / success rate, mean of seeds {SEEDS:?}"
-        ));
-        for n in clients {
-            for p in ps {
-                let row: Vec<String> = Strategy::ALL
-                    .iter()
-                    .map(|s| {
-                        format!(
-                            "{} {:.3}/{:.3}",
-                            s.name(),
-                            sw.amp(*s, n, p),
-                            sw.success(*s, n, p)
-                        )
-                    })
-                    .collect();
-                say(format!("{n:5} p={p:.2} {}", row.join("  ")));
-            }
         }
     }
 

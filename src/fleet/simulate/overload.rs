@@ -621,12 +621,6 @@ fn judge(sc: &Scenario, f: &mut Figures) {
 mod tests {
     use super::*;
 
-    /// A line on stderr, for the tests that print figures.
-    fn say(line: String) {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{line}");
-    }
-
     /// The seeds each claim is checked on: one seed could be a lucky draw.
     const SEEDS: u64 = 5;
 
@@ -675,76 +669,6 @@ mod tests {
             base: Duration::from_secs(20),
             cap: Duration::from_secs(40),
             ..Settings::default()
-        }
-    }
-
-    /// Mean, least and greatest of a figure over runs.
-    fn spread(runs: &[Figures], of: impl Fn(&Figures) -> f64) -> String {
-        let v: Vec<f64> = runs.iter().map(of).collect();
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        format!(
-            "{:.2} [{lo:.2}, {hi:.2}]",
-            v.iter().sum::<f64>() / v.len() as f64
-        )
-    }
-
-    #[test]
-    #[ignore = "prints the figures of every strategy"]
-    fn print_every_strategy() {
-        let open = Scenario::default();
-        let closed = Scenario {
-            population: Population::Closed,
-            ..Scenario::default()
-        };
-        let long = Scenario {
-            trigger_for: Duration::from_secs(10),
-            ..Scenario::default()
-        };
-        let closed_long = Scenario {
-            population: Population::Closed,
-            ..long
-        };
-        let cases = [
-            ("open", open, Settings::default()),
-            ("closed", closed, Settings::default()),
-            ("open, 20/40 s waits", open, brookers_backoff()),
-            ("open, 10 s spike, 20/40 s waits", long, brookers_backoff()),
-            ("closed, 20/40 s waits", closed, brookers_backoff()),
-            ("closed, 10 s spike", closed_long, Settings::default()),
-            (
-                "closed, 10 s spike, 20/40 s waits",
-                closed_long,
-                brookers_backoff(),
-            ),
-        ];
-        for (name, sc, settings) in cases {
-            say(format!(
-                "{name}: recovered, stuck of {SEEDS}; mean [min, max] of final goodput, recover_s (stuck: none), amplification, success rate"
-            ));
-            for s in Strategy::ALL {
-                let runs = seeds(&sc, s, settings);
-                let rs: Vec<f64> = runs.iter().filter_map(|f| f.recover_s).collect();
-                let rs = if rs.is_empty() {
-                    "-".to_string()
-                } else {
-                    format!(
-                        "{:.1} [{}, {}]",
-                        rs.iter().sum::<f64>() / rs.len() as f64,
-                        rs.iter().copied().fold(f64::INFINITY, f64::min),
-                        rs.iter().copied().fold(0.0, f64::max)
-                    )
-                };
-                say(format!(
-                    "  {:15} {} {}  final {}  recover_s {rs}  amp {}  success {}",
-                    s.name(),
-                    recovered(&runs),
-                    stuck(&runs),
-                    spread(&runs, Figures::final_goodput),
-                    spread(&runs, Figures::amplification),
-                    spread(&runs, Figures::success_rate),
-                ));
-            }
         }
     }
 

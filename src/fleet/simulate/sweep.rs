@@ -102,12 +102,6 @@ pub fn default_lengths() -> Vec<Duration> {
 mod tests {
     use super::*;
 
-    /// A line on stderr, for the tests that print figures.
-    fn say(line: String) {
-        use std::io::Write;
-        let _ = writeln!(std::io::stderr(), "{line}");
-    }
-
     fn at(pts: &[BoundaryPoint], s: Strategy, rate: f64, secs: u64) -> &BoundaryPoint {
         pts.iter()
             .find(|p| {
@@ -183,36 +177,6 @@ mod tests {
             quick.zip(slow).is_some_and(|(q, s)| q < s && s <= 20.0),
             "{table}"
         );
-    }
-
-    #[test]
-    #[ignore = "prints the boundary map of every strategy"]
-    fn print_the_boundary() {
-        let (rates, lengths) = (default_rates(), default_lengths());
-        let pts = boundary(
-            &overload::Scenario::default(),
-            &Strategy::ALL,
-            (&rates, &lengths),
-            Settings::default(),
-            (1, 5),
-        );
-        say(format!(
-            "share of 5 seeds recovered / mean recover_s; rows: spike rate, columns: {lengths:?}"
-        ));
-        for s in Strategy::ALL {
-            say(s.name().to_string());
-            for rate in &rates {
-                let row: Vec<String> = lengths
-                    .iter()
-                    .map(|len| {
-                        let p = at(&pts, s, *rate, len.as_secs());
-                        let r = p.recover_s.map_or("-".to_string(), |r| format!("{r:.0}"));
-                        format!("{:.1}/{r:>3}", p.recovered)
-                    })
-                    .collect();
-                say(format!("  {rate:5} {}", row.join("  ")));
-            }
-        }
     }
 
     #[test]
