@@ -132,25 +132,25 @@ pub struct SimulateArgs {
     /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.
     /// Overload: 1000, each first try from one of them at random (closed population: each
     /// waits for its run to end). Failure-rate: 100, sharing the load.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub clients: Option<u32>,
     /// Attempts per run, the first included (1 to 1000). Outage: 8; overload and
     /// failure-rate: 3.
-    #[arg(long, value_parser = values::attempts)]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::attempts)]
     pub attempts: Option<u32>,
     /// Backoff base (the pause of the fixed strategy). 100ms for every model.
-    #[arg(long, value_parser = values::duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
     pub base: Option<Duration>,
     /// Backoff cap. Outage: 8s; overload and failure-rate: 2s.
-    #[arg(long, value_parser = values::duration)]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
     pub cap: Option<Duration>,
     /// Seed of the first run; run i uses seed + i.
-    #[arg(long, default_value = "1")]
+    #[arg(long, allow_hyphen_values = true, default_value = "1")]
     pub seed: u64,
     /// Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1.
     /// Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs
     /// pooled, default 1.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: Option<u32>,
     /// Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal,
     /// decorrelated (default: all five). Overload and failure-rate: no-retry, retries
@@ -176,16 +176,16 @@ pub struct SimulateArgs {
     pub sweep: bool,
 
     /// How long the server rejects every request (default 600ms).
-    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
     pub outage: Option<Duration>,
     /// Requests served per window once the outage ends (default 24).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
     pub capacity: Option<u32>,
     /// The capacity window (default 100ms).
-    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
     pub window: Option<Duration>,
     /// Each client's deadline (none by default).
-    #[arg(long, value_parser = values::duration, help_heading = "Outage model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
     pub deadline: Option<Duration>,
     /// Search the policy space (jitter x base x cap) and print the Pareto front of calls
     /// against time to the last success, as flags to paste.
@@ -197,41 +197,41 @@ pub struct SimulateArgs {
     #[arg(long, value_enum, help_heading = "Overload model")]
     pub population: Option<SimPopulation>,
     /// First tries per second during a spike (default 80; 0.01 to 100000).
-    #[arg(long, value_name = "RATE", value_parser = rate, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate, help_heading = "Overload model")]
     pub spike_rate: Option<f64>,
     /// When the trigger starts (default 20s; at least 1s).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
     pub trigger_at: Option<Duration>,
     /// How long the trigger lasts (default 5s).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
     pub trigger_for: Option<Duration>,
     /// The fraction of the server's capacity lost during the trigger (default 0; 0 to 0.99).
-    #[arg(long, value_name = "FRACTION", value_parser = drop_fraction, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION", value_parser = drop_fraction, help_heading = "Overload model")]
     pub capacity_drop: Option<f64>,
     /// The client's timeout per try (default 3s).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
     pub timeout: Option<Duration>,
     /// What each request in flight adds to the server's latency (default 10ms).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
     pub per_request: Option<Duration>,
     /// What the network adds each way, on average: an exponential delay (default 100ms).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload model")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
     pub network: Option<Duration>,
 
     /// First tries per second, all clients together (0.01 to 100000). Overload: before and
     /// after the trigger, default 40. Failure-rate: default 100.
-    #[arg(long, value_name = "RATE", value_parser = rate, help_heading = "Overload and failure-rate models")]
+    #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate, help_heading = "Overload and failure-rate models")]
     pub base_rate: Option<f64>,
     /// How long the simulated run lasts. Overload: 80s; failure-rate: 120s.
-    #[arg(long, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
     pub duration: Option<Duration>,
     /// Overload: the server's latency with nothing in flight (default 1s). Failure-rate: how
     /// long a call takes (default 10ms).
-    #[arg(long, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
     pub latency: Option<Duration>,
 
     /// The probability that a call fails (default 0.1; 0 to 1).
-    #[arg(long, value_name = "P", value_parser = probability, help_heading = "Failure-rate model")]
+    #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = probability, help_heading = "Failure-rate model")]
     pub failure_rate: Option<f64>,
 }
 

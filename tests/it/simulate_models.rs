@@ -605,3 +605,56 @@ fn seeds_wrap_past_the_largest() {
     ]);
     assert_eq!(num(&pooled[0], "seeds"), 2.0);
 }
+
+/// A negative number is a bad value of its flag (not taken for one of curl's short flags),
+/// and a folder given to --plot is refused before anything is simulated.
+#[test]
+fn negative_values_and_a_folder_for_the_plot_are_usage_errors() {
+    for (args, flag) in [
+        (&["--clients", "-1"][..], "--clients"),
+        (&["--runs", "-1"], "--runs"),
+        (&["--seed", "-1"], "--seed"),
+        (&["--base", "-1s"], "--base"),
+        (&["--attempts", "-3"], "--attempts"),
+        (
+            &["--model", "overload", "--spike-rate", "-5"],
+            "--spike-rate",
+        ),
+    ] {
+        let out = command().arg("simulate").args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(code(&out), 2, "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && !err.contains("curl"),
+            "{args:?}: {err}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = command()
+        .args(["simulate", "--model", "overload", "--sweep", "--plot"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a folder"), "{}", stderr(&out));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "refused before the sweep"
+    );
+}
+
+/// A strategy named twice is played once.
+#[test]
+fn a_strategy_named_twice_is_one_row() {
+    let rows = rows(&[
+        "--model",
+        "overload",
+        "--strategies",
+        "full,full",
+        "--duration",
+        "40s",
+    ]);
+    assert_eq!(names(&rows), ["full"]);
+}

@@ -270,9 +270,16 @@ fn plan_outage(a: &SimulateArgs) -> Result<Job, String> {
     Ok(Job::Outage(sc, strategies))
 }
 
-/// The plot's folder exists.
+/// The plot's folder exists, and the plot's path is not a folder itself (both found before
+/// the simulation runs).
 fn plot_folder(a: &SimulateArgs) -> Result<(), String> {
     if let Some(path) = &a.plot {
+        if path.is_dir() || crate::files::names_a_folder(path) {
+            return Err(format!(
+                "--plot {} is a folder: give the SVG file's path, such as load.svg",
+                path.display()
+            ));
+        }
         let dir = crate::files::folder(path);
         if !dir.is_dir() {
             return Err(format!(
@@ -289,7 +296,17 @@ fn plot_folder(a: &SimulateArgs) -> Result<(), String> {
 fn model_strategies(a: &SimulateArgs) -> Result<Vec<guard::Strategy>, String> {
     match &a.strategies {
         None => Ok(guard::Strategy::ALL.to_vec()),
-        Some(list) => list.split(',').map(guard::Strategy::parse).collect(),
+        Some(list) => {
+            let mut out: Vec<guard::Strategy> = Vec::new();
+            for s in list.split(',').map(guard::Strategy::parse) {
+                let s = s?;
+                // A strategy named twice is played once.
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+            Ok(out)
+        }
     }
 }
 
@@ -344,12 +361,12 @@ fn duration_ok(d: Duration, min: Duration) -> Result<(), String> {
 fn work_ok(largest: f64, tries: f64) -> Result<(), String> {
     if largest > MAX_RUN_TRIES {
         return Err(format!(
-            "one run would send up to {largest:.0} tries; the limit is {MAX_RUN_TRIES:.0}: lower --base-rate, --duration or --attempts"
+            "one run would send up to {largest:.0} tries; the limit is {MAX_RUN_TRIES:.0}: lower --base-rate, --spike-rate, --trigger-for, --duration or --attempts"
         ));
     }
     if tries > MAX_TRIES {
         return Err(format!(
-            "this simulation would send up to {tries:.0} tries; the limit is {MAX_TRIES:.0}: lower --base-rate, --duration, --attempts, --runs or the strategies"
+            "this simulation would send up to {tries:.0} tries; the limit is {MAX_TRIES:.0}: lower --base-rate, --spike-rate, --trigger-for, --duration, --attempts, --runs or the strategies"
         ));
     }
     Ok(())

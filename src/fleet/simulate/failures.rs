@@ -173,6 +173,9 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
                 let done = t.saturating_add(us(sc.latency));
                 let (client, tries, limit, previous, probe) =
                     (r.client, r.tries, r.limit, r.previous, r.probe);
+                if done >= end {
+                    continue; // the call ends after the run: its run never ends
+                }
                 guard.observe(client, ok);
                 if ok {
                     f.ended += 1;
@@ -251,6 +254,18 @@ mod tests {
 
     /// Three tries (two retries) send `1 + p + p^2` calls per run, 1.75 at p = 0.5, and
     /// never more than 1 + 2: Brooker's "N retries" line, whatever the client count.
+    /// A call that would end after the run is not counted as an end: a latency longer than
+    /// the run leaves every run unfinished, not every run a success.
+    #[test]
+    fn calls_that_end_after_the_run_end_no_run() {
+        let sc = Scenario {
+            latency: Duration::from_secs(3600),
+            ..Scenario::default()
+        };
+        let f = play(&sc, Strategy::Retries, Settings::default(), 1);
+        assert_eq!((f.ended, f.succeeded), (0, 0));
+    }
+
     #[test]
     fn n_retries_multiply_the_load_by_up_to_one_plus_n() {
         let ps = [0.0, 0.1, 0.3, 0.5, 0.9];

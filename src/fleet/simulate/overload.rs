@@ -358,6 +358,10 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
     let closed = sc.population == Population::Closed;
     let mut epochs = vec![0u64; if closed { sc.clients as usize } else { 0 }];
     let mut busy = vec![false; epochs.len()];
+    // The open population's arrival epoch: the pending arrival was drawn at the rate of its
+    // time, so a trigger's edge draws it again at the new rate (exact for a Poisson
+    // process, which has no memory) and the one drawn before is stale.
+    let mut open_epoch = 0u64;
     let think = |t: u64| f64::from(sc.clients) / rate(t);
     match sc.population {
         Population::Open => {
@@ -393,13 +397,16 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
                     }
                     busy[client as usize] = true;
                 } else {
+                    if epoch != open_epoch {
+                        continue; // drawn before a trigger's edge, at the old rate
+                    }
                     let next = t.saturating_add(exp(&mut rng, 1.0 / rate(t)));
                     let c = rng.random_range(0..clients);
                     queue.push(
                         next,
                         Event::Arrival {
                             client: c,
-                            epoch: 0,
+                            epoch: open_epoch,
                         },
                     );
                 }
@@ -478,6 +485,18 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
                 // The rate changed: a closed population's clients that are thinking draw
                 // their next run again at the new pace (exact for exponential think times,
                 // which have no memory), so the spike reaches them at once.
+                if !closed {
+                    open_epoch += 1;
+                    let next = t.saturating_add(exp(&mut rng, 1.0 / rate(t)));
+                    let client = rng.random_range(0..clients);
+                    queue.push(
+                        next,
+                        Event::Arrival {
+                            client,
+                            epoch: open_epoch,
+                        },
+                    );
+                }
                 for client in 0..epochs.len() {
                     if !busy[client] {
                         epochs[client] += 1;
@@ -670,6 +689,26 @@ mod tests {
             cap: Duration::from_secs(40),
             ..Settings::default()
         }
+    }
+
+    /// The open population's rate follows the trigger at once, whatever the rates: a spike
+    /// of almost nothing is over when the trigger is, and the base rate comes back.
+    #[test]
+    fn the_open_rate_switches_at_the_triggers_edges() {
+        let sc = Scenario {
+            spike_rate: 0.01,
+            ..Scenario::default()
+        };
+        let f = play(&sc, Strategy::Retries, Settings::default(), 1);
+        let after: u32 = f.first[26..36].iter().sum();
+        assert!(after > 250, "first tries 26..36 s: {after}");
+        let sc = Scenario {
+            base_rate: 0.01,
+            ..Scenario::default()
+        };
+        let f = play(&sc, Strategy::NoRetry, Settings::default(), 1);
+        let during: u32 = f.first[20..25].iter().sum();
+        assert!(during > 250, "first tries during the spike: {during}");
     }
 
     #[test]

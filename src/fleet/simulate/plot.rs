@@ -416,8 +416,8 @@ fn boundary_key(area: &Area, run: &OverloadRun) -> Result<(), String> {
     let notes = [
         "the counts over each map: triggers recovered".to_string(),
         "from on every seed, and stuck on every seed".to_string(),
-        "recovered: the last 10 s of goodput at".to_string(),
-        "90% or more of its level before the trigger".to_string(),
+        "recovered: the last 10 s answer 90% or".to_string(),
+        "more of first tries, as before the trigger".to_string(),
         format!(
             "timeout {}, {} attempts; server {} + {}",
             fmt_duration(sc.timeout),
