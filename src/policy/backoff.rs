@@ -244,7 +244,8 @@ pub const MIN_ATTEMPT: Duration = Duration::from_millis(10);
 ///
 /// The floor is never shortened: if it does not end at least [`MIN_ATTEMPT`] before the
 /// deadline, stop now rather than sleep into a sure failure. The random spread may be
-/// trimmed, but only so far that half the time left after the floor remains for the attempt.
+/// trimmed, so far that half the time left after the floor remains for the attempt, and
+/// never less than [`MIN_ATTEMPT`].
 pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
     let Some(left) = left else {
         return Fit::Sleep(wait.total());
@@ -252,8 +253,11 @@ pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
     if wait.floor.saturating_add(MIN_ATTEMPT) >= left {
         return Fit::Stop;
     }
+    // The spread keeps half of the slack for the attempt, and never less than the least
+    // attempt time (half of a slack under twice that would be less).
     let slack = left - wait.floor;
-    Fit::Sleep(wait.total().min(wait.floor + slack / 2))
+    let most = (wait.floor + slack / 2).min(left - MIN_ATTEMPT);
+    Fit::Sleep(wait.total().min(most))
 }
 
 #[cfg(test)]
@@ -403,5 +407,7 @@ mod tests {
         // 200ms of slack: the spread may take half of it, the attempt keeps the rest.
         assert_eq!(fit_to_deadline(d, Some(1200 * MS)), Fit::Sleep(1100 * MS));
         assert_eq!(fit_to_deadline(d, Some(9000 * MS)), Fit::Sleep(1500 * MS));
+        // 15ms of slack: half would leave 7.5ms, less than the least attempt; it keeps 10ms.
+        assert_eq!(fit_to_deadline(d, Some(1015 * MS)), Fit::Sleep(1005 * MS));
     }
 }
