@@ -37,10 +37,33 @@ use std::time::Instant;
 /// child after the exit rather than by this process before it.
 pub fn main() -> ExitCode {
     let start = Instant::now();
+    if version_alone() {
+        return ExitCode::from(version());
+    }
     process::interrupt::clean_up_on_panic();
     let outcome = run_from(std::env::args_os(), start);
     process::release::release_at_exit();
     ExitCode::from(outcome.code())
+}
+
+/// Whether the command line is `--version` or `-V` and nothing else.
+fn version_alone() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    matches!((args.next(), args.next()), (Some(a), None) if a == "--version" || a == "-V")
+}
+
+/// `--version` alone, answered before the command line's definition is built (building
+/// its flag table is most of what a start-up costs), with the line clap writes for it.
+fn version() -> u8 {
+    let line = format!("{} {}\n", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"));
+    match output::print_stdout(&line) {
+        Ok(()) => Outcome::Success.code(),
+        Err(e) => {
+            let line = format!("retry-http: error: {e}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            Outcome::Local.code()
+        }
+    }
 }
 
 /// Parses `args` (program name first) and runs the command; `start` is when the process

@@ -508,3 +508,19 @@ fn runs_sharing_one_log_never_interleave_their_lines() {
         assert!(v["type"].is_string(), "{line}");
     }
 }
+
+/// `--version` alone is answered before the command line is built; it says what clap says
+/// when `--version` comes with other flags (which goes through clap), and so does `-V`.
+#[test]
+fn version_alone_says_what_clap_says() {
+    let through_clap = run_env(&["--log-format", "text", "--version"], &[]);
+    assert_eq!(code(&through_clap), 0);
+    let expected = format!("retry-http {}\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(String::from_utf8_lossy(&through_clap.stdout), expected);
+    for flag in ["--version", "-V"] {
+        let out = run_env(&[flag], &[]);
+        assert_eq!(code(&out), 0, "{flag}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{flag}");
+        assert!(out.stderr.is_empty(), "{flag}: {}", stderr(&out));
+    }
+}
