@@ -1,0 +1,756 @@
+//! The Redis store of `--state redis://...`: one key per target (`PREFIX` + the target's
+//! key), its value the target's record as JSON with a revision number. An update reads the
+//! key and the server's `TIME` in one round trip, lets the pure decision change the record,
+//! and writes it back with a compare-and-set: a small script that replaces the value only
+//! if it is still the text that was read (the revision makes every write's text new), and
+//! otherwise answers the current text and time, so the decision is made again on it. The
+//! loop ends within the operation's bound. The time is always the server's, since hosts'
+//! clocks differ; keys expire by themselves when `record::Target::expires_at` passes.
+//!
+//! Every operation, connecting and resolving the server's name included, ends within its
+//! bound: the name is resolved on a thread of its own and given up on at the bound, the
+//! connection has a connect timeout, and each read and write on it the time left.
+
+use crate::fleet::Millis;
+use crate::fleet::record::{Limits, Target, target_from_value, target_json};
+use crate::fleet::store::{Clock, Store};
+use serde_json::{Value, json};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+/// The default prefix of the keys.
+pub const DEFAULT_PREFIX: &str = "retry-http:";
+
+/// The largest `--state-cacert` read, in bytes.
+const MAX_CACERT: u64 = 1 << 20;
+
+/// The longest pause between two tries of a compare-and-set that conflicted.
+const MAX_PAUSE: Duration = Duration::from_millis(128);
+
+/// The default port of a Redis server.
+const DEFAULT_PORT: u16 = 6379;
+
+/// Where a Redis server is, as `--state` names it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisLocation {
+    /// TCP (with TLS or without) or a Unix socket.
+    pub endpoint: Endpoint,
+    /// The database number (`SELECT`).
+    pub db: u32,
+    /// `USER` of the URL (Redis 6 ACLs), if any.
+    pub user: Option<String>,
+    /// `PASSWORD` of the URL, if any: never printed.
+    pub password: Option<String>,
+    /// What every key begins with.
+    pub prefix: String,
+}
+
+/// How the server is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// `redis://HOST:PORT` (`tls: false`) or `rediss://HOST:PORT` (`tls: true`).
+    Tcp {
+        /// The host name or address, as written (brackets of IPv6 removed).
+        host: String,
+        /// The port (6379 when not written).
+        port: u16,
+        /// TLS.
+        tls: bool,
+    },
+    /// `redis+unix:///PATH`.
+    Unix(PathBuf),
+}
+
+impl std::fmt::Debug for RedisLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// The form of a Redis URL, for messages.
+const FORMS: &str = "redis://[USER:PASSWORD@]HOST[:PORT][/DB][?prefix=P], rediss://... or redis+unix:///PATH[?db=N&prefix=P]";
+
+impl RedisLocation {
+    /// The schemes read as a Redis server.
+    pub const SCHEMES: [&'static str; 3] = ["redis", "rediss", "redis+unix"];
+
+    /// Reads a Redis URL (see `FORMS`). Errors say what is wrong and what is accepted, and
+    /// never quote the password.
+    pub fn parse(value: &str) -> Result<RedisLocation, String> {
+        let bad = |why: &str| format!("--state: {why} (accepted: {FORMS})");
+        let url = url::Url::parse(value).map_err(|e| bad(&format!("not a valid URL ({e})")))?;
+        let decode = |s: &str| {
+            percent_decode(s).ok_or_else(|| bad("the URL's user or password is not valid UTF-8"))
+        };
+        let mut user = (!url.username().is_empty())
+            .then(|| decode(url.username()))
+            .transpose()?;
+        let mut password = url.password().map(decode).transpose()?;
+        // `redis://SECRET@HOST`, a userinfo without a colon, is a password to Redis clients
+        // that take it (Redis has no user without one): read and masked as one.
+        if password.is_none() && user.is_some() {
+            password = user.take();
+        }
+        if url.fragment().is_some() {
+            return Err(bad("a Redis URL has no #fragment"));
+        }
+        let scheme = url.scheme().to_ascii_lowercase();
+        let mut db: Option<u32> = None;
+        let mut prefix = None;
+        for (k, v) in url.query_pairs() {
+            match (&*k, scheme.as_str()) {
+                ("prefix", _) if prefix.is_none() => prefix = Some(v.into_owned()),
+                ("db", "redis+unix") if db.is_none() => {
+                    db = Some(number(&v).ok_or_else(|| {
+                        bad(&format!("db={v} is not a database number (0 and up)"))
+                    })?)
+                }
+                ("user", "redis+unix") if user.is_none() => user = Some(v.into_owned()),
+                ("password", "redis+unix") if password.is_none() => password = Some(v.into_owned()),
+                (k, _) => {
+                    let accepted = if scheme == "redis+unix" {
+                        "db, prefix, user, password, each once"
+                    } else {
+                        "prefix, once"
+                    };
+                    return Err(bad(&format!(
+                        "the URL's query has {k}= (accepted: {accepted})"
+                    )));
+                }
+            }
+        }
+        let endpoint = if scheme == "redis+unix" {
+            if url.host_str().is_some_and(|h| !h.is_empty()) {
+                return Err(bad(
+                    "a redis+unix URL names no host: write redis+unix:///PATH (three slashes)",
+                ));
+            }
+            let path = percent_decode(url.path()).ok_or_else(|| bad("the path is not UTF-8"))?;
+            if path.is_empty() || path == "/" {
+                return Err(bad("a redis+unix URL needs the socket's path"));
+            }
+            Endpoint::Unix(PathBuf::from(path))
+        } else {
+            let host = match url.host() {
+                Some(url::Host::Ipv6(a)) => a.to_string(),
+                Some(h) => h.to_string(),
+                None => return Err(bad("the URL names no host")),
+            };
+            if host.is_empty() {
+                return Err(bad("the URL names no host"));
+            }
+            let path = url.path().trim_start_matches('/');
+            if !path.is_empty() {
+                db = Some(number(path).ok_or_else(|| {
+                    bad("the path must be a database number, such as /0 (the prefix goes in ?prefix=)")
+                })?);
+            }
+            Endpoint::Tcp {
+                host,
+                port: url.port().unwrap_or(DEFAULT_PORT),
+                tls: scheme == "rediss",
+            }
+        };
+        Ok(RedisLocation {
+            endpoint,
+            db: db.unwrap_or(0),
+            user,
+            password,
+            prefix: prefix.unwrap_or_else(|| DEFAULT_PREFIX.to_string()),
+        })
+    }
+
+    /// The URL as messages show it: the password masked as `***`, the prefix when it is not
+    /// the default.
+    pub fn display(&self) -> String {
+        let auth = match (&self.user, &self.password) {
+            (Some(u), Some(_)) => format!("{u}:***@"),
+            (None, Some(_)) => ":***@".to_string(),
+            (Some(u), None) => format!("{u}@"),
+            (None, None) => String::new(),
+        };
+        let prefix = (self.prefix != DEFAULT_PREFIX).then(|| format!("prefix={}", self.prefix));
+        match &self.endpoint {
+            Endpoint::Tcp { host, port, tls } => {
+                let scheme = if *tls { "rediss" } else { "redis" };
+                let host = if host.contains(':') {
+                    format!("[{host}]")
+                } else {
+                    host.clone()
+                };
+                let query = prefix.map(|p| format!("?{p}")).unwrap_or_default();
+                format!("{scheme}://{auth}{host}:{port}/{}{query}", self.db)
+            }
+            Endpoint::Unix(path) => {
+                let mut query: Vec<String> = Vec::new();
+                if self.db != 0 {
+                    query.push(format!("db={}", self.db));
+                }
+                query.extend(prefix);
+                if self.password.is_some() {
+                    query.push("password=***".into());
+                }
+                let query = if query.is_empty() {
+                    String::new()
+                } else {
+                    format!("?{}", query.join("&"))
+                };
+                format!("redis+unix://{}{query}", path.display())
+            }
+        }
+    }
+}
+
+/// A database number: decimal digits, at most 2^31 - 1 (Redis's own limit).
+fn number(s: &str) -> Option<u32> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|n| *n <= i32::MAX as u32 && s.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && let Some(h) = bytes.get(i + 1..i + 3)
+            && let Ok(b) = u8::from_str_radix(std::str::from_utf8(h).ok()?, 16)
+        {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The compare-and-set: replaces KEYS[1] with ARGV[2] (deletes it when ARGV[2] is empty;
+/// expires it in ARGV[3] ms) only if it still holds ARGV[1] (empty: no key). Answers
+/// `{1}`, or `{0, current text, seconds, microseconds}` when another run wrote first.
+const CAS: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if (cur or '') ~= ARGV[1] then
+  local t = redis.call('TIME')
+  return {0, cur or '', t[1], t[2]}
+end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+end
+return {1}
+";
+
+/// The read: the server's `TIME` (seconds, microseconds) and the text of KEYS[1] (empty:
+/// no key), in one answer.
+const READ: &str = r"
+local t = redis.call('TIME')
+return {t[1], t[2], redis.call('GET', KEYS[1]) or ''}
+";
+
+/// The store on a Redis server: a `Store`.
+pub struct RedisStore {
+    location: RedisLocation,
+    limits: Limits,
+    clock: Clock,
+    /// Where to connect, and the PEM of `--state-cacert` (read when the store was opened).
+    dial: Arc<Dial>,
+    /// The worker that holds the connection, started by the first operation.
+    worker: Mutex<Option<Worker>>,
+}
+
+/// What connecting needs, shared with the worker thread.
+struct Dial {
+    location: RedisLocation,
+    cacert: Option<Vec<u8>>,
+}
+
+/// A command for the worker, the instant its answer is due, and where to send it.
+type Job = (
+    redis::Cmd,
+    Instant,
+    mpsc::Sender<std::io::Result<redis::Value>>,
+);
+
+/// The thread that owns the connection and sends the commands. The store waits for each
+/// answer only until the operation's bound: a server that trickles its answer a byte at a
+/// time (which no socket timeout catches) or a resolver that hangs leaves the worker
+/// behind, blocked, and the store goes on with a new one at its next operation.
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+}
+
+/// A record as read: the key's text (what the compare-and-set compares with), the record,
+/// its revision, and the server's time.
+struct Read {
+    text: String,
+    target: Target,
+    rev: u64,
+    now: Millis,
+}
+
+fn other(why: String) -> std::io::Error {
+    std::io::Error::other(why)
+}
+
+fn timed_out(what: &str) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::TimedOut, what.to_string())
+}
+
+/// An operation's error, with a time-out said in one way: what took too long, and the
+/// bound it had.
+fn within(e: std::io::Error, bound: Duration) -> std::io::Error {
+    if e.kind() != std::io::ErrorKind::TimedOut {
+        return e;
+    }
+    std::io::Error::new(
+        e.kind(),
+        format!(
+            "{e} timed out after {} (--state-timeout, and at most half the time left before the deadline)",
+            crate::units::fmt_duration(bound)
+        ),
+    )
+}
+
+impl RedisStore {
+    /// The store at `location`, forgetting by `limits`. Nothing is connected yet: the first
+    /// operation connects, within its bound. `cacert` is read now (errors say why not).
+    pub fn open(
+        location: &RedisLocation,
+        limits: &Limits,
+        clock: Clock,
+        cacert: Option<&Path>,
+        _bound: Duration,
+    ) -> Result<RedisStore, String> {
+        let cacert = match cacert {
+            None => None,
+            Some(p) => {
+                let cannot =
+                    |why: String| format!("cannot read --state-cacert {}: {why}", p.display());
+                let file = std::fs::File::open(p).map_err(|e| cannot(e.to_string()))?;
+                let pem = crate::files::read_bounded(file, MAX_CACERT)
+                    .map_err(|e| cannot(e.to_string()))?
+                    .ok_or_else(|| cannot("larger than 1 MiB".into()))?;
+                Some(pem)
+            }
+        };
+        Ok(RedisStore {
+            location: location.clone(),
+            limits: *limits,
+            clock,
+            dial: Arc::new(Dial {
+                location: location.clone(),
+                cacert,
+            }),
+            worker: Mutex::new(None),
+        })
+    }
+
+    fn key(&self, target: &str) -> String {
+        format!("{}{target}", self.location.prefix)
+    }
+
+    /// Sends `cmd` through the worker (started first if there is none) and waits for its
+    /// answer until `until`; `what` names the step in errors. A step that does not answer
+    /// in time leaves its worker behind: the next operation starts another.
+    fn send(&self, cmd: redis::Cmd, until: Instant, what: &str) -> std::io::Result<redis::Value> {
+        let mut slot = self
+            .worker
+            .lock()
+            .map_err(|_| other("the store's worker was poisoned".into()))?;
+        if slot.is_none() {
+            *slot = Some(Worker::start(Arc::clone(&self.dial))?);
+        }
+        let Some(worker) = slot.as_ref() else {
+            return Err(other("no worker".into()));
+        };
+        let (tx, rx) = mpsc::channel();
+        if worker.jobs.send((cmd, until, tx)).is_err() {
+            *slot = None;
+            return Err(other("the store's worker stopped".into()));
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => {
+                *slot = None;
+                Err(if e.kind() == std::io::ErrorKind::TimedOut {
+                    timed_out(what)
+                } else {
+                    e
+                })
+            }
+            Err(_) => {
+                *slot = None;
+                Err(timed_out(what))
+            }
+        }
+    }
+
+    /// Reads `key` and the server's time in one round trip: one command with one answer
+    /// (`READ` sent whole by `EVAL`), so a server that stops answering costs one read
+    /// timeout. (A pipeline of `TIME` and `GET` waited out the timeout once per command, and
+    /// `EVALSHA` costs two more round trips when the script is not loaded.)
+    fn read(&self, key: &str, until: Instant, warn: &dyn Fn(&str)) -> std::io::Result<Read> {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(READ).arg(1).arg(key);
+        let answer = self.send(cmd, until, "reading the store")?;
+        let (secs, micros, text): (String, String, String) = redis::from_redis_value(answer)
+            .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
+        let now = self.time(&secs, &micros)?;
+        Ok(self.parse(key, text, now, warn))
+    }
+
+    /// The time of a `TIME` answer in milliseconds, or the test's clock.
+    fn time(&self, secs: &str, micros: &str) -> std::io::Result<Millis> {
+        if let Some(t) = self.clock.manual_time() {
+            return Ok(t);
+        }
+        let s: u64 = secs
+            .parse()
+            .map_err(|_| other("TIME answered nonsense".into()))?;
+        let us: u64 = micros
+            .parse()
+            .map_err(|_| other("TIME answered nonsense".into()))?;
+        Ok(s.saturating_mul(1000).saturating_add(us / 1000))
+    }
+
+    /// The record in `text` (empty: none), tidied as of `now`. A value retry-http cannot
+    /// read is reported and replaced, as a corrupt state file of ours is.
+    fn parse(&self, key: &str, text: String, now: Millis, warn: &dyn Fn(&str)) -> Read {
+        let mut read = Read {
+            text,
+            target: Target::default(),
+            rev: 0,
+            now,
+        };
+        if read.text.is_empty() {
+            return read;
+        }
+        let parsed = serde_json::from_str::<Value>(&read.text)
+            .ok()
+            .and_then(|v| {
+                let rev = v.get("rev")?.as_u64()?;
+                if v.get("format")? != crate::fleet::record::FORMAT {
+                    return None;
+                }
+                Some((rev, target_from_value(v.get("target")?, now)?))
+            });
+        match parsed {
+            Some((rev, mut target)) => {
+                read.rev = rev;
+                if !target.tidy(now, &self.limits) {
+                    target = Target::default();
+                }
+                read.target = target;
+            }
+            None => warn(&format!(
+                "the key {key} in the state store is not a record of retry-http's; starting it afresh"
+            )),
+        }
+        read
+    }
+
+    /// The text that replaces a record: empty when there is nothing left to remember (the
+    /// key is deleted), with the milliseconds it lives.
+    fn text(&self, target: &mut Target, rev: u64, now: Millis) -> (String, Millis) {
+        if !target.tidy(now, &self.limits) {
+            return (String::new(), 0);
+        }
+        let v = json!({
+            "format": crate::fleet::record::FORMAT,
+            "rev": rev.wrapping_add(1),
+            "target": target_json(target),
+        });
+        let ttl = target.expires_at(&self.limits).saturating_sub(now).max(1);
+        (v.to_string(), ttl)
+    }
+}
+
+impl Store for RedisStore {
+    fn update(
+        &self,
+        key: &str,
+        bound: Duration,
+        warn: &dyn Fn(&str),
+        change: &mut dyn FnMut(&mut Target, Millis),
+    ) -> std::io::Result<()> {
+        self.agree(key, bound, warn, change)
+            .map_err(|e| within(e, bound))
+    }
+
+    fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
+        let until = Instant::now() + bound;
+        let read = self
+            .read(&self.key(key), until, &|_| {})
+            .map_err(|e| within(e, bound))?;
+        Ok((read.target, read.now))
+    }
+}
+
+impl RedisStore {
+    /// `Store::update`'s loop: read, decide, compare-and-set; on a conflict, decide again on
+    /// the record the script answered with, after a short random pause that grows with
+    /// each conflict (up to `MAX_PAUSE`), so runs that collide spread out instead of
+    /// colliding again in step. A decision that changes nothing worth writing (see
+    /// `Target::worth_writing`) writes nothing.
+    fn agree(
+        &self,
+        key: &str,
+        bound: Duration,
+        warn: &dyn Fn(&str),
+        change: &mut dyn FnMut(&mut Target, Millis),
+    ) -> std::io::Result<()> {
+        let until = Instant::now() + bound;
+        let key = self.key(key);
+        let mut read = self.read(&key, until, warn)?;
+        let mut conflicts = 0u32;
+        loop {
+            let mut target = read.target.clone();
+            change(&mut target, read.now);
+            let worth = target.worth_writing(&read.target, &self.limits);
+            let (text, ttl) = self.text(&mut target, read.rev, read.now);
+            // Nothing to write: no key and nothing to remember, or a key whose record the
+            // decision did not change enough (a key with nothing left is still deleted).
+            if text.is_empty() && read.text.is_empty() || !text.is_empty() && !worth {
+                return Ok(());
+            }
+            // Sent whole (`EVAL`): one round trip, and nothing to reload when the server's
+            // scripts were flushed.
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(CAS)
+                .arg(1)
+                .arg(&key)
+                .arg(&read.text)
+                .arg(&text)
+                .arg(ttl);
+            let answer: Vec<redis::Value> =
+                redis::from_redis_value(self.send(cmd, until, "writing to the store")?)
+                    .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
+            match answer.as_slice() {
+                [redis::Value::Int(1)] => return Ok(()),
+                [redis::Value::Int(0), current, secs, micros] => {
+                    let text = string(current);
+                    let now = self.time(&string(secs), &string(micros))?;
+                    read = self.parse(&key, text, now, warn);
+                    conflicts = conflicts.saturating_add(1);
+                    // Full jitter, doubling from 1 ms, never more than a quarter of the
+                    // time left: the run keeps time to write once it is its turn.
+                    let left = until.saturating_duration_since(Instant::now());
+                    let ceiling = MAX_PAUSE
+                        .min(Duration::from_micros(500) * (1 << conflicts.min(10)))
+                        .min(left / 4);
+                    if left.is_zero() {
+                        return Err(timed_out("agreeing with other runs on the record"));
+                    }
+                    std::thread::sleep(crate::policy::backoff::uniform(&mut rand::rng(), ceiling));
+                }
+                _ => return Err(other("the store's script answered nonsense".into())),
+            }
+        }
+    }
+}
+
+/// Resolves a host name within `bound`, on a thread of its own (the system's resolver
+/// cannot be given a timeout); the thread is left behind if it takes longer.
+fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr> {
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let (tx, rx) = mpsc::channel();
+    let name = host.to_string();
+    std::thread::Builder::new()
+        .name("state-resolve".into())
+        .spawn(move || {
+            let _ = tx.send(
+                (name.as_str(), port)
+                    .to_socket_addrs()
+                    .map(|mut a| a.next()),
+            );
+        })?;
+    match rx.recv_timeout(bound) {
+        Ok(Ok(Some(addr))) => Ok(addr),
+        Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
+        Ok(Err(e)) => Err(other(format!("cannot resolve {host}: {e}"))),
+        Err(_) => Err(timed_out(&format!("resolving {host}"))),
+    }
+}
+
+impl Worker {
+    /// Starts the worker thread; it connects at its first command.
+    fn start(dial: Arc<Dial>) -> std::io::Result<Worker> {
+        let (jobs, queue) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("state-store".into())
+            .spawn(move || {
+                let mut connection: Option<redis::Connection> = None;
+                for (cmd, until, answer) in queue {
+                    let result = Worker::run(&dial, &mut connection, &cmd, until);
+                    if result.is_err() {
+                        connection = None;
+                    }
+                    if answer.send(result).is_err() {
+                        // The store gave up waiting: this connection is not to be trusted.
+                        return;
+                    }
+                }
+            })?;
+        Ok(Worker { jobs })
+    }
+
+    /// One command: connects first if needed, each read and write bounded by the time left.
+    fn run(
+        dial: &Dial,
+        connection: &mut Option<redis::Connection>,
+        cmd: &redis::Cmd,
+        until: Instant,
+    ) -> std::io::Result<redis::Value> {
+        if connection.is_none() {
+            *connection = Some(dial.connect(until)?);
+        }
+        let Some(c) = connection.as_mut() else {
+            return Err(other("no connection".into()));
+        };
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out("the store"));
+        }
+        c.set_read_timeout(Some(left))
+            .and_then(|()| c.set_write_timeout(Some(left)))
+            .and_then(|()| cmd.query::<redis::Value>(c))
+            .map_err(|e| io_error(&e, "the store", until))
+    }
+}
+
+impl Dial {
+    /// Connects, within what is left before `until`.
+    fn connect(&self, until: Instant) -> std::io::Result<redis::Connection> {
+        let left = |what: &str| {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                Err(timed_out(what))
+            } else {
+                Ok(left)
+            }
+        };
+        let addr = match &self.location.endpoint {
+            Endpoint::Unix(path) => redis::ConnectionAddr::Unix(path.clone()),
+            Endpoint::Tcp {
+                host,
+                port,
+                tls: false,
+            } => {
+                let a = resolve(host, *port, left("connecting")?)?;
+                redis::ConnectionAddr::Tcp(a.ip().to_string(), a.port())
+            }
+            Endpoint::Tcp {
+                host,
+                port,
+                tls: true,
+            } => {
+                // Resolved here within the bound; the TLS connection names the host again
+                // (for the certificate), which the resolver then answers from what it knows.
+                resolve(host, *port, left("connecting")?)?;
+                redis::ConnectionAddr::TcpTls {
+                    host: host.clone(),
+                    port: *port,
+                    insecure: false,
+                    tls_params: None,
+                }
+            }
+        };
+        let mut settings = redis::RedisConnectionInfo::default()
+            .set_db(i64::from(self.location.db))
+            .set_skip_set_lib_name();
+        if let Some(u) = &self.location.user {
+            settings = settings.set_username(u);
+        }
+        if let Some(p) = &self.location.password {
+            settings = settings.set_password(p);
+        }
+        let info = redis::IntoConnectionInfo::into_connection_info(addr)
+            .map_err(|e| other(describe(&e)))?
+            .set_redis_settings(settings);
+        let client = match &self.cacert {
+            Some(pem) if matches!(self.location.endpoint, Endpoint::Tcp { tls: true, .. }) => {
+                redis::Client::build_with_tls(
+                    info,
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(pem.clone()),
+                    },
+                )
+            }
+            _ => redis::Client::open(info),
+        }
+        .map_err(|e| other(describe(&e)))?;
+        let connection = client
+            .get_connection_with_timeout(left("connecting")?)
+            .map_err(|e| io_error(&e, "connecting", until))?;
+        Ok(connection)
+    }
+}
+
+/// The text of a script's bulk or simple string answer (or of an integer).
+fn string(v: &redis::Value) -> String {
+    match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        redis::Value::Int(n) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// A Redis error as an I/O error, its kind `TimedOut` when the time ran out.
+fn io_error(e: &redis::RedisError, what: &str, until: Instant) -> std::io::Error {
+    if e.is_timeout() || Instant::now() >= until {
+        return timed_out(what);
+    }
+    other(describe(e))
+}
+
+/// What went wrong, in words, from the server's error code where there is one (also when
+/// it comes inside a pipeline's failure). Never includes the URL (it may hold a password).
+fn describe(e: &redis::RedisError) -> String {
+    // A pipeline's or a transaction's error carries the server's errors inside it: the
+    // first one says why.
+    let inner = e.clone().into_server_errors();
+    let first = inner
+        .as_deref()
+        .and_then(|errors| errors.first())
+        .map(|(_, s)| s);
+    let code = first.map_or(e.code().unwrap_or(""), |s| s.code());
+    let detail = first
+        .map_or(e.detail(), |s| s.details())
+        .unwrap_or("")
+        .trim();
+    match code {
+        "NOAUTH" => "the server wants a password (give it in the URL)".into(),
+        "WRONGPASS" => "the server refused the user or password".into(),
+        "OOM" => "the server is out of memory (maxmemory)".into(),
+        "READONLY" => "the server is a read-only replica".into(),
+        "WRONGTYPE" => "the key holds a value of another type than a string".into(),
+        "NOPERM" => {
+            format!("the user may not run what the store needs: GET, TIME, EVAL ({detail})")
+        }
+        "" if e.is_connection_refusal() => "the connection was refused".into(),
+        // What the client makes of a refused AUTH: the server's words are not kept.
+        "" if e.kind() == redis::ErrorKind::AuthenticationFailed => {
+            "the server refused the user or password".into()
+        }
+        "" => e.to_string(),
+        code => format!("the server answered {code} {detail}"),
+    }
+}
+
+#[cfg(test)]
+#[path = "../../../tests/support/redis_server.rs"]
+mod redis_server;
+
+#[cfg(test)]
+mod tests;
