@@ -85,6 +85,16 @@ impl Write for Spool {
     }
 }
 
+impl crate::http::transport::Sink for Spool {
+    fn file(&self) -> Option<&File> {
+        match self {
+            Spool::Named(f) => Some(f.as_file()),
+            Spool::Anonymous(f) => Some(f),
+            Spool::Direct(..) | Spool::Discard => None,
+        }
+    }
+}
+
 impl Spool {
     /// Bytes written to the spool so far (0 when streaming).
     #[allow(

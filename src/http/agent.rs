@@ -6,6 +6,7 @@
 
 use crate::config::compat::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
+use crate::http::splice::Tap;
 use crate::http::timing::{self, Probe};
 use crate::http::{headers::Automatic, network, proxy, redact};
 use std::path::Path;
@@ -32,6 +33,8 @@ pub struct Built {
     pub proxy: Option<String>,
     /// When each step of the request in flight happened (see `timing`).
     pub probe: Arc<Probe>,
+    /// The plain socket of the request in flight, for its body to be spliced.
+    pub(crate) tap: Arc<Tap>,
 }
 
 /// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
@@ -44,11 +47,14 @@ pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageErr
     let config = agent_config(req, timeouts, proxy, tls);
     let connected = Arc::new(AtomicBool::new(false));
     let probe = Arc::new(Probe::default());
+    let tap = Arc::new(Tap::default());
+    let chain = Box::new(timing::connector(probe.clone(), tap.clone()));
     let connector = Watched {
-        inner: network::Connect::new(&req.network, Box::new(timing::connector(probe.clone()))),
+        inner: network::Connect::new(&req.network, chain, tap.clone()),
         connected: connected.clone(),
         depth: AtomicUsize::new(0),
         probe: probe.clone(),
+        tap: tap.clone(),
     };
     let resolver = timing::TimedResolver::new(network::Directed::new(&req.network), probe.clone());
     Ok(Built {
@@ -56,6 +62,7 @@ pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageErr
         connected,
         proxy: chosen.as_deref().map(redact::url_text),
         probe,
+        tap,
     })
 }
 
@@ -247,6 +254,9 @@ struct Watched {
     connected: Arc<AtomicBool>,
     depth: AtomicUsize,
     probe: Arc<Probe>,
+    /// Forgets the socket when TLS runs over it (to the server or to a proxy): its bytes
+    /// are records, not the body, and never spliced.
+    tap: Arc<Tap>,
 }
 
 impl Connector<()> for Watched {
@@ -260,6 +270,11 @@ impl Connector<()> for Watched {
         self.depth.fetch_add(1, Ordering::SeqCst);
         let out = self.inner.connect(details, chained);
         let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
+        if let Ok(Some(t)) = &out
+            && t.is_tls()
+        {
+            self.tap.forget();
+        }
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
             self.probe.ready();

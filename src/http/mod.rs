@@ -1,7 +1,8 @@
 //! The HTTP side. `transport` sends one attempt's exchange (and its redirects) on the ureq
 //! agent that `agent` builds, adding the automatic request headers `headers` lists; it
 //! follows redirects by `redirect`'s rules, sorts what went wrong into kinds (`failure`),
-//! hands back the response's `head`, and reads its body (`receive`, gzip included). Around
+//! hands back the response's `head`, and reads its body (`receive`, gzip included; the bulk of
+//! a plain body of known length moved by the kernel, `splice`). Around
 //! it: which proxy a request goes through (`proxy`), the masking of secrets in anything
 //! printed (`redact`), the request body read once and replayed (`body`), and the rules for
 //! resuming a broken download (`resume`), when each step of a request happened (`timing`, for
@@ -25,5 +26,6 @@ pub mod redact;
 mod redirect;
 pub mod resume;
 mod speed;
+mod splice;
 pub mod timing;
 pub mod transport;

@@ -7,9 +7,12 @@ use crate::config::network::SpeedLimit;
 use crate::http::failure::{Failure, classify_io};
 use crate::http::head::Head;
 use crate::http::speed::SpeedCheck;
+use crate::http::splice::{self, Tap};
 use crate::http::transport::Transport;
 use crate::policy::FailureKind;
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The size of one read, in bytes.
@@ -22,27 +25,55 @@ pub(crate) fn is_gzip(head: &Head) -> bool {
         .is_some_and(|e| matches!(e.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"))
 }
 
+/// Where a body is written: any writer, and the file under it when there is one (a
+/// plain body of known length is then spliced into it: see `splice`).
+pub trait Sink: Write {
+    /// The file the writes go to, at its current position; None when they go elsewhere.
+    fn file(&self) -> Option<&File>;
+}
+
 impl Transport {
-    /// Copies the body into `sink` (decoding gzip when `decode`), failing when it exceeds
-    /// `limit` bytes, and calls `progress` with the bytes so far. Returns the number of bytes
-    /// written. A body cut short is `Truncated` whether or not it was being decoded; only a
-    /// body complete on the wire that does not decode is a protocol error. A write error on
-    /// the sink is a local failure; a broken pipe ends the copy quietly. `speed`: `-Y`/`-y`,
-    /// checked on the bytes off the wire (see `speed`), from the first read on.
+    /// Copies the body of `ex` into `sink` (decoding gzip when `decode`), failing when it
+    /// exceeds `limit` bytes, and calls `progress` with the bytes so far. Returns the number
+    /// of bytes written. A body cut short is `Truncated` whether or not it was being
+    /// decoded; only a body complete on the wire that does not decode is a protocol error.
+    /// A write error on the sink is a local failure; a broken pipe ends the copy quietly.
+    /// `speed`: `-Y`/`-y`, checked on the bytes off the wire (see `speed`), from the first
+    /// read on. A plain body of known length on a plain socket, to a file, is spliced once
+    /// what ureq had read with the head is written (see `splice`).
     pub fn read_body(
-        body: ureq::Body,
+        ex: crate::http::transport::Exchange,
         (decode, speed): (bool, Option<SpeedLimit>),
-        sink: &mut dyn Write,
+        sink: &mut dyn Sink,
         limit: Option<u64>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64, Failure> {
-        let mut wire = Wire::new(body.into_with_config().limit(u64::MAX).reader());
+        let length = ex.body.content_length();
+        let wired = match (ex.wire, length) {
+            (Some(w), Some(len)) if !decode && sink.file().is_some() => Some((w, len)),
+            _ => None,
+        };
+        let tap = wired.as_ref().map(|(w, _)| w.tap.clone());
+        if let Some(t) = &tap {
+            t.arm();
+        }
+        let mut wire = Wire::new(ex.body.into_with_config().limit(u64::MAX).reader(), tap);
         let mut speed = speed.map(|l| SpeedCheck::new(l, Instant::now()));
         if decode {
             let mut gz = flate2::read::MultiGzDecoder::new(wire);
-            copy(&mut gz, (true, speed.as_mut()), sink, limit, progress)
-        } else {
-            copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)
+            return copy(&mut gz, (true, speed.as_mut()), sink, limit, progress);
+        }
+        let done = copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)?;
+        match (&wired, sink.file()) {
+            (Some((w, len)), Some(file)) if w.tap.handed() && done < *len => {
+                let checks = splice::Checks {
+                    limit,
+                    speed: speed.as_mut(),
+                    progress,
+                };
+                splice::rest(w, file, done, len - done, checks)
+            }
+            _ => Ok(done),
         }
     }
 }
@@ -120,14 +151,17 @@ struct Wire<R> {
     failed: Option<io::Error>,
     /// Bytes read off the connection.
     seen: u64,
+    /// Armed for a splice: the read ureq is refused ends what it had (see `splice`).
+    tap: Option<Arc<Tap>>,
 }
 
 impl<R> Wire<R> {
-    fn new(inner: R) -> Self {
+    fn new(inner: R, tap: Option<Arc<Tap>>) -> Self {
         Wire {
             inner,
             failed: None,
             seen: 0,
+            tap,
         }
     }
 }
@@ -139,6 +173,8 @@ impl<R: Read> Read for Wire<R> {
                 self.seen += n as u64;
                 Ok(n)
             }
+            // What ureq had buffered is all read; the rest is spliced.
+            Err(_) if self.tap.as_ref().is_some_and(|t| t.handed()) => Ok(0),
             Err(e) if e.kind() != io::ErrorKind::Interrupted => {
                 let copy = io::Error::new(e.kind(), e.to_string());
                 self.failed = Some(e);
@@ -210,10 +246,13 @@ mod tests {
         decode: bool,
         limit: Option<u64>,
     ) -> (Result<u64, Failure>, Vec<u8>) {
-        let mut wire = Wire::new(Broken {
-            data: Cursor::new(data.to_vec()),
-            kind,
-        });
+        let mut wire = Wire::new(
+            Broken {
+                data: Cursor::new(data.to_vec()),
+                kind,
+            },
+            None,
+        );
         let mut out = Vec::new();
         let mut progress = |_| {};
         let result = if decode {
@@ -277,7 +316,7 @@ mod tests {
             }
         }
         let copy_into = |sink: &mut dyn Write| {
-            let mut wire = Wire::new(Cursor::new(b"abc".to_vec()));
+            let mut wire = Wire::new(Cursor::new(b"abc".to_vec()), None);
             copy(&mut wire, (false, None), sink, None, &mut |_| {})
         };
         assert_eq!(copy_into(&mut Closed(io::ErrorKind::BrokenPipe)), Ok(3));

@@ -10,7 +10,7 @@ use std::time::Instant;
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
     ConnectProxyConnector, ConnectionDetails, Connector, NextTimeout, RustlsConnector,
-    SocksConnector, TcpConnector, Transport,
+    SocksConnector, Transport,
 };
 
 /// What one attempt's exchanges went through. The `hop` fields describe the attempt's
@@ -88,11 +88,15 @@ impl Probe {
 }
 
 /// The connector chain of ureq's default one (SOCKS, CONNECT proxy, TCP, rustls), with a
-/// probe after TCP and one after TLS.
-pub fn connector(probe: Arc<Probe>) -> impl Connector<(), Out = Box<dyn Transport>> {
+/// probe after TCP and one after TLS. The TCP connector is ours (`network::Tcp`), telling
+/// `tap` of each socket it opens.
+pub(crate) fn connector(
+    probe: Arc<Probe>,
+    tap: Arc<crate::http::splice::Tap>,
+) -> impl Connector<(), Out = Box<dyn Transport>> {
     ().chain(SocksConnector::default())
         .chain(ConnectProxyConnector::default())
-        .chain(TcpConnector::default())
+        .chain(crate::http::network::Tcp::new(tap))
         .chain(TcpProbe(probe.clone()))
         .chain(RustlsConnector::default())
         .chain(TlsProbe(probe))

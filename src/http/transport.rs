@@ -19,6 +19,7 @@ use crate::http::headers::Automatic;
 use crate::http::receive;
 use crate::http::redirect::{self, Next};
 use crate::http::speed;
+use crate::http::splice::{Tap, Wired};
 use crate::http::timing::{Probe, Timeline};
 use crate::policy::FailureKind;
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use url::Url;
 // The types of the transport's calls, named where they are used as `transport::...`.
 pub use crate::http::failure::Failure;
 pub use crate::http::head::Head;
+pub use crate::http::receive::Sink;
 pub use crate::http::redirect::Hop;
 
 /// A response whose body has not been read yet.
@@ -39,6 +41,8 @@ pub struct Exchange {
     pub head: Head,
     /// The body, to be read with [`Transport::read_body`].
     pub body: ureq::Body,
+    /// The plain socket the body arrives on, when it may be spliced off it (see `splice`).
+    pub(crate) wire: Option<Wired>,
 }
 
 /// How one attempt's chain of requests ended.
@@ -79,6 +83,8 @@ pub struct Transport {
     speed: (Option<SpeedLimit>, Option<Duration>),
     /// `--proto`/`--proto-redir`: the schemes a redirect may lead to.
     schemes: crate::config::compat::Schemes,
+    /// The plain socket of the request in flight (see `splice`).
+    tap: Arc<Tap>,
 }
 
 impl Transport {
@@ -96,6 +102,7 @@ impl Transport {
             probe: built.probe,
             speed: (req.network.speed, timeouts.stall),
             schemes: req.compat.redirect_schemes,
+            tap: built.tap,
         })
     }
 
@@ -192,15 +199,28 @@ impl Transport {
             .timeout_resolve(resolve)
             .build();
         self.connected.store(false, Ordering::SeqCst);
+        self.tap.clear();
+        let until = budget.map(|b| Instant::now() + b);
         let response = self
             .agent
             .run(request)
             .map_err(|e| self.unanswered(&e, &hop.url))?;
         self.probe.head_arrived();
         let (parts, body) = response.into_parts();
+        // Only a plain body is spliced: over TLS the socket carries records, not the body.
+        let wire = (hop.url.scheme() == "http")
+            .then(|| self.tap.socket())
+            .flatten()
+            .map(|socket| Wired {
+                socket,
+                tap: self.tap.clone(),
+                until,
+                stall: self.speed.1,
+            });
         Ok(Exchange {
             head: Head::from_parts(&parts, &hop.url),
             body,
+            wire,
         })
     }
 

@@ -245,7 +245,7 @@ impl Delivery<'_> {
         };
         let decode = self.transport.decodes(&ex.head);
         let speed = self.cfg.request.network.speed;
-        let read = Transport::read_body(ex.body, (decode, speed), spool, room, &mut progress);
+        let read = Transport::read_body(ex, (decode, speed), spool, room, &mut progress);
         self.reporter.clear_live();
         read
     }

@@ -9,6 +9,7 @@ mod scripted;
 
 mod bodies;
 mod broken_pipe;
+mod bulk;
 mod colour;
 mod completions;
 mod compression;

@@ -372,6 +372,37 @@ fn a_request_over_a_unix_socket() {
     );
 }
 
+/// A body larger than what arrives with the head, over a Unix socket (spliced off it like
+/// a TCP one): exactly the body, to stdout and to a file.
+#[test]
+fn a_large_body_over_a_unix_socket_arrives_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("bulk.sock");
+    let text: String = (0..(2 << 20) + 3)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    let body: &'static str = Box::leak(text.into_boxed_str());
+    unix_server(&sock, Duration::ZERO, body);
+    std::thread::sleep(Duration::from_millis(100));
+    let sock = sock.to_str().unwrap();
+    let (out, _) = run(&["--unix-socket", sock, "http://local/big"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout == body.as_bytes(), "stdout is not the body");
+    let file = dir.path().join("big.txt");
+    let (out, _) = run(&[
+        "--unix-socket",
+        sock,
+        "-o",
+        file.to_str().unwrap(),
+        "http://local/big",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        std::fs::read(&file).unwrap() == body.as_bytes(),
+        "the file is not the body"
+    );
+}
+
 #[test]
 fn an_absent_socket_is_a_refused_connection_retried_even_for_post() {
     let dir = tempfile::tempdir().unwrap();

@@ -15,6 +15,11 @@ struct TlsServer {
 }
 
 fn tls_server() -> TlsServer {
+    tls_server_with(b"secure".to_vec())
+}
+
+/// A TLS server whose every answer is 200 with `body`.
+fn tls_server_with(body: Vec<u8>) -> TlsServer {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
     let cert_pem = cert.cert.pem();
     let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
@@ -25,7 +30,7 @@ fn tls_server() -> TlsServer {
         .with_no_client_auth()
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
-    let (port, handshakes) = serve_tls(config);
+    let (port, handshakes) = serve_tls(config, body);
     TlsServer {
         url: format!("https://localhost:{port}/"),
         cert_pem,
@@ -34,9 +39,10 @@ fn tls_server() -> TlsServer {
 }
 
 /// Serves `config` on a loopback port: each connection's request is read, then answered
-/// 200 `secure`. Returns the port and a count of connections.
-fn serve_tls(config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
+/// 200 with `body`. Returns the port and a count of connections.
+fn serve_tls(config: rustls::ServerConfig, body: Vec<u8>) -> (u16, Arc<AtomicUsize>) {
     let config = Arc::new(config);
+    let body = Arc::new(body);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let handshakes = Arc::new(AtomicUsize::new(0));
@@ -45,6 +51,7 @@ fn serve_tls(config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
         for tcp in listener.incoming().flatten() {
             count.fetch_add(1, Ordering::SeqCst);
             let config = config.clone();
+            let body = body.clone();
             std::thread::spawn(move || {
                 let Ok(conn) = rustls::ServerConnection::new(config) else {
                     return;
@@ -55,9 +62,12 @@ fn serve_tls(config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
                 while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
                     line.clear();
                 }
-                let _ = tls.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecure",
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
                 );
+                let _ = tls.write_all(head.as_bytes());
+                let _ = tls.write_all(&body);
                 let _ = tls.flush();
                 tls.conn.send_close_notify();
                 let _ = tls.flush();
@@ -65,6 +75,25 @@ fn serve_tls(config: rustls::ServerConfig) -> (u16, Arc<AtomicUsize>) {
         }
     });
     (port, handshakes)
+}
+
+/// A large body over TLS arrives exactly, to a file and to stdout: its socket carries TLS
+/// records, which must never be spliced into the output as the plain-HTTP path does.
+#[test]
+fn a_large_body_over_tls_is_decrypted_not_spliced() {
+    let body: Vec<u8> = (0..(3 << 20) + 5).map(|i| (i * 7 % 253) as u8).collect();
+    let s = tls_server_with(body.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.bin");
+    let (out, _) = run(&["-k", "-s", "-o", file.to_str().unwrap(), &s.url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        std::fs::read(&file).unwrap() == body,
+        "the file is not the body"
+    );
+    let (out, _) = run(&["-k", "-s", &s.url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout == body, "stdout is not the body");
 }
 
 #[test]
@@ -201,7 +230,7 @@ fn a_demanded_client_certificate_is_not_retried() {
         .with_client_cert_verifier(verifier)
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
-    let (port, handshakes) = serve_tls(config);
+    let (port, handshakes) = serve_tls(config, b"secure".to_vec());
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, cert.cert.pem()).unwrap();
