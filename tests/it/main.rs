@@ -21,6 +21,7 @@ mod docs;
 mod environment;
 mod exits;
 mod explain;
+mod footprint;
 mod golden;
 mod headers;
 mod hostile;
