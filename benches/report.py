@@ -16,6 +16,8 @@ import sys
 
 MIB = 1024 * 1024
 MARK = "<!-- findings -->"
+# The markers around the section benches/floor.sh writes.
+FLOOR = ("<!-- floor -->", "<!-- /floor -->")
 
 
 # ------------------------------------------------------------------ helpers ---
@@ -663,6 +665,12 @@ def main():
         "one Redis, are in [RESULTS-state.md](RESULTS-state.md), written by the same harness "
         "(`bash benches/run.sh --only 7,8`).")
     doc()
+    # The table beside the physical floor is benches/floor.sh's, kept as it last wrote it.
+    if os.path.exists(out):
+        old = open(out).read()
+        if FLOOR[0] in old and FLOOR[1] in old:
+            doc(old[old.index(FLOOR[0]):old.index(FLOOR[1]) + len(FLOOR[1])])
+            doc()
     doc("## Machine, versions, date")
     doc()
     doc("```")
