@@ -53,11 +53,15 @@ pub fn main() -> ExitCode {
 /// munmap, and the connection's 128 KiB input buffer then faulted 32 fresh pages in. From
 /// the heap, the buffer reuses the pages the definition touched: about 30 fewer page
 /// faults for a small GET. Larger blocks (a spooled body) are still mapped and unmapped.
+/// Every thread also allocates from the one arena: the signal thread's first allocation
+/// would otherwise map (and trim) an arena of its own, 4 system calls and a page fault
+/// for a thread that allocates a few bytes (about 0.05 ms of CPU per run, median of 60).
 fn reuse_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets one of malloc's parameters; called before any thread starts.
+    // SAFETY: mallopt only sets malloc's parameters; called before any thread starts.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 
