@@ -40,10 +40,29 @@ pub fn main() -> ExitCode {
     if version_alone() {
         return ExitCode::from(version());
     }
+    reuse_freed_memory();
     process::interrupt::clean_up_on_panic();
     let outcome = run_from(std::env::args_os(), start);
     process::release::release_at_exit();
     ExitCode::from(outcome.code())
+}
+
+/// Allocations up to 1 MiB come from the heap, not from a mapping of their own (glibc's
+/// threshold starts at 128 KiB). The command line's definition holds its flags in one
+/// 164 KiB array, freed once the line is parsed; mapped, it cost 41 page faults and an
+/// munmap, and the connection's 128 KiB input buffer then faulted 32 fresh pages in. From
+/// the heap, the buffer reuses the pages the definition touched: about 30 fewer page
+/// faults for a small GET. Larger blocks (a spooled body) are still mapped and unmapped.
+/// Every thread also allocates from the one arena: the signal thread's first allocation
+/// would otherwise map (and trim) an arena of its own, 4 system calls and a page fault
+/// for a thread that allocates a few bytes (about 0.05 ms of CPU per run, median of 60).
+fn reuse_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets malloc's parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
 
 /// Whether the command line is `--version` or `-V` and nothing else.

@@ -87,10 +87,11 @@ pub enum DataArg {
 }
 
 /// Parses the command line as [`Cli::try_parse_from`] does, and records the data flags'
-/// values in the order they were given.
+/// values in the order they were given. The order is read first: the matches are then
+/// moved into the fields (`from_arg_matches_mut`), not cloned (`from_arg_matches` clones
+/// them all, about 3% of a start-up's instructions).
 pub fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
-    let matches = Cli::command().try_get_matches_from(args.iter().cloned())?;
-    let mut cli = Cli::from_arg_matches(&matches)?;
+    let mut matches = Cli::command().try_get_matches_from(args.iter().cloned())?;
     let mut indexed: Vec<(usize, DataArg)> = Vec::new();
     let mut take = |id: &str, make: fn(String) -> DataArg| {
         let (Some(values), Some(at)) = (matches.get_many::<String>(id), matches.indices_of(id))
@@ -104,6 +105,7 @@ pub fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     take("data_urlencode", DataArg::UrlEncode);
     take("data_raw", DataArg::Raw);
     indexed.sort_by_key(|(i, _)| *i);
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
     cli.request.bodies.ordered = indexed.into_iter().map(|(_, d)| d).collect();
     Ok(cli)
 }

@@ -22,6 +22,51 @@ use url::Url;
 /// 200 KB, and `/dev/zero` must not fill the memory.
 const MAX_CACERT: u64 = 16 << 20;
 
+/// ureq's default size of each of a connection's two buffers, in bytes. The input buffer
+/// keeps it: the response head must fit in it whole, with room past ureq's 64 KiB limit on
+/// heads so that a longer head is refused as too large (in a buffer of just 64 KiB it ends
+/// as a read that made no progress, a disconnect), and a body is read from the socket in
+/// pieces of its size, which `receive` copies out 64 KiB at a time: at 64 KiB + 1 KiB,
+/// every 64 KiB written to the output would be followed by a write of 1 KiB (twice the
+/// write calls on a 1 GiB body, measured). The output buffer keeps it for a request with a
+/// body (the body goes out in pieces of it) or through a proxy (the tunnel's request passes
+/// through it).
+const FULL_BUFFER: usize = 128 * 1024;
+
+/// The output buffer of a bare request whose whole head fits in it, in bytes. ureq writes
+/// the head a line at a time and refuses a line longer than the buffer; a head that fits
+/// whole has no such line. ureq zero-fills the buffer when the request is first written, a
+/// byte at a time at `opt-level = "z"` (about 6 instructions a byte): 128 KiB of it was 15%
+/// of the instructions of a start-up and a small GET.
+const BARE_OUTPUT: usize = 8 * 1024;
+
+/// What a head adds around the parts [`output_buffer`] counts, in bytes, rounded up: the
+/// spaces and ` HTTP/1.1` of the request line, `: ` and CRLF per header, ureq's `host:`
+/// header (its value, the URL's host and port, is counted with the URL), the blank line.
+const HEAD_FRAMING: usize = 256;
+
+/// The output buffer size, in bytes, for `request`. A bare request (`bare`: no body, no
+/// proxy) whose head surely fits in [`BARE_OUTPUT`] gets that: the method, the URL twice
+/// (for the request line and the Host header), each header's name and value with their
+/// framing. Any other request keeps ureq's default, so every head sent today still goes.
+pub(crate) fn output_buffer<B>(request: &ureq::http::Request<B>, bare: bool) -> usize {
+    if !bare {
+        return FULL_BUFFER;
+    }
+    let headers: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    let uri = request.uri().to_string().len();
+    let head = request.method().as_str().len() + 2 * uri + headers + HEAD_FRAMING;
+    if head <= BARE_OUTPUT {
+        BARE_OUTPUT
+    } else {
+        FULL_BUFFER
+    }
+}
+
 /// The agent, and how to tell that its connection is up.
 pub struct Built {
     /// The agent, one per run.
@@ -94,6 +139,8 @@ fn agent_config(
         .timeout_resolve(None)
         .timeout_per_read(timeouts.stall)
         .max_idle_connections(0)
+        .input_buffer_size(FULL_BUFFER)
+        .output_buffer_size(FULL_BUFFER)
         .ip_family(match req.family {
             Family::Any => IpFamily::Any,
             Family::V4 => IpFamily::Ipv4Only,
@@ -306,6 +353,40 @@ mod tests {
         let typo = message("http://u:s3cret@proxy.test:99999");
         assert!(typo.starts_with("invalid proxy \"http://"), "{typo}");
         assert!(!typo.contains("s3cret"), "{typo}");
+    }
+
+    fn get(uri: &str, headers: &[(&str, &str)]) -> ureq::http::Request<()> {
+        let mut b = ureq::http::Request::builder().method("GET").uri(uri);
+        for (n, v) in headers {
+            b = b.header(*n, *v);
+        }
+        b.body(()).unwrap()
+    }
+
+    #[test]
+    fn only_a_bare_request_with_a_small_head_gets_the_small_output_buffer() {
+        let small = get("http://h.test/x", &[("x-a", "1")]);
+        assert_eq!(output_buffer(&small, true), BARE_OUTPUT);
+        assert_eq!(
+            output_buffer(&small, false),
+            FULL_BUFFER,
+            "a body or a proxy"
+        );
+        let line = "v".repeat(BARE_OUTPUT);
+        assert_eq!(
+            output_buffer(&get("http://h.test/x", &[("x-long", &line)]), true),
+            FULL_BUFFER
+        );
+        let url = format!("http://h.test/{}", "p".repeat(BARE_OUTPUT / 2));
+        assert_eq!(output_buffer(&get(&url, &[]), true), FULL_BUFFER);
+        let many: Vec<(String, String)> = (0..300)
+            .map(|i| (format!("x-h{i}"), "v".repeat(30)))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(
+            output_buffer(&get("http://h.test/", &many), true),
+            FULL_BUFFER
+        );
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct Transport {
     decode: bool,
     /// The proxy in use, secrets masked, to name it when it is the one that failed.
     proxy: Option<String>,
+    /// Whether requests go through a proxy (they then keep ureq's output buffer size).
+    proxied: bool,
     /// The headers added to every request.
     automatic: Automatic,
     /// When each step of the request in flight happened.
@@ -97,6 +99,7 @@ impl Transport {
             connect: timeouts.connect,
             connected: built.connected,
             decode: req.compressed,
+            proxied: built.proxy.is_some(),
             proxy: built.proxy,
             automatic: Automatic::new(req),
             probe: built.probe,
@@ -191,9 +194,12 @@ impl Transport {
         budget: Option<Duration>,
     ) -> Result<Exchange, Failure> {
         let (connect, resolve) = connect_limits(self.connect, budget, &hop.url);
+        let request = self.request(hop, body)?;
+        let output = agent::output_buffer(&request, body.is_none() && !self.proxied);
         let request = self
             .agent
-            .configure_request(self.request(hop, body)?)
+            .configure_request(request)
+            .output_buffer_size(output)
             .timeout_global(budget)
             .timeout_connect(connect)
             .timeout_resolve(resolve)
