@@ -274,17 +274,16 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
 }
 
 /// The system's trusted certificates plus the extra ones. Reading the system store costs a
-/// few milliseconds, so it is done only when a TLS connection may happen.
+/// few milliseconds, so it is done only when a TLS connection may happen. Without a system
+/// store (no `SSL_CERT_FILE`, `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is
+/// trusted, as with curl: no copy of the public roots is built in (it would cost 64 KB of
+/// binary, and go stale).
 fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
     let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
         .certs
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned())
         .collect();
-    if certs.is_empty() && extra.is_empty() {
-        // No system store found: fall back to the bundled Mozilla roots.
-        return RootCerts::WebPki;
-    }
     certs.extend(extra);
     RootCerts::Specific(Arc::new(certs))
 }
