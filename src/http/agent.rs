@@ -22,15 +22,17 @@ use url::Url;
 /// 200 KB, and `/dev/zero` must not fill the memory.
 const MAX_CACERT: u64 = 16 << 20;
 
-/// ureq's default size of each of a connection's two buffers, in bytes. The input buffer
-/// keeps it: the response head must fit in it whole, with room past ureq's 64 KiB limit on
-/// heads so that a longer head is refused as too large (in a buffer of just 64 KiB it ends
-/// as a read that made no progress, a disconnect), and a body is read from the socket in
-/// pieces of its size, which `receive` copies out 64 KiB at a time: at 64 KiB + 1 KiB,
-/// every 64 KiB written to the output would be followed by a write of 1 KiB (twice the
-/// write calls on a 1 GiB body, measured). The output buffer keeps it for a request with a
-/// body (the body goes out in pieces of it) or through a proxy (the tunnel's request passes
-/// through it).
+/// The size of each of a connection's two buffers, in bytes (ureq's default). The input
+/// buffer holds the response head whole, and is the limit on its size: a head that does not
+/// fit is refused as too large (see `network::Bounded`). ureq's own limit is lifted to the
+/// buffer's size, because ureq checks it against all that is buffered when it has just read
+/// an interim head (`100 Continue`, `103 Early Hints`): with the final head and the start of
+/// the body in the same read, a valid answer was refused as a head too large. A body read
+/// through ureq (chunked, over TLS, to /dev/null) comes off the socket in pieces of this
+/// size, which `receive` copies out 64 KiB at a time: at 64 KiB + 1 KiB, every 64 KiB
+/// written to the output would be followed by a write of 1 KiB (twice the write calls on a
+/// 1 GiB body, measured). The output buffer keeps it for a request with a body (the body
+/// goes out in pieces of it) or through a proxy (the tunnel's request passes through it).
 const FULL_BUFFER: usize = 128 * 1024;
 
 /// The output buffer of a bare request whose whole head fits in it, in bytes. ureq writes
@@ -140,6 +142,7 @@ fn agent_config(
         .timeout_per_read(timeouts.stall)
         .max_idle_connections(0)
         .input_buffer_size(FULL_BUFFER)
+        .max_response_header_size(FULL_BUFFER)
         .output_buffer_size(FULL_BUFFER)
         .ip_family(match req.family {
             Family::Any => IpFamily::Any,
@@ -321,6 +324,7 @@ impl Connector<()> for Watched {
         {
             self.tap.forget();
         }
+        let out = out.map(|t| t.map(|t| Box::new(network::Bounded::new(t)) as Box<dyn Transport>));
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
             self.probe.ready();

@@ -474,6 +474,53 @@ impl<S: Socket> Transport for Stream<S> {
     }
 }
 
+/// A connection whose response head must fit its input buffer: asked for more input while
+/// the buffer is full of what has not been read, it refuses the head as too large, a
+/// protocol error (without this the exchange would end as a read that made no progress,
+/// a connection cut, and be retried for an answer that will not change). Only a head can
+/// fill the buffer: a body's bytes are taken out as they arrive.
+pub(crate) struct Bounded(Box<dyn Transport>);
+
+impl Bounded {
+    /// `inner`, bounded.
+    pub(crate) fn new(inner: Box<dyn Transport>) -> Self {
+        Bounded(inner)
+    }
+}
+
+impl std::fmt::Debug for Bounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Transport for Bounded {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let buffers = self.0.buffers();
+        if buffers.input_append_buf().is_empty() {
+            let held = buffers.input().len();
+            return Err(ureq::Error::LargeResponseHeader(held, held));
+        }
+        self.0.await_input(timeout)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.0.is_tls()
+    }
+}
+
 /// The `--cert` chain and key, read from their PEM files: a usage error when one cannot
 /// be read, holds no certificate or key, or the key is encrypted. The password is never
 /// named.
