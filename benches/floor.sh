@@ -173,6 +173,9 @@ if calls_r:
                  f"{int(calls_r)/int(calls_f):.2f}x" if calls_f else "-", "-"])
 rows.append(["stripped binary", f"{int(size)/1048576:.2f} MiB ({int(size):,} bytes)", "-", "-", "-", "-", "<= 3 MiB"])
 ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+commit = subprocess.run(["git", "-C", os.path.dirname(results_md), "log", "-1", "--format=%h"],
+                        capture_output=True, text=True).stdout.strip()
+ver += f" (commit {commit})" if commit else ""
 curl = subprocess.run(["curl", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
 nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
