@@ -15,11 +15,12 @@ struct TlsServer {
 }
 
 fn tls_server() -> TlsServer {
-    tls_server_with(b"secure".to_vec())
+    tls_server_with(b"secure".to_vec(), String::new())
 }
 
-/// A TLS server whose every answer is 200 with `body`.
-fn tls_server_with(body: Vec<u8>) -> TlsServer {
+/// A TLS server whose every answer is 200 with `body`, and `extra` (header lines, each
+/// ending in CRLF) in its head.
+fn tls_server_with(body: Vec<u8>, extra: String) -> TlsServer {
     let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
     let cert_pem = cert.cert.pem();
     let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
@@ -30,7 +31,7 @@ fn tls_server_with(body: Vec<u8>) -> TlsServer {
         .with_no_client_auth()
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
-    let (port, handshakes) = serve_tls(config, body);
+    let (port, handshakes) = serve_tls(config, body, extra);
     TlsServer {
         url: format!("https://localhost:{port}/"),
         cert_pem,
@@ -40,9 +41,14 @@ fn tls_server_with(body: Vec<u8>) -> TlsServer {
 
 /// Serves `config` on a loopback port: each connection's request is read, then answered
 /// 200 with `body`. Returns the port and a count of connections.
-fn serve_tls(config: rustls::ServerConfig, body: Vec<u8>) -> (u16, Arc<AtomicUsize>) {
+fn serve_tls(
+    config: rustls::ServerConfig,
+    body: Vec<u8>,
+    extra: String,
+) -> (u16, Arc<AtomicUsize>) {
     let config = Arc::new(config);
     let body = Arc::new(body);
+    let extra = Arc::new(extra);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let handshakes = Arc::new(AtomicUsize::new(0));
@@ -52,6 +58,7 @@ fn serve_tls(config: rustls::ServerConfig, body: Vec<u8>) -> (u16, Arc<AtomicUsi
             count.fetch_add(1, Ordering::SeqCst);
             let config = config.clone();
             let body = body.clone();
+            let extra = extra.clone();
             std::thread::spawn(move || {
                 let Ok(conn) = rustls::ServerConnection::new(config) else {
                     return;
@@ -63,7 +70,7 @@ fn serve_tls(config: rustls::ServerConfig, body: Vec<u8>) -> (u16, Arc<AtomicUsi
                     line.clear();
                 }
                 let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
                     body.len()
                 );
                 let _ = tls.write_all(head.as_bytes());
@@ -82,7 +89,7 @@ fn serve_tls(config: rustls::ServerConfig, body: Vec<u8>) -> (u16, Arc<AtomicUsi
 #[test]
 fn a_large_body_over_tls_is_decrypted_not_spliced() {
     let body: Vec<u8> = (0..(3 << 20) + 5).map(|i| (i * 7 % 253) as u8).collect();
-    let s = tls_server_with(body.clone());
+    let s = tls_server_with(body.clone(), String::new());
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.bin");
     let (out, _) = run(&["-k", "-s", "-o", file.to_str().unwrap(), &s.url]);
@@ -94,6 +101,26 @@ fn a_large_body_over_tls_is_decrypted_not_spliced() {
     let (out, _) = run(&["-k", "-s", &s.url]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stdout == body, "stdout is not the body");
+}
+
+/// A head larger than the input buffer over TLS is refused as too large, not taken for a
+/// connection cut and retried.
+#[test]
+fn a_head_too_large_over_tls_is_a_protocol_error() {
+    let s = tls_server_with(
+        b"x".to_vec(),
+        format!("X-Long: {}\r\n", "v".repeat(200_000)),
+    );
+    let mut args = vec!["-k", "--attempts", "3", &s.url];
+    args.extend(FAST);
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 6, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the response head does not end within"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.handshakes.load(Ordering::SeqCst), 1, "retried");
 }
 
 #[test]
@@ -230,7 +257,7 @@ fn a_demanded_client_certificate_is_not_retried() {
         .with_client_cert_verifier(verifier)
         .with_single_cert(vec![cert.cert.der().clone()], key)
         .unwrap();
-    let (port, handshakes) = serve_tls(config, b"secure".to_vec());
+    let (port, handshakes) = serve_tls(config, b"secure".to_vec(), String::new());
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, cert.cert.pem()).unwrap();
