@@ -8,7 +8,7 @@ use crate::config::compat::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::splice::Tap;
 use crate::http::timing::{self, Probe};
-use crate::http::{headers::Automatic, network, proxy, redact};
+use crate::http::{connection, headers::Automatic, network, proxy, redact};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,7 +24,7 @@ const MAX_CACERT: u64 = 16 << 20;
 
 /// The size of each of a connection's two buffers, in bytes (ureq's default). The input
 /// buffer holds the response head whole, and is the limit on its size: a head that does not
-/// fit is refused as too large (see `network::Bounded`). ureq's own limit is lifted to the
+/// fit is refused as too large (see `connection::Bounded`). ureq's own limit is lifted to the
 /// buffer's size, because ureq checks it against all that is buffered when it has just read
 /// an interim head (`100 Continue`, `103 Early Hints`): with the final head and the start of
 /// the body in the same read, a valid answer was refused as a head too large. A body read
@@ -324,7 +324,8 @@ impl Connector<()> for Watched {
         {
             self.tap.forget();
         }
-        let out = out.map(|t| t.map(|t| Box::new(network::Bounded::new(t)) as Box<dyn Transport>));
+        let out =
+            out.map(|t| t.map(|t| Box::new(connection::Bounded::new(t)) as Box<dyn Transport>));
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
             self.probe.ready();

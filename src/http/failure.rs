@@ -62,7 +62,7 @@ pub fn classify(e: &ureq::Error, in_body: bool) -> Failure {
         ureq::Error::ConnectProxyFailed(why) => classify_tunnel(why),
         ureq::Error::TooManyRedirects => Failure::new(K::TooManyRedirects, ""),
         ureq::Error::BodyExceedsLimit(_) => Failure::new(K::TooLarge, ""),
-        // Only the connection's guard raises it (see `network::Bounded`): the head filled the
+        // Only the connection's guard raises it (see `connection::Bounded`): the head filled the
         // input buffer.
         ureq::Error::LargeResponseHeader(held, _) => Failure::new(
             K::Protocol,

@@ -14,6 +14,7 @@
 mod agent;
 pub mod body;
 pub mod conditional;
+mod connection;
 pub mod cookies;
 mod failure;
 mod head;

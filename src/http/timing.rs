@@ -88,7 +88,7 @@ impl Probe {
 }
 
 /// The connector chain of ureq's default one (SOCKS, CONNECT proxy, TCP, rustls), with a
-/// probe after TCP and one after TLS. The TCP connector is ours (`network::Tcp`), telling
+/// probe after TCP and one after TLS. The TCP connector is ours (`connection::Tcp`), telling
 /// `tap` of each socket it opens.
 pub(crate) fn connector(
     probe: Arc<Probe>,
@@ -96,7 +96,7 @@ pub(crate) fn connector(
 ) -> impl Connector<(), Out = Box<dyn Transport>> {
     ().chain(SocksConnector::default())
         .chain(ConnectProxyConnector::default())
-        .chain(crate::http::network::Tcp::new(tap))
+        .chain(crate::http::connection::Tcp::new(tap))
         .chain(TcpProbe(probe.clone()))
         .chain(RustlsConnector::default())
         .chain(TlsProbe(probe))

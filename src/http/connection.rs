@@ -1,0 +1,329 @@
+//! The connections themselves, as ureq transports: TCP (our connector in place of ureq's,
+//! trying the resolved addresses in turn) and Unix sockets, each shared with the agent so a
+//! shutdown ends a read in flight, and with the tap so a plain body can be spliced off it
+//! (see `splice`); and the guard that refuses a response head larger than the input buffer.
+
+use crate::http::splice::{self, Raw, Tap};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use ureq::config::Config;
+use ureq::unversioned::resolver::ResolvedSocketAddrs;
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, ShutdownHandle,
+    Transport,
+};
+
+/// The TCP connections of the chain (in place of ureq's own), made so that the socket of
+/// a plain-HTTP body can be spliced (see `splice`): the resolved addresses are tried in
+/// order, each with a share of the connect limit that halves from one to the next (the
+/// shares sum to the limit; none under 10 ms), moving on when an address refuses or
+/// cannot be routed, as ureq does. A connection already made (SOCKS) is passed on.
+#[derive(Debug)]
+pub(crate) struct Tcp {
+    tap: Arc<Tap>,
+}
+
+impl Tcp {
+    /// The connector; `tap` learns each socket opened.
+    pub(crate) fn new(tap: Arc<Tap>) -> Self {
+        Tcp { tap }
+    }
+}
+
+impl<In: Transport> Connector<In> for Tcp {
+    type Out = Either<In, Stream<TcpStream>>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(t) = chained {
+            return Ok(Some(Either::A(t)));
+        }
+        let stream = connect_tcp(&details.addrs, details.timeout)?;
+        if details.config.no_delay() {
+            stream.set_nodelay(true)?;
+        }
+        let transport = Stream::new(stream, details.config, &self.tap);
+        (details.register_shutdown)(transport.shutdown_handle())?;
+        Ok(Some(Either::B(transport)))
+    }
+}
+
+/// The least share of the connect limit one address gets.
+const MIN_PER_ADDRESS: Duration = Duration::from_millis(10);
+
+/// Connects to the first of `addrs` that answers, within `timeout` in all.
+fn connect_tcp(
+    addrs: &ResolvedSocketAddrs,
+    timeout: NextTimeout,
+) -> Result<TcpStream, ureq::Error> {
+    let start = Instant::now();
+    let total = timeout.not_zero().map(|t| *t);
+    // Shares 1, 1/2, 1/4, ... of a whole that is 2 * (1 - 2^-n).
+    let whole = 2.0 * (1.0 - 0.5_f64.powi(i32::try_from(addrs.len()).unwrap_or(i32::MAX)));
+    let mut share = 1.0_f64;
+    let mut last = None;
+    for addr in addrs {
+        let own = total.map(|t| t.mul_f64(share / whole).max(MIN_PER_ADDRESS));
+        share /= 2.0;
+        let tried = match own {
+            Some(limit) => TcpStream::connect_timeout(addr, limit),
+            None => TcpStream::connect(addr),
+        };
+        match tried {
+            Ok(s) => return Ok(s),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                ) =>
+            {
+                if total.is_some_and(|t| start.elapsed() > t) {
+                    return Err(ureq::Error::Timeout(timeout.reason));
+                }
+                last = Some(ureq::Error::Timeout(ureq::Timeout::Connect));
+            }
+            Err(e) if only_this_address(&e) => last = Some(ureq::Error::Io(e)),
+            Err(e) => return Err(ureq::Error::Io(e)),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        ureq::Error::Io(io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            "Connection refused",
+        ))
+    }))
+}
+
+/// Whether a failed connect says nothing of the host's other addresses: this one refused,
+/// or has no route (an IPv6 address on a host without IPv6).
+fn only_this_address(e: &io::Error) -> bool {
+    use io::ErrorKind as E;
+    matches!(
+        e.kind(),
+        E::ConnectionRefused
+            | E::HostUnreachable
+            | E::NetworkUnreachable
+            | E::NetworkDown
+            | E::AddrNotAvailable
+    )
+}
+
+/// What a transport needs of its socket: a TCP or a Unix stream.
+pub(crate) trait Socket: Send + Sync + 'static {
+    /// `SO_RCVTIMEO` (None: wait for ever).
+    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()>;
+    /// `SO_SNDTIMEO` (None: wait for ever).
+    fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()>;
+    /// One read, of at most `buf.len()` bytes.
+    fn read_some(&self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes all of `buf`.
+    fn write_all_of(&self, buf: &[u8]) -> io::Result<()>;
+    /// Shuts both directions down (a read in flight returns).
+    fn shut(&self);
+    /// The descriptor, for a splice.
+    fn fd(&self) -> RawFd;
+    /// How ureq's own transport describes itself (`timing` reads the peer from it).
+    fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result;
+}
+
+macro_rules! socket_of {
+    ($t:ty, $describe:expr) => {
+        impl Socket for $t {
+            fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+                <$t>::set_read_timeout(self, t)
+            }
+            fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+                <$t>::set_write_timeout(self, t)
+            }
+            fn read_some(&self, buf: &mut [u8]) -> io::Result<usize> {
+                (&*self).read(buf)
+            }
+            fn write_all_of(&self, buf: &[u8]) -> io::Result<()> {
+                (&*self).write_all(buf)
+            }
+            fn shut(&self) {
+                let _ = self.shutdown(std::net::Shutdown::Both);
+            }
+            fn fd(&self) -> RawFd {
+                self.as_raw_fd()
+            }
+            fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                #[allow(clippy::redundant_closure_call)]
+                ($describe)(self, f)
+            }
+        }
+    };
+}
+
+socket_of!(
+    TcpStream,
+    |s: &TcpStream, f: &mut std::fmt::Formatter<'_>| f
+        .debug_struct("TcpTransport")
+        .field("addr", &s.peer_addr().ok())
+        .finish()
+);
+socket_of!(
+    UnixStream,
+    |_: &UnixStream, f: &mut std::fmt::Formatter<'_>| f.debug_struct("Local").finish()
+);
+
+/// A socket shared with the agent, so that `shutdown` (the deadline, a signal) can end a
+/// read (or a splice) in flight, and with the tap, so that a body can be spliced off it.
+struct Shared<S>(S);
+
+impl<S: Socket> ShutdownHandle for Shared<S> {
+    fn shutdown(&self) {
+        self.0.shut();
+    }
+}
+
+impl<S: Socket> Raw for Shared<S> {
+    fn fd(&self) -> RawFd {
+        self.0.fd()
+    }
+    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+        self.0.set_read_timeout(t)
+    }
+}
+
+/// The HTTP exchange over a plain socket, within ureq's timeouts; it hands the socket
+/// over when its tap is armed (see `splice`).
+pub(crate) struct Stream<S> {
+    socket: Arc<Shared<S>>,
+    buffers: LazyBuffers,
+    tap: Arc<Tap>,
+}
+
+impl<S: Socket> Stream<S> {
+    pub(crate) fn new(socket: S, config: &Config, tap: &Arc<Tap>) -> Self {
+        let socket = Arc::new(Shared(socket));
+        let raw: Arc<dyn Raw> = socket.clone();
+        tap.opened(Arc::downgrade(&raw));
+        Stream {
+            socket,
+            buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
+            tap: tap.clone(),
+        }
+    }
+
+    pub(crate) fn shutdown_handle(&self) -> Weak<dyn ShutdownHandle> {
+        let handle: Arc<dyn ShutdownHandle> = self.socket.clone();
+        Arc::downgrade(&handle)
+    }
+}
+
+impl<S: Socket> std::fmt::Debug for Stream<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.socket.0.describe(f)
+    }
+}
+
+/// The time left of `timeout` (None: no limit), or the timeout error when none is.
+fn time_left(timeout: NextTimeout) -> Result<Option<std::time::Duration>, ureq::Error> {
+    if timeout.after.is_zero() {
+        return Err(ureq::Error::Timeout(timeout.reason));
+    }
+    Ok(timeout.not_zero().map(|d| *d))
+}
+
+/// An I/O error of the socket, a timeout being ureq's.
+fn io_error(e: io::Error, timeout: NextTimeout) -> ureq::Error {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ureq::Error::Timeout(timeout.reason),
+        _ => ureq::Error::Io(e),
+    }
+}
+
+impl<S: Socket> Transport for Stream<S> {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        let socket = &self.socket.0;
+        socket.set_write_timeout(time_left(timeout)?)?;
+        let output = &self.buffers.output()[..amount];
+        socket
+            .write_all_of(output)
+            .map_err(|e| io_error(e, timeout))
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        if self.tap.hand_over() {
+            return Err(ureq::Error::Io(splice::handed_over()));
+        }
+        let timeout = timeout.for_read();
+        let socket = &self.socket.0;
+        socket.set_read_timeout(time_left(timeout)?)?;
+        let input = self.buffers.input_append_buf();
+        let amount = loop {
+            match socket.read_some(input) {
+                // A signal: its handler has had its say (a shutdown, if the run ends).
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other.map_err(|e| io_error(e, timeout))?,
+            }
+        };
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        // Connections are never reused (no idle pool), so none is probed.
+        false
+    }
+}
+
+/// A connection whose response head must fit its input buffer: asked for more input while
+/// the buffer is full of what has not been read, it refuses the head as too large, a
+/// protocol error (without this the exchange would end as a read that made no progress,
+/// a connection cut, and be retried for an answer that will not change). Only a head can
+/// fill the buffer: a body's bytes are taken out as they arrive.
+pub(crate) struct Bounded(Box<dyn Transport>);
+
+impl Bounded {
+    /// `inner`, bounded.
+    pub(crate) fn new(inner: Box<dyn Transport>) -> Self {
+        Bounded(inner)
+    }
+}
+
+impl std::fmt::Debug for Bounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Transport for Bounded {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.0.buffers()
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.0.transmit_output(amount, timeout)
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let buffers = self.0.buffers();
+        if buffers.input_append_buf().is_empty() {
+            let held = buffers.input().len();
+            return Err(ureq::Error::LargeResponseHeader(held, held));
+        }
+        self.0.await_input(timeout)
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.0.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.0.is_tls()
+    }
+}
