@@ -3,7 +3,8 @@
 //! follows redirects by `redirect`'s rules, sorts what went wrong into kinds (`failure`),
 //! hands back the response's `head`, and reads its body (`receive`, gzip included; the bulk of
 //! a plain body of known length moved by the kernel, `splice`). Around
-//! it: which proxy a request goes through (`proxy`), the masking of secrets in anything
+//! it: where a connection goes (`network`) and the connections themselves (`connection`),
+//! which proxy a request goes through (`proxy`), the masking of secrets in anything
 //! printed (`redact`), the request body read once and replayed (`body`), and the rules for
 //! resuming a broken download (`resume`), when each step of a request happened (`timing`, for
 //! `-w`); for the cron flags, what a conditional or resuming answer means (`conditional`)
