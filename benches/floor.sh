@@ -50,38 +50,14 @@ else
     log "no ../shared/bench/floor.c here: the floor's column is left out"
 fi
 
-NGX="$WORK/nginx"
-mkdir -p "$NGX/conf" "$NGX/logs" "$NGX/tmp"
 mkdir -p "$SHM/html" && chmod 755 "$SHM" "$SHM/html"
 head -c 1024 /dev/urandom >"$SHM/html/small.bin"
 head -c $((1 << 30)) /dev/urandom >"$SHM/html/big.bin"
 chmod 644 "$SHM/html/"*
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-USER_LINE=""
-[[ "$(id -u)" == 0 ]] && USER_LINE="user nobody nogroup;"
-cat >"$NGX/conf/nginx.conf" <<EOF
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid logs/nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    client_body_temp_path tmp/client_body;
-    proxy_temp_path tmp/proxy;
-    fastcgi_temp_path tmp/fastcgi;
-    uwsgi_temp_path tmp/uwsgi;
-    scgi_temp_path tmp/scgi;
-    default_type application/octet-stream;
-    server { listen 127.0.0.1:$PORT; root $SHM/html; }
-}
-EOF
-nginx -p "$NGX" -c conf/nginx.conf -e logs/error.log >"$WORK/nginx.out" 2>&1 &
-NGINX_PID=$!
-for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$PORT/small.bin" && break; sleep 0.1; done
+# shellcheck source=benches/nginx.sh
+source "$HERE/nginx.sh"
+start_nginx "$WORK/nginx" "$SHM/html" || die "nginx did not start"
+PORT="$NGINX_PORT"
 
 SMALL="http://127.0.0.1:$PORT/small.bin"
 BIG="http://127.0.0.1:$PORT/big.bin"

@@ -3,7 +3,9 @@
 # than 5% (medians of alternating runs against nginx on loopback):
 #   1. start-up + a 1 KiB GET to /dev/null (wall time, 41 pairs);
 #   2. 1 GiB to `-o` on tmpfs (/dev/shm, so disk writeback cannot swamp it; 15 pairs:
-#      with 7, the ratio between the same two builds read 1.10 in one run and 1.00 in the next).
+#      with 7, the ratio between the same two builds read 1.10 in one run and 1.00 in the next),
+#      a new file each run (the last output removed first: see benches/README.md on why
+#      replacing a file on tmpfs varies so much on a virtual machine).
 #
 #     bash benches/regression.sh OLD_BINARY NEW_BINARY
 #
@@ -24,45 +26,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$WORK/conf" "$WORK/logs" "$WORK/html" "$WORK/tmp"
+mkdir -p "$WORK/html"
 chmod 755 "$WORK" "$WORK/html"
 head -c 1024 /dev/urandom >"$WORK/html/small.bin"
 head -c $((1 << 30)) /dev/zero >"$WORK/html/big.bin"
 chmod 644 "$WORK/html/"*
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
-USER_LINE=""
-[[ "$(id -u)" == 0 ]] && USER_LINE="user nobody nogroup;"
-cat >"$WORK/conf/nginx.conf" <<EOF
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid logs/nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    client_body_temp_path tmp/client_body;
-    proxy_temp_path tmp/proxy;
-    fastcgi_temp_path tmp/fastcgi;
-    uwsgi_temp_path tmp/uwsgi;
-    scgi_temp_path tmp/scgi;
-    default_type application/octet-stream;
-    server { listen 127.0.0.1:$PORT; root html; }
-}
-EOF
-nginx -p "$WORK" -c conf/nginx.conf -e logs/error.log &
-NGINX_PID=$!
-for _ in $(seq 50); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
-    sleep 0.1
-done
+# shellcheck source=benches/nginx.sh
+source "$HERE/nginx.sh"
+start_nginx "$WORK/nginx" "$WORK/html"
+PORT="$NGINX_PORT"
 
 URL="http://127.0.0.1:$PORT"
 python3 "$HERE/alternate.py" --runs "$SMALL_PAIRS" --warmup 5 --out "$WORK/small.json" \
     "$OLD -s -o /dev/null $URL/small.bin" "$NEW -s -o /dev/null $URL/small.bin"
 python3 "$HERE/alternate.py" --runs "$BIG_PAIRS" --warmup 1 --out "$WORK/big.json" \
-    "$OLD -s -o $WORK/old.out $URL/big.bin" "$NEW -s -o $WORK/new.out $URL/big.bin"
+    "sh -c 'rm -f $WORK/old.out; exec $OLD -s -o $WORK/old.out $URL/big.bin'" \
+    "sh -c 'rm -f $WORK/new.out; exec $NEW -s -o $WORK/new.out $URL/big.bin'"
 
 python3 - "$WORK/small.json" "$WORK/big.json" <<'EOF'
 import json, statistics, sys

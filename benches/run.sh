@@ -211,7 +211,7 @@ need_nginx=0
 { want 1 || want 2 || want 7; } && need_nginx=1
 if [[ $need_nginx == 1 ]]; then
     NGX="$WORK/nginx"
-    mkdir -p "$NGX/conf" "$NGX/logs" "$NGX/html" "$NGX/tmp"
+    mkdir -p "$NGX/html"
     chmod 755 "$NGX" "$NGX/html"
     head -c 1024 /dev/urandom >"$NGX/html/small.bin"
     if want 2; then
@@ -219,38 +219,10 @@ if [[ $need_nginx == 1 ]]; then
         head -c "$BIG_SIZE" /dev/urandom >"$NGX/html/big.bin"
     fi
     chmod 644 "$NGX/html/"*
-    NGINX_PORT="$(free_port)"
-    USER_LINE=""
-    [[ "$(id -u)" == 0 ]] && USER_LINE="user nobody nogroup;"
-    cat >"$NGX/conf/nginx.conf" <<EOF
-$USER_LINE
-worker_processes 1;
-daemon off;
-pid logs/nginx.pid;
-error_log logs/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 5;
-    client_body_temp_path tmp/client_body;
-    proxy_temp_path       tmp/proxy;
-    fastcgi_temp_path     tmp/fastcgi;
-    uwsgi_temp_path       tmp/uwsgi;
-    scgi_temp_path        tmp/scgi;
-    default_type application/octet-stream;
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
-        server_name localhost;
-        root html;
-    }
-}
-EOF
-    nginx -p "$NGX" -c conf/nginx.conf -e logs/error.log -t -q || die "nginx config test failed"
-    nginx -p "$NGX" -c conf/nginx.conf -e logs/error.log >"$WORK/nginx.out" 2>&1 &
-    PIDS+=($!)
-    wait_port "$NGINX_PORT"
+    # shellcheck source=benches/nginx.sh
+    source "$HERE/nginx.sh"
+    start_nginx "$NGX" "$NGX/html" || die "nginx did not start"
+    PIDS+=("$NGINX_PID")
     SMALL="http://127.0.0.1:$NGINX_PORT/small.bin"
     BIG="http://127.0.0.1:$NGINX_PORT/big.bin"
     log "nginx on 127.0.0.1:$NGINX_PORT"
