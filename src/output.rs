@@ -46,6 +46,8 @@ pub struct Output {
     /// The body is read back before it is committed (a readiness condition), so it is
     /// spooled even when it is to be thrown away.
     inspect: bool,
+    /// The first attempt's unnamed spool, made before anything is sent (see `prepare`).
+    first_spool: std::sync::Mutex<Option<File>>,
 }
 
 /// One attempt's spooled body, not yet visible to anyone.
@@ -207,6 +209,14 @@ fn check_path(
     Ok((Destination::Replace(path.to_path_buf()), made_in))
 }
 
+/// The usage error for a temporary folder where no spool can be made.
+fn unusable_tmpdir(e: &io::Error) -> UsageError {
+    UsageError(format!(
+        "cannot make a temporary file in {} ({e}): the body is held there until it is complete; set TMPDIR to a writable folder, or use -o FILE (or --no-buffer for stdout)",
+        std::env::temp_dir().display()
+    ))
+}
+
 /// Checks `-D FILE` before anything is sent, as `-o` is checked (`-` is stdout); see
 /// `files::check_writable`.
 pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
@@ -228,7 +238,7 @@ impl Output {
             .dump_header
             .as_ref()
             .is_some_and(|d| d.as_os_str() == "-");
-        Ok(Output {
+        let mut out = Output {
             dump_first: dump_stdout && matches!(target, Destination::Stdout),
             target,
             made_in,
@@ -236,7 +246,26 @@ impl Output {
             no_buffer: cfg.no_buffer,
             head_dumped: Default::default(),
             inspect: cfg.inspect,
-        })
+            first_spool: Default::default(),
+        };
+        if out.spools_unnamed() {
+            // Made now, so that a $TMPDIR where none can be made is found before the
+            // request is sent (a POST would otherwise be processed and its answer lost).
+            let f = tempfile::tempfile().map_err(|e| unusable_tmpdir(&e))?;
+            out.first_spool = std::sync::Mutex::new(Some(f));
+        }
+        Ok(out)
+    }
+
+    /// Whether a body goes through an unnamed temporary file: stdout without
+    /// `--no-buffer`, a special file, `/dev/null` when a condition reads the body.
+    fn spools_unnamed(&self) -> bool {
+        match self.target {
+            Destination::Stdout => !self.no_buffer,
+            Destination::Special(_) => true,
+            Destination::Null => self.inspect,
+            Destination::Replace(_) => false,
+        }
     }
 
     /// Whether a broken body can be kept and resumed: a regular `-o` file without `-i`.
@@ -266,7 +295,11 @@ impl Output {
                 Spool::Named(tmp)
             }
             Destination::Stdout | Destination::Special(_) | Destination::Null => {
-                let f = tempfile::tempfile()?;
+                let first = self.first_spool.lock().ok().and_then(|mut f| f.take());
+                let f = match first {
+                    Some(f) => f,
+                    None => tempfile::tempfile()?,
+                };
                 crate::process::release::register(&f);
                 Spool::Anonymous(f)
             }

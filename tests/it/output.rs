@@ -322,3 +322,40 @@ fn output_files_get_ordinary_modes_and_links_are_followed() {
     );
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "new");
 }
+
+/// stdout's body is spooled in $TMPDIR: a $TMPDIR where no file can be made is a usage
+/// error found before the request is sent (a POST would otherwise be processed, and its
+/// answer lost with exit 1). `-o FILE` and `--no-buffer` need no spool there.
+#[test]
+fn an_unusable_tmpdir_is_refused_before_anything_is_sent() {
+    let s = Server::start(vec![Step::status(200, "made")]).unwrap();
+    let url = s.url("/jobs");
+    let out = command()
+        .env("TMPDIR", "/nonexistent/retry-http-test")
+        .args(["-d", "x", &url])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot make a temporary file in /nonexistent/retry-http-test")
+            && stderr(&out).contains("TMPDIR"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.requests().len(), 0, "the request was sent");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.txt");
+    let s = Server::start(vec![Step::status(200, "made"), Step::status(200, "made")]).unwrap();
+    let url = s.url("/jobs");
+    for args in [vec!["-o", file.to_str().unwrap()], vec!["--no-buffer"]] {
+        let out = command()
+            .env("TMPDIR", "/nonexistent/retry-http-test")
+            .args(&args)
+            .arg(&url)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"made");
+}
