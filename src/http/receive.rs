@@ -109,24 +109,31 @@ fn copy(
             seen = reader.seen();
         }
         total += n as u64;
-        if let Some(max) = limit.filter(|m| total > *m) {
-            return Err(Failure::new(
-                FailureKind::TooLarge,
-                format!("the body is larger than --max-filesize {max} bytes"),
-            ));
-        }
+        within(total, limit)?;
         match sink.write_all(&buf[..n]) {
             // The reader of stdout went away (`| head`): stop reading, quietly.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(total),
-            Err(e) => {
-                return Err(Failure::new(
-                    FailureKind::Local,
-                    format!("cannot write the output: {e}"),
-                ));
-            }
+            Err(e) => return Err(write_failed(&e)),
             Ok(()) => progress(total),
         }
     }
+}
+
+/// `--max-filesize` (`limit`, in bytes) against the `total` bytes of a body read so far,
+/// on either path (this copy loop, or `splice`).
+pub(crate) fn within(total: u64, limit: Option<u64>) -> Result<(), Failure> {
+    match limit.filter(|m| total > *m) {
+        Some(max) => Err(Failure::new(
+            FailureKind::TooLarge,
+            format!("the body is larger than --max-filesize {max} bytes"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A write to the output that failed (a local failure), on either path.
+pub(crate) fn write_failed(e: &io::Error) -> Failure {
+    Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
 }
 
 /// How a read that failed with `e` ends the copy: the wire's own error when the connection

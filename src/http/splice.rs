@@ -17,8 +17,8 @@
 //! socket is shut down (see `Agent::shutdown`), and the splice returns.
 
 use crate::http::failure::{Failure, classify, classify_io};
+use crate::http::receive::{within, write_failed};
 use crate::http::speed::SpeedCheck;
-use crate::policy::FailureKind;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -140,7 +140,7 @@ pub(crate) fn rest(
         mut speed,
         progress,
     } = checks;
-    let pipe = Pipe::new().map_err(|e| local(&e))?;
+    let pipe = Pipe::new().map_err(|e| write_failed(&e))?;
     let mut total = done;
     let mut left = left;
     while left > 0 {
@@ -173,13 +173,8 @@ pub(crate) fn rest(
         }
         total += n as u64;
         left -= n as u64;
-        if let Some(max) = limit.filter(|m| total > *m) {
-            return Err(Failure::new(
-                FailureKind::TooLarge,
-                format!("the body is larger than --max-filesize {max} bytes"),
-            ));
-        }
-        pipe.drain(file, n).map_err(|e| local(&e))?;
+        within(total, limit)?;
+        pipe.drain(file, n).map_err(|e| write_failed(&e))?;
         progress(total);
     }
     Ok(total)
@@ -207,11 +202,6 @@ impl Wired {
             .map_err(|e| classify_io(&e, true))?;
         Ok(which)
     }
-}
-
-/// A write to the output that failed, as the copy loop words it.
-fn local(e: &io::Error) -> Failure {
-    Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
 }
 
 /// The pipe between the socket and the file.
