@@ -100,10 +100,26 @@ struct Sink {
     memory: Vec<u8>,
     file: Option<File>,
     len: u64,
+    /// The most the body may hold (bytes), checked on every write, so an endless source
+    /// (`/dev/zero`, a pipe that never closes) stops at the limit, not at the disk's end.
+    limit: Option<u64>,
+}
+
+/// The error a write past [`Sink::limit`] fails with (its kind is `FileTooLarge`).
+fn over_limit(limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("over the limit of {limit} bytes"),
+    )
 }
 
 impl Write for Sink {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if let Some(limit) = self.limit
+            && self.len.saturating_add(data.len() as u64) > limit
+        {
+            return Err(over_limit(limit));
+        }
         if self.file.is_none() && self.len + data.len() as u64 > IN_MEMORY_LIMIT {
             let mut f = tempfile::tempfile()?;
             // A large body is freed after the exit, not by it (see `release`).
@@ -132,25 +148,33 @@ pub enum LoadError {
     Unreadable(BodyError),
     /// The deadline passed while the body was still being read (stdin that never ends).
     Deadline,
+    /// The body grew past the limit it was loaded with; reading stopped there.
+    TooLarge,
 }
 
 /// [`load`], bounded by the time left before the deadline: a body from a pipe that never
 /// closes must not keep the command past its deadline. The reader thread is left behind
 /// when time runs out; the process ends right after.
+///
+/// `limit` (bytes), when given, is the most the loaded body may hold, after the parts'
+/// transforms: it is checked on every write while reading, so a source that never ends
+/// stops there ([`LoadError::TooLarge`]), having used at most `limit` bytes of memory
+/// (a limit of 1 MiB or less never makes a temporary file).
 pub fn load_within(
     spec: &BodySpec,
     left: Option<std::time::Duration>,
+    limit: Option<u64>,
 ) -> Result<Payload, LoadError> {
     let Some(left) = left else {
-        return load(spec).map_err(LoadError::Unreadable);
+        return load(spec, limit);
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let spec = spec.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(load(&spec));
+        let _ = tx.send(load(&spec, limit));
     });
     match rx.recv_timeout(left) {
-        Ok(result) => result.map_err(LoadError::Unreadable),
+        Ok(result) => result,
         Err(_) => Err(LoadError::Deadline),
     }
 }
@@ -174,24 +198,31 @@ fn copy_file(
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))))
 }
 
-/// Reads every part of the body once. stdin is read only when a part names it.
-fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
+/// Reads every part of the body once, at most `limit` bytes of it when given. stdin is
+/// read only when a part names it.
+fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
     let mut sink = Sink {
         memory: Vec::new(),
         file: None,
         len: 0,
+        limit,
+    };
+    let failed = |e: io::Error, what: &str| match e.kind() {
+        io::ErrorKind::FileTooLarge if limit.is_some() => LoadError::TooLarge,
+        _ => LoadError::Unreadable(BodyError(format!("{what}: {e}"))),
     };
     for (i, part) in spec.parts.iter().enumerate() {
         if i > 0 {
             sink.write_all(&spec.separator)
-                .map_err(|e| BodyError(format!("cannot spool the request body: {e}")))?;
+                .map_err(|e| failed(e, "cannot spool the request body"))?;
         }
         let result = match part {
             BodySource::Inline(bytes) => sink.write_all(bytes),
             BodySource::File {
                 path,
                 strip_newlines,
-            } => copy_file(path, &mut sink, Transform::strip(*strip_newlines))?,
+            } => copy_file(path, &mut sink, Transform::strip(*strip_newlines))
+                .map_err(LoadError::Unreadable)?,
             BodySource::Stdin { strip_newlines } => copy_part(
                 &mut io::stdin().lock(),
                 &mut sink,
@@ -200,12 +231,13 @@ fn load(spec: &BodySpec) -> Result<Payload, BodyError> {
             BodySource::Encoded { prefix, file } => match sink.write_all(prefix) {
                 Err(e) => Err(e),
                 Ok(()) => match file {
-                    Some(path) => copy_file(path, &mut sink, Transform::FormEncode)?,
+                    Some(path) => copy_file(path, &mut sink, Transform::FormEncode)
+                        .map_err(LoadError::Unreadable)?,
                     None => copy_part(&mut io::stdin().lock(), &mut sink, Transform::FormEncode),
                 },
             },
         };
-        result.map_err(|e| BodyError(format!("cannot read the request body: {e}")))?;
+        result.map_err(|e| failed(e, "cannot read the request body"))?;
     }
     Ok(match sink.file {
         Some(file) => Payload::Spooled {
@@ -235,7 +267,7 @@ mod tests {
             ],
             separator: b"&".to_vec(),
         };
-        let p = load(&spec).unwrap();
+        let p = load(&spec, None).unwrap();
         assert_eq!(read_all(&p), b"a=1&b=2");
         assert_eq!(read_all(&p), b"a=1&b=2", "replay gives the same bytes");
     }
@@ -253,7 +285,7 @@ mod tests {
             }],
             separator: vec![],
         };
-        let p = load(&spec).unwrap();
+        let p = load(&spec, None).unwrap();
         assert!(matches!(p, Payload::Spooled { .. }));
         assert_eq!(p.content_length(), data.len() as u64);
         assert_eq!(read_all(&p), data);
@@ -272,7 +304,41 @@ mod tests {
             }],
             separator: vec![],
         };
-        assert_eq!(read_all(&load(&spec).unwrap()), b"abc");
+        assert_eq!(read_all(&load(&spec, None).unwrap()), b"abc");
+    }
+
+    #[test]
+    fn a_limit_stops_an_endless_source_while_it_is_read() {
+        for (strip_newlines, part) in [(false, "raw"), (true, "-d @file")] {
+            let spec = BodySpec {
+                parts: vec![BodySource::File {
+                    path: "/dev/zero".into(),
+                    strip_newlines,
+                }],
+                separator: vec![],
+            };
+            let got = load_within(
+                &spec,
+                Some(std::time::Duration::from_secs(60)),
+                Some(1 << 20),
+            );
+            assert!(matches!(got, Err(LoadError::TooLarge)), "{part}: {got:?}");
+        }
+        let encoded = BodySpec {
+            parts: vec![BodySource::Encoded {
+                prefix: b"a=".to_vec(),
+                file: Some("/dev/zero".into()),
+            }],
+            separator: vec![],
+        };
+        assert!(matches!(load(&encoded, Some(10)), Err(LoadError::TooLarge)));
+        // At the limit exactly, the body is whole.
+        let inline = BodySpec {
+            parts: vec![BodySource::Inline(vec![b'x'; 10])],
+            separator: vec![],
+        };
+        assert_eq!(read_all(&load(&inline, Some(10)).unwrap()), vec![b'x'; 10]);
+        assert!(matches!(load(&inline, Some(9)), Err(LoadError::TooLarge)));
     }
 
     #[test]
@@ -284,6 +350,6 @@ mod tests {
             }],
             separator: vec![],
         };
-        assert!(load(&spec).is_err());
+        assert!(load(&spec, None).is_err());
     }
 }

@@ -90,8 +90,9 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));
     }
-    let payload = load_body(cfg.request.body.as_ref(), &cfg, &ends)?;
-    if let Some(data) = load_body(cfg.request.get_data.as_ref(), &cfg, &ends)? {
+    let payload = load_body(cfg.request.body.as_ref(), None, &cfg, &ends)?;
+    let query = load_body(cfg.request.get_data.as_ref(), Some(MAX_QUERY), &cfg, &ends)?;
+    if let Some(data) = query {
         query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
     }
     Ok(Prepared {
@@ -197,11 +198,17 @@ fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Tra
     Ok((write_out, output, transport))
 }
 
-/// `-G` data read from files or stdin, appended to the URL's query (at most 1 MiB: a
-/// longer URL is no URL a server reads).
+/// The most `-G` data may hold once encoded (bytes): a longer URL is no URL a server reads.
+const MAX_QUERY: u64 = 1 << 20;
+
+/// What a `-G` query over [`MAX_QUERY`] is told.
+const QUERY_TOO_LONG: &str = "-G: the data is over 1 MiB, too long for a URL: send it as a body";
+
+/// `-G` data read from files or stdin, appended to the URL's query (at most
+/// [`MAX_QUERY`], checked while it is read).
 fn query_from(data: Payload, cfg: &mut Config) -> Result<(), String> {
     let Payload::Memory(bytes) = data else {
-        return Err("-G: the data is over 1 MiB, too long for a URL: send it as a body".into());
+        return Err(QUERY_TOO_LONG.into());
     };
     config::append_query(&mut cfg.request.url, &bytes);
     Ok(())
@@ -304,9 +311,11 @@ fn check_socket(path: &std::path::Path) -> Result<(), String> {
     }
 }
 
-/// Reads a request body (or `-G` data) once, within the deadline.
+/// Reads a request body (or `-G` data, whose `limit` is [`MAX_QUERY`]) once, within the
+/// deadline; a source that outgrows `limit` is a usage error found while reading it.
 fn load_body(
     spec: Option<&config::BodySpec>,
+    limit: Option<u64>,
     cfg: &Config,
     ends: &Ends,
 ) -> Result<Option<Payload>, Outcome> {
@@ -314,9 +323,10 @@ fn load_body(
         .retry
         .deadline
         .map(|d| d.saturating_sub(ends.start.elapsed()));
-    match spec.map(|b| body::load_within(b, left)).transpose() {
+    match spec.map(|b| body::load_within(b, left, limit)).transpose() {
         Ok(p) => Ok(p),
         Err(body::LoadError::Unreadable(e)) => Err(ends.usage(&e.0)),
+        Err(body::LoadError::TooLarge) => Err(ends.usage(QUERY_TOO_LONG)),
         Err(body::LoadError::Deadline) => {
             ends.watchdog.claim();
             let why = "nothing sent: the request body was still being read";

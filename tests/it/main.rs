@@ -27,6 +27,7 @@ mod headers;
 mod hostile;
 mod jitter;
 mod json_log;
+mod limits;
 mod network;
 mod output;
 mod preflight;
