@@ -251,8 +251,11 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
 
 /// A usage error found before clap parses (in a `-K` file, a `-H @FILE`): `message` on one
 /// line (`; see --help` added), or with the JSON log an error object and a summary object.
-/// Exit 2; nothing was sent.
+/// Exit 2; nothing was sent. The lines wait on their reader until the deadline typed on the
+/// command line, or for `USAGE_WORDS` without one (see `process::deadline`).
 pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Outcome {
+    let deadline = cli::bodies::expand::typed_deadline(args).filter(|d| !d.is_zero());
+    crate::process::deadline::bound_usage_error(deadline.map(|d| start + d));
     let json = json_requested(args);
     let format = if json {
         cli::LogFormat::Json
@@ -271,6 +274,9 @@ pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Ou
 /// The deadline passed while `what` (a `-K` or `-H @` file) was still being read: exit 5,
 /// nothing sent, with the summary the log format asks for.
 pub(crate) fn deadline_line(what: &str, args: &[OsString], start: Instant) -> Outcome {
+    // The deadline has passed: the summary gets its last few milliseconds.
+    let until = Instant::now() + crate::process::deadline::LAST_WORDS;
+    crate::process::deadline::exit_by(until, Outcome::Deadline.code());
     let format = if json_requested(args) {
         cli::LogFormat::Json
     } else {

@@ -10,16 +10,27 @@
 //! the output, say), the watchdog ends the process itself: temporary files removed, large
 //! spools freed after the exit (see `release`), one summary line, exit 5.
 //!
-//! The run claims its ending ([`Watchdog::claim`]) before the steps that cannot be undone:
-//! renaming `-o` into place, printing the summary. From then on the watchdog stands down.
-//! The signal handler, when it must end a run that does not end by itself, takes the ending
+//! The run claims its ending ([`Watchdog::claim`]) once its outcome is settled, before it
+//! writes its last words (the summary). A claim does not end the watch: those writes may
+//! block too (stderr a pipe nobody reads). The watchdog then gives them until the deadline,
+//! or [`LAST_WORDS`] from the claim when that is later, and ends the process with the
+//! claimed outcome's code, writing nothing more (the summary is what is stuck). The run
+//! stands the watchdog down only once everything is written ([`Watchdog::done`]). The
+//! signal handler, when it must end a run that does not end by itself, takes the ending
 //! over the same way ([`Watchdog::take_over`]), so a run prints exactly one summary.
+//!
+//! A usage error found before a watchdog exists is bounded by [`exit_by`] the same way.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long the run has, once the agent is shut down, to end by itself.
 pub const GRACE: Duration = Duration::from_millis(10);
+
+/// How long the run's last words (the summary) have when its outcome is settled after the
+/// deadline, or just before it: a line to a reader that reads takes microseconds, and a
+/// loaded machine may not run the writer for some milliseconds.
+pub const LAST_WORDS: Duration = Duration::from_millis(50);
 
 /// Where the run stands, as far as the watchdog is concerned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,14 +39,20 @@ enum Phase {
     Running,
     /// The deadline passed; the run has [`GRACE`] to claim its ending.
     Expired,
-    /// The run owns its ending: the watchdog does nothing more.
+    /// The run owns its ending and is writing its last words, within a last bound.
     Claimed,
     /// The watchdog is ending the process.
     Exiting,
+    /// Everything is written: the watchdog does nothing more.
+    Done,
 }
 
 /// Writes the summary line from the attempts made and the last result.
 pub type Summary = Box<dyn Fn(u32, &str) -> String + Send>;
+
+/// Ends the process, given the summary line to write (none when the run's own summary is
+/// what is stuck) and the exit code ([`exit_now`]).
+pub type End = Box<dyn FnOnce(Option<String>, u8) + Send>;
 
 /// What the watchdog needs to end the process by itself.
 pub struct LastWords {
@@ -43,20 +60,49 @@ pub struct LastWords {
     pub abort: Box<dyn FnOnce() + Send>,
     /// The summary line, given the attempts made and the last result.
     pub summary: Summary,
-    /// Ends the process, given the summary line ([`exit_now`]).
-    pub end: Box<dyn FnOnce(String) + Send>,
+    /// Ends the process ([`exit_now`]).
+    pub end: End,
 }
 
 /// Ends the process from the watchdog: temporary files removed, large spools freed after
-/// the exit, the summary line written, then `_exit(code)`.
-pub fn exit_now(code: u8) -> Box<dyn FnOnce(String) + Send> {
-    Box::new(move |line| {
-        crate::process::interrupt::remove_temps();
-        crate::process::release::release_at_exit();
-        last_line(&line);
-        // SAFETY: _exit ends the process at once; nothing else may run after the summary.
-        unsafe { libc::_exit(i32::from(code)) };
-    })
+/// the exit, the summary line written if there is one (given a few milliseconds), then
+/// `_exit(code)`.
+pub fn exit_now() -> End {
+    Box::new(|line, code| end_process(line.as_deref(), code))
+}
+
+fn end_process(line: Option<&str>, code: u8) {
+    crate::process::interrupt::remove_temps();
+    crate::process::release::release_at_exit();
+    if let Some(line) = line {
+        last_line(line);
+    }
+    // SAFETY: _exit ends the process at once; nothing else may run after the summary.
+    unsafe { libc::_exit(i32::from(code)) };
+}
+
+/// How long a usage error's lines may wait on their reader when no deadline bounds them:
+/// nothing was sent, and a stderr nobody reads must not hold a script for ever.
+pub const USAGE_WORDS: Duration = Duration::from_secs(2);
+
+/// Bounds the lines of a usage error (exit 2): by the deadline at `deadline` when there is
+/// one (at least [`LAST_WORDS`] from now), else by [`USAGE_WORDS`] from now.
+pub fn bound_usage_error(deadline: Option<Instant>) {
+    let now = Instant::now();
+    let until = deadline.map_or(now + USAGE_WORDS, |d| d.max(now + LAST_WORDS));
+    exit_by(until, crate::exit::Outcome::Usage.code());
+}
+
+/// Ends the process with `code` at `until` unless it has exited by then: what bounds the
+/// last words of a run that has no watchdog (a usage error, whose message may go to a pipe
+/// nobody reads). Temporary files are removed first; nothing more is written.
+pub fn exit_by(until: Instant, code: u8) {
+    let _ = std::thread::Builder::new()
+        .name("last words".into())
+        .spawn(move || {
+            std::thread::sleep(until.saturating_duration_since(Instant::now()));
+            end_process(None, code);
+        });
 }
 
 #[derive(Debug)]
@@ -69,6 +115,10 @@ struct State {
     /// Attempts begun, and the last attempt's result, for the summary line.
     attempts: u32,
     last: String,
+    /// When the run claimed its ending, and the exit code of the outcome it settled on.
+    claimed: Option<(Instant, u8)>,
+    /// A watchdog thread is running.
+    keeping: bool,
 }
 
 /// A handle on the watchdog of one run (or on none, when there is no deadline).
@@ -88,6 +138,8 @@ impl Watchdog {
                     stopped: false,
                     attempts: 0,
                     last: "no attempt made".into(),
+                    claimed: None,
+                    keeping: false,
                 }),
                 Condvar::new(),
             )),
@@ -105,25 +157,52 @@ impl Watchdog {
             // No thread: the socket timeouts and the loop's own checks still apply.
             return me;
         }
+        if let Ok(mut s) = me.state.0.lock() {
+            s.keeping = true;
+        }
         me
     }
 
     fn watch(&self, deadline: Instant, words: LastWords) {
         // Wait for the deadline, unless the run claims its ending first.
         let Some(mut s) = self.unclaimed_at(deadline) else {
-            return;
+            return self.bound_last_words(deadline, words.end);
         };
         s.phase = Phase::Expired;
         s.fired = true;
         drop(s);
         (words.abort)();
         let Some(mut s) = self.unclaimed_at(Instant::now() + GRACE) else {
-            return;
+            return self.bound_last_words(deadline, words.end);
         };
         s.phase = Phase::Exiting;
         let line = (words.summary)(s.attempts, &s.last);
         drop(s);
-        (words.end)(line);
+        (words.end)(Some(line), crate::exit::Outcome::Deadline.code());
+    }
+
+    /// The run has claimed its ending: its last words have until the deadline, or
+    /// [`LAST_WORDS`] from the claim when that is later. Past that, the process ends with
+    /// the claimed code, unless the run said it was done.
+    fn bound_last_words(&self, deadline: Instant, end: End) {
+        let (lock, cvar) = &*self.state;
+        let Ok(mut s) = lock.lock() else { return };
+        loop {
+            let Some((at, code)) = s.claimed.filter(|_| s.phase == Phase::Claimed) else {
+                return;
+            };
+            let until = deadline.max(at + LAST_WORDS);
+            let now = Instant::now();
+            if now >= until {
+                s.phase = Phase::Exiting;
+                drop(s);
+                return end(None, code);
+            }
+            s = match cvar.wait_timeout(s, until - now) {
+                Ok((s, _)) => s,
+                Err(_) => return,
+            };
+        }
     }
 
     /// Waits until `end`: the state, locked, if the run has not claimed its ending by then.
@@ -131,7 +210,7 @@ impl Watchdog {
         let (lock, cvar) = &*self.state;
         let mut s = lock.lock().ok()?;
         loop {
-            if s.phase == Phase::Claimed {
+            if matches!(s.phase, Phase::Claimed | Phase::Done) {
                 return None;
             }
             let now = Instant::now();
@@ -140,6 +219,11 @@ impl Watchdog {
             }
             s = cvar.wait_timeout(s, end - now).ok()?.0;
         }
+    }
+
+    /// Whether a watchdog thread keeps a deadline for this run.
+    pub fn keeps_a_deadline(&self) -> bool {
+        self.state.0.lock().is_ok_and(|s| s.keeping)
     }
 
     /// Notes that attempt `n` began, or ended with `last` (for the watchdog's summary).
@@ -155,7 +239,7 @@ impl Watchdog {
     /// result, for its summary line.
     pub fn take_over(&self) -> Option<(u32, String)> {
         let mut s = self.state.0.lock().ok()?;
-        if matches!(s.phase, Phase::Claimed | Phase::Exiting) {
+        if matches!(s.phase, Phase::Claimed | Phase::Exiting | Phase::Done) {
             return None;
         }
         s.phase = Phase::Exiting;
@@ -189,10 +273,12 @@ impl Watchdog {
         self.state.0.lock().is_ok_and(|s| s.fired)
     }
 
-    /// The run takes over its own ending; the watchdog stands down ([`Watchdog::expired`]
-    /// still says whether the deadline had passed). When the watchdog has already begun to
-    /// end the process, this never returns.
-    pub fn claim(&self) {
+    /// The run has settled on the outcome whose exit code is `code` and takes over its
+    /// own ending: the watchdog no longer writes a summary, but still bounds the run's last
+    /// words (see [`LAST_WORDS`]) and, if they are stuck, ends the process with `code`
+    /// ([`Watchdog::expired`] still says whether the deadline had passed). When the
+    /// watchdog has already begun to end the process, this never returns.
+    pub fn claim(&self, code: u8) {
         let (lock, cvar) = &*self.state;
         let Ok(mut s) = lock.lock() else { return };
         if s.phase == Phase::Exiting {
@@ -202,7 +288,19 @@ impl Watchdog {
             }
         }
         s.phase = Phase::Claimed;
+        s.claimed = Some((Instant::now(), code));
         cvar.notify_all();
+    }
+
+    /// Everything the run writes is written: the watchdog stands down for good.
+    pub fn done(&self) {
+        let (lock, cvar) = &*self.state;
+        if let Ok(mut s) = lock.lock()
+            && s.phase != Phase::Exiting
+        {
+            s.phase = Phase::Done;
+            cvar.notify_all();
+        }
     }
 }
 
@@ -226,14 +324,16 @@ mod tests {
     use super::*;
     use std::sync::mpsc;
 
-    fn words(aborted: mpsc::Sender<()>, ended: mpsc::Sender<String>) -> LastWords {
+    type Ended = (Option<String>, u8);
+
+    fn words(aborted: mpsc::Sender<()>, ended: mpsc::Sender<Ended>) -> LastWords {
         LastWords {
             abort: Box::new(move || {
                 let _ = aborted.send(());
             }),
             summary: Box::new(|n, last| format!("{n} attempts, last {last}")),
-            end: Box::new(move |line| {
-                let _ = ended.send(line);
+            end: Box::new(move |line, code| {
+                let _ = ended.send((line, code));
             }),
         }
     }
@@ -252,14 +352,29 @@ mod tests {
     }
 
     #[test]
-    fn a_claim_before_the_deadline_stands_the_watchdog_down() {
+    fn a_run_done_before_the_deadline_stands_the_watchdog_down() {
         let (a, aborted) = mpsc::channel();
         let (e, ended) = mpsc::channel();
         let w = Watchdog::start(Instant::now() + Duration::from_millis(30), words(a, e));
-        w.claim();
-        assert!(aborted.recv_timeout(Duration::from_millis(100)).is_err());
+        w.claim(0);
+        w.done();
+        assert!(aborted.recv_timeout(Duration::from_millis(150)).is_err());
         assert!(ended.try_recv().is_err());
         assert!(!w.expired());
+    }
+
+    #[test]
+    fn last_words_stuck_at_the_deadline_end_the_process_with_the_claimed_code() {
+        let (a, aborted) = mpsc::channel();
+        let (e, ended) = mpsc::channel();
+        let begun = Instant::now();
+        let w = Watchdog::start(begun + Duration::from_millis(80), words(a, e));
+        // The outcome is settled (attempts exhausted), then the summary blocks.
+        w.claim(4);
+        let (line, code) = ended.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(begun.elapsed() >= Duration::from_millis(80), "not early");
+        assert_eq!((line, code), (None, 4), "no second summary; the run's code");
+        assert!(aborted.try_recv().is_err(), "nothing in flight to cut");
     }
 
     #[test]
@@ -272,13 +387,15 @@ mod tests {
         aborted.recv_timeout(Duration::from_secs(10)).unwrap();
         assert!(begun.elapsed() >= Duration::from_millis(40), "not early");
         assert!(w.expired());
-        let line = ended.recv_timeout(Duration::from_secs(10)).unwrap();
-        assert_eq!(line, "2 attempts, last 503");
+        let (line, code) = ended.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!(line.as_deref(), Some("2 attempts, last 503"));
+        assert_eq!(code, 5);
         assert!(begun.elapsed() >= Duration::from_millis(40) + GRACE);
     }
 
-    #[test]
-    fn a_claim_within_the_grace_keeps_the_ending_with_the_run() {
+    /// A run that claims within the grace (`done_too`: and finishes at once, else its last
+    /// words are stuck).
+    fn claim_in_the_grace(done_too: bool) -> (Watchdog, mpsc::Receiver<Ended>, Instant) {
         let (e, ended) = mpsc::channel();
         let cell: Arc<std::sync::OnceLock<Watchdog>> = Arc::default();
         let shared = cell.clone();
@@ -287,22 +404,37 @@ mod tests {
             // network does.
             abort: Box::new(move || {
                 if let Some(w) = shared.get() {
-                    w.claim();
+                    w.claim(5);
+                    if done_too {
+                        w.done();
+                    }
                 }
             }),
             summary: Box::new(|_, _| String::new()),
-            end: Box::new(move |line| {
-                let _ = e.send(line);
+            end: Box::new(move |line, code| {
+                let _ = e.send((line, code));
             }),
         };
-        let w = Watchdog::start(Instant::now() + Duration::from_millis(200), words);
+        let begun = Instant::now();
+        let w = Watchdog::start(begun + Duration::from_millis(200), words);
         let _ = cell.set(w.clone());
+        (w, ended, begun)
+    }
+
+    #[test]
+    fn a_claim_within_the_grace_keeps_the_ending_with_the_run() {
+        let (w, ended, _) = claim_in_the_grace(true);
         assert!(ended.recv_timeout(Duration::from_secs(2)).is_err());
         assert!(w.expired());
-        w.claim();
+        w.claim(5);
         assert!(
             w.expired(),
             "a claim after the deadline does not hide that it passed"
         );
+        let (w, ended, begun) = claim_in_the_grace(false);
+        let (line, code) = ended.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert_eq!((line, code), (None, 5));
+        assert!(begun.elapsed() >= Duration::from_millis(200) + LAST_WORDS);
+        assert!(w.expired());
     }
 }

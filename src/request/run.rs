@@ -32,7 +32,13 @@ pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
     let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
         .hide_progress(args.compat.logging.no_progress_meter);
     match prepare(args, &reporter, start) {
-        Ok(prepared) => execute(prepared, &reporter, start),
+        Ok(prepared) => {
+            let watchdog = prepared.watchdog.clone();
+            let outcome = execute(prepared, &reporter, start);
+            // The summary is written: nothing is left for the watchdog to bound.
+            watchdog.done();
+            outcome
+        }
         Err(outcome) => outcome,
     }
 }
@@ -60,6 +66,9 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
                 // A value from a -K file may be a secret: it is not quoted back.
                 e.0 = crate::cli::bodies::expand::unquoted(&e.0);
             }
+            // No watchdog yet: the lines below are bounded all the same.
+            let deadline = args.policy.deadline.filter(|d| !d.is_zero());
+            deadline::bound_usage_error(deadline.map(|d| start + d));
             reporter.error(&e.0);
             let why = Some(e.0.as_str());
             reporter.summary(Outcome::Usage, 0, start.elapsed(), 0, "nothing sent", why);
@@ -127,29 +136,43 @@ impl Ends<'_> {
         } else {
             msg
         };
-        self.watchdog.claim();
+        self.last_words(Outcome::Usage);
         self.reporter.error(msg);
         let elapsed = self.start.elapsed();
         self.reporter
             .summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(msg));
+        self.watchdog.done();
         Outcome::Usage
     }
 
+    /// The run settles on `outcome` before its last words, which stay bounded: by the
+    /// watchdog when there is a deadline, and for a usage error without one by
+    /// [`deadline::USAGE_WORDS`].
+    fn last_words(&self, outcome: Outcome) {
+        self.watchdog.claim(outcome.code());
+        if outcome == Outcome::Usage && !self.watchdog.keeps_a_deadline() {
+            deadline::bound_usage_error(None);
+        }
+    }
+
     /// `--explain`: the policy on stdout instead of a request; exit 0 (1 when stdout
-    /// cannot be written).
+    /// cannot be written). The policy is output the user asked for, like a body: written
+    /// before the run claims its ending, so a reader that does not take it by the deadline
+    /// ends the run with exit 5.
     fn explain(&self, cfg: &Config) -> Outcome {
-        self.watchdog.claim();
         let (outcome, why) = match output::print_stdout(&explain::explain(cfg)) {
             Ok(()) => (Outcome::Success, None),
-            Err(e) => {
-                self.reporter.error(&e);
-                (Outcome::Local, Some(e))
-            }
+            Err(e) => (Outcome::Local, Some(e)),
         };
+        self.last_words(outcome);
+        if let Some(e) = &why {
+            self.reporter.error(e);
+        }
         let shown = cfg.retry.seed.unwrap_or(0);
         let elapsed = self.start.elapsed();
         self.reporter
             .summary(outcome, 0, elapsed, shown, "nothing sent", why.as_deref());
+        self.watchdog.done();
         outcome
     }
 }
@@ -328,11 +351,12 @@ fn load_body(
         Err(body::LoadError::Unreadable(e)) => Err(ends.usage(&e.0)),
         Err(body::LoadError::TooLarge) => Err(ends.usage(QUERY_TOO_LONG)),
         Err(body::LoadError::Deadline) => {
-            ends.watchdog.claim();
+            ends.last_words(Outcome::Deadline);
             let why = "nothing sent: the request body was still being read";
             let elapsed = ends.start.elapsed();
             ends.reporter
                 .summary(Outcome::Deadline, 0, elapsed, 0, why, Some(why));
+            ends.watchdog.done();
             Err(Outcome::Deadline)
         }
     }
@@ -390,6 +414,7 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let (shared, hold) = match admit(&cfg, reporter, start) {
         Ok(admitted) => (admitted.shared, admitted.hold),
         Err(why) => {
+            watchdog.claim(Outcome::Refused.code());
             let elapsed = start.elapsed();
             reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
             return Outcome::Refused;
@@ -481,7 +506,7 @@ fn start_watchdog(
                     key.get().map(String::as_str),
                 )
             }),
-            end: deadline::exit_now(Outcome::Deadline.code()),
+            end: deadline::exit_now(),
         },
     )
 }
@@ -515,8 +540,9 @@ fn forced_summary(
 }
 
 /// `-D`, `--etag-save`, the state file, `-w`, then the summary line. The deadline still holds over the
-/// first three (a `-D` FIFO nobody reads, a reader of stdout that stopped); the run claims
-/// its ending only for the summary.
+/// first four (a `-D` FIFO nobody reads, a reader of stdout that stopped: exit 5); the run
+/// claims its ending for the summary, which the watchdog still bounds (a stuck summary
+/// ends the run with its own outcome's code).
 fn finish(
     cfg: &Config,
     reporter: &Reporter,
@@ -550,8 +576,9 @@ fn finish(
         reason = e;
         outcome = Outcome::Local;
     }
-    // From here the run ends itself (if the watchdog is ending it, this never returns).
-    watchdog.claim();
+    // From here the run ends itself (if the watchdog is ending it, this never returns);
+    // the watchdog still bounds the summary, and ends a run stuck on it with `outcome`.
+    watchdog.claim(outcome.code());
     reporter.summary(
         outcome,
         ended.attempts_made,

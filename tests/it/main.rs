@@ -7,6 +7,7 @@ mod common;
 #[path = "../support/scripted.rs"]
 mod scripted;
 
+mod blocked_output;
 mod bodies;
 mod broken_pipe;
 mod bulk;

@@ -207,7 +207,7 @@ fn split_option(a: &str, opts: &Options) -> Option<(Option<String>, String, Opti
 
 /// The `--deadline` of the command line as typed (`--deadline D`, `--deadline=D`), else of
 /// `RETRY_HTTP_DEADLINE`; `None` when neither gives one that parses (clap then says why).
-fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
+pub(crate) fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
     let mut given = None;
     let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
     while let Some(a) = it.next() {
