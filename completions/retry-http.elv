@@ -52,7 +52,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand -m 'curl''s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)'
             cand --max-time 'curl''s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)'
             cand --connect-timeout 'Timeout for opening the connection: DNS and TCP (0: none of its own)'
-            cand --stall-timeout 'An attempt fails, retryably, when no byte arrives for this long (0: off)'
+            cand --stall-timeout 'An attempt fails, retryably, when no byte arrives, or none of the request is taken by the kernel while it is sent, for this long (0: off)'
             cand --seed 'Seed for the random draws, so a run can be replayed (-v shows the one used)'
             cand --idempotency-key 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run''s retries, not a re-run: derive a key from the job for that)'
             cand --until-status 'Ready when the status is in LIST (codes, ranges, classes as in --retry-on), even a 4xx or 5xx; any other answer is not ready yet, 404 included'

@@ -502,7 +502,8 @@ pub struct PolicyFlags {
     #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = compat::connect_seconds)]
     pub connect_timeout: Duration,
 
-    /// An attempt fails, retryably, when no byte arrives for this long (0: off).
+    /// An attempt fails, retryably, when no byte arrives, or none of the request is taken by
+    /// the kernel while it is sent, for this long (0: off).
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_STALL_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub stall_timeout: Duration,
 

@@ -139,7 +139,11 @@ fn agent_config(
         .tls_config(tls)
         .timeout_connect(timeouts.connect)
         .timeout_resolve(None)
+        // Silence while sending is silence too: each write to the socket must see the
+        // kernel take a byte within the stall timeout (SO_SNDTIMEO, restarted by every
+        // write that made progress), so an upload to a server that stopped reading stalls.
         .timeout_per_read(timeouts.stall)
+        .timeout_per_write(timeouts.stall)
         .max_idle_connections(0)
         .input_buffer_size(FULL_BUFFER)
         .max_response_header_size(FULL_BUFFER)

@@ -73,7 +73,8 @@ pub fn classify(e: &ureq::Error, in_body: bool) -> Failure {
 }
 
 /// Which of the attempt's time limits ran out: `--connect-timeout` (name lookup included),
-/// `--stall-timeout` (no byte for that long), else the attempt's own budget.
+/// `--stall-timeout` (no byte received, or none of the request taken by the kernel, for
+/// that long), else the attempt's own budget.
 fn classify_timeout(t: Timeout) -> Failure {
     use FailureKind as K;
     match t {
@@ -81,6 +82,10 @@ fn classify_timeout(t: Timeout) -> Failure {
             Failure::new(K::ConnectTimeout, "no connection within --connect-timeout")
         }
         Timeout::PerRead => Failure::new(K::Stall, "no byte within --stall-timeout"),
+        Timeout::PerWrite => Failure::new(
+            K::Stall,
+            "no byte of the request taken within --stall-timeout (the server stopped reading)",
+        ),
         _ => Failure::new(K::Timeout, "the attempt's time ran out"),
     }
 }
@@ -249,6 +254,7 @@ mod tests {
     fn timeouts_name_the_limit_that_ran_out() {
         assert_eq!(classify_timeout(Timeout::Resolve).kind, K::ConnectTimeout);
         assert_eq!(classify_timeout(Timeout::PerRead).kind, K::Stall);
+        assert_eq!(classify_timeout(Timeout::PerWrite).kind, K::Stall);
         assert_eq!(classify_timeout(Timeout::Global).kind, K::Timeout);
     }
 

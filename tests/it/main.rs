@@ -46,5 +46,6 @@ mod state_redis;
 mod terminal;
 mod tls;
 mod trust;
+mod upload_stall;
 mod usage;
 mod write_out;
