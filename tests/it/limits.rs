@@ -36,6 +36,12 @@ fn sources() -> Vec<(Vec<&'static str>, bool, &'static str)> {
         (vec!["--cacert", "/dev/zero"], false, "16 MiB"),
         (vec!["-b", "/dev/zero"], false, "4 MiB"),
         (vec!["--netrc-file", "/dev/zero"], false, "1 MiB"),
+        (vec!["--etag-compare", "/dev/zero"], false, "8 KiB"),
+        (
+            vec!["--cert", "/dev/zero", "--key", "/dev/zero"],
+            false,
+            "1 MiB",
+        ),
     ]
 }
 
@@ -73,5 +79,5 @@ fn an_endless_input_stops_at_its_limit_while_it_is_read() {
         ran += 1;
     }
     assert_eq!(s.requests().len(), 0, "nothing is sent");
-    assert_eq!(ran, 15);
+    assert_eq!(ran, 17);
 }
