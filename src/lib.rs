@@ -38,6 +38,7 @@ use std::time::Instant;
 pub fn main() -> ExitCode {
     let start = Instant::now();
     if version_alone() {
+        cli::usage::bound_by_deadline(&[], start);
         return ExitCode::from(version());
     }
     reuse_freed_memory();

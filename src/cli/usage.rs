@@ -188,6 +188,9 @@ fn quoted_variants(pairs: &[(String, String)]) -> Vec<(String, String)> {
 /// one usage line (exit 2), or with the JSON log an error object and a summary object.
 pub(crate) fn clap_error(e: &clap::Error, args: &[OsString], start: Instant) -> Outcome {
     use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayVersion | ErrorKind::DisplayHelp) {
+        bound_by_deadline(args, start);
+    }
     if e.kind() == ErrorKind::DisplayVersion {
         let _ = e.print();
         return Outcome::Success;
@@ -247,6 +250,17 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
     }
     let name = cli::curl_names::find(typed)?;
     Some(cli::compat::unsupported(name, typed))
+}
+
+/// `--help` and `--version` are no runs, but a deadline typed on the command line (or in
+/// `RETRY_HTTP_DEADLINE`) bounds their writing too: a stdout nobody reads ends them with
+/// exit 5 at the deadline.
+pub(crate) fn bound_by_deadline(args: &[OsString], start: Instant) {
+    use crate::process::deadline;
+    if let Some(d) = cli::bodies::expand::typed_deadline(args).filter(|d| !d.is_zero()) {
+        let until = (start + d).max(Instant::now() + deadline::LAST_WORDS);
+        deadline::exit_by(until, Outcome::Deadline.code());
+    }
 }
 
 /// A usage error found before clap parses (in a `-K` file, a `-H @FILE`): `message` on one

@@ -301,3 +301,45 @@ fn a_usage_error_into_a_full_stderr_ends_by_its_bound_at_every_stage() {
     assert_eq!(ran, 12);
     assert!(s.requests().is_empty(), "nothing is sent");
 }
+
+#[test]
+fn help_and_version_into_a_full_stdout_end_by_a_typed_deadline() {
+    // Not runs, but a deadline given on the command line or in the environment bounds
+    // them too: exit 5 at the deadline, as for a body nobody reads.
+    let cases: [(&[&str], Option<&str>); 4] = [
+        (&["--help", "--deadline", "1s"], None),
+        (&["-h", "--deadline=1s"], None),
+        (&["--help"], Some("1s")),
+        (&["--version"], Some("1s")),
+    ];
+    for (args, env) in cases {
+        let (_reader, writer) = full_pipe();
+        let mut cmd = std_command();
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer))
+            .stderr(Stdio::null());
+        if let Some(d) = env {
+            cmd.env("RETRY_HTTP_DEADLINE", d);
+        }
+        let t = Instant::now();
+        let mut child = cmd.spawn().unwrap();
+        let code = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status.code();
+            }
+            if t.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(code, Some(5), "{args:?} {env:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(1) + SLACK,
+            "{args:?} {env:?}: {:?}",
+            t.elapsed()
+        );
+    }
+}
