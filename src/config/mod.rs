@@ -628,7 +628,7 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
     for spec in &f.until_body {
         ready
             .body
-            .push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
+            .push(r::parse_body_regex(spec).map_err(UsageError)?);
     }
     for spec in &f.until_json {
         ready.json.push(r::parse_json(spec).map_err(UsageError)?);
