@@ -547,6 +547,9 @@ pub struct ReadinessFlags {
     pub until_status: Vec<crate::policy::StatusSet>,
 
     /// Ready when the body matches REGEX (the regex crate's syntax). Repeatable: all must hold.
+    ///
+    /// ^ and $ match at the start and end of each line of the body (^v2$ matches "v2\n");
+    /// \A and \z at the body's start and end.
     #[arg(hide_short_help = true, long, value_name = "REGEX")]
     pub until_body: Vec<String>,
 
