@@ -127,7 +127,10 @@ fn search_answers_with_flags_the_client_accepts() {
     let mut seen = 0;
     for line in text.lines().filter(|l| l.contains("--attempts")) {
         let words: Vec<&str> = line.split_whitespace().collect();
-        for pair in words.windows(2).filter(|p| p[0] == "--base" || p[0] == "--cap") {
+        for pair in words
+            .windows(2)
+            .filter(|p| p[0] == "--base" || p[0] == "--cap")
+        {
             seen += 1;
             let v = pair[1];
             let (number, ms) = match v.strip_suffix("ms") {
