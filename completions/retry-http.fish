@@ -76,6 +76,9 @@ json\t'One JSON object per line (the schema is in README.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
 always\t'Always'
 never\t'Never'"
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry -d 'curl\'s --retry N: N retries, so N+1 attempts here (--attempts N+1; 0 to 999)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-delay -d 'curl\'s --retry-delay: each backoff wait is at least SECONDS, plus a random spread up to SECONDS (--base S --cap S --jitter +S); 0 keeps this tool\'s backoff' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-max-time -d 'curl\'s --retry-max-time: --deadline SECONDS (0: no limit). The deadline also ends an attempt under way' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l resolve -d 'Use ADDR for HOST:PORT instead of looking it up (repeatable): HOST \'*\' matches any host; several addresses are tried in order; an IPv6 address may be written in [brackets]; a leading \'+\' is accepted (curl\'s cache timeout; there is no cache across runs). TLS and the Host header keep the URL\'s name' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-to -d 'A request to HOST1:PORT1 connects to HOST2:PORT2 instead (repeatable, the first match wins); an empty HOST1 or PORT1 matches any, an empty HOST2 or PORT2 keeps the URL\'s. TLS and the Host header keep the URL\'s name' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l unix-socket -d 'Send the request over this Unix socket (a local daemon, /var/run/docker.sock); the URL gives the Host header and the path. A socket absent or refusing is retried as a refused connection; no proxy is used' -r -F
@@ -112,6 +115,8 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s v -l verbose -d 'Add the headers and the seed to the log'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-connrefused -d 'curl\'s --retry-connrefused: accepted, a refused connection is retried already'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-all-errors -d 'curl\'s --retry-all-errors: --retry-on 4xx,5xx. A request that is not safe to replay still is not replayed (see --idempotency-key)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Take the login and password for the URL\'s host from ~/.netrc (machine, default; an absent file is an error). Not used when the URL has a user, or -u or an Authorization header is given; not sent to another host after a redirect'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o or -O file\'s modification time from the response\'s Last-Modified'

@@ -105,6 +105,10 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         Ok(c) => c,
         Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
+    // curl's retry flags become the policy's own (`--retry 3` is `--attempts 4`).
+    if let Err(e) = config::curl_retry::fold(&mut cli.request) {
+        return cli::usage::usage_line(&e.0, &args, start);
+    }
     cli.request.bodies.stdin_taken = expanded.stdin_taken;
     cli.request.bodies.from_file = expanded.from_file;
     match cli.command {

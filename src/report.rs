@@ -361,6 +361,18 @@ impl Reporter {
                         | Outcome::NonRetryableTransport
                         | Outcome::NotReady
                 );
+                if attempts_made == 0 {
+                    // Nothing was sent: no attempt to count, no last answer to name; the
+                    // reason says what stopped the run, "nothing sent" said once.
+                    let why = after_nothing_sent(reason.filter(|_| explained).unwrap_or(last));
+                    self.error(&format!(
+                        "{what} in {}, nothing sent{why}{}; exit {}",
+                        fmt_duration(elapsed),
+                        key_phrase(key),
+                        outcome.code()
+                    ));
+                    return;
+                }
                 let why = match reason {
                     Some(r) if explained && r != last => format!("; {r}"),
                     _ => String::new(),
@@ -375,6 +387,20 @@ impl Reporter {
             }
             LogFormat::Text => {}
         }
+    }
+}
+
+/// What a run that sent nothing says after "nothing sent": ": WHY" from `why` ("nothing
+/// sent: the circuit is open ..." or another reason), without saying "nothing sent" twice;
+/// nothing when `why` adds nothing.
+fn after_nothing_sent(why: &str) -> String {
+    let rest = why
+        .strip_prefix("nothing sent")
+        .map_or(why, |r| r.trim_start_matches([':', ';', ',', ' ']));
+    if rest.is_empty() {
+        String::new()
+    } else {
+        format!(": {rest}")
     }
 }
 
@@ -485,6 +511,14 @@ pub fn forced_summary(
             v["idempotency_key"] = key.into();
             v.to_string()
         }
+        LogFormat::Text if attempts_made == 0 => format!(
+            "{PREFIX} error: {} in {}, nothing sent{}{}; exit {}",
+            outcome.summary_phrase(),
+            fmt_duration(elapsed),
+            after_nothing_sent(last),
+            key_phrase(key),
+            outcome.code()
+        ),
         LogFormat::Text => {
             let plural = if attempts_made == 1 { "" } else { "s" };
             format!(
@@ -553,6 +587,30 @@ mod tests {
         assert_eq!(v["reason"], Value::Null);
         let v = summary_json(Outcome::Refused, 0, Duration::ZERO, 0, Some("circuit open"));
         assert_eq!(v["reason"], "circuit open");
+    }
+
+    #[test]
+    fn a_run_that_sent_nothing_says_so_once() {
+        for last in [
+            "nothing sent",
+            "nothing sent: the request body was still being read",
+            "nothing sent: the circuit is open for h",
+        ] {
+            let line = forced_summary(
+                LogFormat::Text,
+                Outcome::Deadline,
+                (0, Duration::from_millis(3), 0),
+                last,
+                last,
+                None,
+            );
+            assert_eq!(line.matches("nothing sent").count(), 1, "{line}");
+            assert!(!line.contains("attempt"), "{line}");
+            assert!(line.ends_with("; exit 5"), "{line}");
+        }
+        assert_eq!(after_nothing_sent("nothing sent"), "");
+        assert_eq!(after_nothing_sent("nothing sent: why"), ": why");
+        assert_eq!(after_nothing_sent("the store failed"), ": the store failed");
     }
 
     #[test]

@@ -14,7 +14,10 @@ pub fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Formats a duration compactly: 41ms, 1.42s, 2m03s.
+/// Formats a duration compactly, as a duration flag takes it: 41ms, 1.42s, 2m03s, 2m,
+/// 1h30m, 24h, 7d. Below a minute, to the hundredth of a second; below an hour, to the
+/// second; up to 48 hours, to the minute, in hours (a day is 24h, as it is typed); beyond,
+/// to the hour, in days (`2d03h`). A part that is zero is left out (`2m`, not `2m00s`).
 pub fn fmt_duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms == 0 && !d.is_zero() {
@@ -26,13 +29,23 @@ pub fn fmt_duration(d: Duration) -> String {
         format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
     } else if ms < 3_600_000 {
         let secs = d.as_secs();
-        format!("{}m{:02}s", secs / 60, secs % 60)
-    } else if ms < 86_400_000 {
+        with_part(secs / 60, 'm', secs % 60, 's')
+    } else if ms < 48 * 3_600_000 {
         let mins = d.as_secs() / 60;
-        format!("{}h{:02}m", mins / 60, mins % 60)
+        with_part(mins / 60, 'h', mins % 60, 'm')
     } else {
         let hours = d.as_secs() / 3600;
-        format!("{}d{:02}h", hours / 24, hours % 24)
+        with_part(hours / 24, 'd', hours % 24, 'h')
+    }
+}
+
+/// `12m`, or `12m05s` when the smaller part is not zero (two digits, so that it reads as
+/// a clock does).
+fn with_part(big: u64, unit: char, small: u64, small_unit: char) -> String {
+    if small == 0 {
+        format!("{big}{unit}")
+    } else {
+        format!("{big}{unit}{small:02}{small_unit}")
     }
 }
 
@@ -52,12 +65,38 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_flags_take_them() {
+        // Every form printed is one a duration flag accepts, and reads back to the value
+        // printed (to the unit shown).
+        for secs in [
+            1, 59, 60, 61, 90, 3599, 3600, 5400, 86_400, 86_460, 172_800, 180_000,
+        ] {
+            let d = Duration::from_secs(secs);
+            let shown = fmt_duration(d);
+            let back = crate::cli::values::duration(&shown).expect(&shown);
+            assert!(back <= d && d - back < Duration::from_secs(3600), "{shown}");
+            if secs < 48 * 3600 {
+                assert!(d - back < Duration::from_secs(60), "{shown}");
+            }
+        }
+    }
+
+    #[test]
     fn durations_read_well() {
         assert_eq!(fmt_duration(Duration::from_millis(41)), "41ms");
         assert_eq!(fmt_duration(Duration::from_millis(1420)), "1.42s");
         assert_eq!(fmt_duration(Duration::from_millis(2000)), "2s");
         assert_eq!(fmt_duration(Duration::from_secs(123)), "2m03s");
+        assert_eq!(fmt_duration(Duration::from_secs(60)), "1m");
         assert_eq!(fmt_duration(Duration::from_secs(7380)), "2h03m");
+        assert_eq!(fmt_duration(Duration::from_secs(3600)), "1h");
+        assert_eq!(fmt_duration(Duration::from_secs(24 * 3600)), "24h");
+        assert_eq!(fmt_duration(Duration::from_secs(36 * 3600 + 60)), "36h01m");
+        assert_eq!(fmt_duration(Duration::from_secs(7 * 24 * 3600)), "7d");
+        assert_eq!(
+            fmt_duration(Duration::from_secs(10 * 365 * 24 * 3600)),
+            "3650d"
+        );
         assert_eq!(
             fmt_duration(Duration::from_secs(2_147_483_648)),
             "24855d03h"

@@ -330,7 +330,7 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub logging: LoggingFlags,
 
-    /// curl's retry flags, hidden, answered with their equivalents.
+    /// curl's retry flags, mapped to this tool's policy.
     #[command(flatten)]
     pub curl: CurlRetryFlags,
 
@@ -443,6 +443,13 @@ pub struct RequestFlags {
     pub compressed: bool,
 }
 
+/// `--base`'s default.
+pub const DEFAULT_BASE: &str = "250ms";
+/// `--cap`'s default.
+pub const DEFAULT_CAP: &str = "8s";
+/// `--jitter`'s default.
+pub const DEFAULT_JITTER: &str = "full";
+
 /// The flags under "Policy": attempts, backoff, Retry-After, deadline, timeouts, replay.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -457,15 +464,15 @@ pub struct PolicyFlags {
     pub attempts: Option<u32>,
 
     /// Backoff base: the first retry's ceiling (at least 1ms). Retry n's ceiling is min(cap, base * 2^n).
-    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "250ms", env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = DEFAULT_BASE, env = "RETRY_HTTP_BASE", allow_hyphen_values = true, value_parser = values::duration)]
     pub base: Duration,
 
     /// The largest backoff ceiling.
-    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "8s", env = "RETRY_HTTP_CAP", allow_hyphen_values = true, value_parser = values::duration)]
+    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = DEFAULT_CAP, env = "RETRY_HTTP_CAP", allow_hyphen_values = true, value_parser = values::duration)]
     pub cap: Duration,
 
     /// full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION)).
-    #[arg(hide_short_help = true, long, value_name = "MODE", default_value = "full", env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter)]
+    #[arg(hide_short_help = true, long, value_name = "MODE", default_value = DEFAULT_JITTER, env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter)]
     pub jitter: Jitter,
 
     /// The whole run ends by then, waits included.
@@ -541,6 +548,9 @@ pub struct ReadinessFlags {
     pub until_status: Vec<crate::policy::StatusSet>,
 
     /// Ready when the body matches REGEX (the regex crate's syntax). Repeatable: all must hold.
+    ///
+    /// ^ and $ match at the start and end of each line of the body (^v2$ matches "v2\n");
+    /// \A and \z at the body's start and end.
     #[arg(hide_short_help = true, long, value_name = "REGEX")]
     pub until_body: Vec<String>,
 
@@ -711,31 +721,40 @@ pub struct LoggingFlags {
     pub color: ColorChoice,
 }
 
-/// curl's retry flags: hidden from the help, accepted only to be answered with this tool's
-/// equivalent (a usage error, see `config`). They have no heading.
+/// curl's retry flags, each mapped to the closest policy of this tool and never to a less
+/// safe one (`config::curl_retry` does the mapping; README has the table). Under "Policy",
+/// in the long help only.
 #[derive(Debug, Args)]
 #[group(skip)]
-#[command(next_help_heading = None::<&str>)]
+#[command(next_help_heading = "Policy")]
 pub struct CurlRetryFlags {
-    /// curl's flag, answered with this tool's equivalent.
-    #[arg(long, hide = true, value_name = "N", allow_hyphen_values = true)]
-    pub retry: Option<String>,
+    /// curl's --retry N: N retries, so N+1 attempts here (--attempts N+1; 0 to 999).
+    #[arg(hide_short_help = true, long, value_name = "N", allow_hyphen_values = true, value_parser = values::curl_retries)]
+    pub retry: Option<u32>,
 
-    /// curl's flag, answered with this tool's equivalent.
-    #[arg(long, hide = true, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub retry_delay: Option<String>,
+    /// curl's --retry-delay: each backoff wait is at least SECONDS, plus a random spread up
+    /// to SECONDS (--base S --cap S --jitter +S); 0 keeps this tool's backoff.
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::retry_delay)]
+    pub retry_delay: Option<Duration>,
 
-    /// curl's flag, answered with this tool's equivalent.
-    #[arg(long, hide = true, value_name = "SECONDS", allow_hyphen_values = true)]
-    pub retry_max_time: Option<String>,
+    /// curl's --retry-max-time: --deadline SECONDS (0: no limit). The deadline also ends an
+    /// attempt under way.
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::retry_max_time)]
+    pub retry_max_time: Option<Duration>,
 
-    /// curl's flag, answered with this tool's equivalent.
-    #[arg(long, hide = true)]
+    /// curl's --retry-connrefused: accepted, a refused connection is retried already.
+    #[arg(hide_short_help = true, long)]
     pub retry_connrefused: bool,
 
-    /// curl's flag, answered with this tool's equivalent.
-    #[arg(long, hide = true)]
+    /// curl's --retry-all-errors: --retry-on 4xx,5xx. A request that is not safe to replay
+    /// still is not replayed (see --idempotency-key).
+    #[arg(hide_short_help = true, long)]
     pub retry_all_errors: bool,
+
+    /// What these flags became, as the notice and --explain say it (set by
+    /// `config::curl_retry::fold`, not a flag).
+    #[arg(skip)]
+    pub mapped: Option<String>,
 }
 
 #[cfg(test)]

@@ -38,6 +38,23 @@ pub fn duration(s: &str) -> Result<Duration, String> {
 /// Parses curl's `-m/--max-time`: seconds as a plain, possibly fractional, number
 /// (`2`, `0.5`). A value with a unit is accepted too.
 pub fn seconds(s: &str) -> Result<Duration, String> {
+    seconds_of("--max-time", s)
+}
+
+/// Parses curl's `--retry-delay`: seconds as `-m` takes them (0: this tool's backoff).
+pub fn retry_delay(s: &str) -> Result<Duration, String> {
+    seconds_of("--retry-delay", s)
+}
+
+/// Parses curl's `--retry-max-time`: seconds as `-m` takes them (0: no limit).
+pub fn retry_max_time(s: &str) -> Result<Duration, String> {
+    seconds_of("--retry-max-time", s)
+}
+
+/// Seconds as curl takes them for `flag`: a plain, possibly fractional, number from 0 to
+/// 10 years (`2`, `0.5`; a positive time below 1 ms is 1 ms), or a duration with a unit
+/// (`2500ms`). Negative, signed and non-numeric values are refused, naming `flag`.
+fn seconds_of(flag: &str, s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
         if (0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) && !t.starts_with('+') {
@@ -50,13 +67,24 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
             });
         }
         return Err(format!(
-            "invalid --max-time {s:?}: expected a number of seconds from 0 to {}, e.g. 2.5",
+            "invalid {flag} {s:?}: expected a number of seconds from 0 to {}, e.g. 2.5",
             MAX_DURATION.as_secs()
         ));
     }
     duration(t).map_err(|_| {
-        format!("invalid --max-time {s:?}: expected a number of seconds, e.g. 2.5 (or a duration with a unit, e.g. 2500ms)")
+        format!("invalid {flag} {s:?}: expected a number of seconds, e.g. 2.5 (or a duration with a unit, e.g. 2500ms)")
     })
+}
+
+/// Parses curl's `--retry N`: retries after the first attempt, a whole number from 0 to 999
+/// (N+1 attempts, so at most `--attempts`' 1000).
+pub fn curl_retries(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if n <= 999 && !s.trim().starts_with('+') => Ok(n),
+        _ => Err(format!(
+            "invalid --retry {s:?}: expected a whole number of retries from 0 to 999 (--retry N makes N+1 attempts)"
+        )),
+    }
 }
 
 /// Parses `--attempts`: a whole number from 1 to 1000 (the first attempt included).
@@ -292,6 +320,26 @@ mod tests {
         assert_eq!(seconds("100ms"), Ok(Duration::from_millis(100)));
         assert!(seconds("-1").is_err());
         assert!(seconds("NaN").is_err());
+    }
+
+    #[test]
+    fn curls_retry_values() {
+        assert_eq!(curl_retries("0"), Ok(0));
+        assert_eq!(curl_retries("999"), Ok(999));
+        for bad in ["-1", "1000", "2.5", "x", "", "+3"] {
+            let e = curl_retries(bad).expect_err(bad);
+            assert!(e.starts_with("invalid --retry "), "{e}");
+            assert!(e.contains("0 to 999"), "{e}");
+        }
+        assert_eq!(retry_delay("0"), Ok(Duration::ZERO));
+        assert_eq!(retry_delay("0.5"), Ok(Duration::from_millis(500)));
+        assert_eq!(retry_max_time("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["-1", "soon", "+2", "NaN", "inf"] {
+            let e = retry_delay(bad).expect_err(bad);
+            assert!(e.starts_with("invalid --retry-delay "), "{e}");
+            let e = retry_max_time(bad).expect_err(bad);
+            assert!(e.starts_with("invalid --retry-max-time "), "{e}");
+        }
     }
 
     #[test]

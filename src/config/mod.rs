@@ -7,10 +7,11 @@
 mod bodies;
 pub mod compat;
 pub mod cron;
+pub mod curl_retry;
 pub mod network;
 
 use crate::cli::values::{self, HeaderArg};
-use crate::cli::{CurlRetryFlags, FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
+use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::decision::UNLIMITED;
 use crate::policy::{Backoff, StatusSet};
 use base64::Engine;
@@ -78,6 +79,9 @@ pub struct RetryConfig {
     pub retry_unsafe: bool,
     /// Seed of the random draws, if fixed.
     pub seed: Option<u64>,
+    /// What curl's retry flags became (`--retry 3 is --attempts 4`), as the notice and
+    /// `--explain` say it; `None` when none was given.
+    pub curl: Option<String>,
 }
 
 /// Per-attempt timeouts.
@@ -286,52 +290,6 @@ fn json_body(values: &[String], headers: &mut Vec<(String, String)>) -> BodySpec
     }
 }
 
-/// curl's retry flags get a usage error that names the equivalent here, so a pasted curl
-/// command line teaches rather than misleads.
-fn curl_retry_flags(a: &CurlRetryFlags) -> Result<(), UsageError> {
-    let secs = |v: &str| match v.parse::<f64>() {
-        Ok(s) if s >= 0.0 => format!("{s}s"),
-        _ => format!("{v}s"),
-    };
-    let mut found = Vec::new();
-    if let Some(n) = &a.retry {
-        let equivalent = match n.parse::<u32>() {
-            Ok(n) => format!("--attempts {}", n.saturating_add(1)),
-            Err(_) => "--attempts N+1".into(),
-        };
-        found.push(format!(
-            "--retry is curl's flag: here, --retry {n} is {equivalent} (attempts count the first try)"
-        ));
-    }
-    if let Some(d) = &a.retry_delay {
-        let d = secs(d);
-        found.push(format!(
-            "--retry-delay is curl's flag: a fixed pause here is --base {d} --cap {d} --jitter none (the default, full jitter, is kinder to servers)"
-        ));
-    }
-    if let Some(t) = &a.retry_max_time {
-        found.push(format!(
-            "--retry-max-time is curl's flag: here it is --deadline {}",
-            secs(t)
-        ));
-    }
-    if a.retry_connrefused {
-        found.push(
-            "--retry-connrefused is curl's flag: here a refused connection is always retried; drop it".into(),
-        );
-    }
-    if a.retry_all_errors {
-        found.push(
-            "--retry-all-errors is curl's flag: here it is --retry-on 4xx,5xx (with --retry-unsafe to replay POST)".into(),
-        );
-    }
-    if found.is_empty() {
-        Ok(())
-    } else {
-        usage(found.join("; "))
-    }
-}
-
 /// " (set by $RETRY_HTTP_X)" for those values that came from their variable (it is set and
 /// holds the value in force), so an error caused by a CI job's environment says where.
 fn env_note(values: &[(&str, Duration)]) -> String {
@@ -360,14 +318,10 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 
 /// curl's flags that are refused here, whatever else is given: every one given, in one line.
 pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
-    let found: Vec<String> = [
-        curl_retry_flags(&a.curl),
-        everyday::refused(&a.everyday),
-        compat::refused(&a.compat),
-    ]
-    .into_iter()
-    .filter_map(|r| r.err().map(|e| e.0))
-    .collect();
+    let found: Vec<String> = [everyday::refused(&a.everyday), compat::refused(&a.compat)]
+        .into_iter()
+        .filter_map(|r| r.err().map(|e| e.0))
+        .collect();
     if found.is_empty() {
         Ok(())
     } else {
@@ -384,7 +338,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
-    let retry = retry(&a.policy, &request)?;
+    let mut retry = retry(&a.policy, &request)?;
+    retry.curl = a.curl.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
     let cron = cron::build(a, |n| has_header(&request.headers, n))?;
     let mut cfg = Config {
@@ -628,7 +583,7 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
     for spec in &f.until_body {
         ready
             .body
-            .push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
+            .push(r::parse_body_regex(spec).map_err(UsageError)?);
     }
     for spec in &f.until_json {
         ready.json.push(r::parse_json(spec).map_err(UsageError)?);
@@ -707,6 +662,7 @@ fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageE
         idempotency_key,
         retry_unsafe: p.retry_unsafe,
         seed: p.seed,
+        curl: None,
     })
 }
 
@@ -848,7 +804,8 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Config, UsageError> {
         let mut all = vec!["retry-http"];
         all.extend_from_slice(args);
-        let cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
+        let mut cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
+        curl_retry::fold(&mut cli.request)?;
         build(&cli.request)
     }
 

@@ -8,7 +8,7 @@
 //! larger body is not ready, and the reason says so.
 
 use crate::policy::StatusSet;
-use regex_lite::Regex;
+use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
 /// The most body bytes a body or JSON condition reads (1 MiB). A larger body is not ready.
@@ -129,7 +129,11 @@ impl Conditions {
             let text = String::from_utf8_lossy(body);
             for re in &self.body {
                 if !re.is_match(&text) {
-                    return Some(format!("the body does not match {}", cut(re.as_str())));
+                    return Some(format!(
+                        "the body does not match {}{}",
+                        cut(re.as_str()),
+                        anchors_hint(re.as_str())
+                    ));
                 }
             }
         }
@@ -250,6 +254,34 @@ pub fn parse_regex(flag: &str, spec: &str) -> Result<Regex, String> {
             "{flag} {spec}: not a valid regex ({why}; the syntax is the regex crate's, without Unicode classes)"
         )
     })
+}
+
+/// Reads `--until-body REGEX` as [`parse_regex`] does, in multi-line mode with CRLF line
+/// ends: `^` and `$` match at the start and the end of every line of the body (a line ends
+/// at `\n` or `\r\n`, or at the body's end), so `^v2$` matches the body `v2\n` that
+/// `echo v2` serves, and `^ready$` a line of a longer page; `\A` and `\z` match only at the
+/// body's start and end (`\Av2\n?\z`: the whole body); `(?-m)` at the start of the pattern
+/// gives back the whole-text meaning of `^` and `$`.
+pub fn parse_body_regex(spec: &str) -> Result<Regex, String> {
+    RegexBuilder::new(spec)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|_| {
+            parse_regex("--until-body", spec).err().unwrap_or_else(|| {
+                format!("--until-body {spec}: not a valid regex (the syntax is the regex crate's)")
+            })
+        })
+}
+
+/// What a pattern with anchors is told when the body does not match: how `^` and `$` read a
+/// body here (see [`parse_body_regex`]). Nothing for a pattern without them.
+fn anchors_hint(pattern: &str) -> &'static str {
+    if pattern.contains(['^', '$']) || pattern.contains("\\A") || pattern.contains("\\z") {
+        " (^ and $ match at each line's start and end; \\A and \\z at the body's)"
+    } else {
+        ""
+    }
 }
 
 /// Reads `--until-header 'NAME: REGEX'`.
@@ -375,7 +407,7 @@ mod tests {
     #[test]
     fn headers_and_bodies_match_regexes_without_quoting_the_body() {
         let c = Conditions {
-            body: vec![parse_regex("--until-body", "ready|done").expect("valid")],
+            body: vec![parse_body_regex("ready|done").expect("valid")],
             headers: vec![parse_header("X-Version: ^2\\.").expect("valid")],
             ..Conditions::default()
         };
@@ -404,13 +436,50 @@ mod tests {
             Some("set-cookie is \"***\", not matching nomatch")
         );
         let long = Conditions {
-            body: vec![parse_regex("--until-body", &"x".repeat(500)).expect("valid")],
+            body: vec![parse_body_regex(&"x".repeat(500)).expect("valid")],
             ..Conditions::default()
         };
         let why = long.check(&[], Some(b"y"), 1).expect("not ready");
         assert!(why.len() < 100, "{why}");
-        assert!(parse_regex("--until-body", "(").is_err());
+        assert!(parse_body_regex("(").is_err());
         assert!(parse_header("no colon").is_err());
         assert!(parse_header("Bad Name: x").is_err());
+    }
+
+    #[test]
+    fn anchors_match_at_the_lines_of_a_body() {
+        let ready = |pattern: &str, body: &[u8]| {
+            let c = Conditions {
+                body: vec![parse_body_regex(pattern).expect("valid")],
+                ..Conditions::default()
+            };
+            c.check(&[], Some(body), body.len() as u64)
+        };
+        // Every line end a server writes, with and without a last newline, before or after
+        // other lines: ^v2$ finds the line v2.
+        for body in [
+            &b"v2"[..],
+            b"v2\n",
+            b"v2\r\n",
+            b"v1\nv2\n",
+            b"v1\r\nv2\r\nv3\r\n",
+            b"\nv2",
+        ] {
+            assert_eq!(ready("^v2$", body), None, "{body:?}");
+        }
+        for body in [&b"v20\n"[..], b"xv2\n", b"v2 \n", b""] {
+            let why = ready("^v2$", body).expect("not ready");
+            assert!(why.contains("^ and $ match at each line"), "{why}");
+        }
+        // \A and \z keep the whole body.
+        assert_eq!(ready("\\Av2\\n?\\z", b"v2\n"), None);
+        assert!(ready("\\Av2\\z", b"v2\n").is_some());
+        assert!(ready("\\Av2\\n?\\z", b"v1\nv2\n").is_some());
+        // (?-m) gives ^ and $ their whole-text meaning back.
+        assert!(ready("(?-m)^v2$", b"v2\n").is_some());
+        assert_eq!(ready("(?-m)^v2\n$", b"v2\n"), None);
+        // A pattern without anchors is not taught about them.
+        let why = ready("ready", b"starting\n").expect("not ready");
+        assert_eq!(why, "the body does not match ready");
     }
 }

@@ -135,6 +135,9 @@ fn waits(cfg: &Config) -> String {
     let b = &r.backoff;
     let t = &cfg.timeouts;
     let mut s = String::new();
+    if let Some(mapped) = &r.curl {
+        let _ = writeln!(s, "  curl's flags  {mapped}");
+    }
     if r.attempts == crate::policy::decision::UNLIMITED {
         let _ = writeln!(
             s,

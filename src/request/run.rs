@@ -95,6 +95,10 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     for w in &cron.warnings {
         reporter.warn(w);
     }
+    if let Some(mapped) = cfg.retry.curl.as_deref().filter(|_| !cfg.explain) {
+        // One line, once (not under -s); --explain shows it with the policy instead.
+        reporter.info(&format!("curl's retry flags, as this tool's: {mapped}"));
+    }
     if cfg.explain {
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));

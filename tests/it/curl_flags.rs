@@ -419,40 +419,11 @@ fn connect_timeout_takes_curls_plain_seconds() {
 }
 
 #[test]
-fn every_curl_retry_flag_is_named_in_one_line() {
+fn a_curl_flag_not_implemented_in_a_config_file_is_named_with_its_line() {
+    // curl's retry flags run (see curl_retry.rs); the others get their line.
     let s = Server::start(vec![Step::status(200, "x")]).unwrap();
-    let (out, _) = run(&[
-        "--retry",
-        "5",
-        "--retry-delay",
-        "2",
-        "--retry-connrefused",
-        "--retry-max-time",
-        "60",
-        "--retry-all-errors",
-        &s.url("/"),
-    ]);
-    assert_usage(&out, "--attempts 6", "retry flags");
-    let err = stderr(&out);
-    for flag in [
-        "--retry-delay is",
-        "--retry-connrefused is",
-        "--retry-max-time is",
-        "--retry-all-errors is",
-        "--deadline 60s",
-    ] {
-        assert!(err.contains(flag), "{flag}: {err}");
-    }
-    // In a -K file, the file and the line are named.
     let dir = tempfile::tempdir().unwrap();
     let k = dir.path().join("curlrc");
-    std::fs::write(&k, "silent\nretry = 3\n").unwrap();
-    let (out, _) = run(&["-K", k.to_str().unwrap(), &s.url("/")]);
-    assert_usage(&out, "line 2: --retry is curl's flag", "-K retry");
-    assert!(stderr(&out).contains("--attempts 4"), "{}", stderr(&out));
-    std::fs::write(&k, "retry-connrefused\n").unwrap();
-    let (out, _) = run(&["-K", k.to_str().unwrap(), &s.url("/")]);
-    assert_usage(&out, "line 1: --retry-connrefused", "-K connrefused");
     // A curl flag not implemented, in a -K file.
     std::fs::write(&k, "# curl's\nproto-default = https\n").unwrap();
     let (out, _) = run(&["-K", k.to_str().unwrap(), &s.url("/")]);

@@ -97,6 +97,6 @@ fn explain_shows_the_default_client_policy_and_replay_rule() {
         "POST",
     ]);
     assert!(text.contains("statuses 429,502,503,504,529"), "{text}");
-    assert!(text.contains("honoured up to 1m00s"), "{text}");
+    assert!(text.contains("honoured up to 1m "), "{text}");
     assert!(text.contains("POST is not idempotent"), "{text}");
 }

@@ -17,7 +17,7 @@ fn golden_dir() -> PathBuf {
 }
 
 /// The length of the duration that `s` starts with, in the form the log writes them
-/// (`30us`, `12ms`, `1.25s`, `1m30s`, `2h05m`, `1d00h`), if it starts with one.
+/// (`30us`, `12ms`, `1.25s`, `1m30s`, `2m`, `2h05m`, `24h`, `2d03h`), if it starts with one.
 fn duration_len(s: &str) -> Option<usize> {
     let digits = |from: usize| s[from..].bytes().take_while(u8::is_ascii_digit).count();
     let whole = digits(0);
@@ -34,7 +34,7 @@ fn duration_len(s: &str) -> Option<usize> {
         .find(|u| rest.starts_with(u))
         .map(str::len)
         .or_else(|| {
-            // 1m30s, 2h05m, 1d00h: a unit, two digits, a smaller unit.
+            // 1m30s, 2h05m, 2d03h: a unit, two digits, a smaller unit.
             let b = rest.as_bytes();
             (b.len() >= 4
                 && b"mhd".contains(&b[0])
@@ -42,6 +42,14 @@ fn duration_len(s: &str) -> Option<usize> {
                 && b[2].is_ascii_digit()
                 && b"smh".contains(&b[3]))
             .then_some(4)
+        })
+        .or_else(|| {
+            // 2m, 24h, 7d: a unit alone (its smaller part is zero).
+            let b = rest.as_bytes();
+            (!b.is_empty()
+                && b"mhd".contains(&b[0])
+                && !b.get(1).is_some_and(u8::is_ascii_alphanumeric))
+            .then_some(1)
         })?;
     Some(at + unit)
 }
@@ -186,7 +194,17 @@ fn normalising_replaces_only_what_the_clock_measured() {
         "retry-http: attempt 1/3 GET http://127.0.0.1:PORT/jobs -> 503 Service Unavailable in <took>; retry in 30us (backoff)\n\
          retry-http: error: attempts exhausted after 3 attempts in <took> (last: reset in <took>); exit 4"
     );
-    for (token, len) in [("12ms;", 4), ("2h05m ", 5), ("1.5s", 4), ("7", 0), ("x", 0)] {
+    for (token, len) in [
+        ("12ms;", 4),
+        ("2h05m ", 5),
+        ("1.5s", 4),
+        ("24h ", 3),
+        ("2m;", 2),
+        ("7d", 2),
+        ("7", 0),
+        ("x", 0),
+        ("3 more", 0),
+    ] {
         assert_eq!(duration_len(token).unwrap_or(0), len, "{token}");
     }
 }

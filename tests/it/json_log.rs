@@ -138,7 +138,11 @@ fn usage_errors_of_every_kind() {
         (vec!["--base", "10s", "--cap", "1s", &url], vec![], "--base"),
         (vec!["-d", "@/no/such/file", &url], vec![], "/no/such/file"),
         (vec!["-o", "/no/such/dir/out", &url], vec![], "/no/such/dir"),
-        (vec!["--retry", "3", &url], vec![], "--attempts 4"),
+        (
+            vec!["--retry", "3", "--attempts", "4", &url],
+            vec![],
+            "--retry and --attempts",
+        ),
         (
             vec!["-x", "http://exa mple:1", &url],
             vec![],

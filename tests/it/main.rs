@@ -17,6 +17,7 @@ mod compression;
 mod cron;
 mod curl_everyday;
 mod curl_flags;
+mod curl_retry;
 mod deadline;
 mod docs;
 mod environment;

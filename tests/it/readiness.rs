@@ -1350,3 +1350,49 @@ fn until_status_twice_is_refused() {
         stderr(&out)
     );
 }
+
+#[test]
+fn body_anchors_match_at_each_line() {
+    // What `echo v2` serves, and the other line ends a server writes: ^v2$ is ready on
+    // each, whether the line is alone, first, last, or among others.
+    for body in ["v2", "v2\n", "v2\r\n", "v1\nv2\n", "v1\r\nv2\r\nv3\r\n"] {
+        let (out, reqs) = poll(
+            &["--until-body", "^v2$", "--attempts", "3"],
+            vec![Step::status(200, "v1\n"), Step::status(200, body)],
+        );
+        assert_eq!(code(&out), 0, "{body:?}: {}", stderr(&out));
+        assert_eq!(reqs.len(), 2, "{body:?}");
+        assert_eq!(stdout(&out), body);
+    }
+    // The line that is not ready teaches what the anchors mean here.
+    let (out, _) = poll(
+        &["--until-body", "^v2$", "--attempts", "2"],
+        vec![Step::status(200, "v20\n")],
+    );
+    assert_eq!(code(&out), 8, "{}", stderr(&out));
+    assert_eq!(
+        reasons(&out),
+        vec![
+            r"the body does not match ^v2$ (^ and $ match at each line's start and end; \A and \z at the body's)";
+            2
+        ]
+    );
+    // \A and \z keep the whole body; (?-m) gives ^ and $ their whole-text meaning.
+    for (pattern, body, ready) in [
+        (r"\Av2\n?\z", "v2\n", true),
+        (r"\Av2\z", "v2\n", false),
+        ("(?-m)^v2$", "v2\n", false),
+        ("(?-m)^v2$", "v2", true),
+    ] {
+        let (out, _) = poll(
+            &["--until-body", pattern, "--attempts", "1"],
+            vec![Step::status(200, body)],
+        );
+        assert_eq!(
+            code(&out) == 0,
+            ready,
+            "{pattern} {body:?}: {}",
+            stderr(&out)
+        );
+    }
+}

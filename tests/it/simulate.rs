@@ -122,6 +122,28 @@ fn search_answers_with_flags_the_client_accepts() {
     args.extend(["--explain", "http://127.0.0.1:9/"]);
     let (out, _) = run(&args);
     assert_eq!(code(&out), 0, "{flags}: {}", stderr(&out));
+    // Every base and cap suggested reads as people type it: milliseconds below a second,
+    // seconds above (24s, 2.5s, never 24155ms), two significant digits at most.
+    let mut seen = 0;
+    for line in text.lines().filter(|l| l.contains("--attempts")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for pair in words
+            .windows(2)
+            .filter(|p| p[0] == "--base" || p[0] == "--cap")
+        {
+            seen += 1;
+            let v = pair[1];
+            let (number, ms) = match v.strip_suffix("ms") {
+                Some(n) => (n, true),
+                None => (v.strip_suffix('s').expect(v), false),
+            };
+            let x: f64 = number.parse().expect(v);
+            assert!(!ms || x < 1000.0, "{v} in {line}");
+            let digits = number.trim_start_matches(['0', '.']).replace('.', "");
+            assert!(digits.trim_end_matches('0').len() <= 2, "{v} in {line}");
+        }
+    }
+    assert!(seen >= 2, "{text}");
 }
 
 #[test]

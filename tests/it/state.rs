@@ -118,6 +118,15 @@ fn breaker_opens_refuses_then_probes_and_closes() {
         stderr(&out)
     );
     assert_eq!(down.requests().len(), 2, "an open circuit sent a request");
+    // The refusal's closing line says "nothing sent" once, and counts no attempts.
+    let last = stderr(&out).lines().last().unwrap_or("").to_string();
+    assert!(last.starts_with("retry-http: error: refused in "), "{last}");
+    assert!(
+        last.contains(", nothing sent: the circuit is open"),
+        "{last}"
+    );
+    assert_eq!(last.matches("nothing sent").count(), 1, "{last}");
+    assert!(!last.contains("attempt"), "{last}");
     assert!(took < Duration::from_secs(1));
 
     std::thread::sleep(Duration::from_millis(1100));
@@ -659,7 +668,7 @@ fn the_ttl_flag_is_checked_and_explained() {
     let file = dir.path().join("state.json");
     let f = file.to_str().unwrap();
     for (args, shown) in [
-        (&["--state", f][..], "no run for 1d00h is forgotten"),
+        (&["--state", f][..], "no run for 24h is forgotten"),
         (
             &["--state", f, "--state-ttl", "90m"],
             "no run for 1h30m is forgotten",

@@ -174,26 +174,6 @@ fn an_idempotency_key_given_and_removed_is_a_usage_error() {
 }
 
 #[test]
-fn curl_retry_flags_teach_the_equivalent() {
-    let s = Server::start(vec![Step::status(200, "")]).unwrap();
-    let url = s.url("/");
-    for (flags, needle) in [
-        (&["--retry", "3"][..], "--attempts 4"),
-        (&["--retry-delay", "2"], "--base 2s --cap 2s --jitter none"),
-        (&["--retry-max-time", "40"], "--deadline 40s"),
-        (&["--retry-connrefused"], "always retried"),
-        (&["--retry-all-errors"], "--retry-on 4xx,5xx"),
-    ] {
-        let mut args = flags.to_vec();
-        args.push(&url);
-        let (out, _) = run(&args);
-        assert_eq!(code(&out), 2, "{flags:?}");
-        assert!(stderr(&out).contains(needle), "{flags:?}: {}", stderr(&out));
-    }
-    assert_eq!(s.requests().len(), 0);
-}
-
-#[test]
 fn clap_errors_stay_on_one_line() {
     let (out, _) = run(&["--explain"]);
     assert_eq!(code(&out), 2);

@@ -595,14 +595,15 @@ pub fn to_json(sc: &Scenario, results: &[Figures], limit: &Figures) -> serde_jso
     )
 }
 
-/// A duration as `--base` accepts it: whole seconds, or milliseconds.
+/// A duration as `--base` accepts it and people type it: milliseconds below a second
+/// (620ms), seconds above, with their decimals (1.1s, 24s, 2.5s).
 fn flag_duration(d: std::time::Duration) -> String {
     let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
+    if ms < 1000 {
+        return format!("{ms}ms");
     }
+    let secs = format!("{}.{:03}", ms / 1000, ms % 1000);
+    format!("{}s", secs.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// The flags that give this backoff in a scenario like `sc`.

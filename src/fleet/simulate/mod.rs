@@ -335,15 +335,27 @@ pub struct Candidate {
     pub outcome: Figures,
 }
 
-/// `n` values spaced evenly on a log scale from `lo` to `hi`, rounded to milliseconds.
+/// `n` values spaced evenly on a log scale from `lo` to `hi`, each rounded to two
+/// significant digits of milliseconds (616 ms is 620ms, 24155 ms is 24s): the search
+/// suggests flags as people type them, and the values it simulated are exactly those.
 pub fn log_spaced(lo: Duration, hi: Duration, n: u32) -> Vec<Duration> {
     let (a, b) = (lo.as_secs_f64().ln(), hi.as_secs_f64().ln());
     (0..n)
         .map(|i| {
             let x = a + (b - a) * f64::from(i) / f64::from(n.max(2) - 1);
-            Duration::from_millis((x.exp() * 1000.0).round() as u64)
+            Duration::from_millis(two_digits((x.exp() * 1000.0).round() as u64))
         })
         .collect()
+}
+
+/// `ms` rounded to two significant digits (half away from zero): 616 is 620, 24155 is
+/// 24000, 99 stays 99.
+fn two_digits(ms: u64) -> u64 {
+    let mut unit = 1;
+    while ms / unit >= 100 {
+        unit *= 10;
+    }
+    (ms + unit / 2) / unit * unit
 }
 
 /// Explores every jitter mode (and none) x base x cap for the scenario, keeping policies
@@ -553,5 +565,18 @@ mod tests {
         assert_eq!(v[0], Duration::from_millis(10));
         assert_eq!(v[9], Duration::from_secs(2));
         assert!(v.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(two_digits(616), 620);
+        assert_eq!(two_digits(24_155), 24_000);
+        assert_eq!(two_digits(99), 99);
+        assert_eq!(two_digits(995), 1000);
+        // Two significant digits each, so the flags print as typed: 620ms, 1.1s, 24s.
+        for d in v.iter().chain(&log_spaced(
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+            10,
+        )) {
+            let ms = d.as_millis() as u64;
+            assert_eq!(two_digits(ms), ms, "{d:?}");
+        }
     }
 }
