@@ -430,6 +430,10 @@ fn retry_phrase(a: &AttemptLine) -> String {
             fmt_duration(hint.unwrap_or_default())
         ),
         WaitReason::Shared => "a Retry-After shared by the runs of --state".to_string(),
+        WaitReason::Deadline => {
+            "the backoff would end past the deadline: a last attempt, its start drawn in the time left"
+                .to_string()
+        }
     };
     if *reason != WaitReason::Backoff && !spread.is_zero() {
         why.push_str(&format!(", +{} spread", fmt_duration(*spread)));

@@ -422,8 +422,8 @@ fn a_deadline_that_stops_early_says_why_in_the_summary() {
     assert_eq!(code(&out), 5, "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("deadline reached after 1 attempt")
-            && err.contains("the next wait (1s) would end past the deadline"),
+        err.contains("deadline reached after ")
+            && err.contains("the backoff (1s) would end past the deadline, and the "),
         "{err}"
     );
 }

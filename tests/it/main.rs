@@ -17,6 +17,7 @@ mod cron;
 mod curl_everyday;
 mod curl_flags;
 mod deadline;
+mod deadline_budget;
 mod docs;
 mod environment;
 mod exits;
