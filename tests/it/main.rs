@@ -42,6 +42,7 @@ mod simulate;
 mod simulate_models;
 mod state;
 mod state_redis;
+mod state_report;
 mod terminal;
 mod tls;
 mod trust;
