@@ -497,7 +497,7 @@ fn retry_phrase(a: &AttemptLine) -> String {
         ),
         WaitReason::Shared => "a Retry-After shared by the runs of --state".to_string(),
         WaitReason::Deadline => {
-            "the backoff would end past the deadline: a last attempt, its start drawn in the time left"
+            "the backoff would end past the deadline: drawn within the time left before it"
                 .to_string()
         }
     };

@@ -336,15 +336,26 @@ fn last_before_deadline(
 ) -> Verdict {
     let left = a.left.unwrap_or_default();
     let room = left.saturating_sub(need);
-    let least = (room / 2).max(a.hint.map_or(Duration::ZERO, |h| h.wait));
-    if room.is_zero() || least > room {
+    let hint = a.hint.map_or(Duration::ZERO, |h| h.wait);
+    if hint > room && !room.is_zero() {
         return Verdict::stop(
             Outcome::Deadline,
             format!(
-                "stopping: the backoff ({}) would end past the deadline, and the {} left is less than an attempt needs ({})",
-                fmt_duration(planned.draw.floor),
+                "stopping: the server's Retry-After ({}) would end past the deadline ({} left)",
+                fmt_duration(hint),
+                fmt_duration(left)
+            ),
+        );
+    }
+    let least = (room / 2).max(hint);
+    if room.is_zero() {
+        return Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: {} left before the deadline, less than another attempt needs ({}; the backoff drawn, {}, would end past it)",
                 fmt_duration(left),
-                fmt_duration(need)
+                fmt_duration(need),
+                fmt_duration(planned.draw.floor)
             ),
         );
     }
@@ -558,14 +569,21 @@ mod tests {
                 a.left = Some(Duration::from_millis(9));
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: the backoff (100ms) would end past the deadline, and the 9ms left is less than an attempt needs (10ms)"),
+            .gives(Some(Outcome::Deadline), "stopping: 9ms left before the deadline, less than another attempt needs (10ms; the backoff drawn, 100ms, would end past it)"),
             row(13, "the longest attempt so far does not fit", {
                 let mut a = attempt(H::Failure(K::Timeout));
                 a.left = Some(Duration::from_millis(50));
                 a.longest = Duration::from_millis(60);
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: the backoff (100ms) would end past the deadline, and the 50ms left is less than an attempt needs (60ms)"),
+            .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline, less than another attempt needs (60ms; the backoff drawn, 100ms, would end past it)"),
+            row(12, "a Retry-After shorter than the backoff, but not fitting the deadline", {
+                let mut a = attempt(H::Status(503));
+                a.left = Some(Duration::from_millis(60));
+                a.hint = Some(Hint { wait: Duration::from_millis(55), clamped: false });
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (55ms) would end past the deadline (60ms left)"),
             row(14, "the backoff does not fit: the last attempt before the deadline", {
                 let mut a = attempt(H::Failure(K::Reset));
                 a.left = Some(Duration::from_millis(50));

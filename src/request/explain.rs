@@ -265,7 +265,7 @@ fn schedule(cfg: &Config) -> String {
             cut = true;
             let _ = write!(
                 row,
-                "  <- past the deadline ({}): the run may stop here",
+                "  <- past the deadline ({}): a last attempt is drawn before it instead",
                 fmt_duration(d)
             );
         }
@@ -305,7 +305,7 @@ fn whole_run(cfg: &Config, worst: Duration) -> String {
     if let Some(d) = r.deadline {
         let _ = writeln!(
             s,
-            "  the deadline ends the run at {} whatever the schedule",
+            "  the deadline ends the run at {} whatever the schedule; a backoff that would end past it becomes a last attempt shortly before it (a Retry-After that would end past it stops the run)",
             fmt_duration(d)
         );
     }
