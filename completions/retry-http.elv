@@ -40,7 +40,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --form 'A multipart/form-data field (repeatable; POST by default): NAME=VALUE, NAME=@FILE (a file upload, with its file name), NAME=<FILE (a field read from a file), @- and <- for stdin; ;type=MIME and ;filename=NAME after the value; "..." quotes a value holding ; or ,. Not with another body flag, -G or -I'
             cand -K 'Read more flags from FILE (curl''s syntax): one per line, with or without the leading --, `name = value`, `name: value` or `name value`, "..." quoting with \ escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K inside'
             cand --config 'Read more flags from FILE (curl''s syntax): one per line, with or without the leading --, `name = value`, `name: value` or `name value`, "..." quoting with \ escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K inside'
-            cand --attempts 'Attempts, the first included [default: 6]'
+            cand --attempts 'Attempts, the first included [default: 6; unlimited with a --deadline]'
             cand --base 'Backoff base: the first retry''s ceiling (at least 1ms). Retry n''s ceiling is min(cap, base * 2^n)'
             cand --cap 'The largest backoff ceiling'
             cand --jitter 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))'

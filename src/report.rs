@@ -10,6 +10,7 @@ use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
 use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -83,9 +84,52 @@ pub struct Reporter {
     /// The Idempotency-Key the run sends, once it is chosen: the summary names it, so a
     /// request that failed can be resubmitted by hand with the same key.
     key: Arc<OnceLock<String>>,
+    /// What became of `--state` so far (a [`StateUse`] as its number), shared with the
+    /// summaries written from other threads.
+    state: Arc<AtomicU8>,
 }
 
 const PREFIX: &str = "retry-http:";
+
+/// What became of `--state` in a run: `-w '%{state}'` and the JSON summary's `state` name
+/// it. Ordered: a run that saw several keeps the last in this order (a store that failed
+/// after it refused a retry is `unavailable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum StateUse {
+    /// No `--state`, or the run ended before the store was asked (a usage error).
+    #[default]
+    None,
+    /// The store answered every question the run asked it.
+    Used,
+    /// The store answered, and stopped the run: the circuit is open, the retry budget is
+    /// spent, or another run's Retry-After holds past the deadline (exit 7).
+    Refused,
+    /// The store could not be used (cannot be opened, read, written or reached in
+    /// `--state-timeout`): the run went on without it (`--state-on-error open`, warned even
+    /// under `-s`) or stopped (`closed`, exit 7).
+    Unavailable,
+}
+
+impl StateUse {
+    /// Its name, as `%{state}` and the JSON summary give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StateUse::None => "none",
+            StateUse::Used => "used",
+            StateUse::Refused => "refused",
+            StateUse::Unavailable => "unavailable",
+        }
+    }
+
+    fn from_number(n: u8) -> StateUse {
+        match n {
+            1 => StateUse::Used,
+            2 => StateUse::Refused,
+            3 => StateUse::Unavailable,
+            _ => StateUse::None,
+        }
+    }
+}
 
 impl Reporter {
     /// The log format (text or JSON lines).
@@ -113,7 +157,28 @@ impl Reporter {
             verbose,
             color,
             key: Arc::default(),
+            state: Arc::default(),
         }
+    }
+
+    /// Records what became of `--state` (see [`StateUse`]; the latest in its order stays).
+    pub fn note_state(&self, s: StateUse) {
+        self.state.fetch_max(s as u8, Ordering::SeqCst);
+    }
+
+    /// What became of `--state` so far.
+    pub fn state(&self) -> StateUse {
+        StateUse::from_number(self.state.load(Ordering::SeqCst))
+    }
+
+    /// What became of `--state`, shared: what a summary written from another thread reads.
+    pub fn state_handle(&self) -> Arc<AtomicU8> {
+        self.state.clone()
+    }
+
+    /// [`StateUse`] read from a [`Reporter::state_handle`].
+    pub fn state_of(handle: &AtomicU8) -> StateUse {
+        StateUse::from_number(handle.load(Ordering::SeqCst))
     }
 
     /// Records the Idempotency-Key the run sends, for the summary (the first one stays).
@@ -344,6 +409,7 @@ impl Reporter {
             LogFormat::Json => {
                 let mut v = summary_json(outcome, attempts_made, elapsed, seed, reason);
                 v["idempotency_key"] = key.into();
+                v["state"] = self.state().name().into();
                 self.json(v)
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
@@ -456,6 +522,10 @@ fn retry_phrase(a: &AttemptLine) -> String {
             fmt_duration(hint.unwrap_or_default())
         ),
         WaitReason::Shared => "a Retry-After shared by the runs of --state".to_string(),
+        WaitReason::Deadline => {
+            "the backoff would end past the deadline: drawn within the time left before it"
+                .to_string()
+        }
     };
     if *reason != WaitReason::Backoff && !spread.is_zero() {
         why.push_str(&format!(", +{} spread", fmt_duration(*spread)));
@@ -503,12 +573,13 @@ pub fn forced_summary(
     (attempts_made, elapsed, seed): (u32, Duration, u64),
     last: &str,
     reason: &str,
-    key: Option<&str>,
+    (key, state): (Option<&str>, StateUse),
 ) -> String {
     match format {
         LogFormat::Json => {
             let mut v = summary_json(outcome, attempts_made, elapsed, seed, Some(reason));
             v["idempotency_key"] = key.into();
+            v["state"] = state.name().into();
             v.to_string()
         }
         LogFormat::Text if attempts_made == 0 => format!(
@@ -587,6 +658,22 @@ mod tests {
         assert_eq!(v["reason"], Value::Null);
         let v = summary_json(Outcome::Refused, 0, Duration::ZERO, 0, Some("circuit open"));
         assert_eq!(v["reason"], "circuit open");
+    }
+
+    /// The state a run reports is the latest in `StateUse`'s order: a store that failed
+    /// after answering is `unavailable`, whatever came before.
+    #[test]
+    fn the_state_keeps_the_latest_in_its_order() {
+        let r = Reporter::new(LogFormat::Json, true, false, ColorChoice::Never);
+        assert_eq!(r.state().name(), "none");
+        r.note_state(StateUse::Used);
+        assert_eq!(r.state().name(), "used");
+        r.note_state(StateUse::Refused);
+        r.note_state(StateUse::Used);
+        assert_eq!(r.state().name(), "refused");
+        r.note_state(StateUse::Unavailable);
+        r.note_state(StateUse::Refused);
+        assert_eq!(Reporter::state_of(&r.state_handle()).name(), "unavailable");
     }
 
     #[test]

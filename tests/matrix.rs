@@ -23,7 +23,7 @@
 //! no `--timeout`, `--stall-timeout 5s`, Retry-After not clamped, so the deadline is what
 //! ends the run.
 //!
-//! Every other run gets `--deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, and all
+//! Every other run gets `--attempts 6 --deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, and all
 //! get fast backoff (`--base 1ms --cap 5ms --retry-after-spread 0`, and outside the tight
 //! deadline `--max-retry-after 100ms`), `-v`, secrets
 //! in an `Authorization` header, in the URL's userinfo and in its `access_token` query
@@ -48,7 +48,10 @@
 //!    run that failed after bytes reached stdout ends with exit 6.
 //! 3. **No temporary file is left**, beside the `-o` target (`.NAME.*.part`) nor in TMPDIR.
 //! 4. **The deadline**: the run's wall time is at most the deadline plus 1.5 s; a
-//!    Retry-After that would end past the deadline stops the run before the deadline.
+//!    Retry-After that would end past the deadline stops the run at once: one attempt,
+//!    stopped by the decision (not the deadline's watchdog), no wait slept. (Judged by
+//!    what the run did: on a loaded machine the wall time of starting a process alone can
+//!    pass the tight 800 ms deadline.)
 //! 5. **No secret** given on the command line appears on stderr (with `-v`).
 //! 6. **The exit code** is the one `oracle::expected_exit` derives from README (that
 //!    function's doc comment is the reading of README it encodes).

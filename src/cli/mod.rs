@@ -455,11 +455,11 @@ pub const DEFAULT_JITTER: &str = "full";
 #[group(skip)]
 #[command(next_help_heading = "Policy")]
 pub struct PolicyFlags {
-    /// Attempts, the first included [default: 6].
+    /// Attempts, the first included [default: 6; unlimited with a --deadline].
     ///
-    /// From 1 to 1000 (1 means no retry), or unlimited, which needs a --deadline. With an
-    /// --until-* condition and a --deadline, unlimited is the default: the deadline bounds
-    /// the wait.
+    /// From 1 to 1000 (1 means no retry), or unlimited, which needs a --deadline. With a
+    /// --deadline and no count, unlimited is the default: the deadline bounds the run (and,
+    /// with --state, the retry budget and the circuit breaker).
     #[arg(long, value_name = "N", env = "RETRY_HTTP_ATTEMPTS", allow_hyphen_values = true, value_parser = values::attempts_or_unlimited)]
     pub attempts: Option<u32>,
 

@@ -61,8 +61,10 @@ pub enum KeySpec {
 /// The retry policy, as the attempt loop needs it.
 #[derive(Debug, Clone)]
 pub struct RetryConfig {
-    /// Total attempts, the first included (1 to 1000).
+    /// Total attempts, the first included (1 to 1000, or [`UNLIMITED`]).
     pub attempts: u32,
+    /// What bounds the number of attempts (see [`attempts`]).
+    pub bound: AttemptsBound,
     /// Backoff and jitter.
     pub backoff: Backoff,
     /// Statuses that are retried.
@@ -338,7 +340,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
-    let mut retry = retry(&a.policy, &request)?;
+    let mut retry = retry(&a.policy, given_attempts(a), &request)?;
     retry.curl = a.curl.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
     let cron = cron::build(a, |n| has_header(&request.headers, n))?;
@@ -559,15 +561,51 @@ fn request_method(
     }
 }
 
-/// Attempts when `--attempts` is not given, without a readiness wait.
-const DEFAULT_ATTEMPTS: u32 = 6;
+/// Attempts when neither a count nor a deadline is given.
+pub const DEFAULT_ATTEMPTS: u32 = 6;
+
+/// What bounds the number of attempts of a run; `--explain` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptsBound {
+    /// A count was given (`--attempts`, `RETRY_HTTP_ATTEMPTS`, a `-K` line): it bounds the
+    /// run, as the deadline does when one is given too.
+    Given,
+    /// A deadline and no count: as many attempts as the deadline, the retry budget and the
+    /// circuit breaker (`--state`) allow.
+    Deadline,
+    /// Neither a count nor a deadline: [`DEFAULT_ATTEMPTS`].
+    Default,
+}
+
+/// The attempt count the user gave, wherever it came from: `--attempts`, its environment
+/// variable and `-K` lines all arrive as the flag. This is the one place another way of
+/// giving a count (such as curl's `--retry N`, as N+1 attempts) joins in.
+fn given_attempts(a: &RequestArgs) -> Option<u32> {
+    a.policy.attempts
+}
+
+/// The number of attempts and what bounds it, from the count given (if any) and the
+/// deadline (`None`: no deadline; `--deadline 0` is none): a count given wins; a deadline
+/// alone makes the run as long as the deadline allows ([`UNLIMITED`]); neither gives
+/// [`DEFAULT_ATTEMPTS`]. Errors: `--attempts unlimited` without a deadline.
+pub fn attempts(
+    given: Option<u32>,
+    deadline: Option<Duration>,
+) -> Result<(u32, AttemptsBound), UsageError> {
+    match (given, deadline) {
+        (Some(UNLIMITED), None) => {
+            usage("--attempts unlimited needs a --deadline: without one, nothing would end the run")
+        }
+        (Some(n), _) => Ok((n, AttemptsBound::Given)),
+        (None, Some(_)) => Ok((UNLIMITED, AttemptsBound::Deadline)),
+        (None, None) => Ok((DEFAULT_ATTEMPTS, AttemptsBound::Default)),
+    }
+}
 
 /// The `--until-*` conditions, checked against the rest of the command line: a body or
 /// JSON condition needs a body that is read before it is written (not `-N`, `-I`/HEAD or
 /// `-C`); polling repeats the request, so it must be idempotent or carry a key (or
-/// `--retry-unsafe`); and a readiness wait with a `--deadline` and no `--attempts` is
-/// bounded by the deadline alone. `--attempts unlimited` needs a deadline, with or
-/// without conditions.
+/// `--retry-unsafe`).
 fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
     use crate::policy::readiness::{self as r, Conditions};
     let f = &a.readiness;
@@ -593,7 +631,7 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
             .headers
             .push(r::parse_header(spec).map_err(UsageError)?);
     }
-    let retry = &mut cfg.retry;
+    let retry = &cfg.retry;
     if ready.any() {
         let method = &cfg.request.method;
         let body_flag = if f.until_body.is_empty() {
@@ -627,29 +665,27 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
             ));
         }
     }
-    match (a.policy.attempts, retry.deadline) {
-        (Some(UNLIMITED), None) => {
-            return usage(
-                "--attempts unlimited needs a --deadline: without one, nothing would end the run",
-            );
-        }
-        (None, Some(_)) if ready.any() => retry.attempts = UNLIMITED,
-        _ => {}
-    }
     cfg.output.inspect = ready.needs_body();
     cfg.ready = ready;
     Ok(())
 }
 
 /// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
-fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageError> {
+fn retry(
+    p: &PolicyFlags,
+    given: Option<u32>,
+    request: &RequestConfig,
+) -> Result<RetryConfig, UsageError> {
     let idempotency_key = idempotency_key(
         p.idempotency_key.as_deref(),
         &request.headers,
         &request.removed,
     )?;
+    let deadline = nonzero(p.deadline);
+    let (attempts, bound) = attempts(given, deadline)?;
     Ok(RetryConfig {
-        attempts: p.attempts.unwrap_or(DEFAULT_ATTEMPTS),
+        attempts,
+        bound,
         backoff: Backoff {
             base: p.base,
             cap: p.cap,
@@ -658,7 +694,7 @@ fn retry(p: &PolicyFlags, request: &RequestConfig) -> Result<RetryConfig, UsageE
         retry_on: p.retry_on.clone(),
         max_retry_after: p.max_retry_after,
         retry_after_spread: p.retry_after_spread,
-        deadline: nonzero(p.deadline),
+        deadline,
         idempotency_key,
         retry_unsafe: p.retry_unsafe,
         seed: p.seed,
@@ -807,6 +843,41 @@ mod tests {
         let mut cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
         curl_retry::fold(&mut cli.request)?;
         build(&cli.request)
+    }
+
+    /// A count given bounds the run; a deadline alone lets it run as long as the deadline
+    /// (and the budget and breaker) allow; `--deadline 0` is no deadline.
+    #[test]
+    fn a_deadline_without_a_count_bounds_the_attempts() {
+        use AttemptsBound as B;
+        let s = Some(Duration::from_secs(90));
+        assert_eq!(attempts(None, s).ok(), Some((UNLIMITED, B::Deadline)));
+        assert_eq!(attempts(Some(6), s).ok(), Some((6, B::Given)));
+        assert_eq!(attempts(Some(3), None).ok(), Some((3, B::Given)));
+        assert_eq!(
+            attempts(None, None).ok(),
+            Some((DEFAULT_ATTEMPTS, B::Default))
+        );
+        assert_eq!(
+            attempts(Some(UNLIMITED), s).ok(),
+            Some((UNLIMITED, B::Given))
+        );
+        assert!(attempts(Some(UNLIMITED), None).is_err());
+        let of = |args: &[&str]| {
+            let mut all = args.to_vec();
+            all.push("http://h/");
+            parse(&all).map(|c| (c.retry.attempts, c.retry.bound)).ok()
+        };
+        assert_eq!(of(&["--deadline", "90s"]), Some((UNLIMITED, B::Deadline)));
+        assert_eq!(
+            of(&["--deadline", "0"]),
+            Some((DEFAULT_ATTEMPTS, B::Default))
+        );
+        assert_eq!(
+            of(&["--deadline", "90s", "--attempts", "6"]),
+            Some((6, B::Given))
+        );
+        assert_eq!(of(&[]), Some((DEFAULT_ATTEMPTS, B::Default)));
     }
 
     #[test]

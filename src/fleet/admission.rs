@@ -5,8 +5,11 @@
 //! `record::Target`.
 //!
 //! Every store operation is bounded by `--state-timeout`, cut to what is left of the
-//! deadline. A store that cannot be used is reported once; then `--state-on-error` says
-//! what follows: `open` goes on as without state, `closed` sends nothing more (exit 7).
+//! deadline. A store that cannot be used is reported once, in one warning line written
+//! under `-s` too (the user asked for the store by giving `--state`: losing it is an
+//! operational fault to hear about); then `--state-on-error` says what follows: `open`
+//! goes on as without state, `closed` sends nothing more (exit 7). What became of the store
+//! is noted on the reporter (`report::StateUse`) for `-w '%{state}'` and the JSON summary.
 
 use crate::exit::Outcome;
 use crate::fleet::Millis;
@@ -14,7 +17,7 @@ use crate::fleet::breaker::{Admission, RunResult};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
 use crate::fleet::store::{self, Clock, Location, Opening, Store};
 use crate::policy::decision::hold_fits;
-use crate::report::Reporter;
+use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -177,8 +180,10 @@ impl<'a> Shared<'a> {
             Ok(a) => a,
             Err(e) => return unusable(settings, reporter, &e.to_string()),
         };
+        reporter.note_state(StateUse::Used);
         let probe = match admission {
             Admission::Refuse { until, why } => {
+                reporter.note_state(StateUse::Refused);
                 let wait = Duration::from_millis(until.saturating_sub(now));
                 return Err(format!(
                     "nothing sent: {why} for {key}; the next probe may start in {} ({})",
@@ -210,6 +215,7 @@ impl<'a> Shared<'a> {
                 if shared.probe.is_some() {
                     shared.record(RunResult::Neutral, None);
                 }
+                reporter.note_state(StateUse::Refused);
                 return Err(format!(
                     "nothing sent: another run was told to wait until {} (Retry-After from {}), {} from now, past the deadline ({} left)",
                     http_date(now.saturating_add(crate::units::millis(h))),
@@ -234,11 +240,12 @@ impl<'a> Shared<'a> {
     /// must send nothing more (`Err`, for the retry's refusal).
     fn failed(&self, e: &std::io::Error) -> Result<(), String> {
         let first = !self.broken.replace(true);
+        self.reporter.note_state(StateUse::Unavailable);
         let name = self.settings.location.display();
         match self.settings.on_error {
             OnError::Open => {
                 if first {
-                    self.reporter.warn(&format!(
+                    self.reporter.notice(&format!(
                         "cannot use {} {name}: {e}; going on without it",
                         self.settings.location.noun()
                     ));
@@ -274,7 +281,12 @@ impl<'a> Shared<'a> {
                 gate(t, now, &limits, (hint, left, charge), (key, max_hold))
             });
         match answer {
-            Ok(g) => g,
+            Ok(g) => {
+                if matches!(g, Gate::Spent(_)) {
+                    self.reporter.note_state(StateUse::Refused);
+                }
+                g
+            }
             Err(e) => match self.failed(&e) {
                 Ok(()) => Gate::Go(None),
                 Err(why) => Gate::Spent(why),
@@ -309,7 +321,8 @@ impl<'a> Shared<'a> {
                 t.finish(now, result, probe, &limits)
             });
         if let Err(e) = recorded {
-            self.reporter.warn(&format!(
+            self.reporter.note_state(StateUse::Unavailable);
+            self.reporter.notice(&format!(
                 "cannot record the run in {} {}: {e}",
                 self.settings.location.noun(),
                 self.settings.location.display()
@@ -391,9 +404,10 @@ fn unusable<'a>(
 ) -> Result<Admitted<'a>, String> {
     let noun = settings.location.noun();
     let name = settings.location.display();
+    reporter.note_state(StateUse::Unavailable);
     match settings.on_error {
         OnError::Open => {
-            reporter.warn(&format!(
+            reporter.notice(&format!(
                 "cannot use {noun} {name}: {why}; going on without it"
             ));
             Ok(Admitted {

@@ -154,6 +154,9 @@ pub enum WaitReason {
     Clamped,
     /// A Retry-After that another run sharing `--state` was told was the longest.
     Shared,
+    /// The backoff would have ended past the deadline: the last attempt's start was drawn
+    /// within the time left instead (see `decision`).
+    Deadline,
 }
 
 impl WaitReason {
@@ -164,6 +167,7 @@ impl WaitReason {
             WaitReason::RetryAfter => "retry-after",
             WaitReason::Clamped => "clamped",
             WaitReason::Shared => "shared-retry-after",
+            WaitReason::Deadline => "before-deadline",
         }
     }
 }
@@ -247,16 +251,23 @@ pub const MIN_ATTEMPT: Duration = Duration::from_millis(10);
 /// trimmed, so far that half the time left after the floor remains for the attempt, and
 /// never less than [`MIN_ATTEMPT`].
 pub fn fit_to_deadline(wait: Draw, left: Option<Duration>) -> Fit {
+    fit_leaving(wait, left, MIN_ATTEMPT)
+}
+
+/// [`fit_to_deadline`], leaving `need` (at least [`MIN_ATTEMPT`]) for the attempt that
+/// follows the wait instead of [`MIN_ATTEMPT`].
+pub fn fit_leaving(wait: Draw, left: Option<Duration>, need: Duration) -> Fit {
     let Some(left) = left else {
         return Fit::Sleep(wait.total());
     };
-    if wait.floor.saturating_add(MIN_ATTEMPT) >= left {
+    let need = need.max(MIN_ATTEMPT);
+    if wait.floor.saturating_add(need) >= left {
         return Fit::Stop;
     }
     // The spread keeps half of the slack for the attempt, and never less than the least
     // attempt time (half of a slack under twice that would be less).
     let slack = left - wait.floor;
-    let most = (wait.floor + slack / 2).min(left - MIN_ATTEMPT);
+    let most = (wait.floor + slack / 2).min(left - need);
     Fit::Sleep(wait.total().min(most))
 }
 

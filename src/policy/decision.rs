@@ -19,15 +19,29 @@
 //! | 9 | a transport failure a second try would repeat (TLS, protocol) | 6     |
 //! | 10 | a transport failure after which the request may have been processed, not safe to replay | 6 |
 //! | 11 | no attempts left                                           | 4       |
-//! | 12 | the next wait would end past the deadline                  | 5       |
-//! | 13 | otherwise: retry after the wait                            | -       |
+//! | 12 | the server's Retry-After would end past the deadline       | 5       |
+//! | 13 | the backoff would end past the deadline, and no time is left for another attempt | 5 |
+//! | 14 | the backoff would end past the deadline: the last attempt, its start drawn before it | - |
+//! | 15 | otherwise: retry after the wait                            | -       |
+//!
+//! Rows 13 and 14 ("the last attempt fits the deadline"): a backoff is this tool's own
+//! choice, so when it would end past the deadline the run does not give up early; it waits
+//! instead until shortly before the deadline, leaving the next attempt the least time an
+//! attempt needs: the larger of [`MIN_ATTEMPT`] (10 ms) and the longest attempt so far.
+//! The start of that attempt is drawn, uniformly in the second half of the time left before
+//! that point (never shorter than a Retry-After the server gave), so that a fleet started
+//! by one cron tick, which shares a deadline, does not fire at one instant. After it the
+//! rule applies again, so the attempts come closer to the deadline, each wait at least half
+//! of the time then left, until less than the least attempt time is left (row 13). A
+//! server's Retry-After is not this tool's choice: one that would end past the deadline
+//! stops the run at once (row 12; the server said when to come back).
 //!
 //! An answer that failed an `--until-*` condition (not ready) is polled like a retryable
-//! status: rows 1, 7 (as 8), 11 and 12 apply, and where they would end the run with 4 or 5
+//! status: rows 1, 7 (as 8), 11 to 15 apply, and where they would end the run with 4 or 5
 //! it ends with 8, "not ready" (the service answered; it was not ready yet).
 //!
 //! Two more rows are decided outside an attempt: the retry budget refusing the retry that
-//! row 13 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
+//! rows 14 and 15 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
 //! is judged on its status before the deadline (the answer arrived, whatever the clock
 //! says); a transport failure at the deadline is the deadline's (the watchdog's cut is what
 //! broke the exchange, so its kind says nothing).
@@ -35,7 +49,10 @@
 //! Sources: RFC 9110 sections 9.2.2 (idempotent methods) and 10.2.3 (Retry-After), RFC
 //! 6585 section 4 (429), the IETF httpapi Idempotency-Key draft.
 
-use super::backoff::{Backoff, Fit, Hint, PlannedWait, fit_to_deadline, plan_wait};
+use super::backoff::{
+    Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
+    plan_wait, uniform,
+};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::Outcome;
 use crate::units::fmt_duration;
@@ -103,6 +120,9 @@ pub struct Attempt<'a> {
     /// The last backoff drawn (the base before the first retry); decorrelated jitter
     /// grows from it.
     pub previous: Duration,
+    /// The longest attempt of the run so far, this one included: a last attempt before the
+    /// deadline is left at least this long (and never less than [`MIN_ATTEMPT`]).
+    pub longest: Duration,
 }
 
 /// A retry: how long to wait, and the parts of that wait for the log.
@@ -267,8 +287,9 @@ fn judge_failure(rules: &Rules, a: &Attempt, kind: FailureKind) -> Option<Verdic
     None
 }
 
-/// Rows 11 to 13, once [`judge`] allows a retry: plan the wait, or stop when no attempt
-/// is left or the wait cannot fit before the deadline.
+/// Rows 11 to 15, once [`judge`] allows a retry: plan the wait, fitted to the deadline (a
+/// backoff that does not fit becomes the last attempt's drawn start), or stop when no
+/// attempt is left, the server's Retry-After cannot fit, or no time is left.
 pub fn schedule(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
     let verdict = plan(rules, a, rng);
     if matches!(a.happened, Happened::NotReady(_)) {
@@ -284,21 +305,73 @@ fn plan(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
     }
     let drawn = rules.backoff.draw(a.number - 1, a.previous, rng);
     let planned = plan_wait(&rules.backoff, drawn, a.hint, rules.retry_after_spread, rng);
-    match fit_to_deadline(planned.draw, a.left) {
-        Fit::Stop => Verdict::stop(
-            Outcome::Deadline,
-            format!(
-                "stopping: the next wait ({}) would end past the deadline ({} left)",
-                fmt_duration(planned.draw.floor),
-                fmt_duration(a.left.unwrap_or_default())
-            ),
-        ),
+    let need = a.longest.max(MIN_ATTEMPT);
+    match fit_leaving(planned.draw, a.left, need) {
         Fit::Sleep(wait) => Verdict::Retry(Retry {
             wait,
             planned,
             drawn: drawn.total(),
         }),
+        Fit::Stop if planned.reason != WaitReason::Backoff => Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: the server's Retry-After ({}) would end past the deadline ({} left)",
+                fmt_duration(planned.draw.floor),
+                fmt_duration(a.left.unwrap_or_default())
+            ),
+        ),
+        Fit::Stop => last_before_deadline(a, planned, drawn, need, rng),
     }
+}
+
+/// Rows 13 and 14: the backoff (`planned`) would end past the deadline. Wait instead a
+/// time drawn in the second half of what is left once `need` is kept for the attempt (and
+/// never less than a Retry-After the server gave), or stop with 5 when that leaves nothing.
+fn last_before_deadline(
+    a: &Attempt,
+    planned: PlannedWait,
+    drawn: Draw,
+    need: Duration,
+    rng: &mut dyn Rng,
+) -> Verdict {
+    let left = a.left.unwrap_or_default();
+    let room = left.saturating_sub(need);
+    let hint = a.hint.map_or(Duration::ZERO, |h| h.wait);
+    if hint > room && !room.is_zero() {
+        return Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: the server's Retry-After ({}) would end past the deadline ({} left)",
+                fmt_duration(hint),
+                fmt_duration(left)
+            ),
+        );
+    }
+    let least = (room / 2).max(hint);
+    if room.is_zero() {
+        return Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: {} left before the deadline, less than another attempt needs ({}; the backoff drawn, {}, would end past it)",
+                fmt_duration(left),
+                fmt_duration(need),
+                fmt_duration(planned.draw.floor)
+            ),
+        );
+    }
+    let wait = least + uniform(rng, room - least);
+    Verdict::Retry(Retry {
+        wait,
+        planned: PlannedWait {
+            draw: Draw {
+                floor: wait,
+                spread: Duration::ZERO,
+            },
+            backoff: planned.backoff,
+            reason: WaitReason::Deadline,
+        },
+        drawn: drawn.total(),
+    })
 }
 
 /// The wait for a Retry-After that another run shared through `--state` (`held`: how long
@@ -394,6 +467,7 @@ mod tests {
             left: None,
             hint: None,
             previous: Duration::from_millis(100),
+            longest: Duration::from_millis(1),
         }
     }
 
@@ -483,15 +557,49 @@ mod tests {
                 .gives(Some(Outcome::AttemptsExhausted), "giving up: no attempts left"),
             row(11, "a POST answered 429, on the last attempt", last(post(attempt(H::Status(429)))))
                 .gives(Some(Outcome::AttemptsExhausted), "giving up: no attempts left"),
-            row(12, "the next wait does not fit", {
+            row(12, "the server's Retry-After does not fit", {
+                let mut a = attempt(H::Status(503));
+                a.left = Some(Duration::from_millis(900));
+                a.hint = Some(Hint { wait: Duration::from_secs(1), clamped: false });
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (1s) would end past the deadline (900ms left)"),
+            row(13, "the backoff does not fit, and no attempt fits either", {
+                let mut a = attempt(H::Failure(K::Reset));
+                a.left = Some(Duration::from_millis(9));
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: 9ms left before the deadline, less than another attempt needs (10ms; the backoff drawn, 100ms, would end past it)"),
+            row(13, "the longest attempt so far does not fit", {
+                let mut a = attempt(H::Failure(K::Timeout));
+                a.left = Some(Duration::from_millis(50));
+                a.longest = Duration::from_millis(60);
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline, less than another attempt needs (60ms; the backoff drawn, 100ms, would end past it)"),
+            row(12, "a Retry-After shorter than the backoff, but not fitting the deadline", {
+                let mut a = attempt(H::Status(503));
+                a.left = Some(Duration::from_millis(60));
+                a.hint = Some(Hint { wait: Duration::from_millis(55), clamped: false });
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (55ms) would end past the deadline (60ms left)"),
+            row(14, "the backoff does not fit: the last attempt before the deadline", {
                 let mut a = attempt(H::Failure(K::Reset));
                 a.left = Some(Duration::from_millis(50));
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: the next wait (100ms) would end past the deadline (50ms left)"),
-            row(13, "a GET reset", attempt(H::Failure(K::Reset))).gives(None, ""),
-            row(13, "a POST with a key, reset", post(attempt(H::Failure(K::Timeout)))).keyed().gives(None, ""),
-            row(13, "a POST answered 503", post(attempt(H::Status(503)))).gives(None, ""),
+            .gives(None, ""),
+            row(14, "a 503 whose Retry-After is shorter than the backoff, near the deadline", {
+                let mut a = attempt(H::Status(503));
+                a.left = Some(Duration::from_millis(80));
+                a.hint = Some(Hint { wait: Duration::from_millis(50), clamped: false });
+                a
+            })
+            .gives(None, ""),
+            row(15, "a GET reset", attempt(H::Failure(K::Reset))).gives(None, ""),
+            row(15, "a POST with a key, reset", post(attempt(H::Failure(K::Timeout)))).keyed().gives(None, ""),
+            row(15, "a POST answered 503", post(attempt(H::Status(503)))).gives(None, ""),
         ]
     }
 
@@ -524,7 +632,7 @@ mod tests {
     #[test]
     fn every_row_is_listed() {
         let listed: std::collections::BTreeSet<u32> = rows().iter().map(|r| r.row).collect();
-        assert_eq!(listed, (1..=13).collect());
+        assert_eq!(listed, (1..=15).collect());
     }
 
     #[test]
@@ -541,6 +649,74 @@ mod tests {
         };
         assert_eq!(r.wait, Duration::from_secs(2));
         assert_eq!(r.drawn, Duration::from_millis(100));
+    }
+
+    /// Rows 13 and 14 over a product of times left, longest attempts, hints, jitters and
+    /// seeds: a backoff that does not fit becomes a wait that leaves the attempt at least
+    /// max(10 ms, the longest attempt), drawn in the second half of the room, never shorter
+    /// than a hint; or a stop with 5 when no room is left. A Retry-After that does not fit
+    /// always stops.
+    #[test]
+    fn the_last_attempt_fits_the_deadline() {
+        let set = retry_on();
+        let ms = Duration::from_millis;
+        let mut checked = 0;
+        for jitter in [
+            Jitter::None,
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+        ] {
+            let mut r = rules(&set);
+            r.attempts = UNLIMITED;
+            r.backoff = Backoff {
+                base: ms(2000),
+                cap: ms(8000),
+                jitter,
+            };
+            for left in [0, 5, 10, 11, 25, 200, 1999, 7000] {
+                for longest in [0, 1, 40, 300] {
+                    for hint in [None, Some(30), Some(120)] {
+                        for seed in 0..20 {
+                            let mut a = attempt(Happened::Status(503));
+                            a.number = 4;
+                            a.left = Some(ms(left));
+                            a.longest = ms(longest);
+                            a.hint = hint.map(|h| Hint {
+                                wait: ms(h),
+                                clamped: false,
+                            });
+                            let v = decide(&r, &a, &mut StdRng::seed_from_u64(seed));
+                            check_last(&a, &v);
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 4 * 8 * 4 * 3 * 20);
+    }
+
+    fn check_last(a: &Attempt, v: &Verdict) {
+        let left = a.left.unwrap_or_default();
+        let need = a.longest.max(MIN_ATTEMPT);
+        let hint = a.hint.map_or(Duration::ZERO, |h| h.wait);
+        let room = left.saturating_sub(need);
+        match v {
+            Verdict::Retry(r) => {
+                assert!(r.wait + need <= left, "{a:?}: {r:?}");
+                assert!(r.wait >= hint, "{a:?}: {r:?}");
+                if r.planned.reason == WaitReason::Deadline {
+                    assert!(r.wait >= room / 2, "{a:?}: {r:?}");
+                }
+            }
+            Verdict::Stop { outcome, reason } => {
+                assert_eq!(*outcome, Outcome::Deadline, "{a:?}: {reason}");
+                let hint_blocks = hint + MIN_ATTEMPT >= left || hint > room;
+                assert!(room.is_zero() || hint_blocks, "{a:?}: {reason}");
+            }
+            Verdict::Done => panic!("{a:?}"),
+        }
     }
 
     /// A not-ready answer is polled like a retryable status; where that would end the run

@@ -16,7 +16,7 @@ pub mod replay;
 pub mod retry_after;
 
 pub use backoff::{
-    Backoff, Draw, Fit, Hint, Jitter, MIN_ATTEMPT, PlannedWait, WaitReason, fit_to_deadline,
-    plan_wait,
+    Backoff, Draw, Fit, Hint, Jitter, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving,
+    fit_to_deadline, plan_wait,
 };
 pub use replay::{FailureKind, StatusSet, is_idempotent, replay_allowed, status_means_unprocessed};

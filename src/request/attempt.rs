@@ -164,6 +164,8 @@ struct Carry {
     hint: Option<Duration>,
     /// The last attempt's answer was not ready.
     not_ready: bool,
+    /// The longest attempt so far (a last attempt before the deadline is left this long).
+    longest: Duration,
 }
 
 /// What follows an attempt, for the loop.
@@ -256,6 +258,7 @@ impl Loop<'_> {
             status: None,
             hint: None,
             not_ready: false,
+            longest: Duration::ZERO,
         };
         let mut made = 0;
         if let Some(stop) = self.wait_for_hold(rng) {
@@ -362,6 +365,7 @@ impl Loop<'_> {
         carry.method = Some(sent.last.method.clone());
         let mut line = self.line(n, begun, &sent);
         let judged = self.record(tried, &sent, &mut line, carry);
+        carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.last);
         let facts = Attempt {
             happened: judged.happened,
@@ -373,6 +377,7 @@ impl Loop<'_> {
             left: self.deadline_left(),
             hint: judged.reading.as_ref().and_then(|r| r.hint),
             previous: carry.previous,
+            longest: carry.longest,
         };
         carry.status = match facts.happened {
             Happened::Status(s) => Some(s),
@@ -437,7 +442,11 @@ impl Loop<'_> {
     /// the request before it; then the sleep, with what the countdown says.
     fn retry(&self, retry: &decision::Retry, sent: Sent, carry: &mut Carry) -> Next {
         carry.previous = retry.drawn;
-        let why = if retry.planned.reason == WaitReason::Backoff {
+        let own = matches!(
+            retry.planned.reason,
+            WaitReason::Backoff | WaitReason::Deadline
+        );
+        let why = if own {
             format!("backoff after {}", carry.last)
         } else {
             format!("Retry-After from {}", carry.last)

@@ -129,6 +129,33 @@ fn readiness(cfg: &Config) -> String {
     s
 }
 
+/// How many attempts, and what bounds them: the count given, the deadline (with the retry
+/// budget and the breaker under `--state`), or the default count.
+fn attempts_line(r: &crate::config::RetryConfig) -> String {
+    use crate::config::AttemptsBound;
+    let unlimited = r.attempts == crate::policy::decision::UNLIMITED;
+    let count = if unlimited {
+        "unlimited".to_string()
+    } else {
+        let retries = r.attempts - 1;
+        let noun = if retries == 1 { "retry" } else { "retries" };
+        format!("{} (the first and {retries} {noun})", r.attempts)
+    };
+    let bound = match (r.bound, unlimited) {
+        (AttemptsBound::Given, true) => "given (--attempts unlimited): the deadline bounds the run",
+        (AttemptsBound::Given, false) => {
+            "given: the count bounds the run, and the deadline if it comes first"
+        }
+        (AttemptsBound::Deadline, _) => {
+            "no count given: the deadline bounds the run (and, with --state, the retry budget and the circuit breaker); give --attempts N to bound it by a count too"
+        }
+        (AttemptsBound::Default, _) => {
+            "the default, with no --deadline: give --deadline to retry until a time instead"
+        }
+    };
+    format!("{count}; {bound}")
+}
+
 /// Attempts, backoff, deadline, timeouts and Retry-After.
 fn waits(cfg: &Config) -> String {
     let r = &cfg.retry;
@@ -138,20 +165,7 @@ fn waits(cfg: &Config) -> String {
     if let Some(mapped) = &r.curl {
         let _ = writeln!(s, "  curl's flags  {mapped}");
     }
-    if r.attempts == crate::policy::decision::UNLIMITED {
-        let _ = writeln!(
-            s,
-            "  attempts      unlimited: as many as the deadline allows"
-        );
-    } else {
-        let retries = r.attempts - 1;
-        let _ = writeln!(
-            s,
-            "  attempts      {} (the first and {retries} {})",
-            r.attempts,
-            if retries == 1 { "retry" } else { "retries" }
-        );
-    }
+    let _ = writeln!(s, "  attempts      {}", attempts_line(r));
     let growth = match b.jitter {
         Jitter::Decorrelated => "3^(n+1)",
         _ => "2^n",
@@ -254,7 +268,7 @@ fn schedule(cfg: &Config) -> String {
             cut = true;
             let _ = write!(
                 row,
-                "  <- past the deadline ({}): the run may stop here",
+                "  <- past the deadline ({}): a last attempt is drawn before it instead",
                 fmt_duration(d)
             );
         }
@@ -294,7 +308,7 @@ fn whole_run(cfg: &Config, worst: Duration) -> String {
     if let Some(d) = r.deadline {
         let _ = writeln!(
             s,
-            "  the deadline ends the run at {} whatever the schedule",
+            "  the deadline ends the run at {} whatever the schedule; a backoff that would end past it becomes a last attempt shortly before it (a Retry-After that would end past it stops the run)",
             fmt_duration(d)
         );
     }

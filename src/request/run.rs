@@ -418,10 +418,8 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let (shared, hold) = match admit(&cfg, reporter, start) {
         Ok(admitted) => (admitted.shared, admitted.hold),
         Err(why) => {
-            watchdog.claim(Outcome::Refused.code());
-            let elapsed = start.elapsed();
-            reporter.summary(Outcome::Refused, 0, elapsed, seed, &why, Some(&why));
-            return Outcome::Refused;
+            let ends = (seed, write_out.as_deref(), start);
+            return refused_before_sending(&cfg, (reporter, &watchdog), &cron, &why, ends);
         }
     };
     if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
@@ -458,6 +456,50 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     )
 }
 
+/// A run that `--state` refused before anything was sent (exit 7, `why`): `-w` is still
+/// written, as after any other ending (so `%{state}` tells a script why), then the summary.
+fn refused_before_sending(
+    cfg: &Config,
+    (reporter, watchdog): (&Reporter, &Watchdog),
+    cron: &Conditions,
+    why: &str,
+    (seed, write_out, start): (u64, Option<&str>, Instant),
+) -> Outcome {
+    let mut outcome = Outcome::Refused;
+    let ended = Ended {
+        outcome,
+        attempts_made: 0,
+        last: why.to_string(),
+        why: Some(why.to_string()),
+        head: None,
+        delivered: 0,
+        timeline: Timeline::default(),
+        connects: 0,
+        redirects: 0,
+        method: None,
+        uploaded: 0,
+        referer: None,
+        head_dumped: false,
+        status: None,
+        hint: None,
+    };
+    let mut reason = why.to_string();
+    if let Some(format) = write_out
+        && let Err(e) =
+            print_write_out(format, (cfg, cron), reporter, &ended, (outcome, start, why))
+    {
+        reporter.error(&e);
+        reason = e;
+        outcome = Outcome::Local;
+    }
+    // Settled: only the summary is left, and a summary stderr does not take ends the run
+    // with this outcome's code (see `Watchdog::claim`).
+    watchdog.claim(outcome.code());
+    let elapsed = start.elapsed();
+    reporter.summary(outcome, 0, elapsed, seed, why, Some(&reason));
+    outcome
+}
+
 /// With `--state`, asks the circuit breaker and the shared Retry-After whether this run may
 /// go (`Err`: refused, exit 7, and why).
 fn admit<'r>(cfg: &Config, reporter: &'r Reporter, start: Instant) -> Result<Admitted<'r>, String> {
@@ -491,6 +533,7 @@ fn start_watchdog(
     };
     let format = reporter.format();
     let key = reporter.key_handle();
+    let state = reporter.state_handle();
     Watchdog::start(
         start + d,
         LastWords {
@@ -507,7 +550,7 @@ fn start_watchdog(
                     (n, start.elapsed(), seed),
                     last,
                     "stopping: the deadline passed",
-                    key.get().map(String::as_str),
+                    (key.get().map(String::as_str), Reporter::state_of(&state)),
                 )
             }),
             end: deadline::exit_now(),
@@ -526,6 +569,7 @@ fn forced_summary(
     let watchdog = watchdog.clone();
     let format = reporter.format();
     let key = reporter.key_handle();
+    let state = reporter.state_handle();
     move |sig| {
         let Some((n, last)) = watchdog.take_over() else {
             return;
@@ -537,7 +581,7 @@ fn forced_summary(
             (n, start.elapsed(), seed),
             &last,
             "stopping: interrupted",
-            key.get().map(String::as_str),
+            (key.get().map(String::as_str), Reporter::state_of(&state)),
         );
         deadline::last_line(&line);
     }
@@ -643,6 +687,7 @@ fn print_write_out(
     let mut vars = write_out_vars(cfg, cron, ended, (outcome, reason));
     vars.time_total = start.elapsed();
     vars.idempotency_key = reporter.key_handle().get().cloned();
+    vars.state = reporter.state();
     let rendered = write_out::render(format, &vars);
     for name in rendered.unknown {
         reporter.notice(&format!("unknown --write-out variable: '{name}'"));

@@ -71,6 +71,8 @@ pub struct Vars {
     pub referer: Option<String>,
     /// Bytes of the final answer's head as `-D` writes it (status line, headers, blank line).
     pub size_header: u64,
+    /// What became of `--state` (`none`, `used`, `refused`, `unavailable`).
+    pub state: crate::report::StateUse,
 }
 
 /// Where a part of the output goes.
@@ -236,6 +238,7 @@ fn value(name: &str, v: &Vars) -> Option<String> {
         "content_type" => content_type(v).unwrap_or_default(),
         "errormsg" => v.errormsg.clone().unwrap_or_default(),
         "idempotency_key" => v.idempotency_key.clone().unwrap_or_default(),
+        "state" => v.state.name().into(),
         "filename_effective" => v.filename_effective.clone().unwrap_or_default(),
         "header_json" => header_json(&v.headers),
         "redirect_url" => v.redirect_url.clone().unwrap_or_default(),
@@ -294,7 +297,7 @@ fn header_json(headers: &[(String, String)]) -> String {
 
 /// `%{json}`: every variable as one JSON object, keys sorted, with curl's key names and
 /// types (numbers as numbers, times in seconds with six decimals, `null` for a string
-/// that has no value); `num_retries` and `idempotency_key` are this tool's.
+/// that has no value); `num_retries`, `idempotency_key` and `state` are this tool's.
 fn json(v: &Vars) -> String {
     let t = &v.times;
     let content_type = content_type(v);
@@ -336,6 +339,7 @@ fn json(v: &Vars) -> String {
         ("size_upload", v.size_upload.to_string()),
         ("speed_download", speed(v.size_download, v).to_string()),
         ("speed_upload", speed(v.size_upload, v).to_string()),
+        ("state", quoted(v.state.name())),
         ("time_appconnect", secs(t.appconnect)),
         ("time_connect", secs(t.connect)),
         ("time_namelookup", secs(t.namelookup)),

@@ -45,7 +45,11 @@ pub struct Report {
 fn common_args(c: &Case) -> Vec<String> {
     let limits: &[&str] = match c.mode {
         Mode::Tight => &["--deadline", "800ms", "--stall-timeout", "5s"],
+        // A count given: with a deadline and no count, attempts would be unlimited, and a
+        // fault that repeats would run to the deadline (5) instead of running out (4).
         _ => &[
+            "--attempts",
+            "6",
             "--deadline",
             "3s",
             "--timeout",
@@ -476,6 +480,16 @@ fn check_leftovers(ran: &Ran, f: &mut Findings) {
 }
 
 /// Invariant 4: the deadline; a wait that would cross it is not slept at all.
+///
+/// The wall time, measured here, includes starting the process and reading its output,
+/// which a loaded 2-core machine stretches: at a load average of 15 a run that stopped at
+/// once took 0.96 s of wall time against the 800 ms deadline, and with the matrix's 16
+/// workers on such a machine a run's own clock can pass 800 ms before its first attempt is
+/// sent. So "at once" is judged by what the run did, not by a clock: at most one attempt,
+/// and no wait slept ("retry in"); the run then ended either by the decision (the
+/// Retry-After would end past the deadline) or, when the machine was slow enough that the
+/// deadline came first, by the deadline. The wall time is held to the deadline plus
+/// [`MARGIN`] like every run's.
 fn check_deadline(ran: &Ran, f: &mut Findings) {
     let (c, wall) = (ran.c, ran.wall);
     let limit = deadline(c);
@@ -489,15 +503,23 @@ fn check_deadline(ran: &Ran, f: &mut Findings) {
             ),
         );
     }
-    if c.mode == Mode::Tight && matches!(c.fault, Fault::Status(..)) && wall >= limit {
-        f.bad(
-            4,
-            format!(
-                "took {:.2}s: a Retry-After past the {:.1}s deadline must stop the run at once",
-                wall.as_secs_f64(),
-                limit.as_secs_f64()
-            ),
-        );
+    if c.mode == Mode::Tight && matches!(c.fault, Fault::Status(..)) {
+        let attempts = ran
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("retry-http: attempt "))
+            .count();
+        let slept = ran.stderr.contains("retry in ");
+        if attempts > 1 || slept {
+            f.bad(
+                4,
+                format!(
+                    "a Retry-After past the {:.1}s deadline must stop the run at once: {attempts} attempts, a wait slept: {slept} ({:.2}s)",
+                    limit.as_secs_f64(),
+                    wall.as_secs_f64()
+                ),
+            );
+        }
     }
 }
 

@@ -206,7 +206,8 @@ fn split_option(a: &str, opts: &Options) -> Option<(Option<String>, String, Opti
 }
 
 /// The `--deadline` of the command line as typed (`--deadline D`, `--deadline=D`), else of
-/// `RETRY_HTTP_DEADLINE`; `None` when neither gives one that parses (clap then says why).
+/// `RETRY_HTTP_DEADLINE`; `None` when neither gives one that parses (clap then says why),
+/// and for `0`, which means no deadline.
 pub(crate) fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
     let mut given = None;
     let mut it = args.iter().skip(1).map(|a| a.to_string_lossy());
@@ -221,7 +222,7 @@ pub(crate) fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
         }
     }
     let value = given.or_else(|| std::env::var("RETRY_HTTP_DEADLINE").ok())?;
-    values::duration(&value).ok()
+    values::duration(&value).ok().filter(|d| !d.is_zero())
 }
 
 /// [`read_file`], within `until` when there is one: a file still being read then is the
