@@ -974,6 +974,9 @@ fn a_bad_store_url_is_a_usage_error_that_hides_the_password() {
         format!("redis://u:{SECRET}@h/notadb"),
         format!("memcached://u:{SECRET}@h/"),
         format!("redis://u:{SECRET}@h/0?x=1"),
+        format!("redis://u:{SECRET}@h/0?prefix="),
+        format!("redis://u:{SECRET}@h/0?prefix=%20"),
+        format!("redis+unix:///tmp/r.sock?password={SECRET}&prefix="),
     ] {
         let (out, _) = run(&["--state", &state, &s.url("/")]);
         let err = stderr(&out);

@@ -77,7 +77,8 @@ impl RedisLocation {
     pub const SCHEMES: [&'static str; 3] = ["redis", "rediss", "redis+unix"];
 
     /// Reads a Redis URL (see `FORMS`). Errors say what is wrong and what is accepted, and
-    /// never quote the password.
+    /// never quote the password. A `prefix` that is empty or only white space is an error:
+    /// the keys would then be bare origins, which another application may use.
     pub fn parse(value: &str) -> Result<RedisLocation, String> {
         let bad = |why: &str| format!("--state: {why} (accepted: {FORMS})");
         let url = url::Url::parse(value).map_err(|e| bad(&format!("not a valid URL ({e})")))?;
@@ -120,6 +121,13 @@ impl RedisLocation {
                     )));
                 }
             }
+        }
+        // An empty prefix (`?prefix=$UNSET`) would name the keys by the bare origin, which
+        // another application's key may be called: refused, as white space alone is.
+        if prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(bad(
+                "the prefix is empty: give ?prefix= a non-empty value, or leave it out for the default retry-http:",
+            ));
         }
         let endpoint = if scheme == "redis+unix" {
             if url.host_str().is_some_and(|h| !h.is_empty()) {

@@ -762,6 +762,10 @@ fn bad_redis_urls_say_why_without_the_password() {
         ("redis://u:s3cret@h/0#x", "fragment"),
         ("redis://u:s3cret@h/0?prefix=a&prefix=b", "prefix="),
         ("redis://u:s3cret@h/-1", "database number"),
+        ("redis://u:s3cret@h/0?prefix=", "prefix is empty"),
+        ("redis://u:s3cret@h/0?prefix=%20%09", "prefix is empty"),
+        ("redis://u:s3cret@h/0?prefix=+", "prefix is empty"),
+        ("redis+unix:///s?prefix=&password=s3cret", "prefix is empty"),
     ] {
         let e = RedisLocation::parse(bad).expect_err(bad);
         assert!(e.contains(why), "{bad}: {e}");
