@@ -336,8 +336,9 @@ impl FileStore {
 }
 
 impl Store for FileStore {
-    /// Locks (waiting at most `wait`), reads (see `load`), forgets what the window and TTL
-    /// say, lets `change` edit the record of `key`, bounds the state (`State::bound`),
+    /// Locks (waiting at most `wait`), reads (see `load`), discards times in the future
+    /// that no run could have written (`State::repair`; `warn` hears which, and the file is
+    /// then written even if nothing else changed), forgets what the window and TTL say, lets `change` edit the record of `key`, bounds the state (`State::bound`),
     /// writes it back atomically (see `save`), unlocks. Errors are I/O errors on the lock
     /// or the write, and those of `load`.
     fn update(
@@ -350,9 +351,16 @@ impl Store for FileStore {
         let lock = self.lock(bound)?;
         let now = self.clock.host_time();
         let mut state = self.load(now, warn)?;
+        let repaired = state.repair(now, &self.limits);
+        for (target, why) in &repaired {
+            warn(&format!(
+                "the state file {}: the record of {target} lies in the future ({why})",
+                self.path.display()
+            ));
+        }
         let before = state.targets.len();
         state.prune(now, &self.limits);
-        let pruned = state.targets.len() != before;
+        let pruned = state.targets.len() != before || !repaired.is_empty();
         let record = state.targets.entry(key.to_string()).or_default();
         let was = record.clone();
         change(record, now);
@@ -376,6 +384,7 @@ impl Store for FileStore {
     fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
         let now = self.clock.host_time();
         let mut state = self.load(now, &|_| {})?;
+        state.repair(now, &self.limits);
         state.prune(now, &self.limits);
         Ok((state.targets.remove(key).unwrap_or_default(), now))
     }

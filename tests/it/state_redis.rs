@@ -1406,3 +1406,83 @@ fn a_bad_state_variable_is_named() {
     assert_eq!(entries(dir.path()), Vec::<String>::new());
     assert!(s.requests().is_empty(), "a usage error sent a request");
 }
+
+/// A record written by a clock a year fast (or by hand): its circuit opened a year from now
+/// and its budget spent by retries dated then. Written as version 2 of the format, with no
+/// field this version added. The run is neither refused nor stopped by the budget: it
+/// warns once that the record lies in the future, discards those times, retries and is
+/// served; the record is written back without them.
+fn a_record_from_a_fast_clock_refuses_nothing(backend: &Backend) {
+    let s =
+        Server::start(vec![Step::status(503, "busy"), Step::status(200, "ok")]).expect("server");
+    let (url, target, state) = (s.url("/"), target_of(&s), backend.state());
+    let ahead = epoch_millis() + 365 * 24 * 3600 * 1000;
+    let record = serde_json::json!({
+        "breaker": {"failures": 9, "opened_at": ahead, "probe_until": null},
+        "budget": [[ahead, 0, 50]],
+        "seen": epoch_millis(),
+    });
+    match backend {
+        Backend::Redis(r) => {
+            let value =
+                serde_json::json!({"format": "retry-http-state", "rev": 4, "target": record});
+            r.cli(&["SET", &key(&target), &value.to_string()]);
+        }
+        Backend::File(d) => {
+            let file = serde_json::json!({
+                "format": "retry-http-state",
+                "version": 2,
+                "targets": {target.clone(): record},
+            });
+            std::fs::write(d.path().join("state.json"), file.to_string()).expect("written");
+        }
+    }
+    let (out, _) = run(&[
+        "--state",
+        &state,
+        "--attempts",
+        "2",
+        "--budget-floor",
+        "1",
+        "--base",
+        "1ms",
+        "--cap",
+        "2ms",
+        &url,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 2, "retried: {}", stderr(&out));
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{}", stderr(&out));
+    assert!(
+        w[0].contains(&target)
+            && w[0].contains("lies in the future")
+            && w[0].contains("in the future, more than the cooldown (30s) ahead")
+            && w[0].contains("1 of its retry budget's buckets"),
+        "{}",
+        w[0]
+    );
+    let after = backend.record(&target);
+    assert_eq!(after["breaker"]["opened_at"], Value::Null, "{after}");
+    assert!(
+        after["budget"]
+            .as_array()
+            .expect("a budget")
+            .iter()
+            .all(|b| b[0].as_u64().expect("a start") < ahead),
+        "{after}"
+    );
+    // The next run hears nothing of it.
+    let (out, _) = run(&["--state", &state, &url]);
+    assert_eq!(warnings(&out), Vec::<String>::new(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_record_from_a_fast_clock_refuses_nothing_on_redis() {
+    a_record_from_a_fast_clock_refuses_nothing(&Backend::redis());
+}
+
+#[test]
+fn a_record_from_a_fast_clock_refuses_nothing_in_a_file() {
+    a_record_from_a_fast_clock_refuses_nothing(&Backend::file());
+}

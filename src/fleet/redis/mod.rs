@@ -297,6 +297,8 @@ struct Worker {
 /// its revision, and the server's time.
 struct Read {
     text: String,
+    /// The record had times in the future that were discarded: it is written back.
+    repaired: bool,
     target: Target,
     rev: u64,
     now: Millis,
@@ -429,10 +431,13 @@ impl RedisStore {
     }
 
     /// The record in `text` (empty: none), tidied as of `now`. A value retry-http cannot
-    /// read is reported and replaced, as a corrupt state file of ours is.
+    /// read is reported and replaced, as a corrupt state file of ours is; times in the
+    /// future that no run could have written are reported and discarded
+    /// (`Target::repair`), and the record is written back without them.
     fn parse(&self, key: &str, text: String, now: Millis, warn: &dyn Fn(&str)) -> Read {
         let mut read = Read {
             text,
+            repaired: false,
             target: Target::default(),
             rev: 0,
             now,
@@ -452,6 +457,12 @@ impl RedisStore {
         match parsed {
             Some((rev, mut target)) => {
                 read.rev = rev;
+                if let Some(why) = target.repair(now, &self.limits) {
+                    warn(&format!(
+                        "the key {key} in the state store lies in the future ({why})"
+                    ));
+                    read.repaired = true;
+                }
                 if !target.tidy(now, &self.limits) {
                     target = Target::default();
                 }
@@ -525,7 +536,9 @@ impl RedisStore {
             let (text, ttl) = self.text(&mut target, read.rev, read.now);
             // Nothing to write: no key and nothing to remember, or a key whose record the
             // decision did not change enough (a key with nothing left is still deleted).
-            if text.is_empty() && read.text.is_empty() || !text.is_empty() && !worth {
+            if text.is_empty() && read.text.is_empty()
+                || !text.is_empty() && !worth && !read.repaired
+            {
                 return Ok(());
             }
             // Sent whole (`EVAL`): one round trip, and nothing to reload when the server's
