@@ -369,26 +369,16 @@ fn within(e: std::io::Error, bound: Duration) -> std::io::Error {
 
 impl RedisStore {
     /// The store at `location`, forgetting by `limits`. Nothing is connected yet: the first
-    /// operation connects, within its bound. `cacert` is read now (errors say why not).
+    /// operation connects, within its bound. `cacert` is read now, within `bound` (see
+    /// `read_cacert`; errors say why not).
     pub fn open(
         location: &RedisLocation,
         limits: &Limits,
         clock: Clock,
         cacert: Option<&Path>,
-        _bound: Duration,
+        bound: Duration,
     ) -> Result<RedisStore, String> {
-        let cacert = match cacert {
-            None => None,
-            Some(p) => {
-                let cannot =
-                    |why: String| format!("cannot read --state-cacert {}: {why}", p.display());
-                let file = std::fs::File::open(p).map_err(|e| cannot(e.to_string()))?;
-                let pem = crate::files::read_bounded(file, MAX_CACERT)
-                    .map_err(|e| cannot(e.to_string()))?
-                    .ok_or_else(|| cannot("larger than 1 MiB".into()))?;
-                Some(pem)
-            }
-        };
+        let cacert = cacert.map(|p| read_cacert(p, bound)).transpose()?;
         Ok(RedisStore {
             location: location.clone(),
             limits: *limits,
@@ -621,6 +611,54 @@ impl RedisStore {
                 }
                 _ => return Err(other("the store's script answered nonsense".into())),
             }
+        }
+    }
+}
+
+/// Reads `--state-cacert`: at most `MAX_CACERT` bytes, within `bound`. It is opened
+/// without blocking, so a FIFO with no writer, or a device, cannot hang the run; a pipe
+/// (`<(...)`) is read as its writer writes, until the bound.
+fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |why: &str| format!("cannot read --state-cacert {}: {why}", path.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| cannot(&e.to_string()))?;
+    let until = Instant::now() + bound;
+    let mut pem = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match (&file).read(&mut buf) {
+            Ok(0) => return Ok(pem),
+            Ok(n) => {
+                pem.extend_from_slice(&buf[..n]);
+                if pem.len() as u64 > MAX_CACERT {
+                    return Err(cannot("larger than 1 MiB"));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(cannot(&format!(
+                        "nothing more came within {}",
+                        crate::units::fmt_duration(bound)
+                    )));
+                }
+                let mut fd = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+                // SAFETY: one pollfd of ours, for the time left.
+                unsafe { libc::poll(&mut fd, 1, ms) };
+            }
+            Err(e) => return Err(cannot(&e.to_string())),
         }
     }
 }

@@ -773,3 +773,49 @@ fn bad_redis_urls_say_why_without_the_password() {
         assert!(e.starts_with("--state: "), "{e}");
     }
 }
+
+/// `--state-cacert` naming what is not a file: a FIFO whose writer never writes, one with
+/// no writer, a device without end, a folder. Each is refused (or read empty) within the
+/// bound, never a hang; a pipe that does write is read.
+#[test]
+fn a_cacert_that_is_not_a_file_is_read_within_the_bound() {
+    let l = contract::limits();
+    let location = RedisLocation::parse("rediss://127.0.0.1:1").expect("valid");
+    let dir = tempfile::tempdir().expect("a folder");
+    let fifo = dir.path().join("ca.pem");
+    let c = std::ffi::CString::new(fifo.to_str().expect("UTF-8")).expect("no NUL");
+    // SAFETY: mkfifo reads the path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let bound = Duration::from_millis(300);
+    let open = |p: &Path| {
+        let t0 = Instant::now();
+        let r = RedisStore::open(&location, &l, Clock::own(), Some(p), bound).map(|_| ());
+        assert!(
+            t0.elapsed() < bound + Duration::from_secs(3),
+            "{p:?}: {:?}",
+            t0.elapsed()
+        );
+        r
+    };
+    // No writer yet: read as empty at once (the TLS set-up then finds no certificate).
+    open(&fifo).expect("an empty read");
+    // A writer that never writes: given up at the bound. (A reader of the test's own lets
+    // the writer open without waiting.)
+    use std::os::unix::fs::OpenOptionsExt;
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .expect("a reader");
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("a writer");
+    let e = open(&fifo).expect_err("nothing came");
+    assert!(e.contains("nothing more came within 300ms"), "{e}");
+    drop((writer, reader));
+    let e = open(Path::new("/dev/zero")).expect_err("no end");
+    assert!(e.contains("larger than 1 MiB"), "{e}");
+    let e = open(dir.path()).expect_err("a folder");
+    assert!(e.starts_with("cannot read --state-cacert"), "{e}");
+}
