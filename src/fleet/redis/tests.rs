@@ -819,3 +819,54 @@ fn a_cacert_that_is_not_a_file_is_read_within_the_bound() {
     let e = open(dir.path()).expect_err("a folder");
     assert!(e.starts_with("cannot read --state-cacert"), "{e}");
 }
+
+/// A "server" that answers its first command with a bulk string of `length` bytes, one
+/// byte every 10 ms, so that no socket timeout fires; it reports when the client has gone
+/// (a write fails) on `gone`.
+fn trickle(length: u64, gone: std::sync::mpsc::Sender<Instant>) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let Ok((mut c, _)) = listener.accept() else {
+            return;
+        };
+        let mut command = [0u8; 4096];
+        if c.read(&mut command).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut answer = format!("${length}\r\n").into_bytes();
+        answer.extend(std::iter::repeat_n(b'x', length as usize));
+        for byte in answer.chunks(1) {
+            if c.write_all(byte).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        gone.send(Instant::now()).ok();
+    });
+    port
+}
+
+/// A store the run gave up on stops reading: the connection of an operation that ran out
+/// of time, while its server kept trickling a long answer, is closed soon after the bound,
+/// not when the answer ends (here 3 hours later).
+#[test]
+fn a_store_given_up_on_stops_reading() {
+    let l = contract::limits();
+    let (tx, gone) = std::sync::mpsc::channel();
+    let port = trickle(1_000_000, tx);
+    let store = open_url(&format!("redis://127.0.0.1:{port}"), &l, Clock::own());
+    let bound = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = store
+        .update("t", bound, &quiet, &mut fail(&l))
+        .expect_err("it cannot answer in time");
+    assert!(e.to_string().contains("timed out"), "{e}");
+    // The server notices the client gone once a write of its fails, a little after the
+    // socket closed: allow for that and a loaded machine.
+    let at = gone
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the connection was closed");
+    assert!(at - t0 < Duration::from_secs(10), "{:?}", at - t0);
+}
