@@ -1024,3 +1024,70 @@ fn stale_temporary_files_beside_the_state_file_are_collected() {
     expected.sort();
     assert_eq!(names(dir.path()), expected);
 }
+
+/// A run killed (SIGKILL) between writing its temporary file and renaming it over the state
+/// file leaves that file behind; the next run that takes the lock once it is stale removes
+/// it. The run is held at the rename by strace(1), which delays the call (strace is a test
+/// dependency: `.ci/run` installs it).
+#[test]
+fn a_run_killed_while_writing_leaves_a_file_the_next_run_collects() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let st = state.to_str().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok"), Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    let renames = "rename,renameat,renameat2";
+    let mut traced = command_for(std::path::Path::new("strace"))
+        .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+        .arg(format!("trace={renames}"))
+        .arg("-e")
+        .arg(format!("inject={renames}:delay_enter=30000000"))
+        .arg(env!("CARGO_BIN_EXE_retry-http"))
+        .args(["--state", st, "-o", "/dev/null", &url])
+        .spawn()
+        .expect("strace must be installed (Debian package strace)");
+    let temps = |dir: &std::path::Path| -> Vec<String> {
+        names(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(".retry-http-state") && n.len() == 23)
+            .collect()
+    };
+    let t0 = std::time::Instant::now();
+    while temps(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = temps(dir.path());
+    assert_eq!(
+        left.len(),
+        1,
+        "the run got to its rename: {:?}",
+        names(dir.path())
+    );
+    // The traced run is strace's child.
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", traced.id())).unwrap();
+    let pid: libc::pid_t = children.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: kill sends a signal to the process this test started (through strace).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    // strace would sit out the delay it injected: it is stopped too, once its run is gone.
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"))
+        && t0.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    traced.kill().unwrap();
+    traced.wait().unwrap();
+    assert_eq!(temps(dir.path()), left, "the killed run's file stays");
+    assert!(s.requests().is_empty(), "killed before it sent");
+    // Young, it is spared (a live writer of another state file may own it); stale, taken.
+    let (out, _) = run(&["--state", st, &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(temps(dir.path()), left, "spared while young");
+    age(&dir.path().join(&left[0]), Duration::from_secs(600));
+    let (out, _) = run(&["--state", st, &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+    assert!(temps(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    assert_eq!(counted(&only_target(&read_state(&state)), 1), 2);
+}
