@@ -749,7 +749,9 @@ fn describe(code: &str, detail: &str) -> String {
         "READONLY" => "the server is a read-only replica".into(),
         "WRONGTYPE" => "the key holds a value of another type than a string".into(),
         "NOPERM" => {
-            format!("the user may not run what the store needs: GET, STRLEN, TIME, EVAL ({detail})")
+            format!(
+                "the user may not run what the store needs: EVAL, and in it TIME, STRLEN, GET, SET, DEL ({detail})"
+            )
         }
         code => format!("the server answered {code} {detail}"),
     }
