@@ -6,8 +6,19 @@
 //! state lives is the `store`'s business.
 
 use crate::fleet::Millis;
-use crate::units::millis;
+use crate::units::{fmt_duration, millis};
 use std::time::Duration;
+
+/// The longest a probe's lease lasts, unless the cooldown is longer (one hour): a probe that
+/// runs for longer lets another run probe beside it. It bounds how far in the future a
+/// lease may end (see `Breaker::damage`).
+pub const MAX_LEASE: Duration = Duration::from_secs(3600);
+
+/// The longest lease a run with `cooldown` grants: the cooldown or `MAX_LEASE`, whichever is
+/// longer.
+pub fn longest_lease(cooldown: Duration) -> Duration {
+    cooldown.max(MAX_LEASE)
+}
 
 /// The circuit breaker's state for one target.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -61,7 +72,7 @@ impl Breaker {
     /// Decides whether a run may start at `now`. An open circuit refuses for `cooldown`
     /// after it opened; then the first run to ask is the probe and takes the lease for
     /// `lease` (at least `cooldown`) under its number `id`, during which the others are
-    /// refused.
+    /// refused. The lease never passes `longest_lease(cooldown)`.
     pub fn admit(
         &mut self,
         now: Millis,
@@ -88,9 +99,43 @@ impl Breaker {
                 why: "the circuit is half-open and a probe is in flight".into(),
             };
         }
-        self.probe_until = Some(now.saturating_add(millis(lease.max(cooldown))));
+        let lease = lease.max(cooldown).min(longest_lease(cooldown));
+        self.probe_until = Some(now.saturating_add(millis(lease)));
         self.probe_id = Some(id);
         Admission::Probe
+    }
+
+    /// What in the breaker no run could have written by `now`, in words, if anything: a
+    /// circuit that opened more than `cooldown` in the future, or a probe lease that ends
+    /// later than `longest_lease(cooldown)` from now. Such times come from a clock that was
+    /// wrong when they were written, or from an edit; believed, they would refuse the target
+    /// for as long as they lie ahead (years, say). Within those spans a time a little ahead
+    /// (a clock stepped back by a few seconds) still counts: it refuses no longer than one
+    /// cooldown or one lease more.
+    pub fn damage(&self, now: Millis, cooldown: Duration) -> Option<String> {
+        let ahead = |t: Millis| fmt_duration(Duration::from_millis(t.saturating_sub(now)));
+        if let Some(opened) = self
+            .opened_at
+            .filter(|o| *o > now.saturating_add(millis(cooldown)))
+        {
+            return Some(format!(
+                "its circuit opened {} in the future, more than the cooldown ({}) ahead",
+                ahead(opened),
+                fmt_duration(cooldown)
+            ));
+        }
+        let longest = longest_lease(cooldown);
+        if let Some(until) = self
+            .probe_until
+            .filter(|p| *p > now.saturating_add(millis(longest)))
+        {
+            return Some(format!(
+                "its probe lease ends {} from now, longer than any lease ({})",
+                ahead(until),
+                fmt_duration(longest)
+            ));
+        }
+        None
     }
 
     /// Whether the run numbered `id` holds the probe lease.
@@ -211,6 +256,68 @@ mod tests {
         b.finish(31_000, RunResult::Neutral, Some(1), THRESHOLD);
         assert_eq!(b.admit(31_001, COOLDOWN, lease, 1), Admission::Probe);
         assert!(b.is_open(), "a neutral end says nothing about the target");
+    }
+
+    #[test]
+    fn times_further_ahead_than_any_run_writes_are_damage() {
+        const NOW: Millis = 1_000_000_000;
+        let year = 365 * 24 * 3600 * 1000;
+        let at = |opened_at: Option<Millis>, probe_until: Option<Millis>| Breaker {
+            failures: 5,
+            opened_at,
+            probe_until,
+            probe_id: probe_until.map(|_| 1),
+        };
+        let cooldown = millis(COOLDOWN);
+        let lease = millis(MAX_LEASE);
+        // What runs write, a clock a little behind included: believed.
+        for fine in [
+            at(None, None),
+            at(Some(NOW), None),
+            at(Some(0), None),
+            at(Some(NOW + cooldown), None),
+            at(Some(NOW - cooldown), Some(NOW + lease)),
+            at(Some(NOW), Some(NOW + 1)),
+        ] {
+            assert_eq!(fine.damage(NOW, COOLDOWN), None, "{fine:?}");
+        }
+        // Ahead by more than a cooldown or a lease, whatever else the record says.
+        for (bad, said) in [
+            (
+                at(Some(NOW + cooldown + 1), None),
+                "opened 30s in the future",
+            ),
+            (at(Some(NOW + year), None), "opened 365d00h in the future"),
+            (at(Some(u64::MAX), None), "in the future"),
+            (
+                at(Some(NOW), Some(NOW + lease + 1)),
+                "lease ends 1h00m from now",
+            ),
+            (
+                at(Some(NOW - cooldown), Some(NOW + year)),
+                "lease ends 365d00h",
+            ),
+            (at(None, Some(u64::MAX)), "lease ends"),
+        ] {
+            let why = bad.damage(NOW, COOLDOWN).expect("damage");
+            assert!(why.contains(said), "{bad:?}: {why}");
+        }
+        // A long cooldown allows as long a lease, and an opening as far ahead.
+        let long = Duration::from_secs(2 * 3600);
+        let b = at(Some(NOW + millis(long)), Some(NOW + millis(long)));
+        assert_eq!(b.damage(NOW, long), None);
+        assert!(b.damage(NOW, COOLDOWN).is_some());
+        // What `admit` grants is never damage, however long the run's lease.
+        for (lease, cooldown) in [
+            (Duration::ZERO, COOLDOWN),
+            (Duration::from_secs(10 * 365 * 24 * 3600), COOLDOWN),
+            (Duration::from_secs(10 * 365 * 24 * 3600), long),
+        ] {
+            let mut b = at(Some(NOW - millis(cooldown)), None);
+            assert_eq!(b.admit(NOW, cooldown, lease, 7), Admission::Probe);
+            assert_eq!(b.damage(NOW, cooldown), None, "{lease:?} {cooldown:?}");
+            assert!(b.probe_until <= Some(NOW + millis(longest_lease(cooldown))));
+        }
     }
 
     #[test]

@@ -57,6 +57,18 @@ impl Budget {
         }
     }
 
+    /// Drops the buckets that begin more than `window` after `now`, which no run could have
+    /// written by then (a clock that was wrong, an edit): believed, their retries would
+    /// spend the budget, or their successes fill it, for as long as they lie ahead. A bucket
+    /// a little ahead (a clock stepped back) is kept: it leaves within two windows. Returns
+    /// how many were dropped.
+    pub fn drop_future(&mut self, now: Millis, window: Duration) -> usize {
+        let latest = now.saturating_add(millis(window));
+        let before = self.buckets.len();
+        self.buckets.retain(|b| b.start <= latest);
+        before - self.buckets.len()
+    }
+
     /// Whether nothing is remembered.
     pub fn is_empty(&self) -> bool {
         self.buckets.is_empty()
@@ -214,5 +226,35 @@ mod tests {
         assert!(b.buckets.len() <= MAX_BUCKETS);
         b.prune(u64::MAX, Duration::from_secs(1));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn buckets_further_ahead_than_the_window_are_dropped() {
+        let now = 100 * millis(WINDOW);
+        let year = 365 * 24 * 3600 * 1000;
+        let mut b = Budget::default();
+        for start in [
+            now - 1,
+            now,
+            now + millis(WINDOW),
+            now + millis(WINDOW) + 1,
+            now + year,
+        ] {
+            b.buckets.push(Bucket {
+                start,
+                successes: 0,
+                retries: 9,
+            });
+        }
+        assert!(b.take_retry(now, 0.0, WINDOW, 1).is_err(), "before");
+        assert_eq!(b.drop_future(now, WINDOW), 2);
+        let kept: Vec<Millis> = b.buckets.iter().map(|b| b.start).collect();
+        assert_eq!(kept, [now - 1, now, now + millis(WINDOW)]);
+        assert_eq!(b.drop_future(now, WINDOW), 0, "nothing left ahead");
+        // What is kept leaves within two windows.
+        assert!(
+            b.take_retry(now + 2 * millis(WINDOW), 0.0, WINDOW, 1)
+                .is_ok()
+        );
     }
 }

@@ -24,6 +24,47 @@ use std::time::Duration;
 /// How much of a file is read to judge whose it is, in bytes.
 const PREFIX_BYTES: usize = 4096;
 
+/// What the names of the temporary files begin with (six letters or digits follow).
+const TEMP_PREFIX: &str = ".retry-http-state";
+
+/// How old a temporary file beside the state file must be to be taken for one that a run
+/// killed while writing left behind (5 minutes). A run writes, syncs and renames its
+/// temporary file within one update, under the lock; the age keeps a live writer's safe
+/// also when another state file in the same folder, with a lock of its own, is written.
+const STALE_TEMP: Duration = Duration::from_secs(300);
+
+/// The most folder entries looked at for stale temporary files in one update, so that a
+/// state file in a huge folder (`/tmp`) costs every run a bounded amount of work.
+const MAX_SWEPT: usize = 10_000;
+
+/// What a file type is, in words, for a path that must be a regular file and is not.
+fn kind(t: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_dir() {
+        "a folder"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Whether `name` is that of a temporary file of ours: `TEMP_PREFIX` and six letters or
+/// digits, as `files::temp_beside` makes them.
+fn temp_name(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .and_then(|n| n.strip_prefix(TEMP_PREFIX))
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
 /// Whose a file is, judged from its first bytes (at most `PREFIX_BYTES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Owner {
@@ -238,6 +279,7 @@ impl FileStore {
             limits: *limits,
             clock,
         };
+        file.lock_is_ours()?;
         match read_head(&file.path, false) {
             Ok(None) => Ok(file),
             Ok(Some((head, _))) => match owner(&head) {
@@ -257,14 +299,48 @@ impl FileStore {
         )
     }
 
+    /// Checks that the lock file, if there is one, is a regular file (not followed if it is
+    /// a link): a FIFO would block the open, and a link (dangling or not) would make the lock
+    /// somewhere else. Errors: why the state is left untouched, as for a foreign file.
+    fn lock_is_ours(&self) -> Result<(), String> {
+        match std::fs::symlink_metadata(self.lock_path()) {
+            Ok(m) if !m.file_type().is_file() => Err(self.bad_lock(kind(m.file_type()))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Says why the state is left untouched when its lock file is `what`.
+    fn bad_lock(&self, what: &str) -> String {
+        self.untouched(&format!(
+            "has a lock file {} that is {what}, not a regular file",
+            self.lock_path().display()
+        ))
+    }
+
     /// Takes the lock, waiting at most `wait`: a run that holds it for ever (stopped with
-    /// Ctrl-Z, say) must not hang the others past their deadlines.
+    /// Ctrl-Z, say) must not hang the others past their deadlines. The lock file is opened
+    /// without blocking and without following a link (`O_NONBLOCK | O_NOFOLLOW`), then
+    /// checked to be a regular file, so nothing put at its path (a FIFO, a socket, a device,
+    /// a folder, a link) can hang the run or be locked in its place: it is refused as in
+    /// `lock_is_ours`.
     fn lock(&self, wait: Duration) -> std::io::Result<std::fs::File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let refused = |what: &str| std::io::Error::other(self.bad_lock(what));
         let lock = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(self.lock_path())?;
+            .mode(0o666)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
+            .open(self.lock_path())
+            .map_err(|e| match std::fs::symlink_metadata(self.lock_path()) {
+                Ok(m) if !m.file_type().is_file() => refused(kind(m.file_type())),
+                _ => e,
+            })?;
+        let meta = lock.metadata()?;
+        if !meta.file_type().is_file() {
+            return Err(refused(kind(meta.file_type())));
+        }
         let until = std::time::Instant::now() + wait;
         loop {
             match lock.try_lock() {
@@ -323,11 +399,45 @@ impl FileStore {
         }
     }
 
+    /// Removes the temporary files that runs killed while writing (`SIGKILL`, a power cut)
+    /// left beside the state file: called under the lock, so no run writing this state file
+    /// owns one; only regular files named as `temp_beside` names ours and last changed
+    /// `STALE_TEMP` ago or more are removed (another state file in the same folder has a
+    /// lock of its own, and its writer's file is young), looking at `MAX_SWEPT` entries at
+    /// most. Returns how many were removed; what cannot be looked at or removed is left.
+    fn sweep(&self) -> usize {
+        let folder = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let Ok(entries) = std::fs::read_dir(folder) else {
+            return 0;
+        };
+        let now = std::time::SystemTime::now();
+        let mut removed = 0;
+        for entry in entries.take(MAX_SWEPT).flatten() {
+            if !temp_name(&entry.file_name()) {
+                continue;
+            }
+            // `DirEntry::metadata` does not follow a link.
+            let stale = entry
+                .metadata()
+                .ok()
+                .filter(|m| m.file_type().is_file())
+                .and_then(|m| m.modified().ok())
+                .is_some_and(|t| now.duration_since(t).is_ok_and(|age| age >= STALE_TEMP));
+            if stale && std::fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
     /// Replaces the file with `state`'s JSON form, atomically: a temporary file beside it,
     /// synced, then renamed over it. A new file gets 0666 less the umask; an existing one
     /// keeps its mode, so other users' runs that share it can still read it.
     fn save(&self, state: &State) -> std::io::Result<()> {
-        let mut tmp = temp_beside(&self.path, ".retry-http-state", "")?;
+        let mut tmp = temp_beside(&self.path, TEMP_PREFIX, "")?;
         tmp.write_all(state.to_json().as_bytes())?;
         tmp.as_file().sync_all()?;
         tmp.persist(&self.path).map_err(|e| e.error)?;
@@ -336,8 +446,10 @@ impl FileStore {
 }
 
 impl Store for FileStore {
-    /// Locks (waiting at most `wait`), reads (see `load`), forgets what the window and TTL
-    /// say, lets `change` edit the record of `key`, bounds the state (`State::bound`),
+    /// Locks (waiting at most `wait`), removes stale temporary files (see `sweep`), reads
+    /// (see `load`), discards times in the future
+    /// that no run could have written (`State::repair`; `warn` hears which, and the file is
+    /// then written even if nothing else changed), forgets what the window and TTL say, lets `change` edit the record of `key`, bounds the state (`State::bound`),
     /// writes it back atomically (see `save`), unlocks. Errors are I/O errors on the lock
     /// or the write, and those of `load`.
     fn update(
@@ -348,11 +460,19 @@ impl Store for FileStore {
         change: &mut dyn FnMut(&mut Target, Millis),
     ) -> std::io::Result<()> {
         let lock = self.lock(bound)?;
+        self.sweep();
         let now = self.clock.host_time();
         let mut state = self.load(now, warn)?;
+        let repaired = state.repair(now, &self.limits);
+        for (target, why) in &repaired {
+            warn(&format!(
+                "the state file {}: the record of {target} lies in the future ({why})",
+                self.path.display()
+            ));
+        }
         let before = state.targets.len();
         state.prune(now, &self.limits);
-        let pruned = state.targets.len() != before;
+        let pruned = state.targets.len() != before || !repaired.is_empty();
         let record = state.targets.entry(key.to_string()).or_default();
         let was = record.clone();
         change(record, now);
@@ -376,6 +496,7 @@ impl Store for FileStore {
     fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
         let now = self.clock.host_time();
         let mut state = self.load(now, &|_| {})?;
+        state.repair(now, &self.limits);
         state.prune(now, &self.limits);
         Ok((state.targets.remove(key).unwrap_or_default(), now))
     }

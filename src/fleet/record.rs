@@ -151,6 +151,29 @@ impl Target {
         unseen != *before || moved >= millis(limits.ttl) / 10
     }
 
+    /// Discards what lies further in the future at `now` than any run could have written (a
+    /// clock that was wrong, an edit): a breaker whose times do (see `Breaker::damage`) is
+    /// reset, budget buckets that begin more than the window ahead are dropped
+    /// (`Budget::drop_future`). Believed, such times would refuse the target, or spend its
+    /// budget, for as long as they lie ahead. Returns what was discarded, in words, for a
+    /// warning; `None` when nothing was. (A shared Retry-After needs no repair: every run
+    /// clamps it to its own `--max-retry-after`.)
+    pub fn repair(&mut self, now: Millis, limits: &Limits) -> Option<String> {
+        let mut why = Vec::new();
+        if let Some(damage) = self.breaker.damage(now, limits.cooldown) {
+            why.push(format!("{damage}: its circuit breaker is reset"));
+            self.breaker = Breaker::default();
+        }
+        let dropped = self.budget.drop_future(now, limits.window);
+        if dropped > 0 {
+            why.push(format!(
+                "{dropped} of its retry budget's buckets begin more than the window ({}) ahead: dropped",
+                crate::units::fmt_duration(limits.window)
+            ));
+        }
+        (!why.is_empty()).then(|| why.join("; "))
+    }
+
     /// Forgets what the record no longer needs at `now`: buckets older than the window, a
     /// Retry-After that has passed, and a `seen` in the future (a clock set back), which then
     /// counts from now. Returns whether the record is still worth keeping: it has not
@@ -194,6 +217,15 @@ impl State {
     /// with nothing to remember.
     pub fn prune(&mut self, now: Millis, limits: &Limits) {
         self.targets.retain(|_, t| t.tidy(now, limits));
+    }
+
+    /// Repairs every target (see `Target::repair`): the keys of those that had times in the
+    /// future, and what was discarded, in words.
+    pub fn repair(&mut self, now: Millis, limits: &Limits) -> Vec<(String, String)> {
+        self.targets
+            .iter_mut()
+            .filter_map(|(k, t)| Some((k.clone(), t.repair(now, limits)?)))
+            .collect()
     }
 
     /// Keeps the JSON form within `MAX_TARGETS` targets and `MAX_FILE_BYTES` bytes, forgetting the
@@ -565,6 +597,74 @@ mod tests {
         );
         assert!(t.tidy(9 + 2 * 60_000 * 10, &l), "and within the TTL");
         assert!(t.budget.is_empty(), "the window slid");
+    }
+
+    #[test]
+    fn times_in_the_future_are_discarded_never_a_refusal() {
+        let l = limits();
+        let now = 1_000 * DAY;
+        let cooldown = millis(l.cooldown);
+        let lease = millis(crate::fleet::breaker::MAX_LEASE);
+        // Every breaker time and the budget, each set from "just past now" to "centuries
+        // ahead": nothing ahead by more than its span is kept, and the record then lets
+        // a run in.
+        let aheads = [1, 1_000, cooldown, lease, DAY, 365 * DAY, MAX_STAMP - now];
+        let mut checked = 0;
+        for ahead in aheads {
+            for field in 0..3 {
+                let mut t = failed_once(now);
+                t.breaker.failures = 9;
+                match field {
+                    0 => t.breaker.opened_at = Some(now + ahead),
+                    1 => {
+                        t.breaker.opened_at = Some(now - cooldown);
+                        t.breaker.probe_until = Some(now + ahead);
+                        t.breaker.probe_id = Some(3);
+                    }
+                    _ => {
+                        t.budget.buckets.push(Bucket {
+                            start: now + ahead,
+                            successes: 0,
+                            retries: 100,
+                        });
+                    }
+                }
+                let span = [cooldown, lease, millis(l.window)][field];
+                let before = t.clone();
+                let why = t.repair(now, &l);
+                assert_eq!(why.is_some(), ahead > span, "{field} {ahead}: {why:?}");
+                if ahead > span {
+                    assert_eq!(t.admit(now, &l, Duration::ZERO, 1), Admission::Run);
+                    assert!(t.take_retry(now, &l).is_ok(), "{field} {ahead}");
+                } else {
+                    assert_eq!(t, before, "kept as it was");
+                }
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 21);
+        // The same through the JSON form of version 2, as a hand or an older binary wrote
+        // it: read with the same meaning, then repaired.
+        let text = format!(
+            "{{\"format\":\"retry-http-state\",\"version\":2,\"targets\":{{\"a\":{{\"breaker\":{{\"failures\":9,\"opened_at\":{},\"probe_until\":null}},\"budget\":[],\"seen\":{now}}},\"b\":{{\"breaker\":{{\"failures\":9,\"opened_at\":{now},\"probe_until\":null}},\"budget\":[],\"seen\":{now}}}}}}}",
+            now + 365 * DAY
+        );
+        let mut s = State::from_json(&text, now).expect("read");
+        assert_eq!(s.targets["a"].breaker.opened_at, Some(now + 365 * DAY));
+        let repaired = s.repair(now, &l);
+        assert_eq!(repaired.len(), 1, "{repaired:?}");
+        assert_eq!(repaired[0].0, "a");
+        assert!(
+            repaired[0].1.contains("opened 365d00h in the future")
+                && repaired[0].1.contains("reset"),
+            "{repaired:?}"
+        );
+        assert_eq!(s.targets["a"].breaker, Breaker::default());
+        assert_eq!(
+            s.targets["b"].breaker.opened_at,
+            Some(now),
+            "a real open circuit stays"
+        );
     }
 
     #[test]

@@ -397,6 +397,57 @@ pub mod contract {
         assert_eq!(u.record("http://open:80", 49 * HOUR), Target::default());
     }
 
+    /// Times that a clock a year fast wrote (an open circuit, a probe's lease) refuse nothing
+    /// once the clock is right again: the store warns once, discards them and writes the
+    /// record back without them, so the next run hears nothing.
+    pub fn times_a_fast_clock_wrote_refuse_nothing(make: Make) {
+        let year = 365 * 24 * HOUR;
+        // Remembered for two years, so the circuit opened at 0 is still there a year on.
+        let l = Limits {
+            ttl: Duration::from_millis(2 * year),
+            ..limits()
+        };
+        let u = Under::new(make, &l);
+        for i in 0..3 {
+            u.finish("http://leased:80", i, &l, (RunResult::Failure, None));
+        }
+        for i in 0..3 {
+            u.finish("http://opened:80", year + i, &l, (RunResult::Failure, None));
+        }
+        let lease = u.at(year, "http://leased:80", |t, now| {
+            t.admit(now, &l, Duration::from_secs(60), 7)
+        });
+        assert_eq!(lease, Admission::Probe);
+        let now = 40_000;
+        let keys = ["http://opened:80", "http://leased:80"];
+        let heard = std::cell::RefCell::new(Vec::new());
+        for key in keys {
+            u.clock.set(now);
+            let warn = |m: &str| heard.borrow_mut().push(m.to_string());
+            let admission = u
+                .store
+                .as_ref()
+                .decide(key, Duration::from_secs(2), &warn, |t, now| {
+                    t.admit(now, &l, Duration::ZERO, 1)
+                })
+                .expect("the store works");
+            assert_eq!(admission, Admission::Run, "{key}");
+        }
+        // A store that keeps every record in one place repairs them all at once.
+        let heard = heard.into_inner();
+        assert_eq!(heard.len(), 2, "{heard:?}");
+        for key in keys {
+            let about: Vec<&String> = heard.iter().filter(|m| m.contains(key)).collect();
+            assert_eq!(about.len(), 1, "{key}: {heard:?}");
+            assert!(about[0].contains("in the future"), "{about:?}");
+            assert_eq!(
+                u.admit(key, now + 1, &l),
+                Admission::Run,
+                "{key}: written back"
+            );
+        }
+    }
+
     /// The probe's lease and number survive the store: a probe whose lease expired and was
     /// taken by a newer probe cannot free the newer one's lease when it finishes late, and
     /// the newer probe's own end closes the circuit.
@@ -468,6 +519,11 @@ macro_rules! store_contract {
         }
 
         #[test]
+        fn times_a_fast_clock_wrote_refuse_nothing() {
+            $crate::fleet::store::contract::times_a_fast_clock_wrote_refuse_nothing($make);
+        }
+
+        #[test]
         fn a_late_probe_cannot_free_a_newer_probes_lease() {
             $crate::fleet::store::contract::a_late_probe_cannot_free_a_newer_probes_lease($make);
         }
@@ -506,11 +562,14 @@ mod memory {
             &self,
             key: &str,
             _bound: Duration,
-            _warn: &dyn Fn(&str),
+            warn: &dyn Fn(&str),
             change: &mut dyn FnMut(&mut Target, Millis),
         ) -> std::io::Result<()> {
             let now = self.clock.host_time();
             let mut state = self.state()?;
+            for (target, why) in state.repair(now, &self.limits) {
+                warn(&format!("{target} lies in the future ({why})"));
+            }
             state.prune(now, &self.limits);
             change(state.targets.entry(key.to_string()).or_default(), now);
             Ok(())
@@ -519,6 +578,7 @@ mod memory {
         fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
             let now = self.clock.host_time();
             let mut state = self.state()?.clone();
+            state.repair(now, &self.limits);
             state.prune(now, &self.limits);
             Ok((state.targets.remove(key).unwrap_or_default(), now))
         }

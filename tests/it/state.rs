@@ -775,3 +775,328 @@ fn the_state_file_is_not_the_output() {
     }
     assert!(s.requests().is_empty(), "nothing sent");
 }
+
+/// What may lie at a path the file store opens, other than a regular file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Special {
+    Fifo,
+    DanglingLink,
+    LinkToAFileElsewhere,
+    Folder,
+    Socket,
+    CharDevice,
+}
+
+impl Special {
+    const ALL: [Special; 6] = [
+        Special::Fifo,
+        Special::DanglingLink,
+        Special::LinkToAFileElsewhere,
+        Special::Folder,
+        Special::Socket,
+        Special::CharDevice,
+    ];
+
+    /// Makes it at `path` (`elsewhere`: a folder for what a link points to). `None` when
+    /// this system does not let the test make it (a device needs privileges); the listener
+    /// keeps a socket alive.
+    fn make(
+        self,
+        path: &std::path::Path,
+        elsewhere: &std::path::Path,
+    ) -> Option<Option<std::os::unix::net::UnixListener>> {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        match self {
+            Special::Fifo => {
+                // SAFETY: mkfifo reads the path we own.
+                assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            }
+            Special::DanglingLink => {
+                std::os::unix::fs::symlink(elsewhere.join("nothing-here"), path).unwrap();
+            }
+            Special::LinkToAFileElsewhere => {
+                let target = elsewhere.join("someone-elses");
+                std::fs::write(&target, "").unwrap();
+                std::os::unix::fs::symlink(&target, path).unwrap();
+            }
+            Special::Folder => std::fs::create_dir(path).unwrap(),
+            Special::Socket => {
+                return Some(Some(std::os::unix::net::UnixListener::bind(path).unwrap()));
+            }
+            Special::CharDevice => {
+                // SAFETY: mknod reads the path we own; /dev/null's numbers (1, 3).
+                let made =
+                    unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+                if made != 0 {
+                    return None;
+                }
+            }
+        }
+        Some(None)
+    }
+
+    /// What the message calls it when it lies at the lock's path (which is not followed).
+    fn as_lock(self) -> &'static str {
+        match self {
+            Special::Fifo => "a FIFO",
+            Special::DanglingLink | Special::LinkToAFileElsewhere => "a symbolic link",
+            Special::Folder => "a folder",
+            Special::Socket => "a socket",
+            Special::CharDevice => "a character device",
+        }
+    }
+}
+
+/// The file type at `path`, not followed, and the folder's names: what a run must leave
+/// as it found them.
+fn snapshot(path: &std::path::Path) -> (std::fs::FileType, Vec<String>) {
+    (
+        std::fs::symlink_metadata(path).unwrap().file_type(),
+        names(path.parent().unwrap()),
+    )
+}
+
+/// {the state file's path, its lock's path} x {a FIFO, a dangling link, a link to a file
+/// elsewhere, a folder, a socket, a character device}: no run hangs on what lies there. At
+/// the lock's path each is refused as a foreign state file is: one warning, the request
+/// sent, nothing created or changed, and under `--state-on-error closed` exit 7 with
+/// nothing sent. At the state file's path a link is followed (README: a link to an empty
+/// file, or to none yet, becomes the state), and the rest are refused the same way.
+#[test]
+fn special_files_at_the_state_and_lock_paths_never_hang() {
+    let mut cells = 0;
+    let mut skipped = Vec::new();
+    for at_lock in [false, true] {
+        for special in Special::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let elsewhere = tempfile::tempdir().unwrap();
+            let state = dir.path().join("state.json");
+            let lock = dir.path().join("state.json.lock");
+            let odd = if at_lock { &lock } else { &state };
+            let Some(_listener) = special.make(odd, elsewhere.path()) else {
+                skipped.push(format!("{special:?} at_lock={at_lock}"));
+                continue;
+            };
+            let before = snapshot(odd);
+            let elsewhere_before = names(elsewhere.path());
+            let s = Server::start(vec![Step::status(200, "ok"), Step::status(200, "ok")]).unwrap();
+            let url = s.url("/");
+            let (out, took) = run(&["--state", state.to_str().unwrap(), "--deadline", "5s", &url]);
+            let what = format!(
+                "{special:?} at the {} path",
+                if at_lock { "lock" } else { "state" }
+            );
+            cells += 1;
+            assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
+            assert!(took < Duration::from_secs(5), "{what}: {took:?}");
+            assert_eq!(s.requests().len(), 1, "{what}");
+            let followed = !at_lock
+                && matches!(
+                    special,
+                    Special::DanglingLink | Special::LinkToAFileElsewhere
+                );
+            if followed {
+                assert!(warnings(&out).is_empty(), "{what}: {}", stderr(&out));
+                let real = std::fs::canonicalize(elsewhere.path()).unwrap().join(
+                    if special == Special::DanglingLink {
+                        "nothing-here"
+                    } else {
+                        "someone-elses"
+                    },
+                );
+                assert_eq!(read_state(&real)["format"], "retry-http-state", "{what}");
+                assert!(snapshot(&state).0.is_symlink(), "{what}: the link stays");
+                continue;
+            }
+            let w = warnings(&out);
+            assert_eq!(w.len(), 1, "{what}: {}", stderr(&out));
+            let why = if at_lock {
+                format!(
+                    "has a lock file {} that is {}, not a regular file, so it is left untouched",
+                    lock.display(),
+                    special.as_lock()
+                )
+            } else if special == Special::Folder {
+                "is not a regular file".to_string()
+            } else {
+                format!("{} is not a regular file", state.display())
+            };
+            assert!(
+                w[0].starts_with(&format!(
+                    "retry-http: warning: cannot use the state file {}: ",
+                    state.display()
+                )) && w[0].contains(&why)
+                    && w[0].ends_with("going on without it"),
+                "{what}: {}",
+                w[0]
+            );
+            assert_eq!(
+                snapshot(odd),
+                before,
+                "{what}: changed, or something made beside it"
+            );
+            assert_eq!(
+                names(elsewhere.path()),
+                elsewhere_before,
+                "{what}: made elsewhere"
+            );
+            // The same refusal under --state-on-error closed: exit 7, nothing sent.
+            let (out, took) = run(&[
+                "--state",
+                state.to_str().unwrap(),
+                "--state-on-error",
+                "closed",
+                "--deadline",
+                "5s",
+                &url,
+            ]);
+            assert_eq!(code(&out), 7, "{what}: {}", stderr(&out));
+            assert!(took < Duration::from_secs(5), "{what}: {took:?}");
+            assert!(stderr(&out).contains(&why), "{what}: {}", stderr(&out));
+            assert_eq!(s.requests().len(), 1, "{what}: sent under closed");
+            assert_eq!(snapshot(odd), before, "{what}");
+        }
+    }
+    // A device needs privileges to make: without them its two cells are skipped.
+    assert!(
+        cells + skipped.len() == 12 && cells >= 10,
+        "{cells} run; skipped: {skipped:?}"
+    );
+}
+
+/// Ages `path` (not followed) by `age`.
+fn age(path: &std::path::Path, age: Duration) {
+    let when = std::time::SystemTime::now() - age;
+    let secs = when
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as libc::time_t;
+    let t = libc::timespec {
+        tv_sec: secs,
+        tv_nsec: 0,
+    };
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: utimensat reads the path and the two times we own.
+    let done = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            [t, t].as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    assert_eq!(done, 0, "{}", std::io::Error::last_os_error());
+}
+
+/// Temporary files that runs killed while writing left beside the state file (named as
+/// the store names them, last changed more than 5 minutes ago) are removed by the next run
+/// that takes the lock; a young one (another state file's writer in the same folder may
+/// own it), links, folders and files merely named alike are left.
+#[test]
+fn stale_temporary_files_beside_the_state_file_are_collected() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let stale = [
+        ".retry-http-stateAb12Cd",
+        ".retry-http-state000000",
+        ".retry-http-statezzzzzz",
+    ];
+    let kept = [
+        ".retry-http-stateYoung1",
+        ".retry-http-stateLinked",
+        ".retry-http-stateFolder",
+        ".retry-http-state.json",
+        ".retry-http-stateToolong1",
+        "retry-http-stateAb12Cd",
+    ];
+    for name in stale.iter().chain(&kept) {
+        let path = dir.path().join(name);
+        match *name {
+            ".retry-http-stateLinked" => {
+                std::os::unix::fs::symlink(dir.path().join(stale[0]), &path).unwrap()
+            }
+            ".retry-http-stateFolder" => std::fs::create_dir(&path).unwrap(),
+            _ => std::fs::write(&path, "{\"format\": \"retry-http-state\", \"vers").unwrap(),
+        }
+        if *name != ".retry-http-stateYoung1" {
+            age(&path, Duration::from_secs(3600));
+        }
+    }
+    // Just past the bound counts as stale too.
+    age(&dir.path().join(stale[2]), Duration::from_secs(301));
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (out, _) = run(&["--state", state.to_str().unwrap(), &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+    let mut expected: Vec<String> = kept.iter().map(|n| n.to_string()).collect();
+    expected.extend(["state.json".into(), "state.json.lock".into()]);
+    expected.sort();
+    assert_eq!(names(dir.path()), expected);
+}
+
+/// A run killed (SIGKILL) between writing its temporary file and renaming it over the state
+/// file leaves that file behind; the next run that takes the lock once it is stale removes
+/// it. The run is held at the rename by strace(1), which delays the call (strace is a test
+/// dependency: `.ci/run` installs it).
+#[test]
+fn a_run_killed_while_writing_leaves_a_file_the_next_run_collects() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.json");
+    let st = state.to_str().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok"), Step::status(200, "ok")]).unwrap();
+    let url = s.url("/");
+    let renames = "rename,renameat,renameat2";
+    let mut traced = command_for(std::path::Path::new("strace"))
+        .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+        .arg(format!("trace={renames}"))
+        .arg("-e")
+        .arg(format!("inject={renames}:delay_enter=30000000"))
+        .arg(env!("CARGO_BIN_EXE_retry-http"))
+        .args(["--state", st, "-o", "/dev/null", &url])
+        .spawn()
+        .expect("strace must be installed (Debian package strace)");
+    let temps = |dir: &std::path::Path| -> Vec<String> {
+        names(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(".retry-http-state") && n.len() == 23)
+            .collect()
+    };
+    let t0 = std::time::Instant::now();
+    while temps(dir.path()).is_empty() && t0.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left = temps(dir.path());
+    assert_eq!(
+        left.len(),
+        1,
+        "the run got to its rename: {:?}",
+        names(dir.path())
+    );
+    // The traced run is strace's child.
+    let children =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", traced.id())).unwrap();
+    let pid: libc::pid_t = children.split_whitespace().next().unwrap().parse().unwrap();
+    // SAFETY: kill sends a signal to the process this test started (through strace).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    // strace would sit out the delay it injected: it is stopped too, once its run is gone.
+    let t0 = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z"))
+        && t0.elapsed() < Duration::from_secs(10)
+    {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    traced.kill().unwrap();
+    traced.wait().unwrap();
+    assert_eq!(temps(dir.path()), left, "the killed run's file stays");
+    assert!(s.requests().is_empty(), "killed before it sent");
+    // Young, it is spared (a live writer of another state file may own it); stale, taken.
+    let (out, _) = run(&["--state", st, &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(temps(dir.path()), left, "spared while young");
+    age(&dir.path().join(&left[0]), Duration::from_secs(600));
+    let (out, _) = run(&["--state", st, &url]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
+    assert!(temps(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    assert_eq!(counted(&only_target(&read_state(&state)), 1), 2);
+}

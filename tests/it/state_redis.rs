@@ -974,6 +974,9 @@ fn a_bad_store_url_is_a_usage_error_that_hides_the_password() {
         format!("redis://u:{SECRET}@h/notadb"),
         format!("memcached://u:{SECRET}@h/"),
         format!("redis://u:{SECRET}@h/0?x=1"),
+        format!("redis://u:{SECRET}@h/0?prefix="),
+        format!("redis://u:{SECRET}@h/0?prefix=%20"),
+        format!("redis+unix:///tmp/r.sock?password={SECRET}&prefix="),
     ] {
         let (out, _) = run(&["--state", &state, &s.url("/")]);
         let err = stderr(&out);
@@ -1402,4 +1405,284 @@ fn a_bad_state_variable_is_named() {
     );
     assert_eq!(entries(dir.path()), Vec::<String>::new());
     assert!(s.requests().is_empty(), "a usage error sent a request");
+}
+
+/// A record written by a clock a year fast (or by hand): its circuit opened a year from now
+/// and its budget spent by retries dated then. Written as version 2 of the format, with no
+/// field this version added. The run is neither refused nor stopped by the budget: it
+/// warns once that the record lies in the future, discards those times, retries and is
+/// served; the record is written back without them.
+fn a_record_from_a_fast_clock_refuses_nothing(backend: &Backend) {
+    let s =
+        Server::start(vec![Step::status(503, "busy"), Step::status(200, "ok")]).expect("server");
+    let (url, target, state) = (s.url("/"), target_of(&s), backend.state());
+    let ahead = epoch_millis() + 365 * 24 * 3600 * 1000;
+    let record = serde_json::json!({
+        "breaker": {"failures": 9, "opened_at": ahead, "probe_until": null},
+        "budget": [[ahead, 0, 50]],
+        "seen": epoch_millis(),
+    });
+    match backend {
+        Backend::Redis(r) => {
+            let value =
+                serde_json::json!({"format": "retry-http-state", "rev": 4, "target": record});
+            r.cli(&["SET", &key(&target), &value.to_string()]);
+        }
+        Backend::File(d) => {
+            let file = serde_json::json!({
+                "format": "retry-http-state",
+                "version": 2,
+                "targets": {target.clone(): record},
+            });
+            std::fs::write(d.path().join("state.json"), file.to_string()).expect("written");
+        }
+    }
+    let (out, _) = run(&[
+        "--state",
+        &state,
+        "--attempts",
+        "2",
+        "--budget-floor",
+        "1",
+        "--base",
+        "1ms",
+        "--cap",
+        "2ms",
+        &url,
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 2, "retried: {}", stderr(&out));
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{}", stderr(&out));
+    assert!(
+        w[0].contains(&target)
+            && w[0].contains("lies in the future")
+            && w[0].contains("in the future, more than the cooldown (30s) ahead")
+            && w[0].contains("1 of its retry budget's buckets"),
+        "{}",
+        w[0]
+    );
+    let after = backend.record(&target);
+    assert_eq!(after["breaker"]["opened_at"], Value::Null, "{after}");
+    assert!(
+        after["budget"]
+            .as_array()
+            .expect("a budget")
+            .iter()
+            .all(|b| b[0].as_u64().expect("a start") < ahead),
+        "{after}"
+    );
+    // The next run hears nothing of it.
+    let (out, _) = run(&["--state", &state, &url]);
+    assert_eq!(warnings(&out), Vec::<String>::new(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_record_from_a_fast_clock_refuses_nothing_on_redis() {
+    a_record_from_a_fast_clock_refuses_nothing(&Backend::redis());
+}
+
+#[test]
+fn a_record_from_a_fast_clock_refuses_nothing_in_a_file() {
+    a_record_from_a_fast_clock_refuses_nothing(&Backend::file());
+}
+
+// ---------------------------------------------------------------------------------------
+// Bounded reads: what a store may answer is read up to a bound, whatever it sends.
+
+/// A port whose "Redis" answers every command with `head` and then `filler` over and over,
+/// as fast as the client takes it, until the client goes away; it counts what it sent.
+struct Flood {
+    port: u16,
+    sent: Arc<std::sync::atomic::AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Flood {
+    fn start(head: &'static [u8], filler: &'static [u8]) -> Flood {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        listener.set_nonblocking(true).expect("nonblocking");
+        let sent = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (counted, stopped) = (sent.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let chunk: Vec<u8> = filler.iter().copied().cycle().take(64 << 10).collect();
+            while !stopped.load(Ordering::SeqCst) {
+                let Ok((mut c, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let (counted, stopped, chunk) = (counted.clone(), stopped.clone(), chunk.clone());
+                std::thread::spawn(move || {
+                    c.set_nonblocking(false).expect("blocking");
+                    let mut command = [0u8; 4096];
+                    if c.read(&mut command).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if c.write_all(head).is_err() {
+                        return;
+                    }
+                    while !stopped.load(Ordering::SeqCst) && c.write_all(&chunk).is_ok() {
+                        counted.fetch_add(chunk.len() as u64, Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        Flood { port, sent, stop }
+    }
+}
+
+impl Drop for Flood {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Runs the binary with its address space limited to `mib` MiB (as `prlimit --as` does).
+fn run_limited(args: &[&str], mib: u64) -> (Output, Duration) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std_command();
+    cmd.args(args);
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: mib << 20,
+                rlim_max: mib << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("runs");
+    (out, t.elapsed())
+}
+
+/// The address space a run is given in these tests (MiB): several times what a run
+/// needs, far less than the answers the floods announce.
+const ROOM_MIB: u64 = 256;
+
+/// {a bulk string of 512 MiB, an array of 2^31 - 1 elements, a line that never ends,
+/// arrays nested without end, a bulk string that is exactly one byte too long} sent as the
+/// answer to the store's first command, as fast as the run takes it: each run, in an
+/// address space of 256 MiB, warns once, goes on without state, writes its -o file whole
+/// and leaves no temporary file, within the store timeout; and the store stopped reading
+/// (the flood got no further than a few MiB the kernel buffers).
+#[test]
+fn a_store_that_answers_without_end_is_read_up_to_a_bound() {
+    let floods: [(&str, &'static [u8], &'static [u8]); 5] = [
+        ("bulk", b"$536870912\r\n", b"\0"),
+        ("array", b"*2147483647\r\n", b":0\r\n"),
+        ("line", b"+", b"x"),
+        ("nested", b"*1\r\n", b"*1\r\n"),
+        (
+            "one too long",
+            b"*3\r\n$1\r\n1\r\n$1\r\n1\r\n$1048570\r\n",
+            b"y",
+        ),
+    ];
+    for (name, head, filler) in floods {
+        let s = healthy();
+        let flood = Flood::start(head, filler);
+        let dir = tempfile::tempdir().expect("a folder");
+        let file = dir.path().join("out.txt");
+        let state = format!("redis://127.0.0.1:{}", flood.port);
+        let (out, took) = run_limited(
+            &[
+                "--state",
+                &state,
+                "--state-timeout",
+                "3s",
+                "-o",
+                file.to_str().expect("UTF-8"),
+                &s.url("/"),
+            ],
+            ROOM_MIB,
+        );
+        assert_eq!(code(&out), 0, "{name}: {}", stderr(&out));
+        assert!(took < Duration::from_secs(6), "{name}: {took:?}");
+        let w = warnings(&out);
+        assert_eq!(w.len(), 1, "{name}: {}", stderr(&out));
+        assert!(
+            w[0].contains(&format!("the state store {state}/0"))
+                && w[0].ends_with("going on without it"),
+            "{name}: {}",
+            w[0]
+        );
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("written"),
+            "ok",
+            "{name}"
+        );
+        assert_eq!(
+            names_in(dir.path()),
+            ["out.txt"],
+            "{name}: a temporary file left"
+        );
+        assert_eq!(s.requests().len(), 1, "{name}");
+        // The run is gone; what the flood could still push is what the kernel buffered.
+        std::thread::sleep(Duration::from_millis(200));
+        let sent = flood.sent.load(Ordering::SeqCst);
+        assert!(sent < 64 << 20, "{name}: {} MiB were read", sent >> 20);
+    }
+}
+
+/// The names in a folder, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("a folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A real key of 32 MiB under the prefix, where a record would be: the server measures it
+/// and does not send it (the run, in an address space of 256 MiB, never holds it); the run
+/// warns once, counts its request as on a fresh record, and replaces the key with one.
+#[test]
+fn an_oversized_key_under_the_prefix_is_measured_not_read() {
+    let s = healthy();
+    let r = RedisServer::start();
+    let key = key(&target_of(&s));
+    r.cli(&[
+        "EVAL",
+        "redis.call('SET', KEYS[1], string.rep('x', tonumber(ARGV[1])))",
+        "1",
+        &key,
+        &(32u64 << 20).to_string(),
+    ]);
+    assert_eq!(r.cli(&["STRLEN", &key]), (32u64 << 20).to_string());
+    let (out, took) = run_limited(
+        &["--state", &r.url(), "-o", "/dev/null", &s.url("/")],
+        ROOM_MIB,
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{}", stderr(&out));
+    assert!(
+        w[0].contains(&format!(
+            "the key {key} in the state store holds 33554432 bytes, more than the 64 KiB a record may have; starting it afresh"
+        )),
+        "{}",
+        w[0]
+    );
+    assert_eq!(
+        counted(&redis_record(&r, &target_of(&s)), 1),
+        1,
+        "replaced by a record"
+    );
+    let (out, _) = run(&["--state", &r.url(), &s.url("/")]);
+    assert!(warnings(&out).is_empty(), "{}", stderr(&out));
 }

@@ -10,6 +10,11 @@
 //! Every operation, connecting and resolving the server's name included, ends within its
 //! bound: the name is resolved on a thread of its own and given up on at the bound, the
 //! connection has a connect timeout, and each read and write on it the time left.
+//!
+//! What is read is bounded too: the scripts never answer a value longer than `MAX_RECORD`
+//! (a longer one is measured with `STRLEN` on the server, not sent, and is replaced as a
+//! value that is not a record of ours), and the connection (`wire`) reads no answer past
+//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends.
 
 use crate::fleet::Millis;
 use crate::fleet::record::{Limits, Target, target_from_value, target_json};
@@ -19,6 +24,17 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
+use wire::Wire;
+
+mod wire;
+
+/// The longest value of a key read as a record, in bytes (64 KiB; a record is a few hundred).
+/// A longer one is not sent by the server: it is reported and replaced.
+pub const MAX_RECORD: u64 = 64 << 10;
+
+/// What the scripts answer instead of the text of a key longer than `MAX_RECORD`: this
+/// marker, then its length. No record begins with a NUL byte.
+const OVERSIZED: &str = "\0oversized ";
 
 /// The default prefix of the keys.
 pub const DEFAULT_PREFIX: &str = "retry-http:";
@@ -77,7 +93,8 @@ impl RedisLocation {
     pub const SCHEMES: [&'static str; 3] = ["redis", "rediss", "redis+unix"];
 
     /// Reads a Redis URL (see `FORMS`). Errors say what is wrong and what is accepted, and
-    /// never quote the password.
+    /// never quote the password. A `prefix` that is empty or only white space is an error:
+    /// the keys would then be bare origins, which another application may use.
     pub fn parse(value: &str) -> Result<RedisLocation, String> {
         let bad = |why: &str| format!("--state: {why} (accepted: {FORMS})");
         let url = url::Url::parse(value).map_err(|e| bad(&format!("not a valid URL ({e})")))?;
@@ -120,6 +137,13 @@ impl RedisLocation {
                     )));
                 }
             }
+        }
+        // An empty prefix (`?prefix=$UNSET`) would name the keys by the bare origin, which
+        // another application's key may be called: refused, as white space alone is.
+        if prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(bad(
+                "the prefix is empty: give ?prefix= a non-empty value, or leave it out for the default retry-http:",
+            ));
         }
         let endpoint = if scheme == "redis+unix" {
             if url.host_str().is_some_and(|h| !h.is_empty()) {
@@ -229,29 +253,53 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The compare-and-set: replaces KEYS[1] with ARGV[2] (deletes it when ARGV[2] is empty;
-/// expires it in ARGV[3] ms) only if it still holds ARGV[1] (empty: no key). Answers
-/// `{1}`, or `{0, current text, seconds, microseconds}` when another run wrote first.
-const CAS: &str = r"
-local cur = redis.call('GET', KEYS[1])
-if (cur or '') ~= ARGV[1] then
-  local t = redis.call('TIME')
-  return {0, cur or '', t[1], t[2]}
+/// The text of KEYS[1] as the scripts see it: empty when there is no key, the marker
+/// `OVERSIZED` and the length when it is longer than ARGV[1] bytes (measured on the
+/// server, never sent), else the text.
+macro_rules! current {
+    () => {
+        r"
+local function current(key, max)
+  local n = redis.call('STRLEN', key)
+  if n > tonumber(max) then
+    return '\0oversized ' .. n
+  end
+  return redis.call('GET', key) or ''
 end
-if ARGV[2] == '' then
+"
+    };
+}
+
+/// The compare-and-set: replaces KEYS[1] with ARGV[3] (deletes it when ARGV[3] is empty;
+/// expires it in ARGV[4] ms) only if its text (see `current!`, ARGV[1] the bound) is still
+/// ARGV[2] (empty: no key). Answers `{1}`, or `{0, current text, seconds, microseconds}`
+/// when another run wrote first.
+const CAS: &str = concat!(
+    current!(),
+    r"
+local cur = current(KEYS[1], ARGV[1])
+if cur ~= ARGV[2] then
+  local t = redis.call('TIME')
+  return {0, cur, t[1], t[2]}
+end
+if ARGV[3] == '' then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
 end
 return {1}
-";
+"
+);
 
-/// The read: the server's `TIME` (seconds, microseconds) and the text of KEYS[1] (empty:
-/// no key), in one answer.
-const READ: &str = r"
+/// The read: the server's `TIME` (seconds, microseconds) and the text of KEYS[1] (see
+/// `current!`, ARGV[1] the bound), in one answer.
+const READ: &str = concat!(
+    current!(),
+    r"
 local t = redis.call('TIME')
-return {t[1], t[2], redis.call('GET', KEYS[1]) or ''}
-";
+return {t[1], t[2], current(KEYS[1], ARGV[1])}
+"
+);
 
 /// The store on a Redis server: a `Store`.
 pub struct RedisStore {
@@ -289,6 +337,8 @@ struct Worker {
 /// its revision, and the server's time.
 struct Read {
     text: String,
+    /// The record had times in the future that were discarded: it is written back.
+    repaired: bool,
     target: Target,
     rev: u64,
     now: Millis,
@@ -319,26 +369,16 @@ fn within(e: std::io::Error, bound: Duration) -> std::io::Error {
 
 impl RedisStore {
     /// The store at `location`, forgetting by `limits`. Nothing is connected yet: the first
-    /// operation connects, within its bound. `cacert` is read now (errors say why not).
+    /// operation connects, within its bound. `cacert` is read now, within `bound` (see
+    /// `read_cacert`; errors say why not).
     pub fn open(
         location: &RedisLocation,
         limits: &Limits,
         clock: Clock,
         cacert: Option<&Path>,
-        _bound: Duration,
+        bound: Duration,
     ) -> Result<RedisStore, String> {
-        let cacert = match cacert {
-            None => None,
-            Some(p) => {
-                let cannot =
-                    |why: String| format!("cannot read --state-cacert {}: {why}", p.display());
-                let file = std::fs::File::open(p).map_err(|e| cannot(e.to_string()))?;
-                let pem = crate::files::read_bounded(file, MAX_CACERT)
-                    .map_err(|e| cannot(e.to_string()))?
-                    .ok_or_else(|| cannot("larger than 1 MiB".into()))?;
-                Some(pem)
-            }
-        };
+        let cacert = cacert.map(|p| read_cacert(p, bound)).transpose()?;
         Ok(RedisStore {
             location: location.clone(),
             limits: *limits,
@@ -398,7 +438,7 @@ impl RedisStore {
     /// `EVALSHA` costs two more round trips when the script is not loaded.)
     fn read(&self, key: &str, until: Instant, warn: &dyn Fn(&str)) -> std::io::Result<Read> {
         let mut cmd = redis::cmd("EVAL");
-        cmd.arg(READ).arg(1).arg(key);
+        cmd.arg(READ).arg(1).arg(key).arg(MAX_RECORD);
         let answer = self.send(cmd, until, "reading the store")?;
         let (secs, micros, text): (String, String, String) = redis::from_redis_value(answer)
             .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
@@ -421,15 +461,25 @@ impl RedisStore {
     }
 
     /// The record in `text` (empty: none), tidied as of `now`. A value retry-http cannot
-    /// read is reported and replaced, as a corrupt state file of ours is.
+    /// read is reported and replaced, as a corrupt state file of ours is; times in the
+    /// future that no run could have written are reported and discarded
+    /// (`Target::repair`), and the record is written back without them.
     fn parse(&self, key: &str, text: String, now: Millis, warn: &dyn Fn(&str)) -> Read {
         let mut read = Read {
             text,
+            repaired: false,
             target: Target::default(),
             rev: 0,
             now,
         };
         if read.text.is_empty() {
+            return read;
+        }
+        if let Some(length) = read.text.strip_prefix(OVERSIZED) {
+            warn(&format!(
+                "the key {key} in the state store holds {length} bytes, more than the {} KiB a record may have; starting it afresh",
+                MAX_RECORD >> 10
+            ));
             return read;
         }
         let parsed = serde_json::from_str::<Value>(&read.text)
@@ -444,6 +494,12 @@ impl RedisStore {
         match parsed {
             Some((rev, mut target)) => {
                 read.rev = rev;
+                if let Some(why) = target.repair(now, &self.limits) {
+                    warn(&format!(
+                        "the key {key} in the state store lies in the future ({why})"
+                    ));
+                    read.repaired = true;
+                }
                 if !target.tidy(now, &self.limits) {
                     target = Target::default();
                 }
@@ -517,7 +573,9 @@ impl RedisStore {
             let (text, ttl) = self.text(&mut target, read.rev, read.now);
             // Nothing to write: no key and nothing to remember, or a key whose record the
             // decision did not change enough (a key with nothing left is still deleted).
-            if text.is_empty() && read.text.is_empty() || !text.is_empty() && !worth {
+            if text.is_empty() && read.text.is_empty()
+                || !text.is_empty() && !worth && !read.repaired
+            {
                 return Ok(());
             }
             // Sent whole (`EVAL`): one round trip, and nothing to reload when the server's
@@ -526,6 +584,7 @@ impl RedisStore {
             cmd.arg(CAS)
                 .arg(1)
                 .arg(&key)
+                .arg(MAX_RECORD)
                 .arg(&read.text)
                 .arg(&text)
                 .arg(ttl);
@@ -552,6 +611,54 @@ impl RedisStore {
                 }
                 _ => return Err(other("the store's script answered nonsense".into())),
             }
+        }
+    }
+}
+
+/// Reads `--state-cacert`: at most `MAX_CACERT` bytes, within `bound`. It is opened
+/// without blocking, so a FIFO with no writer, or a device, cannot hang the run; a pipe
+/// (`<(...)`) is read as its writer writes, until the bound.
+fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let cannot = |why: &str| format!("cannot read --state-cacert {}: {why}", path.display());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| cannot(&e.to_string()))?;
+    let until = Instant::now() + bound;
+    let mut pem = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    loop {
+        match (&file).read(&mut buf) {
+            Ok(0) => return Ok(pem),
+            Ok(n) => {
+                pem.extend_from_slice(&buf[..n]);
+                if pem.len() as u64 > MAX_CACERT {
+                    return Err(cannot("larger than 1 MiB"));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(cannot(&format!(
+                        "nothing more came within {}",
+                        crate::units::fmt_duration(bound)
+                    )));
+                }
+                let mut fd = libc::pollfd {
+                    fd: file.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                let ms = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
+                // SAFETY: one pollfd of ours, for the time left.
+                unsafe { libc::poll(&mut fd, 1, ms) };
+            }
+            Err(e) => return Err(cannot(&e.to_string())),
         }
     }
 }
@@ -588,7 +695,7 @@ impl Worker {
         std::thread::Builder::new()
             .name("state-store".into())
             .spawn(move || {
-                let mut connection: Option<redis::Connection> = None;
+                let mut connection: Option<Wire> = None;
                 for (cmd, until, answer) in queue {
                     let result = Worker::run(&dial, &mut connection, &cmd, until);
                     if result.is_err() {
@@ -603,96 +710,21 @@ impl Worker {
         Ok(Worker { jobs })
     }
 
-    /// One command: connects first if needed, each read and write bounded by the time left.
+    /// One command: connects first if needed; its answer is bounded in size and in time
+    /// (see `wire`).
     fn run(
         dial: &Dial,
-        connection: &mut Option<redis::Connection>,
+        connection: &mut Option<Wire>,
         cmd: &redis::Cmd,
         until: Instant,
     ) -> std::io::Result<redis::Value> {
         if connection.is_none() {
-            *connection = Some(dial.connect(until)?);
+            *connection = Some(Wire::connect(dial, until)?);
         }
         let Some(c) = connection.as_mut() else {
             return Err(other("no connection".into()));
         };
-        let left = until.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(timed_out("the store"));
-        }
-        c.set_read_timeout(Some(left))
-            .and_then(|()| c.set_write_timeout(Some(left)))
-            .and_then(|()| cmd.query::<redis::Value>(c))
-            .map_err(|e| io_error(&e, "the store", until))
-    }
-}
-
-impl Dial {
-    /// Connects, within what is left before `until`.
-    fn connect(&self, until: Instant) -> std::io::Result<redis::Connection> {
-        let left = |what: &str| {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                Err(timed_out(what))
-            } else {
-                Ok(left)
-            }
-        };
-        let addr = match &self.location.endpoint {
-            Endpoint::Unix(path) => redis::ConnectionAddr::Unix(path.clone()),
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: false,
-            } => {
-                let a = resolve(host, *port, left("connecting")?)?;
-                redis::ConnectionAddr::Tcp(a.ip().to_string(), a.port())
-            }
-            Endpoint::Tcp {
-                host,
-                port,
-                tls: true,
-            } => {
-                // Resolved here within the bound; the TLS connection names the host again
-                // (for the certificate), which the resolver then answers from what it knows.
-                resolve(host, *port, left("connecting")?)?;
-                redis::ConnectionAddr::TcpTls {
-                    host: host.clone(),
-                    port: *port,
-                    insecure: false,
-                    tls_params: None,
-                }
-            }
-        };
-        let mut settings = redis::RedisConnectionInfo::default()
-            .set_db(i64::from(self.location.db))
-            .set_skip_set_lib_name();
-        if let Some(u) = &self.location.user {
-            settings = settings.set_username(u);
-        }
-        if let Some(p) = &self.location.password {
-            settings = settings.set_password(p);
-        }
-        let info = redis::IntoConnectionInfo::into_connection_info(addr)
-            .map_err(|e| other(describe(&e)))?
-            .set_redis_settings(settings);
-        let client = match &self.cacert {
-            Some(pem) if matches!(self.location.endpoint, Endpoint::Tcp { tls: true, .. }) => {
-                redis::Client::build_with_tls(
-                    info,
-                    redis::TlsCertificates {
-                        client_tls: None,
-                        root_cert: Some(pem.clone()),
-                    },
-                )
-            }
-            _ => redis::Client::open(info),
-        }
-        .map_err(|e| other(describe(&e)))?;
-        let connection = client
-            .get_connection_with_timeout(left("connecting")?)
-            .map_err(|e| io_error(&e, "connecting", until))?;
-        Ok(connection)
+        c.query(&cmd.get_packed_command(), until, "the store")
     }
 }
 
@@ -706,29 +738,10 @@ fn string(v: &redis::Value) -> String {
     }
 }
 
-/// A Redis error as an I/O error, its kind `TimedOut` when the time ran out.
-fn io_error(e: &redis::RedisError, what: &str, until: Instant) -> std::io::Error {
-    if e.is_timeout() || Instant::now() >= until {
-        return timed_out(what);
-    }
-    other(describe(e))
-}
-
-/// What went wrong, in words, from the server's error code where there is one (also when
-/// it comes inside a pipeline's failure). Never includes the URL (it may hold a password).
-fn describe(e: &redis::RedisError) -> String {
-    // A pipeline's or a transaction's error carries the server's errors inside it: the
-    // first one says why.
-    let inner = e.clone().into_server_errors();
-    let first = inner
-        .as_deref()
-        .and_then(|errors| errors.first())
-        .map(|(_, s)| s);
-    let code = first.map_or(e.code().unwrap_or(""), |s| s.code());
-    let detail = first
-        .map_or(e.detail(), |s| s.details())
-        .unwrap_or("")
-        .trim();
+/// What a server's error answer (`-CODE detail`) means, in words. Never includes the URL
+/// (it may hold a password).
+fn describe(code: &str, detail: &str) -> String {
+    let detail = detail.trim();
     match code {
         "NOAUTH" => "the server wants a password (give it in the URL)".into(),
         "WRONGPASS" => "the server refused the user or password".into(),
@@ -736,14 +749,10 @@ fn describe(e: &redis::RedisError) -> String {
         "READONLY" => "the server is a read-only replica".into(),
         "WRONGTYPE" => "the key holds a value of another type than a string".into(),
         "NOPERM" => {
-            format!("the user may not run what the store needs: GET, TIME, EVAL ({detail})")
+            format!(
+                "the user may not run what the store needs: EVAL, and in it TIME, STRLEN, GET, SET, DEL ({detail})"
+            )
         }
-        "" if e.is_connection_refusal() => "the connection was refused".into(),
-        // What the client makes of a refused AUTH: the server's words are not kept.
-        "" if e.kind() == redis::ErrorKind::AuthenticationFailed => {
-            "the server refused the user or password".into()
-        }
-        "" => e.to_string(),
         code => format!("the server answered {code} {detail}"),
     }
 }

@@ -762,10 +762,111 @@ fn bad_redis_urls_say_why_without_the_password() {
         ("redis://u:s3cret@h/0#x", "fragment"),
         ("redis://u:s3cret@h/0?prefix=a&prefix=b", "prefix="),
         ("redis://u:s3cret@h/-1", "database number"),
+        ("redis://u:s3cret@h/0?prefix=", "prefix is empty"),
+        ("redis://u:s3cret@h/0?prefix=%20%09", "prefix is empty"),
+        ("redis://u:s3cret@h/0?prefix=+", "prefix is empty"),
+        ("redis+unix:///s?prefix=&password=s3cret", "prefix is empty"),
     ] {
         let e = RedisLocation::parse(bad).expect_err(bad);
         assert!(e.contains(why), "{bad}: {e}");
         assert!(!e.contains("s3cret"), "{bad}: {e}");
         assert!(e.starts_with("--state: "), "{e}");
     }
+}
+
+/// `--state-cacert` naming what is not a file: a FIFO whose writer never writes, one with
+/// no writer, a device without end, a folder. Each is refused (or read empty) within the
+/// bound, never a hang; a pipe that does write is read.
+#[test]
+fn a_cacert_that_is_not_a_file_is_read_within_the_bound() {
+    let l = contract::limits();
+    let location = RedisLocation::parse("rediss://127.0.0.1:1").expect("valid");
+    let dir = tempfile::tempdir().expect("a folder");
+    let fifo = dir.path().join("ca.pem");
+    let c = std::ffi::CString::new(fifo.to_str().expect("UTF-8")).expect("no NUL");
+    // SAFETY: mkfifo reads the path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let bound = Duration::from_millis(300);
+    let open = |p: &Path| {
+        let t0 = Instant::now();
+        let r = RedisStore::open(&location, &l, Clock::own(), Some(p), bound).map(|_| ());
+        assert!(
+            t0.elapsed() < bound + Duration::from_secs(3),
+            "{p:?}: {:?}",
+            t0.elapsed()
+        );
+        r
+    };
+    // No writer yet: read as empty at once (the TLS set-up then finds no certificate).
+    open(&fifo).expect("an empty read");
+    // A writer that never writes: given up at the bound. (A reader of the test's own lets
+    // the writer open without waiting.)
+    use std::os::unix::fs::OpenOptionsExt;
+    let reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .expect("a reader");
+    let writer = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("a writer");
+    let e = open(&fifo).expect_err("nothing came");
+    assert!(e.contains("nothing more came within 300ms"), "{e}");
+    drop((writer, reader));
+    let e = open(Path::new("/dev/zero")).expect_err("no end");
+    assert!(e.contains("larger than 1 MiB"), "{e}");
+    let e = open(dir.path()).expect_err("a folder");
+    assert!(e.starts_with("cannot read --state-cacert"), "{e}");
+}
+
+/// A "server" that answers its first command with a bulk string of `length` bytes, one
+/// byte every 10 ms, so that no socket timeout fires; it reports when the client has gone
+/// (a write fails) on `gone`.
+fn trickle(length: u64, gone: std::sync::mpsc::Sender<Instant>) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let Ok((mut c, _)) = listener.accept() else {
+            return;
+        };
+        let mut command = [0u8; 4096];
+        if c.read(&mut command).unwrap_or(0) == 0 {
+            return;
+        }
+        let mut answer = format!("${length}\r\n").into_bytes();
+        answer.extend(std::iter::repeat_n(b'x', length as usize));
+        for byte in answer.chunks(1) {
+            if c.write_all(byte).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        gone.send(Instant::now()).ok();
+    });
+    port
+}
+
+/// A store the run gave up on stops reading: the connection of an operation that ran out
+/// of time, while its server kept trickling a long answer, is closed soon after the bound,
+/// not when the answer ends (here 3 hours later).
+#[test]
+fn a_store_given_up_on_stops_reading() {
+    let l = contract::limits();
+    let (tx, gone) = std::sync::mpsc::channel();
+    let port = trickle(1_000_000, tx);
+    let store = open_url(&format!("redis://127.0.0.1:{port}"), &l, Clock::own());
+    let bound = Duration::from_millis(300);
+    let t0 = Instant::now();
+    let e = store
+        .update("t", bound, &quiet, &mut fail(&l))
+        .expect_err("it cannot answer in time");
+    assert!(e.to_string().contains("timed out"), "{e}");
+    // The server notices the client gone once a write of its fails, a little after the
+    // socket closed: allow for that and a loaded machine.
+    let at = gone
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the connection was closed");
+    assert!(at - t0 < Duration::from_secs(10), "{:?}", at - t0);
 }
