@@ -72,6 +72,10 @@ pub trait Between {
     /// After the wait, before the retry is sent: how long a Retry-After that another run
     /// shared meanwhile still holds (read only).
     fn still_held(&self) -> Option<Duration>;
+    /// The target answered but was not ready: see `Shared::answered`.
+    fn answered(&self);
+    /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
+    fn probing(&self) -> bool;
 }
 
 impl Between for Shared<'_> {
@@ -93,6 +97,14 @@ impl Between for Shared<'_> {
             }
         }
     }
+
+    fn answered(&self) {
+        Shared::answered(self);
+    }
+
+    fn probing(&self) -> bool {
+        self.probe.is_some() && !self.proven.get()
+    }
 }
 
 /// The time a record's date stands for, for messages.
@@ -112,6 +124,8 @@ pub struct Shared<'a> {
     pub probe: Option<u64>,
     /// The store failed during this run: it is not asked again.
     broken: Cell<bool>,
+    /// An answer of this run proved the target up, and the breaker was told.
+    proven: Cell<bool>,
 }
 
 /// What the breaker and the shared Retry-After say before the first attempt.
@@ -202,6 +216,7 @@ impl<'a> Shared<'a> {
             deadline,
             probe,
             broken: Cell::new(false),
+            proven: Cell::new(false),
         };
         if let Some(h) = hold {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
@@ -295,6 +310,25 @@ impl<'a> Shared<'a> {
         self.record(result, hint);
     }
 
+    /// The target answered but was not ready (an `--until-*` condition failed): it is up,
+    /// which the breaker hears at once as a success (`RunResult::Answered`: the failure
+    /// count reset, an open or half-open circuit closed, the probe's lease freed), so that
+    /// a probe that meets a service still starting goes on polling as an ordinary run
+    /// instead of ending "not ready" and leaving the circuit half-open for the next run to
+    /// do the same. Told once per run; nothing is charged to or counted in the budget.
+    pub fn answered(&self) {
+        if self.broken.get() || self.proven.replace(true) {
+            return;
+        }
+        self.record(RunResult::Answered, None);
+        if self.probe.is_some() {
+            self.reporter.info(&format!(
+                "{} answered (not ready yet): the circuit is closed and this run goes on polling",
+                self.key
+            ));
+        }
+    }
+
     /// Records `result` in the breaker, and shares `hint`.
     fn record(&self, result: RunResult, hint: Option<Duration>) {
         let limits = self.settings.limits;
@@ -358,6 +392,7 @@ pub fn shares_hint(status: u16) -> bool {
 pub fn run_result(outcome: Outcome, status: Option<u16>) -> RunResult {
     match outcome {
         Outcome::Success => RunResult::Success,
+        Outcome::NotReady => RunResult::Answered,
         _ if status == Some(429) => RunResult::Neutral,
         Outcome::AttemptsExhausted
         | Outcome::Deadline
@@ -507,6 +542,7 @@ mod tests {
         );
         assert_eq!(run_result(Outcome::Deadline, None), RunResult::Failure);
         assert_eq!(run_result(Outcome::Success, Some(200)), RunResult::Success);
+        assert_eq!(run_result(Outcome::NotReady, None), RunResult::Answered);
         assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
     }
 

@@ -88,7 +88,8 @@ impl Target {
     }
 
     /// Records how a run ended at `now`: in the breaker (`probe`: the number of the lease
-    /// it took as the probe), and a success in the budget.
+    /// it took as the probe), and a success in the budget (an answer that was not ready is
+    /// one for the breaker only: the budget counts requests served).
     pub fn finish(&mut self, now: Millis, result: RunResult, probe: Option<u64>, limits: &Limits) {
         self.seen = now;
         if result == RunResult::Success {

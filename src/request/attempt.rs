@@ -217,8 +217,11 @@ impl Loop<'_> {
     /// The run's rules, as the decision reads them.
     fn rules(&self) -> Rules<'_> {
         let retry = &self.cfg.retry;
+        // The half-open circuit's probe has a single attempt, until an answer proves the
+        // target up.
+        let probing = self.shared.is_some_and(|s| s.probing());
         Rules {
-            attempts: retry.attempts,
+            attempts: if probing { 1 } else { retry.attempts },
             retry_on: &retry.retry_on,
             backoff: retry.backoff,
             retry_after_spread: retry.retry_after_spread,
@@ -379,6 +382,13 @@ impl Loop<'_> {
             _ => None,
         };
         carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
+        if carry.not_ready
+            && let Some(shared) = self.shared
+        {
+            // The service is up: the breaker hears it before the decision, which then
+            // lets a half-open circuit's probe go on polling.
+            shared.answered();
+        }
         carry.hint = facts.hint.map(|h| h.wait);
         let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
         let spooled = judged.spooled;
@@ -514,7 +524,7 @@ impl Loop<'_> {
     fn line(&self, n: u32, begun: Instant, sent: &Sent) -> AttemptLine {
         AttemptLine {
             attempt: n,
-            attempts: self.cfg.retry.attempts,
+            attempts: self.rules().attempts,
             method: sent.first.method.clone(),
             url: redact::url(&sent.first.url),
             start_url: redact::url(&self.cfg.request.url),

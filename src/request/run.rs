@@ -359,7 +359,7 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
 /// Runs the attempts and finishes.
 fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let Prepared {
-        mut cfg,
+        cfg,
         seed,
         watchdog,
         interrupt,
@@ -385,9 +385,6 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
             return Outcome::Refused;
         }
     };
-    if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
-        cfg.retry.attempts = 1;
-    }
     log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {
         cfg: &cfg,

@@ -36,6 +36,7 @@ mod replay;
 mod response_head;
 mod retry_after;
 mod secrets;
+mod shared_rules;
 mod signals;
 mod simulate;
 mod simulate_models;
