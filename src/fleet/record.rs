@@ -105,6 +105,14 @@ impl Target {
             .take_retry(now, limits.budget_pct, limits.window, limits.floor)
     }
 
+    /// Whether the retry budget would grant a retry at `now`, charging nothing (what
+    /// `take_retry` would answer).
+    pub fn may_retry(&self, now: Millis, limits: &Limits) -> Result<(), String> {
+        self.budget
+            .clone()
+            .take_retry(now, limits.budget_pct, limits.window, limits.floor)
+    }
+
     /// Shares a Retry-After: no run is to send to the target for `wait` from `now` (a later
     /// hold already there stands).
     pub fn hold(&mut self, now: Millis, wait: Duration) {

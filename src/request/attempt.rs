@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Between, Gate};
+use crate::fleet::admission::{Between, Gate, Pass};
 use crate::http::body::Payload;
 use crate::http::conditional::Answer;
 use crate::http::redact;
@@ -275,7 +275,7 @@ impl Loop<'_> {
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
                         break (sig.outcome(), None);
                     }
-                    if let Some(stop) = self.wait_for_new_hold(rng) {
+                    if let Some(stop) = self.clear_to_send(carry.not_ready, rng) {
                         break stop;
                     }
                 }
@@ -290,11 +290,30 @@ impl Loop<'_> {
         self.honour_hold(self.hold?, "before the first attempt", rng)
     }
 
-    /// After a retry's wait, before it is sent: a Retry-After that another run was told
-    /// meanwhile is waited for too (or stops the run with 5 when it holds past the
-    /// deadline), as one of the run's own would be.
-    fn wait_for_new_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
-        self.honour_hold(self.shared?.still_held()?, "more", rng)
+    /// After a retry's wait, just before it is sent: the state charges it to the budget
+    /// now (unless it polls an answer that was not ready), so that a retry that is not sent
+    /// is never charged. A Retry-After that another run was told meanwhile is waited for
+    /// first (or stops the run with 5 when it holds past the deadline), as one of the run's
+    /// own would be; the deadline or a signal may end the run before anything is charged.
+    /// `Some` when the run ends instead, and why.
+    fn clear_to_send(&self, polling: bool, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
+        let shared = self.shared?;
+        loop {
+            if self.deadline_passed() {
+                return Some((Outcome::Deadline, None));
+            }
+            match shared.send_retry(!polling) {
+                Pass::Go => return None,
+                Pass::Held(held) => {
+                    if let Some(stop) = self.honour_hold(held, "more", rng) {
+                        return Some(stop);
+                    }
+                }
+                Pass::Spent(why) => {
+                    return Some((Outcome::Refused, Some(format!("not retried: {why}"))));
+                }
+            }
+        }
     }
 
     /// Waits out a shared Retry-After that still holds for `held` (plus this run's spread),
@@ -471,8 +490,9 @@ impl Loop<'_> {
         let (Verdict::Retry(retry), Some(shared)) = (&verdict, self.shared) else {
             return verdict;
         };
-        // The state is asked last, so the budget is charged only for retries that will be
-        // sent; it hears this attempt's Retry-After (429 and 503) to share it.
+        // The state is asked last; it hears this attempt's Retry-After (429 and 503) to
+        // share it, and refuses a retry the budget has no room for. It charges nothing
+        // yet: that is done when the retry is sent (`clear_to_send`).
         let status = match facts.happened {
             Happened::Status(s) => Some(s),
             _ => None,

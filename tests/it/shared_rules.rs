@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use serde_json::Value;
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::state_redis::redis_server::RedisServer;
@@ -203,3 +204,198 @@ fn an_answer_not_ready_is_a_success_for_the_breaker_in_a_file() {
 fn an_answer_not_ready_is_a_success_for_the_breaker_on_redis() {
     an_answer_not_ready_is_a_success_for_the_breaker(&Backend::redis());
 }
+
+// ---------------------------------------------------------------------------------------
+// A retry is charged to the budget when it is sent, and only then.
+
+/// Run A against `s`: 503s, a retry planned 3 s after its first attempt (the log says
+/// "retry in 3s"), a deadline of `deadline`; `meanwhile` runs (given A's process id) once
+/// A has logged that line, during that wait. Returns A's output.
+fn while_a_waits(
+    backend: &Backend,
+    s: &Server,
+    deadline: &str,
+    meanwhile: impl FnOnce(u32),
+) -> Output {
+    let state = backend.state();
+    let mut a = std_command()
+        .args([
+            "--state",
+            &state,
+            "--budget-floor",
+            "1",
+            "--attempts",
+            "3",
+            "--base",
+            "3s",
+            "--cap",
+            "3s",
+            "--jitter",
+            "none",
+            "--retry-after-spread",
+            "0s",
+            "--deadline",
+            deadline,
+            &s.url("/"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run A starts");
+    let err = a.stderr.take().expect("A's stderr");
+    let (planned, told) = std::sync::mpsc::channel();
+    let log = std::thread::spawn(move || {
+        let mut log = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(err)) {
+            let line = line.expect("A's log reads");
+            if line.contains("retry in") {
+                let _ = planned.send(());
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
+    let seen = told.recv_timeout(Duration::from_secs(20));
+    if seen.is_ok() {
+        meanwhile(a.id());
+    }
+    let status = a.wait().expect("run A ends");
+    let log = log.join().expect("A's log");
+    assert!(seen.is_ok(), "A planned no retry: {log}");
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: log.into_bytes(),
+    }
+}
+
+/// Sends `signal` to the process `pid`.
+fn signal(pid: u32, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(pid).expect("a pid");
+    // SAFETY: a signal to a child of this test, not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+// Every way a run that logged "retry in ..." can end before that retry is sent: another
+// run's Retry-After found after the wait, holding past the deadline; a signal during the
+// wait; the deadline passing during it (the run stopped, then let go after its deadline);
+// another run taking the budget's last retry meanwhile. In each, the retry is not sent,
+// the run says why, and the budget keeps no charge for it.
+
+/// Another run's Retry-After, found after the wait, holds past the deadline (exit 5).
+fn held_past_the_deadline(backend: &Backend) {
+    let s = Server::start(vec![
+        Step::status(503, ""),
+        Step::with_header(503, "Retry-After", "100"),
+    ])
+    .expect("server");
+    let state = backend.state();
+    let a = while_a_waits(backend, &s, "20s", |_| {
+        let (b, _) = run(&["--state", &state, "--attempts", "1", &s.url("/")]);
+        assert_eq!(code(&b), 4, "{}", stderr(&b));
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 5, "{err}");
+    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(
+        err.contains("a Retry-After shared by the runs holds past the deadline"),
+        "{err}"
+    );
+    assert_eq!(s.requests().len(), 2, "A's retry was not sent: {err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// A signal during the wait (exit 143).
+fn a_signal(backend: &Backend) {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "20s", |pid| {
+        std::thread::sleep(Duration::from_millis(500));
+        signal(pid, libc::SIGTERM);
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 143, "{err}");
+    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("terminated after 1 attempt"), "{err}");
+    assert_eq!(s.requests().len(), 1, "{err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// The deadline passes during the wait: A is stopped past it, then let go (exit 5).
+fn the_deadline(backend: &Backend) {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "4s", |pid| {
+        signal(pid, libc::SIGSTOP);
+        std::thread::sleep(Duration::from_millis(4500));
+        signal(pid, libc::SIGCONT);
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 5, "{err}");
+    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("deadline"), "{err}");
+    assert_eq!(s.requests().len(), 1, "{err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// Another run takes the budget's only retry meanwhile (exit 7): B retries, A does not.
+fn the_budget_spent_meanwhile(backend: &Backend) {
+    let state = backend.state();
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "20s", |_| {
+        let (b, _) = run(&[
+            "--state",
+            &state,
+            "--budget-floor",
+            "1",
+            "--attempts",
+            "2",
+            "--base",
+            "1ms",
+            "--cap",
+            "1ms",
+            &s.url("/"),
+        ]);
+        assert_eq!(code(&b), 4, "B's retry was granted: {}", stderr(&b));
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 7, "{err}");
+    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(
+        err.contains("not retried: the retry budget is spent"),
+        "{err}"
+    );
+    assert_eq!(s.requests().len(), 3, "A, then B twice: {err}");
+    assert_eq!(counted(&backend.record(&s), 2), 1, "B's retry alone: {err}");
+}
+
+/// One test per store for each way.
+macro_rules! on_both_stores {
+    ($($way:ident),*) => {
+        mod a_retry_not_sent_is_not_charged {
+            use super::*;
+            $(
+                mod $way {
+                    use super::*;
+
+                    #[test]
+                    fn in_a_file() {
+                        super::super::$way(&Backend::file());
+                    }
+
+                    #[test]
+                    fn on_redis() {
+                        super::super::$way(&Backend::redis());
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    held_past_the_deadline,
+    a_signal,
+    the_deadline,
+    the_budget_spent_meanwhile
+);
