@@ -40,6 +40,7 @@ mod shared_rules;
 mod signals;
 mod simulate;
 mod simulate_models;
+mod special_files;
 mod state;
 mod state_redis;
 mod terminal;
