@@ -2,7 +2,7 @@
 //! every input path (`-w @`, `-K`, `--cacert`, `--cert`, `--key`, `-d @` and the other body
 //! sources, `-T`, `-H @`, `--netrc-file`, `-b`, `--etag-compare`, `-z`) and every output path
 //! (`-o`, `-D`, `--etag-save`), each given a FIFO that no one opens, a folder, a dangling
-//! link and an endless device. Whatever the pair, the run ends within its deadline, never
+//! link, an endless device, a link to itself and a socket's file. Whatever the pair, the run ends within its deadline, never
 //! panics, sends nothing when the command line is wrong or an input cannot be read, and
 //! leaves nothing beside the paths.
 
@@ -22,9 +22,20 @@ enum Kind {
     Dangling,
     /// A link to `/dev/zero`: a character device that never ends.
     Endless,
+    /// A symbolic link to itself: no file can ever be there.
+    Loop,
+    /// A Unix socket's file, with nothing listening.
+    Socket,
 }
 
-const KINDS: [Kind; 4] = [Kind::Fifo, Kind::Folder, Kind::Dangling, Kind::Endless];
+const KINDS: [Kind; 6] = [
+    Kind::Fifo,
+    Kind::Folder,
+    Kind::Dangling,
+    Kind::Endless,
+    Kind::Loop,
+    Kind::Socket,
+];
 
 /// Whether the run reads the path or writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,15 +104,18 @@ struct Expected {
 fn expected(option: &PathOption, kind: Kind) -> Expected {
     let e = |codes, sends| Expected { codes, sends };
     match (option.role, kind) {
-        // A -z file's time is read, whatever it is; a dangling one is warned about.
+        // A -z file's time is read, whatever it is; a dangling one is warned about, and
+        // one whose time cannot be read (a loop) is a usage error.
+        (Role::TimeOnly, Kind::Loop) => e(&[2], false),
         (Role::TimeOnly, _) => e(&[0], true),
         // An input that blocks is cut by the deadline; one that cannot be read is a usage
         // error. An endless one is refused by its size limit, or (a body: no limit but
         // the deadline) cut by the deadline; nothing is sent either way.
         (Role::Input, Kind::Fifo) => e(&[5], false),
-        (Role::Input, Kind::Folder | Kind::Dangling) => e(&[2], false),
+        (Role::Input, Kind::Folder | Kind::Dangling | Kind::Loop | Kind::Socket) => e(&[2], false),
         (Role::Input, Kind::Endless) => e(&[2, 5], false),
-        (Role::Output, Kind::Folder | Kind::Dangling) => e(&[2], false),
+        // Nothing can be written there (a loop would be replaced, a socket not opened).
+        (Role::Output, Kind::Folder | Kind::Dangling | Kind::Loop | Kind::Socket) => e(&[2], false),
         // --etag-save is replaced by rename: only a regular file (or none) will do.
         (Role::Output, Kind::Fifo | Kind::Endless) if option.name == "--etag-save" => {
             e(&[2], false)
@@ -127,6 +141,8 @@ fn make(kind: Kind, path: &Path) {
             std::os::unix::fs::symlink(nowhere, path).expect("a link");
         }
         Kind::Endless => std::os::unix::fs::symlink("/dev/zero", path).expect("a link"),
+        Kind::Loop => std::os::unix::fs::symlink(path, path).expect("a link"),
+        Kind::Socket => drop(std::os::unix::net::UnixListener::bind(path).expect("a socket")),
     }
 }
 
@@ -192,14 +208,14 @@ fn check(option: &PathOption, kind: Kind) -> Option<String> {
     Some(format!("{what}: {problem}\n{err}"))
 }
 
-/// Every path option x every special kind: 19 options x 4 kinds, 76 runs (16 of them wait
+/// Every path option x every special kind: 19 options x 6 kinds, 114 runs (16 of them wait
 /// for the 2 s deadline), a few at a time.
 #[test]
 fn special_files_at_every_path_are_bounded_and_refused_before_sending() {
     let pairs: Vec<(usize, Kind)> = (0..options().len())
         .flat_map(|i| KINDS.map(|k| (i, k)))
         .collect();
-    assert_eq!(pairs.len(), 76);
+    assert_eq!(pairs.len(), 114);
     let mut failures = Vec::new();
     for chunk in pairs.chunks(8) {
         let runs: Vec<_> = chunk
