@@ -208,8 +208,8 @@ fn an_answer_not_ready_is_a_success_for_the_breaker_on_redis() {
 // ---------------------------------------------------------------------------------------
 // A retry is charged to the budget when it is sent, and only then.
 
-/// Run A against `s`: 503s, a retry planned 3 s after its first attempt (the log says
-/// "retry in 3s"), a deadline of `deadline`; `meanwhile` runs (given A's process id) once
+/// Run A against `s`: 503s, a retry planned 5 s after its first attempt (the log says
+/// "retry in 5s": room for another run to start and end meanwhile on a loaded machine), a deadline of `deadline`; `meanwhile` runs (given A's process id) once
 /// A has logged that line, during that wait. Returns A's output.
 fn while_a_waits(
     backend: &Backend,
@@ -227,9 +227,9 @@ fn while_a_waits(
             "--attempts",
             "3",
             "--base",
-            "3s",
+            "5s",
             "--cap",
-            "3s",
+            "5s",
             "--jitter",
             "none",
             "--retry-after-spread",
@@ -298,7 +298,7 @@ fn held_past_the_deadline(backend: &Backend) {
     });
     let err = stderr(&a);
     assert_eq!(code(&a), 5, "{err}");
-    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
     assert!(
         err.contains("a Retry-After shared by the runs holds past the deadline"),
         "{err}"
@@ -316,7 +316,7 @@ fn a_signal(backend: &Backend) {
     });
     let err = stderr(&a);
     assert_eq!(code(&a), 143, "{err}");
-    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
     assert!(err.contains("terminated after 1 attempt"), "{err}");
     assert_eq!(s.requests().len(), 1, "{err}");
     assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
@@ -325,14 +325,14 @@ fn a_signal(backend: &Backend) {
 /// The deadline passes during the wait: A is stopped past it, then let go (exit 5).
 fn the_deadline(backend: &Backend) {
     let s = Server::start(vec![Step::status(503, "")]).expect("server");
-    let a = while_a_waits(backend, &s, "4s", |pid| {
+    let a = while_a_waits(backend, &s, "6s", |pid| {
         signal(pid, libc::SIGSTOP);
-        std::thread::sleep(Duration::from_millis(4500));
+        std::thread::sleep(Duration::from_millis(6500));
         signal(pid, libc::SIGCONT);
     });
     let err = stderr(&a);
     assert_eq!(code(&a), 5, "{err}");
-    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
     assert!(err.contains("deadline"), "{err}");
     assert_eq!(s.requests().len(), 1, "{err}");
     assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
@@ -360,7 +360,7 @@ fn the_budget_spent_meanwhile(backend: &Backend) {
     });
     let err = stderr(&a);
     assert_eq!(code(&a), 7, "{err}");
-    assert!(err.contains("retry in 3s"), "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
     assert!(
         err.contains("not retried: the retry budget is spent"),
         "{err}"
