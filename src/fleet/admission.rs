@@ -74,7 +74,7 @@ pub trait Between {
     /// budget is charged here, and only here).
     fn send_retry(&self, charge: bool) -> Pass;
     /// The target answered but was not ready: see `Shared::answered`.
-    fn answered(&self);
+    fn answered(&self) -> Option<String>;
     /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
     fn probing(&self) -> bool;
 }
@@ -88,8 +88,8 @@ impl Between for Shared<'_> {
         Shared::send_retry(self, charge)
     }
 
-    fn answered(&self) {
-        Shared::answered(self);
+    fn answered(&self) -> Option<String> {
+        Shared::answered(self)
     }
 
     fn probing(&self) -> bool {
@@ -349,17 +349,18 @@ impl<'a> Shared<'a> {
     /// a probe that meets a service still starting goes on polling as an ordinary run
     /// instead of ending "not ready" and leaving the circuit half-open for the next run to
     /// do the same. Told once per run; nothing is charged to or counted in the budget.
-    pub fn answered(&self) {
+    /// What the log says of it, when this run was the probe.
+    pub fn answered(&self) -> Option<String> {
         if self.broken.get() || self.proven.replace(true) {
-            return;
+            return None;
         }
         self.record(RunResult::Answered, None);
-        if self.probe.is_some() {
-            self.reporter.info(&format!(
+        self.probe.map(|_| {
+            format!(
                 "{} answered (not ready yet): the circuit is closed and this run goes on polling",
                 self.key
-            ));
-        }
+            )
+        })
     }
 
     /// Records `result` in the breaker, and shares `hint`.

@@ -401,16 +401,33 @@ impl Loop<'_> {
             _ => None,
         };
         carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
-        if carry.not_ready
-            && let Some(shared) = self.shared
-        {
-            // The service is up: the breaker hears it before the decision, which then
-            // lets a half-open circuit's probe go on polling.
-            shared.answered();
-        }
+        // The service is up: the breaker hears it before the decision, which then lets a
+        // half-open circuit's probe go on polling (said after the attempt's line).
+        let closed = match self.shared {
+            Some(shared) if carry.not_ready => shared.answered(),
+            _ => None,
+        };
         carry.hint = facts.hint.map(|h| h.wait);
         let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
         let spooled = judged.spooled;
+        let body = (judged.pending, judged.reading, spooled);
+        let next = self.carry_out(verdict, line, body, sent, carry);
+        if let Some(news) = closed {
+            self.reporter.info(&news);
+        }
+        next
+    }
+
+    /// Carries out the decision about an attempt whose line is `line`: logs the line, and
+    /// writes or discards the answer's body as the verdict says.
+    fn carry_out(
+        &self,
+        verdict: Verdict,
+        mut line: AttemptLine,
+        (pending, reading, spooled): (Option<Exchange>, Option<Reading>, Option<Received>),
+        sent: Sent,
+        carry: &mut Carry,
+    ) -> Next {
         match verdict {
             Verdict::Done => {
                 self.reporter.attempt(&line);
@@ -422,7 +439,7 @@ impl Loop<'_> {
                 // -I shows the head of whatever answered, as curl does; there is no body.
                 let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
                 let fail_with_body = self.cfg.output.fail_with_body;
-                let outcome = match (judged.pending, spooled) {
+                let outcome = match (pending, spooled) {
                     (Some(ex), _) if fail_with_body || head_only => {
                         self.delivery().deliver_error_body(ex, outcome)
                     }
@@ -446,12 +463,12 @@ impl Loop<'_> {
                 if let Some(r) = spooled {
                     self.output.discard(r.spool);
                 }
-                let asked = judged.reading.as_ref().and_then(|r| r.asked);
+                let asked = reading.as_ref().and_then(|r| r.asked);
                 line.decision = Decision::Retry {
                     wait: retry.wait,
                     reason: retry.planned.reason,
                     asked,
-                    hint: facts.hint.map(|h| h.wait),
+                    hint: carry.hint,
                     spread: retry.wait.saturating_sub(retry.planned.draw.floor),
                     jitter: self.cfg.retry.backoff.jitter.label(),
                 };
