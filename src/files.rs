@@ -21,12 +21,17 @@ pub fn folder(path: &Path) -> &Path {
 /// else the link's text taken from the link's folder, so that a dangling link still names
 /// where a new file would go); any other path (including one that does not exist) as it is.
 ///
-/// Errors: the link can be neither resolved nor read.
+/// Errors: the links form a loop (`ELOOP`: no file can ever be there, and writing "through"
+/// it would replace the link itself), or the link can be neither resolved nor read.
 pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
     match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).or_else(|_| {
-            std::fs::read_link(path).map(|t| path.parent().unwrap_or(Path::new(".")).join(t))
-        }),
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
+            Ok(resolved) => Ok(resolved),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(e),
+            Err(_) => {
+                std::fs::read_link(path).map(|t| path.parent().unwrap_or(Path::new(".")).join(t))
+            }
+        },
         _ => Ok(path.to_path_buf()),
     }
 }
@@ -127,16 +132,37 @@ fn fitting<'a>(prefix: &'a str, suffix: &str) -> &'a str {
 }
 
 /// Checks, before anything is sent, that a file the run will write (`flag` names it in the
-/// message: "-o x", "--etag-save x") can be written: it is not a folder, its name is not
+/// message: "-D x", "--etag-save x") can be written: it is not a folder, its name is not
 /// too long, its folder exists and is a folder, and a file can be created there now.
+/// Through a symbolic link these hold of where the link leads (the file is written there,
+/// as `-o`'s is): a dangling link into a folder that does not exist is refused here, not
+/// found once the answer has arrived.
 ///
 /// Errors: one line saying which of these fails and what is expected.
 pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
     if names_a_folder(path) {
         return Err(format!("{flag} names a folder: expected a file path"));
     }
+    let resolved = follow_link(path).map_err(|e| {
+        format!("{flag} is a link that cannot be followed ({e}): expected a file path")
+    })?;
+    // "-D link (a link to /x/y)": what was typed, and where it leads.
+    let flag = &if resolved == path {
+        flag.to_string()
+    } else {
+        format!("{flag} (a link to {})", resolved.display())
+    };
+    let path = resolved.as_path();
     if path.is_dir() {
         return Err(format!("{flag} is a directory: expected a file path"));
+    }
+    if std::fs::metadata(path).is_ok_and(|m| {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_socket()
+    }) {
+        return Err(format!(
+            "{flag} is a socket: expected a file path (or a FIFO or a device)"
+        ));
     }
     if path.file_name().is_some_and(|n| n.len() > NAME_MAX) {
         return Err(format!(
@@ -333,6 +359,26 @@ mod tests {
         let long = dir.path().join("n".repeat(NAME_MAX + 1));
         let e = check_writable(&long, "-o n...").unwrap_err();
         assert!(e.contains("longer than 255"), "{e}");
+        // Through a link: where it leads is checked (dangling into no folder, to a folder).
+        let dangling = dir.path().join("dangling");
+        std::os::unix::fs::symlink(&missing, &dangling).expect("link");
+        let e = check_writable(&dangling, "-D dangling").unwrap_err();
+        assert!(
+            e.contains("-D dangling (a link to ") && e.contains("does not exist"),
+            "{e}"
+        );
+        let to_dir = dir.path().join("to_dir");
+        std::os::unix::fs::symlink(dir.path(), &to_dir).expect("link");
+        let e = check_writable(&to_dir, "-D to_dir").unwrap_err();
+        assert!(e.contains("is a directory"), "{e}");
+        let looped = dir.path().join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).expect("link");
+        let e = check_writable(&looped, "-D loop").unwrap_err();
+        assert!(e.contains("cannot be followed"), "{e}");
+        assert!(follow_link(&looped).is_err());
+        let to_new = dir.path().join("to_new");
+        std::os::unix::fs::symlink(&ok, &to_new).expect("link");
+        assert_eq!(check_writable(&to_new, "-D to_new"), Ok(()));
     }
 
     #[test]

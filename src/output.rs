@@ -151,7 +151,11 @@ fn check_path(
 ) -> Result<(Destination, Option<PathBuf>), UsageError> {
     let shown = typed.display();
     // Through a symbolic link, write where it points (as curl does), not over the link.
-    let resolved = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
+    let resolved = follow_link(typed).map_err(|e| {
+        UsageError(format!(
+            "-o {shown} is a link that cannot be followed ({e}): expected a file path"
+        ))
+    })?;
     let path = resolved.as_path();
     if files::names_a_folder(typed) {
         return Err(UsageError(format!(
@@ -162,6 +166,11 @@ fn check_path(
         Ok(m) if m.is_dir() => {
             return Err(UsageError(format!(
                 "-o {shown} is a directory: expected a file path"
+            )));
+        }
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
+            return Err(UsageError(format!(
+                "-o {shown} is a socket: expected a file path (or a FIFO or a device)"
             )));
         }
         Ok(m) if !m.is_file() && path == Path::new("/dev/null") => {

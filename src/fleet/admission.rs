@@ -1,7 +1,7 @@
 //! A run's side of `--state`: asks the circuit breaker (and the shared Retry-After) before
-//! the first attempt, the retry budget before each retry, and records how the run ended,
-//! each a decision on the target's record made through the `Store` seam, whatever the
-//! store is. The decisions themselves are in `breaker` and `budget`, reached through
+//! the first attempt, the retry budget before each retry (asked when it is planned, charged
+//! as it is sent), and records how the run ended, each a decision on the target's record
+//! made through the `Store` seam, whatever the store is. The decisions themselves are in `breaker` and `budget`, reached through
 //! `record::Target`.
 //!
 //! Every store operation is bounded by `--state-timeout`, cut to what is left of the
@@ -70,11 +70,16 @@ pub struct Settings {
 
 /// What the attempt loop asks the shared state between attempts.
 pub trait Between {
-    /// Before a retry the policy allows: see `Shared::take_retry`.
+    /// When the decision allows a retry, before its wait: see `Shared::take_retry`
+    /// (nothing is charged yet).
     fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate;
-    /// After the wait, before the retry is sent: how long a Retry-After that another run
-    /// shared meanwhile still holds (read only).
-    fn still_held(&self) -> Option<Duration>;
+    /// After the wait, just before the retry is sent: see `Shared::send_retry` (the
+    /// budget is charged here, and only here).
+    fn send_retry(&self, charge: bool) -> Pass;
+    /// The target answered but was not ready: see `Shared::answered`.
+    fn answered(&self) -> Option<String>;
+    /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
+    fn probing(&self) -> bool;
 }
 
 impl Between for Shared<'_> {
@@ -82,19 +87,16 @@ impl Between for Shared<'_> {
         self.take_retry(hint, left, charge)
     }
 
-    fn still_held(&self) -> Option<Duration> {
-        if self.broken.get() {
-            return None;
-        }
-        match self.store.peek(&self.key, self.bound(Duration::ZERO)) {
-            Ok((t, now)) => t.held(now).map(|h| h.min(self.settings.max_hold)),
-            Err(e) => {
-                // Under --state-on-error closed, the retry's gate already passed; the
-                // failure is reported and the next question refuses.
-                let _ = self.failed(&e);
-                None
-            }
-        }
+    fn send_retry(&self, charge: bool) -> Pass {
+        Shared::send_retry(self, charge)
+    }
+
+    fn answered(&self) -> Option<String> {
+        Shared::answered(self)
+    }
+
+    fn probing(&self) -> bool {
+        self.probe.is_some() && !self.proven.get()
     }
 }
 
@@ -115,6 +117,8 @@ pub struct Shared<'a> {
     pub probe: Option<u64>,
     /// The store failed during this run: it is not asked again.
     broken: Cell<bool>,
+    /// An answer of this run proved the target up, and the breaker was told.
+    proven: Cell<bool>,
 }
 
 /// What the breaker and the shared Retry-After say before the first attempt.
@@ -134,6 +138,19 @@ pub enum Gate {
     Spent(String),
     /// A shared Retry-After holds past the deadline (exit 5); why.
     TooLate(String),
+}
+
+/// What the state says just before a retry is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pass {
+    /// Send it (charged to the budget when it was to be).
+    Go,
+    /// A Retry-After that another run shared meanwhile still holds for this long: nothing
+    /// was charged; wait for it (or stop), then ask again.
+    Held(Duration),
+    /// The retry budget was spent meanwhile, or the store failed under `--state-on-error
+    /// closed` (exit 7); why. Nothing was charged.
+    Spent(String),
 }
 
 /// The most the whole run's store time may pass the deadline by, for the final record.
@@ -207,6 +224,7 @@ impl<'a> Shared<'a> {
             deadline,
             probe,
             broken: Cell::new(false),
+            proven: Cell::new(false),
         };
         if let Some(h) = hold {
             let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
@@ -259,11 +277,13 @@ impl<'a> Shared<'a> {
         }
     }
 
-    /// Asks the state about a retry the run's policy allows: shares this attempt's
-    /// Retry-After (`hint`, clamped), if it had one; then stops the run if a shared one
-    /// holds past the deadline (`left`: time left), else takes one retry from the budget.
-    /// The budget is charged only when the retry will be sent, and only when `charge` (a
-    /// poll of an answer that was not ready is not: the service is up and answering).
+    /// Asks the state about a retry the run's policy allows, before its wait: shares this
+    /// attempt's Retry-After (`hint`, clamped), if it had one; then stops the run if a
+    /// shared one holds past the deadline (`left`: time left), or if the budget has no
+    /// retry left for it (only when `charge`: a poll of an answer that was not ready is
+    /// never charged, the service is up and answering). Nothing is charged here: the
+    /// retry is charged by `send_retry`, when it is sent, so a run that stops during the
+    /// wait (a signal, the deadline, another run's Retry-After) keeps no charge.
     pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
         if self.broken.get() {
             return match self.settings.on_error {
@@ -294,6 +314,34 @@ impl<'a> Shared<'a> {
         }
     }
 
+    /// Just before a retry is sent, in one decision on the record: a Retry-After that
+    /// another run shared meanwhile holds it back (`Pass::Held`, nothing charged);
+    /// otherwise, when `charge`, one retry is taken from the budget (`Pass::Spent` when
+    /// another run took the last one meanwhile). What is charged is what is sent.
+    pub fn send_retry(&self, charge: bool) -> Pass {
+        if self.broken.get() {
+            return match self.settings.on_error {
+                OnError::Open => Pass::Go,
+                OnError::Closed => Pass::Spent("the state store failed earlier in this run".into()),
+            };
+        }
+        let warn = |m: &str| self.reporter.warn(m);
+        let limits = self.settings.limits;
+        let max_hold = self.settings.max_hold;
+        let answer = self
+            .store
+            .decide(&self.key, self.bound(Duration::ZERO), &warn, |t, now| {
+                pass(t, now, &limits, charge, max_hold)
+            });
+        match answer {
+            Ok(p) => p,
+            Err(e) => match self.failed(&e) {
+                Ok(()) => Pass::Go,
+                Err(why) => Pass::Spent(why),
+            },
+        }
+    }
+
     /// Records how the run ended: a failed run (exit 4, 5, 6, or refused by the budget)
     /// counts toward opening the circuit, unless the target was rate limiting it (its last
     /// answer a 429): that is not an outage, and the shared Retry-After governs it. The
@@ -305,6 +353,26 @@ impl<'a> Shared<'a> {
         let result = run_result(outcome, last.map(|l| l.0));
         let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
         self.record(result, hint);
+    }
+
+    /// The target answered but was not ready (an `--until-*` condition failed): it is up,
+    /// which the breaker hears at once as a success (`RunResult::Answered`: the failure
+    /// count reset, an open or half-open circuit closed, the probe's lease freed), so that
+    /// a probe that meets a service still starting goes on polling as an ordinary run
+    /// instead of ending "not ready" and leaving the circuit half-open for the next run to
+    /// do the same. Told once per run; nothing is charged to or counted in the budget.
+    /// What the log says of it, when this run was the probe.
+    pub fn answered(&self) -> Option<String> {
+        if self.broken.get() || self.proven.replace(true) {
+            return None;
+        }
+        self.record(RunResult::Answered, None);
+        self.probe.map(|_| {
+            format!(
+                "{} answered (not ready yet): the circuit is closed and this run goes on polling",
+                self.key
+            )
+        })
     }
 
     /// Records `result` in the breaker, and shares `hint`.
@@ -355,9 +423,23 @@ fn gate(
     if !charge {
         return Gate::Go(held);
     }
-    match t.take_retry(now, limits) {
+    match t.may_retry(now, limits) {
         Ok(()) => Gate::Go(held),
         Err(why) => Gate::Spent(why),
+    }
+}
+
+/// The decision of `Shared::send_retry` on the record.
+fn pass(t: &mut Target, now: Millis, limits: &Limits, charge: bool, max_hold: Duration) -> Pass {
+    if let Some(h) = t.held(now).map(|h| h.min(max_hold)) {
+        return Pass::Held(h);
+    }
+    if !charge {
+        return Pass::Go;
+    }
+    match t.take_retry(now, limits) {
+        Ok(()) => Pass::Go,
+        Err(why) => Pass::Spent(why),
     }
 }
 
@@ -371,6 +453,7 @@ pub fn shares_hint(status: u16) -> bool {
 pub fn run_result(outcome: Outcome, status: Option<u16>) -> RunResult {
     match outcome {
         Outcome::Success => RunResult::Success,
+        Outcome::NotReady => RunResult::Answered,
         _ if status == Some(429) => RunResult::Neutral,
         Outcome::AttemptsExhausted
         | Outcome::Deadline
@@ -521,40 +604,78 @@ mod tests {
         );
         assert_eq!(run_result(Outcome::Deadline, None), RunResult::Failure);
         assert_eq!(run_result(Outcome::Success, Some(200)), RunResult::Success);
+        assert_eq!(run_result(Outcome::NotReady, None), RunResult::Answered);
         assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
     }
 
     #[test]
-    fn the_gate_shares_the_hint_and_charges_only_what_is_sent() {
+    fn the_gate_shares_the_hint_and_refuses_but_never_charges() {
         let l = crate::fleet::store::contract::limits();
         let s = Duration::from_secs;
         let mut t = Target::default();
-        assert_eq!(
-            gate(
-                &mut t,
-                0,
-                &l,
-                (Some(s(5)), None, true),
-                ("k", Duration::MAX)
-            ),
-            Gate::Go(Some(s(5)))
-        );
+        let ask = |t: &mut Target, now, hint, left, charge| {
+            gate(t, now, &l, (hint, left, charge), ("k", Duration::MAX))
+        };
+        assert_eq!(ask(&mut t, 0, Some(s(5)), None, true), Gate::Go(Some(s(5))));
         assert!(matches!(
-            gate(&mut t, 1_000, &l, (None, Some(s(2)), true), ("k", Duration::MAX)),
+            ask(&mut t, 1_000, None, Some(s(2)), true),
             Gate::TooLate(why) if why.contains("holds for 4s")
         ));
-        assert_eq!(t.budget.counts().1, 1, "the late retry is not charged");
-        assert_eq!(
-            gate(&mut t, 6_000, &l, (None, None, true), ("k", Duration::MAX)),
-            Gate::Go(None)
-        );
+        assert_eq!(ask(&mut t, 6_000, None, None, true), Gate::Go(None));
+        assert_eq!(t.budget.counts().1, 0, "the gate charges nothing");
+        // The floor (2) taken by sends: the gate refuses a charged retry, not a poll.
+        for now in [6_000, 6_001] {
+            assert_eq!(pass(&mut t, now, &l, true, Duration::MAX), Pass::Go);
+        }
         assert!(matches!(
-            gate(&mut t, 7_000, &l, (None, None, false), ("k", Duration::MAX)),
-            Gate::Go(None)
+            ask(&mut t, 7_000, None, None, true),
+            Gate::Spent(why) if why.contains("retry budget is spent")
         ));
-        assert!(matches!(
-            gate(&mut t, 7_000, &l, (None, None, true), ("k", Duration::MAX)),
-            Gate::Spent(_)
-        ));
+        assert_eq!(ask(&mut t, 7_000, None, None, false), Gate::Go(None));
+        assert_eq!(t.budget.counts().1, 2);
+    }
+
+    /// Just before a retry is sent: a hold shared meanwhile, a budget spent meanwhile, a
+    /// poll and a retry, each with what it charges (only a retry that goes is charged).
+    #[test]
+    fn a_retry_is_charged_when_it_is_sent_and_only_then() {
+        let l = crate::fleet::store::contract::limits();
+        let s = Duration::from_secs;
+        let held = |until| Target {
+            hold_until: Some(until),
+            ..Target::default()
+        };
+        let spent = || {
+            let mut t = Target::default();
+            for now in 0..2 {
+                t.take_retry(now, &l).expect("the floor");
+            }
+            t
+        };
+        let cases: Vec<(&str, Target, bool, Pass, u64)> = vec![
+            ("a retry", Target::default(), true, Pass::Go, 1),
+            ("a poll", Target::default(), false, Pass::Go, 0),
+            ("a retry, held", held(13_000), true, Pass::Held(s(3)), 0),
+            ("a poll, held", held(13_000), false, Pass::Held(s(3)), 0),
+            ("a hold over", held(10_000), true, Pass::Go, 1),
+            (
+                "a retry, the budget spent",
+                spent(),
+                true,
+                Pass::Spent(String::new()),
+                2,
+            ),
+            ("a poll, the budget spent", spent(), false, Pass::Go, 2),
+        ];
+        for (what, mut t, charge, want, charged) in cases {
+            let got = pass(&mut t, 10_000, &l, charge, Duration::MAX);
+            match (&got, &want) {
+                (Pass::Spent(why), Pass::Spent(_)) => assert!(why.contains("spent"), "{what}"),
+                _ => assert_eq!(got, want, "{what}"),
+            }
+            assert_eq!(t.budget.counts().1, charged, "{what}");
+        }
+        let mut t = held(u64::MAX / 2);
+        assert_eq!(pass(&mut t, 0, &l, true, s(1)), Pass::Held(s(1)), "clamped");
     }
 }

@@ -2,7 +2,9 @@
 //! counting consecutive failed runs (exit 4, 5 or 6); open after `--breaker-threshold` of
 //! them, refusing at once (exit 7) for `--breaker-cooldown`; then half-open: one run probes
 //! with a single attempt under a lease (so a probe that dies does not hold the circuit),
-//! while the others keep being refused. Success closes it, failure reopens it. Where the
+//! while the others keep being refused. Success closes it, failure reopens it. An answer
+//! that was not ready (`--until-*`) proves the target up: it is a success here, in every
+//! state, so a readiness wait and a half-open circuit cannot hold each other. Where the
 //! state lives is the `store`'s business.
 
 use crate::fleet::Millis;
@@ -56,6 +58,10 @@ pub enum Admission {
 pub enum RunResult {
     /// Exit 0.
     Success,
+    /// The target answered, but not ready yet (an `--until-*` condition failed): it is up,
+    /// so this is a success for the breaker, whatever its state; not for the retry budget,
+    /// which counts only the requests that were served.
+    Answered,
     /// Exit 4, 5 or 6: the target failed.
     Failure,
     /// Anything else (a 404, a usage error, an interrupt): says nothing about the target.
@@ -146,12 +152,13 @@ impl Breaker {
     /// Records how a run that ended at `now` went; `probe` is the number of the lease it
     /// took, if it was admitted as the probe. A success closes the circuit, whoever's; a
     /// failure counts, and opens it when it is the `threshold`-th in a row or the failure of
-    /// the probe that still holds the lease. Only that probe's end frees the lease: a probe
+    /// the probe that still holds the lease; an answer that was not ready is a success for
+    /// the breaker (`RunResult::Answered`). Only that probe's end frees the lease: a probe
     /// whose lease expired and was taken again is then an ordinary run.
     pub fn finish(&mut self, now: Millis, result: RunResult, probe: Option<u64>, threshold: u32) {
         let holder = self.holds_lease(probe);
         match result {
-            RunResult::Success => *self = Breaker::default(),
+            RunResult::Success | RunResult::Answered => *self = Breaker::default(),
             RunResult::Failure => {
                 self.failures = self.failures.saturating_add(1);
                 if holder || self.failures >= threshold {
@@ -350,5 +357,64 @@ mod tests {
         }
         b.finish(62_000, RunResult::Failure, Some(2), THRESHOLD);
         assert_eq!((b.opened_at, b.probe_id), (Some(62_000), None), "reopened");
+    }
+
+    /// Every state the breaker can be in, as a probe (lease number 1) or another run sees it.
+    fn every_state() -> Vec<(&'static str, Breaker, Option<u64>)> {
+        let open = |probe_until, probe_id| Breaker {
+            failures: THRESHOLD,
+            opened_at: Some(0),
+            probe_until,
+            probe_id,
+        };
+        vec![
+            ("closed, clean", Breaker::default(), None),
+            (
+                "closed, failures counted",
+                Breaker {
+                    failures: THRESHOLD - 1,
+                    ..Breaker::default()
+                },
+                None,
+            ),
+            ("open, in its cooldown", open(None, None), None),
+            (
+                "half-open, this run the probe",
+                open(Some(90_000), Some(1)),
+                Some(1),
+            ),
+            (
+                "half-open, another run the probe",
+                open(Some(90_000), Some(2)),
+                None,
+            ),
+            (
+                "half-open, a late probe",
+                open(Some(90_000), Some(2)),
+                Some(1),
+            ),
+            (
+                "half-open, lease expired",
+                open(Some(30_000), Some(2)),
+                None,
+            ),
+        ]
+    }
+
+    #[test]
+    fn an_answer_not_ready_is_a_success_in_every_state() {
+        for (what, before, probe) in every_state() {
+            let mut b = before.clone();
+            b.finish(60_000, RunResult::Answered, probe, THRESHOLD);
+            assert_eq!(b, Breaker::default(), "{what}: {before:?}");
+            assert_eq!(
+                b.admit(60_001, COOLDOWN, Duration::ZERO, 3),
+                Admission::Run,
+                "{what}: the next run is admitted as usual"
+            );
+            let mut s = before.clone();
+            s.finish(60_000, RunResult::Success, probe, THRESHOLD);
+            assert_eq!(s, b, "{what}: the same as a success");
+        }
     }
 }

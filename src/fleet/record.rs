@@ -88,7 +88,8 @@ impl Target {
     }
 
     /// Records how a run ended at `now`: in the breaker (`probe`: the number of the lease
-    /// it took as the probe), and a success in the budget.
+    /// it took as the probe), and a success in the budget (an answer that was not ready is
+    /// one for the breaker only: the budget counts requests served).
     pub fn finish(&mut self, now: Millis, result: RunResult, probe: Option<u64>, limits: &Limits) {
         self.seen = now;
         if result == RunResult::Success {
@@ -101,6 +102,14 @@ impl Target {
     pub fn take_retry(&mut self, now: Millis, limits: &Limits) -> Result<(), String> {
         self.seen = now;
         self.budget
+            .take_retry(now, limits.budget_pct, limits.window, limits.floor)
+    }
+
+    /// Whether the retry budget would grant a retry at `now`, charging nothing (what
+    /// `take_retry` would answer).
+    pub fn may_retry(&self, now: Millis, limits: &Limits) -> Result<(), String> {
+        self.budget
+            .clone()
             .take_retry(now, limits.budget_pct, limits.window, limits.floor)
     }
 

@@ -7,7 +7,7 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Between, Gate};
+use crate::fleet::admission::{Between, Gate, Pass};
 use crate::http::body::Payload;
 use crate::http::conditional::Answer;
 use crate::http::redact;
@@ -219,8 +219,11 @@ impl Loop<'_> {
     /// The run's rules, as the decision reads them.
     fn rules(&self) -> Rules<'_> {
         let retry = &self.cfg.retry;
+        // The half-open circuit's probe has a single attempt, until an answer proves the
+        // target up.
+        let probing = self.shared.is_some_and(|s| s.probing());
         Rules {
-            attempts: retry.attempts,
+            attempts: if probing { 1 } else { retry.attempts },
             retry_on: &retry.retry_on,
             backoff: retry.backoff,
             retry_after_spread: retry.retry_after_spread,
@@ -275,7 +278,7 @@ impl Loop<'_> {
                     if let Some(sig) = self.sleep_visibly(wait, &why) {
                         break (sig.outcome(), None);
                     }
-                    if let Some(stop) = self.wait_for_new_hold(rng) {
+                    if let Some(stop) = self.clear_to_send(carry.not_ready, rng) {
                         break stop;
                     }
                 }
@@ -290,11 +293,30 @@ impl Loop<'_> {
         self.honour_hold(self.hold?, "before the first attempt", rng)
     }
 
-    /// After a retry's wait, before it is sent: a Retry-After that another run was told
-    /// meanwhile is waited for too (or stops the run with 5 when it holds past the
-    /// deadline), as one of the run's own would be.
-    fn wait_for_new_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
-        self.honour_hold(self.shared?.still_held()?, "more", rng)
+    /// After a retry's wait, just before it is sent: the state charges it to the budget
+    /// now (unless it polls an answer that was not ready), so that a retry that is not sent
+    /// is never charged. A Retry-After that another run was told meanwhile is waited for
+    /// first (or stops the run with 5 when it holds past the deadline), as one of the run's
+    /// own would be; the deadline or a signal may end the run before anything is charged.
+    /// `Some` when the run ends instead, and why.
+    fn clear_to_send(&self, polling: bool, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
+        let shared = self.shared?;
+        loop {
+            if self.deadline_passed() {
+                return Some((Outcome::Deadline, None));
+            }
+            match shared.send_retry(!polling) {
+                Pass::Go => return None,
+                Pass::Held(held) => {
+                    if let Some(stop) = self.honour_hold(held, "more", rng) {
+                        return Some(stop);
+                    }
+                }
+                Pass::Spent(why) => {
+                    return Some((Outcome::Refused, Some(format!("not retried: {why}"))));
+                }
+            }
+        }
     }
 
     /// Waits out a shared Retry-After that still holds for `held` (plus this run's spread),
@@ -384,9 +406,33 @@ impl Loop<'_> {
             _ => None,
         };
         carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
+        // The service is up: the breaker hears it before the decision, which then lets a
+        // half-open circuit's probe go on polling (said after the attempt's line).
+        let closed = match self.shared {
+            Some(shared) if carry.not_ready => shared.answered(),
+            _ => None,
+        };
         carry.hint = facts.hint.map(|h| h.wait);
         let verdict = self.decide(&facts, judged.reading.as_ref(), rng);
         let spooled = judged.spooled;
+        let body = (judged.pending, judged.reading, spooled);
+        let next = self.carry_out(verdict, line, body, sent, carry);
+        if let Some(news) = closed {
+            self.reporter.info(&news);
+        }
+        next
+    }
+
+    /// Carries out the decision about an attempt whose line is `line`: logs the line, and
+    /// writes or discards the answer's body as the verdict says.
+    fn carry_out(
+        &self,
+        verdict: Verdict,
+        mut line: AttemptLine,
+        (pending, reading, spooled): (Option<Exchange>, Option<Reading>, Option<Received>),
+        sent: Sent,
+        carry: &mut Carry,
+    ) -> Next {
         match verdict {
             Verdict::Done => {
                 self.reporter.attempt(&line);
@@ -398,7 +444,7 @@ impl Loop<'_> {
                 // -I shows the head of whatever answered, as curl does; there is no body.
                 let head_only = self.cfg.request.method == "HEAD" && self.cfg.output.include;
                 let fail_with_body = self.cfg.output.fail_with_body;
-                let outcome = match (judged.pending, spooled) {
+                let outcome = match (pending, spooled) {
                     (Some(ex), _) if fail_with_body || head_only => {
                         self.delivery().deliver_error_body(ex, outcome)
                     }
@@ -422,12 +468,12 @@ impl Loop<'_> {
                 if let Some(r) = spooled {
                     self.output.discard(r.spool);
                 }
-                let asked = judged.reading.as_ref().and_then(|r| r.asked);
+                let asked = reading.as_ref().and_then(|r| r.asked);
                 line.decision = Decision::Retry {
                     wait: retry.wait,
                     reason: retry.planned.reason,
                     asked,
-                    hint: facts.hint.map(|h| h.wait),
+                    hint: carry.hint,
                     spread: retry.wait.saturating_sub(retry.planned.draw.floor),
                     jitter: self.cfg.retry.backoff.jitter.label(),
                 };
@@ -470,8 +516,9 @@ impl Loop<'_> {
         let (Verdict::Retry(retry), Some(shared)) = (&verdict, self.shared) else {
             return verdict;
         };
-        // The state is asked last, so the budget is charged only for retries that will be
-        // sent; it hears this attempt's Retry-After (429 and 503) to share it.
+        // The state is asked last; it hears this attempt's Retry-After (429 and 503) to
+        // share it, and refuses a retry the budget has no room for. It charges nothing
+        // yet: that is done when the retry is sent (`clear_to_send`).
         let status = match facts.happened {
             Happened::Status(s) => Some(s),
             _ => None,
@@ -523,7 +570,7 @@ impl Loop<'_> {
     fn line(&self, n: u32, begun: Instant, sent: &Sent) -> AttemptLine {
         AttemptLine {
             attempt: n,
-            attempts: self.cfg.retry.attempts,
+            attempts: self.rules().attempts,
             method: sent.first.method.clone(),
             url: redact::url(&sent.first.url),
             start_url: redact::url(&self.cfg.request.url),

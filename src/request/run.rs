@@ -88,9 +88,15 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         unquote: args.bodies.from_file,
     };
     // The netrc file is read here, within the deadline, like the other files.
+    if cfg.request.network.netrc.is_some() {
+        ends.reading("the netrc file");
+    }
     crate::http::netrc::apply(&mut cfg.request).map_err(|e| ends.usage(&e))?;
     let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
+    if cfg.cron.etag_compare.is_some() || !cfg.cron.cookie_files.is_empty() {
+        ends.reading("a -b or --etag-compare file");
+    }
     let cron = cron::prepare(&cfg).map_err(|e| ends.usage(&e))?;
     for w in &cron.warnings {
         reporter.warn(w);
@@ -103,11 +109,15 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         // After every check, so --explain answers what the run would do, usage errors too.
         return Err(ends.explain(&cfg));
     }
+    if cfg.request.body.is_some() || cfg.request.get_data.is_some() {
+        ends.reading("the request body");
+    }
     let payload = load_body(cfg.request.body.as_ref(), None, &cfg, &ends)?;
     let query = load_body(cfg.request.get_data.as_ref(), Some(MAX_QUERY), &cfg, &ends)?;
     if let Some(data) = query {
         query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
     }
+    watchdog.note_last("no attempt made");
     Ok(Prepared {
         cfg,
         seed,
@@ -131,6 +141,13 @@ struct Ends<'a> {
 }
 
 impl Ends<'_> {
+    /// Notes that `what` (an input file: a FIFO or a pipe may block) is being read, so that
+    /// a deadline that passes meanwhile says so ("nothing sent: ... was still being read").
+    fn reading(&self, what: &str) {
+        self.watchdog
+            .note_last(&format!("nothing sent: {what} was still being read"));
+    }
+
     /// A usage error found once the deadline is kept: exit 2, nothing sent.
     fn usage(&self, msg: &str) -> Outcome {
         let unquoted;
@@ -209,6 +226,14 @@ fn install_interrupt(
 /// The `-w` format, the output, the `-D` file and the transport (which reads `--cacert`):
 /// each may be a usage error, found before anything is sent.
 fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Transport), Outcome> {
+    if let Some(file) = cfg
+        .output
+        .write_out
+        .as_deref()
+        .filter(|w| w.starts_with('@'))
+    {
+        ends.reading(&format!("-w {file}"));
+    }
     let write_out = cfg
         .output
         .write_out
@@ -221,6 +246,9 @@ fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Tra
         output::check_dump_header(d).map_err(|e| ends.usage(&e.0))?;
     }
     other_files(cfg).map_err(|e| ends.usage(&e))?;
+    if cfg.request.cacert.is_some() || cfg.request.network.client_cert.is_some() {
+        ends.reading("a --cacert, --cert or --key file");
+    }
     let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| ends.usage(&e.0))?;
     Ok((write_out, output, transport))
 }
@@ -397,7 +425,7 @@ fn request_headers(cfg: &Config, reporter: &Reporter) -> Vec<(String, String)> {
 /// Runs the attempts and finishes.
 fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
     let Prepared {
-        mut cfg,
+        cfg,
         seed,
         watchdog,
         interrupt,
@@ -422,9 +450,6 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
             return refused_before_sending(&cfg, (reporter, &watchdog), &cron, &why, ends);
         }
     };
-    if shared.as_ref().is_some_and(|s| s.probe.is_some()) {
-        cfg.retry.attempts = 1;
-    }
     log_request(reporter, &cfg, &headers, &transport);
     let run = Loop {
         cfg: &cfg,

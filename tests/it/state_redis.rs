@@ -12,7 +12,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 #[path = "../support/redis_server.rs"]
-mod redis_server;
+pub(crate) mod redis_server;
 use redis_server::RedisServer;
 
 /// The password the tests put in URLs: it must never be printed.

@@ -1,0 +1,401 @@
+//! The shared state keeps its own rules across a run: an answer that is not ready proves
+//! the target up (a success for the breaker in every state, nothing for the budget), and a
+//! retry is charged to the budget only when it is sent. Each test runs on a state file and
+//! on a real redis-server.
+
+use crate::common::*;
+use serde_json::Value;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::state_redis::redis_server::RedisServer;
+
+/// Where a test's runs share their state.
+enum Backend {
+    Redis(RedisServer),
+    File(tempfile::TempDir),
+}
+
+impl Backend {
+    fn redis() -> Backend {
+        Backend::Redis(RedisServer::start())
+    }
+
+    fn file() -> Backend {
+        Backend::File(tempfile::tempdir().expect("a temporary folder"))
+    }
+
+    /// The value of `--state`.
+    fn state(&self) -> String {
+        match self {
+            Backend::Redis(r) => r.url(),
+            Backend::File(d) => d.path().join("state.json").display().to_string(),
+        }
+    }
+
+    /// The record the store holds for `s`'s target; `Null` if none.
+    fn record(&self, s: &Server) -> Value {
+        let target = s.url("");
+        match self {
+            Backend::Redis(r) => {
+                let text = r.cli(&["GET", &format!("retry-http:{target}")]);
+                if text.is_empty() {
+                    return Value::Null;
+                }
+                let v: Value = serde_json::from_str(&text).expect("the key holds JSON");
+                v["target"].clone()
+            }
+            Backend::File(d) => {
+                let text = std::fs::read_to_string(d.path().join("state.json"))
+                    .expect("the state file was written");
+                let state: Value = serde_json::from_str(&text).expect("the state file is JSON");
+                state["targets"][target.as_str()].clone()
+            }
+        }
+    }
+}
+
+/// The successes (`column` 1) or retries (2) counted in a record's budget buckets.
+fn counted(record: &Value, column: usize) -> u64 {
+    record["budget"]
+        .as_array()
+        .map(|buckets| {
+            buckets
+                .iter()
+                .map(|b| b[column].as_u64().expect("a count"))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// An answer that is not ready for `--until-json /status=green`, and one that is.
+fn yellow() -> Step {
+    Step::status(200, r#"{"status":"yellow"}"#)
+}
+
+fn green() -> Step {
+    Step::status(200, r#"{"status":"green"}"#)
+}
+
+/// The circuit of `s`'s target is open (threshold 1, cooldown 1 s) after one run that
+/// failed on the script's first step; returns once the cooldown has passed, when the next
+/// run is the probe.
+fn open_then_half_open(backend: &Backend, s: &Server, breaker: &[&str]) {
+    let url = s.url("/");
+    let (out, _) = run(&[breaker, &["--attempts", "1", &url]].concat());
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert!(backend.record(s)["breaker"]["opened_at"].is_u64());
+    let give_up = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (out, _) = run(&[breaker, &["--explain", &url]].concat());
+        let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+        if shown.contains("circuit half-open: the next run probes") {
+            return;
+        }
+        assert!(
+            Instant::now() < give_up,
+            "the cooldown never passed: {shown}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// An answer that is not ready proves the target up.
+
+/// For every state the breaker can be in when a run meets a service still starting
+/// (half-open with this run as the probe, then closed with failures counted): the not-ready
+/// answer closes the circuit and resets the count, the run goes on polling (the probe is no
+/// longer held to one attempt) within its attempts, and nothing is charged to the budget.
+fn an_answer_not_ready_is_a_success_for_the_breaker(backend: &Backend) {
+    let state = backend.state();
+    let breaker = [
+        "--state",
+        state.as_str(),
+        "--breaker-threshold",
+        "1",
+        "--breaker-cooldown",
+        "1s",
+        "--base",
+        "1ms",
+        "--cap",
+        "5ms",
+    ];
+    let until = ["--until-json", "/status=green"];
+
+    // Half-open; the probe meets "yellow" twice, then "green": it polls on and is served.
+    let s =
+        Server::start(vec![Step::status(500, ""), yellow(), yellow(), green()]).expect("server");
+    open_then_half_open(backend, &s, &breaker);
+    let url = s.url("/");
+    let (probe, _) = run(&[&breaker[..], &until, &["--attempts", "5", &url]].concat());
+    let err = stderr(&probe);
+    assert_eq!(code(&probe), 0, "the probe polled on: {err}");
+    assert!(
+        err.contains("this run probes with a single attempt"),
+        "{err}"
+    );
+    assert!(err.contains("goes on polling"), "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&probe.stdout),
+        r#"{"status":"green"}"#
+    );
+    assert_eq!(s.requests().len(), 4, "{err}");
+    let record = backend.record(&s);
+    let b = &record["breaker"];
+    assert!(
+        b["opened_at"].is_null() && b["probe_id"].is_null(),
+        "{record}"
+    );
+    assert_eq!(b["failures"], 0, "{record}");
+    assert_eq!(counted(&record, 2), 0, "polls charged as retries: {record}");
+    assert_eq!(counted(&record, 1), 1, "one request served: {record}");
+
+    // Half-open; the probe never sees "green": it uses all its attempts and ends not ready,
+    // the circuit closed, so the next run is an ordinary one (no probe, all its attempts).
+    let s = Server::start(vec![Step::status(500, ""), yellow()]).expect("server");
+    open_then_half_open(backend, &s, &breaker);
+    let url = s.url("/");
+    let polls = [&breaker[..], &until, &["--attempts", "3", &url]].concat();
+    let (probe, _) = run(&polls);
+    let err = stderr(&probe);
+    assert_eq!(code(&probe), 8, "{err}");
+    assert_eq!(
+        s.requests().len(),
+        4,
+        "the failure, then three polls: {err}"
+    );
+    let record = backend.record(&s);
+    assert!(record["breaker"]["opened_at"].is_null(), "{record}");
+    assert_eq!(counted(&record, 2), 0, "{record}");
+    assert_eq!(
+        counted(&record, 1),
+        0,
+        "not ready is no request served: {record}"
+    );
+    let (next, _) = run(&polls);
+    let err = stderr(&next);
+    assert_eq!(code(&next), 8, "{err}");
+    assert!(!err.contains("half-open"), "{err}");
+    assert!(attempt_lines(&next)[2].contains("attempt 3/3"), "{err}");
+
+    // Closed with one failure counted (threshold 2): a run that meets "yellow" then fails
+    // on 503s counts one failure, not two (the answer reset the count): still closed.
+    let breaker2 = [&breaker[..2], &["--breaker-threshold", "2"], &breaker[4..]].concat();
+    let s = Server::start(vec![Step::status(503, ""), yellow(), Step::status(503, "")])
+        .expect("server");
+    let url = s.url("/");
+    let (out, _) = run(&[&breaker2[..], &["--attempts", "1", &url]].concat());
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(backend.record(&s)["breaker"]["failures"], 1);
+    let (out, _) = run(&[&breaker2[..], &until, &["--attempts", "3", &url]].concat());
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    let record = backend.record(&s);
+    assert_eq!(record["breaker"]["failures"], 1, "{record}");
+    assert!(record["breaker"]["opened_at"].is_null(), "{record}");
+}
+
+#[test]
+fn an_answer_not_ready_is_a_success_for_the_breaker_in_a_file() {
+    an_answer_not_ready_is_a_success_for_the_breaker(&Backend::file());
+}
+
+#[test]
+fn an_answer_not_ready_is_a_success_for_the_breaker_on_redis() {
+    an_answer_not_ready_is_a_success_for_the_breaker(&Backend::redis());
+}
+
+// ---------------------------------------------------------------------------------------
+// A retry is charged to the budget when it is sent, and only then.
+
+/// Run A against `s`: 503s, a retry planned 5 s after its first attempt (the log says
+/// "retry in 5s": room for another run to start and end meanwhile on a loaded machine), a deadline of `deadline`; `meanwhile` runs (given A's process id) once
+/// A has logged that line, during that wait. Returns A's output.
+fn while_a_waits(
+    backend: &Backend,
+    s: &Server,
+    deadline: &str,
+    meanwhile: impl FnOnce(u32),
+) -> Output {
+    let state = backend.state();
+    let mut a = std_command()
+        .args([
+            "--state",
+            &state,
+            "--budget-floor",
+            "1",
+            "--attempts",
+            "3",
+            "--base",
+            "5s",
+            "--cap",
+            "5s",
+            "--jitter",
+            "none",
+            "--retry-after-spread",
+            "0s",
+            "--deadline",
+            deadline,
+            &s.url("/"),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run A starts");
+    let err = a.stderr.take().expect("A's stderr");
+    let (planned, told) = std::sync::mpsc::channel();
+    let log = std::thread::spawn(move || {
+        let mut log = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(err)) {
+            let line = line.expect("A's log reads");
+            if line.contains("retry in") {
+                let _ = planned.send(());
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        log
+    });
+    let seen = told.recv_timeout(Duration::from_secs(20));
+    if seen.is_ok() {
+        meanwhile(a.id());
+    }
+    let status = a.wait().expect("run A ends");
+    let log = log.join().expect("A's log");
+    assert!(seen.is_ok(), "A planned no retry: {log}");
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: log.into_bytes(),
+    }
+}
+
+/// Sends `signal` to the process `pid`.
+fn signal(pid: u32, signal: libc::c_int) {
+    let pid = libc::pid_t::try_from(pid).expect("a pid");
+    // SAFETY: a signal to a child of this test, not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+// Every way a run that logged "retry in ..." can end before that retry is sent: another
+// run's Retry-After found after the wait, holding past the deadline; a signal during the
+// wait; the deadline passing during it (the run stopped, then let go after its deadline);
+// another run taking the budget's last retry meanwhile. In each, the retry is not sent,
+// the run says why, and the budget keeps no charge for it.
+
+/// Another run's Retry-After, found after the wait, holds past the deadline (exit 5).
+fn held_past_the_deadline(backend: &Backend) {
+    let s = Server::start(vec![
+        Step::status(503, ""),
+        Step::with_header(503, "Retry-After", "100"),
+    ])
+    .expect("server");
+    let state = backend.state();
+    let a = while_a_waits(backend, &s, "20s", |_| {
+        let (b, _) = run(&["--state", &state, "--attempts", "1", &s.url("/")]);
+        assert_eq!(code(&b), 4, "{}", stderr(&b));
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 5, "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
+    assert!(
+        err.contains("a Retry-After shared by the runs holds past the deadline"),
+        "{err}"
+    );
+    assert_eq!(s.requests().len(), 2, "A's retry was not sent: {err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// A signal during the wait (exit 143).
+fn a_signal(backend: &Backend) {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "20s", |pid| {
+        std::thread::sleep(Duration::from_millis(500));
+        signal(pid, libc::SIGTERM);
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 143, "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
+    assert!(err.contains("terminated after 1 attempt"), "{err}");
+    assert_eq!(s.requests().len(), 1, "{err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// The deadline passes during the wait: A is stopped past it, then let go (exit 5).
+fn the_deadline(backend: &Backend) {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "6s", |pid| {
+        signal(pid, libc::SIGSTOP);
+        std::thread::sleep(Duration::from_millis(6500));
+        signal(pid, libc::SIGCONT);
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 5, "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
+    assert!(err.contains("deadline"), "{err}");
+    assert_eq!(s.requests().len(), 1, "{err}");
+    assert_eq!(counted(&backend.record(&s), 2), 0, "{err}");
+}
+
+/// Another run takes the budget's only retry meanwhile (exit 7): B retries, A does not.
+fn the_budget_spent_meanwhile(backend: &Backend) {
+    let state = backend.state();
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let a = while_a_waits(backend, &s, "20s", |_| {
+        let (b, _) = run(&[
+            "--state",
+            &state,
+            "--budget-floor",
+            "1",
+            "--attempts",
+            "2",
+            "--base",
+            "1ms",
+            "--cap",
+            "1ms",
+            &s.url("/"),
+        ]);
+        assert_eq!(code(&b), 4, "B's retry was granted: {}", stderr(&b));
+    });
+    let err = stderr(&a);
+    assert_eq!(code(&a), 7, "{err}");
+    assert!(err.contains("retry in 5s"), "{err}");
+    assert!(
+        err.contains("not retried: the retry budget is spent"),
+        "{err}"
+    );
+    assert_eq!(s.requests().len(), 3, "A, then B twice: {err}");
+    assert_eq!(counted(&backend.record(&s), 2), 1, "B's retry alone: {err}");
+}
+
+/// One test per store for each way.
+macro_rules! on_both_stores {
+    ($($way:ident),*) => {
+        mod a_retry_not_sent_is_not_charged {
+            use super::*;
+            $(
+                mod $way {
+                    use super::*;
+
+                    #[test]
+                    fn in_a_file() {
+                        super::super::$way(&Backend::file());
+                    }
+
+                    #[test]
+                    fn on_redis() {
+                        super::super::$way(&Backend::redis());
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both_stores!(
+    held_past_the_deadline,
+    a_signal,
+    the_deadline,
+    the_budget_spent_meanwhile
+);
