@@ -43,6 +43,7 @@ mod state;
 mod state_redis;
 mod terminal;
 mod tls;
+mod tls_faults;
 mod trust;
 mod usage;
 mod write_out;
