@@ -25,6 +25,7 @@ mod footprint;
 mod golden;
 mod headers;
 mod hostile;
+mod interim;
 mod jitter;
 mod json_log;
 mod network;

@@ -133,7 +133,7 @@ fn prefix(point: Point) -> Vec<u8> {
 }
 
 /// A server certificate, made once for all the servers of this file.
-fn server_config(tls13: bool) -> Arc<rustls::ServerConfig> {
+pub(crate) fn server_config(tls13: bool) -> Arc<rustls::ServerConfig> {
     static CONFIGS: OnceLock<[Arc<rustls::ServerConfig>; 2]> = OnceLock::new();
     let configs = CONFIGS.get_or_init(|| {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
@@ -221,7 +221,7 @@ fn answer(
 }
 
 /// Reads a request's head and its body (of Content-Length bytes); returns its method.
-fn read_request(
+pub(crate) fn read_request(
     tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
 ) -> std::io::Result<String> {
     let mut reader = BufReader::new(tls);
