@@ -9,9 +9,7 @@
 //! transports = 96 runs.
 
 use crate::common::*;
-use crate::tls_faults::{read_request, server_config};
-use std::io::Write;
-use std::net::TcpListener;
+use crate::tls_faults::tls_paced;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -52,37 +50,6 @@ fn pieces(interims: &str, last: &str, apart: bool) -> Vec<Vec<u8>> {
     parts.push(rest.as_bytes().to_vec());
     parts.push(last.as_bytes().to_vec());
     parts
-}
-
-/// A TLS server that answers every request with `parts`, pausing between them; counts
-/// requests.
-fn tls_paced(parts: Vec<Vec<u8>>, pause: Duration) -> (String, Arc<AtomicUsize>) {
-    let config = server_config(true);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let count = Arc::new(AtomicUsize::new(0));
-    let seen = count.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            let parts = parts.clone();
-            let seen = seen.clone();
-            std::thread::spawn(move || -> std::io::Result<()> {
-                let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                read_request(&mut tls)?;
-                seen.fetch_add(1, Ordering::SeqCst);
-                for part in parts {
-                    tls.write_all(&part)?;
-                    tls.flush()?;
-                    std::thread::sleep(pause);
-                }
-                tls.conn.send_close_notify();
-                tls.flush()
-            });
-        }
-    });
-    (format!("https://localhost:{port}/"), count)
 }
 
 /// One combination: what broke (None: the answer came through).

@@ -133,7 +133,7 @@ fn prefix(point: Point) -> Vec<u8> {
 }
 
 /// A server certificate, made once for all the servers of this file.
-pub(crate) fn server_config(tls13: bool) -> Arc<rustls::ServerConfig> {
+fn server_config(tls13: bool) -> Arc<rustls::ServerConfig> {
     static CONFIGS: OnceLock<[Arc<rustls::ServerConfig>; 2]> = OnceLock::new();
     let configs = CONFIGS.get_or_init(|| {
         let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
@@ -221,7 +221,7 @@ fn answer(
 }
 
 /// Reads a request's head and its body (of Content-Length bytes); returns its method.
-pub(crate) fn read_request(
+fn read_request(
     tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
 ) -> std::io::Result<String> {
     let mut reader = BufReader::new(tls);
@@ -243,6 +243,37 @@ pub(crate) fn read_request(
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body)?;
     Ok(method)
+}
+
+/// A TLS server that answers every request with `parts`, pausing between them; counts
+/// requests.
+pub(crate) fn tls_paced(parts: Vec<Vec<u8>>, pause: Duration) -> (String, Arc<AtomicUsize>) {
+    let config = server_config(true);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            let parts = parts.clone();
+            let seen = seen.clone();
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
+                let mut tls = rustls::StreamOwned::new(conn, tcp);
+                read_request(&mut tls)?;
+                seen.fetch_add(1, Ordering::SeqCst);
+                for part in parts {
+                    tls.write_all(&part)?;
+                    tls.flush()?;
+                    std::thread::sleep(pause);
+                }
+                tls.conn.send_close_notify();
+                tls.flush()
+            });
+        }
+    });
+    (format!("https://localhost:{port}/"), count)
 }
 
 /// One combination: runs it, and says what broke the promise (None: it held).
@@ -401,4 +432,95 @@ fn a_tls_record_that_fails_after_the_request_never_replays_a_post() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// An answer too large to take, over TLS: a head line or an interim head over the 128 KiB
+/// input buffer, more header fields than ureq reads, a body over `--max-filesize` with a
+/// length or chunked. Each is refused once (exit 6, one request) and leaves no file, no
+/// temporary file, and an existing `-o` file as it was.
+///
+/// The product: 5 answers x 3 outputs = 15 runs.
+#[test]
+fn oversized_answers_over_tls_are_refused_once_and_leave_nothing() {
+    let big = "v".repeat(200_000);
+    let many: String = (0..200).map(|i| format!("X-H{i}: v\r\n")).collect();
+    let body = "b".repeat(2_000_000);
+    let chunked = format!("{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let answers = [
+        (
+            "a long head line",
+            format!("HTTP/1.1 200 OK\r\nX-Long: {big}\r\nContent-Length: 2\r\n\r\nok"),
+            "the response head does not end within",
+        ),
+        (
+            "a long interim head",
+            format!(
+                "HTTP/1.1 103 Early Hints\r\nLink: {big}\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+            ),
+            "the response head does not end within",
+        ),
+        (
+            "too many fields",
+            format!("HTTP/1.1 200 OK\r\n{many}Content-Length: 2\r\n\r\nok"),
+            "protocol error",
+        ),
+        (
+            "a long body",
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            ),
+            "--max-filesize",
+        ),
+        (
+            "a long chunked body",
+            format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{chunked}"),
+            "--max-filesize",
+        ),
+    ];
+    let mut runs = 0;
+    for (what, answer, said) in &answers {
+        for output in [Output::Stdout, Output::NewFile, Output::ExistingFile] {
+            runs += 1;
+            let (url, requests) = tls_paced(vec![answer.clone().into_bytes()], Duration::ZERO);
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("out.txt");
+            if matches!(output, Output::ExistingFile) {
+                std::fs::write(&file, OLD).unwrap();
+            }
+            let path = file.to_str().unwrap().to_string();
+            let mut args = vec![
+                "-k",
+                "--attempts",
+                "3",
+                "--max-filesize",
+                "1000000",
+                "--deadline",
+                "30s",
+            ];
+            args.extend(FAST);
+            if !matches!(output, Output::Stdout) {
+                args.extend(["-o", path.as_str()]);
+            }
+            args.push(&url);
+            let (out, _) = run(&args);
+            let err = stderr(&out);
+            let name = format!("{what}, {output:?}");
+            assert_eq!(code(&out), 6, "{name}: {err}");
+            assert_eq!(requests.load(Ordering::SeqCst), 1, "{name}: {err}");
+            assert!(err.contains(said), "{name}: {err}");
+            assert!(out.stdout.is_empty(), "{name}: stdout was written");
+            let left = std::fs::read(&file).ok();
+            match output {
+                Output::ExistingFile => assert_eq!(left.as_deref(), Some(OLD), "{name}"),
+                _ => assert_eq!(left, None, "{name}"),
+            }
+            assert!(
+                stray_files(dir.path(), &file).is_empty(),
+                "{name}: {:?}",
+                stray_files(dir.path(), &file)
+            );
+        }
+    }
+    assert_eq!(runs, 15);
 }
