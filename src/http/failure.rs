@@ -6,7 +6,9 @@
 //! `FailureKind::proves_unprocessed`) is decided by the [`Stage`] the connection was at, as
 //! the connection itself knows it, never by the error's type: once the connection (the TLS
 //! handshake included) was up, the request may have been written, and a record that does
-//! not decrypt, a reset or a name-lookup message are all equally ambiguous.
+//! not decrypt, a reset or a name-lookup message are all equally ambiguous (RFC 9110
+//! section 9.2.2: a non-idempotent request is retried only when the client can tell that
+//! it was never applied).
 
 use crate::policy::FailureKind;
 use std::io;
@@ -57,7 +59,7 @@ impl Stage {
 /// A failure before the connection was established (TCP, proxy tunnel, TLS handshake):
 /// nothing of the request was sent. A stream cut or stalled there is a handshake that did
 /// not complete, not a request that may have been processed. `tls`: the URL is https.
-pub fn before_connection(f: Failure, tls: bool) -> Failure {
+fn before_connection(f: Failure, tls: bool) -> Failure {
     use FailureKind as K;
     match f.kind {
         K::Timeout | K::Stall => Failure::new(
@@ -77,7 +79,7 @@ pub fn before_connection(f: Failure, tls: bool) -> Failure {
 /// request may have been sent, so no kind that proves it unprocessed comes out, whatever the
 /// error said: a refusal, an unreachable network, a failed lookup or a TLS failure there is
 /// the connection breaking (a reset, or a body cut short), a connect timeout the attempt's.
-pub fn after_connection(f: Failure, in_body: bool) -> Failure {
+fn after_connection(f: Failure, in_body: bool) -> Failure {
     use FailureKind as K;
     let cut = if in_body { K::Truncated } else { K::Reset };
     match f.kind {
@@ -91,7 +93,7 @@ pub fn after_connection(f: Failure, in_body: bool) -> Failure {
 }
 
 /// `f`, a failure at `stage`: see [`before_connection`] and [`after_connection`].
-pub fn at(stage: Stage, f: Failure) -> Failure {
+fn at(stage: Stage, f: Failure) -> Failure {
     match stage {
         Stage::Connecting { tls } => before_connection(f, tls),
         Stage::Connected | Stage::Body => after_connection(f, stage.in_body()),
