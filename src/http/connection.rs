@@ -292,26 +292,23 @@ impl<S: Socket> Transport for Stream<S> {
 /// interim response carry header fields, a client that does not use them ignores them, and
 /// ureq refuses a `100` with fields (and under `Expect: 100-continue`, any `1xx` with
 /// fields) as an invalid response.
-pub(crate) struct Bounded {
-    inner: Box<dyn Transport>,
+pub(crate) struct Bounded(
+    Box<dyn Transport>,
     /// The final head has begun: the input is no longer looked at.
-    final_head: bool,
-}
+    bool,
+);
 
 impl Bounded {
     /// `inner`, bounded.
     pub(crate) fn new(inner: Box<dyn Transport>) -> Self {
-        Bounded {
-            inner,
-            final_head: false,
-        }
+        Bounded(inner, false)
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.
     fn bare_interims(&mut self) -> Result<(), ureq::Error> {
-        let buffers = self.inner.buffers();
+        let buffers = self.0.buffers();
         let (bare, final_head) = bare_interims(buffers.input());
-        self.final_head = final_head;
+        self.1 = final_head;
         let Some(bare) = bare else {
             return Ok(());
         };
@@ -333,102 +330,106 @@ impl Bounded {
 /// line `HTTP/1.x 1xx`, not `101`, and its fields) reduced to its status line, or `None`
 /// when none carries a field; and whether the final head (or anything that is not an interim
 /// head) has begun after them. Line ends may be CRLF or LF, as ureq reads them.
-pub(crate) fn bare_interims(input: &[u8]) -> (Option<Vec<u8>>, bool) {
+fn bare_interims(input: &[u8]) -> (Option<Vec<u8>>, bool) {
     let mut bare = Vec::new();
-    let mut at = 0;
+    let mut rest = input;
     let mut changed = false;
     let final_head = loop {
-        let rest = &input[at..];
         match interim_line(rest) {
+            Some(true) => {}
             Some(false) => break true,
             None => break false,
-            Some(true) => {}
         }
-        let Some(end) = head_end(rest) else {
+        let Some((line, end)) = head_end(rest) else {
             break false;
         };
-        let line = rest.split(|&b| b == b'\n').next().unwrap_or_default();
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
         changed |= end != line.len() + 4;
         bare.extend_from_slice(line);
         bare.extend_from_slice(b"\r\n\r\n");
-        at += end;
+        rest = rest.get(end..).unwrap_or_default();
     };
     if !changed {
         return (None, final_head);
     }
-    bare.extend_from_slice(&input[at..]);
+    bare.extend_from_slice(rest);
     (Some(bare), final_head)
 }
 
-/// Whether `head` starts with the status line of an interim response: `None` while too few
-/// bytes have come to tell.
+/// Whether `head` starts with the status line of an interim response (`HTTP/1.x 1xx`, not
+/// `101`): `None` while too few bytes have come to tell.
 fn interim_line(head: &[u8]) -> Option<bool> {
     const PREFIX: &[u8] = b"HTTP/1.";
     // "HTTP/1.1 1xx" and the byte after the status code.
-    let Some(start) = head.get(..13) else {
+    let Some([h @ .., _, _, c, x, y, after]) = head.get(..13) else {
         let shown = head.len().min(PREFIX.len());
-        return (head[..shown] != PREFIX[..shown]).then_some(false);
+        return Some(false).filter(|_| !PREFIX.starts_with(&head[..shown]));
     };
-    let code = &start[9..12];
-    let interim = start.starts_with(PREFIX)
-        && start[7].is_ascii_digit()
-        && start[8] == b' '
-        && code[0] == b'1'
-        && code.iter().all(u8::is_ascii_digit)
-        && code != b"101"
-        && matches!(start[12], b' ' | b'\r' | b'\n');
-    Some(interim)
+    Some(
+        h.starts_with(PREFIX)
+            && *c == b'1'
+            && x.is_ascii_digit()
+            && y.is_ascii_digit()
+            && (*x, *y) != (b'0', b'1')
+            && matches!(after, b' ' | b'\r' | b'\n'),
+    )
 }
 
-/// Where the head at the start of `input` ends (after its empty line), if it has.
-fn head_end(input: &[u8]) -> Option<usize> {
-    input.iter().enumerate().find_map(|(i, &b)| {
-        if b != b'\n' {
-            return None;
+/// The first line of the head at the start of `input` (without its line end), and where
+/// the head ends (after its empty line), once it has.
+fn head_end(input: &[u8]) -> Option<(&[u8], usize)> {
+    let mut first = None;
+    for (i, b) in input.iter().enumerate() {
+        if *b != b'\n' {
+            continue;
         }
-        match input.get(i + 1..) {
-            Some([b'\n', ..]) => Some(i + 2),
-            Some([b'\r', b'\n', ..]) => Some(i + 3),
-            _ => None,
+        let line = *first.get_or_insert_with(|| {
+            let line = &input[..i];
+            line.strip_suffix(b"\r").unwrap_or(line)
+        });
+        match input.get(i + 1..i + 3) {
+            Some([b'\n', _]) => return Some((line, i + 2)),
+            Some([b'\r', b'\n']) => return Some((line, i + 3)),
+            _ if input.get(i + 1) == Some(&b'\n') => return Some((line, i + 2)),
+            _ => {}
         }
-    })
+    }
+    None
 }
 
 impl std::fmt::Debug for Bounded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.inner.fmt(f)
+        self.0.fmt(f)
     }
 }
 
 impl Transport for Bounded {
     fn buffers(&mut self) -> &mut dyn Buffers {
-        self.inner.buffers()
+        self.0.buffers()
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        self.inner.transmit_output(amount, timeout)
+        self.0.transmit_output(amount, timeout)
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        let buffers = self.inner.buffers();
+        let buffers = self.0.buffers();
         if buffers.input_append_buf().is_empty() {
             let held = buffers.input().len();
             return Err(ureq::Error::LargeResponseHeader(held, held));
         }
-        let more = self.inner.await_input(timeout)?;
-        if !self.final_head {
+        let more = self.0.await_input(timeout)?;
+        if !self.1 {
             self.bare_interims()?;
         }
         Ok(more)
     }
 
     fn is_open(&mut self) -> bool {
-        self.inner.is_open()
+        self.0.is_open()
     }
 
     fn is_tls(&self) -> bool {
-        self.inner.is_tls()
+        self.0.is_tls()
     }
 }
 

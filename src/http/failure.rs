@@ -79,17 +79,16 @@ fn before_connection(f: Failure, tls: bool) -> Failure {
 /// request may have been sent, so no kind that proves it unprocessed comes out, whatever the
 /// error said: a refusal, an unreachable network, a failed lookup or a TLS failure there is
 /// the connection breaking (a reset, or a body cut short), a connect timeout the attempt's.
+/// (A rustls error there is sorted by [`after_handshake`].)
 fn after_connection(f: Failure, in_body: bool) -> Failure {
     use FailureKind as K;
-    let cut = if in_body { K::Truncated } else { K::Reset };
-    match f.kind {
-        K::ConnectTimeout => Failure::new(K::Timeout, f.detail),
-        K::TlsHandshake | K::TlsCertificate => {
-            Failure::new(cut, format!("TLS failed after the handshake: {}", f.detail))
-        }
-        K::Refused | K::Dns | K::ProxyFailed => Failure::new(cut, f.detail),
-        _ => f,
-    }
+    let kind = match f.kind {
+        K::ConnectTimeout => K::Timeout,
+        k if k.proves_unprocessed() && in_body => K::Truncated,
+        k if k.proves_unprocessed() => K::Reset,
+        k => k,
+    };
+    Failure { kind, ..f }
 }
 
 /// `f`, a failure at `stage`: see [`before_connection`] and [`after_connection`].
