@@ -286,13 +286,114 @@ impl<S: Socket> Transport for Stream<S> {
 /// protocol error (without this the exchange would end as a read that made no progress,
 /// a connection cut, and be retried for an answer that will not change). Only a head can
 /// fill the buffer: a body's bytes are taken out as they arrive.
-pub(crate) struct Bounded(Box<dyn Transport>);
+///
+/// Until the final head begins, it also reduces every interim head (`100 Continue`, `103
+/// Early Hints`, any `1xx` but `101`) to its status line: RFC 9110 section 15.2 lets an
+/// interim response carry header fields, a client that does not use them ignores them, and
+/// ureq refuses a `100` with fields (and under `Expect: 100-continue`, any `1xx` with
+/// fields) as an invalid response.
+pub(crate) struct Bounded(
+    Box<dyn Transport>,
+    /// The final head has begun: the input is no longer looked at.
+    bool,
+);
 
 impl Bounded {
     /// `inner`, bounded.
     pub(crate) fn new(inner: Box<dyn Transport>) -> Self {
-        Bounded(inner)
+        Bounded(inner, false)
     }
+
+    /// Reduces the complete interim heads at the front of the input to their status lines.
+    fn bare_interims(&mut self) -> Result<(), ureq::Error> {
+        let buffers = self.0.buffers();
+        let (bare, final_head) = bare_interims(buffers.input());
+        self.1 = final_head;
+        let Some(bare) = bare else {
+            return Ok(());
+        };
+        // Consumed whole, the input buffer has all its room again (see ureq's `LazyBuffers`),
+        // and what goes back in is shorter than what came out.
+        let held = buffers.input().len();
+        buffers.input_consume(held);
+        let room = buffers.input_append_buf();
+        let Some(place) = room.get_mut(..bare.len()) else {
+            return Err(ureq::Error::LargeResponseHeader(held, held));
+        };
+        place.copy_from_slice(&bare);
+        buffers.input_appended(bare.len());
+        Ok(())
+    }
+}
+
+/// The start of a response's input with every complete interim head at its front (a status
+/// line `HTTP/1.x 1xx`, not `101`, and its fields) reduced to its status line, or `None`
+/// when none carries a field; and whether the final head (or anything that is not an interim
+/// head) has begun after them. Line ends may be CRLF or LF, as ureq reads them.
+fn bare_interims(input: &[u8]) -> (Option<Vec<u8>>, bool) {
+    let mut bare = Vec::new();
+    let mut rest = input;
+    let mut changed = false;
+    let final_head = loop {
+        match interim_line(rest) {
+            Some(true) => {}
+            Some(false) => break true,
+            None => break false,
+        }
+        let Some((line, end)) = head_end(rest) else {
+            break false;
+        };
+        changed |= end != line.len() + 4;
+        bare.extend_from_slice(line);
+        bare.extend_from_slice(b"\r\n\r\n");
+        rest = rest.get(end..).unwrap_or_default();
+    };
+    if !changed {
+        return (None, final_head);
+    }
+    bare.extend_from_slice(rest);
+    (Some(bare), final_head)
+}
+
+/// Whether `head` starts with the status line of an interim response (`HTTP/1.x 1xx`, not
+/// `101`): `None` while too few bytes have come to tell.
+fn interim_line(head: &[u8]) -> Option<bool> {
+    const PREFIX: &[u8] = b"HTTP/1.";
+    // "HTTP/1.1 1xx" and the byte after the status code.
+    let Some([h @ .., _, _, c, x, y, after]) = head.get(..13) else {
+        let shown = head.len().min(PREFIX.len());
+        return Some(false).filter(|_| !PREFIX.starts_with(&head[..shown]));
+    };
+    Some(
+        h.starts_with(PREFIX)
+            && *c == b'1'
+            && x.is_ascii_digit()
+            && y.is_ascii_digit()
+            && (*x, *y) != (b'0', b'1')
+            && matches!(after, b' ' | b'\r' | b'\n'),
+    )
+}
+
+/// The first line of the head at the start of `input` (without its line end), and where
+/// the head ends (after its empty line), once it has.
+fn head_end(input: &[u8]) -> Option<(&[u8], usize)> {
+    let mut first = None;
+    for (i, b) in input.iter().enumerate() {
+        if *b != b'\n' {
+            continue;
+        }
+        let line = *first.get_or_insert_with(|| {
+            let line = &input[..i];
+            line.strip_suffix(b"\r").unwrap_or(line)
+        });
+        match input.get(i + 1..i + 3) {
+            Some([b'\n', _]) => return Some((line, i + 2)),
+            Some([b'\r', b'\n']) => return Some((line, i + 3)),
+            _ if input.get(i + 1) == Some(&b'\n') => return Some((line, i + 2)),
+            _ => {}
+        }
+    }
+    None
 }
 
 impl std::fmt::Debug for Bounded {
@@ -316,7 +417,11 @@ impl Transport for Bounded {
             let held = buffers.input().len();
             return Err(ureq::Error::LargeResponseHeader(held, held));
         }
-        self.0.await_input(timeout)
+        let more = self.0.await_input(timeout)?;
+        if !self.1 {
+            self.bare_interims()?;
+        }
+        Ok(more)
     }
 
     fn is_open(&mut self) -> bool {
@@ -325,5 +430,65 @@ impl Transport for Bounded {
 
     fn is_tls(&self) -> bool {
         self.0.is_tls()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bare(input: &str) -> (Option<String>, bool) {
+        let (b, f) = bare_interims(input.as_bytes());
+        (b.map(|b| String::from_utf8(b).unwrap()), f)
+    }
+
+    #[test]
+    fn interim_heads_lose_their_fields_and_nothing_else_changes() {
+        let last = "HTTP/1.1 200 OK\r\nLink: x\r\n\r\nHTTP/1.1 100 Continue\r\nA: b\r\n\r\n";
+        assert_eq!(bare(last), (None, true), "a final head is left alone");
+        let one = format!("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n{last}");
+        assert_eq!(
+            bare(&one),
+            (
+                Some(format!("HTTP/1.1 103 Early Hints\r\n\r\n{last}")),
+                true
+            )
+        );
+        let two =
+            format!("HTTP/1.1 100 Continue\nX: 1\n\nHTTP/1.0 102\r\nY: 2\r\nZ: 3\r\n\r\n{last}");
+        assert_eq!(
+            bare(&two),
+            (
+                Some(format!(
+                    "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.0 102\r\n\r\n{last}"
+                )),
+                true
+            )
+        );
+        assert_eq!(
+            bare("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 2"),
+            (None, false)
+        );
+        assert_eq!(
+            bare("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No"),
+            (None, true)
+        );
+        assert_eq!(
+            bare("HTTP/1.1 100 Continue\r\nX: 1\r\n\r\nHTTP/1."),
+            (Some("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.".into()), false)
+        );
+        assert_eq!(
+            bare("HTTP/1.1 103 Early\r\nLink: <"),
+            (None, false),
+            "not complete"
+        );
+        assert_eq!(
+            bare("HTTP/1.1 101 Switching\r\nUpgrade: x\r\n\r\n"),
+            (None, true)
+        );
+        assert_eq!(bare("HTTP/1.1 1000 x\r\nA: b\r\n\r\n"), (None, true));
+        assert_eq!(bare("garbage"), (None, true));
+        assert_eq!(bare("HTT"), (None, false));
+        assert_eq!(bare(""), (None, false));
     }
 }

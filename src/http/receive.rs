@@ -4,7 +4,7 @@
 //! decoding is still a body cut short.
 
 use crate::config::network::SpeedLimit;
-use crate::http::failure::{Failure, classify_io};
+use crate::http::failure::{Failure, Stage, classify_io};
 use crate::http::head::Head;
 use crate::http::speed::SpeedCheck;
 use crate::http::splice::{self, Tap};
@@ -141,13 +141,13 @@ pub(crate) fn write_failed(e: &io::Error) -> Failure {
 /// empty body labelled gzip is an empty body, as curl takes it.
 fn unread(reader: &impl ReadWire, decode: bool, e: &io::Error) -> Result<u64, Failure> {
     match reader.failed() {
-        Some(wire) => Err(classify_io(wire, true)),
+        Some(wire) => Err(classify_io(wire, Stage::Body)),
         None if decode && reader.seen() == 0 => Ok(0),
         None if decode => Err(Failure::new(
             FailureKind::Protocol,
             format!("the gzip body does not decode: {e}"),
         )),
-        None => Err(classify_io(e, true)),
+        None => Err(classify_io(e, Stage::Body)),
     }
 }
 

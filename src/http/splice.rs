@@ -16,7 +16,7 @@
 //! other path. The deadline and signals end a splice in flight as they end a read: the
 //! socket is shut down (see `Agent::shutdown`), and the splice returns.
 
-use crate::http::failure::{Failure, classify, classify_io};
+use crate::http::failure::{Failure, Stage, classify, classify_io};
 use crate::http::receive::{within, write_failed};
 use crate::http::speed::SpeedCheck;
 use std::fs::File;
@@ -150,7 +150,7 @@ pub(crate) fn rest(
             Ok(0) => {
                 return Err(classify_io(
                     &io::Error::new(io::ErrorKind::UnexpectedEof, "Peer disconnected"),
-                    true,
+                    Stage::Body,
                 ));
             }
             Ok(n) => n,
@@ -160,13 +160,13 @@ pub(crate) fn rest(
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
                 ) =>
             {
-                let f = classify(&ureq::Error::Timeout(waited), true);
+                let f = classify(&ureq::Error::Timeout(waited), Stage::Body);
                 return Err(match speed {
                     Some(check) => check.timed_out(f, Instant::now()),
                     None => f,
                 });
             }
-            Err(e) => return Err(classify_io(&e, true)),
+            Err(e) => return Err(classify_io(&e, Stage::Body)),
         };
         if let Some(check) = speed.as_deref_mut() {
             check.observe(n as u64, Instant::now())?;
@@ -187,7 +187,10 @@ impl Wired {
         let now = Instant::now();
         let attempt = self.until.map(|u| u.saturating_duration_since(now));
         if attempt.is_some_and(|a| a.is_zero()) {
-            return Err(classify(&ureq::Error::Timeout(ureq::Timeout::Global), true));
+            return Err(classify(
+                &ureq::Error::Timeout(ureq::Timeout::Global),
+                Stage::Body,
+            ));
         }
         let (limit, which) = match (attempt, self.stall) {
             (Some(a), Some(s)) if s < a => (Some(s), ureq::Timeout::PerRead),
@@ -199,7 +202,7 @@ impl Wired {
         let limit = limit.map(|l| l.max(Duration::from_millis(1)));
         self.socket
             .set_read_timeout(limit)
-            .map_err(|e| classify_io(&e, true))?;
+            .map_err(|e| classify_io(&e, Stage::Body))?;
         Ok(which)
     }
 }

@@ -14,7 +14,7 @@ use crate::config::network::SpeedLimit;
 use crate::config::{RequestConfig, Timeouts, UsageError};
 use crate::http::agent;
 use crate::http::body::Payload;
-use crate::http::failure::{before_connection, classify};
+use crate::http::failure::{Stage, classify};
 use crate::http::headers::Automatic;
 use crate::http::receive;
 use crate::http::redirect::{self, Next};
@@ -275,16 +275,21 @@ impl Transport {
         })
     }
 
-    /// Why a request to `url` got no answer. Before the connection was up nothing was
-    /// sent (see `failure::before_connection`), and through a proxy the connection that
-    /// never opened may be the proxy's, so the proxy is named.
+    /// Why a request to `url` got no answer. Whether anything of it was sent is the
+    /// connection's to say (see `failure::Stage`): before the connection was up nothing was,
+    /// and through a proxy the connection that never opened may be the proxy's, so the proxy
+    /// is named; once it was up, the request may have been, whatever the error.
     fn unanswered(&self, e: &ureq::Error, url: &Url) -> Failure {
-        let f = speed::silent(classify(e, false), self.speed.0, self.speed.1);
-        if self.connected.load(Ordering::SeqCst) {
-            return f;
-        }
-        let mut f = before_connection(f, url.scheme() == "https");
-        if let Some(p) = &self.proxy {
+        let connected = self.connected.load(Ordering::SeqCst);
+        let stage = if connected {
+            Stage::Connected
+        } else {
+            Stage::Connecting {
+                tls: url.scheme() == "https",
+            }
+        };
+        let mut f = speed::silent(classify(e, stage), self.speed.0, self.speed.1);
+        if !connected && let Some(p) = &self.proxy {
             f.detail = format!("through the proxy {p}: {}", f.detail);
         }
         f

@@ -22,7 +22,7 @@ pub enum FailureKind {
     Dns,
     /// Opening the connection took longer than `--connect-timeout`: nothing was sent.
     ConnectTimeout,
-    /// The TLS handshake was cut short: nothing was sent.
+    /// The TLS handshake was cut short before it completed: nothing was sent.
     TlsHandshake,
     /// The server's certificate failed verification. Never retried: it will fail again.
     TlsCertificate,
@@ -94,7 +94,9 @@ impl FailureKind {
     }
 
     /// Whether the failure proves the server never saw the request, so replaying even a
-    /// non-idempotent request is safe. When in doubt, the answer is no.
+    /// non-idempotent request is safe. When in doubt, the answer is no. These kinds come
+    /// only from a connection that was not up yet (see `http::failure::Stage`): the state
+    /// of the connection, not the type of the error, is the proof.
     pub fn proves_unprocessed(self) -> bool {
         matches!(
             self,
