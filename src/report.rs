@@ -689,7 +689,7 @@ mod tests {
                 (0, Duration::from_millis(3), 0),
                 last,
                 last,
-                None,
+                (None, StateUse::None),
             );
             assert_eq!(line.matches("nothing sent").count(), 1, "{line}");
             assert!(!line.contains("attempt"), "{line}");

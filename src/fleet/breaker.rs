@@ -294,15 +294,15 @@ mod tests {
                 at(Some(NOW + cooldown + 1), None),
                 "opened 30s in the future",
             ),
-            (at(Some(NOW + year), None), "opened 365d00h in the future"),
+            (at(Some(NOW + year), None), "opened 365d in the future"),
             (at(Some(u64::MAX), None), "in the future"),
             (
                 at(Some(NOW), Some(NOW + lease + 1)),
-                "lease ends 1h00m from now",
+                "lease ends 1h from now",
             ),
             (
                 at(Some(NOW - cooldown), Some(NOW + year)),
-                "lease ends 365d00h",
+                "lease ends 365d",
             ),
             (at(None, Some(u64::MAX)), "lease ends"),
         ] {

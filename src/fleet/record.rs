@@ -664,8 +664,7 @@ mod tests {
         assert_eq!(repaired.len(), 1, "{repaired:?}");
         assert_eq!(repaired[0].0, "a");
         assert!(
-            repaired[0].1.contains("opened 365d00h in the future")
-                && repaired[0].1.contains("reset"),
+            repaired[0].1.contains("opened 365d in the future") && repaired[0].1.contains("reset"),
             "{repaired:?}"
         );
         assert_eq!(s.targets["a"].breaker, Breaker::default());

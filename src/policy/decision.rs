@@ -30,9 +30,13 @@
 //! attempt needs: the larger of [`MIN_ATTEMPT`] (10 ms) and the longest attempt so far.
 //! The start of that attempt is drawn, uniformly in the second half of the time left before
 //! that point (never shorter than a Retry-After the server gave), so that a fleet started
-//! by one cron tick, which shares a deadline, does not fire at one instant. After it the
-//! rule applies again, so the attempts come closer to the deadline, each wait at least half
-//! of the time then left, until less than the least attempt time is left (row 13). A
+//! by one cron tick, which shares a deadline, does not fire at one instant. When the
+//! backoff after a fitted attempt would again end past the deadline, another attempt is
+//! fitted only while the room left is at least `--base`, the least wait the user set
+//! between attempts: so a run ends within about `--base` of its deadline, yet never makes
+//! a burst of ever closer attempts just before it (a fleet sharing the deadline would make
+//! them all at once); otherwise it stops (row 13), as it does when less than the least
+//! attempt time is left. A
 //! server's Retry-After is not this tool's choice: one that would end past the deadline
 //! stops the run at once (row 12; the server said when to come back).
 //!
@@ -123,6 +127,9 @@ pub struct Attempt<'a> {
     /// The longest attempt of the run so far, this one included: a last attempt before the
     /// deadline is left at least this long (and never less than [`MIN_ATTEMPT`]).
     pub longest: Duration,
+    /// This attempt was the last one fitted before the deadline (row 14 chose its wait):
+    /// a backoff that would again end past the deadline stops the run (row 13).
+    pub fitted: bool,
 }
 
 /// A retry: how long to wait, and the parts of that wait for the log.
@@ -320,7 +327,7 @@ fn plan(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
                 fmt_duration(a.left.unwrap_or_default())
             ),
         ),
-        Fit::Stop => last_before_deadline(a, planned, drawn, need, rng),
+        Fit::Stop => last_before_deadline(a, planned, (drawn, rules.backoff.base), need, rng),
     }
 }
 
@@ -330,7 +337,7 @@ fn plan(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
 fn last_before_deadline(
     a: &Attempt,
     planned: PlannedWait,
-    drawn: Draw,
+    (drawn, base): (Draw, Duration),
     need: Duration,
     rng: &mut dyn Rng,
 ) -> Verdict {
@@ -348,6 +355,17 @@ fn last_before_deadline(
         );
     }
     let least = (room / 2).max(hint);
+    if a.fitted && room < base {
+        return Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: the last attempt before the deadline was made ({} left, less than --base {} beside what an attempt needs; the backoff drawn, {}, would end past it)",
+                fmt_duration(left),
+                fmt_duration(base),
+                fmt_duration(planned.draw.floor)
+            ),
+        );
+    }
     if room.is_zero() {
         return Verdict::stop(
             Outcome::Deadline,
@@ -468,6 +486,7 @@ mod tests {
             hint: None,
             previous: Duration::from_millis(100),
             longest: Duration::from_millis(1),
+            fitted: false,
         }
     }
 
@@ -577,6 +596,21 @@ mod tests {
                 a
             })
             .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline, less than another attempt needs (60ms; the backoff drawn, 100ms, would end past it)"),
+            row(13, "the backoff does not fit after the last attempt fitted before the deadline", {
+                let mut a = attempt(H::Failure(K::Reset));
+                a.left = Some(Duration::from_millis(50));
+                a.fitted = true;
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the last attempt before the deadline was made (50ms left, less than --base 100ms beside what an attempt needs; the backoff drawn, 100ms, would end past it)"),
+            row(14, "the backoff does not fit after a fitted attempt, with --base to spare", {
+                let mut a = attempt(H::Failure(K::Reset));
+                a.number = 2;
+                a.left = Some(Duration::from_millis(150));
+                a.fitted = true;
+                a
+            })
+            .gives(None, ""),
             row(12, "a Retry-After shorter than the backoff, but not fitting the deadline", {
                 let mut a = attempt(H::Status(503));
                 a.left = Some(Duration::from_millis(60));
@@ -654,7 +688,8 @@ mod tests {
     /// Rows 13 and 14 over a product of times left, longest attempts, hints, jitters and
     /// seeds: a backoff that does not fit becomes a wait that leaves the attempt at least
     /// max(10 ms, the longest attempt), drawn in the second half of the room, never shorter
-    /// than a hint; or a stop with 5 when no room is left. A Retry-After that does not fit
+    /// than a hint, once a run (never after an attempt already fitted); or a stop with 5
+    /// when no room is left. A Retry-After that does not fit
     /// always stops.
     #[test]
     fn the_last_attempt_fits_the_deadline() {
@@ -682,6 +717,7 @@ mod tests {
                             a.number = 4;
                             a.left = Some(ms(left));
                             a.longest = ms(longest);
+                            a.fitted = seed % 2 == 1;
                             a.hint = hint.map(|h| Hint {
                                 wait: ms(h),
                                 clamped: false,
@@ -698,6 +734,7 @@ mod tests {
     }
 
     fn check_last(a: &Attempt, v: &Verdict) {
+        let ms = Duration::from_millis;
         let left = a.left.unwrap_or_default();
         let need = a.longest.max(MIN_ATTEMPT);
         let hint = a.hint.map_or(Duration::ZERO, |h| h.wait);
@@ -708,12 +745,15 @@ mod tests {
                 assert!(r.wait >= hint, "{a:?}: {r:?}");
                 if r.planned.reason == WaitReason::Deadline {
                     assert!(r.wait >= room / 2, "{a:?}: {r:?}");
+                    // After a fitted attempt, another only with --base (2 s here) to spare.
+                    assert!(!a.fitted || room >= ms(2000), "{a:?}: {r:?}");
                 }
             }
             Verdict::Stop { outcome, reason } => {
                 assert_eq!(*outcome, Outcome::Deadline, "{a:?}: {reason}");
                 let hint_blocks = hint + MIN_ATTEMPT >= left || hint > room;
-                assert!(room.is_zero() || hint_blocks, "{a:?}: {reason}");
+                let spent = a.fitted && room < ms(2000);
+                assert!(room.is_zero() || hint_blocks || spent, "{a:?}: {reason}");
             }
             Verdict::Done => panic!("{a:?}"),
         }

@@ -166,6 +166,9 @@ struct Carry {
     not_ready: bool,
     /// The longest attempt so far (a last attempt before the deadline is left this long).
     longest: Duration,
+    /// The wait before the attempt now made was fitted before the deadline: it is the last
+    /// such attempt (see `decision`, row 13).
+    fitted: bool,
 }
 
 /// What follows an attempt, for the loop.
@@ -262,6 +265,7 @@ impl Loop<'_> {
             hint: None,
             not_ready: false,
             longest: Duration::ZERO,
+            fitted: false,
         };
         let mut made = 0;
         if let Some(stop) = self.wait_for_hold(rng) {
@@ -400,6 +404,7 @@ impl Loop<'_> {
             hint: judged.reading.as_ref().and_then(|r| r.hint),
             previous: carry.previous,
             longest: carry.longest,
+            fitted: carry.fitted,
         };
         carry.status = match facts.happened {
             Happened::Status(s) => Some(s),
@@ -488,6 +493,7 @@ impl Loop<'_> {
     /// the request before it; then the sleep, with what the countdown says.
     fn retry(&self, retry: &decision::Retry, sent: Sent, carry: &mut Carry) -> Next {
         carry.previous = retry.drawn;
+        carry.fitted = carry.fitted || retry.planned.reason == WaitReason::Deadline;
         let own = matches!(
             retry.planned.reason,
             WaitReason::Backoff | WaitReason::Deadline

@@ -323,3 +323,49 @@ fn a_retry_after_past_the_deadline_still_stops_at_once() {
         }
     }
 }
+
+/// Attempts fitted before the deadline come no closer together than `--base`: with a fixed
+/// backoff (`--jitter none`, base 500 ms, deadline 3 s) the waits 0.5 s and 1 s fit, the
+/// next (2 s) does not, so one attempt is drawn before the deadline and at most one more
+/// (while 500 ms is still left beside the attempt): at most 5 attempts in all, where fitting
+/// again and again would make about ten, the last ones milliseconds apart. The run still
+/// ends within about `--base` of its deadline.
+#[test]
+fn attempts_fitted_before_the_deadline_are_no_burst() {
+    let mut jobs: Vec<Box<dyn FnOnce() -> String + Send>> = Vec::new();
+    for seed in 0..6 {
+        jobs.push(Box::new(move || {
+            let url = closed_port_url();
+            let seed = seed.to_string();
+            let (out, took) = run(&[
+                "--deadline",
+                "3s",
+                "--base",
+                "500ms",
+                "--cap",
+                "8s",
+                "--jitter",
+                "none",
+                "--seed",
+                &seed,
+                &url,
+            ]);
+            let err = stderr(&out);
+            let attempts = err.lines().filter(|l| l.contains(": attempt ")).count();
+            let early = Duration::from_millis(2000);
+            if code(&out) == 5 && (4..=5).contains(&attempts) && took >= early {
+                String::new()
+            } else {
+                format!(
+                    "seed {seed}: exit {}, {attempts} attempts after {took:?} (expected 5, 4 or 5 attempts, at least {early:?})\n{err}",
+                    code(&out)
+                )
+            }
+        }));
+    }
+    let failures: Vec<String> = side_by_side(jobs)
+        .into_iter()
+        .filter(|f| !f.is_empty())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
