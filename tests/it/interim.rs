@@ -158,3 +158,47 @@ fn the_fields_of_an_interim_answer_are_not_shown_as_the_answer_s() {
         );
     }
 }
+
+/// Under `-H 'Expect: 100-continue'` the body waits for the `100`, which may carry fields,
+/// and may follow other interim answers with fields: the body goes, the answer comes.
+#[test]
+fn a_100_with_fields_lets_an_expected_body_go() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    for interims in [INTERIMS[0], INTERIMS[2]] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || -> std::io::Result<Vec<u8>> {
+            let (tcp, _) = listener.accept()?;
+            tcp.set_read_timeout(Some(Duration::from_secs(20)))?;
+            let mut reader = BufReader::new(tcp.try_clone()?);
+            let mut line = String::new();
+            let mut length = 0;
+            while reader.read_line(&mut line)? > 2 {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            (&tcp).write_all(interims.as_bytes())?;
+            let mut body = vec![0u8; length];
+            reader.read_exact(&mut body)?;
+            let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\n");
+            (&tcp).write_all(answer.as_bytes())?;
+            (&tcp).write_all(&body)?;
+            Ok(body)
+        });
+        let args = [
+            "-s",
+            "--attempts",
+            "1",
+            "-H",
+            "Expect: 100-continue",
+            "-d",
+            "job=1",
+        ];
+        let (out, _) = run(&[&args[..], &["POST", &url]].concat());
+        assert_eq!(code(&out), 0, "{interims:?}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"job=1", "{interims:?}");
+        assert_eq!(server.join().unwrap().unwrap(), b"job=1");
+    }
+}
