@@ -148,8 +148,9 @@ pub enum LoadError {
     Unreadable(BodyError),
     /// The deadline passed while the body was still being read (stdin that never ends).
     Deadline,
-    /// The body grew past the limit it was loaded with; reading stopped there.
-    TooLarge,
+    /// The body grew past the limit it was loaded with; reading stopped there, in the part
+    /// named (a file's path, `stdin`, or `the data given inline`).
+    TooLarge(String),
 }
 
 /// [`load`], bounded by the time left before the deadline: a body from a pipe that never
@@ -207,14 +208,22 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
         len: 0,
         limit,
     };
-    let failed = |e: io::Error, what: &str| match e.kind() {
-        io::ErrorKind::FileTooLarge if limit.is_some() => LoadError::TooLarge,
+    let failed = |e: io::Error, what: &str, source: &str| match e.kind() {
+        io::ErrorKind::FileTooLarge if limit.is_some() => LoadError::TooLarge(source.to_string()),
         _ => LoadError::Unreadable(BodyError(format!("{what}: {e}"))),
     };
     for (i, part) in spec.parts.iter().enumerate() {
+        let source = match part {
+            BodySource::File { path, .. }
+            | BodySource::Encoded {
+                file: Some(path), ..
+            } => path.display().to_string(),
+            BodySource::Stdin { .. } | BodySource::Encoded { file: None, .. } => "stdin".into(),
+            BodySource::Inline(_) => "the data given inline".into(),
+        };
         if i > 0 {
             sink.write_all(&spec.separator)
-                .map_err(|e| failed(e, "cannot spool the request body"))?;
+                .map_err(|e| failed(e, "cannot spool the request body", &source))?;
         }
         let result = match part {
             BodySource::Inline(bytes) => sink.write_all(bytes),
@@ -237,7 +246,7 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
                 },
             },
         };
-        result.map_err(|e| failed(e, "cannot read the request body"))?;
+        result.map_err(|e| failed(e, "cannot read the request body", &source))?;
     }
     Ok(match sink.file {
         Some(file) => Payload::Spooled {
@@ -322,7 +331,10 @@ mod tests {
                 Some(std::time::Duration::from_secs(60)),
                 Some(1 << 20),
             );
-            assert!(matches!(got, Err(LoadError::TooLarge)), "{part}: {got:?}");
+            assert!(
+                matches!(got, Err(LoadError::TooLarge(_))),
+                "{part}: {got:?}"
+            );
         }
         let encoded = BodySpec {
             parts: vec![BodySource::Encoded {
@@ -331,14 +343,20 @@ mod tests {
             }],
             separator: vec![],
         };
-        assert!(matches!(load(&encoded, Some(10)), Err(LoadError::TooLarge)));
+        assert!(matches!(
+            load(&encoded, Some(10)),
+            Err(LoadError::TooLarge(_))
+        ));
         // At the limit exactly, the body is whole.
         let inline = BodySpec {
             parts: vec![BodySource::Inline(vec![b'x'; 10])],
             separator: vec![],
         };
         assert_eq!(read_all(&load(&inline, Some(10)).unwrap()), vec![b'x'; 10]);
-        assert!(matches!(load(&inline, Some(9)), Err(LoadError::TooLarge)));
+        assert!(matches!(
+            load(&inline, Some(9)),
+            Err(LoadError::TooLarge(_))
+        ));
     }
 
     #[test]

@@ -256,7 +256,8 @@ fn open_inputs(cfg: &Config, ends: &Ends) -> Result<(Option<String>, Output, Tra
 /// The most `-G` data may hold once encoded (bytes): a longer URL is no URL a server reads.
 const MAX_QUERY: u64 = 1 << 20;
 
-/// What a `-G` query over [`MAX_QUERY`] is told.
+/// What a `-G` query over [`MAX_QUERY`] is told (where the part that outgrew it is known,
+/// it is named: see `load_body`).
 const QUERY_TOO_LONG: &str = "-G: the data is over 1 MiB, too long for a URL: send it as a body";
 
 /// `-G` data read from files or stdin, appended to the URL's query (at most
@@ -381,7 +382,9 @@ fn load_body(
     match spec.map(|b| body::load_within(b, left, limit)).transpose() {
         Ok(p) => Ok(p),
         Err(body::LoadError::Unreadable(e)) => Err(ends.usage(&e.0)),
-        Err(body::LoadError::TooLarge) => Err(ends.usage(QUERY_TOO_LONG)),
+        Err(body::LoadError::TooLarge(source)) => Err(ends.usage(&format!(
+            "{QUERY_TOO_LONG} (reading {source} stopped there)"
+        ))),
         Err(body::LoadError::Deadline) => {
             ends.last_words(Outcome::Deadline);
             let why = "nothing sent: the request body was still being read";
