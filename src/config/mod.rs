@@ -235,6 +235,13 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::http::redact::url_text(typed);
+    if crate::http::redact::hides_userinfo(typed) {
+        return usage(format!(
+            "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
+             percent-encode it in the password (%3F, %23), or put a '/' before a query \
+             that holds an '@'"
+        ));
+    }
     let parsed = match Url::parse(&everyday::with_scheme(typed)?) {
         Ok(u) => u,
         Err(e) => {
@@ -379,6 +386,7 @@ pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
 /// a fixed order (so a command line with several faults always gets the same error first):
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+    mark_secrets(a);
     refusals(a)?;
     let (positional_method, target) = everyday::target(a)?;
     let url = url(target)?;
@@ -401,6 +409,56 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     everyday::apply(a, &mut cfg)?;
     readiness(a, &mut cfg)?;
     Ok(cfg)
+}
+
+/// Marks every secret the command line (with its `-K` lines) and the environment give, before
+/// anything is checked, so that no writer shows one, errors about them included (see
+/// `redact::mark`): the URL's userinfo and secret parameters (as typed, even when it does
+/// not parse), `-u`'s password, the values of secret headers (`-H 'Authorization: ...'`,
+/// `Cookie`, `X-Api-Key`, ...) and the URLs in others (`-H 'Origin: ...'`), `-e`, `-b`'s
+/// cookie values, `--oauth2-bearer`, and the passwords of proxies (`-x`, `*_proxy`) and of
+/// a `--state redis://` URL.
+fn mark_secrets(a: &RequestArgs) {
+    use crate::http::redact;
+    let r = &a.request;
+    let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
+    for typed in a.target.iter().chain(&a.everyday.request.url) {
+        redact::mark_url(typed);
+        if let Ok(u) = with_scheme(typed) {
+            redact::mark_url(&u);
+        }
+    }
+    for h in &r.headers {
+        if let HeaderArg::Set(name, value) = h {
+            redact::mark_header(name, value);
+        }
+    }
+    if let Some((_, password)) = r.user.as_deref().and_then(|u| u.split_once(':')) {
+        redact::mark(password);
+    }
+    if let Some(referer) = &a.everyday.request.referer {
+        redact::mark_url(referer);
+    }
+    for cookie in &a.cron.cookie {
+        redact::mark_header("Cookie", cookie);
+    }
+    if let Some(token) = &a.compat.request.oauth2_bearer {
+        redact::mark(token);
+    }
+    let env_proxies = [
+        "https_proxy",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .map(|v| std::env::var(v).ok());
+    for p in env_proxies.iter().flatten().chain(&r.proxy) {
+        redact::mark_url(&with_scheme(p).unwrap_or_else(|_| p.clone()));
+    }
+    if let Some(state) = a.fleet.state.as_ref().and_then(|s| s.to_str()) {
+        redact::mark_url(state);
+    }
 }
 
 /// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
@@ -520,6 +578,7 @@ fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
         .filter(|_| !has_header(&headers, "authorization"))
     {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
+        crate::http::redact::mark(&token);
         headers.push(("Authorization".into(), format!("Basic {token}")));
     }
     if let Some(agent) = r

@@ -27,10 +27,132 @@
 //!   `X ***`); anything else (no separator, digits in the first word, a long first word)
 //!   is masked whole (`***`), since the first word may then be the secret itself.
 
+//!
+//! On top of these rules, a value known to be a secret where it enters (the command line, a
+//! `-K` file, netrc, the environment: see [`mark`]) is masked wherever it appears in any text
+//! the process writes about the run ([`marked`]), in whatever form a writer would show it
+//! (as typed, percent-encoded as a URL shows it, escaped as JSON shows it). The writers
+//! (`report`, `--explain`, `-w` to stderr) pass every line through [`marked`] last, so a
+//! writer that forgets a rule above still does not print a marked secret.
+
+use std::sync::Mutex;
 use url::Url;
 
 /// What a secret is replaced with.
 const MASK: &str = "***";
+
+/// Secrets the run knows of, each in every form a writer may show it, longest first (so a
+/// secret that holds another is masked whole).
+static MARKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The shortest secret [`marked`] masks wherever it appears, in characters: a shorter one
+/// (a password `12`) would mask digits of every count and time in the log. Such a secret is
+/// still masked where the rules above find it by its place (a userinfo, a parameter, a
+/// header).
+const MARK_MIN: usize = 3;
+
+/// Marks `secret` as a secret the run was given: from here on, [`marked`] masks it in every
+/// text, as typed, percent-encoded as a URL's userinfo, path or query would show it, and
+/// escaped as a JSON string would show it. Leading and trailing white space is not part of
+/// it; a value shorter than 3 characters is not marked (see [`MARK_MIN`]).
+pub fn mark(secret: &str) {
+    let s = secret.trim();
+    if s.chars().count() < MARK_MIN {
+        return;
+    }
+    let mut forms = vec![s.to_string()];
+    if let Ok(mut u) = Url::parse("http://h/") {
+        if u.set_password(Some(s)).is_ok() {
+            forms.extend(u.password().map(str::to_string));
+        }
+        u.set_path(s);
+        forms.push(u.path().trim_start_matches('/').to_string());
+        u.set_query(Some(s));
+        forms.extend(u.query().map(str::to_string));
+    }
+    forms.push(url::form_urlencoded::byte_serialize(s.as_bytes()).collect());
+    if let Ok(json) = serde_json::to_string(s) {
+        forms.push(json.trim_matches('"').to_string());
+    }
+    let mut known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    for form in forms {
+        if form.chars().count() >= MARK_MIN && !known.contains(&form) {
+            known.push(form);
+        }
+    }
+    known.sort_by_key(|f| std::cmp::Reverse(f.len()));
+}
+
+/// Marks the secrets of a URL as typed (see [`mark`]): what [`url_secrets`] finds, and,
+/// when the text does not parse with a host, what [`untrusted`] masks (everything up to the
+/// last `@` after the scheme, and its part after the first `:`, the password).
+pub fn mark_url(typed: &str) {
+    for s in url_secrets(typed) {
+        mark(&s);
+    }
+    let parsed = Url::parse(typed).is_ok_and(|u| !u.cannot_be_a_base() && u.has_host());
+    if !parsed || hides_userinfo(typed) {
+        let start = typed.find("://").map_or(0, |i| i + 3);
+        let rest = &typed[start..];
+        if let Some(at) = rest.rfind('@') {
+            let userinfo = &rest[..at];
+            mark(userinfo);
+            if let Some((_, password)) = userinfo.split_once(':') {
+                mark(password);
+            }
+        }
+    }
+}
+
+/// Marks a header's secrets as it enters (`-H`, `-u`, netrc, `--oauth2-bearer`): the whole
+/// value of a secret header (see [`is_secret_name`]), its credentials after a scheme word
+/// (`Bearer TOKEN`, `Basic ...`) and each cookie's value (`a=S1; b=S2`); in any other
+/// header, the secrets of a URL in it (see [`mark_url`]).
+pub fn mark_header(name: &str, value: &str) {
+    if !is_secret_name(name) {
+        if value.contains('@') || value.contains('?') || value.contains('#') {
+            mark_url(value.trim());
+        }
+        return;
+    }
+    mark(value);
+    if let Some((_, credentials)) = value.trim().split_once(' ') {
+        mark(credentials);
+    }
+    for cookie in value.split(';') {
+        if let Some((_, v)) = cookie.split_once('=') {
+            mark(v);
+        }
+    }
+}
+
+/// `text` with every marked secret (see [`mark`]) shown as `***`.
+pub fn marked(text: &str) -> String {
+    let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    if known.is_empty() {
+        return text.to_string();
+    }
+    known
+        .iter()
+        .fold(text.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
+}
+
+/// Whether a URL as typed hides a userinfo behind a `?` or `#` that the userinfo was meant
+/// to hold (`http://u:12#pw@h/`, `http://u:pw?x@h/`): between the `//` and the first `/`
+/// after it, a `?` or `#` comes before an `@`. A URL parser reads the authority as ending
+/// at the `?` or `#` (RFC 3986 section 3.2), so the password's first part would be read as
+/// the host or port and the rest as a query or fragment.
+pub fn hides_userinfo(typed: &str) -> bool {
+    let Some(i) = typed.find("//") else {
+        return false;
+    };
+    let rest = &typed[i + 2..];
+    let zone = &rest[..rest.find('/').unwrap_or(rest.len())];
+    match (zone.find(['?', '#']), zone.rfind('@')) {
+        (Some(q), Some(at)) => q < at,
+        _ => false,
+    }
+}
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
 /// (`signature` holds `sig`, `password`, `passwd` hold `pass`, `sessionid` holds `session`,
@@ -116,9 +238,21 @@ pub fn header_value(name: &str, value: &str) -> String {
             if value.contains("://")
                 && !u.cannot_be_a_base()
                 && u.has_host()
-                && url(&u) != u.as_str() =>
+                && !hides_userinfo(value) =>
         {
-            url(&u)
+            if url(&u) != u.as_str() {
+                url(&u)
+            } else {
+                value.to_string()
+            }
+        }
+        // A Referer or Origin is a URL even when it does not parse (`bob:pw@intranet/`,
+        // a port out of range), and so is any value holding a userinfo.
+        _ if matches!(lower.as_str(), "referer" | "origin")
+            || has_userinfo(value)
+            || hides_userinfo(value) =>
+        {
+            url_text(value.trim())
         }
         _ => value.to_string(),
     }
@@ -308,7 +442,7 @@ pub fn url(u: &Url) -> String {
 /// with a host, else by [`untrusted`]'s.
 pub fn url_text(s: &str) -> String {
     match Url::parse(s) {
-        Ok(u) if !u.cannot_be_a_base() && u.has_host() => url(&u),
+        Ok(u) if !u.cannot_be_a_base() && u.has_host() && !hides_userinfo(s) => url(&u),
         _ => untrusted(s),
     }
 }
@@ -394,26 +528,47 @@ pub fn credentials(s: &str) -> String {
 /// the parameters it masks, as typed.
 pub fn url_secrets(s: &str) -> Vec<String> {
     let mut found = Vec::new();
-    if let Ok(u) = Url::parse(s) {
-        match u.password() {
-            Some(p) => found.push(p.to_string()),
-            None if !u.username().is_empty() => found.push(u.username().to_string()),
-            None => {}
-        }
-        if !u.cannot_be_a_base() {
-            found.extend(path_masked(u.path()).1);
-        }
-        for part in [u.query(), u.fragment()].into_iter().flatten() {
-            for pair in part.split(PARAM_SEPARATORS) {
-                match pair.split_once('=') {
-                    Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
-                    None if has_userinfo(&decoded_text(pair)) => found.push(pair.to_string()),
-                    _ => {}
+    match Url::parse(s) {
+        Ok(u) => {
+            match u.password() {
+                Some(p) => found.push(p.to_string()),
+                None if !u.username().is_empty() => found.push(u.username().to_string()),
+                None => {}
+            }
+            if !u.cannot_be_a_base() {
+                found.extend(path_masked(u.path()).1);
+                // Path parameters (`/report.csv;jsessionid=S`), which `-O` may take for a
+                // file name.
+                for segment in u.path().split('/') {
+                    if let Some((_, rest)) = segment.split_once(';') {
+                        param_secrets(rest, &mut found);
+                    }
                 }
+            }
+            for part in [u.query(), u.fragment()].into_iter().flatten() {
+                param_secrets(part, &mut found);
+            }
+        }
+        // Text that does not parse: the secret parameters after its first `?`, `#` or `;`.
+        Err(_) => {
+            if let Some(at) = s.find(['?', '#', ';']) {
+                param_secrets(&s[at + 1..], &mut found);
             }
         }
     }
     found
+}
+
+/// The values of the parameters in `part` (a query, a fragment, a path segment's
+/// parameters) that [`params`] masks, as typed.
+fn param_secrets(part: &str, found: &mut Vec<String>) {
+    for pair in part.split([&PARAM_SEPARATORS[..], &['#']].concat().as_slice()) {
+        match pair.split_once('=') {
+            Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
+            None if has_userinfo(&decoded_text(pair)) => found.push(pair.to_string()),
+            _ => {}
+        }
+    }
 }
 
 /// Masks every occurrence of the given secrets in a free-form message (error texts from
@@ -428,6 +583,87 @@ pub fn text(msg: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marked_secrets_are_masked_in_every_form_a_writer_shows() {
+        mark("Mk1 \"q\"/ä#x");
+        mark("ab");
+        let forms = [
+            "Mk1 \"q\"/ä#x",
+            "Mk1%20%22q%22%2F%C3%A4%23x",
+            "Mk1+%22q%22%2F%C3%A4%23x",
+            "Mk1 \\\"q\\\"/ä#x",
+        ];
+        for form in forms {
+            let shown = marked(&format!("<{form}>"));
+            assert_eq!(shown, "<***>", "{form}");
+        }
+        // A secret of one or two characters is masked only where the rules find it.
+        assert_eq!(marked("ab 12"), "ab 12");
+    }
+
+    #[test]
+    fn a_url_s_secrets_are_marked_as_typed_even_when_it_does_not_parse() {
+        mark_url("http://bob:Mu1pw@exa mple/?token=Mu2tk");
+        mark_url("bob:Mu3pw@intranet/page");
+        mark_url("http://u:12#Mu4pw@h/");
+        mark_url("http://h/report.csv;jsessionid=Mu5js");
+        mark_header("Cookie", "a=1; sid=Mu6ck");
+        mark_header("Authorization", "Bearer Mu7br");
+        mark_header("Origin", "http://bob:Mu8or@host:99999/");
+        let shown = marked("Mu1pw Mu2tk Mu3pw 12#Mu4pw Mu5js Mu6ck Mu7br Mu8or");
+        assert!(!shown.contains("Mu"), "{shown}");
+    }
+
+    #[test]
+    fn a_userinfo_behind_a_question_mark_or_hash_is_masked() {
+        for typed in [
+            "http://u:12#pw@h/",
+            "http://u:12?pw@h/",
+            "http://u:a#b?c@h:8/x",
+        ] {
+            assert!(hides_userinfo(typed), "{typed}");
+            let shown = url_text(typed);
+            assert!(shown.starts_with("http://***@h"), "{typed}: {shown}");
+            assert!(!shown.contains("12") && !shown.contains("pw"), "{shown}");
+        }
+        for typed in [
+            "http://h/?email=a@b",
+            "http://u:pw@h/?x=1#y",
+            "http://h:8/#a",
+            "http://a@b/?c",
+        ] {
+            assert!(!hides_userinfo(typed), "{typed}");
+        }
+    }
+
+    #[test]
+    fn referer_and_origin_values_that_do_not_parse_are_masked_as_urls() {
+        assert_eq!(
+            header_value("Referer", "bob:PW1@intranet/page"),
+            "***@intranet/page"
+        );
+        assert_eq!(
+            header_value("Origin", "http://bob:PW2@host:99999/"),
+            "http://***@host:99999/"
+        );
+        assert_eq!(
+            header_value("X-Back", "ftp://bob:PW3@h/"),
+            "ftp://bob:***@h/"
+        );
+        assert_eq!(header_value("X-Where", "u:PW4@h"), "***@h");
+        assert_eq!(header_value("From", "bob@example.test"), "bob@example.test");
+        assert_eq!(header_value("Referer", "intranet/page"), "intranet/page");
+    }
+
+    #[test]
+    fn path_parameters_are_among_a_url_s_secrets() {
+        assert_eq!(
+            url_secrets("http://h/d/report.csv;jsessionid=S1;v=2/x;token=S2?page=1"),
+            ["S1", "S2"]
+        );
+        assert_eq!(url_secrets("http://bob:pw@exa mple/?token=S3&a=1"), ["S3"]);
+    }
 
     #[test]
     fn path_parameters_are_masked_in_relative_and_unparsable_urls_too() {

@@ -141,13 +141,17 @@ impl Conditions {
             Err(_) => return Some("the body is not JSON".into()),
         };
         for (pointer, want) in &self.json {
-            // A value under a name that marks a secret (`/token`, `/auth/api_key`) is not
-            // shown, as a header of that name would not be.
-            let secret = pointer
-                .rsplit('/')
-                .next()
-                .is_some_and(crate::http::redact::is_secret_name);
-            let show = |v: &Value| if secret { "***".to_string() } else { short(v) };
+            // A value under a name that marks a secret (`/token`, `/auth/api_key`,
+            // `/session/user`) is not shown, as a header of that name would not be; nor is a
+            // secret member inside the value shown (see `masked`).
+            let secret = pointer.split('/').any(crate::http::redact::is_secret_name);
+            let show = |v: &Value| {
+                if secret {
+                    "***".to_string()
+                } else {
+                    short(&masked(v))
+                }
+            };
             match doc.pointer(pointer) {
                 None => {
                     return Some(format!("{} is missing, want {}", cut(pointer), show(want)));
@@ -186,6 +190,32 @@ fn same(a: &Value, b: &Value) -> bool {
             }
         }
         _ => a == b,
+    }
+}
+
+/// A JSON value as the log may show it: the value of every member whose name marks a
+/// secret (`password`, `api_key`, `token`, ...: see `redact::is_secret_name`) is `"***"`,
+/// at any depth, and a string holding a URL or a userinfo is masked as a header value
+/// holding one would be (`redact::header_value`).
+fn masked(v: &Value) -> Value {
+    use crate::http::redact;
+    match v {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| {
+                    let shown = if redact::is_secret_name(k) {
+                        Value::String("***".into())
+                    } else {
+                        masked(v)
+                    };
+                    (k.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
+        Value::String(s) => Value::String(redact::header_value("", s)),
+        other => other.clone(),
     }
 }
 
@@ -291,6 +321,37 @@ mod tests {
                 .collect(),
             ..Conditions::default()
         }
+    }
+
+    #[test]
+    fn secret_members_are_masked_at_any_depth() {
+        let body = br#"{"user":{"name":"bob","password":"S1","keys":[{"api_key":"S2"}],
+            "home":"http://u:S3x@h/","Token":{"v":"S4"}},"auth":{"session":{"id":"S5"}}}"#;
+        for spec in [
+            "/user=alice",
+            "/auth/session/id=x",
+            "/auth=x",
+            "/user/keys=[]",
+        ] {
+            let why = with_json(&[spec])
+                .check_body(Some(body), 0)
+                .expect("not ready");
+            for secret in ["S1", "S2", "S3x", "S4", "S5"] {
+                assert!(!why.contains(secret), "{spec}: {why}");
+            }
+        }
+        // What is not a secret stays readable.
+        let why = with_json(&["/user=alice"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert!(
+            why.starts_with(r#"/user is {"Token":"***","home":"http://u:***@h/""#),
+            "{why}"
+        );
+        let why = with_json(&["/user/name=alice"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert_eq!(why, r#"/user/name is "bob", want "alice""#);
     }
 
     #[test]

@@ -235,10 +235,11 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
                 ));
             }
             Ok(Held::Bytes(b)) => b,
+            // Not quoted: a value without '=' that names no file may be a cookie's value.
             Ok(Held::Missing) => {
-                return Err(format!(
-                    "-b {shown}: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE)"
-                ));
+                return Err(
+                    "-b: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE; the name given is not quoted, as it may be a cookie)".into()
+                );
             }
             Err(e) => return Err(format!("-b {shown}: cannot read it: {e}")),
         };

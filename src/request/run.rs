@@ -138,7 +138,8 @@ impl Ends<'_> {
     /// cannot be written).
     fn explain(&self, cfg: &Config) -> Outcome {
         self.watchdog.claim();
-        let (outcome, why) = match output::print_stdout(&explain::explain(cfg)) {
+        let text = redact::marked(&explain::explain(cfg));
+        let (outcome, why) = match output::print_stdout(&text) {
             Ok(()) => (Outcome::Success, None),
             Err(e) => {
                 self.reporter.error(&e);
@@ -811,6 +812,7 @@ fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
         } else {
             format!("http://{p}")
         };
+        redact::mark_url(&p);
         s.extend(redact::url_secrets(&p));
     }
     s

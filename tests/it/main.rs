@@ -35,6 +35,7 @@ mod readiness;
 mod replay;
 mod response_head;
 mod retry_after;
+mod secret_inputs;
 mod secrets;
 mod signals;
 mod simulate;

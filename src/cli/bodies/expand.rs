@@ -326,10 +326,18 @@ fn config_file(
             continue;
         };
         for (name, value) in bundle(&name, value, opts) {
-            config_option(&name, value, opts, (&mut out, &mut *urls)).map_err(|e| match e {
-                Refusal::Usage(m) => Refusal::Usage(at(m)),
-                other => other,
-            })?;
+            // The line's value is never quoted back, whichever check quotes it (a value of
+            // one or two characters, a count, is too short to find in a message).
+            let hide = |m: String| match &value {
+                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), "***"),
+                _ => m,
+            };
+            config_option(&name, value.clone(), opts, (&mut out, &mut *urls)).map_err(
+                |e| match e {
+                    Refusal::Usage(m) => Refusal::Usage(at(hide(m))),
+                    other => other,
+                },
+            )?;
         }
     }
     Ok(out)
