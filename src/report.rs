@@ -484,7 +484,7 @@ pub fn forced_summary(
     reason: &str,
     key: Option<&str>,
 ) -> String {
-    match format {
+    let line = match format {
         LogFormat::Json => {
             let mut v = summary_json(outcome, attempts_made, elapsed, seed, Some(reason));
             v["idempotency_key"] = key.into();
@@ -500,7 +500,8 @@ pub fn forced_summary(
                 outcome.code()
             )
         }
-    }
+    };
+    crate::http::redact::marked(&line)
 }
 
 #[cfg(test)]

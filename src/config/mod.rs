@@ -392,6 +392,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
+    // -G's data may have added parameters to the URL.
+    crate::http::redact::mark_url(request.url.as_str());
     let retry = retry(&a.policy, &request)?;
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
     let cron = cron::build(a, |n| has_header(&request.headers, n))?;

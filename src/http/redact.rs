@@ -88,6 +88,8 @@ pub fn mark(secret: &str) {
 /// last `@` after the scheme, and its part after the first `:`, the password).
 pub fn mark_url(typed: &str) {
     for s in url_secrets(typed) {
+        // Decoded too: an error may quote what the server or a library decoded.
+        mark(&decoded_text(&s));
         mark(&s);
     }
     let parsed = Url::parse(typed).is_ok_and(|u| !u.cannot_be_a_base() && u.has_host());

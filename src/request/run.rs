@@ -93,6 +93,8 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     let payload = load_body(cfg.request.body.as_ref(), &cfg, &ends)?;
     if let Some(data) = load_body(cfg.request.get_data.as_ref(), &cfg, &ends)? {
         query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
+        // -G's data entered the URL: its secret parameters are secrets from here on.
+        redact::mark_url(cfg.request.url.as_str());
     }
     Ok(Prepared {
         cfg,
@@ -607,12 +609,14 @@ fn print_write_out(
     for name in rendered.unknown {
         reporter.notice(&format!("unknown --write-out variable: '{name}'"));
     }
-    // stdout is the user's own output, as the body is; stderr is a log, where no secret
-    // goes: what follows %{stderr} is rendered from masked values.
+    // stdout is the user's own output, as the body is: what the server sent (a Set-Cookie,
+    // a Location) is shown as asked, but no secret the user gave (see `redact::mark`).
+    // stderr is a log, where no secret goes: what follows %{stderr} is rendered from masked
+    // values.
     let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
     for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
         match stream {
-            write_out::Stream::Stdout => output::print_stdout(&text)?,
+            write_out::Stream::Stdout => output::print_stdout(&redact::marked(&text))?,
             write_out::Stream::Stderr => reporter.write_out(&shown)?,
         }
     }

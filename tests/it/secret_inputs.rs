@@ -155,6 +155,62 @@ fn inputs() -> Vec<Input> {
             &["-O", "{U}/report.csv;jsessionid=SKonam28"],
         ),
     ];
+    all.extend([
+        input("--url", "SKurlf39", &["--url", "http://bob:SKurlf39@{H}/p"]),
+        input(
+            "two @ in the userinfo",
+            "SKtwoa40",
+            &["http://bob:p@SKtwoa40@{H}/p"],
+        ),
+        input(
+            "non-ASCII password",
+            "SKutf841",
+            &["http://bob:pä€SKutf841@{H}/p"],
+        ),
+        input(
+            "--state redis://",
+            "SKstfl42",
+            &["--state", "redis://:SKstfl42@127.0.0.1:1/", "{U}/p"],
+        ),
+        input(
+            "-G -d access_token",
+            "SKgetd43",
+            &["-G", "-d", "access_token=SKgetd43", "{U}/p"],
+        ),
+        input(
+            "-G --data-urlencode",
+            "SKgenc44",
+            &["-G", "--data-urlencode", "api_key=SKgenc44", "{U}/p"],
+        ),
+        input(
+            "-u with a bad flag after it",
+            "SKubad45",
+            &["-u", "alice:SKubad45", "--attempts", "x", "{U}/p"],
+        ),
+        input(
+            "Referer with a bad port",
+            "SKrefp46",
+            &["-H", "Referer: http://bob:SKrefp46@h:99999/", "{U}/p"],
+        ),
+    ]);
+    let mut bundle = input("-K bundle", "SKkbun47", &["-K", "{D}/k", "{U}/p"]);
+    bundle.files = vec![("k", "-su alice:SKkbun47\n".into())];
+    all.push(bundle);
+    let mut netrc = input(
+        "netrc unterminated",
+        "SKnetu48",
+        &["--netrc-file", "{D}/netrc", "{U}/p"],
+    );
+    netrc.files = vec![(
+        "netrc",
+        "machine 127.0.0.1 login bob password \"SKnetu48\n".into(),
+    )];
+    all.push(netrc);
+    for var in ["HTTPS_PROXY", "ALL_PROXY"] {
+        let mut proxy = input("a proxy variable", "SKenvp49", &["{U}/p"]);
+        proxy.env = vec![(var, "http://u:SKenvp49@exa mple:1".into())];
+        all.push(proxy);
+    }
     let mut k = input("-K valid", "SKkval29", &["-K", "{D}/k", "{U}/p"]);
     k.files = vec![(
         "k",
@@ -223,8 +279,9 @@ fn answer() -> Step {
 }
 
 /// How the run's outputs are asked for: the text log at `-v`, the JSON log at `-v` (with
-/// an attempt more), `--explain`, and `-w` on stderr with every variable.
-const MODES: [(&str, &[&str]); 4] = [
+/// an attempt more), `--explain`, `-w` on stderr with every variable, and `-w` on stdout
+/// with every variable but the answer's headers (shown as asked: the server's own).
+const MODES: [(&str, &[&str]); 5] = [
     ("text -v", &["-v", "--attempts", "2", "--base", "1ms"]),
     (
         "json -v",
@@ -246,6 +303,16 @@ const MODES: [(&str, &[&str]); 4] = [
             "1",
             "-w",
             "%{stderr}%{url}|%{url_effective}|%{redirect_url}|%{referer}|%{errormsg}|%{filename_effective}|%header{set-cookie}|%header{x-api-token}|%{header_json}|%{json}\\n",
+        ],
+    ),
+    (
+        "-w on stdout",
+        &[
+            "-s",
+            "--attempts",
+            "1",
+            "-w",
+            "%{url}|%{url_effective}|%{redirect_url}|%{referer}|%{errormsg}|%{filename_effective}|%{json}\\n",
         ],
     ),
 ];
@@ -306,7 +373,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 43 inputs x 4 modes = 172 runs, three outputs each (516
+    // The product ran in full: 55 inputs x 5 modes = 275 runs, three outputs each (825
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -316,11 +383,11 @@ fn a_secret_from_any_input_reaches_no_output() {
         .collect();
     for sent in [
         "SKqtok04", "SKjses06", "SKbear14", "SKcook15", "SKakey16", "SKorig17", "SKrefh18",
-        "SKrefe19", "SKbcok21", "SKoaut23",
+        "SKrefe19", "SKbcok21", "SKoaut23", "SKgetd43", "SKgenc44",
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 43);
+    assert_eq!(inputs().len(), 55);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
