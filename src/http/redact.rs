@@ -51,13 +51,30 @@ static MARKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 /// header).
 const MARK_MIN: usize = 3;
 
+/// The shortest value marked for its name alone, in characters: a query parameter or a
+/// header whose name holds a secret word (`code=200`, `X-Auth-Mode: GET`) is a guess, and
+/// masking a short everyday word everywhere would hide the log's own words (a method, a
+/// status). Values secret by definition (a userinfo, `-u`, Authorization, Cookie, netrc)
+/// are marked from [`MARK_MIN`].
+const GUESSED_MIN: usize = 6;
+
 /// Marks `secret` as a secret the run was given: from here on, [`marked`] masks it in every
 /// text, as typed, percent-encoded as a URL's userinfo, path or query would show it, and
 /// escaped as a JSON string would show it. Leading and trailing white space is not part of
 /// it; a value shorter than 3 characters is not marked (see [`MARK_MIN`]).
 pub fn mark(secret: &str) {
+    mark_from(secret, MARK_MIN);
+}
+
+/// Marks a value that is secret only by its name's guess (see [`GUESSED_MIN`]).
+fn mark_guessed(value: &str) {
+    mark_from(value, GUESSED_MIN);
+}
+
+/// [`mark`], for values of at least `min` characters.
+fn mark_from(secret: &str, min: usize) {
     let s = secret.trim();
-    if s.chars().count() < MARK_MIN {
+    if s.chars().count() < min.max(MARK_MIN) {
         return;
     }
     let mut forms = vec![s.to_string()];
@@ -83,17 +100,29 @@ pub fn mark(secret: &str) {
     known.sort_by_key(|f| std::cmp::Reverse(f.len()));
 }
 
-/// Marks the secrets of a URL as typed (see [`mark`]): what [`url_secrets`] finds, and,
-/// when the text does not parse with a host, what [`untrusted`] masks (everything up to the
-/// last `@` after the scheme, and its part after the first `:`, the password).
+/// Marks the secrets of a URL as typed (see [`mark`]): what [`url_secrets`] finds (its
+/// parameters and path segments as guesses, see [`GUESSED_MIN`]), and, when the text does
+/// not parse with a host, what [`untrusted`] masks (everything up to the last `@` after the
+/// scheme, and its part after the first `:`, the password).
 pub fn mark_url(typed: &str) {
+    let parsed = Url::parse(typed)
+        .ok()
+        .filter(|u| !u.cannot_be_a_base() && u.has_host());
+    let userinfo = parsed.as_ref().and_then(|u| match u.password() {
+        Some(p) => Some(p.to_string()),
+        None => Some(u.username().to_string()).filter(|n| !n.is_empty()),
+    });
     for s in url_secrets(typed) {
+        let mark_it = if userinfo.as_ref() == Some(&s) {
+            mark
+        } else {
+            mark_guessed
+        };
         // Decoded too: an error may quote what the server or a library decoded.
-        mark(&decoded_text(&s));
-        mark(&s);
+        mark_it(&decoded_text(&s));
+        mark_it(&s);
     }
-    let parsed = Url::parse(typed).is_ok_and(|u| !u.cannot_be_a_base() && u.has_host());
-    if !parsed || hides_userinfo(typed) {
+    if parsed.is_none() || hides_userinfo(typed) {
         let start = typed.find("://").map_or(0, |i| i + 3);
         let rest = &typed[start..];
         if let Some(at) = rest.rfind('@') {
@@ -106,10 +135,12 @@ pub fn mark_url(typed: &str) {
     }
 }
 
-/// Marks a header's secrets as it enters (`-H`, `-u`, netrc, `--oauth2-bearer`): the whole
-/// value of a secret header (see [`is_secret_name`]), its credentials after a scheme word
-/// (`Bearer TOKEN`, `Basic ...`) and each cookie's value (`a=S1; b=S2`); in any other
-/// header, the secrets of a URL in it (see [`mark_url`]).
+/// Marks a header's secrets as it enters (`-H`, `-b`): the whole value of a secret header
+/// (see [`is_secret_name`]), its credentials after a scheme word (`Bearer TOKEN`,
+/// `Basic ...`) and each cookie's value (`a=S1; b=S2`), as guesses (see [`GUESSED_MIN`])
+/// unless the header carries credentials by definition (Authorization,
+/// Proxy-Authorization, Cookie); in any other header, the secrets of a URL in it (see
+/// [`mark_url`]).
 pub fn mark_header(name: &str, value: &str) {
     if !is_secret_name(name) {
         if value.contains('@') || value.contains('?') || value.contains('#') {
@@ -117,13 +148,19 @@ pub fn mark_header(name: &str, value: &str) {
         }
         return;
     }
-    mark(value);
+    let lower = name.trim().to_ascii_lowercase();
+    let mark_it = if CREDENTIAL_HEADERS.contains(&lower.as_str()) {
+        mark
+    } else {
+        mark_guessed
+    };
+    mark_it(value);
     if let Some((_, credentials)) = value.trim().split_once(' ') {
-        mark(credentials);
+        mark_it(credentials);
     }
     for cookie in value.split(';') {
         if let Some((_, v)) = cookie.split_once('=') {
-            mark(v);
+            mark_it(v);
         }
     }
 }
@@ -605,15 +642,24 @@ mod tests {
     }
 
     #[test]
+    fn short_values_secret_only_by_their_name_are_not_marked() {
+        mark_url("http://h/?code=200&auth_mode=POST&token=Mg1long");
+        mark_header("X-Auth-Method", "GET");
+        mark_header("Cookie", "a=Mg2");
+        assert_eq!(marked("GET 200 POST"), "GET 200 POST");
+        assert_eq!(marked("Mg1long Mg2"), "*** ***");
+    }
+
+    #[test]
     fn a_url_s_secrets_are_marked_as_typed_even_when_it_does_not_parse() {
-        mark_url("http://bob:Mu1pw@exa mple/?token=Mu2tk");
+        mark_url("http://bob:Mu1pw@exa mple/?token=Mu2tok");
         mark_url("bob:Mu3pw@intranet/page");
         mark_url("http://u:12#Mu4pw@h/");
-        mark_url("http://h/report.csv;jsessionid=Mu5js");
+        mark_url("http://h/report.csv;jsessionid=Mu5jsid");
         mark_header("Cookie", "a=1; sid=Mu6ck");
         mark_header("Authorization", "Bearer Mu7br");
         mark_header("Origin", "http://bob:Mu8or@host:99999/");
-        let shown = marked("Mu1pw Mu2tk Mu3pw 12#Mu4pw Mu5js Mu6ck Mu7br Mu8or");
+        let shown = marked("Mu1pw Mu2tok Mu3pw 12#Mu4pw Mu5jsid Mu6ck Mu7br Mu8or");
         assert!(!shown.contains("Mu"), "{shown}");
     }
 

@@ -593,3 +593,14 @@ fn a_stray_word_is_neither_sent_as_a_method_nor_printed() {
     let methods: Vec<String> = s.requests().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["PROPFIND", "FOOBAR"]);
 }
+
+#[test]
+fn short_values_secret_only_by_their_name_do_not_hide_the_log_s_own_words() {
+    let s = Server::start(vec![Step::status(200, "")]).unwrap();
+    let url = s.url("/p?code=200&auth_mode=OK");
+    let (out, _) = run(&["-H", "X-Auth-Method: GET", "-u", "alice:pa55word", &url]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 0, "{err}");
+    assert!(err.contains(" GET ") && err.contains("200 OK"), "{err}");
+    assert!(!err.contains("pa55word"), "{err}");
+}
