@@ -221,6 +221,7 @@ fn inputs() -> Vec<Input> {
         ("-K retry", "retry = SKkbad30\n"),
         ("-K header", "header = \"SKkbad30 nocolon\"\n"),
         ("-K unknown", "SKkbad30\n"),
+        ("-K unknown, lower case", "skkbad30\n"),
         ("-K bad URL", "url = \"http://u:SKkbad30@exa mple/\"\n"),
         ("-K trailing text", "user alice:SKkbad30 more\n"),
         ("-K bad -b", "cookie = SKkbad30\n"),
@@ -361,7 +362,8 @@ fn a_secret_from_any_input_reaches_no_output() {
                 ("state file", state),
             ] {
                 checked += 1;
-                if text.contains(i.secret) {
+                // Without case: a secret may be typed in either (`-K`'s lower-case line).
+                if text.to_lowercase().contains(&i.secret.to_lowercase()) {
                     leaks.push(format!("{} / {mode} / {what}:\n{text}", i.name));
                 }
             }
@@ -373,7 +375,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 55 inputs x 5 modes = 275 runs, three outputs each (825
+    // The product ran in full: 56 inputs x 5 modes = 280 runs, three outputs each (840
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -387,7 +389,7 @@ fn a_secret_from_any_input_reaches_no_output() {
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 55);
+    assert_eq!(inputs().len(), 56);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
