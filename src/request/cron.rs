@@ -247,7 +247,10 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
         parts.extend(cookies::header(&jar, &cfg.request.url, SystemTime::now()));
     }
     parts.extend(cfg.cron.cookie_strings.iter().cloned());
-    Ok((!parts.is_empty()).then(|| parts.join("; ")))
+    let value = parts.join("; ");
+    // A cookie file's values are secrets from here on, as -b's strings are.
+    crate::http::redact::mark_header("Cookie", &value);
+    Ok((!parts.is_empty()).then_some(value))
 }
 
 /// `-C -`: the bytes the `-o` file holds (`None`: missing or empty, so the download starts

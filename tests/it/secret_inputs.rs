@@ -196,6 +196,12 @@ fn inputs() -> Vec<Input> {
     let mut bundle = input("-K bundle", "SKkbun47", &["-K", "{D}/k", "{U}/p"]);
     bundle.files = vec![("k", "-su alice:SKkbun47\n".into())];
     all.push(bundle);
+    let mut jar = input("-b cookie file", "SKjar050", &["-b", "{D}/jar", "{U}/p"]);
+    jar.files = vec![(
+        "jar",
+        "127.0.0.1\tFALSE\t/\tFALSE\t0\tsid\tSKjar050\n".into(),
+    )];
+    all.push(jar);
     let mut netrc = input(
         "netrc unterminated",
         "SKnetu48",
@@ -375,7 +381,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 56 inputs x 5 modes = 280 runs, three outputs each (840
+    // The product ran in full: 57 inputs x 5 modes = 285 runs, three outputs each (855
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -385,11 +391,11 @@ fn a_secret_from_any_input_reaches_no_output() {
         .collect();
     for sent in [
         "SKqtok04", "SKjses06", "SKbear14", "SKcook15", "SKakey16", "SKorig17", "SKrefh18",
-        "SKrefe19", "SKbcok21", "SKoaut23", "SKgetd43", "SKgenc44",
+        "SKrefe19", "SKbcok21", "SKoaut23", "SKgetd43", "SKgenc44", "SKjar050",
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 56);
+    assert_eq!(inputs().len(), 57);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
