@@ -256,6 +256,13 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
             parsed.scheme()
         ));
     }
+    if crate::http::redact::userinfo_in_first_segment(&parsed) {
+        return usage(format!(
+            "invalid URL {s:?}: a '/' or '\\' comes before the '@' of a user:password or \
+             token, so its first part would be taken for the host; percent-encode it in the \
+             user info (%2F, %5C), or an '@' in the path (%40)"
+        ));
+    }
     if parsed.host_str().is_none_or(str::is_empty) {
         return usage(format!(
             "invalid URL {s:?}: no host; expected http://HOST/..."

@@ -421,6 +421,14 @@ fn path_masked(path: &str) -> (String, Vec<String>) {
 /// bare item (no `=`) is masked when `all`, or when it holds a userinfo (`?http://u:pw@h/`);
 /// an empty value stays empty.
 fn params(s: &str, all: bool) -> String {
+    params_after(s, all, false).0
+}
+
+/// [`params`], also masking a bare item that follows a masked value (`token=S&S2`, a
+/// secret holding an unencoded `&`, `;`, `?` or `#`: its rest reads as a bare item);
+/// `after_secret`: the text before `s` ended with a masked value (a query before its
+/// fragment). Returns the text and whether it ends with a masked value.
+fn params_after(s: &str, all: bool, mut after_secret: bool) -> (String, bool) {
     let mut out = String::with_capacity(s.len());
     for item in s.split_inclusive(PARAM_SEPARATORS) {
         let (pair, sep) = match item.strip_suffix(PARAM_SEPARATORS) {
@@ -432,15 +440,22 @@ fn params(s: &str, all: bool) -> String {
                 out.push_str(k);
                 out.push('=');
                 out.push_str(MASK);
+                after_secret = true;
             }
-            None if !pair.is_empty() && (all || has_userinfo(&decoded_text(pair))) => {
-                out.push_str(MASK)
+            None if !pair.is_empty()
+                && (all || after_secret || has_userinfo(&decoded_text(pair))) =>
+            {
+                out.push_str(MASK);
+                after_secret = true;
             }
-            _ => out.push_str(pair),
+            _ => {
+                out.push_str(pair);
+                after_secret = false;
+            }
         }
         out.push_str(sep);
     }
-    out
+    (out, after_secret)
 }
 
 /// A URL as it may be logged. With a host: the password (or a userinfo without one, a
@@ -449,7 +464,7 @@ fn params(s: &str, all: bool) -> String {
 /// masked. Without one (`bob:pw@host/` parses as scheme `bob`), it is treated as text that
 /// did not parse (see [`untrusted`]).
 pub fn url(u: &Url) -> String {
-    if u.cannot_be_a_base() || !u.has_host() {
+    if u.cannot_be_a_base() || !u.has_host() || userinfo_in_first_segment(u) {
         return untrusted(u.as_str());
     }
     let mut shown = u.clone();
@@ -462,19 +477,59 @@ pub fn url(u: &Url) -> String {
     if path != u.path() {
         shown.set_path(&path);
     }
+    // A path parameter's secret value may go on into the query (`;jsessionid=S1?S2`).
+    let mut after_secret = last_path_params_end_masked(u);
     if let Some(q) = u.query() {
-        let masked = params(q, false);
+        let (masked, ended) = params_after(q, false, after_secret);
+        after_secret = ended;
         if masked != q {
             shown.set_query(Some(&masked));
         }
     }
     if let Some(f) = u.fragment() {
-        let masked = params(f, false);
+        let (masked, _) = params_after(f, false, after_secret);
         if masked != f {
             shown.set_fragment(Some(&masked));
         }
     }
     shown.to_string()
+}
+
+/// Whether the parameters of a URL's last path segment end with a masked value.
+fn last_path_params_end_masked(u: &Url) -> bool {
+    let last = u.path().rsplit('/').next().unwrap_or("");
+    last.split_once(';')
+        .is_some_and(|(_, rest)| params_after(rest, false, false).1)
+}
+
+/// Whether a URL without a userinfo has, as its path's first segment, what reads as the
+/// end of one: `X@HOST[:PORT]` with `X` not empty (`http://tok/en@h/`, a token holding an
+/// unencoded `/` or `\\`, which the parser took for the host `tok` and a path). Such a URL
+/// is shown as text that did not parse ([`untrusted`]): its host may be the secret's
+/// first part. `/@scope/pkg` and `/users/bob@example.test` are not; nor is a segment
+/// [`path_masked`] masks as a userinfo of its own (`/u:pw@h`).
+pub fn userinfo_in_first_segment(u: &Url) -> bool {
+    if !u.username().is_empty() || u.password().is_some() {
+        return false;
+    }
+    // A segment that looks like a userinfo of its own (`u:pw@h`) is masked by `path_masked`;
+    // one with path parameters (`p;email=a@b`) is not a userinfo.
+    let first = first_segment(u);
+    let Some((before, after)) = first.rsplit_once('@') else {
+        return false;
+    };
+    let host_like = !after.is_empty()
+        && after
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-[]:".contains(&b));
+    !before.is_empty() && !before.contains(';') && host_like && userinfo_at(first, false).is_none()
+}
+
+/// The first segment of a URL's path (`a` of `/a/b`; empty for `//x`).
+fn first_segment(u: &Url) -> &str {
+    let path = u.path();
+    let path = path.strip_prefix('/').unwrap_or(path);
+    path.split('/').next().unwrap_or("")
 }
 
 /// A URL as typed, masked even when it does not parse: by [`url()`]'s rules when it parses
@@ -580,18 +635,23 @@ pub fn url_secrets(s: &str) -> Vec<String> {
                 // file name.
                 for segment in u.path().split('/') {
                     if let Some((_, rest)) = segment.split_once(';') {
-                        param_secrets(rest, &mut found);
+                        param_secrets(rest, false, &mut found);
                     }
                 }
             }
+            let mut after_secret = last_path_params_end_masked(&u);
             for part in [u.query(), u.fragment()].into_iter().flatten() {
-                param_secrets(part, &mut found);
+                after_secret = param_secrets(part, after_secret, &mut found);
+            }
+            if userinfo_in_first_segment(&u) {
+                let hidden = first_segment(&u).rsplit_once('@').map(|(x, _)| x);
+                found.extend(hidden.map(str::to_string));
             }
         }
         // Text that does not parse: the secret parameters after its first `?`, `#` or `;`.
         Err(_) => {
             if let Some(at) = s.find(['?', '#', ';']) {
-                param_secrets(&s[at + 1..], &mut found);
+                param_secrets(&s[at + 1..], false, &mut found);
             }
         }
     }
@@ -599,15 +659,23 @@ pub fn url_secrets(s: &str) -> Vec<String> {
 }
 
 /// The values of the parameters in `part` (a query, a fragment, a path segment's
-/// parameters) that [`params`] masks, as typed.
-fn param_secrets(part: &str, found: &mut Vec<String>) {
+/// parameters) that [`params_after`] masks, as typed; `after_secret` as there. Returns
+/// whether `part` ends with a masked value.
+fn param_secrets(part: &str, mut after_secret: bool, found: &mut Vec<String>) -> bool {
     for pair in part.split([&PARAM_SEPARATORS[..], &['#']].concat().as_slice()) {
         match pair.split_once('=') {
             Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
-            None if has_userinfo(&decoded_text(pair)) => found.push(pair.to_string()),
-            _ => {}
+            None if !pair.is_empty() && (after_secret || has_userinfo(&decoded_text(pair))) => {
+                found.push(pair.to_string())
+            }
+            _ => {
+                after_secret = false;
+                continue;
+            }
         }
+        after_secret = true;
     }
+    after_secret
 }
 
 /// Masks every occurrence of the given secrets in a free-form message (error texts from
@@ -639,6 +707,49 @@ mod tests {
         }
         // A secret of one or two characters is masked only where the rules find it.
         assert_eq!(marked("ab 12"), "ab 12");
+    }
+
+    #[test]
+    fn a_secret_holding_a_delimiter_is_masked_whole() {
+        // A token holding '/' or '\\': the parser reads its first part as the host.
+        for typed in ["http://tokA/tokB@h.test:8/p", "http://tokA\\tokB@h.test/p"] {
+            let shown = url_text(typed);
+            assert_eq!(
+                shown.split_once('@').map(|(a, _)| a),
+                Some("http://***"),
+                "{shown}"
+            );
+            assert!(!shown.to_lowercase().contains("tok"), "{shown}");
+        }
+        // A secret value holding '&', ';', '?' or '#': its rest is a bare item, masked too.
+        for (typed, shown) in [
+            ("http://h/?token=S1&S2&a=1", "http://h/?token=***&***&a=1"),
+            (
+                "http://h/?token=S1;S2?S3&a=1",
+                "http://h/?token=***;***?***&a=1",
+            ),
+            ("http://h/?token=S1#S2&a=1", "http://h/?token=***#***&a=1"),
+            (
+                "http://h/p;jsessionid=S1?S2",
+                "http://h/p;jsessionid=***?***",
+            ),
+            ("http://h/?a=1&b&token=S1", "http://h/?a=1&b&token=***"),
+        ] {
+            assert_eq!(url_text(typed), shown, "{typed}");
+        }
+        assert_eq!(
+            url_secrets("http://h/?token=S1&S2#S3&a=1"),
+            ["S1", "S2", "S3"]
+        );
+        // Ordinary paths with an '@' stay readable.
+        for typed in [
+            "http://h/@scope/pkg",
+            "http://h/users/bob@example.test",
+            "http://h/p;email=a@b",
+            "http://h/a@b%2Fc",
+        ] {
+            assert_eq!(url_text(typed), typed);
+        }
     }
 
     #[test]

@@ -193,6 +193,33 @@ fn inputs() -> Vec<Input> {
             &["-H", "Referer: http://bob:SKrefp46@h:99999/", "{U}/p"],
         ),
     ]);
+    all.extend([
+        input(
+            "token holding '/', its head",
+            "SKhead51",
+            &["http://SKhead51/tail@{H}/p"],
+        ),
+        input(
+            "token holding '/', its tail",
+            "SKtail52",
+            &["http://head/SKtail52@{H}/p"],
+        ),
+        input(
+            "token holding '&', its tail",
+            "SKtail53",
+            &["{U}/p?token=head&SKtail53&a=1"],
+        ),
+        input(
+            "token holding '#', its tail",
+            "SKtail54",
+            &["{U}/p?token=head#SKtail54"],
+        ),
+        input(
+            "path parameter holding '?'",
+            "SKtail55",
+            &["{U}/p;jsessionid=head?SKtail55"],
+        ),
+    ]);
     let mut bundle = input("-K bundle", "SKkbun47", &["-K", "{D}/k", "{U}/p"]);
     bundle.files = vec![("k", "-su alice:SKkbun47\n".into())];
     all.push(bundle);
@@ -381,7 +408,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 57 inputs x 5 modes = 285 runs, three outputs each (855
+    // The product ran in full: 62 inputs x 5 modes = 310 runs, three outputs each (930
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -395,7 +422,7 @@ fn a_secret_from_any_input_reaches_no_output() {
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 57);
+    assert_eq!(inputs().len(), 62);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
