@@ -168,9 +168,21 @@ pub fn mark_header(name: &str, value: &str) {
 /// `text` with every marked secret (see [`mark`]) shown as `***`.
 pub fn marked(text: &str) -> String {
     let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
-    if known.is_empty() {
-        return text.to_string();
+    mask_all(&known, text)
+}
+
+/// [`marked`] for a writer that must not wait on the registry (a panic's message, which may
+/// come from a thread holding it): `None` when the registry is busy.
+pub fn marked_now(text: &str) -> Option<String> {
+    match MARKED.try_lock() {
+        Ok(known) => Some(mask_all(&known, text)),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(mask_all(&e.into_inner(), text)),
+        Err(std::sync::TryLockError::WouldBlock) => None,
     }
+}
+
+/// `text` with every one of `known` shown as `***`, in order.
+fn mask_all(known: &[String], text: &str) -> String {
     known
         .iter()
         .fold(text.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
@@ -750,6 +762,15 @@ mod tests {
         ] {
             assert_eq!(url_text(typed), typed);
         }
+    }
+
+    #[test]
+    fn a_writer_that_must_not_wait_masks_too() {
+        mark("Mn1secret");
+        assert_eq!(marked_now("a Mn1secret b").as_deref(), Some("a *** b"));
+        let held = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(marked_now("Mn1secret"), None);
+        drop(held);
     }
 
     #[test]
