@@ -699,12 +699,22 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
             .push(r::parse_regex("--until-body", spec).map_err(UsageError)?);
     }
     for spec in &f.until_json {
-        ready.json.push(r::parse_json(spec).map_err(UsageError)?);
+        let (pointer, want) = r::parse_json(spec).map_err(UsageError)?;
+        // What a secret pointer must hold is that secret.
+        if r::secret_pointer(&pointer) {
+            match &want {
+                serde_json::Value::String(s) => crate::http::redact::mark_guessed(s),
+                other => crate::http::redact::mark_guessed(&other.to_string()),
+            }
+        }
+        ready.json.push((pointer, want));
     }
     for spec in &f.until_header {
-        ready
-            .headers
-            .push(r::parse_header(spec).map_err(UsageError)?);
+        let (name, re) = r::parse_header(spec).map_err(UsageError)?;
+        if crate::http::redact::is_secret_name(&name) {
+            crate::http::redact::mark_guessed(re.as_str());
+        }
+        ready.headers.push((name, re));
     }
     let retry = &mut cfg.retry;
     if ready.any() {

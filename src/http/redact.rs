@@ -66,8 +66,9 @@ pub fn mark(secret: &str) {
     mark_from(secret, MARK_MIN);
 }
 
-/// Marks a value that is secret only by its name's guess (see [`GUESSED_MIN`]).
-fn mark_guessed(value: &str) {
+/// Marks a value that is secret only by its name's guess (see [`GUESSED_MIN`]): a secret
+/// query parameter's, or what `--until-json` wants at a secret pointer.
+pub fn mark_guessed(value: &str) {
     mark_from(value, GUESSED_MIN);
 }
 

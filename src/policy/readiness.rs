@@ -106,7 +106,7 @@ impl Conditions {
                     "{} is {}, not matching {}",
                     cut(name),
                     quote(&shown.join(", ")),
-                    cut(re.as_str())
+                    shown_pattern(name, re)
                 ));
             }
         }
@@ -144,7 +144,7 @@ impl Conditions {
             // A value under a name that marks a secret (`/token`, `/auth/api_key`,
             // `/session/user`) is not shown, as a header of that name would not be; nor is a
             // secret member inside the value shown (see `masked`).
-            let secret = pointer.split('/').any(crate::http::redact::is_secret_name);
+            let secret = secret_pointer(pointer);
             let show = |v: &Value| {
                 if secret {
                     "***".to_string()
@@ -168,6 +168,22 @@ impl Conditions {
             }
         }
         None
+    }
+}
+
+/// Whether a JSON pointer names a secret: any of its names marks one (`/auth/token`,
+/// `/session/id`), as a header of that name would.
+pub fn secret_pointer(pointer: &str) -> bool {
+    pointer.split('/').any(crate::http::redact::is_secret_name)
+}
+
+/// A `--until-header` pattern as the log may show it: `***` for a header whose name marks a
+/// secret (the pattern then describes the secret), else the pattern, cut.
+pub fn shown_pattern(name: &str, re: &Regex) -> String {
+    if crate::http::redact::is_secret_name(name) {
+        "***".into()
+    } else {
+        cut(re.as_str())
     }
 }
 

@@ -293,6 +293,16 @@ fn inputs() -> Vec<Input> {
         "SKhead37",
         &["--until-header", "X-Api-Token: ^ok$", "{U}/p"],
     ));
+    all.push(input(
+        "--until-json at a secret pointer",
+        "SKwant56",
+        &["--until-json", "/auth/token=SKwant56", "{U}/p"],
+    ));
+    all.push(input(
+        "--until-header on a secret header",
+        "SKwant57",
+        &["--until-header", "X-Api-Token: ^SKwant57$", "{U}/p"],
+    ));
     all.push(input("Set-Cookie answered", "SKsetc38", &["{U}/p"]));
     all
 }
@@ -408,7 +418,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 62 inputs x 5 modes = 310 runs, three outputs each (930
+    // The product ran in full: 64 inputs x 5 modes = 320 runs, three outputs each (960
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -422,7 +432,7 @@ fn a_secret_from_any_input_reaches_no_output() {
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 62);
+    assert_eq!(inputs().len(), 64);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
