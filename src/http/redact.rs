@@ -1,6 +1,7 @@
-//! Secrets never reach a log line. Pure string work; every URL or header that is printed
-//! (attempt lines, `-v`, redirect notes, `--explain`, usage errors, proxy errors) goes
-//! through one of the functions here.
+//! Secrets never reach a log line. Every URL or header that is printed (attempt lines,
+//! `-v`, redirect notes, `--explain`, usage errors, proxy errors, readiness reasons) goes
+//! through one of the functions here; apart from the registry of marked secrets (below),
+//! this is pure string work.
 //!
 //! The rules depend on whether the text parsed, because the name of a value in text that
 //! did not parse cannot be trusted:
@@ -11,28 +12,33 @@
 //!   parameters (sections 3.4 and 3.5), split on `&`, `;` and `?`, are masked when their
 //!   (decoded) name marks them as secret (see [`is_secret_param`]) or when their value,
 //!   decoded, holds a secret parameter or a userinfo of its own
-//!   (`next=%2Fcb%3Ftoken%3DS`). A path segment that looks like a userinfo (a `:` before
-//!   an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is masked up to its `@`.
-//!   The rest of the URL is shown as it is.
+//!   (`next=%2Fcb%3Ftoken%3DS`); so is a bare item right after a masked value (the rest of
+//!   a secret holding an unencoded separator). A path segment that looks like a userinfo (a
+//!   `:` before an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is masked up to
+//!   its `@`. The rest of the URL is shown as it is.
 //! - A URL that does not parse (or parses without a host, such as `bob:pw@host/` read as
-//!   scheme `bob`): everything up to the last `@` after the scheme is taken for a userinfo
-//!   and masked whole, user name included, and *every* query and fragment value is masked
-//!   (`?state=***;token=***#***`), whatever its name.
+//!   scheme `bob`), or whose userinfo the parser split at a delimiter it held (a `?` or `#`
+//!   before the `@`: `http://u:12#pw@h/`, see [`hides_userinfo`]; a `/` or `\`:
+//!   `http://tok/en@h/`, see [`userinfo_in_first_segment`]): everything up to the last `@`
+//!   after the scheme is taken for a userinfo and masked whole, user name included, and
+//!   *every* query and fragment value is masked (`?state=***;token=***#***`), whatever its
+//!   name.
 //! - A header that parses: its value is masked when its name marks it as secret (see
 //!   [`is_secret_name`]); `-v` shows the others as they are, except that a URL in one
-//!   (Location, Refresh, a Referer) is masked as a URL.
+//!   (Location, Refresh, a Referer or Origin, parsed or not) or a value holding a userinfo
+//!   is masked as a URL.
 //! - A `-H` argument that does not parse: only a name-like prefix (ASCII letters and `-`,
 //!   at most 32 of them) followed by a separator (`:`, `=`, `;`, `,`, space or tab) is
 //!   kept, and everything after that separator is masked (`PRIVATE-TOKEN=***`,
 //!   `X ***`); anything else (no separator, digits in the first word, a long first word)
 //!   is masked whole (`***`), since the first word may then be the secret itself.
-
 //!
 //! On top of these rules, a value known to be a secret where it enters (the command line, a
-//! `-K` file, netrc, the environment: see [`mark`]) is masked wherever it appears in any text
-//! the process writes about the run ([`marked`]), in whatever form a writer would show it
-//! (as typed, percent-encoded as a URL shows it, escaped as JSON shows it). The writers
-//! (`report`, `--explain`, `-w` to stderr) pass every line through [`marked`] last, so a
+//! `-K` file, netrc, a cookie file, the environment: see [`mark`]) is masked wherever it
+//! appears in any text the process writes about the run ([`marked`]), in whatever form a
+//! writer would show it (as typed, percent-encoded as a URL shows it, escaped as JSON shows
+//! it). The writers (every stderr line from `report`, the forced summary, `--explain`, `-w`
+//! on either stream, a panic's message) pass their text through [`marked`] last, so a
 //! writer that forgets a rule above still does not print a marked secret.
 
 use std::sync::Mutex;
