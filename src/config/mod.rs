@@ -235,14 +235,15 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::http::redact::url_text(typed);
-    if crate::http::redact::hides_userinfo(typed) {
+    let full = everyday::with_scheme(typed)?;
+    if crate::http::redact::hides_userinfo(&full) {
         return usage(format!(
             "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
              percent-encode it in the password (%3F, %23), or put a '/' before a query \
              that holds an '@'"
         ));
     }
-    let parsed = match Url::parse(&everyday::with_scheme(typed)?) {
+    let parsed = match Url::parse(&full) {
         Ok(u) => u,
         Err(e) => {
             return usage(format!(

@@ -303,6 +303,11 @@ fn inputs() -> Vec<Input> {
         "SKwant57",
         &["--until-header", "X-Api-Token: ^SKwant57$", "{U}/p"],
     ));
+    all.push(input(
+        "unencoded # without a scheme",
+        "SKhash58",
+        &["u:12#SKhash58@{H}/p"],
+    ));
     all.push(input("Set-Cookie answered", "SKsetc38", &["{U}/p"]));
     all
 }
@@ -418,7 +423,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 64 inputs x 5 modes = 320 runs, three outputs each (960
+    // The product ran in full: 65 inputs x 5 modes = 325 runs, three outputs each (975
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -432,7 +437,7 @@ fn a_secret_from_any_input_reaches_no_output() {
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 64);
+    assert_eq!(inputs().len(), 65);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
