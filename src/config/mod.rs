@@ -466,7 +466,10 @@ fn mark_secrets(a: &RequestArgs) {
     for p in env_proxies.iter().flatten().chain(&r.proxy) {
         redact::mark_url(&with_scheme(p).unwrap_or_else(|_| p.clone()));
     }
-    if let Some(state) = a.fleet.state.as_ref().and_then(|s| s.to_str()) {
+    // A state file's path is not a URL: only a store's URL holds a password.
+    if let Some(state) = a.fleet.state.as_ref().and_then(|s| s.to_str())
+        && state.contains("://")
+    {
         redact::mark_url(state);
     }
 }

@@ -108,19 +108,19 @@ fn mark_from(secret: &str, min: usize) {
 }
 
 /// Marks the secrets of a URL as typed (see [`mark`]): what [`url_secrets`] finds (its
-/// parameters and path segments as guesses, see [`GUESSED_MIN`]), and, when the text does
-/// not parse with a host, what [`untrusted`] masks (everything up to the last `@` after the
-/// scheme, and its part after the first `:`, the password).
+/// password from 3 characters; a token as the userinfo, parameters and path segments as
+/// guesses, see [`GUESSED_MIN`]), and, when the text does not parse with a host, what
+/// [`untrusted`] masks: everything up to the last `@` after the scheme and its part after
+/// the first `:` (the password), or, without a `:`, a token without `/`, `?` or `#`.
 pub fn mark_url(typed: &str) {
     let parsed = Url::parse(typed)
         .ok()
         .filter(|u| !u.cannot_be_a_base() && u.has_host());
-    let userinfo = parsed.as_ref().and_then(|u| match u.password() {
-        Some(p) => Some(p.to_string()),
-        None => Some(u.username().to_string()).filter(|n| !n.is_empty()),
-    });
+    let password = parsed
+        .as_ref()
+        .and_then(|u| u.password().map(str::to_string));
     for s in url_secrets(typed) {
-        let mark_it = if userinfo.as_ref() == Some(&s) {
+        let mark_it = if password.as_ref() == Some(&s) {
             mark
         } else {
             mark_guessed
@@ -132,12 +132,18 @@ pub fn mark_url(typed: &str) {
     if parsed.is_none() || hides_userinfo(typed) {
         let start = typed.find("://").map_or(0, |i| i + 3);
         let rest = &typed[start..];
-        if let Some(at) = rest.rfind('@') {
-            let userinfo = &rest[..at];
-            mark(userinfo);
-            if let Some((_, password)) = userinfo.split_once(':') {
+        let Some(at) = rest.rfind('@') else {
+            return;
+        };
+        let userinfo = &rest[..at];
+        match userinfo.split_once(':') {
+            Some((_, password)) => {
+                mark(userinfo);
                 mark(password);
             }
+            // A token, unless it holds what a path or a query would (`h/?email=a@b`).
+            None if !userinfo.contains(['/', '?', '#']) => mark_guessed(userinfo),
+            None => {}
         }
     }
 }
@@ -778,6 +784,18 @@ mod tests {
         let held = MARKED.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(marked_now("Mn1secret"), None);
         drop(held);
+    }
+
+    #[test]
+    fn only_what_reads_as_a_userinfo_is_marked_in_text_that_does_not_parse() {
+        mark_url("http://exa mple/Mv1path/?email=Mv2mail@b");
+        mark_url("http://bob@Mv3host.test/");
+        mark_url("http://Mv4token@exa mple/");
+        mark_url("http://bob:Mv5pw@exa mple/");
+        assert_eq!(
+            marked("Mv1path Mv2mail Mv3host bob Mv4token Mv5pw"),
+            "Mv1path Mv2mail Mv3host bob *** ***"
+        );
     }
 
     #[test]
