@@ -223,6 +223,12 @@ fn inputs() -> Vec<Input> {
     let mut bundle = input("-K bundle", "SKkbun47", &["-K", "{D}/k", "{U}/p"]);
     bundle.files = vec![("k", "-su alice:SKkbun47\n".into())];
     all.push(bundle);
+    let mut hfile = input("-H @file", "SKhfil59", &["-H", "@{D}/h", "{U}/p"]);
+    hfile.files = vec![("h", "X-Api-Key: SKhfil59\nX-Bad SKhfil59\n".into())];
+    all.push(hfile);
+    let mut hfile = input("-H @file, valid", "SKhfil60", &["-H", "@{D}/h", "{U}/p"]);
+    hfile.files = vec![("h", "Authorization: Bearer SKhfil60\n".into())];
+    all.push(hfile);
     let mut jar = input("-b cookie file", "SKjar050", &["-b", "{D}/jar", "{U}/p"]);
     jar.files = vec![(
         "jar",
@@ -423,7 +429,7 @@ fn a_secret_from_any_input_reaches_no_output() {
         leaks.len(),
         leaks.join("\n---\n")
     );
-    // The product ran in full: 65 inputs x 5 modes = 325 runs, three outputs each (975
+    // The product ran in full: 67 inputs x 5 modes = 335 runs, three outputs each (1005
     // input x output combinations).
     // The inputs were used: the secrets that are meant to be sent reached the server.
     let seen: String = server
@@ -433,11 +439,11 @@ fn a_secret_from_any_input_reaches_no_output() {
         .collect();
     for sent in [
         "SKqtok04", "SKjses06", "SKbear14", "SKcook15", "SKakey16", "SKorig17", "SKrefh18",
-        "SKrefe19", "SKbcok21", "SKoaut23", "SKgetd43", "SKgenc44", "SKjar050",
+        "SKrefe19", "SKbcok21", "SKoaut23", "SKgetd43", "SKgenc44", "SKjar050", "SKhfil60",
     ] {
         assert!(seen.contains(sent), "{sent} was never sent:\n{seen}");
     }
-    assert_eq!(inputs().len(), 65);
+    assert_eq!(inputs().len(), 67);
     assert_eq!(runs, inputs().len() * MODES.len());
     assert_eq!(checked, runs * 3);
 }
