@@ -2,8 +2,11 @@
 //! or not, `-u`, secret headers, `Origin`/`Referer`, `-e`, `-b`, `--oauth2-bearer`, `-K`
 //! lines valid and malformed, netrc, the environment, `-O` names, the server's answers)
 //! never reaches any output the run writes besides the body asked for: stderr as text or
-//! JSON at `-v`, stdout (`--explain`), `-w` on stderr, and the state file. Each input is
-//! run in every output mode; every output is searched for the input's secret.
+//! JSON at `-v`, stdout (`--explain`, `-w`), `-w` on stderr, and the state file. Each input
+//! is run in every output mode; every output is searched for the input's secret (without
+//! case). Secrets the server sends under a secret name (a Set-Cookie, a JSON `password`)
+//! are searched for too, except in `-w` on stdout, which shows the answer's headers as
+//! asked (that mode does not ask for them).
 
 use crate::common::*;
 use crate::scripted::{Server, Step};
