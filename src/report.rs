@@ -1,6 +1,7 @@
 //! The only writer to stderr: one line per attempt as it ends, warnings, errors and the
 //! closing summary, as text (optionally coloured) or as JSON lines. Secrets are masked
-//! before anything gets here (see `redact`).
+//! before anything gets here (see `redact`), and every line is passed through
+//! `redact::marked` on its way out, so no secret marked where it entered is written.
 
 use crate::cli::{ColorChoice, LogFormat};
 use crate::exit::Outcome;
@@ -201,6 +202,7 @@ impl Reporter {
     pub fn live_line(&self, text: &str) {
         if self.live {
             let mut err = std::io::stderr().lock();
+            let text = crate::http::redact::marked(text);
             let _ = write!(err, "\r\x1b[K{PREFIX} {text}");
             let _ = err.flush();
             self.dirty.set(true);
@@ -212,6 +214,7 @@ impl Reporter {
     /// failure is, with what it was.
     pub fn write_out(&self, text: &str) -> Result<(), String> {
         self.clear_live();
+        let text = crate::http::redact::marked(text);
         let mut err = std::io::stderr().lock();
         match err.write_all(text.as_bytes()).and_then(|_| err.flush()) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -262,7 +265,9 @@ impl Reporter {
 
     fn write_line(&self, line: &str) {
         self.clear_live();
-        // A file name or server text holding CR or LF must not forge a second log line.
+        // A secret marked where it entered is masked whatever the writer did with it; then
+        // a file name or server text holding CR or LF must not forge a second log line.
+        let line = crate::http::redact::marked(line);
         let mut line = line.replace('\r', "\\r").replace('\n', "\\n");
         // Colours only where stderr takes them; then the whole line in one write, so the
         // lines of runs that share one log (`xargs -P ... 2>>log`) never interleave.
@@ -575,7 +580,7 @@ pub fn forced_summary(
     reason: &str,
     (key, state): (Option<&str>, StateUse),
 ) -> String {
-    match format {
+    let line = match format {
         LogFormat::Json => {
             let mut v = summary_json(outcome, attempts_made, elapsed, seed, Some(reason));
             v["idempotency_key"] = key.into();
@@ -600,7 +605,8 @@ pub fn forced_summary(
                 outcome.code()
             )
         }
-    }
+    };
+    crate::http::redact::marked(&line)
 }
 
 #[cfg(test)]

@@ -241,7 +241,15 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::http::redact::url_text(typed);
-    let parsed = match Url::parse(&everyday::with_scheme(typed)?) {
+    let full = everyday::with_scheme(typed)?;
+    if crate::http::redact::hides_userinfo(&full) {
+        return usage(format!(
+            "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
+             percent-encode it in the password (%3F, %23), or put a '/' before a query \
+             that holds an '@'"
+        ));
+    }
+    let parsed = match Url::parse(&full) {
         Ok(u) => u,
         Err(e) => {
             return usage(format!(
@@ -253,6 +261,13 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
         return usage(format!(
             "unsupported URL scheme {:?} in {s:?}: only http and https are accepted",
             parsed.scheme()
+        ));
+    }
+    if crate::http::redact::userinfo_in_first_segment(&parsed) {
+        return usage(format!(
+            "invalid URL {s:?}: a '/' or '\\' comes before the '@' of a user:password or \
+             token, so its first part would be taken for the host; percent-encode it in the \
+             user info (%2F, %5C), or an '@' in the path (%40)"
         ));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
@@ -335,11 +350,14 @@ pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
 /// a fixed order (so a command line with several faults always gets the same error first):
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+    mark_secrets(a);
     refusals(a)?;
     let (positional_method, target) = everyday::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
+    // -G's data may have added parameters to the URL.
+    crate::http::redact::mark_url(request.url.as_str());
     let mut retry = retry(&a.policy, given_attempts(a), &request)?;
     retry.curl = a.curl.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
@@ -358,6 +376,59 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     everyday::apply(a, &mut cfg)?;
     readiness(a, &mut cfg)?;
     Ok(cfg)
+}
+
+/// Marks every secret the command line (with its `-K` lines) and the environment give, before
+/// anything is checked, so that no writer shows one, errors about them included (see
+/// `redact::mark`): the URL's userinfo and secret parameters (as typed, even when it does
+/// not parse), `-u`'s password, the values of secret headers (`-H 'Authorization: ...'`,
+/// `Cookie`, `X-Api-Key`, ...) and the URLs in others (`-H 'Origin: ...'`), `-e`, `-b`'s
+/// cookie values, `--oauth2-bearer`, and the passwords of proxies (`-x`, `*_proxy`) and of
+/// a `--state redis://` URL.
+fn mark_secrets(a: &RequestArgs) {
+    use crate::http::redact;
+    let r = &a.request;
+    let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
+    for typed in a.target.iter().chain(&a.everyday.request.url) {
+        redact::mark_url(typed);
+        if let Ok(u) = with_scheme(typed) {
+            redact::mark_url(&u);
+        }
+    }
+    for h in &r.headers {
+        if let HeaderArg::Set(name, value) = h {
+            redact::mark_header(name, value);
+        }
+    }
+    if let Some((_, password)) = r.user.as_deref().and_then(|u| u.split_once(':')) {
+        redact::mark(password);
+    }
+    if let Some(referer) = &a.everyday.request.referer {
+        redact::mark_url(referer);
+    }
+    for cookie in &a.cron.cookie {
+        redact::mark_header("Cookie", cookie);
+    }
+    if let Some(token) = &a.compat.request.oauth2_bearer {
+        redact::mark(token);
+    }
+    let env_proxies = [
+        "https_proxy",
+        "HTTPS_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ]
+    .map(|v| std::env::var(v).ok());
+    for p in env_proxies.iter().flatten().chain(&r.proxy) {
+        redact::mark_url(&with_scheme(p).unwrap_or_else(|_| p.clone()));
+    }
+    // A state file's path is not a URL: only a store's URL holds a password.
+    if let Some(state) = a.fleet.state.as_ref().and_then(|s| s.to_str())
+        && state.contains("://")
+    {
+        redact::mark_url(state);
+    }
 }
 
 /// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
@@ -477,6 +548,7 @@ fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
         .filter(|_| !has_header(&headers, "authorization"))
     {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
+        crate::http::redact::mark(&token);
         headers.push(("Authorization".into(), format!("Basic {token}")));
     }
     if let Some(agent) = r
@@ -624,12 +696,22 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
             .push(r::parse_body_regex(spec).map_err(UsageError)?);
     }
     for spec in &f.until_json {
-        ready.json.push(r::parse_json(spec).map_err(UsageError)?);
+        let (pointer, want) = r::parse_json(spec).map_err(UsageError)?;
+        // What a secret pointer must hold is that secret.
+        if r::secret_pointer(&pointer) {
+            match &want {
+                serde_json::Value::String(s) => crate::http::redact::mark_guessed(s),
+                other => crate::http::redact::mark_guessed(&other.to_string()),
+            }
+        }
+        ready.json.push((pointer, want));
     }
     for spec in &f.until_header {
-        ready
-            .headers
-            .push(r::parse_header(spec).map_err(UsageError)?);
+        let (name, re) = r::parse_header(spec).map_err(UsageError)?;
+        if crate::http::redact::is_secret_name(&name) {
+            crate::http::redact::mark_guessed(re.as_str());
+        }
+        ready.headers.push((name, re));
     }
     let retry = &cfg.retry;
     if ready.any() {

@@ -215,8 +215,11 @@ pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
     let Some(found) = found else {
         return Ok(());
     };
+    // The password is a secret from here on, wherever a writer might show it.
+    crate::http::redact::mark(&found.password);
     let pair = format!("{}:{}", found.login, found.password);
     let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+    crate::http::redact::mark(&token);
     req.headers
         .push(("Authorization".into(), format!("Basic {token}")));
     Ok(())

@@ -1,6 +1,7 @@
-//! Secrets never reach a log line. Pure string work; every URL or header that is printed
-//! (attempt lines, `-v`, redirect notes, `--explain`, usage errors, proxy errors) goes
-//! through one of the functions here.
+//! Secrets never reach a log line. Every URL or header that is printed (attempt lines,
+//! `-v`, redirect notes, `--explain`, usage errors, proxy errors, readiness reasons) goes
+//! through one of the functions here; apart from the registry of marked secrets (below),
+//! this is pure string work.
 //!
 //! The rules depend on whether the text parsed, because the name of a value in text that
 //! did not parse cannot be trusted:
@@ -11,26 +12,211 @@
 //!   parameters (sections 3.4 and 3.5), split on `&`, `;` and `?`, are masked when their
 //!   (decoded) name marks them as secret (see [`is_secret_param`]) or when their value,
 //!   decoded, holds a secret parameter or a userinfo of its own
-//!   (`next=%2Fcb%3Ftoken%3DS`). A path segment that looks like a userinfo (a `:` before
-//!   an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is masked up to its `@`.
-//!   The rest of the URL is shown as it is.
+//!   (`next=%2Fcb%3Ftoken%3DS`); so is a bare item right after a masked value (the rest of
+//!   a secret holding an unencoded separator). A path segment that looks like a userinfo (a
+//!   `:` before an `@`, or an `@` right after a `//`: `/ht!tp://u:pw@h/`) is masked up to
+//!   its `@`. The rest of the URL is shown as it is.
 //! - A URL that does not parse (or parses without a host, such as `bob:pw@host/` read as
-//!   scheme `bob`): everything up to the last `@` after the scheme is taken for a userinfo
-//!   and masked whole, user name included, and *every* query and fragment value is masked
-//!   (`?state=***;token=***#***`), whatever its name.
+//!   scheme `bob`), or whose userinfo the parser split at a delimiter it held (a `?` or `#`
+//!   before the `@`: `http://u:12#pw@h/`, see [`hides_userinfo`]; a `/` or `\`:
+//!   `http://tok/en@h/`, see [`userinfo_in_first_segment`]): everything up to the last `@`
+//!   after the scheme is taken for a userinfo and masked whole, user name included, and
+//!   *every* query and fragment value is masked (`?state=***;token=***#***`), whatever its
+//!   name.
 //! - A header that parses: its value is masked when its name marks it as secret (see
 //!   [`is_secret_name`]); `-v` shows the others as they are, except that a URL in one
-//!   (Location, Refresh, a Referer) is masked as a URL.
+//!   (Location, Refresh, a Referer or Origin, parsed or not) or a value holding a userinfo
+//!   is masked as a URL.
 //! - A `-H` argument that does not parse: only a name-like prefix (ASCII letters and `-`,
 //!   at most 32 of them) followed by a separator (`:`, `=`, `;`, `,`, space or tab) is
 //!   kept, and everything after that separator is masked (`PRIVATE-TOKEN=***`,
 //!   `X ***`); anything else (no separator, digits in the first word, a long first word)
 //!   is masked whole (`***`), since the first word may then be the secret itself.
+//!
+//! On top of these rules, a value known to be a secret where it enters (the command line, a
+//! `-K` file, netrc, a cookie file, the environment: see [`mark`]) is masked wherever it
+//! appears in any text the process writes about the run ([`marked`]), in whatever form a
+//! writer would show it (as typed, percent-encoded as a URL shows it, escaped as JSON shows
+//! it). The writers (every stderr line from `report`, the forced summary, `--explain`, `-w`
+//! on either stream, a panic's message) pass their text through [`marked`] last, so a
+//! writer that forgets a rule above still does not print a marked secret.
 
+use std::sync::Mutex;
 use url::Url;
 
 /// What a secret is replaced with.
 const MASK: &str = "***";
+
+/// Secrets the run knows of, each in every form a writer may show it, longest first (so a
+/// secret that holds another is masked whole).
+static MARKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The shortest secret [`marked`] masks wherever it appears, in characters: a shorter one
+/// (a password `12`) would mask digits of every count and time in the log. Such a secret is
+/// still masked where the rules above find it by its place (a userinfo, a parameter, a
+/// header).
+const MARK_MIN: usize = 3;
+
+/// The shortest value marked for its name alone, in characters: a query parameter or a
+/// header whose name holds a secret word (`code=200`, `X-Auth-Mode: GET`) is a guess, and
+/// masking a short everyday word everywhere would hide the log's own words (a method, a
+/// status). Values secret by definition (a userinfo, `-u`, Authorization, Cookie, netrc)
+/// are marked from [`MARK_MIN`].
+const GUESSED_MIN: usize = 6;
+
+/// Marks `secret` as a secret the run was given: from here on, [`marked`] masks it in every
+/// text, as typed, percent-encoded as a URL's userinfo, path or query would show it, and
+/// escaped as a JSON string would show it. Leading and trailing white space is not part of
+/// it; a value shorter than 3 characters is not marked (see [`MARK_MIN`]).
+pub fn mark(secret: &str) {
+    mark_from(secret, MARK_MIN);
+}
+
+/// Marks a value that is secret only by its name's guess (see [`GUESSED_MIN`]): a secret
+/// query parameter's, or what `--until-json` wants at a secret pointer.
+pub fn mark_guessed(value: &str) {
+    mark_from(value, GUESSED_MIN);
+}
+
+/// [`mark`], for values of at least `min` characters.
+fn mark_from(secret: &str, min: usize) {
+    let s = secret.trim();
+    if s.chars().count() < min.max(MARK_MIN) {
+        return;
+    }
+    let mut forms = vec![s.to_string()];
+    if let Ok(mut u) = Url::parse("http://h/") {
+        if u.set_password(Some(s)).is_ok() {
+            forms.extend(u.password().map(str::to_string));
+        }
+        u.set_path(s);
+        forms.push(u.path().trim_start_matches('/').to_string());
+        u.set_query(Some(s));
+        forms.extend(u.query().map(str::to_string));
+    }
+    forms.push(url::form_urlencoded::byte_serialize(s.as_bytes()).collect());
+    if let Ok(json) = serde_json::to_string(s) {
+        forms.push(json.trim_matches('"').to_string());
+    }
+    let mut known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    for form in forms {
+        if form.chars().count() >= MARK_MIN && !known.contains(&form) {
+            known.push(form);
+        }
+    }
+    known.sort_by_key(|f| std::cmp::Reverse(f.len()));
+}
+
+/// Marks the secrets of a URL as typed (see [`mark`]): what [`url_secrets`] finds (its
+/// password from 3 characters; a token as the userinfo, parameters and path segments as
+/// guesses, see [`GUESSED_MIN`]), and, when the text does not parse with a host, what
+/// [`untrusted`] masks: everything up to the last `@` after the scheme and its part after
+/// the first `:` (the password), or, without a `:`, a token without `/`, `?` or `#`.
+pub fn mark_url(typed: &str) {
+    let parsed = Url::parse(typed)
+        .ok()
+        .filter(|u| !u.cannot_be_a_base() && u.has_host());
+    let password = parsed
+        .as_ref()
+        .and_then(|u| u.password().map(str::to_string));
+    for s in url_secrets(typed) {
+        let mark_it = if password.as_ref() == Some(&s) {
+            mark
+        } else {
+            mark_guessed
+        };
+        // Decoded too: an error may quote what the server or a library decoded.
+        mark_it(&decoded_text(&s));
+        mark_it(&s);
+    }
+    if parsed.is_none() || hides_userinfo(typed) {
+        let start = typed.find("://").map_or(0, |i| i + 3);
+        let rest = &typed[start..];
+        let Some(at) = rest.rfind('@') else {
+            return;
+        };
+        let userinfo = &rest[..at];
+        match userinfo.split_once(':') {
+            Some((_, password)) => {
+                mark(userinfo);
+                mark(password);
+            }
+            // A token, unless it holds what a path or a query would (`h/?email=a@b`).
+            None if !userinfo.contains(['/', '?', '#']) => mark_guessed(userinfo),
+            None => {}
+        }
+    }
+}
+
+/// Marks a header's secrets as it enters (`-H`, `-b`): the whole value of a secret header
+/// (see [`is_secret_name`]), its credentials after a scheme word (`Bearer TOKEN`,
+/// `Basic ...`) and each cookie's value (`a=S1; b=S2`), as guesses (see [`GUESSED_MIN`])
+/// unless the header carries credentials by definition (Authorization,
+/// Proxy-Authorization, Cookie); in any other header, the secrets of a URL in it (see
+/// [`mark_url`]).
+pub fn mark_header(name: &str, value: &str) {
+    if !is_secret_name(name) {
+        if value.contains('@') || value.contains('?') || value.contains('#') {
+            mark_url(value.trim());
+        }
+        return;
+    }
+    let lower = name.trim().to_ascii_lowercase();
+    let mark_it = if CREDENTIAL_HEADERS.contains(&lower.as_str()) {
+        mark
+    } else {
+        mark_guessed
+    };
+    mark_it(value);
+    if let Some((_, credentials)) = value.trim().split_once(' ') {
+        mark_it(credentials);
+    }
+    for cookie in value.split(';') {
+        if let Some((_, v)) = cookie.split_once('=') {
+            mark_it(v);
+        }
+    }
+}
+
+/// `text` with every marked secret (see [`mark`]) shown as `***`.
+pub fn marked(text: &str) -> String {
+    let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    mask_all(&known, text)
+}
+
+/// [`marked`] for a writer that must not wait on the registry (a panic's message, which may
+/// come from a thread holding it): `None` when the registry is busy.
+pub fn marked_now(text: &str) -> Option<String> {
+    match MARKED.try_lock() {
+        Ok(known) => Some(mask_all(&known, text)),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(mask_all(&e.into_inner(), text)),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
+/// `text` with every one of `known` shown as `***`, in order.
+fn mask_all(known: &[String], text: &str) -> String {
+    known
+        .iter()
+        .fold(text.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
+}
+
+/// Whether a URL as typed hides a userinfo behind a `?` or `#` that the userinfo was meant
+/// to hold (`http://u:12#pw@h/`, `http://u:pw?x@h/`): between the `//` and the first `/`
+/// after it, a `?` or `#` comes before an `@`. A URL parser reads the authority as ending
+/// at the `?` or `#` (RFC 3986 section 3.2), so the password's first part would be read as
+/// the host or port and the rest as a query or fragment.
+pub fn hides_userinfo(typed: &str) -> bool {
+    let Some(i) = typed.find("//") else {
+        return false;
+    };
+    let rest = &typed[i + 2..];
+    let zone = &rest[..rest.find('/').unwrap_or(rest.len())];
+    match (zone.find(['?', '#']), zone.rfind('@')) {
+        (Some(q), Some(at)) => q < at,
+        _ => false,
+    }
+}
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
 /// (`signature` holds `sig`, `password`, `passwd` hold `pass`, `sessionid` holds `session`,
@@ -116,9 +302,21 @@ pub fn header_value(name: &str, value: &str) -> String {
             if value.contains("://")
                 && !u.cannot_be_a_base()
                 && u.has_host()
-                && url(&u) != u.as_str() =>
+                && !hides_userinfo(value) =>
         {
-            url(&u)
+            if url(&u) != u.as_str() {
+                url(&u)
+            } else {
+                value.to_string()
+            }
+        }
+        // A Referer or Origin is a URL even when it does not parse (`bob:pw@intranet/`,
+        // a port out of range), and so is any value holding a userinfo.
+        _ if matches!(lower.as_str(), "referer" | "origin")
+            || has_userinfo(value)
+            || hides_userinfo(value) =>
+        {
+            url_text(value.trim())
         }
         _ => value.to_string(),
     }
@@ -248,6 +446,14 @@ fn path_masked(path: &str) -> (String, Vec<String>) {
 /// bare item (no `=`) is masked when `all`, or when it holds a userinfo (`?http://u:pw@h/`);
 /// an empty value stays empty.
 fn params(s: &str, all: bool) -> String {
+    params_after(s, all, false).0
+}
+
+/// [`params`], also masking a bare item that follows a masked value (`token=S&S2`, a
+/// secret holding an unencoded `&`, `;`, `?` or `#`: its rest reads as a bare item);
+/// `after_secret`: the text before `s` ended with a masked value (a query before its
+/// fragment). Returns the text and whether it ends with a masked value.
+fn params_after(s: &str, all: bool, mut after_secret: bool) -> (String, bool) {
     let mut out = String::with_capacity(s.len());
     for item in s.split_inclusive(PARAM_SEPARATORS) {
         let (pair, sep) = match item.strip_suffix(PARAM_SEPARATORS) {
@@ -259,15 +465,22 @@ fn params(s: &str, all: bool) -> String {
                 out.push_str(k);
                 out.push('=');
                 out.push_str(MASK);
+                after_secret = true;
             }
-            None if !pair.is_empty() && (all || has_userinfo(&decoded_text(pair))) => {
-                out.push_str(MASK)
+            None if !pair.is_empty()
+                && (all || after_secret || has_userinfo(&decoded_text(pair))) =>
+            {
+                out.push_str(MASK);
+                after_secret = true;
             }
-            _ => out.push_str(pair),
+            _ => {
+                out.push_str(pair);
+                after_secret = false;
+            }
         }
         out.push_str(sep);
     }
-    out
+    (out, after_secret)
 }
 
 /// A URL as it may be logged. With a host: the password (or a userinfo without one, a
@@ -276,7 +489,7 @@ fn params(s: &str, all: bool) -> String {
 /// masked. Without one (`bob:pw@host/` parses as scheme `bob`), it is treated as text that
 /// did not parse (see [`untrusted`]).
 pub fn url(u: &Url) -> String {
-    if u.cannot_be_a_base() || !u.has_host() {
+    if u.cannot_be_a_base() || !u.has_host() || userinfo_in_first_segment(u) {
         return untrusted(u.as_str());
     }
     let mut shown = u.clone();
@@ -289,14 +502,17 @@ pub fn url(u: &Url) -> String {
     if path != u.path() {
         shown.set_path(&path);
     }
+    // A path parameter's secret value may go on into the query (`;jsessionid=S1?S2`).
+    let mut after_secret = last_path_params_end_masked(u);
     if let Some(q) = u.query() {
-        let masked = params(q, false);
+        let (masked, ended) = params_after(q, false, after_secret);
+        after_secret = ended;
         if masked != q {
             shown.set_query(Some(&masked));
         }
     }
     if let Some(f) = u.fragment() {
-        let masked = params(f, false);
+        let (masked, _) = params_after(f, false, after_secret);
         if masked != f {
             shown.set_fragment(Some(&masked));
         }
@@ -304,11 +520,48 @@ pub fn url(u: &Url) -> String {
     shown.to_string()
 }
 
+/// Whether the parameters of a URL's last path segment end with a masked value.
+fn last_path_params_end_masked(u: &Url) -> bool {
+    let last = u.path().rsplit('/').next().unwrap_or("");
+    last.split_once(';')
+        .is_some_and(|(_, rest)| params_after(rest, false, false).1)
+}
+
+/// Whether a URL without a userinfo has, as its path's first segment, what reads as the
+/// end of one: `X@HOST[:PORT]` with `X` not empty (`http://tok/en@h/`, a token holding an
+/// unencoded `/` or `\\`, which the parser took for the host `tok` and a path). Such a URL
+/// is shown as text that did not parse ([`untrusted`]): its host may be the secret's
+/// first part. `/@scope/pkg` and `/users/bob@example.test` are not; nor is a segment
+/// [`path_masked`] masks as a userinfo of its own (`/u:pw@h`).
+pub fn userinfo_in_first_segment(u: &Url) -> bool {
+    if !u.username().is_empty() || u.password().is_some() {
+        return false;
+    }
+    // A segment that looks like a userinfo of its own (`u:pw@h`) is masked by `path_masked`;
+    // one with path parameters (`p;email=a@b`) is not a userinfo.
+    let first = first_segment(u);
+    let Some((before, after)) = first.rsplit_once('@') else {
+        return false;
+    };
+    let host_like = !after.is_empty()
+        && after
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-[]:".contains(&b));
+    !before.is_empty() && !before.contains(';') && host_like && userinfo_at(first, false).is_none()
+}
+
+/// The first segment of a URL's path (`a` of `/a/b`; empty for `//x`).
+fn first_segment(u: &Url) -> &str {
+    let path = u.path();
+    let path = path.strip_prefix('/').unwrap_or(path);
+    path.split('/').next().unwrap_or("")
+}
+
 /// A URL as typed, masked even when it does not parse: by [`url()`]'s rules when it parses
 /// with a host, else by [`untrusted`]'s.
 pub fn url_text(s: &str) -> String {
     match Url::parse(s) {
-        Ok(u) if !u.cannot_be_a_base() && u.has_host() => url(&u),
+        Ok(u) if !u.cannot_be_a_base() && u.has_host() && !hides_userinfo(s) => url(&u),
         _ => untrusted(s),
     }
 }
@@ -394,26 +647,60 @@ pub fn credentials(s: &str) -> String {
 /// the parameters it masks, as typed.
 pub fn url_secrets(s: &str) -> Vec<String> {
     let mut found = Vec::new();
-    if let Ok(u) = Url::parse(s) {
-        match u.password() {
-            Some(p) => found.push(p.to_string()),
-            None if !u.username().is_empty() => found.push(u.username().to_string()),
-            None => {}
-        }
-        if !u.cannot_be_a_base() {
-            found.extend(path_masked(u.path()).1);
-        }
-        for part in [u.query(), u.fragment()].into_iter().flatten() {
-            for pair in part.split(PARAM_SEPARATORS) {
-                match pair.split_once('=') {
-                    Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
-                    None if has_userinfo(&decoded_text(pair)) => found.push(pair.to_string()),
-                    _ => {}
+    match Url::parse(s) {
+        Ok(u) => {
+            match u.password() {
+                Some(p) => found.push(p.to_string()),
+                None if !u.username().is_empty() => found.push(u.username().to_string()),
+                None => {}
+            }
+            if !u.cannot_be_a_base() {
+                found.extend(path_masked(u.path()).1);
+                // Path parameters (`/report.csv;jsessionid=S`), which `-O` may take for a
+                // file name.
+                for segment in u.path().split('/') {
+                    if let Some((_, rest)) = segment.split_once(';') {
+                        param_secrets(rest, false, &mut found);
+                    }
                 }
+            }
+            let mut after_secret = last_path_params_end_masked(&u);
+            for part in [u.query(), u.fragment()].into_iter().flatten() {
+                after_secret = param_secrets(part, after_secret, &mut found);
+            }
+            if userinfo_in_first_segment(&u) {
+                let hidden = first_segment(&u).rsplit_once('@').map(|(x, _)| x);
+                found.extend(hidden.map(str::to_string));
+            }
+        }
+        // Text that does not parse: the secret parameters after its first `?`, `#` or `;`.
+        Err(_) => {
+            if let Some(at) = s.find(['?', '#', ';']) {
+                param_secrets(&s[at + 1..], false, &mut found);
             }
         }
     }
     found
+}
+
+/// The values of the parameters in `part` (a query, a fragment, a path segment's
+/// parameters) that [`params_after`] masks, as typed; `after_secret` as there. Returns
+/// whether `part` ends with a masked value.
+fn param_secrets(part: &str, mut after_secret: bool, found: &mut Vec<String>) -> bool {
+    for pair in part.split([&PARAM_SEPARATORS[..], &['#']].concat().as_slice()) {
+        match pair.split_once('=') {
+            Some((k, v)) if secret_pair(k, v, false) => found.push(v.to_string()),
+            None if !pair.is_empty() && (after_secret || has_userinfo(&decoded_text(pair))) => {
+                found.push(pair.to_string())
+            }
+            _ => {
+                after_secret = false;
+                continue;
+            }
+        }
+        after_secret = true;
+    }
+    after_secret
 }
 
 /// Masks every occurrence of the given secrets in a free-form message (error texts from
@@ -428,6 +715,160 @@ pub fn text(msg: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marked_secrets_are_masked_in_every_form_a_writer_shows() {
+        mark("Mk1 \"q\"/ä#x");
+        mark("ab");
+        let forms = [
+            "Mk1 \"q\"/ä#x",
+            "Mk1%20%22q%22%2F%C3%A4%23x",
+            "Mk1+%22q%22%2F%C3%A4%23x",
+            "Mk1 \\\"q\\\"/ä#x",
+        ];
+        for form in forms {
+            let shown = marked(&format!("<{form}>"));
+            assert_eq!(shown, "<***>", "{form}");
+        }
+        // A secret of one or two characters is masked only where the rules find it.
+        assert_eq!(marked("ab 12"), "ab 12");
+    }
+
+    #[test]
+    fn a_secret_holding_a_delimiter_is_masked_whole() {
+        // A token holding '/' or '\\': the parser reads its first part as the host.
+        for typed in ["http://tokA/tokB@h.test:8/p", "http://tokA\\tokB@h.test/p"] {
+            let shown = url_text(typed);
+            assert_eq!(
+                shown.split_once('@').map(|(a, _)| a),
+                Some("http://***"),
+                "{shown}"
+            );
+            assert!(!shown.to_lowercase().contains("tok"), "{shown}");
+        }
+        // A secret value holding '&', ';', '?' or '#': its rest is a bare item, masked too.
+        for (typed, shown) in [
+            ("http://h/?token=S1&S2&a=1", "http://h/?token=***&***&a=1"),
+            (
+                "http://h/?token=S1;S2?S3&a=1",
+                "http://h/?token=***;***?***&a=1",
+            ),
+            ("http://h/?token=S1#S2&a=1", "http://h/?token=***#***&a=1"),
+            (
+                "http://h/p;jsessionid=S1?S2",
+                "http://h/p;jsessionid=***?***",
+            ),
+            ("http://h/?a=1&b&token=S1", "http://h/?a=1&b&token=***"),
+        ] {
+            assert_eq!(url_text(typed), shown, "{typed}");
+        }
+        assert_eq!(
+            url_secrets("http://h/?token=S1&S2#S3&a=1"),
+            ["S1", "S2", "S3"]
+        );
+        // Ordinary paths with an '@' stay readable.
+        for typed in [
+            "http://h/@scope/pkg",
+            "http://h/users/bob@example.test",
+            "http://h/p;email=a@b",
+            "http://h/a@b%2Fc",
+        ] {
+            assert_eq!(url_text(typed), typed);
+        }
+    }
+
+    #[test]
+    fn a_writer_that_must_not_wait_masks_too() {
+        mark("Mn1secret");
+        assert_eq!(marked_now("a Mn1secret b").as_deref(), Some("a *** b"));
+        let held = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+        assert_eq!(marked_now("Mn1secret"), None);
+        drop(held);
+    }
+
+    #[test]
+    fn only_what_reads_as_a_userinfo_is_marked_in_text_that_does_not_parse() {
+        mark_url("http://exa mple/Mv1path/?email=Mv2mail@b");
+        mark_url("http://bob@Mv3host.test/");
+        mark_url("http://Mv4token@exa mple/");
+        mark_url("http://bob:Mv5pw@exa mple/");
+        assert_eq!(
+            marked("Mv1path Mv2mail Mv3host bob Mv4token Mv5pw"),
+            "Mv1path Mv2mail Mv3host bob *** ***"
+        );
+    }
+
+    #[test]
+    fn short_values_secret_only_by_their_name_are_not_marked() {
+        mark_url("http://h/?code=200&auth_mode=POST&token=Mg1long");
+        mark_header("X-Auth-Method", "GET");
+        mark_header("Cookie", "a=Mg2");
+        assert_eq!(marked("GET 200 POST"), "GET 200 POST");
+        assert_eq!(marked("Mg1long Mg2"), "*** ***");
+    }
+
+    #[test]
+    fn a_url_s_secrets_are_marked_as_typed_even_when_it_does_not_parse() {
+        mark_url("http://bob:Mu1pw@exa mple/?token=Mu2tok");
+        mark_url("bob:Mu3pw@intranet/page");
+        mark_url("http://u:12#Mu4pw@h/");
+        mark_url("http://h/report.csv;jsessionid=Mu5jsid");
+        mark_header("Cookie", "a=1; sid=Mu6ck");
+        mark_header("Authorization", "Bearer Mu7br");
+        mark_header("Origin", "http://bob:Mu8or@host:99999/");
+        let shown = marked("Mu1pw Mu2tok Mu3pw 12#Mu4pw Mu5jsid Mu6ck Mu7br Mu8or");
+        assert!(!shown.contains("Mu"), "{shown}");
+    }
+
+    #[test]
+    fn a_userinfo_behind_a_question_mark_or_hash_is_masked() {
+        for typed in [
+            "http://u:12#pw@h/",
+            "http://u:12?pw@h/",
+            "http://u:a#b?c@h:8/x",
+        ] {
+            assert!(hides_userinfo(typed), "{typed}");
+            let shown = url_text(typed);
+            assert!(shown.starts_with("http://***@h"), "{typed}: {shown}");
+            assert!(!shown.contains("12") && !shown.contains("pw"), "{shown}");
+        }
+        for typed in [
+            "http://h/?email=a@b",
+            "http://u:pw@h/?x=1#y",
+            "http://h:8/#a",
+            "http://a@b/?c",
+        ] {
+            assert!(!hides_userinfo(typed), "{typed}");
+        }
+    }
+
+    #[test]
+    fn referer_and_origin_values_that_do_not_parse_are_masked_as_urls() {
+        assert_eq!(
+            header_value("Referer", "bob:PW1@intranet/page"),
+            "***@intranet/page"
+        );
+        assert_eq!(
+            header_value("Origin", "http://bob:PW2@host:99999/"),
+            "http://***@host:99999/"
+        );
+        assert_eq!(
+            header_value("X-Back", "ftp://bob:PW3@h/"),
+            "ftp://bob:***@h/"
+        );
+        assert_eq!(header_value("X-Where", "u:PW4@h"), "***@h");
+        assert_eq!(header_value("From", "bob@example.test"), "bob@example.test");
+        assert_eq!(header_value("Referer", "intranet/page"), "intranet/page");
+    }
+
+    #[test]
+    fn path_parameters_are_among_a_url_s_secrets() {
+        assert_eq!(
+            url_secrets("http://h/d/report.csv;jsessionid=S1;v=2/x;token=S2?page=1"),
+            ["S1", "S2"]
+        );
+        assert_eq!(url_secrets("http://bob:pw@exa mple/?token=S3&a=1"), ["S3"]);
+    }
 
     #[test]
     fn path_parameters_are_masked_in_relative_and_unparsable_urls_too() {

@@ -106,7 +106,7 @@ impl Conditions {
                     "{} is {}, not matching {}",
                     cut(name),
                     quote(&shown.join(", ")),
-                    cut(re.as_str())
+                    shown_pattern(name, re)
                 ));
             }
         }
@@ -145,13 +145,17 @@ impl Conditions {
             Err(_) => return Some("the body is not JSON".into()),
         };
         for (pointer, want) in &self.json {
-            // A value under a name that marks a secret (`/token`, `/auth/api_key`) is not
-            // shown, as a header of that name would not be.
-            let secret = pointer
-                .rsplit('/')
-                .next()
-                .is_some_and(crate::http::redact::is_secret_name);
-            let show = |v: &Value| if secret { "***".to_string() } else { short(v) };
+            // A value under a name that marks a secret (`/token`, `/auth/api_key`,
+            // `/session/user`) is not shown, as a header of that name would not be; nor is a
+            // secret member inside the value shown (see `masked`).
+            let secret = secret_pointer(pointer);
+            let show = |v: &Value| {
+                if secret {
+                    "***".to_string()
+                } else {
+                    short(&masked(v))
+                }
+            };
             match doc.pointer(pointer) {
                 None => {
                     return Some(format!("{} is missing, want {}", cut(pointer), show(want)));
@@ -168,6 +172,22 @@ impl Conditions {
             }
         }
         None
+    }
+}
+
+/// Whether a JSON pointer names a secret: any of its names marks one (`/auth/token`,
+/// `/session/id`), as a header of that name would.
+pub fn secret_pointer(pointer: &str) -> bool {
+    pointer.split('/').any(crate::http::redact::is_secret_name)
+}
+
+/// A `--until-header` pattern as the log may show it: `***` for a header whose name marks a
+/// secret (the pattern then describes the secret), else the pattern, cut.
+pub fn shown_pattern(name: &str, re: &Regex) -> String {
+    if crate::http::redact::is_secret_name(name) {
+        "***".into()
+    } else {
+        cut(re.as_str())
     }
 }
 
@@ -190,6 +210,32 @@ fn same(a: &Value, b: &Value) -> bool {
             }
         }
         _ => a == b,
+    }
+}
+
+/// A JSON value as the log may show it: the value of every member whose name marks a
+/// secret (`password`, `api_key`, `token`, ...: see `redact::is_secret_name`) is `"***"`,
+/// at any depth, and a string holding a URL or a userinfo is masked as a header value
+/// holding one would be (`redact::header_value`).
+fn masked(v: &Value) -> Value {
+    use crate::http::redact;
+    match v {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(k, v)| {
+                    let shown = if redact::is_secret_name(k) {
+                        Value::String("***".into())
+                    } else {
+                        masked(v)
+                    };
+                    (k.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
+        Value::String(s) => Value::String(redact::header_value("", s)),
+        other => other.clone(),
     }
 }
 
@@ -326,6 +372,37 @@ mod tests {
     }
 
     #[test]
+    fn secret_members_are_masked_at_any_depth() {
+        let body = br#"{"user":{"name":"bob","password":"S1","keys":[{"api_key":"S2"}],
+            "home":"http://u:S3x@h/","Token":{"v":"S4"}},"auth":{"session":{"id":"S5"}}}"#;
+        for spec in [
+            "/user=alice",
+            "/auth/session/id=x",
+            "/auth=x",
+            "/user/keys=[]",
+        ] {
+            let why = with_json(&[spec])
+                .check_body(Some(body), 0)
+                .expect("not ready");
+            for secret in ["S1", "S2", "S3x", "S4", "S5"] {
+                assert!(!why.contains(secret), "{spec}: {why}");
+            }
+        }
+        // What is not a secret stays readable.
+        let why = with_json(&["/user=alice"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert!(
+            why.starts_with(r#"/user is {"Token":"***","home":"http://u:***@h/""#),
+            "{why}"
+        );
+        let why = with_json(&["/user/name=alice"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert_eq!(why, r#"/user/name is "bob", want "alice""#);
+    }
+
+    #[test]
     fn the_status_decides_first() {
         let none = Conditions::default();
         assert_eq!(none.by_status(200, &retry_on()), ByStatus::Candidate);
@@ -433,7 +510,8 @@ mod tests {
         let set = vec![("Set-Cookie".to_string(), "sid=SECRET".to_string())];
         assert_eq!(
             cookie.check(&set, None, 0).as_deref(),
-            Some("set-cookie is \"***\", not matching nomatch")
+            // The pattern for a secret header describes the secret: not shown either.
+            Some("set-cookie is \"***\", not matching ***")
         );
         let long = Conditions {
             body: vec![parse_body_regex(&"x".repeat(500)).expect("valid")],

@@ -57,10 +57,22 @@ pub(crate) fn remove_temps() {
 /// one line. Release builds abort on panic (no unwinding, so no destructors run); this hook
 /// keeps the promise that no partial file is left behind.
 pub fn clean_up_on_panic() {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
+    std::panic::set_hook(Box::new(|info| {
+        use std::io::Write as _;
         remove_temps();
-        previous(info);
+        // Rust's own hook would print the message as it is, and a message may quote a
+        // secret the run was given: it is masked like every other line (withheld when
+        // the secrets cannot be consulted). A backtrace follows under RUST_BACKTRACE.
+        let thread = std::thread::current();
+        let name = thread.name().unwrap_or("<unnamed>");
+        let message = crate::http::redact::marked_now(&info.to_string())
+            .unwrap_or_else(|| "panicked (its message is withheld)".into());
+        let backtrace = std::backtrace::Backtrace::capture();
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "thread '{name}' {message}");
+        if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            let _ = writeln!(err, "{backtrace}");
+        }
     }));
 }
 

@@ -235,10 +235,11 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
                 ));
             }
             Ok(Held::Bytes(b)) => b,
+            // Not quoted: a value without '=' that names no file may be a cookie's value.
             Ok(Held::Missing) => {
-                return Err(format!(
-                    "-b {shown}: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE)"
-                ));
+                return Err(
+                    "-b: no such file (a -b value without '=' names a cookie file; a cookie is NAME=VALUE; the name given is not quoted, as it may be a cookie)".into()
+                );
             }
             Err(e) => return Err(format!("-b {shown}: cannot read it: {e}")),
         };
@@ -246,7 +247,10 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
         parts.extend(cookies::header(&jar, &cfg.request.url, SystemTime::now()));
     }
     parts.extend(cfg.cron.cookie_strings.iter().cloned());
-    Ok((!parts.is_empty()).then(|| parts.join("; ")))
+    let value = parts.join("; ");
+    // A cookie file's values are secrets from here on, as -b's strings are.
+    crate::http::redact::mark_header("Cookie", &value);
+    Ok((!parts.is_empty()).then_some(value))
 }
 
 /// `-C -`: the bytes the `-o` file holds (`None`: missing or empty, so the download starts

@@ -108,17 +108,27 @@ fn readiness(cfg: &Config) -> String {
         }
         None => s.push_str("                the status is below 400\n"),
     }
+    // What a secret header or pointer must hold is not shown (see `readiness`).
     for (name, re) in &c.headers {
         let _ = writeln!(
             s,
             "                the {name} header matches {}",
-            re.as_str()
+            if crate::http::redact::is_secret_name(name) {
+                "***"
+            } else {
+                re.as_str()
+            }
         );
     }
     for re in &c.body {
         let _ = writeln!(s, "                the body matches {}", re.as_str());
     }
     for (pointer, value) in &c.json {
+        let value = if crate::policy::readiness::secret_pointer(pointer) {
+            "***".to_string()
+        } else {
+            value.to_string()
+        };
         let _ = writeln!(s, "                the JSON body has {value} at {pointer}");
     }
     let _ = writeln!(

@@ -116,6 +116,8 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     let query = load_body(cfg.request.get_data.as_ref(), Some(MAX_QUERY), &cfg, &ends)?;
     if let Some(data) = query {
         query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
+        // -G's data entered the URL: its secret parameters are secrets from here on.
+        redact::mark_url(cfg.request.url.as_str());
     }
     watchdog.note_last("no attempt made");
     Ok(Prepared {
@@ -181,7 +183,8 @@ impl Ends<'_> {
     /// before the run claims its ending, so a reader that does not take it by the deadline
     /// ends the run with exit 5.
     fn explain(&self, cfg: &Config) -> Outcome {
-        let (outcome, why) = match output::print_stdout(&explain::explain(cfg)) {
+        let text = redact::marked(&explain::explain(cfg));
+        let (outcome, why) = match output::print_stdout(&text) {
             Ok(()) => (Outcome::Success, None),
             Err(e) => (Outcome::Local, Some(e)),
         };
@@ -720,12 +723,14 @@ fn print_write_out(
     for name in rendered.unknown {
         reporter.notice(&format!("unknown --write-out variable: '{name}'"));
     }
-    // stdout is the user's own output, as the body is; stderr is a log, where no secret
-    // goes: what follows %{stderr} is rendered from masked values.
+    // stdout is the user's own output, as the body is: what the server sent (a Set-Cookie,
+    // a Location) is shown as asked, but no secret the user gave (see `redact::mark`).
+    // stderr is a log, where no secret goes: what follows %{stderr} is rendered from masked
+    // values.
     let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
     for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
         match stream {
-            write_out::Stream::Stdout => output::print_stdout(&text)?,
+            write_out::Stream::Stdout => output::print_stdout(&redact::marked(&text))?,
             write_out::Stream::Stderr => reporter.write_out(&shown)?,
         }
     }
@@ -925,6 +930,7 @@ fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
         } else {
             format!("http://{p}")
         };
+        redact::mark_url(&p);
         s.extend(redact::url_secrets(&p));
     }
     s

@@ -40,6 +40,7 @@ mod readiness;
 mod replay;
 mod response_head;
 mod retry_after;
+mod secret_inputs;
 mod secrets;
 mod shared_rules;
 mod signals;

@@ -327,10 +327,18 @@ fn config_file(
             continue;
         };
         for (name, value) in bundle(&name, value, opts) {
-            config_option(&name, value, opts, (&mut out, &mut *urls)).map_err(|e| match e {
-                Refusal::Usage(m) => Refusal::Usage(at(m)),
-                other => other,
-            })?;
+            // The line's value is never quoted back, whichever check quotes it (a value of
+            // one or two characters, a count, is too short to find in a message).
+            let hide = |m: String| match &value {
+                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), "***"),
+                _ => m,
+            };
+            config_option(&name, value.clone(), opts, (&mut out, &mut *urls)).map_err(
+                |e| match e {
+                    Refusal::Usage(m) => Refusal::Usage(at(hide(m))),
+                    other => other,
+                },
+            )?;
         }
     }
     Ok(out)
@@ -488,17 +496,44 @@ fn option_name(name: &str, opts: &Options) -> Result<String, String> {
             if let Some(curl) = crate::cli::curl_names::find(&typed) {
                 return Err(crate::cli::compat::unsupported(curl, &typed));
             }
-            let shown = name.len() <= 32
-                && name
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-            Err(if shown {
-                format!("unknown option {name:?}")
-            } else {
-                "unknown option (not quoted: it may be a value)".into()
+            // Quoted only when it is a misspelt option (within two edits of one, `retyr`):
+            // any other word may be a stray value, a token as likely as a name.
+            let bare = name.trim_start_matches('-');
+            let near = opts
+                .long
+                .keys()
+                .filter(|known| within_two_edits(bare, known))
+                .min();
+            Err(match near {
+                Some(known) if name.len() <= 32 => {
+                    format!("unknown option {name:?} (did you mean --{known}?)")
+                }
+                _ => "unknown option (not quoted: it may be a value)".into(),
             })
         }
     }
+}
+
+/// Whether `a` becomes `b` by at most two insertions, deletions or substitutions
+/// (Levenshtein distance), for names of up to 64 bytes.
+fn within_two_edits(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() > 64 || b.len() > 64 || a.len().abs_diff(b.len()) > 2 {
+        return false;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()] <= 2
 }
 
 /// One line of a curl config file: `None` for a blank line or a `#` comment, else the
@@ -557,6 +592,22 @@ fn unquote(s: &str) -> Result<(String, &str), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_is_quoted_only_when_it_is_a_misspelt_option() {
+        let opts = Options::of_cli();
+        let err = |n: &str| option_name(n, &opts).expect_err("unknown");
+        assert_eq!(
+            err("retyr-on"),
+            "unknown option \"retyr-on\" (did you mean --retry-on?)"
+        );
+        for token in ["skkbad30", "ghp0abcdef", "correcthorse", "a1b2c3d4e5"] {
+            let why = err(token);
+            assert!(!why.contains(token), "{why}");
+        }
+        assert!(within_two_edits("atempts", "attempts"));
+        assert!(!within_two_edits("abc", "url"));
+    }
 
     fn line(s: &str) -> Option<(String, Option<String>)> {
         config_line(s).expect("parses")
