@@ -406,7 +406,9 @@ fn mark_secrets(a: &RequestArgs) {
     if let Some(referer) = &a.everyday.request.referer {
         redact::mark_url(referer);
     }
-    for cookie in &a.cron.cookie {
+    // A -b value with '=' is cookies; one without names a cookie file (curl's rule), a path
+    // that errors name (one that names nothing is not quoted: see request::cron).
+    for cookie in a.cron.cookie.iter().filter(|c| c.contains('=')) {
         redact::mark_header("Cookie", cookie);
     }
     if let Some(token) = &a.compat.request.oauth2_bearer {

@@ -235,6 +235,12 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
                 ));
             }
             Ok(Held::Bytes(b)) => b,
+            // A link to nowhere names a path: said with it, as for any other input file.
+            Ok(Held::Missing) if std::fs::symlink_metadata(path).is_ok() => {
+                return Err(format!(
+                    "-b {shown}: cannot read it: a link to a file that does not exist"
+                ));
+            }
             // Not quoted: a value without '=' that names no file may be a cookie's value.
             Ok(Held::Missing) => {
                 return Err(
