@@ -42,7 +42,9 @@
 //!
 //! An answer that failed an `--until-*` condition (not ready) is polled like a retryable
 //! status: rows 1, 7 (as 8), 11 to 15 apply, and where they would end the run with 4 or 5
-//! it ends with 8, "not ready" (the service answered; it was not ready yet).
+//! it ends with 8, "not ready" (the service answered; it was not ready yet). So does a
+//! deadline that cuts the attempt after such an answer (row 7 as 8): the last answer the
+//! run had was "not ready".
 //!
 //! Two more rows are decided outside an attempt: the retry budget refusing the retry that
 //! rows 14 and 15 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
@@ -127,6 +129,9 @@ pub struct Attempt<'a> {
     /// The longest attempt of the run so far, this one included: a last attempt before the
     /// deadline is left at least this long (and never less than [`MIN_ATTEMPT`]).
     pub longest: Duration,
+    /// The attempt before this one was answered but not ready (`--until-*`): a deadline that
+    /// cuts this one ends the run not ready (8), not with 5.
+    pub after_not_ready: bool,
     /// This attempt was the last one fitted before the deadline (row 14 chose its wait):
     /// a backoff that would again end past the deadline stops the run (row 13).
     pub fitted: bool,
@@ -208,6 +213,25 @@ fn not_ready(v: Verdict) -> Verdict {
 /// Rows 1 to 10: the verdict when the attempt ends the run whatever the wait would be, or
 /// `None` when another attempt may be made (then [`schedule`] plans it).
 pub fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
+    let verdict = judge_attempt(rules, a);
+    if !a.after_not_ready {
+        return verdict;
+    }
+    // The service answered, not ready, and the deadline then cut the next attempt: the run
+    // ends not ready (8), as it would have had that answer been the last.
+    verdict.map(|v| match v {
+        Verdict::Stop {
+            outcome: Outcome::Deadline,
+            reason,
+        } => Verdict::stop(
+            Outcome::NotReady,
+            format!("{reason} (the answer before it was not ready)"),
+        ),
+        other => other,
+    })
+}
+
+fn judge_attempt(rules: &Rules, a: &Attempt) -> Option<Verdict> {
     match &a.happened {
         Happened::Signal(outcome) => Some(Verdict::stop(*outcome, "stopping: interrupted")),
         Happened::Success => Some(Verdict::Done),
@@ -487,6 +511,7 @@ mod tests {
             previous: Duration::from_millis(100),
             longest: Duration::from_millis(1),
             fitted: false,
+            after_not_ready: false,
         }
     }
 
@@ -596,6 +621,13 @@ mod tests {
                 a
             })
             .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline, less than another attempt needs (60ms; the backoff drawn, 100ms, would end past it)"),
+            row(7, "the deadline cut the attempt after a not-ready answer", {
+                let mut a = attempt(H::Failure(K::Timeout));
+                a.deadline_passed = true;
+                a.after_not_ready = true;
+                a
+            })
+            .gives(Some(Outcome::NotReady), "stopping: the deadline passed during this attempt (the answer before it was not ready)"),
             row(13, "the backoff does not fit after the last attempt fitted before the deadline", {
                 let mut a = attempt(H::Failure(K::Reset));
                 a.left = Some(Duration::from_millis(50));

@@ -405,6 +405,7 @@ impl Loop<'_> {
             previous: carry.previous,
             longest: carry.longest,
             fitted: carry.fitted,
+            after_not_ready: carry.not_ready,
         };
         carry.status = match facts.happened {
             Happened::Status(s) => Some(s),

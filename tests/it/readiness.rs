@@ -1398,3 +1398,29 @@ fn body_anchors_match_at_each_line() {
         );
     }
 }
+
+/// A service that answered "not ready" and then stopped answering: the deadline cuts the
+/// attempt in flight, and the run ends not ready (8), as it would have had that answer been
+/// the last, not with the deadline's 5 (on a loaded machine the last attempt fitted before
+/// the deadline may run into it the same way).
+#[test]
+fn a_deadline_that_cuts_the_attempt_after_a_not_ready_answer_exits_8() {
+    let s = Server::start(vec![Step::status(200, "starting"), Step::Hang]).expect("server");
+    let (out, took) = run(&[
+        "--until-body",
+        "ready",
+        "--deadline",
+        "1s",
+        "--base",
+        "20ms",
+        "--cap",
+        "20ms",
+        &s.url("/health"),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 8, "{err}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert_eq!(s.requests().len(), 2, "{err}");
+    assert!(err.contains("the answer before it was not ready"), "{err}");
+    assert!(out.stdout.is_empty());
+}

@@ -106,9 +106,7 @@ fn an_upload_to_a_server_that_never_reads_ends_within_every_limit() {
     let path = dir.path().join("big.bin");
     // Sparse: 48 MiB of zeros at no cost.
     std::fs::File::create(&path).unwrap().set_len(BODY).unwrap();
-    let file = path.to_str().unwrap();
-    let mut wrong = Vec::new();
-    let mut ran = 0;
+    let mut cases = Vec::new();
     for source in [
         Source::Upload,
         Source::DataBinary,
@@ -117,77 +115,96 @@ fn an_upload_to_a_server_that_never_reads_ends_within_every_limit() {
         Source::Stdin,
     ] {
         for limit in [Limit::Stall, Limit::Timeout, Limit::Deadline] {
-            let server = Deaf::start();
-            let (flags, idempotent) = source.flags(file);
-            let mut cmd = std_command();
-            cmd.args(&flags)
-                .args(limit.flags())
-                .args(["--attempts", "2"])
-                .args(FAST)
-                .arg(server.url())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            match source {
-                Source::Stdin => cmd.stdin(std::fs::File::open(&path).unwrap()),
-                _ => cmd.stdin(Stdio::null()),
-            };
-            let t = Instant::now();
-            let mut child = cmd.spawn().unwrap();
-            let status = loop {
-                if let Some(s) = child.try_wait().unwrap() {
-                    break s.code();
-                }
-                if t.elapsed() > Duration::from_secs(20) {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            };
-            let took = match limit {
-                Limit::Deadline => t.elapsed(),
-                _ => server.first().map_or(t.elapsed(), |at| at.elapsed()),
-            };
-            let err = child
-                .stderr
-                .take()
-                .map(|mut e| {
-                    let mut s = String::new();
-                    let _ = std::io::Read::read_to_string(&mut e, &mut s);
-                    s
-                })
-                .unwrap_or_default();
-            // PUT is retried once more; a POST partly sent may have been processed: never
-            // sent again (exit 6). The deadline's own failure is exit 5.
-            let (want, connections) = match (limit, idempotent) {
-                (Limit::Deadline, _) => (5, None),
-                (_, true) => (4, Some(2)),
-                (_, false) => (6, Some(1)),
-            };
-            let made = server.connections();
-            let slack = Duration::from_secs(5);
-            // A POST that is not sent again says how to allow it.
-            let hinted = idempotent
-                || matches!(limit, Limit::Deadline)
-                || err.to_ascii_lowercase().contains("idempotency-key");
-            if status != Some(want)
-                || took > limit.bound() + slack
-                || connections.is_some_and(|c| c != made)
-                || !hinted
-            {
-                wrong.push(format!(
-                    "{source:?} x {limit:?}: exit {status:?} (want {want}), {made} connections \
-                     (want {connections:?}), after {took:?}\n{err}"
-                ));
-            }
-            ran += 1;
+            cases.push((source, limit));
         }
     }
-    assert_eq!(ran, 15);
+    assert_eq!(cases.len(), 15);
+    // Each run mostly waits for its limit: five at a time keep the test short, and few
+    // enough that a loaded machine's start-up stays far below the limits.
+    let mut wrong = Vec::new();
+    for chunk in cases.chunks(5) {
+        let runs: Vec<_> = chunk
+            .iter()
+            .map(|&(source, limit)| {
+                let path = path.clone();
+                std::thread::spawn(move || one_upload(source, limit, &path))
+            })
+            .collect();
+        wrong.extend(runs.into_iter().filter_map(|r| r.join().expect("a run")));
+    }
     assert!(
         wrong.is_empty(),
         "{} of 15:\n{}",
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// One upload of `source` to a server that never reads, ended by `limit`: what was wrong
+/// with it, if anything.
+fn one_upload(source: Source, limit: Limit, path: &std::path::Path) -> Option<String> {
+    let file = path.to_str().unwrap();
+    let server = Deaf::start();
+    let (flags, idempotent) = source.flags(file);
+    let mut cmd = std_command();
+    cmd.args(&flags)
+        .args(limit.flags())
+        .args(["--attempts", "2"])
+        .args(FAST)
+        .arg(server.url())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    match source {
+        Source::Stdin => cmd.stdin(std::fs::File::open(path).unwrap()),
+        _ => cmd.stdin(Stdio::null()),
+    };
+    let t = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s.code();
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = match limit {
+        Limit::Deadline => t.elapsed(),
+        _ => server.first().map_or(t.elapsed(), |at| at.elapsed()),
+    };
+    let err = child
+        .stderr
+        .take()
+        .map(|mut e| {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut e, &mut s);
+            s
+        })
+        .unwrap_or_default();
+    // PUT is retried once more; a POST partly sent may have been processed: never
+    // sent again (exit 6). The deadline's own failure is exit 5.
+    let (want, connections) = match (limit, idempotent) {
+        (Limit::Deadline, _) => (5, None),
+        (_, true) => (4, Some(2)),
+        (_, false) => (6, Some(1)),
+    };
+    let made = server.connections();
+    let slack = Duration::from_secs(5);
+    // A POST that is not sent again says how to allow it.
+    let hinted = idempotent
+        || matches!(limit, Limit::Deadline)
+        || err.to_ascii_lowercase().contains("idempotency-key");
+    (status != Some(want)
+        || took > limit.bound() + slack
+        || connections.is_some_and(|c| c != made)
+        || !hinted)
+        .then(|| {
+            format!(
+                "{source:?} x {limit:?}: exit {status:?} (want {want}), {made} connections \
+                 (want {connections:?}), after {took:?}\n{err}"
+            )
+        })
 }
