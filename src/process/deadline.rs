@@ -48,7 +48,7 @@ enum Phase {
 }
 
 /// Writes the summary line from the attempts made and the last result.
-pub type Summary = Box<dyn Fn(u32, &str) -> String + Send>;
+pub type Summary = Box<dyn Fn(u32, &str, crate::exit::Outcome) -> String + Send>;
 
 /// Ends the process, given the summary line to write (none when the run's own summary is
 /// what is stuck) and the exit code ([`exit_now`]).
@@ -58,7 +58,8 @@ pub type End = Box<dyn FnOnce(Option<String>, u8) + Send>;
 pub struct LastWords {
     /// Shuts the HTTP agent down (ends an exchange in flight).
     pub abort: Box<dyn FnOnce() + Send>,
-    /// The summary line, given the attempts made and the last result.
+    /// The summary line, given the attempts made, the last result and the outcome the
+    /// deadline gives ([`Watchdog::at_deadline`]).
     pub summary: Summary,
     /// Ends the process ([`exit_now`]).
     pub end: End,
@@ -119,6 +120,8 @@ struct State {
     claimed: Option<(Instant, u8)>,
     /// A watchdog thread is running.
     keeping: bool,
+    /// What the deadline ends the run with: 5, or 8 once the last answer was not ready.
+    at_deadline: crate::exit::Outcome,
 }
 
 /// A handle on the watchdog of one run (or on none, when there is no deadline).
@@ -140,6 +143,7 @@ impl Watchdog {
                     last: "no attempt made".into(),
                     claimed: None,
                     keeping: false,
+                    at_deadline: crate::exit::Outcome::Deadline,
                 }),
                 Condvar::new(),
             )),
@@ -176,9 +180,10 @@ impl Watchdog {
             return self.bound_last_words(deadline, words.end);
         };
         s.phase = Phase::Exiting;
-        let line = (words.summary)(s.attempts, &s.last);
+        let outcome = s.at_deadline;
+        let line = (words.summary)(s.attempts, &s.last, outcome);
         drop(s);
-        (words.end)(Some(line), crate::exit::Outcome::Deadline.code());
+        (words.end)(Some(line), outcome.code());
     }
 
     /// The run has claimed its ending: its last words have until the deadline, or
@@ -261,6 +266,15 @@ impl Watchdog {
         (s.phase == Phase::Running && !s.fired && !s.stopped).then(put_in_place)
     }
 
+    /// What the deadline ends the run with should the watchdog have to end it: `Deadline`
+    /// (5), or `NotReady` (8) while the last answer was not ready (the decision's rule for
+    /// an attempt the deadline cuts after such an answer).
+    pub fn at_deadline(&self, outcome: crate::exit::Outcome) {
+        if let Ok(mut s) = self.state.0.lock() {
+            s.at_deadline = outcome;
+        }
+    }
+
     /// Notes what the current attempt is doing, for the watchdog's summary.
     pub fn note_last(&self, last: &str) {
         if let Ok(mut s) = self.state.0.lock() {
@@ -304,10 +318,29 @@ impl Watchdog {
     }
 }
 
-/// Writes the summary to stderr without waiting on a reader that stopped reading: the
-/// write runs on a thread of its own and is given a few milliseconds.
+/// Writes the summary to stderr without waiting on a reader that stopped reading: stderr
+/// is given [`LAST_WORDS`] to become writable (`poll`), then the line is written from this
+/// thread, so a loaded machine that is slow to schedule a thread cannot lose it. A line of
+/// at most `PIPE_BUF` bytes (4,096 on Linux) into a pipe that polls writable does not
+/// block; a longer one is written from a thread of its own, given the same time.
 pub(crate) fn last_line(line: &str) {
     let text = format!("{line}\n").into_bytes();
+    let mut fd = libc::pollfd {
+        fd: 2,
+        events: libc::POLLOUT,
+        revents: 0,
+    };
+    let wait = i32::try_from(LAST_WORDS.as_millis()).unwrap_or(50);
+    // SAFETY: poll on one descriptor of ours, with a valid pollfd.
+    let ready = unsafe { libc::poll(&mut fd, 1, wait) } == 1 && fd.revents & libc::POLLOUT != 0;
+    if !ready {
+        return;
+    }
+    if text.len() <= 4096 {
+        // SAFETY: a plain write of our own buffer to descriptor 2.
+        unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
+        return;
+    }
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new().spawn(move || {
         // SAFETY: a plain write of our own buffer to descriptor 2.
@@ -315,7 +348,7 @@ pub(crate) fn last_line(line: &str) {
         let _ = tx.send(());
     });
     if spawned.is_ok() {
-        let _ = rx.recv_timeout(Duration::from_millis(5));
+        let _ = rx.recv_timeout(LAST_WORDS);
     }
 }
 
@@ -331,7 +364,7 @@ mod tests {
             abort: Box::new(move || {
                 let _ = aborted.send(());
             }),
-            summary: Box::new(|n, last| format!("{n} attempts, last {last}")),
+            summary: Box::new(|n, last, _| format!("{n} attempts, last {last}")),
             end: Box::new(move |line, code| {
                 let _ = ended.send((line, code));
             }),
@@ -410,7 +443,7 @@ mod tests {
                     }
                 }
             }),
-            summary: Box::new(|_, _| String::new()),
+            summary: Box::new(|_, _, _| String::new()),
             end: Box::new(move |line, code| {
                 let _ = e.send((line, code));
             }),

@@ -412,6 +412,13 @@ impl Loop<'_> {
             _ => None,
         };
         carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
+        // Should the deadline cut the next attempt and the watchdog have to end the run, it
+        // ends as the decision would (row 7 as 8 after a not-ready answer).
+        self.watchdog.at_deadline(if carry.not_ready {
+            Outcome::NotReady
+        } else {
+            Outcome::Deadline
+        });
         // The service is up: the breaker hears it before the decision, which then lets a
         // half-open circuit's probe go on polling (said after the attempt's line).
         let closed = match self.shared {

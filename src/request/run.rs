@@ -574,10 +574,10 @@ fn start_watchdog(
                     a.clone().shutdown();
                 }
             }),
-            summary: Box::new(move |n, last| {
+            summary: Box::new(move |n, last, outcome| {
                 report::forced_summary(
                     format,
-                    Outcome::Deadline,
+                    outcome,
                     (n, start.elapsed(), seed),
                     last,
                     "stopping: the deadline passed",

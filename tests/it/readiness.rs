@@ -1421,6 +1421,8 @@ fn a_deadline_that_cuts_the_attempt_after_a_not_ready_answer_exits_8() {
     assert_eq!(code(&out), 8, "{err}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
     assert_eq!(s.requests().len(), 2, "{err}");
-    assert!(err.contains("the answer before it was not ready"), "{err}");
+    // Said by the decision, or (when a loaded machine keeps the run from ending by itself in
+    // time) by the deadline's watchdog, which ends it the same way.
+    assert!(err.contains("not ready after 2 attempts"), "{err}");
     assert!(out.stdout.is_empty());
 }

@@ -820,17 +820,27 @@ fn a_state_file_that_cannot_be_used_follows_the_same_policy() {
 
 #[test]
 fn tls_with_the_servers_ca() {
+    // A TLS handshake of a debug build on a loaded machine can take longer than the default
+    // --state-timeout (250ms): the bound here is the test's, not the product's.
     let s = healthy();
     let r = RedisServer::start_tls();
     let ca = r.ca_file().expect("a CA");
     let ca = ca.display().to_string();
-    let (out, _) = run(&["--state", &r.url(), "--state-cacert", &ca, &s.url("/")]);
+    let (out, _) = run(&[
+        "--state",
+        &r.url(),
+        "--state-timeout",
+        "3s",
+        "--state-cacert",
+        &ca,
+        &s.url("/"),
+    ]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(warnings(&out).is_empty(), "{}", stderr(&out));
     assert_eq!(counted(&redis_record(&r, &target_of(&s)), 1), 1);
 
     // Without the CA the certificate is not trusted: one warning, and the run goes on.
-    let (out, _) = run(&["--state", &r.url(), &s.url("/")]);
+    let (out, _) = run(&["--state", &r.url(), "--state-timeout", "3s", &s.url("/")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let w = warnings(&out);
     assert_eq!(w.len(), 1, "{}", stderr(&out));
