@@ -703,15 +703,6 @@ fn param_secrets(part: &str, mut after_secret: bool, found: &mut Vec<String>) ->
     after_secret
 }
 
-/// Masks every occurrence of the given secrets in a free-form message (error texts from
-/// libraries may quote a URL or header).
-pub fn text(msg: &str, secrets: &[String]) -> String {
-    secrets
-        .iter()
-        .filter(|s| s.len() >= 3)
-        .fold(msg.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1238,13 +1229,5 @@ mod tests {
         assert_eq!(s, ["pw9", "t0k", "s1g"]);
         assert_eq!(url_secrets("http://tok3n@h.test/"), ["tok3n"]);
         assert!(url_secrets("not a url").is_empty());
-    }
-
-    #[test]
-    fn text_masks_known_secrets() {
-        assert_eq!(
-            text("bad token s3cret!", &["s3cret".into()]),
-            "bad token ***!"
-        );
     }
 }

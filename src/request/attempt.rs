@@ -49,11 +49,9 @@ pub struct Loop<'a> {
     pub has_key: bool,
     /// When the process started (the deadline counts from here).
     pub start: Instant,
-    /// Values to mask in error messages.
-    pub secrets: Vec<String>,
-    /// Asked before each retry the decision allows (the shared retry budget); an error
-    /// refuses it (exit 7).
-    /// `--state`: the shared state, asked before each retry and again after its wait.
+    /// `--state`: the shared state (the circuit breaker, the retry budget, a shared
+    /// Retry-After), asked before each retry and again as it is sent; a refusal ends the run
+    /// with exit 7.
     pub shared: Option<&'a dyn Between>,
     /// A Retry-After that another run shared through `--state`, still holding for this long
     /// before the first attempt.
@@ -189,14 +187,15 @@ struct Judged {
     spooled: Option<Received>,
 }
 
-/// "timeout (the attempt's time ran out)", with any secret masked.
-fn describe(f: &Failure, secrets: &[String]) -> String {
+/// "timeout (the attempt's time ran out)", with every secret the user gave masked (they are
+/// marked where they enter: see `redact::mark`).
+fn describe(f: &Failure) -> String {
     // "connection refused (Connection refused (os error 111))" says it twice.
     let repeats = f.detail.to_ascii_lowercase().starts_with(f.kind.name());
     if f.detail.is_empty() || repeats {
         f.kind.name().to_string()
     } else {
-        format!("{} ({})", f.kind.name(), redact::text(&f.detail, secrets))
+        format!("{} ({})", f.kind.name(), redact::marked(&f.detail))
     }
 }
 
@@ -708,7 +707,7 @@ impl Loop<'_> {
     /// No usable response: what went wrong into the line and the summary, and the request
     /// that failed named.
     fn note_failure(&self, f: &Failure, sent: &Sent, line: &mut AttemptLine, carry: &mut Carry) {
-        let described = describe(f, &self.secrets);
+        let described = describe(f);
         // A failure that ends the run is named in full in the summary (under -s the only
         // line shown): "TLS certificate rejected (... trust it with --cacert FILE)".
         carry.last = if f.kind.is_retryable() {

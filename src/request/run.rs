@@ -465,7 +465,6 @@ fn execute(p: Prepared, reporter: &Reporter, start: Instant) -> Outcome {
         reporter,
         interrupt: &interrupt,
         has_key: cfg.retry.idempotency_key.is_some(),
-        secrets: secrets(&cfg, &headers),
         headers,
         start,
         shared: shared
@@ -905,35 +904,6 @@ fn log_request(
     for (n, v) in headers.iter().chain(&transport.automatic_headers(headers)) {
         reporter.detail(&format!("> {n}: {}", redact::header_value(n, v)));
     }
-}
-
-/// Every secret value the user gave, so error texts quoting them can be masked.
-fn secrets(cfg: &Config, headers: &[(String, String)]) -> Vec<String> {
-    let mut s: Vec<String> = headers
-        .iter()
-        .filter(|(n, _)| redact::is_secret_name(n))
-        .map(|(_, v)| v.clone())
-        .collect();
-    // The URL's userinfo and secret parameters, and those of any proxy that may be used.
-    s.extend(redact::url_secrets(cfg.request.url.as_str()));
-    let env_proxies = [
-        "https_proxy",
-        "HTTPS_PROXY",
-        "http_proxy",
-        "ALL_PROXY",
-        "all_proxy",
-    ]
-    .map(|v| std::env::var(v).ok());
-    for p in env_proxies.iter().flatten().chain(&cfg.request.proxy) {
-        let p = if p.contains("://") {
-            p.clone()
-        } else {
-            format!("http://{p}")
-        };
-        redact::mark_url(&p);
-        s.extend(redact::url_secrets(&p));
-    }
-    s
 }
 
 #[cfg(test)]
