@@ -314,13 +314,13 @@ impl Output {
             }
         };
         if self.dump_first {
-            spool.write_all(head_text(head).as_bytes())?;
+            spool.write_all(&head_text(head))?;
             if let Spool::Direct(..) = spool {
                 self.note_head_dumped();
             }
         }
         if self.include {
-            spool.write_all(head_text(head).as_bytes())?;
+            spool.write_all(&head_text(head))?;
         }
         Ok(spool)
     }
@@ -448,12 +448,7 @@ fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<Fil
     })
 }
 
-/// The status line and headers, as `-i` shows them.
-pub fn head_text(head: &Head) -> String {
-    let mut s = format!("{} {} {}\r\n", head.version, head.status, head.reason);
-    for (n, v) in &head.headers {
-        s.push_str(&format!("{n}: {v}\r\n"));
-    }
-    s.push_str("\r\n");
-    s
+/// The status line and headers, as `-i` shows them: as received (see [`Head::bytes`]).
+pub fn head_text(head: &Head) -> Vec<u8> {
+    head.bytes()
 }

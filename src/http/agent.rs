@@ -328,8 +328,9 @@ impl Connector<()> for Watched {
         {
             self.tap.forget();
         }
-        let out =
-            out.map(|t| t.map(|t| Box::new(connection::Bounded::new(t)) as Box<dyn Transport>));
+        let out = out.map(|t| {
+            t.map(|t| Box::new(connection::Bounded::new(t, self.tap.clone())) as Box<dyn Transport>)
+        });
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);
             self.probe.ready();

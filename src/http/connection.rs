@@ -292,16 +292,24 @@ impl<S: Socket> Transport for Stream<S> {
 /// interim response carry header fields, a client that does not use them ignores them, and
 /// ureq refuses a `100` with fields (and under `Expect: 100-continue`, any `1xx` with
 /// fields) as an invalid response.
+///
+/// Once the final head is whole in the input, its bytes are copied to the tap before ureq
+/// parses them: ureq (through the `http` crate) keeps field names in lower case, groups a
+/// repeated field with its first occurrence and drops the reason phrase, while `-i`, `-D`
+/// and `-v` show the head as the server sent it (as curl does).
 pub(crate) struct Bounded(
     Box<dyn Transport>,
-    /// The final head has begun: the input is no longer looked at.
+    /// The final head has begun: the input is no longer looked at for interim heads.
+    bool,
+    /// Where the final head's bytes go, and whether they went.
+    Arc<Tap>,
     bool,
 );
 
 impl Bounded {
-    /// `inner`, bounded.
-    pub(crate) fn new(inner: Box<dyn Transport>) -> Self {
-        Bounded(inner, false)
+    /// `inner`, bounded; its final head goes to `tap`.
+    pub(crate) fn new(inner: Box<dyn Transport>, tap: Arc<Tap>) -> Self {
+        Bounded(inner, false, tap, false)
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.
@@ -353,6 +361,19 @@ fn bare_interims(input: &[u8]) -> (Option<Vec<u8>>, bool) {
     }
     bare.extend_from_slice(rest);
     (Some(bare), final_head)
+}
+
+/// The final head at the start of `input` (after the interim heads there), status line to
+/// empty line included, once it is whole; `None` before, or when what follows the interim
+/// heads is no HTTP/1 status line (TLS records after a proxy's answer to CONNECT).
+fn final_head(input: &[u8]) -> Option<&[u8]> {
+    let mut rest = input;
+    while interim_line(rest)? {
+        let (_, end) = head_end(rest)?;
+        rest = rest.get(end..)?;
+    }
+    let (_, end) = head_end(rest)?;
+    rest.get(..end).filter(|h| h.starts_with(b"HTTP/1."))
 }
 
 /// Whether `head` starts with the status line of an interim response (`HTTP/1.x 1xx`, not
@@ -420,6 +441,13 @@ impl Transport for Bounded {
         let more = self.0.await_input(timeout)?;
         if !self.1 {
             self.bare_interims()?;
+        }
+        if self.1
+            && !self.3
+            && let Some(head) = final_head(self.0.buffers().input())
+        {
+            self.2.heard(head.to_vec());
+            self.3 = true;
         }
         Ok(more)
     }

@@ -339,6 +339,7 @@ mod tests {
             version: "HTTP/1.1".into(),
             headers: vec![("content-encoding".into(), encoding.into())],
             url: url::Url::parse("http://h/").unwrap(),
+            wire: None,
         };
         assert!(is_gzip(&head("gzip")) && is_gzip(&head(" X-GZIP ")));
         assert!(!is_gzip(&head("br")) && !is_gzip(&head("gzip, br")));

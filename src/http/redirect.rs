@@ -176,6 +176,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             url: Url::parse("http://a.test/").unwrap(),
+            wire: None,
         }
     }
 

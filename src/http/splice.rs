@@ -45,6 +45,9 @@ pub(crate) struct Tap {
     current: Mutex<Option<Weak<dyn Raw>>>,
     armed: AtomicBool,
     handed: AtomicBool,
+    /// The final response head of the request in flight, as its bytes came off the
+    /// connection (see `connection::Bounded`); at most the size of the input buffer.
+    head: Mutex<Option<Vec<u8>>>,
 }
 
 impl std::fmt::Debug for Tap {
@@ -63,6 +66,19 @@ impl Tap {
         *self.slot() = None;
         self.armed.store(false, Ordering::SeqCst);
         self.handed.store(false, Ordering::SeqCst);
+        self.take_head();
+    }
+
+    /// The connection received `head`, a whole final response head (status line, fields,
+    /// empty line) as sent. A later head (the target's, after a proxy's answer to CONNECT)
+    /// replaces an earlier one.
+    pub(crate) fn heard(&self, head: Vec<u8>) {
+        *self.head.lock().unwrap_or_else(|e| e.into_inner()) = Some(head);
+    }
+
+    /// The head last [`heard`](Self::heard) for the request in flight, if any.
+    pub(crate) fn take_head(&self) -> Option<Vec<u8>> {
+        self.head.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
     /// The connector opened `socket` for the request in flight (a plain socket: TLS or a

@@ -224,7 +224,7 @@ impl Transport {
                 stall: self.speed.1,
             });
         Ok(Exchange {
-            head: Head::from_parts(&parts, &hop.url),
+            head: Head::from_parts(&parts, &hop.url, self.tap.take_head()),
             body,
             wire,
         })

@@ -976,10 +976,7 @@ impl Loop<'_> {
         if !self.reporter.verbose() {
             return;
         }
-        self.reporter.detail(&format!(
-            "< {} {} {}",
-            head.version, head.status, head.reason
-        ));
+        self.reporter.detail(&format!("< {}", head.status_line()));
         for (name, value) in &head.headers {
             self.reporter
                 .detail(&format!("< {name}: {}", redact::header_value(name, value)));

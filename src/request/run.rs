@@ -870,7 +870,7 @@ fn dump_header(path: &std::path::Path, head: &transport::Head) -> std::io::Resul
     let text = output::head_text(head);
     if path.as_os_str() == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
+        out.write_all(&text)?;
         return out.flush();
     }
     std::fs::write(path, text)
@@ -934,6 +934,7 @@ mod tests {
                 .map(|l| vec![("location".to_string(), l.to_string())])
                 .unwrap_or_default(),
             url: url::Url::parse("http://h:8/a/b?q").unwrap(),
+            wire: None,
         };
         assert_eq!(
             redirect_url(&head(302, Some("/next?a=1"))).as_deref(),
