@@ -68,7 +68,7 @@ fn silent_with_verbose_shows_what_verbose_shows() {
         assert_eq!(code(&out), 0, "{flags:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains("> GET "), "{flags:?}: {err}");
-        assert!(err.contains("< x-served: yes"), "{flags:?}: {err}");
+        assert!(err.contains("< X-Served: yes"), "{flags:?}: {err}");
         assert!(err.contains("seed "), "{flags:?}: {err}");
     }
 }

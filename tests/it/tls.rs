@@ -153,6 +153,41 @@ fn cacert_adds_trust() {
     assert_eq!(out.stdout, b"secure");
 }
 
+/// Over TLS too, `-i`, `-D -` and `-v` write the head as the server sent it: the names'
+/// case, a repeated field in its place (see `response_head.rs` for plain HTTP).
+#[test]
+fn the_head_over_tls_is_written_as_sent() {
+    let extra = "Set-Cookie: a=1\r\nX-CUSTOM-thing: v\r\nSet-Cookie: b=2\r\n";
+    let s = tls_server_with(b"hi".to_vec(), extra.to_string());
+    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n{extra}\r\n");
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("ca.pem");
+    std::fs::write(&pem, &s.cert_pem).unwrap();
+    for mode in ["-i", "-D", "-v"] {
+        let mut args = vec!["-s", "--cacert", pem.to_str().unwrap(), mode];
+        if mode == "-D" {
+            args.push("-");
+        }
+        args.push(&s.url);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{mode}: {}", stderr(&out));
+        if mode == "-v" {
+            let err = stderr(&out);
+            assert!(
+                err.contains("< Content-Length: 2\n")
+                    && err.contains("< Set-Cookie: ***\nretry-http: < X-CUSTOM-thing: v\n"),
+                "{err}"
+            );
+        } else {
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("{head}hi"),
+                "{mode}"
+            );
+        }
+    }
+}
+
 #[test]
 fn insecure_skips_verification_and_warns() {
     let s = tls_server();
