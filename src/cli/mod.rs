@@ -652,11 +652,11 @@ pub struct OutputFlags {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Include the final response's status line and headers in the output.
+    /// Include the final response's status line and headers in the output, as the server sent them.
     #[arg(hide_short_help = true, short = 'i', long)]
     pub include: bool,
 
-    /// Write the final response's status line and headers to FILE ('-': stdout, before the body, as curl).
+    /// Write the final response's status line and headers, as the server sent them, to FILE ('-': stdout, before the body, as curl).
     #[arg(hide_short_help = true, short = 'D', long, value_name = "FILE")]
     pub dump_header: Option<PathBuf>,
 

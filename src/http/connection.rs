@@ -519,4 +519,30 @@ mod tests {
         assert_eq!(bare("HTT"), (None, false));
         assert_eq!(bare(""), (None, false));
     }
+
+    #[test]
+    fn the_final_head_is_found_after_interim_heads_once_whole() {
+        let head = |input: &str| final_head(input.as_bytes()).map(|h| h.to_vec());
+        let last = "HTTP/1.1 200 Fine\r\nSet-Cookie: a\r\nX-Y: 1\r\n\r\n";
+        assert_eq!(head(&format!("{last}body")), Some(last.as_bytes().to_vec()));
+        assert_eq!(
+            head(&format!(
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Hints\r\n\r\n{last}b"
+            )),
+            Some(last.as_bytes().to_vec()),
+            "after interim heads"
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\nA: 1\n\nbody"),
+            Some(b"HTTP/1.1 200 OK\nA: 1\n\n".to_vec()),
+            "bare LF line ends kept"
+        );
+        assert_eq!(head("HTTP/1.1 200 OK\r\nA: 1\r\n"), None, "not whole yet");
+        assert_eq!(
+            head("HTTP/1.1 100 Continue\r\n\r\n"),
+            None,
+            "no final head yet"
+        );
+        assert_eq!(head("\x16\x03\x03\n\n"), None, "not an HTTP/1 head");
+    }
 }

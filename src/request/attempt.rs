@@ -126,8 +126,8 @@ enum Tried {
 /// The body of an answer that was not ready, kept until the decision says whether it is
 /// the last answer (`--fail-with-body` then writes it).
 enum Pending {
-    /// Not read yet.
-    Unread(Exchange),
+    /// Not read yet (boxed: an exchange holds its head's bytes as received).
+    Unread(Box<Exchange>),
     /// Read whole into its spool.
     Read(Received),
 }
@@ -691,7 +691,7 @@ impl Loop<'_> {
                 let reading =
                     retry_after::read_all(raw, SystemTime::now(), self.cfg.retry.max_retry_after);
                 let (pending, spooled) = match body {
-                    Pending::Unread(ex) => (Some(ex), None),
+                    Pending::Unread(ex) => (Some(*ex), None),
                     Pending::Read(r) => (None, Some(r)),
                 };
                 Judged {
@@ -861,13 +861,13 @@ impl Loop<'_> {
             }
             ByStatus::NotReady(why) => {
                 carry.partial = partial;
-                return Tried::NotReady(ex.head.clone(), why, Pending::Unread(ex));
+                return Tried::NotReady(ex.head.clone(), why, Pending::Unread(Box::new(ex)));
             }
             ByStatus::Candidate => {}
         }
         if let Some(why) = ready.check_headers(&ex.head.headers) {
             carry.partial = partial;
-            return Tried::NotReady(ex.head.clone(), why, Pending::Unread(ex));
+            return Tried::NotReady(ex.head.clone(), why, Pending::Unread(Box::new(ex)));
         }
         let range = partial
             .as_ref()

@@ -171,3 +171,27 @@ fn a_grep_for_a_capitalised_name_finds_it() {
     );
     assert_eq!(out.stdout, b"Content-Length: 2\r\n");
 }
+
+/// Through a proxy's CONNECT tunnel, `-i` writes the target's head, not the proxy's answer
+/// to CONNECT (which the connection saw first).
+#[test]
+fn through_a_tunnel_the_head_is_the_targets() {
+    let proxy = Server::start(vec![Step::Respond {
+        status: 200,
+        headers: vec![
+            ("Set-Cookie".into(), "a=1".into()),
+            ("X-CUSTOM-thing".into(), "v".into()),
+            ("Set-Cookie".into(), "b=2".into()),
+        ],
+        body: b"hi".to_vec(),
+    }])
+    .unwrap();
+    let (out, _) = run(&["-si", "-x", &proxy.url(""), "http://origin.example.test/"]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(proxy.requests()[0].method, "CONNECT");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\nSet-Cookie: a=1\r\n\
+         X-CUSTOM-thing: v\r\nSet-Cookie: b=2\r\n\r\nhi"
+    );
+}
