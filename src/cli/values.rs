@@ -559,8 +559,11 @@ pub const JITTER_MODES: &[(&str, &str)] = &[
     ("none", "the ceiling itself, no randomness"),
 ];
 
+/// A parser as clap takes a function: the text to a value, or the error's one line.
+pub type ParseFn<T> = fn(&str) -> Result<T, String>;
+
 /// `--jitter`'s parser ([`jitter`]), completed to [`JITTER_MODES`].
-pub fn jitter_completed() -> Completed<fn(&str) -> Result<Jitter, String>> {
+pub fn jitter_completed() -> Completed<ParseFn<Jitter>> {
     Completed::new(jitter, JITTER_MODES)
 }
 
