@@ -148,7 +148,7 @@ _retry__http() {
                     return 0
                     ;;
                 --jitter)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "full equal decorrelated none" -- "${cur}"))
                     return 0
                     ;;
                 --deadline)
@@ -544,7 +544,7 @@ _retry__http() {
                     return 0
                     ;;
                 --strategies)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "fixed exponential full equal decorrelated no-retry retries bucket breaker shared-budget shared-breaker" -- "${cur}"))
                     return 0
                     ;;
                 --format)

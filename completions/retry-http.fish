@@ -8,6 +8,7 @@ function __fish_retry_http_needs_command
     set -l cmd (commandline -opc)
     set -e cmd[1]
     argparse -s (__fish_retry_http_global_optspecs) -- $cmd 2>/dev/null
+    or argparse -s (__fish_retry_http_global_optspecs) -- $cmd[1..-2] 2>/dev/null
     or return
     if set -q argv[1]
         # Also print the command, so this can be used to figure out what it is.
@@ -41,7 +42,10 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s K -l config -d 'R
 complete -c retry-http -n "__fish_retry_http_needs_command" -l attempts -d 'Attempts, the first included [default: 6; unlimited with a --deadline]' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l base -d 'Backoff base: the first retry\'s ceiling (at least 1ms). Retry n\'s ceiling is min(cap, base * 2^n)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l cap -d 'The largest backoff ceiling' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l jitter -d 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l jitter -d 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))' -r -f -a "full\t'uniform(0, ceiling): the default'
+equal\t'ceiling/2 + uniform(0, ceiling/2)'
+decorrelated\t'uniform(base, 3 x the previous wait), capped'
+none\t'the ceiling itself, no randomness'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole run ends by then, waits included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
@@ -154,7 +158,17 @@ complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base 
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l cap -d 'Backoff cap. Outage: 8s; overload and failure-rate: 2s' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l seed -d 'Seed of the first run; run i uses seed + i' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l runs -d 'Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1. Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs pooled, default 1' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: all five). Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: all five). Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven' -r -f -a "fixed\t'the same pause every time'
+exponential\t'base x 2^n up to the cap, no jitter'
+full\t'full jitter'
+equal\t'equal jitter'
+decorrelated\t'decorrelated jitter'
+no-retry\t'one try (overload and failure-rate)'
+retries\t'immediate retries (overload and failure-rate)'
+bucket\t'a token bucket per client (overload and failure-rate)'
+breaker\t'a circuit breaker per client (overload and failure-rate)'
+shared-budget\t'one retry budget for the fleet (overload and failure-rate)'
+shared-breaker\t'one circuit breaker for the fleet (overload and failure-rate)'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l format -d 'Output format' -r -f -a "table\t'An aligned table'
 json\t'A JSON array of objects'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw an SVG plot. Outage: load over time per strategy against the capacity line. Overload: goodput and offered load over time per strategy, the trigger shaded; with --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate against p per strategy, one panel per client count' -r -F

@@ -203,7 +203,8 @@ fn completions_are_fresh() {
 
 /// The completion script for `shell`: clap_complete's, with the hidden flags (curl's retry
 /// flags, which exist only to be answered with a usage error) left out, fish's option spec
-/// without `http1.1` (a `.` is not allowed there), and the bash
+/// without `http1.1` (a `.` is not allowed there) and parsed without a flag still waiting
+/// for its value, and the bash
 /// script's subcommand states named alike (with a hyphenated binary name clap_complete
 /// sets `retry__http__subcmd__simulate` but matches `retry__subcmd__http__subcmd__simulate`,
 /// clap-rs/clap#6421, so `retry-http simulate --<TAB>` offered file names).
@@ -230,6 +231,18 @@ fn completion(shell: Shell) -> Vec<u8> {
             .collect::<Vec<_>>()
             .join("\n")
             + "\n";
+        // With a flag that takes a value last (`--jitter <TAB>`), argparse fails for want of
+        // the value, the condition of every top-level `complete` line with it, and fish
+        // offered file names instead of the flag's values: the words before it are parsed.
+        let parse = "    argparse -s (__fish_retry_http_global_optspecs) -- $cmd 2>/dev/null\n";
+        assert!(text.contains(parse), "clap_complete's fish script changed");
+        text = text.replacen(
+            parse,
+            &format!(
+                "{parse}    or argparse -s (__fish_retry_http_global_optspecs) -- $cmd[1..-2] 2>/dev/null\n"
+            ),
+            1,
+        );
     }
     if shell == Shell::Zsh {
         text = zsh_subcommands_first(&text);

@@ -164,7 +164,7 @@ pub struct SimulateArgs {
     /// client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the
     /// retry budget and circuit breaker of --state, one for the whole fleet); default: all
     /// eleven.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, value_name = "LIST", hide_possible_values = true, value_parser = values::strategies_completed())]
     pub strategies: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -472,7 +472,7 @@ pub struct PolicyFlags {
     pub cap: Duration,
 
     /// full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION)).
-    #[arg(hide_short_help = true, long, value_name = "MODE", default_value = DEFAULT_JITTER, env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, value_parser = values::jitter)]
+    #[arg(hide_short_help = true, long, value_name = "MODE", default_value = DEFAULT_JITTER, env = "RETRY_HTTP_JITTER", allow_hyphen_values = true, hide_possible_values = true, value_parser = values::jitter_completed())]
     pub jitter: Jitter,
 
     /// The whole run ends by then, waits included.

@@ -296,6 +296,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_completed_values_are_the_values_parsed() {
+        for (name, _) in JITTER_MODES {
+            assert!(jitter(name).is_ok(), "--jitter {name}");
+        }
+        let listed: Vec<&str> = SIM_STRATEGIES.iter().map(|(n, _)| *n).collect();
+        let mut named: Vec<&str> = crate::fleet::simulate::guard::Strategy::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(sorted, named, "every strategy, once");
+        for (_, help) in JITTER_MODES.iter().chain(SIM_STRATEGIES) {
+            assert!(!help.contains(['\'', '"']), "no quotes: {help}");
+        }
+    }
+
+    #[test]
     fn curls_seconds_below_a_millisecond_are_one_not_none() {
         assert_eq!(seconds("1e-9"), Ok(Duration::from_millis(1)));
         assert_eq!(seconds("0"), Ok(Duration::ZERO));
@@ -484,4 +503,100 @@ mod tests {
         assert_eq!(size("1G"), Ok(1 << 30));
         assert!(size("x").is_err());
     }
+}
+
+/// A flag's parser with the values its completions offer: `parser` parses (its errors are
+/// the flag's errors, unchanged); `values` (name, description) are what bash, zsh and fish
+/// complete the flag to. Clap checks nothing against them, so a form they do not list (a
+/// `+DURATION` jitter, a comma-separated list) is still parsed; the flag sets
+/// `hide_possible_values` so `--help` keeps its own wording. Descriptions hold no quotes:
+/// the completion scripts quote them.
+#[derive(Clone)]
+pub struct Completed<P> {
+    parser: P,
+    values: &'static [(&'static str, &'static str)],
+}
+
+impl<P> Completed<P> {
+    /// `parser`, completed to `values`.
+    pub const fn new(parser: P, values: &'static [(&'static str, &'static str)]) -> Self {
+        Completed { parser, values }
+    }
+}
+
+impl<P> clap::builder::TypedValueParser for Completed<P>
+where
+    P: clap::builder::TypedValueParser,
+{
+    type Value = P::Value;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        self.parser.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(self.values.iter().map(|(name, help)| {
+            clap::builder::PossibleValue::new(*name).help(*help)
+        })))
+    }
+}
+
+/// The named modes of `--jitter` (its `+DURATION` form is typed, not completed).
+pub const JITTER_MODES: &[(&str, &str)] = &[
+    ("full", "uniform(0, ceiling): the default"),
+    ("equal", "ceiling/2 + uniform(0, ceiling/2)"),
+    (
+        "decorrelated",
+        "uniform(base, 3 x the previous wait), capped",
+    ),
+    ("none", "the ceiling itself, no randomness"),
+];
+
+/// A parser as clap takes a function: the text to a value, or the error's one line.
+pub type ParseFn<T> = fn(&str) -> Result<T, String>;
+
+/// `--jitter`'s parser ([`jitter`]), completed to [`JITTER_MODES`].
+pub fn jitter_completed() -> Completed<ParseFn<Jitter>> {
+    Completed::new(jitter, JITTER_MODES)
+}
+
+/// The strategies `simulate --strategies` names, every model's (each model refuses those it
+/// does not have, in its own error).
+pub const SIM_STRATEGIES: &[(&str, &str)] = &[
+    ("fixed", "the same pause every time"),
+    ("exponential", "base x 2^n up to the cap, no jitter"),
+    ("full", "full jitter"),
+    ("equal", "equal jitter"),
+    ("decorrelated", "decorrelated jitter"),
+    ("no-retry", "one try (overload and failure-rate)"),
+    ("retries", "immediate retries (overload and failure-rate)"),
+    (
+        "bucket",
+        "a token bucket per client (overload and failure-rate)",
+    ),
+    (
+        "breaker",
+        "a circuit breaker per client (overload and failure-rate)",
+    ),
+    (
+        "shared-budget",
+        "one retry budget for the fleet (overload and failure-rate)",
+    ),
+    (
+        "shared-breaker",
+        "one circuit breaker for the fleet (overload and failure-rate)",
+    ),
+];
+
+/// `simulate --strategies`'s parser (the text as typed, read by the model), completed to
+/// [`SIM_STRATEGIES`].
+pub fn strategies_completed() -> Completed<clap::builder::StringValueParser> {
+    Completed::new(clap::builder::StringValueParser::new(), SIM_STRATEGIES)
 }

@@ -156,3 +156,156 @@ fn zsh_reads_the_script_and_completes_flags() {
         "curl's retry flags are offered: they run"
     );
 }
+
+/// The flags whose value is one of a few names, with the names a user expects offered: the
+/// four named jitter modes (`+DURATION` is typed), the log's formats, colour's choices, the
+/// store's error policy, and simulate's model, output format, population and strategies.
+const ENUMERATED: &[(Option<&str>, &str, &[&str])] = &[
+    (None, "--jitter", &["full", "equal", "decorrelated", "none"]),
+    (None, "--log-format", &["text", "json"]),
+    (None, "--color", &["auto", "always", "never"]),
+    (None, "--state-on-error", &["open", "closed"]),
+    (
+        Some("simulate"),
+        "--model",
+        &["outage", "overload", "failure-rate"],
+    ),
+    (Some("simulate"), "--format", &["table", "json"]),
+    (Some("simulate"), "--population", &["open", "closed"]),
+    (
+        Some("simulate"),
+        "--strategies",
+        &[
+            "fixed",
+            "exponential",
+            "full",
+            "equal",
+            "decorrelated",
+            "no-retry",
+            "retries",
+            "bucket",
+            "breaker",
+            "shared-budget",
+            "shared-breaker",
+        ],
+    ),
+];
+
+/// Every flag of the command line (and of `simulate`) whose parser names its values, with
+/// them, as clap knows them: [`ENUMERATED`] and any flag added later with such values.
+fn enumerated_flags() -> Vec<(Option<String>, String, Vec<String>)> {
+    use clap::CommandFactory;
+    let mut cli = retry_http::cli::Cli::command();
+    // The subcommands' flags are deferred: build the whole definition, as the generators do.
+    cli.build();
+    let mut commands = vec![(None, &cli)];
+    commands.extend(
+        cli.get_subcommands()
+            .map(|c| (Some(c.get_name().to_string()), c)),
+    );
+    let mut out = Vec::new();
+    for (sub, cmd) in commands {
+        for arg in cmd
+            .get_arguments()
+            .filter(|a| !a.is_hide_set() && a.get_action().takes_values())
+        {
+            let (Some(long), Some(values)) =
+                (arg.get_long(), arg.get_value_parser().possible_values())
+            else {
+                continue;
+            };
+            let names: Vec<String> = values
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if !names.is_empty() {
+                out.push((sub.clone(), format!("--{long}"), names));
+            }
+        }
+    }
+    out
+}
+
+/// Whether zsh, after `retry-http TYPED<TAB>`, shows every one of `expected` on the screen.
+fn zsh_shows_all(typed: &str, expected: &[&str]) -> Result<(), String> {
+    const ZPTY_ALL: &str = r#"
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='> '; fpath=($1 \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w -n z "retry-http $2"$'\t'
+shift 2
+out=''
+for i in {1..80}; do
+  zpty -r -t z chunk && out+=$chunk
+  missing=0
+  for w in "$@"; do [[ $out == *$w* ]] || missing=1; done
+  (( missing )) || { print found; zpty -d z; exit 0 }
+  sleep 0.1
+done
+print -r -- "$out"
+zpty -d z
+exit 1
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let test = dir.path().join("complete.zsh");
+    std::fs::write(&test, ZPTY_ALL).unwrap();
+    let out = Command::new("zsh")
+        .args(["-f", &test.display().to_string()])
+        .arg(script("").display().to_string())
+        .arg(typed)
+        .args(expected)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .output()
+        .unwrap_or_else(|e| panic!("zsh is needed for this test (.ci/run installs it): {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.starts_with("found") {
+        Ok(())
+    } else {
+        Err(stdout.into_owned())
+    }
+}
+
+/// Every flag that takes one of a few names completes to those names in bash, fish and zsh
+/// (not to file names): the flags of [`ENUMERATED`] and every other flag clap knows values
+/// for, each in the three shells. The values offered must be exactly the names (bash, fish),
+/// or all shown (zsh), so file names offered instead fail it, as fish did for every flag at
+/// the top level (its argparse failed on the flag still waiting for its value).
+#[test]
+fn every_enumerated_flag_completes_to_its_values_in_the_three_shells() {
+    let known = enumerated_flags();
+    for (sub, flag, values) in ENUMERATED {
+        let found = known
+            .iter()
+            .find(|(s, f, _)| s.as_deref() == *sub && f == flag)
+            .unwrap_or_else(|| panic!("{flag} names no values for the completion scripts"));
+        assert_eq!(&found.2, values, "{flag}'s values");
+    }
+    let mut checked = 0;
+    for (sub, flag, values) in &known {
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let prefix: Vec<&str> = std::iter::once("retry-http")
+            .chain(sub.as_deref())
+            .chain([flag.as_str()])
+            .collect();
+        let typed = prefix[1..].join(" ");
+
+        let mut words = prefix.clone();
+        words.push("");
+        let mut offered = bash(&words);
+        offered.sort();
+        let mut wanted: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        wanted.sort();
+        assert_eq!(offered, wanted, "bash: {typed} <TAB>");
+
+        let mut offered = fish(&format!("{} ", prefix.join(" ")));
+        offered.sort();
+        assert_eq!(offered, wanted, "fish: {typed} <TAB>");
+
+        if let Err(screen) = zsh_shows_all(&format!("{typed} "), &values) {
+            panic!("zsh: {typed} <TAB> did not show {values:?}:\n{screen}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= ENUMERATED.len(), "{checked} flags checked");
+}

@@ -37,6 +37,7 @@ mod output;
 mod preflight;
 mod proxies;
 mod readiness;
+mod recipes;
 mod replay;
 mod response_head;
 mod retry_after;

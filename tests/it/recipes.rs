@@ -1,0 +1,498 @@
+//! README's recipes run as written: each code block of the "Recipes" section and the fleet's
+//! "Recipe:" block is read from README.md and given to `sh -c`, with the binary cargo built
+//! first on PATH, against loopback servers standing in for the hosts it names. Each run's
+//! documented outcome is checked: the exit code, what reached the server, the file written,
+//! what stderr says.
+//!
+//! What a test changes in the text, and nothing else (the mapping, applied by [`stand_in`]):
+//! - every `http://` or `https://` URL's scheme and authority become
+//!   `http://127.0.0.1:PORT` of the scripted server (path and query kept);
+//! - `redis.internal:6379` becomes the loopback `redis-server` started for the test;
+//! - an absolute path under `/etc/` or `/var/` is taken under the test's own folder
+//!   (`/dev/null` stays);
+//! - a cron line loses its schedule (five fields) and, in an `/etc/cron.d` file, its user
+//!   field, and `\%` becomes `%` (cron's own rule); the environment line of the cron file,
+//!   shown in a comment, is set in the environment;
+//! - a docker-compose `healthcheck` runs the string of its `CMD-SHELL` test;
+//! - `logger` is a stand-in on PATH that writes its arguments to a file.
+
+use crate::common::*;
+use crate::state_redis::redis_server::RedisServer;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// README's text.
+fn readme() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The fenced code blocks of `text`, each with its info string (`sh`, `yaml`, or empty).
+fn code_blocks(text: &str) -> Vec<(String, String)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, Vec<&str>)> = None;
+    for line in text.lines() {
+        match (&mut open, line.strip_prefix("```")) {
+            (None, Some(info)) => open = Some((info.trim().to_string(), Vec::new())),
+            (Some(_), Some(_)) => {
+                let (info, lines) = open.take().expect("an open block");
+                blocks.push((info, lines.join("\n")));
+            }
+            (Some((_, lines)), None) => lines.push(line),
+            (None, None) => {}
+        }
+    }
+    blocks
+}
+
+/// The recipes: the blocks of "## Recipes" (up to its first subsection), then the block
+/// after each "**Recipe:" paragraph elsewhere.
+fn recipes() -> Vec<String> {
+    let text = readme();
+    let section: String = text
+        .lines()
+        .skip_while(|l| *l != "## Recipes")
+        .skip(1)
+        .take_while(|l| !l.starts_with("## ") && !l.starts_with("### "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out: Vec<String> = code_blocks(&section).into_iter().map(|(_, b)| b).collect();
+    for (at, _) in text.match_indices("\n**Recipe:") {
+        let after = &text[at..];
+        let (_, block) = code_blocks(after)
+            .into_iter()
+            .next()
+            .expect("a block after a Recipe: paragraph");
+        out.push(block);
+    }
+    out
+}
+
+/// One recipe as a command for `sh -c` and the environment its cron file sets, per the
+/// mapping of the module's comment (the URLs, paths and Redis address not yet replaced).
+fn command_of(recipe: &str) -> (String, Vec<(String, String)>) {
+    let mut env = Vec::new();
+    let mut lines = Vec::new();
+    for line in recipe.lines() {
+        if let Some(comment) = line.trim_start().strip_prefix('#') {
+            let c = comment.trim();
+            if let Some((name, value)) = c.split_once('=')
+                && name.starts_with("RETRY_HTTP_")
+                && !name.contains(' ')
+            {
+                env.push((name.to_string(), value.to_string()));
+            }
+            continue;
+        }
+        lines.push(line);
+    }
+    let text = lines.join("\n");
+    if let Some(at) = text.find("\"CMD-SHELL\"") {
+        let array = &text[text[..at].rfind('[').expect("test: [")..];
+        let array = &array[..=array.find(']').expect("test: [...]")];
+        let test: Vec<String> = serde_json::from_str(array).expect("a JSON array");
+        return (test[1].clone(), env);
+    }
+    let cron = text.starts_with("* ") || text.starts_with("*/") || text.starts_with("0 ");
+    if !cron {
+        return (text, env);
+    }
+    let mut rest = text.as_str();
+    for _ in 0..5 {
+        rest = rest
+            .trim_start()
+            .split_once(' ')
+            .expect("a schedule field")
+            .1;
+    }
+    // An /etc/cron.d line names the user before the command.
+    let first = rest.trim_start().split(' ').next().unwrap_or("");
+    if first != "retry-http" {
+        rest = rest.trim_start().split_once(' ').expect("a user field").1;
+    }
+    (rest.trim_start().replace("\\%", "%"), env)
+}
+
+/// `text` with every URL's scheme and authority replaced by `http://127.0.0.1:PORT`, the
+/// Redis address by `redis`, and the absolute paths under /etc and /var taken under `root`.
+fn stand_in(text: &str, port: u16, redis: Option<&str>, root: &Path) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("http") {
+        let tail = &rest[at..];
+        let scheme = ["http://", "https://"]
+            .into_iter()
+            .find(|s| tail.starts_with(s));
+        match scheme {
+            Some(s) => {
+                out.push_str(&rest[..at]);
+                let after = &tail[s.len()..];
+                let end = after
+                    .find(['/', ' ', '\'', '"', '\n'])
+                    .unwrap_or(after.len());
+                out.push_str(&format!("http://127.0.0.1:{port}"));
+                rest = &after[end..];
+            }
+            None => {
+                out.push_str(&rest[..at + 4]);
+                rest = &rest[at + 4..];
+            }
+        }
+    }
+    out.push_str(rest);
+    if let Some(r) = redis {
+        out = out.replace("redis.internal:6379", r);
+    }
+    let root = root.display().to_string();
+    for dir in ["/etc/", "/var/"] {
+        for before in [' ', '@', '='] {
+            out = out.replace(&format!("{before}{dir}"), &format!("{before}{root}{dir}"));
+        }
+    }
+    out
+}
+
+/// A recipe's run: its output, how long it took, and the `logger` lines it wrote.
+struct Ran {
+    out: Output,
+    took: Duration,
+    logged: String,
+}
+
+/// Runs `recipe` per the mapping against `server`, in `root`, with `env` and the cron
+/// file's environment (its Redis address mapped to `redis`).
+fn run_recipe(
+    recipe: &str,
+    server: &Server,
+    redis: Option<&str>,
+    root: &Path,
+    env: &[(&str, &str)],
+) -> Ran {
+    let port: u16 = server
+        .url("/")
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .expect("the server's port");
+    let (command, cron_env) = command_of(recipe);
+    let command = stand_in(&command, port, redis, root);
+    let tools = root.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let logger = tools.join("logger");
+    let log = root.join("logger.out");
+    std::fs::write(
+        &logger,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&logger, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_retry-http"));
+    let path = format!(
+        "{}:{}:{}",
+        tools.display(),
+        bin.parent().expect("the binary's folder").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // The binary's environment as every test has it (no RETRY_HTTP_* of the developer's).
+    let mut cmd = command_for(Path::new("sh"));
+    cmd.arg("-c")
+        .arg(&command)
+        .current_dir(root)
+        .env("PATH", path);
+    for (name, value) in &cron_env {
+        cmd.env(name, stand_in(value, port, redis, root));
+    }
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let t = Instant::now();
+    let out = cmd.output().expect("sh runs");
+    let took = t.elapsed();
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    Ran { out, took, logged }
+}
+
+/// The recipe whose text contains `marker` (each is told apart by a word of its own).
+fn recipe(marker: &str) -> String {
+    let found: Vec<String> = recipes()
+        .into_iter()
+        .filter(|r| r.contains(marker))
+        .collect();
+    assert_eq!(found.len(), 1, "one recipe with {marker:?}: {found:?}");
+    found[0].clone()
+}
+
+fn ok(status: u16, body: &str) -> Step {
+    Step::status(status, body)
+}
+
+fn show(r: &Ran) -> String {
+    format!(
+        "exit {:?} after {:?}\nstdout: {}\nstderr: {}\nlogger: {}",
+        r.out.status.code(),
+        r.took,
+        String::from_utf8_lossy(&r.out.stdout),
+        stderr(&r.out),
+        r.logged
+    )
+}
+
+/// Every recipe is one the tests below run: a new recipe in README needs its test here.
+#[test]
+fn every_recipe_is_run_by_a_test() {
+    const MARKERS: [&str; 7] = [
+        "api.example.test/jobs",
+        "localhost:8080/healthz",
+        "X-App-Version",
+        "_cluster/health",
+        "CMD-SHELL",
+        "report.csv",
+        "redis.internal",
+    ];
+    let all = recipes();
+    assert_eq!(all.len(), MARKERS.len(), "README's recipes: {all:#?}");
+    for r in &all {
+        let n = MARKERS.iter().filter(|m| r.contains(*m)).count();
+        assert_eq!(n, 1, "a recipe no test (or two) runs:\n{r}");
+    }
+}
+
+/// The cron job: a 503 is retried under the idempotency key (the same key twice, the body
+/// from the file, the Content-Type given), exit 0 and nothing logged; a 400 is not retried
+/// and `logger` gets "job submit failed: 3".
+#[test]
+fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
+    let r = recipe("api.example.test/jobs");
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("etc/jobs")).unwrap();
+    let job = br#"{"job":"nightly"}"#;
+    std::fs::write(root.path().join("etc/jobs/nightly.json"), job).unwrap();
+    let today = std::process::Command::new("date")
+        .arg("+%F")
+        .output()
+        .unwrap();
+    let key = format!("nightly-{}", String::from_utf8_lossy(&today.stdout).trim());
+
+    let server = Server::start(vec![ok(503, "busy"), ok(201, "accepted")]).unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(ran.logged, "", "{}", show(&ran));
+    assert_eq!(stderr(&ran.out), "", "-s: {}", show(&ran));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", show(&ran));
+    for q in &reqs {
+        assert_eq!((q.method.as_str(), q.target.as_str()), ("POST", "/jobs"));
+        assert_eq!(q.header("idempotency-key"), Some(key.as_str()));
+        assert_eq!(q.header("content-type"), Some("application/json"));
+        assert_eq!(q.body, job);
+    }
+
+    let refused = Server::start(vec![ok(400, "bad job")]).unwrap();
+    let ran = run_recipe(&r, &refused, None, root.path(), &[]);
+    assert_eq!(refused.requests().len(), 1, "a 400 is not retried");
+    assert_eq!(ran.out.status.code(), Some(0), "logger ran: {}", show(&ran));
+    assert_eq!(ran.logged, "job submit failed: 3\n", "{}", show(&ran));
+}
+
+/// The CI step: 503s are retried until the service answers; exit 0, nothing printed.
+#[test]
+fn the_ci_step_waits_for_the_service() {
+    let r = recipe("localhost:8080/healthz");
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        ok(503, "starting"),
+        ok(503, "starting"),
+        ok(200, "up"),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert!(
+        ran.out.stdout.is_empty() && ran.out.stderr.is_empty(),
+        "{}",
+        show(&ran)
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs.iter().all(|q| q.target == "/healthz"));
+}
+
+/// The deploy step: an old version is not ready, the new one ends the wait with exit 0.
+#[test]
+fn the_deploy_step_waits_for_the_new_version() {
+    let r = recipe("X-App-Version");
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        Step::with_header(200, "X-App-Version", "1.4.1"),
+        Step::with_header(200, "X-App-Version", "1.4.2"),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[("VERSION", "1.4.2")]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(server.requests().len(), 2, "{}", show(&ran));
+}
+
+/// The cluster health wait: yellow (a 200) is not ready, green is; the query is sent as
+/// written.
+#[test]
+fn the_cluster_wait_ends_on_green() {
+    let r = recipe("_cluster/health");
+    let root = tempfile::tempdir().unwrap();
+    let server = Server::start(vec![
+        ok(200, r#"{"status":"yellow"}"#),
+        ok(200, r#"{"status":"green"}"#),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", show(&ran));
+    assert_eq!(
+        reqs[0].target,
+        "/_cluster/health?wait_for_status=green&timeout=10s"
+    );
+}
+
+/// The compose healthcheck: ready is 0; never ready is 1 (not retry-http's own code), in
+/// about its 5 s deadline.
+#[test]
+fn the_healthcheck_maps_every_failure_to_1() {
+    let r = recipe("CMD-SHELL");
+    let root = tempfile::tempdir().unwrap();
+    let ready = Server::start(vec![
+        ok(200, r#"{"ready":false}"#),
+        ok(200, r#"{"ready":true}"#),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &ready, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(ready.requests().len(), 2);
+
+    let never = Server::start(vec![ok(200, r#"{"ready":false}"#)]).unwrap();
+    let ran = run_recipe(&r, &never, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(1), "{}", show(&ran));
+    // The deadline is 5 s; a loaded machine may add to the end, never remove from it.
+    assert!(
+        ran.took >= Duration::from_secs(4) && ran.took < Duration::from_secs(30),
+        "{}",
+        show(&ran)
+    );
+}
+
+/// The download: a 503 then a cut body leave no file; the whole body then lands in
+/// report.csv, with exit 0.
+#[test]
+fn the_download_is_complete_or_absent() {
+    let r = recipe("report.csv");
+    let root = tempfile::tempdir().unwrap();
+    let body = "day,count\n2026-12-01,42\n";
+    let server = Server::start(vec![
+        ok(503, "busy"),
+        Step::Truncate {
+            declared: body.len(),
+            body: body.as_bytes()[..10].to_vec(),
+        },
+        ok(200, body),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(server.requests().len(), 3, "{}", show(&ran));
+    let written = std::fs::read_to_string(root.path().join("report.csv")).unwrap();
+    assert_eq!(written, body);
+}
+
+/// The fleet's cron job, two hosts and one Redis (a user `report` with its password, the
+/// prefix of the recipe): a success writes the file; then a 429 with `Retry-After: 120`
+/// told to one host ends its run with 5 at once (the hint reaches past its 50 s deadline)
+/// and holds the next run on another host without a request (7); `--explain` shows the
+/// hold for two minutes, not the default clamp's one; and the circuit stays closed.
+#[test]
+fn the_fleet_recipe_shares_a_two_minute_retry_after() {
+    let r = recipe("redis.internal");
+    let redis =
+        RedisServer::start_with(&["--user", "report", "on", ">s3cret", "~*", "&*", "+@all"]);
+    let address = format!("127.0.0.1:{}", redis.port().expect("a TCP port"));
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("var/lib/report")).unwrap();
+    let file = root.path().join("var/lib/report/latest.json");
+
+    let server = Server::start(vec![
+        ok(200, r#"{"report":1}"#),
+        Step::Respond {
+            status: 429,
+            headers: vec![("Retry-After".into(), "120".into())],
+            body: b"slow down".to_vec(),
+        },
+        ok(200, r#"{"report":2}"#),
+    ])
+    .unwrap();
+    let ran = run_recipe(&r, &server, Some(&address), root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    // One log line, the attempt's; no warning: the store was used.
+    let log = stderr(&ran.out);
+    assert!(
+        log.lines().count() == 1 && log.starts_with("retry-http: attempt 1 GET http://127.0.0.1:"),
+        "{}",
+        show(&ran)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), r#"{"report":1}"#);
+    let keys = [
+        "--user", "report", "--pass", "s3cret", "-n", "2", "KEYS", "report:*",
+    ];
+    assert!(
+        !redis.cli(&keys).is_empty(),
+        "the runs share the store under the recipe's prefix"
+    );
+
+    let ran = run_recipe(&r, &server, Some(&address), root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(5), "{}", show(&ran));
+    assert!(
+        ran.took < Duration::from_secs(20),
+        "at once: {}",
+        show(&ran)
+    );
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), r#"{"report":1}"#);
+
+    let ran = run_recipe(&r, &server, Some(&address), root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(7), "held: {}", show(&ran));
+    assert_eq!(server.requests().len(), 2, "nothing sent while held");
+
+    let explain = r.replace("retry-http ", "retry-http --explain ");
+    let ran = run_recipe(&explain, &server, Some(&address), root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&ran.out.stdout),
+        stderr(&ran.out)
+    );
+    assert!(
+        text.contains("circuit closed"),
+        "the circuit stays closed: {text}"
+    );
+    let held = held_for(&text).unwrap_or_else(|| panic!("a shared Retry-After: {text}"));
+    assert!(
+        held > Duration::from_secs(90) && held <= Duration::from_secs(120),
+        "held for {held:?}, two minutes less the runs' time, not the default clamp's one: {text}"
+    );
+}
+
+/// The time `--explain` says a shared Retry-After still holds ("holds for 1m59s",
+/// "holds for 59.96s").
+fn held_for(explain: &str) -> Option<Duration> {
+    let rest = &explain[explain.find("holds for ")? + "holds for ".len()..];
+    let word = rest.split_whitespace().next()?;
+    let (minutes, seconds) = match word.split_once('m') {
+        Some((m, s)) => (m.parse::<u64>().ok()?, s),
+        None => (0, word),
+    };
+    let seconds = match seconds.strip_suffix('s') {
+        Some(s) => s.parse::<f64>().ok()?,
+        None if seconds.is_empty() => 0.0,
+        None => return None,
+    };
+    Some(Duration::from_secs(minutes * 60) + Duration::from_secs_f64(seconds))
+}
