@@ -57,7 +57,8 @@ pub enum Step {
     Resource {
         /// The whole representation.
         body: Vec<u8>,
-        /// Its strong ETag, quotes included.
+        /// Its strong ETag, quotes included (a value without quotes is sent as
+        /// Last-Modified instead, and If-Range is compared with it).
         etag: String,
         /// Cut the response body after this many bytes.
         cut_after: Option<usize>,
@@ -456,8 +457,14 @@ fn serve_resource_with(
         .filter(|(_, tag)| tag == etag)
         .map(|(f, _)| f as usize)
         .filter(|f| *f < body.len());
+    // A validator that is not a quoted ETag is an HTTP-date, sent as Last-Modified.
+    let name = if etag.starts_with('"') {
+        "ETag"
+    } else {
+        "Last-Modified"
+    };
     let mut h = vec![
-        ("ETag".to_string(), etag.to_string()),
+        (name.to_string(), etag.to_string()),
         ("Accept-Ranges".to_string(), "bytes".to_string()),
     ];
     h.extend(extra.iter().cloned());
