@@ -127,8 +127,8 @@ fn remove(data: &Path, info: &Path) {
 /// Takes the leftover beside `file` for `url`, if there is one that this run may resume.
 /// `warn` gets a line for each leftover found but not used (another URL's, a changed or
 /// unreadable one, one taken by another run, one older than a day), which is removed
-/// unless another run holds it. `Ok(None)`: none to resume; `Err` is never returned for a
-/// leftover that cannot be used, only for a folder where nothing can be made.
+/// unless another run holds it. `None`: nothing to resume (the download starts from the
+/// first byte, or from FILE's size when it has one).
 pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Leftover> {
     let (data, info) = paths(file);
     let shown = data.display();
