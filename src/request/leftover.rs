@@ -155,6 +155,13 @@ pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Left
         .ok()
         .flatten()
         .and_then(|b| String::from_utf8(b).ok());
+    if age > MAX_AGE {
+        warn(format!(
+            "-C -: the leftover {shown} is older than a day: discarded, downloading from the first byte"
+        ));
+        remove(&data, &info);
+        return None;
+    }
     // Claimed by renaming: the run that renames it first has it to itself.
     let claimed = temp_beside(file, &format!(".{}.", leaf(file)), ".part")
         .and_then(|tmp| std::fs::rename(&data, tmp.path()).map(|()| tmp));
@@ -182,9 +189,6 @@ pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Left
         crate::process::interrupt::untrack_temp(tmp.path());
         None
     };
-    if age > MAX_AGE {
-        return discard("is older than a day".into(), warn);
-    }
     let Some(record) = text.as_deref().and_then(Record::parse) else {
         return discard("has a record that cannot be read".into(), warn);
     };
@@ -222,9 +226,12 @@ fn leaf(file: &Path) -> String {
 }
 
 /// Leaves `spool`, the first `offset` of `total` bytes of `url`'s body identified by
-/// `validator`, beside `file` for the next run: the record first (written whole by a
-/// temporary file and rename), then the bytes renamed into their place. `Err`: they could
-/// not be kept (both files are then removed).
+/// `validator`, beside `file` for the next run: the bytes renamed into their place, then
+/// the record (written whole by a temporary file and rename), so that a record always has
+/// its bytes (bytes without a record are discarded by the next run). Nothing is synced to
+/// the disk: this runs in the moments a signal or the deadline leaves before the process
+/// ends, and a record that does not match its bytes is discarded. `Err`: they could not be
+/// kept (both files are then removed).
 pub fn keep(
     file: &Path,
     url: &str,
@@ -243,10 +250,8 @@ pub fn keep(
     let written = (|| {
         let mut tmp = temp_beside(&info, &format!(".{}.", leaf(&info)), ".part")?;
         tmp.write_all(record.text().as_bytes())?;
-        tmp.as_file().sync_all()?;
-        spool.as_file().sync_all()?;
-        tmp.persist(&info).map_err(|e| e.error)?;
         spool.persist(&data).map_err(|e| e.error)?;
+        tmp.persist(&info).map_err(|e| e.error)?;
         Ok(())
     })();
     if written.is_err() {

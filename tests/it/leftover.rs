@@ -1,5 +1,5 @@
 //! `-C -` across runs: a download a run ends without (out of attempts, the deadline,
-//! SIGTERM) leaves its bytes beside the `-o` file (`.NAME.retry-http-partial` and its
+//! SIGTERM, the last two in the middle of a resumed body) leaves its bytes beside the `-o` file (`.NAME.retry-http-partial` and its
 //! record), the file keeping its previous content; the next run with `-C -` and the same
 //! `-o` resumes them with `Range` and `If-Range` into a byte-exact file. The product runs
 //! every ending with an ETag and with a Last-Modified validator (3 x 2 = 6 pairs of runs).
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 const LEN: usize = 100_000;
 const CUT: usize = 40_000;
+const MORE: usize = 20_000;
 const OLD: &[u8] = b"the previous complete content\n";
 const DATE: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
 
@@ -92,9 +93,20 @@ fn script(validator: &str, ending: Ending) -> (Vec<Step>, usize) {
             ],
             2 * CUT,
         ),
-        Ending::Deadline | Ending::Sigterm => {
-            (vec![resource(validator, Some(CUT)), Step::Hang, whole], CUT)
-        }
+        // The second attempt resumes, receives 20,000 bytes more, then the server is silent
+        // until the deadline or the signal ends the run in the middle of the body.
+        Ending::Deadline | Ending::Sigterm => (
+            vec![
+                resource(validator, Some(CUT)),
+                Step::ResourceStall {
+                    body: body(),
+                    etag: validator.into(),
+                    sent: MORE,
+                },
+                whole,
+            ],
+            CUT + MORE,
+        ),
     }
 }
 
@@ -103,13 +115,14 @@ fn first_run(srv: &Server, url: &str, file: &Path, ending: Ending) -> (String, i
     let mut args = vec!["-C", "-", "-o", s(file), "--attempts", "2", "--base", "1ms"];
     args.extend(["--cap", "5ms", "--max-time", "60s"]);
     if let Ending::Deadline = ending {
-        args.extend(["--deadline", "1500ms"]);
+        args.extend(["--deadline", "4s"]);
     }
     args.push(url);
     let child = client(&args).spawn().expect("spawn");
     if let Ending::Sigterm = ending {
         wait_for_requests(srv, 2);
-        std::thread::sleep(Duration::from_millis(200));
+        // The 20,000 bytes are read well before this (a loopback read of milliseconds).
+        std::thread::sleep(Duration::from_millis(1500));
         // SAFETY: kill only sends a signal to the child this test spawned.
         assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
     }

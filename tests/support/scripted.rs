@@ -81,6 +81,16 @@ pub enum Step {
         /// The pause between two pieces.
         pause: Duration,
     },
+    /// `Resource` that sends `sent` body bytes (of the 200 or the 206), then stays silent
+    /// (until the server stops or 120 s pass): a download in progress.
+    ResourceStall {
+        /// The whole representation.
+        body: Vec<u8>,
+        /// Its validator, as for `Resource`.
+        etag: String,
+        /// The body bytes sent before the silence.
+        sent: usize,
+    },
     /// `Resource` with extra headers on every answer (200 and 206), such as
     /// `Content-Encoding: gzip` (then `body` is the encoded bytes, and ranges count them).
     ResourceWith {
@@ -384,6 +394,12 @@ fn play(
             etag,
             cut_after,
         } => serve_resource_with(&mut out, body, etag, &[], *cut_after, range_from),
+        Step::ResourceStall { body, etag, sent } => {
+            serve_resource_with(&mut out, body, etag, &[], Some(*sent), range_from)?;
+            out.flush()?;
+            hang(stopping);
+            Ok(())
+        }
         Step::ResetMidBody {
             declared,
             body,
