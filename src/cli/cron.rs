@@ -20,7 +20,10 @@ pub struct CronFlags {
     /// 206 at another offset: exit 6, the file as it was (curl exits 33). A 416 saying the
     /// length is SIZE: already complete, exit 0. A missing or empty file: a full download.
     /// Needs -o FILE or -O (in --output-dir when given); an explicit offset (-C N) is
-    /// refused.
+    /// refused. A run that ends without the whole body (attempts, deadline, signal) leaves
+    /// the bytes it has in .FILE.retry-http-partial beside FILE (FILE keeps its content);
+    /// the next -C - run resumes them if the URL and the validator are the same, else starts
+    /// over with a warning. Removed after a day.
     #[arg(
         hide_short_help = true,
         short = 'C',

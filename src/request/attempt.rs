@@ -14,7 +14,7 @@ use crate::http::redact;
 use crate::http::resume;
 use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Failure, Head, Hop, Transport};
-use crate::output::Output;
+use crate::output::{Output, Spool};
 use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
 use crate::policy::readiness::{self, ByStatus};
 use crate::policy::retry_after::{self, Reading};
@@ -24,6 +24,7 @@ use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
 use crate::request::cron::{self, Conditions};
 use crate::request::delivery::{Broken, Delivery, Partial, Received, Resumed};
+use crate::request::leftover;
 use rand::Rng;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -266,6 +267,7 @@ impl Loop<'_> {
             longest: Duration::ZERO,
             fitted: false,
         };
+        carry.partial = self.take_leftover();
         let mut made = 0;
         if let Some(stop) = self.wait_for_hold(rng) {
             return self.ended(stop, 0, carry);
@@ -353,9 +355,10 @@ impl Loop<'_> {
         made: u32,
         mut carry: Carry,
     ) -> Ended {
-        // A partial download kept for a next attempt that will not come is thrown away.
+        // A partial download kept for a next attempt that will not come is thrown away, or
+        // under `-C -` left for the next run.
         if let Some(p) = carry.partial.take() {
-            self.output.discard(p.spool);
+            self.leave_or_discard(p);
         }
         // The deadline came between attempts, after an answer that was not ready.
         let outcome = if outcome == Outcome::Deadline && carry.not_ready {
@@ -380,6 +383,49 @@ impl Loop<'_> {
             status: carry.status,
             hint: carry.hint,
         }
+    }
+
+    /// `-C -`: the bytes an earlier run left for the -o file, claimed by this run, as the
+    /// kept part of a broken download (preferred over the file's own size).
+    fn take_leftover(&self) -> Option<Partial> {
+        let file = self.cron.file.as_deref().filter(|_| self.cfg.cron.resume)?;
+        let mut warn = |w: String| self.reporter.warn(&w);
+        let l = leftover::take(file, self.cfg.request.url.as_str(), &mut warn)?;
+        self.reporter.info(&format!(
+            "-C -: resuming the {} of {} bytes an earlier run left",
+            l.offset, l.total
+        ));
+        Some(Partial {
+            spool: Spool::Named(l.spool),
+            offset: l.offset,
+            total: l.total,
+            validator: l.validator,
+        })
+    }
+
+    /// The run ends with a part of the body kept: under `-C -` it is left beside the -o
+    /// file for the next run (see `leftover`), else thrown away.
+    fn leave_or_discard(&self, p: Partial) {
+        let file = self.cron.file.as_deref().filter(|_| self.cfg.cron.resume);
+        let (file, tmp) = match (file, p.spool) {
+            (Some(file), Spool::Named(tmp)) => (file, tmp),
+            (_, spool) => return self.output.discard(spool),
+        };
+        let temp = tmp.path().to_path_buf();
+        let url = self.cfg.request.url.as_str();
+        match leftover::keep(file, url, tmp, p.offset, p.total, &p.validator) {
+            Ok(data) => self.reporter.info(&format!(
+                "-C -: kept {} of {} bytes in {} for the next run with -C -",
+                p.offset,
+                p.total,
+                data.display()
+            )),
+            Err(e) => self.reporter.warn(&format!(
+                "-C -: cannot keep the {} bytes received for the next run: {e}",
+                p.offset
+            )),
+        }
+        crate::process::interrupt::untrack_temp(&temp);
     }
 
     /// Attempt `n`: send, log its line, and carry out the decision about it.
@@ -838,7 +884,18 @@ impl Loop<'_> {
         self.log_response_headers(&ex.head);
         carry.head = Some(ex.head.clone());
         let (status, reason) = (ex.head.status, ex.head.reason.clone());
-        match self.cron.judge(&ex.head) {
+        // A kept part asked for its own range: the -o file's size was not asked for.
+        let judged = match &partial {
+            Some(_) => crate::http::conditional::judge(
+                &ex.head,
+                &crate::http::conditional::Asked {
+                    resume_from: None,
+                    ..self.cron.asked
+                },
+            ),
+            None => self.cron.judge(&ex.head),
+        };
+        match judged {
             Answer::Deliver => {}
             Answer::Unchanged(why) => {
                 if let Some(p) = partial {
@@ -877,6 +934,12 @@ impl Loop<'_> {
             (stale, _) => {
                 // A 200 (or anything else) means the representation changed: start over.
                 if let Some(p) = stale {
+                    if self.cfg.cron.resume {
+                        self.reporter.warn(&format!(
+                            "-C -: the {} bytes kept are not continued by this {status} answer (the representation changed): discarded, downloading from the first byte",
+                            p.offset
+                        ));
+                    }
                     self.output.discard(p.spool);
                 }
                 None

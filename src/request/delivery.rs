@@ -74,9 +74,12 @@ pub struct Delivery<'a> {
 impl Delivery<'_> {
     /// Whether a broken download may be resumed: a GET (the request that got this answer:
     /// under `-L` it may follow a POST's 303) to a regular `-o` file, without `-i`.
+    /// Under `-C -` a download that began from the first byte is kept too (and left for the
+    /// next run when this one ends without it); a continuation of the `-o` file's own
+    /// bytes has no validator, so it is not kept (the next attempt asks from the file's
+    /// size again).
     fn can_resume(&self, get: bool) -> bool {
-        // `-C -` asks again from the file's size instead (the file is the kept part).
-        get && self.output.resumable() && !self.cfg.cron.resume
+        get && self.output.resumable()
     }
 
     fn deadline_left(&self) -> Option<Duration> {
@@ -305,7 +308,11 @@ impl Delivery<'_> {
         let mut partial = None;
         match (validator, total) {
             (Some(validator), Some(total))
-                if self.can_resume(get) && f.kind.is_retryable() && kept > 0 && kept < total =>
+                if self.can_resume(get)
+                    && !validator.0.is_empty()
+                    && f.kind.is_retryable()
+                    && kept > 0
+                    && kept < total =>
             {
                 f.detail = format!("{}; kept {kept} bytes to resume", f.detail);
                 partial = Some(Partial {

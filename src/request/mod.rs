@@ -8,5 +8,6 @@ pub mod attempt;
 pub mod cron;
 pub mod delivery;
 pub mod explain;
+pub mod leftover;
 pub mod run;
 pub mod write_out;

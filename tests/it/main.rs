@@ -31,6 +31,7 @@ mod hostile;
 mod interim;
 mod jitter;
 mod json_log;
+mod leftover;
 mod limits;
 mod network;
 mod output;

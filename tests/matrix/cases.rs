@@ -514,5 +514,6 @@ pub fn step_name(step: &Step) -> String {
             }
         }
         Step::ResetMidBody { .. } => "200 reset mid-body".into(),
+        Step::ResourceStall { .. } => "stalled resource 200".into(),
     }
 }

@@ -57,7 +57,8 @@ pub enum Step {
     Resource {
         /// The whole representation.
         body: Vec<u8>,
-        /// Its strong ETag, quotes included.
+        /// Its strong ETag, quotes included (a value without quotes is sent as
+        /// Last-Modified instead, and If-Range is compared with it).
         etag: String,
         /// Cut the response body after this many bytes.
         cut_after: Option<usize>,
@@ -79,6 +80,16 @@ pub enum Step {
         parts: Vec<Vec<u8>>,
         /// The pause between two pieces.
         pause: Duration,
+    },
+    /// `Resource` that sends `sent` body bytes (of the 200 or the 206), then stays silent
+    /// (until the server stops or 120 s pass): a download in progress.
+    ResourceStall {
+        /// The whole representation.
+        body: Vec<u8>,
+        /// Its validator, as for `Resource`.
+        etag: String,
+        /// The body bytes sent before the silence.
+        sent: usize,
     },
     /// `Resource` with extra headers on every answer (200 and 206), such as
     /// `Content-Encoding: gzip` (then `body` is the encoded bytes, and ranges count them).
@@ -383,6 +394,12 @@ fn play(
             etag,
             cut_after,
         } => serve_resource_with(&mut out, body, etag, &[], *cut_after, range_from),
+        Step::ResourceStall { body, etag, sent } => {
+            serve_resource_with(&mut out, body, etag, &[], Some(*sent), range_from)?;
+            out.flush()?;
+            hang(stopping);
+            Ok(())
+        }
         Step::ResetMidBody {
             declared,
             body,
@@ -456,8 +473,14 @@ fn serve_resource_with(
         .filter(|(_, tag)| tag == etag)
         .map(|(f, _)| f as usize)
         .filter(|f| *f < body.len());
+    // A validator that is not a quoted ETag is an HTTP-date, sent as Last-Modified.
+    let name = if etag.starts_with('"') {
+        "ETag"
+    } else {
+        "Last-Modified"
+    };
     let mut h = vec![
-        ("ETag".to_string(), etag.to_string()),
+        (name.to_string(), etag.to_string()),
         ("Accept-Ranges".to_string(), "bytes".to_string()),
     ];
     h.extend(extra.iter().cloned());

@@ -1,0 +1,319 @@
+//! `-C -` across runs: a download that a run ends without (out of attempts, the deadline,
+//! a signal) leaves the bytes it has beside the `-o` file, never in its place, for the next
+//! run with `-C -` and the same `-o` to resume.
+//!
+//! For `-o DIR/NAME` the bytes are `DIR/.NAME.retry-http-partial` and what is known of them
+//! is `DIR/.NAME.retry-http-partial.info`, a few lines of text:
+//!
+//! ```text
+//! retry-http partial 1
+//! url-sha256 <64 hex digits: SHA-256 of the URL, so no URL or credential is on disk>
+//! validator <the strong ETag or the Last-Modified date of the first answer>
+//! total <the whole body's length in bytes>
+//! bytes <the bytes kept>
+//! ```
+//!
+//! The next run takes them by renaming the bytes to a temporary name of its own (an atomic
+//! claim: two runs never share them; the one that loses the race starts from the first
+//! byte), then checks the record against its URL and the file. What does not match is
+//! discarded with a warning; a leftover older than [`MAX_AGE`] (by its record's
+//! modification time) is removed. The bytes are then resumed as a broken download is within
+//! a run (`Range` and `If-Range`, RFC 9110 sections 14.2 and 13.1.5): every byte accounted
+//! for, the validator identical, or the download starts over.
+
+use crate::files::temp_beside;
+use crate::http::resume::Validator;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+use tempfile::NamedTempFile;
+
+/// A leftover older than this (24 hours) is removed, not resumed.
+pub const MAX_AGE: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The most of a record read (it is five short lines; an ETag is at most 8 KiB here).
+const MAX_RECORD: u64 = 16 << 10;
+
+/// The first line of a record.
+const MAGIC: &str = "retry-http partial 1";
+
+/// The bytes of an earlier run, claimed by this one.
+#[derive(Debug)]
+pub struct Leftover {
+    /// The bytes, renamed to this run's own temporary name, positioned at their end.
+    pub spool: NamedTempFile,
+    /// How many there are.
+    pub offset: u64,
+    /// The whole body's length.
+    pub total: u64,
+    /// What identifies their representation.
+    pub validator: Validator,
+}
+
+/// The leftover's bytes and its record, beside `file` (the `-o` path, links followed).
+pub fn paths(file: &Path) -> (PathBuf, PathBuf) {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let data = file.with_file_name(format!(".{name}.retry-http-partial"));
+    let info = file.with_file_name(format!(".{name}.retry-http-partial.info"));
+    (data, info)
+}
+
+/// The SHA-256 of `url`, in lower-case hex (FIPS 180-4).
+pub fn url_digest(url: &str) -> String {
+    ring::digest::digest(&ring::digest::SHA256, url.as_bytes())
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What a record says.
+#[derive(Debug, PartialEq, Eq)]
+struct Record {
+    digest: String,
+    validator: String,
+    total: u64,
+    bytes: u64,
+}
+
+impl Record {
+    fn text(&self) -> String {
+        format!(
+            "{MAGIC}\nurl-sha256 {}\nvalidator {}\ntotal {}\nbytes {}\n",
+            self.digest, self.validator, self.total, self.bytes
+        )
+    }
+
+    /// A record's text; `None` when it is not one (then the leftover is discarded).
+    fn parse(text: &str) -> Option<Record> {
+        let mut lines = text.lines();
+        if lines.next()? != MAGIC {
+            return None;
+        }
+        let mut field = |name: &str| {
+            lines
+                .next()
+                .and_then(|l| l.strip_prefix(name))
+                .and_then(|l| l.strip_prefix(' '))
+                .map(str::to_string)
+        };
+        let digest = field("url-sha256")?;
+        let validator = field("validator")?;
+        let total = field("total")?.parse().ok()?;
+        let bytes = field("bytes")?.parse().ok()?;
+        let sane = digest.len() == 64
+            && digest.bytes().all(|b| b.is_ascii_hexdigit())
+            && !validator.is_empty()
+            && bytes > 0
+            && bytes < total;
+        sane.then_some(Record {
+            digest,
+            validator,
+            total,
+            bytes,
+        })
+    }
+}
+
+/// Removes a leftover's two files (what is not there is no error).
+fn remove(data: &Path, info: &Path) {
+    let _ = std::fs::remove_file(data);
+    let _ = std::fs::remove_file(info);
+}
+
+/// Takes the leftover beside `file` for `url`, if there is one that this run may resume.
+/// `warn` gets a line for each leftover found but not used (another URL's, a changed or
+/// unreadable one, one taken by another run, one older than a day), which is removed
+/// unless another run holds it. `None`: nothing to resume (the download starts from the
+/// first byte, or from FILE's size when it has one).
+pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Leftover> {
+    let (data, info) = paths(file);
+    let shown = data.display();
+    let record_file = match std::fs::File::open(&info) {
+        Ok(f) => f,
+        Err(_) => {
+            // Bytes without a record cannot be accounted for.
+            if std::fs::symlink_metadata(&data).is_ok() {
+                warn(format!(
+                    "-C -: {shown} has no record beside it: discarded, downloading from the first byte"
+                ));
+                let _ = std::fs::remove_file(&data);
+            }
+            return None;
+        }
+    };
+    let age = record_file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .unwrap_or_default();
+    let text = crate::files::read_bounded(record_file, MAX_RECORD)
+        .ok()
+        .flatten()
+        .and_then(|b| String::from_utf8(b).ok());
+    if age > MAX_AGE {
+        warn(format!(
+            "-C -: the leftover {shown} is older than a day: discarded, downloading from the first byte"
+        ));
+        remove(&data, &info);
+        return None;
+    }
+    // Claimed by renaming: the run that renames it first has it to itself.
+    let claimed = temp_beside(file, &format!(".{}.", leaf(file)), ".part")
+        .and_then(|tmp| std::fs::rename(&data, tmp.path()).map(|()| tmp));
+    let tmp = match claimed {
+        Ok(tmp) => tmp,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            warn(format!(
+                "-C -: the leftover {shown} is being resumed by another run: not shared, downloading from the first byte"
+            ));
+            return None;
+        }
+        Err(e) => {
+            warn(format!(
+                "-C -: cannot take the leftover {shown} ({e}): downloading from the first byte"
+            ));
+            return None;
+        }
+    };
+    let _ = std::fs::remove_file(&info);
+    crate::process::interrupt::track_temp(tmp.path());
+    let discard = |why: String, warn: &mut dyn FnMut(String)| {
+        warn(format!(
+            "-C -: the leftover {shown} {why}: discarded, downloading from the first byte"
+        ));
+        crate::process::interrupt::untrack_temp(tmp.path());
+        None
+    };
+    let Some(record) = text.as_deref().and_then(Record::parse) else {
+        return discard("has a record that cannot be read".into(), warn);
+    };
+    if record.digest != url_digest(url) {
+        return discard("was left by a download of another URL".into(), warn);
+    }
+    // Reopened: the temporary file's own handle is to the empty file the rename replaced.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(tmp.path())
+        .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|len| (f, len)));
+    let (f, len) = match opened {
+        Ok(x) => x,
+        Err(e) => return discard(format!("cannot be opened ({e})"), warn),
+    };
+    if len != record.bytes {
+        return discard(
+            format!("holds {len} bytes where its record says {}", record.bytes),
+            warn,
+        );
+    }
+    Some(Leftover {
+        spool: NamedTempFile::from_parts(f, tmp.into_temp_path()),
+        offset: record.bytes,
+        total: record.total,
+        validator: Validator(record.validator),
+    })
+}
+
+fn leaf(file: &Path) -> String {
+    file.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Leaves `spool`, the first `offset` of `total` bytes of `url`'s body identified by
+/// `validator`, beside `file` for the next run: the bytes renamed into their place, then
+/// the record (written whole by a temporary file and rename), so that a record always has
+/// its bytes (bytes without a record are discarded by the next run). Nothing is synced to
+/// the disk: this runs in the moments a signal or the deadline leaves before the process
+/// ends, and a record that does not match its bytes is discarded. `Err`: they could not be
+/// kept (both files are then removed).
+pub fn keep(
+    file: &Path,
+    url: &str,
+    spool: NamedTempFile,
+    offset: u64,
+    total: u64,
+    validator: &Validator,
+) -> io::Result<PathBuf> {
+    let (data, info) = paths(file);
+    let record = Record {
+        digest: url_digest(url),
+        validator: validator.0.clone(),
+        total,
+        bytes: offset,
+    };
+    let written = (|| {
+        let mut tmp = temp_beside(&info, &format!(".{}.", leaf(&info)), ".part")?;
+        tmp.write_all(record.text().as_bytes())?;
+        spool.persist(&data).map_err(|e| e.error)?;
+        tmp.persist(&info).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    if written.is_err() {
+        remove(&data, &info);
+    }
+    written.map(|()| data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_and_nothing_else_is_one() {
+        let r = Record {
+            digest: url_digest("https://u:p@example.com/f"),
+            validator: "\"v1\"".into(),
+            total: 10,
+            bytes: 4,
+        };
+        assert_eq!(Record::parse(&r.text()), Some(r));
+        assert_eq!(Record::parse(""), None);
+        assert_eq!(Record::parse("retry-http partial 1\nurl-sha256 x\n"), None);
+        let whole = "retry-http partial 1\nurl-sha256 {d}\nvalidator \"v\"\ntotal 4\nbytes 4\n"
+            .replace("{d}", &url_digest("u"));
+        assert_eq!(Record::parse(&whole), None, "nothing left to resume");
+    }
+
+    #[test]
+    fn the_digest_is_sha256_in_hex() {
+        assert_eq!(
+            url_digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn kept_bytes_are_taken_once_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.bin");
+        let mut spool = temp_beside(&file, ".f.bin.", ".part").unwrap();
+        spool.write_all(b"0123").unwrap();
+        let v = Validator("\"v1\"".into());
+        keep(&file, "http://h/f", spool, 4, 10, &v).unwrap();
+        let mut warned = Vec::new();
+        let other = take(&file, "http://h/g", &mut |w| warned.push(w));
+        assert!(
+            other.is_none() && warned[0].contains("another URL"),
+            "{warned:?}"
+        );
+        let spool = temp_beside(&file, ".f.bin.", ".part").unwrap();
+        std::fs::write(spool.path(), b"0123").unwrap();
+        let reopened = NamedTempFile::from_parts(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(spool.path())
+                .unwrap(),
+            spool.into_temp_path(),
+        );
+        keep(&file, "http://h/f", reopened, 4, 10, &v).unwrap();
+        let l = take(&file, "http://h/f", &mut |w| panic!("{w}")).expect("taken");
+        assert_eq!((l.offset, l.total, l.validator), (4, 10, v));
+        assert!(take(&file, "http://h/f", &mut |w| panic!("{w}")).is_none());
+    }
+}
