@@ -72,7 +72,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers to FILE (\'-\': stdout, before the body, as curl)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l log-format -d 'Format of the stderr log' -r -f -a "text\t'One human-readable line per attempt'
@@ -114,7 +114,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l compressed -d 'As
 complete -c retry-http -n "__fish_retry_http_needs_command" -s G -l get -d 'Send the -d/--data-binary/--data-urlencode data in the URL\'s query instead of a body (joined with &, after a ? or an & as the URL needs): GET, or HEAD with -I'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-unsafe -d 'Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l explain -d 'Print the policy and its schedule on stdout; send nothing'
-complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output'
+complete -c retry-http -n "__fish_retry_http_needs_command" -s i -l include -d 'Include the final response\'s status line and headers in the output, as the server sent them'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l fail-with-body -d 'Also write the body of a final error response'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s N -l no-buffer -d 'Stream the body as it arrives; a failure after the first byte is then not retried'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s s -l silent -d 'Only the final error line on stderr'
