@@ -34,6 +34,7 @@ mod json_log;
 mod leftover;
 mod limits;
 mod network;
+mod oracle;
 mod output;
 mod preflight;
 mod proxies;
