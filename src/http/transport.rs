@@ -58,6 +58,11 @@ pub struct Chain {
     /// A redirect that was not followed because following it would send a non-idempotent
     /// request again (a PATCH answered 301/302): why. The answer is then the redirect itself.
     pub declined: Option<String>,
+    /// The redirect answer a failure stopped the chain at (`--max-redirs` reached, a
+    /// `--proto-redir` scheme refused): the last answer that arrived, which `-w` and `-D`
+    /// report as curl does (`%{http_code}` 302, `%{redirect_url}` where it pointed). `None`
+    /// when the chain ended otherwise.
+    pub unfollowed: Option<Head>,
     /// When the attempt's steps happened, its connections and redirects (for `-w`).
     pub timeline: Timeline,
 }
@@ -151,22 +156,24 @@ impl Transport {
                     .and_then(|n| redirect::allowed(n, self.schemes)),
                 Err(_) => Ok(Next::Answer),
             };
-            let (result, declined) = match (next, result) {
+            let (result, declined, unfollowed) = match (next, result) {
                 (Ok(Next::Follow(next)), Ok(ex)) => {
                     committed |= redirect::commits(&hop.method, ex.head.status);
                     hop = next;
                     hops += 1;
                     continue;
                 }
-                (Ok(Next::Decline(why)), result) => (result, Some(why)),
-                (Err(f), _) => (Err(f), None),
-                (_, result) => (result, None),
+                (Ok(Next::Decline(why)), result) => (result, Some(why), None),
+                (Err(f), Ok(ex)) => (Err(f), None, Some(ex.head)),
+                (Err(f), Err(_)) => (Err(f), None, None),
+                (_, result) => (result, None, None),
             };
             return Chain {
                 result,
                 last: hop,
                 committed,
                 declined,
+                unfollowed,
                 timeline: self.probe.snapshot(),
             };
         }

@@ -864,7 +864,12 @@ impl Loop<'_> {
             }
             (Ok(ex), None) => self.take_response(ex, partial, &sent.last.method, carry),
             (Err(f), _) => {
-                // No response at all: the kept bytes are still good for the next attempt.
+                // A redirect not followed (--max-redirs, --proto-redir) is the last answer
+                // that came, as curl reports it in -w and -D.
+                if let Some(head) = chain.unfollowed {
+                    carry.head = Some(head);
+                }
+                // No final response: the kept bytes are still good for the next attempt.
                 carry.partial = partial;
                 Tried::Broken(f)
             }

@@ -75,6 +75,14 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
          (`retry-http -sSL URL | sh`); --fail-with-body keeps the body",
     ),
     (
+        "proto-redir-write-out",
+        "after a redirect --proto-redir refuses, -w reports the last answer that came (its URL \
+         as url_effective, the refused URL as redirect_url, the redirects followed); curl \
+         reports the refused URL as url_effective and counts it as followed",
+        "nothing was sent to the refused URL; -w says what happened, as after --max-redirs, \
+         where curl agrees",
+    ),
+    (
         "netrc-url-password",
         "a URL holding a user and a password sends them; curl 7.88 sends the URL's user with \
          the netrc entry's password, even when the entry's login is another user",
@@ -85,12 +93,7 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
 
 /// Differences this test found that are not deliberate and are not fixed yet: a key, what
 /// differs. A case that meets one names it; once fixed the case reports it, and the row goes.
-const OPEN: &[(&str, &str)] = &[(
-    "max-redirs-write-out",
-    "after --max-redirs stops a chain, -w shows http_code 000, the first URL as url_effective \
-     and no redirect_url; curl shows the last answer (302), its URL and where it pointed: the \
-     failure does not carry the last answer's head to the summary",
-)];
+const OPEN: &[(&str, &str)] = &[];
 
 /// The headers compared (case-insensitively, by name): the ones a command line decides.
 const COMPARED: [&str; 9] = [
@@ -149,6 +152,9 @@ fn map_curl_exit(curl: i32, status: Option<u16>) -> i32 {
         // Too many redirects: a failure that is not retried (README: "too many redirects
         // ... never retried"), 6.
         47 => 6,
+        // A protocol not allowed (--proto-redir): a failure not retried (README's table:
+        // "exit 6 where curl exits 1").
+        1 => 6,
         // The output cannot be written.
         23 => 1,
         other => panic!("curl exit {other} has no mapping here"),
@@ -499,7 +505,14 @@ fn cases() -> Vec<Case> {
         args: vec!["-L", "--max-redirs", "1", "-w", w, "{url}/r0"],
         files: vec![],
         script: vec![redirect("/r1"), redirect("/r2"), redirect("/r3"), ok("end")],
-        compare: Compare::Differs("max-redirs-write-out"),
+        compare: Compare::All,
+    });
+    v.push(Case {
+        name: "-w after a redirect --proto-redir refuses",
+        args: vec!["-L", "--proto-redir", "=http", "-w", w, "{url}/r0"],
+        files: vec![],
+        script: vec![redirect("/r1"), redirect("https://127.0.0.1:1/tls")],
+        compare: Compare::Differs("proto-redir-write-out"),
     });
     v.push(Case {
         name: "-w with a redirect not followed",
