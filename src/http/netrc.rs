@@ -230,47 +230,49 @@ fn apply_url_credentials(req: &mut RequestConfig) {
         .push(("Authorization".into(), format!("Basic {token}")));
 }
 
-/// Adds the URL's user information as `Authorization: Basic` (decoded, see
-/// [`apply_url_credentials`]); else the netrc login for the URL's host, unless the URL has
-/// a user, or an Authorization header is already there (`-u`, `-H`); the header is masked
-/// in the log like any Authorization. `Err`: the file cannot be read (a usage error:
-/// nothing is sent).
+/// Adds `Authorization: Basic` unless one is already there (`-u`, `-H`): the netrc login
+/// for the URL's host when the URL has no user information, or has the entry's login as
+/// its user and no password (curl's rule); else the URL's user information, decoded (see
+/// [`apply_url_credentials`]). The header is masked in the log like any Authorization.
+/// `Err`: the netrc file cannot be read (a usage error: nothing is sent).
 pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
-    apply_url_credentials(req);
-    let Some(spec) = &req.network.netrc else {
-        return Ok(());
-    };
-    let has_auth = req
-        .headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
-    let text = read(spec)?;
-    if has_auth || !req.url.username().is_empty() || req.url.password().is_some() {
-        return Ok(());
-    }
-    let host = req
-        .url
-        .host_str()
-        .unwrap_or("")
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let found = match text.as_deref().map(|t| find(t, host)).transpose() {
-        Ok(found) => found.flatten(),
-        Err(why) => {
-            let named = path(spec).map_or_else(|_| "~/.netrc".into(), |p| p.display().to_string());
-            return Err(format!("the netrc file {named}: {why}"));
+    if let Some(spec) = &req.network.netrc {
+        let has_auth = req
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+        let text = read(spec)?;
+        // A URL with a user but no password takes the password of that user's netrc entry,
+        // as curl does; a URL with a password, or an Authorization given, takes nothing.
+        if !has_auth && req.url.password().is_none() {
+            let host = req
+                .url
+                .host_str()
+                .unwrap_or("")
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            let found = match text.as_deref().map(|t| find(t, host)).transpose() {
+                Ok(found) => found.flatten(),
+                Err(why) => {
+                    let named =
+                        path(spec).map_or_else(|_| "~/.netrc".into(), |p| p.display().to_string());
+                    return Err(format!("the netrc file {named}: {why}"));
+                }
+            };
+            let user = percent_decoded(req.url.username());
+            if let Some(found) = found.filter(|f| user.is_empty() || f.login.as_bytes() == user) {
+                // The password is a secret from here on, wherever a writer might show it.
+                crate::http::redact::mark(&found.password);
+                let pair = format!("{}:{}", found.login, found.password);
+                let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
+                crate::http::redact::mark(&token);
+                req.headers
+                    .push(("Authorization".into(), format!("Basic {token}")));
+                return Ok(());
+            }
         }
-    };
-    let Some(found) = found else {
-        return Ok(());
-    };
-    // The password is a secret from here on, wherever a writer might show it.
-    crate::http::redact::mark(&found.password);
-    let pair = format!("{}:{}", found.login, found.password);
-    let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
-    crate::http::redact::mark(&token);
-    req.headers
-        .push(("Authorization".into(), format!("Basic {token}")));
+    }
+    apply_url_credentials(req);
     Ok(())
 }
 

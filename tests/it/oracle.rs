@@ -447,6 +447,30 @@ fn cases() -> Vec<Case> {
         compare: Compare::Differs("netrc-url-password"),
     });
     v.push(Case {
+        name: "netrc file, URL user without a password",
+        args: vec!["--netrc-file", "netrc", "http://nuser@127.0.0.1:{port}/"],
+        files: vec![("netrc", "machine 127.0.0.1 login nuser password npw\n")],
+        script: vec![ok("n")],
+        compare: Compare::All,
+    });
+    v.push(Case {
+        name: "netrc optional and absent",
+        args: vec!["--netrc-optional", "--netrc-file", "absent", "{url}/"],
+        files: vec![],
+        script: vec![ok("n")],
+        compare: Compare::All,
+    });
+    v.push(Case {
+        name: "config file with output and write-out",
+        args: vec!["-K", "cfg"],
+        files: vec![(
+            "cfg",
+            "url = \"{url}/k\"\noutput = \"got.txt\"\nwrite-out = \"%{http_code} %{size_download}\\n\"\nuser = \"cu:cp\"\n",
+        )],
+        script: vec![ok("k body")],
+        compare: Compare::All,
+    });
+    v.push(Case {
         name: "cookie file",
         args: vec!["-b", "jar.txt", "{url}/c/x"],
         files: vec![(
