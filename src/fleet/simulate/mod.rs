@@ -7,7 +7,9 @@
 //! be served; capacity windows start when the outage ends; within a window requests are
 //! served in arrival order up to the capacity, the rest rejected; peak load is measured after
 //! the outage. (The scenario is the one of the AWS Architecture Blog's "Exponential Backoff
-//! And Jitter" study.)
+//! And Jitter" study.) With a deadline, each client decides as the real client does
+//! (`policy::decision::schedule`, rows 13 and 14): a backoff that would end past the deadline
+//! becomes one last attempt drawn before it.
 
 pub mod command;
 pub mod failures;
@@ -17,7 +19,8 @@ pub mod plot;
 pub mod report;
 pub mod sweep;
 
-use crate::policy::{self, Backoff, Fit, Jitter};
+use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
+use crate::policy::{self, Backoff, Jitter, WaitReason};
 use crate::units::micros;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -219,6 +222,17 @@ pub fn play(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Figures 
     }
     let n = sc.clients as usize;
     let (mut made, mut previous) = (vec![0u32; n], vec![backoff.base; n]);
+    // Whether a client's last wait was fitted before its deadline (rows 13 and 14).
+    let mut fitted = vec![false; n];
+    let retry_on = policy::StatusSet::from_ranges(vec![(503, 503)]);
+    let rules = Rules {
+        attempts: sc.attempts,
+        retry_on: &retry_on,
+        backoff: *backoff,
+        retry_after_spread: Duration::ZERO,
+        has_key: false,
+        retry_unsafe: false,
+    };
     let mut tally = Tally::default();
     while let Some(Reverse((t, _, c))) = queue.pop() {
         let c = c as usize;
@@ -226,21 +240,32 @@ pub fn play(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Figures 
         if tally.arrive(t, outage, window, sc.capacity) {
             continue;
         }
-        if made[c] >= sc.attempts {
-            tally.gave_up += 1;
-            continue;
-        }
-        let draw = backoff.draw(made[c] - 1, previous[c], &mut rng);
-        previous[c] = draw.total();
-        let left = sc
-            .deadline
-            .map(|d| Duration::from_micros(micros(d).saturating_sub(t)));
-        match policy::fit_to_deadline(draw, left) {
-            Fit::Stop => tally.gave_up += 1,
-            Fit::Sleep(d) => {
-                queue.push(Reverse((t + micros(d), seq, c as u32)));
+        // The client's own decision: requests take no time, so the last attempt before the
+        // deadline needs only the least attempt time.
+        let attempt = Attempt {
+            happened: Happened::Status(503),
+            number: made[c],
+            method: "GET",
+            first_method: "GET",
+            committed: false,
+            deadline_passed: false,
+            left: sc
+                .deadline
+                .map(|d| Duration::from_micros(micros(d).saturating_sub(t))),
+            hint: None,
+            previous: previous[c],
+            longest: Duration::ZERO,
+            after_not_ready: false,
+            fitted: fitted[c],
+        };
+        match decision::schedule(&rules, &attempt, &mut rng) {
+            Verdict::Retry(r) => {
+                previous[c] = r.drawn;
+                fitted[c] = r.planned.reason == WaitReason::Deadline;
+                queue.push(Reverse((t + micros(r.wait), seq, c as u32)));
                 seq += 1;
             }
+            Verdict::Stop { .. } | Verdict::Done => tally.gave_up += 1,
         }
     }
     tally.outcome(sc, name)
@@ -556,6 +581,43 @@ mod tests {
             ..Scenario::default()
         });
         assert_eq!(short.served_pct, 5.0 * 24.0 * 100.0 / 200.0);
+    }
+
+    /// The client's rule at the deadline (decision rows 13 and 14): a backoff that would end
+    /// past the deadline becomes one last attempt drawn before it, and another follows while
+    /// the room left is at least the base. So a client that is never served keeps trying
+    /// until less than the base (plus the least attempt time) is left, and never sends at or
+    /// past its deadline: for every strategy, deadline and seed (one client a run, so the
+    /// last window with a request is that client's last request).
+    #[test]
+    fn a_client_that_is_never_served_tries_until_just_before_its_deadline() {
+        let ms = Duration::from_millis;
+        let mut runs = 0;
+        for deadline in [ms(700), ms(5000), ms(60_000)] {
+            for k in Strategy::ALL {
+                for seed in 0..40 {
+                    let sc = Scenario {
+                        clients: 1,
+                        outage: deadline * 2,
+                        window: ms(1),
+                        attempts: decision::UNLIMITED,
+                        deadline: Some(deadline),
+                        ..Scenario::default()
+                    };
+                    let o = play(&sc, &k.backoff(&sc), k.name(), seed);
+                    let last = o.load.keys().next_back().copied().unwrap_or(0);
+                    let least = deadline - sc.base - policy::MIN_ATTEMPT;
+                    assert!(
+                        ms(last) >= least && ms(last) < deadline,
+                        "{} {deadline:?} seed {seed}: last request at {last} ms",
+                        k.name()
+                    );
+                    assert_eq!(o.gave_up, 1.0);
+                    runs += 1;
+                }
+            }
+        }
+        assert_eq!(runs, 3 * 5 * 40);
     }
 
     #[test]
