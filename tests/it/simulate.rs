@@ -226,3 +226,39 @@ fn the_outage_chart_shades_the_outage_and_keeps_the_capacity_line_visible() {
         assert!((axis[0] - x).abs() <= 1.5, "{extra:?}: {shade} {axis:?}");
     }
 }
+
+/// README's simulation of the fleet recipe runs as written and prints what README shows:
+/// the shared strategies are the outage model's, with `--state`'s flags.
+#[test]
+fn the_fleet_recipe_simulates_as_readme_shows() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("$ retry-http simulate --clients 300")
+        .expect("README simulates the fleet recipe");
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let mut lines = block.lines();
+    let mut command = String::new();
+    for line in lines.by_ref() {
+        command.push_str(line.trim().trim_end_matches('\\'));
+        command.push(' ');
+        if !line.ends_with('\\') {
+            break;
+        }
+    }
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    let expected: Vec<&str> = lines.collect();
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(printed.lines().collect::<Vec<_>>(), expected, "{command}");
+    assert!(printed.contains("shared-budget") && printed.contains("shared-breaker"));
+    // The flags belong to the outage model.
+    let (out, _) = run(&["simulate", "--model", "overload", "--budget-floor", "300"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--budget-floor belongs to --model outage"),
+        "{}",
+        stderr(&out)
+    );
+}

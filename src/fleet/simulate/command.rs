@@ -57,6 +57,12 @@ fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
         base,
         cap,
         deadline: a.deadline.filter(|d| !d.is_zero()),
+        limits: crate::fleet::record::Limits {
+            budget_pct: a.retry_budget.unwrap_or(d.limits.budget_pct),
+            floor: a.budget_floor.unwrap_or(d.limits.floor),
+            threshold: a.breaker_threshold.unwrap_or(d.limits.threshold),
+            ..d.limits
+        },
     })
 }
 
@@ -169,7 +175,7 @@ fn outage(a: &SimulateArgs, sc: &Scenario, strategies: &[Strategy], say: &Report
     }
     let results: Vec<Figures> = strategies
         .iter()
-        .map(|k| simulate::average(sc, &k.backoff(sc), k.name(), a.seed, runs))
+        .map(|k| simulate::average_sharing(sc, &k.backoff(sc), k.sharing(), k.name(), a.seed, runs))
         .collect();
     if let Some(path) = &a.plot
         && let Err(e) = plot(path, sc, &results)
@@ -200,12 +206,19 @@ fn models_words(models: &[SimModel]) -> String {
 fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
     use SimModel::{FailureRate, Outage, Overload};
     let both: &[SimModel] = &[Overload, FailureRate];
-    let flags: [(&str, bool, &[SimModel]); 18] = [
+    let flags: [(&str, bool, &[SimModel]); 21] = [
         ("--outage", a.outage.is_some(), &[Outage]),
         ("--capacity", a.capacity.is_some(), &[Outage]),
         ("--window", a.window.is_some(), &[Outage]),
         ("--deadline", a.deadline.is_some(), &[Outage]),
         ("--search", a.search, &[Outage]),
+        ("--retry-budget", a.retry_budget.is_some(), &[Outage]),
+        ("--budget-floor", a.budget_floor.is_some(), &[Outage]),
+        (
+            "--breaker-threshold",
+            a.breaker_threshold.is_some(),
+            &[Outage],
+        ),
         ("--sweep", a.sweep, both),
         ("--population", a.population.is_some(), &[Overload]),
         ("--spike-rate", a.spike_rate.is_some(), &[Overload]),
