@@ -159,7 +159,7 @@ pub struct SimulateArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: Option<u32>,
     /// Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal,
-    /// decorrelated (default: all five). Overload and failure-rate: no-retry, retries
+    /// decorrelated (default: these five), shared-budget, shared-breaker. Overload and failure-rate: no-retry, retries
     /// (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per
     /// client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the
     /// retry budget and circuit breaker of --state, one for the whole fleet); default: all
