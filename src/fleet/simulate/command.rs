@@ -560,6 +560,18 @@ pub fn table(sc: &Scenario, seed: u64, runs: u32, results: &[Figures], limit: &F
             String::new()
         },
     );
+    if results.iter().any(|o| o.strategy.starts_with("shared-")) {
+        let l = &sc.limits;
+        let _ = writeln!(
+            s,
+            "shared: retry budget {}% of successes in {}, floor {}; breaker opens after {} failed runs, for {}",
+            l.budget_pct,
+            fmt_duration(l.window),
+            l.floor,
+            l.threshold,
+            fmt_duration(l.cooldown)
+        );
+    }
     let _ = writeln!(
         s,
         "{:<15} {:>8} {:>8} {:>12} {:>14} {:>10} {:>8}",
