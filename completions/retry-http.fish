@@ -167,8 +167,8 @@ no-retry\t'one try (overload and failure-rate)'
 retries\t'immediate retries (overload and failure-rate)'
 bucket\t'a token bucket per client (overload and failure-rate)'
 breaker\t'a circuit breaker per client (overload and failure-rate)'
-shared-budget\t'one retry budget for the fleet (--state\'s)'
-shared-breaker\t'one circuit breaker and retry budget for the fleet (--state\'s)'"
+shared-budget\t'one retry budget for the fleet, as --state keeps it'
+shared-breaker\t'one circuit breaker and retry budget for the fleet, as --state keeps them'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l format -d 'Output format' -r -f -a "table\t'An aligned table'
 json\t'A JSON array of objects'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw an SVG plot. Outage: load over time per strategy against the capacity line. Overload: goodput and offered load over time per strategy, the trigger shaded; with --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate against p per strategy, one panel per client count' -r -F
