@@ -681,7 +681,7 @@ mod tests {
             let limit = physical_limit(&sc);
             for k in Strategy::ALL {
                 for seed in 0..5 {
-                    let o = play(&sc, &k.backoff(&sc), k.name(), seed);
+                    let o = play_sharing(&sc, &k.backoff(&sc), k.sharing(), k.name(), seed);
                     assert!(
                         o.served_per_window.values().all(|n| *n <= sc.capacity),
                         "{sc:?} {o:?}"
@@ -709,7 +709,8 @@ mod tests {
         for sc in scenarios() {
             for k in Strategy::ALL {
                 let b = k.backoff(&sc);
-                assert_eq!(play(&sc, &b, "x", 9), play(&sc, &b, "x", 9));
+                let once = || play_sharing(&sc, &b, k.sharing(), "x", 9);
+                assert_eq!(once(), once());
             }
         }
     }
