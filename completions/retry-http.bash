@@ -509,7 +509,7 @@ _retry__http() {
             return 0
             ;;
         retry__http__subcmd__simulate)
-            opts="-h --model --clients --attempts --base --cap --seed --runs --strategies --format --plot --sweep --outage --capacity --window --deadline --search --population --spike-rate --trigger-at --trigger-for --capacity-drop --timeout --per-request --network --base-rate --duration --latency --failure-rate --help"
+            opts="-h --model --clients --attempts --base --cap --seed --runs --strategies --format --plot --sweep --outage --capacity --window --deadline --search --retry-budget --budget-floor --breaker-threshold --population --spike-rate --trigger-at --trigger-for --capacity-drop --timeout --per-request --network --base-rate --duration --latency --failure-rate --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -568,6 +568,18 @@ _retry__http() {
                     return 0
                     ;;
                 --deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retry-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-floor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --breaker-threshold)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

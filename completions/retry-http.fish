@@ -158,7 +158,7 @@ complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l base 
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l cap -d 'Backoff cap. Outage: 8s; overload and failure-rate: 2s' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l seed -d 'Seed of the first run; run i uses seed + i' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l runs -d 'Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1. Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs pooled, default 1' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: all five). Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven' -r -f -a "fixed\t'the same pause every time'
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l strategies -d 'Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal, decorrelated (default: these five), shared-budget, shared-breaker. Overload and failure-rate: no-retry, retries (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the retry budget and circuit breaker of --state, one for the whole fleet); default: all eleven' -r -f -a "fixed\t'the same pause every time'
 exponential\t'base x 2^n up to the cap, no jitter'
 full\t'full jitter'
 equal\t'equal jitter'
@@ -167,8 +167,8 @@ no-retry\t'one try (overload and failure-rate)'
 retries\t'immediate retries (overload and failure-rate)'
 bucket\t'a token bucket per client (overload and failure-rate)'
 breaker\t'a circuit breaker per client (overload and failure-rate)'
-shared-budget\t'one retry budget for the fleet (overload and failure-rate)'
-shared-breaker\t'one circuit breaker for the fleet (overload and failure-rate)'"
+shared-budget\t'one retry budget for the fleet, as --state keeps it'
+shared-breaker\t'one circuit breaker and retry budget for the fleet, as --state keeps them'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l format -d 'Output format' -r -f -a "table\t'An aligned table'
 json\t'A JSON array of objects'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l plot -d 'Draw an SVG plot. Outage: load over time per strategy against the capacity line. Overload: goodput and offered load over time per strategy, the trigger shaded; with --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate against p per strategy, one panel per client count' -r -F
@@ -176,6 +176,9 @@ complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l outag
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capacity -d 'Requests served per window once the outage ends (default 24)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l window -d 'The capacity window (default 100ms)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l deadline -d 'Each client\'s deadline (none by default)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l retry-budget -d 'The shared strategies\' retry budget: retries allowed as a percentage of the fleet\'s successful requests in 10m (default 10%, as --state\'s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l budget-floor -d 'The shared strategies\' retries always allowed per window, fleet-wide (default 3, as --state\'s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l breaker-threshold -d 'shared-breaker\'s failed runs in a row that open the fleet\'s circuit for 30s (default 5, as --state\'s)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l population -d 'Open (default: first tries arrive whatever happens) or closed (each client waits for its run to end, then thinks)' -r -f -a "open\t'First tries keep coming whatever happens (each cron tick is a new run)'
 closed\t'A fixed population of clients, each waiting for its answer before its next run'"
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l spike-rate -d 'First tries per second during a spike (default 80; 0.01 to 100000)' -r

@@ -159,7 +159,7 @@ pub struct SimulateArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub runs: Option<u32>,
     /// Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal,
-    /// decorrelated (default: all five). Overload and failure-rate: no-retry, retries
+    /// decorrelated (default: these five), shared-budget, shared-breaker. Overload and failure-rate: no-retry, retries
     /// (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per
     /// client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the
     /// retry budget and circuit breaker of --state, one for the whole fleet); default: all
@@ -197,6 +197,18 @@ pub struct SimulateArgs {
     /// against time to the last success, as flags to paste.
     #[arg(long, help_heading = "Outage model")]
     pub search: bool,
+    /// The shared strategies' retry budget: retries allowed as a percentage of the fleet's
+    /// successful requests in 10m (default 10%, as --state's).
+    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true, value_parser = values::percent, help_heading = "Outage model")]
+    pub retry_budget: Option<f64>,
+    /// The shared strategies' retries always allowed per window, fleet-wide (default 3, as
+    /// --state's).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32), help_heading = "Outage model")]
+    pub budget_floor: Option<u32>,
+    /// shared-breaker's failed runs in a row that open the fleet's circuit for 30s (default
+    /// 5, as --state's).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
+    pub breaker_threshold: Option<u32>,
 
     /// Open (default: first tries arrive whatever happens) or closed (each client waits for
     /// its run to end, then thinks).

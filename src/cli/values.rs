@@ -587,11 +587,11 @@ pub const SIM_STRATEGIES: &[(&str, &str)] = &[
     ),
     (
         "shared-budget",
-        "one retry budget for the fleet (overload and failure-rate)",
+        "one retry budget for the fleet, as --state keeps it",
     ),
     (
         "shared-breaker",
-        "one circuit breaker for the fleet (overload and failure-rate)",
+        "one circuit breaker and retry budget for the fleet, as --state keeps them",
     ),
 ];
 

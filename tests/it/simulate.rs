@@ -155,3 +155,110 @@ fn simulate_stays_bounded() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("the limit is"), "{}", stderr(&out));
 }
+
+/// The numbers of an SVG element's attribute (`points="x,y x,y"` gives every coordinate).
+fn numbers(element: &str, attr: &str) -> Vec<f64> {
+    let start = element
+        .find(&format!(" {attr}=\""))
+        .unwrap_or_else(|| panic!("no {attr} in {element}"))
+        + attr.len()
+        + 3;
+    let value = &element[start..start + element[start..].find('"').unwrap()];
+    value
+        .split([',', ' '])
+        .filter(|v| !v.is_empty())
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+/// The outage chart, looked at as a user would through its SVG: the outage is shaded over
+/// its interval (a rect from the plot's left edge to where the capacity line starts, the end
+/// of the outage) and the burst at t = 0 does not squash the rest: the capacity line stands
+/// above the bottom quarter of the plot, for every strategy set and scenario below.
+#[test]
+fn the_outage_chart_shades_the_outage_and_keeps_the_capacity_line_visible() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios: [&[&str]; 4] = [
+        &[],
+        &["--clients", "1000", "--capacity", "10"],
+        &["--outage", "3s", "--strategies", "full,decorrelated"],
+        &["--deadline", "5s", "--strategies", "fixed,exponential"],
+    ];
+    for (i, extra) in scenarios.iter().enumerate() {
+        let svg = dir.path().join(format!("load{i}.svg"));
+        let mut args = vec!["simulate", "--plot", svg.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{extra:?}: {}", stderr(&out));
+        let picture = std::fs::read_to_string(&svg).unwrap();
+        let shade = picture
+            .split('<')
+            .find(|e| e.starts_with("rect") && e.contains("fill=\"#FFC878\"") && e.contains("0.45"))
+            .unwrap_or_else(|| panic!("{extra:?}: no shaded outage"));
+        let (x, y, w, h) = (
+            numbers(shade, "x")[0],
+            numbers(shade, "y")[0],
+            numbers(shade, "width")[0],
+            numbers(shade, "height")[0],
+        );
+        let (top, bottom) = (y, y + h);
+        // The capacity line: thin, black, horizontal, starting where the outage ends.
+        let capacity = picture
+            .split('<')
+            .filter(|e| e.starts_with("polyline") && e.contains("stroke=\"#000000\""))
+            .map(|e| numbers(e, "points"))
+            .find(|p| p.len() == 4 && p[1] == p[3] && (p[0] - (x + w)).abs() <= 1.5)
+            .unwrap_or_else(|| panic!("{extra:?}: no capacity line starting at {}", x + w));
+        let height = (bottom - capacity[1]) / (bottom - top);
+        assert!(
+            height > 0.25,
+            "{extra:?}: the capacity line is at {:.0}% of the plot's height",
+            height * 100.0
+        );
+        assert!(w > 5.0 && h > 100.0, "{extra:?}: {shade}");
+        // The shade starts at t = 0, the left edge of the plot (its x axis).
+        let axis = picture
+            .split('<')
+            .filter(|e| e.starts_with("polyline"))
+            .map(|e| numbers(e, "points"))
+            .find(|p| p.len() == 4 && p[1] == p[3] && p[2] - p[0] > 500.0)
+            .expect("x axis");
+        assert!((axis[0] - x).abs() <= 1.5, "{extra:?}: {shade} {axis:?}");
+    }
+}
+
+/// README's simulation of the fleet recipe runs as written and prints what README shows:
+/// the shared strategies are the outage model's, with `--state`'s flags.
+#[test]
+fn the_fleet_recipe_simulates_as_readme_shows() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("$ retry-http simulate --clients 300")
+        .expect("README simulates the fleet recipe");
+    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+    let mut lines = block.lines();
+    let mut command = String::new();
+    for line in lines.by_ref() {
+        command.push_str(line.trim().trim_end_matches('\\'));
+        command.push(' ');
+        if !line.ends_with('\\') {
+            break;
+        }
+    }
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    let expected: Vec<&str> = lines.collect();
+    let (out, _) = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(printed.lines().collect::<Vec<_>>(), expected, "{command}");
+    assert!(printed.contains("shared-budget") && printed.contains("shared-breaker"));
+    // The flags belong to the outage model.
+    let (out, _) = run(&["simulate", "--model", "overload", "--budget-floor", "300"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--budget-floor belongs to --model outage"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -490,8 +490,8 @@ fn usage_errors_name_the_flag_and_what_is_accepted() {
             &["slow", "shared-budget"],
         ),
         (
-            &["--strategies", "shared-budget"],
-            &["shared-budget", "decorrelated"],
+            &["--strategies", "bucket"],
+            &["bucket", "decorrelated", "shared-breaker"],
         ),
         (
             &["--model", "overload", "--capacity-drop", "1"],

@@ -57,6 +57,12 @@ fn scenario(a: &SimulateArgs) -> Result<Scenario, String> {
         base,
         cap,
         deadline: a.deadline.filter(|d| !d.is_zero()),
+        limits: crate::fleet::record::Limits {
+            budget_pct: a.retry_budget.unwrap_or(d.limits.budget_pct),
+            floor: a.budget_floor.unwrap_or(d.limits.floor),
+            threshold: a.breaker_threshold.unwrap_or(d.limits.threshold),
+            ..d.limits
+        },
     })
 }
 
@@ -169,7 +175,7 @@ fn outage(a: &SimulateArgs, sc: &Scenario, strategies: &[Strategy], say: &Report
     }
     let results: Vec<Figures> = strategies
         .iter()
-        .map(|k| simulate::average(sc, &k.backoff(sc), k.name(), a.seed, runs))
+        .map(|k| simulate::average_sharing(sc, &k.backoff(sc), k.sharing(), k.name(), a.seed, runs))
         .collect();
     if let Some(path) = &a.plot
         && let Err(e) = plot(path, sc, &results)
@@ -200,12 +206,19 @@ fn models_words(models: &[SimModel]) -> String {
 fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
     use SimModel::{FailureRate, Outage, Overload};
     let both: &[SimModel] = &[Overload, FailureRate];
-    let flags: [(&str, bool, &[SimModel]); 18] = [
+    let flags: [(&str, bool, &[SimModel]); 21] = [
         ("--outage", a.outage.is_some(), &[Outage]),
         ("--capacity", a.capacity.is_some(), &[Outage]),
         ("--window", a.window.is_some(), &[Outage]),
         ("--deadline", a.deadline.is_some(), &[Outage]),
         ("--search", a.search, &[Outage]),
+        ("--retry-budget", a.retry_budget.is_some(), &[Outage]),
+        ("--budget-floor", a.budget_floor.is_some(), &[Outage]),
+        (
+            "--breaker-threshold",
+            a.breaker_threshold.is_some(),
+            &[Outage],
+        ),
         ("--sweep", a.sweep, both),
         ("--population", a.population.is_some(), &[Overload]),
         ("--spike-rate", a.spike_rate.is_some(), &[Overload]),
@@ -547,6 +560,18 @@ pub fn table(sc: &Scenario, seed: u64, runs: u32, results: &[Figures], limit: &F
             String::new()
         },
     );
+    if results.iter().any(|o| o.strategy.starts_with("shared-")) {
+        let l = &sc.limits;
+        let _ = writeln!(
+            s,
+            "shared: retry budget {}% of successes in {}, floor {}; breaker opens after {} failed runs, for {}",
+            l.budget_pct,
+            fmt_duration(l.window),
+            l.floor,
+            l.threshold,
+            fmt_duration(l.cooldown)
+        );
+    }
     let _ = writeln!(
         s,
         "{:<15} {:>8} {:>8} {:>12} {:>14} {:>10} {:>8}",
@@ -734,27 +759,49 @@ fn extent(sc: &Scenario, results: &[Figures]) -> (u64, f64) {
     (longest, top)
 }
 
+/// The y axis reaches at most this multiple of the capacity: the burst of every client at
+/// t = 0 (200 requests against 24 a window in the study) would otherwise squash the capacity
+/// line and the strategies into one band at the bottom. Higher windows are drawn at the top
+/// edge, marked with a triangle and their count.
+pub const CLIP_CAPACITIES: f64 = 3.0;
+
+/// The outage's shade in the outage plot (drawn at 45% opacity).
+pub const OUTAGE_SHADE: (u8, u8, u8) = (255, 200, 120);
+
+/// The top of the outage plot's y axis: the highest window, clipped to `CLIP_CAPACITIES`
+/// times the capacity, and never below the capacity.
+fn y_top(sc: &Scenario, highest: f64) -> f64 {
+    let cap = f64::from(sc.capacity.max(1));
+    highest.min(cap * CLIP_CAPACITIES).max(cap)
+}
+
 /// Load over time per strategy, with the capacity line, as an SVG file at `path`.
 fn plot(path: &std::path::Path, sc: &Scenario, results: &[Figures]) -> Result<(), String> {
     use plotters::prelude::*;
     let window_s = sc.window.as_secs_f64();
-    let (longest, top) = extent(sc, results);
-    let end_s = longest as f64 * window_s;
+    let (longest, highest) = extent(sc, results);
+    let top = y_top(sc, highest);
+    let end_s = (longest as f64 * window_s).max(sc.outage.as_secs_f64() + window_s);
     let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let clipped = if highest > top {
+        format!(" (axis clipped at {CLIP_CAPACITIES}x capacity: triangles mark higher windows)")
+    } else {
+        String::new()
+    };
     let mut chart = ChartBuilder::on(&root)
         .caption(
             format!(
-                "{} clients: requests per {} window",
+                "{} clients: requests per {} window{clipped}",
                 sc.clients,
                 fmt_duration(sc.window)
             ),
-            ("sans-serif", 22),
+            ("sans-serif", 20),
         )
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(56)
-        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.05)
+        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.08)
         .map_err(|e| e.to_string())?;
     chart
         .configure_mesh()
@@ -762,7 +809,8 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Figures]) -> Result<()
         .y_desc("requests per window")
         .draw()
         .map_err(|e| e.to_string())?;
-    draw_loads(&mut chart, results, window_s)?;
+    draw_outage(&mut chart, sc, top * 1.08)?;
+    draw_loads(&mut chart, results, window_s, top)?;
     draw_capacity(&mut chart, sc, end_s)?;
     chart
         .configure_series_labels()
@@ -773,14 +821,41 @@ fn plot(path: &std::path::Path, sc: &Scenario, results: &[Figures]) -> Result<()
     root.present().map_err(|e| e.to_string())
 }
 
+/// The outage, shaded from t = 0 to its end over the whole height `top`, and labelled.
+fn draw_outage(chart: &mut Chart, sc: &Scenario, top: f64) -> Result<(), String> {
+    use plotters::prelude::*;
+    let end = sc.outage.as_secs_f64();
+    if end <= 0.0 {
+        return Ok(());
+    }
+    let (r, g, b) = OUTAGE_SHADE;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(0.0, 0.0), (end, top)],
+            RGBColor(r, g, b).mix(0.45).filled(),
+        )))
+        .map_err(|e| e.to_string())?
+        .label(format!("outage ({})", fmt_duration(sc.outage)))
+        .legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 18, y + 5)], RGBColor(r, g, b).filled())
+        });
+    Ok(())
+}
+
 /// One line per strategy: requests per window (`window_s` seconds long), labelled.
-fn draw_loads(chart: &mut Chart, results: &[Figures], window_s: f64) -> Result<(), String> {
+fn draw_loads(
+    chart: &mut Chart,
+    results: &[Figures],
+    window_s: f64,
+    top: f64,
+) -> Result<(), String> {
     use plotters::prelude::*;
     let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
     for (i, o) in results.iter().enumerate() {
         let color = colors[i % colors.len()];
-        // Empty windows are points at zero, so the line drops between waves.
-        let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n)));
+        // Empty windows are points at zero, so the line drops between waves; windows above
+        // the axis are drawn at its top and marked below.
+        let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n).min(top)));
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
             .map_err(|e| e.to_string())?
@@ -788,6 +863,24 @@ fn draw_loads(chart: &mut Chart, results: &[Figures], window_s: f64) -> Result<(
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
             });
+        let over: Vec<(f64, u32)> = o
+            .load
+            .iter()
+            .filter(|(_, n)| f64::from(**n) > top)
+            .map(|(w, n)| (*w as f64 * window_s, *n))
+            .collect();
+        let dx = 8 + 30 * i as i32;
+        chart
+            .draw_series(over.into_iter().map(|(x, n)| {
+                EmptyElement::at((x, top))
+                    + TriangleMarker::new((0, 0), 6, color.filled())
+                    + Text::new(
+                        n.to_string(),
+                        (dx, -14),
+                        ("sans-serif", 12).into_font().color(&color),
+                    )
+            }))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

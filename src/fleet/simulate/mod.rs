@@ -7,7 +7,9 @@
 //! be served; capacity windows start when the outage ends; within a window requests are
 //! served in arrival order up to the capacity, the rest rejected; peak load is measured after
 //! the outage. (The scenario is the one of the AWS Architecture Blog's "Exponential Backoff
-//! And Jitter" study.)
+//! And Jitter" study.) With a deadline, each client decides as the real client does
+//! (`policy::decision::schedule`, rows 13 and 14): a backoff that would end past the deadline
+//! becomes one last attempt drawn before it.
 
 pub mod command;
 pub mod failures;
@@ -17,7 +19,11 @@ pub mod plot;
 pub mod report;
 pub mod sweep;
 
-use crate::policy::{self, Backoff, Fit, Jitter};
+use crate::fleet::Millis;
+use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::record::{Limits, Target};
+use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
+use crate::policy::{self, Backoff, Jitter, WaitReason};
 use crate::units::micros;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -44,7 +50,21 @@ pub struct Scenario {
     pub cap: Duration,
     /// Each client's deadline, if any.
     pub deadline: Option<Duration>,
+    /// The circuit breaker's and the retry budget's settings, for the shared strategies
+    /// (`--state`'s defaults: [`STATE_DEFAULTS`]).
+    pub limits: Limits,
 }
+
+/// `--state`'s defaults: the circuit opens after 5 failed runs in a row and stays open 30 s;
+/// retries may be 10% of the successful requests in a 10 min window, and at least 3 in it.
+pub const STATE_DEFAULTS: Limits = Limits {
+    threshold: 5,
+    cooldown: Duration::from_secs(30),
+    budget_pct: 10.0,
+    window: Duration::from_secs(600),
+    floor: 3,
+    ttl: Duration::from_secs(24 * 3600),
+};
 
 impl Default for Scenario {
     /// The study's scenario: 200 clients, 600 ms down, then 24 per 100 ms; 8 attempts,
@@ -59,6 +79,7 @@ impl Default for Scenario {
             base: Duration::from_millis(100),
             cap: Duration::from_secs(8),
             deadline: None,
+            limits: STATE_DEFAULTS,
         }
     }
 }
@@ -76,16 +97,24 @@ pub enum Strategy {
     Equal,
     /// Decorrelated jitter.
     Decorrelated,
+    /// Full jitter, each retry asked of one retry budget shared by the fleet (`--state`'s
+    /// budget: Google SRE's client-side retry budget).
+    SharedBudget,
+    /// Full jitter behind `--state`'s whole record shared by the fleet: the circuit breaker
+    /// (closed, open, half-open) that admits each run, and the retry budget.
+    SharedBreaker,
 }
 
 impl Strategy {
     /// All strategies, in the order of the report.
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Fixed,
         Strategy::Exponential,
         Strategy::Full,
         Strategy::Equal,
         Strategy::Decorrelated,
+        Strategy::SharedBudget,
+        Strategy::SharedBreaker,
     ];
 
     /// The name used on the command line and in reports.
@@ -96,13 +125,24 @@ impl Strategy {
             Strategy::Full => "full",
             Strategy::Equal => "equal",
             Strategy::Decorrelated => "decorrelated",
+            Strategy::SharedBudget => "shared-budget",
+            Strategy::SharedBreaker => "shared-breaker",
+        }
+    }
+
+    /// What the strategy shares across the fleet.
+    pub fn sharing(self) -> Sharing {
+        match self {
+            Strategy::SharedBudget => Sharing::Budget,
+            Strategy::SharedBreaker => Sharing::BreakerAndBudget,
+            _ => Sharing::Nothing,
         }
     }
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Strategy, String> {
         Strategy::ALL.into_iter().find(|k| k.name() == s.trim()).ok_or_else(|| {
-            format!("unknown strategy {s:?}: expected fixed, exponential, full, equal or decorrelated")
+            format!("unknown strategy {s:?}: expected fixed, exponential, full, equal, decorrelated, shared-budget or shared-breaker")
         })
     }
 
@@ -111,7 +151,9 @@ impl Strategy {
         let (cap, jitter) = match self {
             Strategy::Fixed => (sc.base, Jitter::None),
             Strategy::Exponential => (sc.cap, Jitter::None),
-            Strategy::Full => (sc.cap, Jitter::Full),
+            Strategy::Full | Strategy::SharedBudget | Strategy::SharedBreaker => {
+                (sc.cap, Jitter::Full)
+            }
             Strategy::Equal => (sc.cap, Jitter::Equal),
             Strategy::Decorrelated => (sc.cap, Jitter::Decorrelated),
         };
@@ -120,6 +162,88 @@ impl Strategy {
             cap,
             jitter,
         }
+    }
+}
+
+/// What the fleet shares, as `--state` shares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Each client on its own.
+    Nothing,
+    /// One retry budget.
+    Budget,
+    /// One circuit breaker and one retry budget: the whole record of `--state`.
+    BreakerAndBudget,
+}
+
+/// What the shared breaker says before a client's run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admitted {
+    /// Run with every attempt.
+    Run,
+    /// The probe of a half-open circuit: one attempt, under this lease number.
+    Probe(u64),
+    /// Refused: the circuit is open (or a probe is in flight); nothing is sent.
+    Refused,
+}
+
+/// The fleet's one `--state` record, run by the very code `--state` runs
+/// (`record::Target`), fed the simulated time in milliseconds.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    sharing: Sharing,
+    limits: Limits,
+    target: Target,
+    runs: u64,
+}
+
+impl Shared {
+    /// The record of a fleet that shares `sharing` with `limits`.
+    pub fn new(sharing: Sharing, limits: Limits) -> Shared {
+        Shared {
+            sharing,
+            limits,
+            target: Target::default(),
+            runs: 0,
+        }
+    }
+
+    /// Whether a run may start at `now` (ms); `lease`: how long a probe may hold the
+    /// half-open circuit (the run's deadline, else a minute, as the client takes it).
+    pub fn admit(&mut self, now: Millis, lease: Duration) -> Admitted {
+        if self.sharing != Sharing::BreakerAndBudget {
+            return Admitted::Run;
+        }
+        self.runs += 1;
+        match self.target.admit(now, &self.limits, lease, self.runs) {
+            Admission::Run => Admitted::Run,
+            Admission::Probe => Admitted::Probe(self.runs),
+            Admission::Refuse { .. } => Admitted::Refused,
+        }
+    }
+
+    /// Whether a retry planned at `now` is granted (and charged) by the budget.
+    pub fn retry(&mut self, now: Millis) -> bool {
+        self.sharing == Sharing::Nothing || self.target.take_retry(now, &self.limits).is_ok()
+    }
+
+    /// Records a run that ended at `now`, served or not (`probe`: its lease, if it probed).
+    pub fn finish(&mut self, now: Millis, served: bool, probe: Option<u64>) {
+        if self.sharing == Sharing::Nothing {
+            return;
+        }
+        let result = if served {
+            RunResult::Success
+        } else {
+            RunResult::Failure
+        };
+        self.target.finish(now, result, probe, &self.limits);
+    }
+
+    /// Whether the circuit is open (or half-open) now.
+    #[cfg(test)]
+    pub fn is_open(&self) -> bool {
+        self.target.breaker.opened_at.is_some()
     }
 }
 
@@ -206,8 +330,24 @@ impl Tally {
     }
 }
 
-/// Runs one strategy once with a seed.
+/// Runs one strategy once with a seed, each client on its own.
+#[cfg(test)]
 pub fn play(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Figures {
+    play_sharing(sc, backoff, Sharing::Nothing, name, seed)
+}
+
+/// Runs one strategy once with a seed, the fleet sharing `sharing`: a run the open circuit
+/// refuses sends nothing and gives up; a retry the budget refuses is not made (the client
+/// gives up); a probe has one attempt.
+pub fn play_sharing(
+    sc: &Scenario,
+    backoff: &Backoff,
+    sharing: Sharing,
+    name: &str,
+    seed: u64,
+) -> Figures {
+    let mut shared = Shared::new(sharing, sc.limits);
+    let lease = sc.deadline.unwrap_or(Duration::from_secs(60));
     let mut rng = StdRng::seed_from_u64(seed);
     let (outage, window) = (micros(sc.outage), micros(sc.window).max(1));
     // Requests by time, then by the order they were scheduled in: (t, seq, client).
@@ -219,27 +359,70 @@ pub fn play(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64) -> Figures 
     }
     let n = sc.clients as usize;
     let (mut made, mut previous) = (vec![0u32; n], vec![backoff.base; n]);
+    // Whether a client's last wait was fitted before its deadline (rows 13 and 14).
+    let mut fitted = vec![false; n];
+    let mut probe: Vec<Option<u64>> = vec![None; n];
+    let retry_on = policy::StatusSet::from_ranges(vec![(503, 503)]);
+    let rules = Rules {
+        attempts: sc.attempts,
+        retry_on: &retry_on,
+        backoff: *backoff,
+        retry_after_spread: Duration::ZERO,
+        has_key: false,
+        retry_unsafe: false,
+    };
     let mut tally = Tally::default();
     while let Some(Reverse((t, _, c))) = queue.pop() {
         let c = c as usize;
+        let ms = t / 1000;
+        if made[c] == 0 {
+            match shared.admit(ms, lease) {
+                Admitted::Run => {}
+                Admitted::Probe(id) => probe[c] = Some(id),
+                Admitted::Refused => {
+                    tally.gave_up += 1;
+                    continue;
+                }
+            }
+        }
         made[c] += 1;
         if tally.arrive(t, outage, window, sc.capacity) {
+            shared.finish(ms, true, probe[c]);
             continue;
         }
-        if made[c] >= sc.attempts {
+        if probe[c].is_some() {
             tally.gave_up += 1;
+            shared.finish(ms, false, probe[c]);
             continue;
         }
-        let draw = backoff.draw(made[c] - 1, previous[c], &mut rng);
-        previous[c] = draw.total();
-        let left = sc
-            .deadline
-            .map(|d| Duration::from_micros(micros(d).saturating_sub(t)));
-        match policy::fit_to_deadline(draw, left) {
-            Fit::Stop => tally.gave_up += 1,
-            Fit::Sleep(d) => {
-                queue.push(Reverse((t + micros(d), seq, c as u32)));
+        // The client's own decision: requests take no time, so the last attempt before the
+        // deadline needs only the least attempt time.
+        let attempt = Attempt {
+            happened: Happened::Status(503),
+            number: made[c],
+            method: "GET",
+            first_method: "GET",
+            committed: false,
+            deadline_passed: false,
+            left: sc
+                .deadline
+                .map(|d| Duration::from_micros(micros(d).saturating_sub(t))),
+            hint: None,
+            previous: previous[c],
+            longest: Duration::ZERO,
+            after_not_ready: false,
+            fitted: fitted[c],
+        };
+        match decision::schedule(&rules, &attempt, &mut rng) {
+            Verdict::Retry(r) if shared.retry(ms) => {
+                previous[c] = r.drawn;
+                fitted[c] = r.planned.reason == WaitReason::Deadline;
+                queue.push(Reverse((t + micros(r.wait), seq, c as u32)));
                 seq += 1;
+            }
+            _ => {
+                tally.gave_up += 1;
+                shared.finish(ms, false, probe[c]);
             }
         }
     }
@@ -299,10 +482,22 @@ pub fn physical_limit(sc: &Scenario) -> Figures {
 /// Runs a strategy with seeds `seed`, `seed + 1`, ... and averages the figures. The load
 /// curve is the first run's.
 pub fn average(sc: &Scenario, backoff: &Backoff, name: &str, seed: u64, runs: u32) -> Figures {
+    average_sharing(sc, backoff, Sharing::Nothing, name, seed, runs)
+}
+
+/// [`average`], the fleet sharing `sharing`.
+pub fn average_sharing(
+    sc: &Scenario,
+    backoff: &Backoff,
+    sharing: Sharing,
+    name: &str,
+    seed: u64,
+    runs: u32,
+) -> Figures {
     // Only the first run's load curve is kept: the others' would cost memory for nothing.
     let all: Vec<Figures> = (0..runs.max(1))
         .map(|i| {
-            let mut o = play(sc, backoff, name, seed.wrapping_add(u64::from(i)));
+            let mut o = play_sharing(sc, backoff, sharing, name, seed.wrapping_add(u64::from(i)));
             if i > 0 {
                 o.load.clear();
                 o.served_per_window.clear();
@@ -486,7 +681,7 @@ mod tests {
             let limit = physical_limit(&sc);
             for k in Strategy::ALL {
                 for seed in 0..5 {
-                    let o = play(&sc, &k.backoff(&sc), k.name(), seed);
+                    let o = play_sharing(&sc, &k.backoff(&sc), k.sharing(), k.name(), seed);
                     assert!(
                         o.served_per_window.values().all(|n| *n <= sc.capacity),
                         "{sc:?} {o:?}"
@@ -514,7 +709,8 @@ mod tests {
         for sc in scenarios() {
             for k in Strategy::ALL {
                 let b = k.backoff(&sc);
-                assert_eq!(play(&sc, &b, "x", 9), play(&sc, &b, "x", 9));
+                let once = || play_sharing(&sc, &b, k.sharing(), "x", 9);
+                assert_eq!(once(), once());
             }
         }
     }
@@ -556,6 +752,132 @@ mod tests {
             ..Scenario::default()
         });
         assert_eq!(short.served_pct, 5.0 * 24.0 * 100.0 / 200.0);
+    }
+
+    /// The client's rule at the deadline (decision rows 13 and 14): a backoff that would end
+    /// past the deadline becomes one last attempt drawn before it, and another follows while
+    /// the room left is at least the base. So a client that is never served keeps trying
+    /// until less than the base (plus the least attempt time) is left, and never sends at or
+    /// past its deadline: for every strategy, deadline and seed (one client a run, so the
+    /// last window with a request is that client's last request).
+    #[test]
+    fn a_client_that_is_never_served_tries_until_just_before_its_deadline() {
+        let ms = Duration::from_millis;
+        let mut runs = 0;
+        for deadline in [ms(700), ms(5000), ms(60_000)] {
+            for k in Strategy::ALL
+                .into_iter()
+                .filter(|k| k.sharing() == Sharing::Nothing)
+            {
+                for seed in 0..40 {
+                    let sc = Scenario {
+                        clients: 1,
+                        outage: deadline * 2,
+                        window: ms(1),
+                        attempts: decision::UNLIMITED,
+                        deadline: Some(deadline),
+                        ..Scenario::default()
+                    };
+                    let o = play(&sc, &k.backoff(&sc), k.name(), seed);
+                    let last = o.load.keys().next_back().copied().unwrap_or(0);
+                    let least = deadline - sc.base - policy::MIN_ATTEMPT;
+                    assert!(
+                        ms(last) >= least && ms(last) < deadline,
+                        "{} {deadline:?} seed {seed}: last request at {last} ms",
+                        k.name()
+                    );
+                    assert_eq!(o.gave_up, 1.0);
+                    runs += 1;
+                }
+            }
+        }
+        assert_eq!(runs, 3 * 5 * 40);
+    }
+
+    /// The budget shared by the fleet never lets retries exceed its ratio of the successes
+    /// or its floor, whichever is more (Google SRE's client-side retry budget; the window,
+    /// 10 min, is longer than any run here, so nothing leaves it): over scenarios x ratios x
+    /// floors x seeds, both shared strategies (the breaker's threshold out of reach, so that
+    /// every client sends its first request and the calls past the clients are retries).
+    #[test]
+    fn the_shared_budget_never_lets_retries_exceed_its_ratio_or_floor() {
+        let mut runs = 0;
+        for base in scenarios() {
+            for (pct, floor) in [(10.0, 3), (10.0, 300), (50.0, 0), (200.0, 20)] {
+                let sc = Scenario {
+                    limits: Limits {
+                        budget_pct: pct,
+                        floor,
+                        threshold: u32::MAX,
+                        ..STATE_DEFAULTS
+                    },
+                    ..base
+                };
+                for k in [Strategy::SharedBudget, Strategy::SharedBreaker] {
+                    for seed in 0..5 {
+                        let o = play_sharing(&sc, &k.backoff(&sc), k.sharing(), k.name(), seed);
+                        let served = o.served_per_window.values().sum::<u32>();
+                        let retries = o.calls - f64::from(sc.clients);
+                        let earned = (f64::from(served) * pct / 100.0).floor();
+                        assert!(
+                            retries <= earned.max(f64::from(floor)),
+                            "{} {pct}% floor {floor} {sc:?}: {retries} retries, {served} served",
+                            k.name()
+                        );
+                        runs += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(runs, 4 * 4 * 2 * 5);
+    }
+
+    /// The breaker shared by the fleet is `--state`'s: closed, it admits every run; after
+    /// `threshold` failed runs in a row it opens and refuses runs for the cooldown; then one
+    /// run probes (the others are refused while it holds the lease); a served probe closes it.
+    #[test]
+    fn the_shared_breaker_opens_after_its_threshold_and_half_opens_after_the_cooldown() {
+        let limits = Limits {
+            threshold: 4,
+            ..STATE_DEFAULTS
+        };
+        let minute = Duration::from_secs(60);
+        let mut f = Shared::new(Sharing::BreakerAndBudget, limits);
+        for i in 0..3 {
+            assert_eq!(f.admit(i, minute), Admitted::Run);
+            f.finish(i, false, None);
+            assert!(!f.is_open(), "{i} failures");
+        }
+        f.finish(3, false, None);
+        assert!(f.is_open());
+        assert_eq!(f.admit(4, minute), Admitted::Refused);
+        assert_eq!(f.admit(3 + 29_999, minute), Admitted::Refused);
+        let Admitted::Probe(id) = f.admit(3 + 30_000, minute) else {
+            panic!("no probe after the cooldown");
+        };
+        assert_eq!(
+            f.admit(3 + 30_001, minute),
+            Admitted::Refused,
+            "probe in flight"
+        );
+        f.finish(3 + 30_002, true, Some(id));
+        assert!(!f.is_open());
+        assert_eq!(f.admit(3 + 30_003, minute), Admitted::Run);
+        // A budget-only fleet has no breaker: every run is admitted.
+        let mut b = Shared::new(Sharing::Budget, limits);
+        for i in 0..10 {
+            b.finish(i, false, None);
+        }
+        assert_eq!(b.admit(10, minute), Admitted::Run);
+
+        // In the outage model, with the defaults (a floor of 3 retries): the first runs spend
+        // the floor, the budget refuses the rest their retry, and once 5 of them ended the
+        // circuit refuses every later run: they send nothing.
+        let sc = Scenario::default();
+        let k = Strategy::SharedBreaker;
+        let o = play_sharing(&sc, &k.backoff(&sc), k.sharing(), k.name(), 1);
+        assert_eq!(o.gave_up, 200.0);
+        assert!(o.calls <= 5.0 + 3.0 + 3.0, "{o:?}");
     }
 
     #[test]
