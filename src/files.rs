@@ -164,6 +164,11 @@ pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
             "{flag} is a socket: expected a file path (or a FIFO or a device)"
         ));
     }
+    // A FIFO or a device that exists is written in place, not beside a temporary file: its
+    // folder need not be writable (`-D /dev/stderr` is /proc/self/fd/2, a pipe, say).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(());
+    }
     if path.file_name().is_some_and(|n| n.len() > NAME_MAX) {
         return Err(format!(
             "{flag}: the file name is longer than {NAME_MAX} bytes: expected a shorter one"

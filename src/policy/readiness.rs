@@ -216,7 +216,8 @@ fn same(a: &Value, b: &Value) -> bool {
 /// A JSON value as the log may show it: the value of every member whose name marks a
 /// secret (`password`, `api_key`, `token`, ...: see `redact::is_secret_name`) is `"***"`,
 /// at any depth, and a string holding a URL or a userinfo is masked as a header value
-/// holding one would be (`redact::header_value`).
+/// holding one would be (`redact::header_value`); a string that holds a JSON object or
+/// array is masked as that document.
 fn masked(v: &Value) -> Value {
     use crate::http::redact;
     match v {
@@ -234,7 +235,14 @@ fn masked(v: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
-        Value::String(s) => Value::String(redact::header_value("", s)),
+        // A string that holds a JSON document (an API that nests one as text) is masked as
+        // that document, and shown re-serialised.
+        Value::String(s) => match serde_json::from_str::<Value>(s) {
+            Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
+                Value::String(masked(&inner).to_string())
+            }
+            _ => Value::String(redact::header_value("", s)),
+        },
         other => other.clone(),
     }
 }
@@ -369,6 +377,20 @@ mod tests {
                 .collect(),
             ..Conditions::default()
         }
+    }
+
+    #[test]
+    fn a_json_document_held_in_a_string_is_masked_as_that_document() {
+        let body = br#"{"s":"{\"password\":\"S6x\",\"n\":[{\"api_key\":\"S7x\"}]}","t":"plain"}"#;
+        let why = with_json(&["/s=x"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert!(!why.contains("S6x") && !why.contains("S7x"), "{why}");
+        assert!(why.contains(r#"api_key\":\"***"#), "{why}");
+        let why = with_json(&["/t=x"])
+            .check_body(Some(body), 0)
+            .expect("not ready");
+        assert!(why.contains("plain"), "{why}");
     }
 
     #[test]

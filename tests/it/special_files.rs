@@ -237,6 +237,47 @@ fn dev_null_is_still_an_output() {
     }
 }
 
+/// The standard streams by name, as curl's users write them, when they are pipes (as here,
+/// where the test reads them): `/dev/stdout` and `/dev/stderr` lead to `/proc/self/fd/N`, a
+/// pipe written in place; the head lands in that stream, and `-o` keeps the body apart.
+#[test]
+fn the_standard_streams_by_name_are_outputs_when_they_are_pipes() {
+    let s = Server::start(vec![Step::Respond {
+        status: 200,
+        headers: vec![("X-Mark".into(), "here".into())],
+        body: b"the body".to_vec(),
+    }])
+    .expect("server");
+    for (flag, path) in [
+        ("-D", "/dev/stderr"),
+        ("-D", "/dev/stdout"),
+        ("-o", "/dev/stdout"),
+        ("-o", "/dev/stderr"),
+    ] {
+        let (out, _) = run(&[
+            flag,
+            path,
+            "--deadline",
+            "5s",
+            "--max-time",
+            "5",
+            &s.url("/"),
+        ]);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 0, "{flag} {path}: {err}");
+        let stream = if path.ends_with("stderr") {
+            err.clone()
+        } else {
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        if flag == "-D" {
+            assert!(stream.contains("X-Mark: here"), "{flag} {path}: {stream}");
+        } else {
+            assert!(stream.contains("the body"), "{flag} {path}: {stream}");
+        }
+    }
+}
+
 /// A FIFO is read when its writer comes: the deadline bounds the wait, it does not refuse
 /// a FIFO (nor a pipe, as `-d @<(cmd)` gives).
 #[test]
