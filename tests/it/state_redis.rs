@@ -23,23 +23,23 @@ const SECRET: &str = "s3cret";
 const PATIENT: &str = "20s";
 
 /// Where a test's runs share their state: a redis-server of its own, or a state file in a
-/// folder of its own.
-enum Backend {
+/// folder of its own (the shared-rules tests use it too).
+pub(crate) enum Backend {
     Redis(RedisServer),
     File(tempfile::TempDir),
 }
 
 impl Backend {
-    fn redis() -> Backend {
+    pub(crate) fn redis() -> Backend {
         Backend::Redis(RedisServer::start())
     }
 
-    fn file() -> Backend {
+    pub(crate) fn file() -> Backend {
         Backend::File(tempfile::tempdir().expect("a temporary folder"))
     }
 
     /// The value of `--state`.
-    fn state(&self) -> String {
+    pub(crate) fn state(&self) -> String {
         match self {
             Backend::Redis(r) => r.url(),
             Backend::File(d) => d.path().join("state.json").display().to_string(),
@@ -47,7 +47,7 @@ impl Backend {
     }
 
     /// The record the store holds for `target` (`http://127.0.0.1:PORT`); `Null` if none.
-    fn record(&self, target: &str) -> Value {
+    pub(crate) fn record(&self, target: &str) -> Value {
         match self {
             Backend::Redis(r) => redis_record(r, target),
             Backend::File(d) => {
