@@ -23,8 +23,10 @@ pub(crate) mod http;
 pub(crate) mod output;
 pub mod policy;
 pub(crate) mod process;
+pub(crate) mod redact;
 pub(crate) mod report;
 pub(crate) mod request;
+pub(crate) mod simulate;
 pub(crate) mod units;
 
 use exit::Outcome;
@@ -91,17 +93,17 @@ fn version() -> u8 {
 pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
     let args: Vec<OsString> = args.into_iter().collect();
     // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
-    let expanded = match cli::bodies::expand::expand(args.clone(), start) {
+    let expanded = match cli::config_file::expand(args.clone(), start) {
         Ok(x) => x,
-        Err(cli::bodies::expand::Refusal::Usage(msg)) => {
+        Err(cli::config_file::Refusal::Usage(msg)) => {
             return cli::usage::usage_line(&msg, &args, start);
         }
-        Err(cli::bodies::expand::Refusal::Deadline(what)) => {
+        Err(cli::config_file::Refusal::Deadline(what)) => {
             return cli::usage::deadline_line(&what, &args, start);
         }
     };
     let args = expanded.args;
-    let mut cli = match cli::bodies::parse(&args) {
+    let mut cli = match cli::parse(&args) {
         Ok(c) => c,
         Err(e) => return cli::usage::clap_error(&e, &args, start),
     };
@@ -113,7 +115,7 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
     cli.request.bodies.from_file = expanded.from_file;
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
-        Some(cli::Command::Simulate(args)) => fleet::simulate::command::simulate(&args),
+        Some(cli::Command::Simulate(args)) => simulate::command::simulate(&args),
         None => request::run::request(&cli.request, start),
     }
 }

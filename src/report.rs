@@ -202,7 +202,7 @@ impl Reporter {
     pub fn live_line(&self, text: &str) {
         if self.live {
             let mut err = std::io::stderr().lock();
-            let text = crate::http::redact::marked(text);
+            let text = crate::redact::marked(text);
             let _ = write!(err, "\r\x1b[K{PREFIX} {text}");
             let _ = err.flush();
             self.dirty.set(true);
@@ -214,7 +214,7 @@ impl Reporter {
     /// failure is, with what it was.
     pub fn write_out(&self, text: &str) -> Result<(), String> {
         self.clear_live();
-        let text = crate::http::redact::marked(text);
+        let text = crate::redact::marked(text);
         let mut err = std::io::stderr().lock();
         match err.write_all(text.as_bytes()).and_then(|_| err.flush()) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -267,7 +267,7 @@ impl Reporter {
         self.clear_live();
         // A secret marked where it entered is masked whatever the writer did with it; then
         // a file name or server text holding CR or LF must not forge a second log line.
-        let line = crate::http::redact::marked(line);
+        let line = crate::redact::marked(line);
         let mut line = line.replace('\r', "\\r").replace('\n', "\\n");
         // Colours only where stderr takes them; then the whole line in one write, so the
         // lines of runs that share one log (`xargs -P ... 2>>log`) never interleave.
@@ -606,7 +606,7 @@ pub fn forced_summary(
             )
         }
     };
-    crate::http::redact::marked(&line)
+    crate::redact::marked(&line)
 }
 
 #[cfg(test)]

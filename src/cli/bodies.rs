@@ -1,14 +1,10 @@
 //! curl's body flags beyond `-d`: `-G` (the data in the query string), `--data-urlencode`,
 //! `-F` (multipart/form-data) and `-K` (a config file, expanded before clap parses: see
-//! [`super::expand`]). Also the parse that keeps the command-line order of the data flags,
+//! [`super::config_file`]). Also the parse that keeps the command-line order of the data flags,
 //! which clap's derive does not: curl joins `-d`, `--data-binary` and `--data-urlencode`
 //! with `&` in the order given.
 
-pub(crate) mod expand;
-
-use super::Cli;
-use clap::{Args, CommandFactory, FromArgMatches};
-use std::ffi::OsString;
+use clap::Args;
 use std::path::PathBuf;
 
 /// The flags under "Request" that make a body (or a query) the way curl does.
@@ -86,12 +82,10 @@ pub enum DataArg {
     Raw(String),
 }
 
-/// Parses the command line as [`Cli::try_parse_from`] does, and records the data flags'
-/// values in the order they were given. The order is read first: the matches are then
-/// moved into the fields (`from_arg_matches_mut`), not cloned (`from_arg_matches` clones
-/// them all, about 3% of a start-up's instructions).
-pub fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
-    let mut matches = Cli::command().try_get_matches_from(args.iter().cloned())?;
+/// The data flags' values in the order they were given on the command line, read from
+/// clap's matches before they are moved into the fields (clap's derive keeps no order
+/// between flags).
+pub(super) fn ordered_data(matches: &clap::ArgMatches) -> Vec<DataArg> {
     let mut indexed: Vec<(usize, DataArg)> = Vec::new();
     let mut take = |id: &str, make: fn(String) -> DataArg| {
         let (Some(values), Some(at)) = (matches.get_many::<String>(id), matches.indices_of(id))
@@ -105,9 +99,7 @@ pub fn parse(args: &[OsString]) -> Result<Cli, clap::Error> {
     take("data_urlencode", DataArg::UrlEncode);
     take("data_raw", DataArg::Raw);
     indexed.sort_by_key(|(i, _)| *i);
-    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
-    cli.request.bodies.ordered = indexed.into_iter().map(|(_, d)| d).collect();
-    Ok(cli)
+    indexed.into_iter().map(|(_, d)| d).collect()
 }
 
 #[cfg(test)]
@@ -115,9 +107,14 @@ mod tests {
     use super::*;
 
     fn parsed(args: &[&str]) -> Vec<DataArg> {
+        use std::ffi::OsString;
         let mut all = vec![OsString::from("retry-http")];
         all.extend(args.iter().map(OsString::from));
-        parse(&all).expect("parses").request.bodies.ordered
+        super::super::parse(&all)
+            .expect("parses")
+            .request
+            .bodies
+            .ordered
     }
 
     #[test]

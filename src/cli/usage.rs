@@ -4,7 +4,7 @@
 //! object (exit 2 either way). Help and version pass through to stdout.
 
 use crate::exit::Outcome;
-use crate::http::redact;
+use crate::redact;
 use crate::{cli, report};
 use std::ffi::OsString;
 use std::time::Instant;
@@ -257,7 +257,7 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
 /// exit 5 at the deadline.
 pub(crate) fn bound_by_deadline(args: &[OsString], start: Instant) {
     use crate::process::deadline;
-    if let Some(d) = cli::bodies::expand::typed_deadline(args).filter(|d| !d.is_zero()) {
+    if let Some(d) = cli::config_file::typed_deadline(args).filter(|d| !d.is_zero()) {
         let until = (start + d).max(Instant::now() + deadline::LAST_WORDS);
         deadline::exit_by(until, Outcome::Deadline.code());
     }
@@ -268,7 +268,7 @@ pub(crate) fn bound_by_deadline(args: &[OsString], start: Instant) {
 /// Exit 2; nothing was sent. The lines wait on their reader until the deadline typed on the
 /// command line, or for `USAGE_WORDS` without one (see `process::deadline`).
 pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Outcome {
-    let deadline = cli::bodies::expand::typed_deadline(args).filter(|d| !d.is_zero());
+    let deadline = cli::config_file::typed_deadline(args).filter(|d| !d.is_zero());
     crate::process::deadline::bound_usage_error(deadline.map(|d| start + d));
     let json = json_requested(args);
     let format = if json {

@@ -216,7 +216,7 @@ fn header_name(name: &str) -> Result<String, String> {
     let name = name.trim_matches(OWS);
     if !is_token(name) {
         // A name that is not a token may hold the secret (`Bearer abc: x`): masked.
-        let shown = crate::http::redact::header_arg(name);
+        let shown = crate::redact::header_arg(name);
         return Err(format!(
             "invalid header name {shown:?}: expected letters, digits and !#$%&'*+-.^_`|~ before the colon"
         ));
@@ -233,7 +233,7 @@ pub fn header(s: &str) -> Result<HeaderArg, String> {
         return Ok(HeaderArg::Set(header_name(name)?, String::new()));
     }
     let Some((name, value)) = s.split_once(':') else {
-        let shown = crate::http::redact::header_arg(s);
+        let shown = crate::redact::header_arg(s);
         return Err(format!(
             "invalid header {shown:?}: expected 'Name: value' (a colon after the name)"
         ));
@@ -301,7 +301,7 @@ mod tests {
             assert!(jitter(name).is_ok(), "--jitter {name}");
         }
         let listed: Vec<&str> = SIM_STRATEGIES.iter().map(|(n, _)| *n).collect();
-        let mut named: Vec<&str> = crate::fleet::simulate::guard::Strategy::ALL
+        let mut named: Vec<&str> = crate::simulate::guard::Strategy::ALL
             .iter()
             .map(|s| s.name())
             .collect();

@@ -106,7 +106,7 @@ fn check_stdin(a: &RequestArgs, made: &Made) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The data flags' values in order (as [`crate::cli::bodies::parse`] recorded them, or
+/// The data flags' values in order (as [`crate::cli::parse`] recorded them, or
 /// flag by flag), as body parts joined with `&`.
 fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
     let r = &a.request;

@@ -6,7 +6,7 @@
 use super::{Config, RequestConfig, UsageError, check_header, has_header, usage};
 use crate::cli::RequestArgs;
 use crate::cli::everyday::{EverydayFlags, EverydayOutput};
-use crate::http::redact;
+use crate::redact;
 use std::borrow::Cow;
 use std::net::IpAddr;
 use std::path::PathBuf;

@@ -240,9 +240,9 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 /// [`everyday::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
-    let s = &crate::http::redact::url_text(typed);
+    let s = &crate::redact::url_text(typed);
     let full = everyday::with_scheme(typed)?;
-    if crate::http::redact::hides_userinfo(&full) {
+    if crate::redact::hides_userinfo(&full) {
         return usage(format!(
             "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
              percent-encode it in the password (%3F, %23), or put a '/' before a query \
@@ -263,7 +263,7 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
             parsed.scheme()
         ));
     }
-    if crate::http::redact::userinfo_in_first_segment(&parsed) {
+    if crate::redact::userinfo_in_first_segment(&parsed) {
         return usage(format!(
             "invalid URL {s:?}: a '/' or '\\' comes before the '@' of a user:password or \
              token, so its first part would be taken for the host; percent-encode it in the \
@@ -357,7 +357,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     // -G's data may have added parameters to the URL.
-    crate::http::redact::mark_url(request.url.as_str());
+    crate::redact::mark_url(request.url.as_str());
     let mut retry = retry(&a.policy, given_attempts(a), &request)?;
     retry.curl = a.curl.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
@@ -386,7 +386,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
 /// cookie values, `--oauth2-bearer`, and the passwords of proxies (`-x`, `*_proxy`) and of
 /// a `--state redis://` URL.
 fn mark_secrets(a: &RequestArgs) {
-    use crate::http::redact;
+    use crate::redact;
     let r = &a.request;
     let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
     for typed in a.target.iter().chain(&a.everyday.request.url) {
@@ -550,7 +550,7 @@ fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
         .filter(|_| !has_header(&headers, "authorization"))
     {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
-        crate::http::redact::mark(&token);
+        crate::redact::mark(&token);
         headers.push(("Authorization".into(), format!("Basic {token}")));
     }
     if let Some(agent) = r
@@ -702,16 +702,16 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         // What a secret pointer must hold is that secret.
         if r::secret_pointer(&pointer) {
             match &want {
-                serde_json::Value::String(s) => crate::http::redact::mark_guessed(s),
-                other => crate::http::redact::mark_guessed(&other.to_string()),
+                serde_json::Value::String(s) => crate::redact::mark_guessed(s),
+                other => crate::redact::mark_guessed(&other.to_string()),
             }
         }
         ready.json.push((pointer, want));
     }
     for spec in &f.until_header {
         let (name, re) = r::parse_header(spec).map_err(UsageError)?;
-        if crate::http::redact::is_secret_name(&name) {
-            crate::http::redact::mark_guessed(re.as_str());
+        if crate::redact::is_secret_name(&name) {
+            crate::redact::mark_guessed(re.as_str());
         }
         ready.headers.push((name, re));
     }

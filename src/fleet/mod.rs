@@ -20,7 +20,6 @@ pub mod budget;
 pub mod file;
 pub mod record;
 pub mod redis;
-pub mod simulate;
 pub mod store;
 
 /// Timestamps of the shared state: milliseconds since the Unix epoch.

@@ -24,7 +24,6 @@ pub mod netrc;
 mod network;
 pub mod proxy;
 mod receive;
-pub mod redact;
 mod redirect;
 pub mod resume;
 mod speed;

@@ -6,8 +6,8 @@
 use crate::config::compat::Schemes;
 use crate::http::failure::Failure;
 use crate::http::head::Head;
-use crate::http::redact;
 use crate::policy::{self, FailureKind};
+use crate::redact;
 use url::Url;
 
 /// One request of an attempt's chain of redirects: what is sent, and where.

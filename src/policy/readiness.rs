@@ -99,7 +99,7 @@ impl Conditions {
             // Shown as the log shows headers: a secret's value masked, a URL's password.
             let shown: Vec<String> = values
                 .clone()
-                .map(|v| crate::http::redact::header_value(name, v))
+                .map(|v| crate::redact::header_value(name, v))
                 .collect();
             if !values.any(|v| re.is_match(v)) {
                 return Some(format!(
@@ -178,13 +178,13 @@ impl Conditions {
 /// Whether a JSON pointer names a secret: any of its names marks one (`/auth/token`,
 /// `/session/id`), as a header of that name would.
 pub fn secret_pointer(pointer: &str) -> bool {
-    pointer.split('/').any(crate::http::redact::is_secret_name)
+    pointer.split('/').any(crate::redact::is_secret_name)
 }
 
 /// A `--until-header` pattern as the log may show it: `***` for a header whose name marks a
 /// secret (the pattern then describes the secret), else the pattern, cut.
 pub fn shown_pattern(name: &str, re: &Regex) -> String {
-    if crate::http::redact::is_secret_name(name) {
+    if crate::redact::is_secret_name(name) {
         "***".into()
     } else {
         cut(re.as_str())
@@ -219,7 +219,7 @@ fn same(a: &Value, b: &Value) -> bool {
 /// holding one would be (`redact::header_value`); a string that holds a JSON object or
 /// array is masked as that document.
 fn masked(v: &Value) -> Value {
-    use crate::http::redact;
+    use crate::redact;
     match v {
         Value::Object(members) => Value::Object(
             members

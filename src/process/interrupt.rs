@@ -65,7 +65,7 @@ pub fn clean_up_on_panic() {
         // the secrets cannot be consulted). A backtrace follows under RUST_BACKTRACE.
         let thread = std::thread::current();
         let name = thread.name().unwrap_or("<unnamed>");
-        let message = crate::http::redact::marked_now(&info.to_string())
+        let message = crate::redact::marked_now(&info.to_string())
             .unwrap_or_else(|| "panicked (its message is withheld)".into());
         let backtrace = std::backtrace::Backtrace::capture();
         let mut err = std::io::stderr().lock();

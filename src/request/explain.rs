@@ -2,8 +2,8 @@
 //! computed from the configuration alone, nothing is sent.
 
 use crate::config::Config;
-use crate::http::redact;
 use crate::policy::{self, FailureKind, Jitter};
+use crate::redact;
 use crate::units::fmt_duration;
 use std::fmt::Write;
 use std::time::Duration;
@@ -113,7 +113,7 @@ fn readiness(cfg: &Config) -> String {
         let _ = writeln!(
             s,
             "                the {name} header matches {}",
-            if crate::http::redact::is_secret_name(name) {
+            if crate::redact::is_secret_name(name) {
                 "***"
             } else {
                 re.as_str()

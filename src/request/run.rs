@@ -9,13 +9,13 @@ use crate::exit::Outcome;
 use crate::files;
 use crate::fleet::admission::{Admitted, Shared};
 use crate::http::body::{self, Payload};
-use crate::http::redact;
 use crate::http::timing::Timeline;
 use crate::http::transport::{self, Transport};
 use crate::output::{self, Output};
 use crate::policy::decision;
 use crate::process::deadline::{self, LastWords, Watchdog};
 use crate::process::interrupt;
+use crate::redact;
 use crate::report::{self, Reporter};
 use crate::request::attempt::{Ended, Loop};
 use crate::request::cron::{self, Conditions};
@@ -64,7 +64,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         Err(mut e) => {
             if args.bodies.from_file {
                 // A value from a -K file may be a secret: it is not quoted back.
-                e.0 = crate::cli::bodies::expand::unquoted(&e.0);
+                e.0 = crate::cli::config_file::unquoted(&e.0);
             }
             // No watchdog yet: the lines below are bounded all the same.
             let deadline = args.policy.deadline.filter(|d| !d.is_zero());
@@ -154,7 +154,7 @@ impl Ends<'_> {
     fn usage(&self, msg: &str) -> Outcome {
         let unquoted;
         let msg = if self.unquote {
-            unquoted = crate::cli::bodies::expand::unquoted(msg);
+            unquoted = crate::cli::config_file::unquoted(msg);
             unquoted.as_str()
         } else {
             msg

@@ -6,11 +6,11 @@
 use crate::cli::{ColorChoice, LogFormat, SimModel, SimPopulation};
 use crate::cli::{SimFormat, SimulateArgs};
 use crate::exit::Outcome;
-use crate::fleet::simulate::report::{self, FailureRun, OverloadRun};
-use crate::fleet::simulate::{self, Figures, Scenario, Strategy};
-use crate::fleet::simulate::{failures, guard, overload, plot as model_plot, sweep};
 use crate::policy::{Backoff, Jitter};
 use crate::report::Reporter;
+use crate::simulate::report::{self, FailureRun, OverloadRun};
+use crate::simulate::{self, Figures, Scenario, Strategy};
+use crate::simulate::{failures, guard, overload, plot as model_plot, sweep};
 use crate::units::fmt_duration;
 use serde_json::json;
 use std::fmt::Write;

@@ -420,7 +420,7 @@ fn check_value(long: &str, value: &str) -> Result<(), String> {
         format!("--{long}={value}"),
         "http://h/".into(),
     ];
-    let Err(e) = super::super::Cli::command().try_get_matches_from(probe) else {
+    let Err(e) = super::Cli::command().try_get_matches_from(probe) else {
         return Ok(());
     };
     let about_this_flag = matches!(
@@ -462,10 +462,10 @@ fn refused(long: &str, value: Option<&str>) -> Result<(), String> {
         None => format!("--{long}"),
     };
     let probe = ["retry-http".to_string(), flag, "http://h/".into()];
-    let Ok(matches) = super::super::Cli::command().try_get_matches_from(probe) else {
+    let Ok(matches) = super::Cli::command().try_get_matches_from(probe) else {
         return Ok(());
     };
-    let Ok(cli) = super::super::Cli::from_arg_matches(&matches) else {
+    let Ok(cli) = super::Cli::from_arg_matches(&matches) else {
         return Ok(());
     };
     crate::config::refusals(&cli.request).map_err(|e| e.0)

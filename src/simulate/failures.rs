@@ -208,7 +208,7 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
 mod tests {
     use super::*;
 
-    use crate::fleet::simulate::sweep;
+    use crate::simulate::sweep;
 
     /// Seeds 1 and 2: a point holds some 12,000 runs, so two seeds are plenty.
     const SEEDS: [u64; 2] = [1, 2];
