@@ -1,0 +1,539 @@
+//! The shape of the source tree, checked: no function in src/ longer than 60 lines (from
+//! the line of `fn` to its closing brace; test modules and `tests.rs` files aside), no file
+//! in src/request/ over 600 lines, no `Cell` or `RefCell` outside tests, and no circle in
+//! the imports between the files of src/ (a file that names an item of another, through
+//! `crate::`, `super::` or `self::`, depends on it; a module's own children do not count).
+//!
+//! The reading is lexical: comments, strings and character literals are blanked first, so
+//! a brace or a path inside them does not count.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The longest a function may be, in lines.
+const LONGEST_FUNCTION: usize = 60;
+/// The longest a file of src/request/ may be, in lines.
+const LONGEST_REQUEST_FILE: usize = 600;
+
+/// One source file: its module path (`["http", "agent"]`), its text with comments and
+/// literals blanked, and the line ranges of its test modules.
+struct Source {
+    path: PathBuf,
+    module: Vec<String>,
+    code: String,
+    tests: Vec<(usize, usize)>,
+}
+
+fn sources() -> Vec<Source> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a source file reads");
+            let code = blank(&text);
+            let tests = test_modules(&code);
+            let module = module_path(&root, &path);
+            Source {
+                path,
+                module,
+                code,
+                tests,
+            }
+        })
+        .collect()
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ reads") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn module_path(root: &Path, path: &Path) -> Vec<String> {
+    let rel = path
+        .strip_prefix(root)
+        .expect("under src/")
+        .with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The text with comments, string literals and character literals replaced by spaces
+/// (newlines kept, so line numbers hold).
+fn blank(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    let clear = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    while i < b.len() {
+        let end = if b[i..].starts_with(b"//") {
+            b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p)
+        } else if b[i..].starts_with(b"/*") {
+            block_comment_end(b, i)
+        } else if let Some(end) = raw_string_end(b, i) {
+            end
+        } else if b[i] == b'"' {
+            string_end(b, i + 1)
+        } else if b[i] == b'\'' {
+            char_end(b, i).unwrap_or(i + 1)
+        } else {
+            i += 1;
+            continue;
+        };
+        if b[i] == b'\'' && end == i + 1 {
+            i += 1;
+            continue;
+        }
+        clear(&mut out, i, end);
+        i = end;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn block_comment_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"/*") {
+            depth += 1;
+            i += 2;
+        } else if b[i..].starts_with(b"*/") {
+            depth -= 1;
+            i += 2;
+            if depth == 0 {
+                return i;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    b.len()
+}
+
+/// The end of a raw string (`r"..."`, `r#"..."#`, `br"..."`) starting at `i`, if one does.
+fn raw_string_end(b: &[u8], i: usize) -> Option<usize> {
+    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') {
+        return None;
+    }
+    let mut j = i;
+    if b.get(j) == Some(&b'b') {
+        j += 1;
+    }
+    if b.get(j) != Some(&b'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = b[j..].iter().take_while(|&&c| c == b'#').count();
+    j += hashes;
+    if b.get(j) != Some(&b'"') {
+        return None;
+    }
+    let mut close = vec![b'"'];
+    close.extend(std::iter::repeat_n(b'#', hashes));
+    let from = j + 1;
+    Some(
+        b[from..]
+            .windows(close.len())
+            .position(|w| w == close.as_slice())
+            .map_or(b.len(), |p| from + p + close.len()),
+    )
+}
+
+fn string_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// The end of a character literal at `i` (`'a'`, `'\n'`, `'\u{1F600}'`, `'é'`); `None` for
+/// a lifetime or a label.
+fn char_end(b: &[u8], i: usize) -> Option<usize> {
+    let rest = &b[i + 1..];
+    if rest.first() == Some(&b'\\') {
+        return rest
+            .iter()
+            .skip(2)
+            .position(|&c| c == b'\'')
+            .map(|p| i + 1 + 2 + p + 1);
+    }
+    let len = std::str::from_utf8(&rest[..rest.len().min(4)])
+        .ok()
+        .or_else(|| std::str::from_utf8(&rest[..rest.len().min(1)]).ok())
+        .and_then(|s| s.chars().next())
+        .map_or(1, char::len_utf8);
+    (rest.get(len) == Some(&b'\'')).then_some(i + 1 + len + 1)
+}
+
+fn line_of(code: &str, at: usize) -> usize {
+    code[..at].bytes().filter(|&c| c == b'\n').count() + 1
+}
+
+/// The index just past the brace that closes the one at `open`.
+fn closing(code: &str, open: usize) -> usize {
+    let mut depth = 0i32;
+    for (k, c) in code.bytes().enumerate().skip(open) {
+        match c {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// The line ranges of `#[cfg(test)] mod NAME { ... }`.
+fn test_modules(code: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = code[from..].find("#[cfg(test)]") {
+        let at = from + p;
+        from = at + 1;
+        let rest = &code[at + "#[cfg(test)]".len()..];
+        let trimmed = rest.trim_start();
+        let head = ["pub(crate) ", "pub "]
+            .iter()
+            .find_map(|p| trimmed.strip_prefix(p))
+            .unwrap_or(trimmed);
+        if !head.starts_with("mod ") {
+            continue;
+        }
+        let Some(brace) = head.find(['{', ';']) else {
+            continue;
+        };
+        if head.as_bytes()[brace] == b';' {
+            continue;
+        }
+        let open = code.len() - head.len() + brace;
+        out.push((line_of(code, at), line_of(code, closing(code, open))));
+    }
+    out
+}
+
+fn in_tests(s: &Source, line: usize) -> bool {
+    s.tests.iter().any(|&(a, b)| (a..=b).contains(&line))
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Each function of a file outside its tests: (name, first line, lines).
+fn functions(s: &Source) -> Vec<(String, usize, usize)> {
+    let code = &s.code;
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = code[from..].find("fn ") {
+        let at = from + p;
+        from = at + 3;
+        if at > 0 && is_ident(b[at - 1]) {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .trim_start()
+            .bytes()
+            .take_while(|&c| is_ident(c))
+            .map(char::from)
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let line = line_of(code, at);
+        if in_tests(s, line) {
+            continue;
+        }
+        let Some(open) = body_start(b, at + 3) else {
+            continue;
+        };
+        let end = line_of(code, closing(code, open));
+        out.push((name, line, end - line + 1));
+    }
+    out
+}
+
+/// Where a function's body opens: the first `{` outside brackets before a `;`.
+fn body_start(b: &[u8], mut j: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    while j < b.len() {
+        match b[j] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b';' if depth == 0 => return None,
+            b'{' if depth == 0 => return Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+#[test]
+fn no_function_is_longer_than_sixty_lines() {
+    let mut long = Vec::new();
+    for s in sources() {
+        for (name, line, lines) in functions(&s) {
+            if lines > LONGEST_FUNCTION {
+                long.push(format!("{}:{line} {name}: {lines} lines", s.path.display()));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {LONGEST_FUNCTION} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn no_file_of_the_request_folder_is_longer_than_six_hundred_lines() {
+    let long: Vec<String> = sources()
+        .iter()
+        .filter(|s| s.module.first().is_some_and(|m| m == "request"))
+        .map(|s| (s, s.code.lines().count()))
+        .filter(|&(_, n)| n > LONGEST_REQUEST_FILE)
+        .map(|(s, n)| format!("{}: {n} lines", s.path.display()))
+        .collect();
+    assert!(
+        long.is_empty(),
+        "over {LONGEST_REQUEST_FILE} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn no_cell_outside_tests() {
+    let mut found = Vec::new();
+    for s in sources() {
+        for (n, text) in s.code.lines().enumerate() {
+            let has = ["Cell<", "Cell::", "cell::"]
+                .iter()
+                .any(|w| text.contains(w));
+            if has && !in_tests(&s, n + 1) {
+                found.push(format!("{}:{}", s.path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "Cell or RefCell outside tests:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The module paths a file names through `crate::`, `super::` and `self::` (with the
+/// members of a `{...}` list after them), outside its tests.
+fn named_paths(s: &Source) -> BTreeSet<Vec<String>> {
+    let mut code = String::new();
+    for (n, line) in s.code.lines().enumerate() {
+        if !in_tests(s, n + 1) {
+            code.push_str(line);
+        }
+        code.push('\n');
+    }
+    let b = code.as_bytes();
+    let mut out = BTreeSet::new();
+    for base in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(p) = code[from..].find(base) {
+            let at = from + p;
+            from = at + base.len();
+            if at > 0 && (is_ident(b[at - 1]) || b[at - 1] == b':') {
+                continue;
+            }
+            let mut path = match base {
+                "crate::" => Vec::new(),
+                "super::" => s.module[..s.module.len().saturating_sub(1)].to_vec(),
+                _ => s.module.clone(),
+            };
+            let mut j = at + base.len();
+            read_path(&code, &mut j, &mut path);
+            if code[j..].starts_with("::{") || code[j..].starts_with('{') {
+                let open = j + code[j..].find('{').unwrap_or(0);
+                let close = closing(&code, open);
+                for member in code[open + 1..close.saturating_sub(1)].split([',', '{']) {
+                    let first: String = member
+                        .trim()
+                        .bytes()
+                        .take_while(|&c| is_ident(c))
+                        .map(char::from)
+                        .collect();
+                    if !first.is_empty() {
+                        let mut p = path.clone();
+                        p.push(first);
+                        out.insert(p);
+                    }
+                }
+            }
+            out.insert(path);
+        }
+    }
+    out
+}
+
+fn read_path(code: &str, j: &mut usize, path: &mut Vec<String>) {
+    let b = code.as_bytes();
+    loop {
+        let seg: String = code[*j..]
+            .bytes()
+            .take_while(|&c| is_ident(c))
+            .map(char::from)
+            .collect();
+        if seg.is_empty() {
+            return;
+        }
+        *j += seg.len();
+        if seg == "super" {
+            path.pop();
+        } else {
+            path.push(seg);
+        }
+        if b.get(*j) == Some(&b':') && b.get(*j + 1) == Some(&b':') && b.get(*j + 2) != Some(&b'{')
+        {
+            *j += 2;
+        } else {
+            return;
+        }
+    }
+}
+
+/// Which files each file depends on (by module path).
+fn imports(all: &[Source]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+    let modules: BTreeSet<Vec<String>> = all.iter().map(|s| s.module.clone()).collect();
+    let mut graph = BTreeMap::new();
+    for s in all {
+        let mut deps = BTreeSet::new();
+        for path in named_paths(s) {
+            let target = (0..=path.len())
+                .rev()
+                .map(|k| path[..k].to_vec())
+                .find(|p| !p.is_empty() && modules.contains(p));
+            if let Some(t) = target {
+                let own_child_or_self = t.starts_with(&s.module);
+                let own_parent = s.module.starts_with(&t);
+                if !own_child_or_self && !own_parent {
+                    deps.insert(t);
+                }
+            }
+        }
+        graph.insert(s.module.clone(), deps);
+    }
+    graph
+}
+
+/// The circles of the graph: its strongly connected components of two or more files.
+fn circles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<String>> {
+    let reach = |from: &Vec<String>| {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.clone()];
+        while let Some(m) = todo.pop() {
+            for d in graph.get(&m).into_iter().flatten() {
+                if seen.insert(d.clone()) {
+                    todo.push(d.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<_, _> = graph.keys().map(|m| (m.clone(), reach(m))).collect();
+    let mut done = BTreeSet::new();
+    let mut out = Vec::new();
+    for m in graph.keys() {
+        if done.contains(m) || !reached[m].contains(m) {
+            continue;
+        }
+        let circle: Vec<Vec<String>> = reached[m]
+            .iter()
+            .filter(|o| reached[*o].contains(m))
+            .cloned()
+            .collect();
+        done.extend(circle.iter().cloned());
+        out.push(circle.iter().map(|p| p.join("::")).collect());
+    }
+    out
+}
+
+#[test]
+fn no_files_import_each_other_in_a_circle() {
+    let found = circles(&imports(&sources()));
+    let shown: Vec<String> = found.iter().map(|c| c.join(" -> ")).collect();
+    assert!(
+        found.is_empty(),
+        "import circles between files:\n{}",
+        shown.join("\n")
+    );
+}
+
+#[test]
+fn the_measures_see_what_they_measure() {
+    let s = |module: &[&str], text: &str| {
+        let code = blank(text);
+        Source {
+            path: PathBuf::from("x.rs"),
+            module: module.iter().map(|m| m.to_string()).collect(),
+            tests: test_modules(&code),
+            code,
+        }
+    };
+    let long = format!(
+        "fn long() {{\n{}}}\n// fn not_a_function() {{\n",
+        "    x();\n".repeat(61)
+    );
+    let f = functions(&s(&["a"], &long));
+    assert_eq!(f, vec![("long".to_string(), 1, 63)]);
+    let braces_in_strings =
+        "fn f() {\n    let _ = \"}\";\n    let _ = '}';\n    let _ = r#\"}\"#;\n}\n";
+    assert_eq!(functions(&s(&["a"], braces_in_strings))[0].2, 5);
+    let tested = "fn f() {}\n#[cfg(test)]\nmod tests {\n    fn g() {}\n}\n";
+    assert_eq!(functions(&s(&["a"], tested)).len(), 1);
+    let a = s(
+        &["x", "a"],
+        "use crate::x::b::Thing;\nuse super::{c, d::E};\n",
+    );
+    let b = s(&["x", "b"], "fn f() { crate::x::a::g() }\n");
+    let c = s(&["x", "c"], "");
+    let d = s(&["x", "d"], "use self::inner::Y;\n");
+    let graph = imports(&[a, b, c, d]);
+    let names = |m: &[&str]| m.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(graph[&names(&["x", "a"])].len(), 3);
+    assert!(graph[&names(&["x", "d"])].is_empty());
+    assert_eq!(
+        circles(&graph),
+        vec![vec!["x::a".to_string(), "x::b".to_string()]]
+    );
+}
