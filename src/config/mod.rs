@@ -863,7 +863,7 @@ fn state(
     max_hold: Duration,
 ) -> Result<Option<crate::fleet::admission::Settings>, UsageError> {
     use crate::fleet::admission::{OnError, Settings};
-    use crate::fleet::store::Location;
+    use crate::fleet::location::Location;
     let Some(value) = &f.state else {
         if f.state_cacert.is_some() {
             return usage("--state-cacert needs --state rediss://...");
@@ -879,12 +879,8 @@ fn state(
             UsageError(why)
         }
     };
-    let location = match value.to_str() {
-        Some(text) => Location::parse(text).map_err(by_env)?,
-        None => Location::File(value.clone()),
-    };
-    let tls = matches!(&location, Location::Redis(r) if matches!(r.endpoint, crate::fleet::redis::Endpoint::Tcp { tls: true, .. }));
-    if f.state_cacert.is_some() && !tls {
+    let location = Location::from_path(value).map_err(by_env)?;
+    if f.state_cacert.is_some() && !location.uses_tls() {
         return usage("--state-cacert is for a rediss:// store (Redis over TLS)");
     }
     if f.state_timeout.is_zero() {

@@ -14,8 +14,9 @@
 use crate::exit::Outcome;
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::location::{Location, Opening};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
-use crate::fleet::store::{self, Clock, Location, Opening, Store};
+use crate::fleet::store::{Clock, Store};
 use crate::policy::decision::hold_fits;
 use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
@@ -66,6 +67,18 @@ pub struct Settings {
     /// too, so one host's generous limit cannot hold back the others for longer than they
     /// allow.
     pub max_hold: Duration,
+}
+
+impl Settings {
+    /// Opens the store, on its own clock, within `bound`: see `Location::open`.
+    fn open(&self, bound: Duration) -> Result<Box<dyn Store>, String> {
+        let how = Opening {
+            limits: &self.limits,
+            clock: Clock::own(),
+            cacert: self.cacert.as_deref(),
+        };
+        self.location.open(how, bound)
+    }
 }
 
 /// What the attempt loop asks the shared state between attempts.
@@ -172,13 +185,7 @@ impl<'a> Shared<'a> {
     ) -> Result<Admitted<'a>, String> {
         let key = target_key(target.0, target.1);
         let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
-        let opening = Opening {
-            location: &settings.location,
-            limits: &settings.limits,
-            clock: Clock::own(),
-            cacert: settings.cacert.as_deref(),
-        };
-        let store = match store::open(opening, bound) {
+        let store = match settings.open(bound) {
             Ok(s) => s,
             Err(why) => return unusable(settings, reporter, &why),
         };
@@ -259,7 +266,7 @@ impl<'a> Shared<'a> {
     fn failed(&self, e: &std::io::Error) -> Result<(), String> {
         let first = !self.broken.replace(true);
         self.reporter.note_state(StateUse::Unavailable);
-        let name = self.settings.location.display();
+        let name = self.settings.location.describe();
         match self.settings.on_error {
             OnError::Open => {
                 if first {
@@ -393,7 +400,7 @@ impl<'a> Shared<'a> {
             self.reporter.notice(&format!(
                 "cannot record the run in {} {}: {e}",
                 self.settings.location.noun(),
-                self.settings.location.display()
+                self.settings.location.describe()
             ));
         }
     }
@@ -486,7 +493,7 @@ fn unusable<'a>(
     why: &str,
 ) -> Result<Admitted<'a>, String> {
     let noun = settings.location.noun();
-    let name = settings.location.display();
+    let name = settings.location.describe();
     reporter.note_state(StateUse::Unavailable);
     match settings.on_error {
         OnError::Open => {
@@ -519,24 +526,19 @@ pub fn explain(settings: &Settings, target: (&Url, Option<&Path>)) -> Vec<String
         OnError::Open => "open (a store that fails is reported and the run goes on without it)",
         OnError::Closed => "closed (a store that fails stops the run, exit 7, nothing sent)",
     };
-    let shown_key = match loc {
-        Location::Redis(r) => format!("key {}{key}", r.prefix),
-        Location::File(_) => format!("target {key}"),
-    };
     let mut lines = vec![
-        format!("state:        {} ({shown_key})", loc.display()),
+        format!(
+            "state:        {} ({})",
+            loc.describe(),
+            loc.record_name(&key)
+        ),
         format!(
             "              each operation within {}; on error: {policy}",
             fmt_duration(settings.timeout)
         ),
     ];
-    let opening = Opening {
-        location: loc,
-        limits: &settings.limits,
-        clock: Clock::own(),
-        cacert: settings.cacert.as_deref(),
-    };
-    let peeked = store::open(opening, settings.timeout)
+    let peeked = settings
+        .open(settings.timeout)
         .and_then(|s| s.peek(&key, settings.timeout).map_err(|e| e.to_string()));
     let (t, now) = match peeked {
         Ok(p) => p,
