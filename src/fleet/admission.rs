@@ -655,6 +655,62 @@ mod tests {
         assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
     }
 
+    /// `--explain`'s circuit in words, in each of its states (limits: a threshold of 3, a
+    /// 30 s cooldown).
+    #[test]
+    fn explain_says_the_circuits_state_in_words() {
+        let l = crate::fleet::store::contract::limits();
+        let breaker = |failures, opened_at, probe_until| Breaker {
+            failures,
+            opened_at,
+            probe_until,
+            probe_id: probe_until.map(|_| 1),
+        };
+        let cases = [
+            (
+                breaker(2, None, None),
+                5_000,
+                "closed (2 of 3 failed runs in a row)",
+            ),
+            (
+                breaker(3, Some(1_000), None),
+                6_000,
+                "open: refusing for 25s more",
+            ),
+            (
+                breaker(3, Some(1_000), Some(91_000)),
+                61_000,
+                "half-open: a probe is in flight (its lease ends in 30s)",
+            ),
+            (
+                breaker(3, Some(1_000), Some(40_000)),
+                61_000,
+                "half-open: the next run probes with a single attempt",
+            ),
+        ];
+        for (b, now, want) in cases {
+            let said = circuit(&b, now, &l);
+            assert!(said.starts_with(want), "{said:?} for {b:?} at {now}");
+        }
+    }
+
+    /// `--explain`'s three lines on a record: the circuit, the budget left, the shared
+    /// Retry-After.
+    #[test]
+    fn explain_tells_the_budget_and_the_shared_hold() {
+        let l = crate::fleet::store::contract::limits();
+        let mut t = Target::default();
+        t.take_retry(1_000, &l).expect("the floor");
+        t.hold(1_000, Duration::from_secs(9));
+        let lines = what_a_run_is_told(&t, 4_000, &l);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].ends_with("circuit closed (0 of 3 failed runs in a row)"));
+        assert!(lines[1].contains("retry budget: 1 of 2 left in the last 10m (0 successes)"));
+        assert!(lines[2].contains("Retry-After shared by the runs: holds for 6s (until "));
+        let lines = what_a_run_is_told(&t, 20_000, &l);
+        assert!(lines[2].ends_with("Retry-After shared by the runs: none"));
+    }
+
     #[test]
     fn the_gate_shares_the_hint_and_refuses_but_never_charges() {
         let l = crate::fleet::store::contract::limits();
