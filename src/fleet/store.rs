@@ -322,10 +322,10 @@ pub mod contract {
         assert_eq!(lease, Admission::Probe);
         let now = 40_000;
         let keys = ["http://opened:80", "http://leased:80"];
-        let heard = std::cell::RefCell::new(Vec::new());
+        let heard = std::sync::Mutex::new(Vec::new());
         for key in keys {
             u.clock.set(now);
-            let warn = |m: &str| heard.borrow_mut().push(m.to_string());
+            let warn = |m: &str| heard.lock().expect("one thread").push(m.to_string());
             let admission = u
                 .store
                 .as_ref()
@@ -336,7 +336,7 @@ pub mod contract {
             assert_eq!(admission, Admission::Run, "{key}");
         }
         // A store that keeps every record in one place repairs them all at once.
-        let heard = heard.into_inner();
+        let heard = heard.into_inner().expect("one thread");
         assert_eq!(heard.len(), 2, "{heard:?}");
         for key in keys {
             let about: Vec<&String> = heard.iter().filter(|m| m.contains(key)).collect();
