@@ -171,7 +171,7 @@ pub struct Config {
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
     /// `--state`: the shared state, its limits and how its store is used.
-    pub state: Option<crate::fleet::admission::Settings>,
+    pub state: Option<crate::fleet::admission::StateConfig>,
     /// `--until-*`: what makes an answer ready (none given: a success is).
     pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
@@ -861,9 +861,9 @@ fn output(o: &OutputFlags, head: bool) -> OutputConfig {
 fn state(
     f: &FleetFlags,
     max_hold: Duration,
-) -> Result<Option<crate::fleet::admission::Settings>, UsageError> {
-    use crate::fleet::admission::{OnError, Settings};
-    use crate::fleet::store::Location;
+) -> Result<Option<crate::fleet::admission::StateConfig>, UsageError> {
+    use crate::fleet::admission::{OnError, StateConfig};
+    use crate::fleet::location::Location;
     let Some(value) = &f.state else {
         if f.state_cacert.is_some() {
             return usage("--state-cacert needs --state rediss://...");
@@ -879,12 +879,8 @@ fn state(
             UsageError(why)
         }
     };
-    let location = match value.to_str() {
-        Some(text) => Location::parse(text).map_err(by_env)?,
-        None => Location::File(value.clone()),
-    };
-    let tls = matches!(&location, Location::Redis(r) if matches!(r.endpoint, crate::fleet::redis::Endpoint::Tcp { tls: true, .. }));
-    if f.state_cacert.is_some() && !tls {
+    let location = Location::from_path(value).map_err(by_env)?;
+    if f.state_cacert.is_some() && !location.uses_tls() {
         return usage("--state-cacert is for a rediss:// store (Redis over TLS)");
     }
     if f.state_timeout.is_zero() {
@@ -901,7 +897,7 @@ fn state(
         floor: f.budget_floor,
         ttl: f.state_ttl,
     };
-    Ok(Some(Settings {
+    Ok(Some(StateConfig {
         location,
         limits,
         timeout: f.state_timeout,

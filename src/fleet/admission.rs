@@ -13,14 +13,15 @@
 
 use crate::exit::Outcome;
 use crate::fleet::Millis;
-use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::breaker::{Admission, Breaker, RunResult};
+use crate::fleet::location::{Location, Opening};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
-use crate::fleet::store::{self, Clock, Location, Opening, Store};
+use crate::fleet::store::{Clock, Store};
 use crate::policy::decision::hold_fits;
 use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
@@ -49,9 +50,11 @@ pub enum OnError {
     Closed,
 }
 
-/// `--state` and everything that goes with it.
+/// `--state` and everything that goes with it, as the configuration holds it: where the
+/// records are, the breaker's and the budget's limits, how long a store operation may take
+/// and what a store that fails means.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
+pub struct StateConfig {
     /// Where the records are.
     pub location: Location,
     /// The breaker's and the budget's settings.
@@ -66,6 +69,18 @@ pub struct Settings {
     /// too, so one host's generous limit cannot hold back the others for longer than they
     /// allow.
     pub max_hold: Duration,
+}
+
+impl StateConfig {
+    /// Opens the store, on its own clock, within `bound`: see `Location::open`.
+    fn open(&self, bound: Duration) -> Result<Box<dyn Store>, String> {
+        let how = Opening {
+            limits: &self.limits,
+            clock: Clock::own(),
+            cacert: self.cacert.as_deref(),
+        };
+        self.location.open(how, bound)
+    }
 }
 
 /// What the attempt loop asks the shared state between attempts.
@@ -96,7 +111,7 @@ impl Between for Shared<'_> {
     }
 
     fn probing(&self) -> bool {
-        self.probe.is_some() && !self.proven.get()
+        self.probe.is_some() && !self.proven.load(Ordering::Relaxed)
     }
 }
 
@@ -108,17 +123,18 @@ fn http_date(at: Millis) -> String {
 /// One run's use of the shared state.
 pub struct Shared<'a> {
     store: Box<dyn Store>,
-    settings: Settings,
+    settings: StateConfig,
     key: String,
     reporter: &'a Reporter,
     deadline: Option<Instant>,
     /// The number of the probe lease this run holds, when it is the half-open circuit's
     /// probe.
     pub probe: Option<u64>,
-    /// The store failed during this run: it is not asked again.
-    broken: Cell<bool>,
+    /// The store failed during this run: it is not asked again. (Atomic, as `proven`: the
+    /// loop asks through `&self`, and `Shared` may be shared between threads.)
+    broken: AtomicBool,
     /// An answer of this run proved the target up, and the breaker was told.
-    proven: Cell<bool>,
+    proven: AtomicBool,
 }
 
 /// What the breaker and the shared Retry-After say before the first attempt.
@@ -164,7 +180,7 @@ impl<'a> Shared<'a> {
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
     /// run (its deadline or attempt timeout), and never less than the cooldown.
     pub fn admit(
-        settings: &Settings,
+        settings: &StateConfig,
         lease: Duration,
         target: (&Url, Option<&Path>),
         reporter: &'a Reporter,
@@ -172,50 +188,18 @@ impl<'a> Shared<'a> {
     ) -> Result<Admitted<'a>, String> {
         let key = target_key(target.0, target.1);
         let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
-        let opening = Opening {
-            location: &settings.location,
-            limits: &settings.limits,
-            clock: Clock::own(),
-            cacert: settings.cacert.as_deref(),
-        };
-        let store = match store::open(opening, bound) {
+        let store = match settings.open(bound) {
             Ok(s) => s,
             Err(why) => return unusable(settings, reporter, &why),
         };
         let id = probe_number();
-        let limits = settings.limits;
-        let warn = |m: &str| reporter.warn(m);
-        let asked = store.decide(&key, bound, &warn, |t, now| {
-            let admission = t.admit(now, &limits, lease, id);
-            (
-                admission,
-                t.held(now).map(|h| h.min(settings.max_hold)),
-                now,
-            )
-        });
+        let asked = first_question(store.as_ref(), &key, settings, (lease, id), bound, reporter);
         let (admission, hold, now) = match asked {
             Ok(a) => a,
             Err(e) => return unusable(settings, reporter, &e.to_string()),
         };
         reporter.note_state(StateUse::Used);
-        let probe = match admission {
-            Admission::Refuse { until, why } => {
-                reporter.note_state(StateUse::Refused);
-                let wait = Duration::from_millis(until.saturating_sub(now));
-                return Err(format!(
-                    "nothing sent: {why} for {key}; the next probe may start in {} ({})",
-                    fmt_duration(wait),
-                    http_date(until)
-                ));
-            }
-            Admission::Probe => {
-                reporter.info(&format!(
-                    "the circuit for {key} is half-open: this run probes with a single attempt"
-                ));
-                Some(id)
-            }
-            Admission::Run => None,
-        };
+        let probe = probe_or_refusal(admission, id, now, &key, reporter)?;
         let shared = Shared {
             store,
             settings: settings.clone(),
@@ -223,30 +207,39 @@ impl<'a> Shared<'a> {
             reporter,
             deadline,
             probe,
-            broken: Cell::new(false),
-            proven: Cell::new(false),
+            broken: AtomicBool::new(false),
+            proven: AtomicBool::new(false),
         };
         if let Some(h) = hold {
-            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if !hold_fits(h, left) {
-                // A probe that sends nothing frees its lease.
-                if shared.probe.is_some() {
-                    shared.record(RunResult::Neutral, None);
-                }
-                reporter.note_state(StateUse::Refused);
-                return Err(format!(
-                    "nothing sent: another run was told to wait until {} (Retry-After from {}), {} from now, past the deadline ({} left)",
-                    http_date(now.saturating_add(crate::units::millis(h))),
-                    shared.key,
-                    fmt_duration(h),
-                    fmt_duration(left.unwrap_or_default())
-                ));
-            }
+            shared.refuse_a_hold_past_the_deadline(h, now)?;
         }
         Ok(Admitted {
             shared: Some(shared),
             hold,
         })
+    }
+
+    /// Before the first attempt, a Retry-After that another run shared (`held`, clamped, at
+    /// the store's `now`) that holds past the deadline refuses the run (`Err`: why, for
+    /// exit 7), freeing the probe's lease if this run took it, since it sends nothing.
+    fn refuse_a_hold_past_the_deadline(&self, held: Duration, now: Millis) -> Result<(), String> {
+        let left = self
+            .deadline
+            .map(|d| d.saturating_duration_since(Instant::now()));
+        if hold_fits(held, left) {
+            return Ok(());
+        }
+        if self.probe.is_some() {
+            self.record(RunResult::Neutral, None);
+        }
+        self.reporter.note_state(StateUse::Refused);
+        Err(format!(
+            "nothing sent: another run was told to wait until {} (Retry-After from {}), {} from now, past the deadline ({} left)",
+            http_date(now.saturating_add(crate::units::millis(held))),
+            self.key,
+            fmt_duration(held),
+            fmt_duration(left.unwrap_or_default())
+        ))
     }
 
     /// The bound of one operation now (`grace`: how far past the deadline it may go).
@@ -257,9 +250,9 @@ impl<'a> Shared<'a> {
     /// Reports a store that failed mid-run, once; with `--state-on-error closed` the run
     /// must send nothing more (`Err`, for the retry's refusal).
     fn failed(&self, e: &std::io::Error) -> Result<(), String> {
-        let first = !self.broken.replace(true);
+        let first = !self.broken.swap(true, Ordering::Relaxed);
         self.reporter.note_state(StateUse::Unavailable);
-        let name = self.settings.location.display();
+        let name = self.settings.location.describe();
         match self.settings.on_error {
             OnError::Open => {
                 if first {
@@ -285,7 +278,7 @@ impl<'a> Shared<'a> {
     /// retry is charged by `send_retry`, when it is sent, so a run that stops during the
     /// wait (a signal, the deadline, another run's Retry-After) keeps no charge.
     pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
-        if self.broken.get() {
+        if self.broken.load(Ordering::Relaxed) {
             return match self.settings.on_error {
                 OnError::Open => Gate::Go(None),
                 OnError::Closed => Gate::Spent("the state store failed earlier in this run".into()),
@@ -319,7 +312,7 @@ impl<'a> Shared<'a> {
     /// otherwise, when `charge`, one retry is taken from the budget (`Pass::Spent` when
     /// another run took the last one meanwhile). What is charged is what is sent.
     pub fn send_retry(&self, charge: bool) -> Pass {
-        if self.broken.get() {
+        if self.broken.load(Ordering::Relaxed) {
             return match self.settings.on_error {
                 OnError::Open => Pass::Go,
                 OnError::Closed => Pass::Spent("the state store failed earlier in this run".into()),
@@ -347,7 +340,7 @@ impl<'a> Shared<'a> {
     /// answer a 429): that is not an outage, and the shared Retry-After governs it. The
     /// last answer's Retry-After (`last`: its status and clamped hint) is shared.
     pub fn finish(&self, outcome: Outcome, last: Option<(u16, Option<Duration>)>) {
-        if self.broken.get() {
+        if self.broken.load(Ordering::Relaxed) {
             return;
         }
         let result = run_result(outcome, last.map(|l| l.0));
@@ -363,7 +356,7 @@ impl<'a> Shared<'a> {
     /// do the same. Told once per run; nothing is charged to or counted in the budget.
     /// What the log says of it, when this run was the probe.
     pub fn answered(&self) -> Option<String> {
-        if self.broken.get() || self.proven.replace(true) {
+        if self.broken.load(Ordering::Relaxed) || self.proven.swap(true, Ordering::Relaxed) {
             return None;
         }
         self.record(RunResult::Answered, None);
@@ -393,7 +386,7 @@ impl<'a> Shared<'a> {
             self.reporter.notice(&format!(
                 "cannot record the run in {} {}: {e}",
                 self.settings.location.noun(),
-                self.settings.location.display()
+                self.settings.location.describe()
             ));
         }
     }
@@ -478,15 +471,68 @@ fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Du
     }
 }
 
+/// The run's first question, one decision on the target's record: what the breaker says
+/// (`lease` and `id`: the probe's lease, should it be the probe), the Retry-After another
+/// run shared (clamped to `--max-retry-after`), and the store's time.
+fn first_question(
+    store: &dyn Store,
+    key: &str,
+    settings: &StateConfig,
+    (lease, id): (Duration, u64),
+    bound: Duration,
+    reporter: &Reporter,
+) -> std::io::Result<(Admission, Option<Duration>, Millis)> {
+    let limits = settings.limits;
+    let warn = |m: &str| reporter.warn(m);
+    store.decide(key, bound, &warn, |t, now| {
+        let admission = t.admit(now, &limits, lease, id);
+        (
+            admission,
+            t.held(now).map(|h| h.min(settings.max_hold)),
+            now,
+        )
+    })
+}
+
+/// What the breaker's `admission` means for the run of `key`: the probe lease `id` it
+/// holds (`Some` when half-open, which is said), none for an ordinary run, or `Err` with
+/// the refusal's reason (exit 7) when the circuit is open.
+fn probe_or_refusal(
+    admission: Admission,
+    id: u64,
+    now: Millis,
+    key: &str,
+    reporter: &Reporter,
+) -> Result<Option<u64>, String> {
+    match admission {
+        Admission::Refuse { until, why } => {
+            reporter.note_state(StateUse::Refused);
+            let wait = Duration::from_millis(until.saturating_sub(now));
+            Err(format!(
+                "nothing sent: {why} for {key}; the next probe may start in {} ({})",
+                fmt_duration(wait),
+                http_date(until)
+            ))
+        }
+        Admission::Probe => {
+            reporter.info(&format!(
+                "the circuit for {key} is half-open: this run probes with a single attempt"
+            ));
+            Ok(Some(id))
+        }
+        Admission::Run => Ok(None),
+    }
+}
+
 /// A store that cannot be used before the first attempt: reported once, then as
 /// `--state-on-error` says.
 fn unusable<'a>(
-    settings: &Settings,
+    settings: &StateConfig,
     reporter: &Reporter,
     why: &str,
 ) -> Result<Admitted<'a>, String> {
     let noun = settings.location.noun();
-    let name = settings.location.display();
+    let name = settings.location.describe();
     reporter.note_state(StateUse::Unavailable);
     match settings.on_error {
         OnError::Open => {
@@ -512,79 +558,80 @@ fn probe_number() -> u64 {
 
 /// What `--explain` shows of the state: the store, its failure policy, and what a run
 /// would be told now, from one read-only query (no lease taken, nothing charged).
-pub fn explain(settings: &Settings, target: (&Url, Option<&Path>)) -> Vec<String> {
+pub fn explain(settings: &StateConfig, target: (&Url, Option<&Path>)) -> Vec<String> {
     let key = target_key(target.0, target.1);
     let loc = &settings.location;
     let policy = match settings.on_error {
         OnError::Open => "open (a store that fails is reported and the run goes on without it)",
         OnError::Closed => "closed (a store that fails stops the run, exit 7, nothing sent)",
     };
-    let shown_key = match loc {
-        Location::Redis(r) => format!("key {}{key}", r.prefix),
-        Location::File(_) => format!("target {key}"),
-    };
     let mut lines = vec![
-        format!("state:        {} ({shown_key})", loc.display()),
+        format!(
+            "state:        {} ({})",
+            loc.describe(),
+            loc.record_name(&key)
+        ),
         format!(
             "              each operation within {}; on error: {policy}",
             fmt_duration(settings.timeout)
         ),
     ];
-    let opening = Opening {
-        location: loc,
-        limits: &settings.limits,
-        clock: Clock::own(),
-        cacert: settings.cacert.as_deref(),
-    };
-    let peeked = store::open(opening, settings.timeout)
+    let peeked = settings
+        .open(settings.timeout)
         .and_then(|s| s.peek(&key, settings.timeout).map_err(|e| e.to_string()));
-    let (t, now) = match peeked {
-        Ok(p) => p,
-        Err(why) => {
-            lines.push(format!("              cannot be read now: {why}"));
-            return lines;
-        }
-    };
-    let l = &settings.limits;
-    let b = &t.breaker;
-    let circuit = match b.opened_at {
-        None => format!(
-            "closed ({} of {} failed runs in a row)",
-            b.failures, l.threshold
-        ),
-        Some(opened) => {
-            let reopen = opened.saturating_add(crate::units::millis(l.cooldown));
-            match b.probe_until.filter(|p| *p > now) {
-                _ if now < reopen => format!(
-                    "open: refusing for {} more (until {})",
-                    fmt_duration(Duration::from_millis(reopen - now)),
-                    http_date(reopen)
-                ),
-                Some(p) => format!(
-                    "half-open: a probe is in flight (its lease ends in {})",
-                    fmt_duration(Duration::from_millis(p - now))
-                ),
-                None => "half-open: the next run probes with a single attempt".into(),
-            }
-        }
-    };
+    match peeked {
+        Ok((t, now)) => lines.extend(what_a_run_is_told(&t, now, &settings.limits)),
+        Err(why) => lines.push(format!("              cannot be read now: {why}")),
+    }
+    lines
+}
+
+/// `--explain`'s lines on a target's record `t` read at `now`: the circuit, the retry
+/// budget left, and the Retry-After shared by the runs.
+fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     let (allowed, taken) = t.budget.allowance(l.budget_pct, l.floor);
-    lines.push(format!("now:          circuit {circuit}"));
-    lines.push(format!(
-        "              retry budget: {} of {allowed} left in the last {} ({} successes)",
-        allowed.saturating_sub(taken),
-        humantime::format_duration(l.window),
-        t.budget.counts().0
-    ));
-    lines.push(match t.held(now) {
+    let held = match t.held(now) {
         Some(h) => format!(
-            "              Retry-After shared by the runs: holds for {} (until {})",
+            "holds for {} (until {})",
             fmt_duration(h),
             http_date(now.saturating_add(crate::units::millis(h)))
         ),
-        None => "              Retry-After shared by the runs: none".into(),
-    });
-    lines
+        None => "none".into(),
+    };
+    vec![
+        format!("now:          circuit {}", circuit(&t.breaker, now, l)),
+        format!(
+            "              retry budget: {} of {allowed} left in the last {} ({} successes)",
+            allowed.saturating_sub(taken),
+            humantime::format_duration(l.window),
+            t.budget.counts().0
+        ),
+        format!("              Retry-After shared by the runs: {held}"),
+    ]
+}
+
+/// The circuit `b` at `now`, in words: closed (and how many failed runs in a row), open
+/// (for how long more), or half-open (a probe in flight, or the next run probes).
+fn circuit(b: &Breaker, now: Millis, l: &Limits) -> String {
+    let Some(opened) = b.opened_at else {
+        return format!(
+            "closed ({} of {} failed runs in a row)",
+            b.failures, l.threshold
+        );
+    };
+    let reopen = opened.saturating_add(crate::units::millis(l.cooldown));
+    match b.probe_until.filter(|p| *p > now) {
+        _ if now < reopen => format!(
+            "open: refusing for {} more (until {})",
+            fmt_duration(Duration::from_millis(reopen - now)),
+            http_date(reopen)
+        ),
+        Some(p) => format!(
+            "half-open: a probe is in flight (its lease ends in {})",
+            fmt_duration(Duration::from_millis(p - now))
+        ),
+        None => "half-open: the next run probes with a single attempt".into(),
+    }
 }
 
 #[cfg(test)]
@@ -606,6 +653,62 @@ mod tests {
         assert_eq!(run_result(Outcome::Success, Some(200)), RunResult::Success);
         assert_eq!(run_result(Outcome::NotReady, None), RunResult::Answered);
         assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
+    }
+
+    /// `--explain`'s circuit in words, in each of its states (limits: a threshold of 3, a
+    /// 30 s cooldown).
+    #[test]
+    fn explain_says_the_circuits_state_in_words() {
+        let l = crate::fleet::store::contract::limits();
+        let breaker = |failures, opened_at, probe_until| Breaker {
+            failures,
+            opened_at,
+            probe_until,
+            probe_id: probe_until.map(|_| 1),
+        };
+        let cases = [
+            (
+                breaker(2, None, None),
+                5_000,
+                "closed (2 of 3 failed runs in a row)",
+            ),
+            (
+                breaker(3, Some(1_000), None),
+                6_000,
+                "open: refusing for 25s more",
+            ),
+            (
+                breaker(3, Some(1_000), Some(91_000)),
+                61_000,
+                "half-open: a probe is in flight (its lease ends in 30s)",
+            ),
+            (
+                breaker(3, Some(1_000), Some(40_000)),
+                61_000,
+                "half-open: the next run probes with a single attempt",
+            ),
+        ];
+        for (b, now, want) in cases {
+            let said = circuit(&b, now, &l);
+            assert!(said.starts_with(want), "{said:?} for {b:?} at {now}");
+        }
+    }
+
+    /// `--explain`'s three lines on a record: the circuit, the budget left, the shared
+    /// Retry-After.
+    #[test]
+    fn explain_tells_the_budget_and_the_shared_hold() {
+        let l = crate::fleet::store::contract::limits();
+        let mut t = Target::default();
+        t.take_retry(1_000, &l).expect("the floor");
+        t.hold(1_000, Duration::from_secs(9));
+        let lines = what_a_run_is_told(&t, 4_000, &l);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].ends_with("circuit closed (0 of 3 failed runs in a row)"));
+        assert!(lines[1].contains("retry budget: 1 of 2 left in the last 10m (0 successes)"));
+        assert!(lines[2].contains("Retry-After shared by the runs: holds for 6s (until "));
+        let lines = what_a_run_is_told(&t, 20_000, &l);
+        assert!(lines[2].ends_with("Retry-After shared by the runs: none"));
     }
 
     #[test]

@@ -658,15 +658,15 @@ mod tests {
         let path = dir.path().join("state.json");
         std::fs::write(&path, &LEGACY[..LEGACY.len() - 20]).expect("write");
         let store = FileStore::open(&path, &contract::limits(), Clock::manual(7)).expect("ours");
-        let heard = std::cell::RefCell::new(Vec::new());
-        let warn = |m: &str| heard.borrow_mut().push(m.to_string());
+        let heard = std::sync::Mutex::new(Vec::new());
+        let warn = |m: &str| heard.lock().expect("one thread").push(m.to_string());
         store
             .update("http://h:80", Duration::ZERO, &warn, &mut |t, now| {
                 t.hold(now, Duration::from_secs(1))
             })
             .expect("replaced");
         assert_eq!(
-            heard.into_inner(),
+            heard.into_inner().expect("one thread"),
             [format!(
                 "the state file {} is not valid; starting afresh",
                 path.display()

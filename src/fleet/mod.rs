@@ -1,23 +1,26 @@
 //! Beyond one call: the circuit breaker and the retry budget shared by the runs of a fleet
-//! through `--state`, and `simulate`, which runs a fleet of clients on the same policy code
-//! against a model server.
+//! through `--state`. (`simulate`, beside this folder, plays a fleet of clients on the same
+//! pure breaker and budget against a model server.)
 //!
 //! - `breaker`: the circuit breaker's pure decisions (closed, open, half-open with a probe
 //!   lease);
 //! - `budget`: the retry budget's pure decisions (a share of recent successes, a floor);
 //! - `record`: the per-target record holding both, their settings, the JSON form and the
 //!   bounds on what is remembered (TTL, targets, bytes);
-//! - `store`: the seam where records live, read, decided on and written back in one step;
+//! - `store`: the seam where records live, read, decided on and written back in one step,
+//!   and the store's clock; it knows no store in particular;
+//! - `location`: what `--state` names, read and described, and the store it names opened
+//!   (the only file that knows every kind of store);
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
 //! - `redis`: the store of `--state redis://...` (one key per target, compare-and-set);
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
-//!   recording how the run ended;
-//! - `simulate`: the fleet simulation.
+//!   recording how the run ended.
 
 pub mod admission;
 pub mod breaker;
 pub mod budget;
 pub mod file;
+pub mod location;
 pub mod record;
 pub mod redis;
 pub mod store;

@@ -5,16 +5,15 @@
 //! server's `TIME` for Redis, since hosts' clocks differ). It also forgets, as
 //! `record::Target::tidy` says.
 //!
-//! `file::FileStore` keeps the records in a `--state` file under a lock; `redis::RedisStore`
-//! keeps one key per target and makes the read and the write one step by a compare-and-set
-//! on the record's text. The `contract` tests at the end of this file are written once for
-//! every store and run on each (see `store_contract!`).
+//! This file knows no store in particular: `file::FileStore` keeps the records in a
+//! `--state` file under a lock, `redis::RedisStore` keeps one key per target and makes the
+//! read and the write one step by a compare-and-set on the record's text, and
+//! `location::Location` reads `--state` and opens the one it names. The `contract` tests at
+//! the end of this file are written once for every store and run on each (see
+//! `store_contract!`), here on a store in memory.
 
 use crate::fleet::Millis;
-use crate::fleet::file::FileStore;
-use crate::fleet::record::{Limits, Target};
-use crate::fleet::redis::{RedisLocation, RedisStore};
-use std::path::PathBuf;
+use crate::fleet::record::Target;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -61,79 +60,6 @@ impl dyn Store + '_ {
     }
 }
 
-/// What `--state` names: a file, or a Redis server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Location {
-    /// `--state FILE`.
-    File(PathBuf),
-    /// `--state redis://...`, `rediss://...` or `redis+unix://...`.
-    Redis(RedisLocation),
-}
-
-impl Location {
-    /// Reads `--state`'s value: a URL of a scheme of Redis's, or else a file's path. Another
-    /// scheme (`memcached://...`) is refused rather than taken for a file name: write
-    /// `./NAME` for a file whose name looks like one. Errors name what is accepted and never
-    /// quote a password.
-    pub fn parse(value: &str) -> Result<Location, String> {
-        // A Redis URL mistyped (`redis:/h`, `redis//h`, `rediss:h`, ` redis://h`) must not
-        // become a file named after it, password and all.
-        let trimmed = value.trim();
-        let lower = trimmed.to_ascii_lowercase();
-        let proper = RedisLocation::SCHEMES
-            .iter()
-            .any(|s| lower.starts_with(&format!("{s}://")));
-        let rest = lower.strip_prefix("redis").unwrap_or("");
-        let rest = rest
-            .strip_prefix("+unix")
-            .or_else(|| rest.strip_prefix('s'))
-            .unwrap_or(rest);
-        if !proper && lower.starts_with("redis") && rest.starts_with([':', '/']) {
-            return Err(
-                "--state: this looks like a Redis URL but is not one: write redis://HOST, rediss://HOST or redis+unix:///PATH (or ./NAME for a file)"
-                    .into(),
-            );
-        }
-        let value = if proper { trimmed } else { value };
-        match scheme_of(value) {
-            Some(s) if RedisLocation::SCHEMES.contains(&s.to_ascii_lowercase().as_str()) => {
-                Ok(Location::Redis(RedisLocation::parse(value)?))
-            }
-            Some(s) => Err(format!(
-                "--state does not know the scheme {s}://: give a file's path, or a URL of redis://, rediss:// or redis+unix://"
-            )),
-            None => Ok(Location::File(PathBuf::from(value))),
-        }
-    }
-
-    /// How messages name the store: the file's path, or the URL with its password masked.
-    pub fn display(&self) -> String {
-        match self {
-            Location::File(p) => p.display().to_string(),
-            Location::Redis(r) => r.display(),
-        }
-    }
-
-    /// "state file" or "state store", for messages.
-    pub fn noun(&self) -> &'static str {
-        match self {
-            Location::File(_) => "the state file",
-            Location::Redis(_) => "the state store",
-        }
-    }
-}
-
-/// The scheme of `value` when it begins like a URL (`LETTERS://`, letters, digits, `+`,
-/// `-`, `.`), else `None`.
-fn scheme_of(value: &str) -> Option<&str> {
-    let (scheme, _) = value.split_once("://")?;
-    let mut chars = scheme.chars();
-    let first = chars.next()?;
-    (first.is_ascii_alphabetic()
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-    .then_some(scheme)
-}
-
 /// A store's clock: its own (the host's for a file, the server's for Redis), or, in tests,
 /// one they set.
 #[derive(Debug, Clone, Default)]
@@ -173,30 +99,6 @@ impl Clock {
                     .unwrap_or(Duration::ZERO),
             )
         })
-    }
-}
-
-/// How a store is opened: where, what it forgets by, whose clock, and for Redis the CA file
-/// of `--state-cacert`.
-pub struct Opening<'a> {
-    /// Where the records are.
-    pub location: &'a Location,
-    /// The breaker's and the budget's settings, which forgetting follows.
-    pub limits: &'a Limits,
-    /// The clock.
-    pub clock: Clock,
-    /// `--state-cacert`: the certificates that a `rediss://` server's must chain to.
-    pub cacert: Option<&'a std::path::Path>,
-}
-
-/// Opens the store that `--state` names, within `bound` (Redis connects then). Errors say
-/// why it cannot be used (it is then left untouched).
-pub fn open(o: Opening, bound: Duration) -> Result<Box<dyn Store>, String> {
-    match o.location {
-        Location::File(path) => Ok(Box::new(FileStore::open(path, o.limits, o.clock)?)),
-        Location::Redis(r) => Ok(Box::new(RedisStore::open(
-            r, o.limits, o.clock, o.cacert, bound,
-        )?)),
     }
 }
 
@@ -420,10 +322,10 @@ pub mod contract {
         assert_eq!(lease, Admission::Probe);
         let now = 40_000;
         let keys = ["http://opened:80", "http://leased:80"];
-        let heard = std::cell::RefCell::new(Vec::new());
+        let heard = std::sync::Mutex::new(Vec::new());
         for key in keys {
             u.clock.set(now);
-            let warn = |m: &str| heard.borrow_mut().push(m.to_string());
+            let warn = |m: &str| heard.lock().expect("one thread").push(m.to_string());
             let admission = u
                 .store
                 .as_ref()
@@ -434,7 +336,7 @@ pub mod contract {
             assert_eq!(admission, Admission::Run, "{key}");
         }
         // A store that keeps every record in one place repairs them all at once.
-        let heard = heard.into_inner();
+        let heard = heard.into_inner().expect("one thread");
         assert_eq!(heard.len(), 2, "{heard:?}");
         for key in keys {
             let about: Vec<&String> = heard.iter().filter(|m| m.contains(key)).collect();
@@ -593,48 +495,4 @@ mod memory {
     }
 
     super::store_contract!(memory_store);
-
-    #[test]
-    fn a_state_location_is_a_file_or_a_redis_url() {
-        use super::Location;
-        assert_eq!(
-            Location::parse("s.json"),
-            Ok(Location::File("s.json".into()))
-        );
-        assert_eq!(
-            Location::parse("./x://y"),
-            Ok(Location::File("./x://y".into()))
-        );
-        assert!(matches!(
-            Location::parse("redis://h:1/2"),
-            Ok(Location::Redis(_))
-        ));
-        let why = Location::parse("memcached://u:pw@h/").expect_err("refused");
-        assert!(why.contains("memcached://") && !why.contains("pw"), "{why}");
-        for typo in [
-            "redis:/u:pw@h",
-            "rediss:/u:pw@h",
-            "redis//u:pw@h",
-            "redis:u:pw@h",
-            "redis:pw@h",
-            "redis+unix:",
-            "REDIS:/h",
-        ] {
-            let why = Location::parse(typo).expect_err(typo);
-            assert!(
-                why.contains("looks like a Redis URL") && !why.contains("pw"),
-                "{why}"
-            );
-        }
-        assert!(matches!(
-            Location::parse(" redis://h "),
-            Ok(Location::Redis(_))
-        ));
-        for file in ["redis.json", "redis-state", "./redis:/x"] {
-            assert!(
-                matches!(Location::parse(file), Ok(Location::File(_))),
-                "{file}"
-            );
-        }
-    }
 }

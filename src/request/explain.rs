@@ -76,7 +76,7 @@ pub fn explain(cfg: &Config) -> String {
         let _ = writeln!(
             s,
             "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a Retry-After told to one run holds back all; a target with no run for {} is forgotten unless it still refuses runs",
-            st.location.display(),
+            st.location.describe(),
             l.threshold,
             fmt_duration(l.cooldown),
             l.budget_pct,

@@ -289,10 +289,7 @@ fn other_files(cfg: &Config) -> Result<(), String> {
             ));
         }
     }
-    let state_file = match cfg.state.as_ref().map(|s| &s.location) {
-        Some(crate::fleet::store::Location::File(p)) => Some(p.as_path()),
-        _ => None,
-    };
+    let state_file = cfg.state.as_ref().and_then(|s| s.location.file_path());
     let written: Vec<(&str, &Path)> = [
         ("-o", cfg.output.path.as_deref()),
         ("-D", cfg.output.dump_header.as_deref()),

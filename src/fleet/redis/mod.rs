@@ -96,93 +96,31 @@ impl RedisLocation {
     /// never quote the password. A `prefix` that is empty or only white space is an error:
     /// the keys would then be bare origins, which another application may use.
     pub fn parse(value: &str) -> Result<RedisLocation, String> {
-        let bad = |why: &str| format!("--state: {why} (accepted: {FORMS})");
         let url = url::Url::parse(value).map_err(|e| bad(&format!("not a valid URL ({e})")))?;
-        let decode = |s: &str| {
-            percent_decode(s).ok_or_else(|| bad("the URL's user or password is not valid UTF-8"))
-        };
-        let mut user = (!url.username().is_empty())
-            .then(|| decode(url.username()))
-            .transpose()?;
-        let mut password = url.password().map(decode).transpose()?;
-        // `redis://SECRET@HOST`, a userinfo without a colon, is a password to Redis clients
-        // that take it (Redis has no user without one): read and masked as one.
-        if password.is_none() && user.is_some() {
-            password = user.take();
-        }
+        let mut parts = credentials(&url)?;
         if url.fragment().is_some() {
             return Err(bad("a Redis URL has no #fragment"));
         }
-        let scheme = url.scheme().to_ascii_lowercase();
-        let mut db: Option<u32> = None;
-        let mut prefix = None;
-        for (k, v) in url.query_pairs() {
-            match (&*k, scheme.as_str()) {
-                ("prefix", _) if prefix.is_none() => prefix = Some(v.into_owned()),
-                ("db", "redis+unix") if db.is_none() => {
-                    db = Some(number(&v).ok_or_else(|| {
-                        bad(&format!("db={v} is not a database number (0 and up)"))
-                    })?)
-                }
-                ("user", "redis+unix") if user.is_none() => user = Some(v.into_owned()),
-                ("password", "redis+unix") if password.is_none() => password = Some(v.into_owned()),
-                (k, _) => {
-                    let accepted = if scheme == "redis+unix" {
-                        "db, prefix, user, password, each once"
-                    } else {
-                        "prefix, once"
-                    };
-                    return Err(bad(&format!(
-                        "the URL's query has {k}= (accepted: {accepted})"
-                    )));
-                }
-            }
-        }
+        let unix = url.scheme().eq_ignore_ascii_case("redis+unix");
+        parts.read_query(&url, unix)?;
         // An empty prefix (`?prefix=$UNSET`) would name the keys by the bare origin, which
         // another application's key may be called: refused, as white space alone is.
-        if prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        if parts.prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
             return Err(bad(
                 "the prefix is empty: give ?prefix= a non-empty value, or leave it out for the default retry-http:",
             ));
         }
-        let endpoint = if scheme == "redis+unix" {
-            if url.host_str().is_some_and(|h| !h.is_empty()) {
-                return Err(bad(
-                    "a redis+unix URL names no host: write redis+unix:///PATH (three slashes)",
-                ));
-            }
-            let path = percent_decode(url.path()).ok_or_else(|| bad("the path is not UTF-8"))?;
-            if path.is_empty() || path == "/" {
-                return Err(bad("a redis+unix URL needs the socket's path"));
-            }
-            Endpoint::Unix(PathBuf::from(path))
+        let endpoint = if unix {
+            unix_endpoint(&url)?
         } else {
-            let host = match url.host() {
-                Some(url::Host::Ipv6(a)) => a.to_string(),
-                Some(h) => h.to_string(),
-                None => return Err(bad("the URL names no host")),
-            };
-            if host.is_empty() {
-                return Err(bad("the URL names no host"));
-            }
-            let path = url.path().trim_start_matches('/');
-            if !path.is_empty() {
-                db = Some(number(path).ok_or_else(|| {
-                    bad("the path must be a database number, such as /0 (the prefix goes in ?prefix=)")
-                })?);
-            }
-            Endpoint::Tcp {
-                host,
-                port: url.port().unwrap_or(DEFAULT_PORT),
-                tls: scheme == "rediss",
-            }
+            tcp_endpoint(&url, &mut parts.db)?
         };
         Ok(RedisLocation {
             endpoint,
-            db: db.unwrap_or(0),
-            user,
-            password,
-            prefix: prefix.unwrap_or_else(|| DEFAULT_PREFIX.to_string()),
+            db: parts.db.unwrap_or(0),
+            user: parts.user,
+            password: parts.password,
+            prefix: parts.prefix.unwrap_or_else(|| DEFAULT_PREFIX.to_string()),
         })
     }
 
@@ -225,6 +163,115 @@ impl RedisLocation {
             }
         }
     }
+}
+
+/// The message of a Redis URL that cannot be read: `why`, then the forms accepted.
+fn bad(why: &str) -> String {
+    format!("--state: {why} (accepted: {FORMS})")
+}
+
+/// What a Redis URL says besides where the server is, as it is read: from the userinfo,
+/// then the query.
+#[derive(Default)]
+struct Parts {
+    db: Option<u32>,
+    prefix: Option<String>,
+    user: Option<String>,
+    password: Option<String>,
+}
+
+/// The user and the password of the URL's userinfo, percent-decoded. `redis://SECRET@HOST`,
+/// a userinfo without a colon, is a password to Redis clients that take it (Redis has no
+/// user without one): read, and masked, as one.
+fn credentials(url: &url::Url) -> Result<Parts, String> {
+    let decode = |s: &str| {
+        percent_decode(s).ok_or_else(|| bad("the URL's user or password is not valid UTF-8"))
+    };
+    let mut user = (!url.username().is_empty())
+        .then(|| decode(url.username()))
+        .transpose()?;
+    let mut password = url.password().map(decode).transpose()?;
+    if password.is_none() && user.is_some() {
+        password = user.take();
+    }
+    Ok(Parts {
+        user,
+        password,
+        ..Parts::default()
+    })
+}
+
+impl Parts {
+    /// Reads the URL's query: `prefix` for every scheme; `db`, `user` and `password` too for
+    /// a Unix socket (`unix`), whose URL has no path for the database. Each at most once,
+    /// and the user and password only when the userinfo gave none; anything else is an
+    /// error naming what is accepted.
+    fn read_query(&mut self, url: &url::Url, unix: bool) -> Result<(), String> {
+        for (k, v) in url.query_pairs() {
+            match (&*k, unix) {
+                ("prefix", _) if self.prefix.is_none() => self.prefix = Some(v.into_owned()),
+                ("db", true) if self.db.is_none() => {
+                    self.db = Some(number(&v).ok_or_else(|| {
+                        bad(&format!("db={v} is not a database number (0 and up)"))
+                    })?)
+                }
+                ("user", true) if self.user.is_none() => self.user = Some(v.into_owned()),
+                ("password", true) if self.password.is_none() => {
+                    self.password = Some(v.into_owned())
+                }
+                (k, _) => {
+                    let accepted = if unix {
+                        "db, prefix, user, password, each once"
+                    } else {
+                        "prefix, once"
+                    };
+                    return Err(bad(&format!(
+                        "the URL's query has {k}= (accepted: {accepted})"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The socket of `redis+unix:///PATH`: a URL with no host and a path.
+fn unix_endpoint(url: &url::Url) -> Result<Endpoint, String> {
+    if url.host_str().is_some_and(|h| !h.is_empty()) {
+        return Err(bad(
+            "a redis+unix URL names no host: write redis+unix:///PATH (three slashes)",
+        ));
+    }
+    let path = percent_decode(url.path()).ok_or_else(|| bad("the path is not UTF-8"))?;
+    if path.is_empty() || path == "/" {
+        return Err(bad("a redis+unix URL needs the socket's path"));
+    }
+    Ok(Endpoint::Unix(PathBuf::from(path)))
+}
+
+/// The server of `redis://HOST[:PORT][/DB]` or `rediss://...`: its host (an IPv6 address
+/// without its brackets) and port (6379 when not written); the path, when there is one, is
+/// the database number, written into `db`.
+fn tcp_endpoint(url: &url::Url, db: &mut Option<u32>) -> Result<Endpoint, String> {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => a.to_string(),
+        Some(h) => h.to_string(),
+        None => return Err(bad("the URL names no host")),
+    };
+    if host.is_empty() {
+        return Err(bad("the URL names no host"));
+    }
+    let path = url.path().trim_start_matches('/');
+    if !path.is_empty() {
+        *db = Some(number(path).ok_or_else(|| {
+            bad("the path must be a database number, such as /0 (the prefix goes in ?prefix=)")
+        })?);
+    }
+    Ok(Endpoint::Tcp {
+        host,
+        port: url.port().unwrap_or(DEFAULT_PORT),
+        tls: url.scheme().eq_ignore_ascii_case("rediss"),
+    })
 }
 
 /// A database number: decimal digits, at most 2^31 - 1 (Redis's own limit).

@@ -9,9 +9,8 @@ use crate::fleet::file::FileStore;
 use crate::fleet::store::contract;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use std::cell::{Cell, RefCell};
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
 
 /// The bound of the operations that must succeed: generous, so a loaded machine does
 /// not fail them.
@@ -230,17 +229,17 @@ fn a_conflicting_write_makes_the_decision_again_on_the_new_record() {
     let l = contract::limits();
     let ours = open_on(&server, &l, Clock::own());
     let theirs = open_on(&server, &l, Clock::own());
-    let calls = Cell::new(0);
+    let mut calls = 0;
     let failures = decide(&ours, "t", |t, now| {
-        calls.set(calls.get() + 1);
-        if calls.get() == 1 {
+        calls += 1;
+        if calls == 1 {
             decide(&theirs, "t", fail(&l)).expect("the other run writes");
         }
         t.finish(now, RunResult::Failure, None, &l);
         t.breaker.failures
     })
     .expect("the update succeeds after the conflict");
-    assert_eq!((calls.get(), failures), (2, 2));
+    assert_eq!((calls, failures), (2, 2));
     let (t, _) = theirs.peek("t", BOUND).expect("the store answers");
     assert_eq!(t.breaker.failures, 2);
 }
@@ -359,12 +358,12 @@ fn a_key_holding_garbage_is_replaced_with_one_warning() {
     let store = open_on(&server, &l, Clock::own());
     for garbage in ["garbage", "{\"format\":\"other\",\"rev\":1,\"target\":{}}"] {
         server.cli(&["SET", "retry-http:t", garbage]);
-        let warnings = RefCell::new(Vec::new());
-        let warn = |m: &str| warnings.borrow_mut().push(m.to_string());
+        let warnings = Mutex::new(Vec::new());
+        let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
         store
             .update("t", BOUND, &warn, &mut fail(&l))
             .expect("the record is replaced");
-        let warnings = warnings.into_inner();
+        let warnings = warnings.into_inner().expect("one thread");
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("retry-http:t"), "{warnings:?}");
         decide(&store, "t", fail(&l)).expect("no warning the second time");
@@ -604,7 +603,7 @@ fn store_error(e: std::io::Error) -> TestCaseError {
 #[test]
 fn the_file_and_redis_stores_decide_alike() {
     let server = RedisServer::start();
-    let conn = RefCell::new(connection(&server));
+    let conn = Mutex::new(connection(&server));
     let mut runner = TestRunner::new(Config {
         cases: 24,
         failure_persistence: None,
@@ -622,7 +621,7 @@ fn the_file_and_redis_stores_decide_alike() {
         let file = FileStore::open(&dir.path().join("state.json"), &l, file_clock.clone())
             .map_err(TestCaseError::fail)?;
         redis::cmd("FLUSHALL")
-            .exec(&mut *conn.borrow_mut())
+            .exec(&mut *conn.lock().expect("one thread"))
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let redis = open_on(&server, &l, redis_clock.clone());
         let (file, redis): (&dyn Store, &dyn Store) = (&file, &redis);
@@ -673,7 +672,7 @@ fn the_file_and_redis_stores_decide_alike() {
                     .arg(&k)
                     .cmd("PERSIST")
                     .arg(&k)
-                    .query(&mut *conn.borrow_mut())
+                    .query(&mut *conn.lock().expect("one thread"))
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 let unwritten = texts.insert(key % targets, text.clone()) == Some(text);
                 let (t, at) = redis.peek(&name(key), BOUND).map_err(store_error)?;
