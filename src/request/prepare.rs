@@ -1,9 +1,10 @@
 //! One URL's run as a value: [`Request`], built from a frozen [`Config`] and what the files
-//! it names hold. The steps here check and read those files before anything is sent (the
-//! netrc file, `-w @FILE`, the output, `-D`, the other paths, the transport's certificates,
-//! the request body and `-G`'s data); each failure is a usage error, so nothing is sent.
-//! The caller (the session) runs them in order within the deadline, and `note` tells it
-//! which file is being read, so that a deadline that passes meanwhile can say so.
+//! it names hold, and [`Lent`], what the session lends each request it runs. The steps
+//! here check and read those files before anything is sent (the netrc file, `-w @FILE`,
+//! the output, `-D`, the other paths, the transport's certificates, the request body and
+//! `-G`'s data); each failure is a usage error, so nothing is sent. The caller (the
+//! session) runs them in order within the deadline, and `note` tells it which file is
+//! being read, so that a deadline that passes meanwhile can say so.
 
 use crate::config::{self, Config, KeySpec};
 use crate::files;
