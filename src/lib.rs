@@ -26,6 +26,7 @@ pub(crate) mod process;
 pub(crate) mod redact;
 pub(crate) mod report;
 pub(crate) mod request;
+pub(crate) mod session;
 pub(crate) mod simulate;
 pub(crate) mod units;
 
@@ -116,6 +117,6 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
         Some(cli::Command::Simulate(args)) => simulate::command::simulate(&args),
-        None => request::run::request(&cli.request, start),
+        None => session::run(&cli.request, start),
     }
 }

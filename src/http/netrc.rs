@@ -157,7 +157,7 @@ fn path(spec: &Netrc) -> Result<PathBuf, String> {
 }
 
 /// The text of the netrc file; None when it is absent and `--netrc-optional` allows that.
-fn read(spec: &Netrc) -> Result<Option<String>, String> {
+pub fn read(spec: &Netrc) -> Result<Option<String>, String> {
     let path = match path(spec) {
         Ok(p) => p,
         Err(_) if spec.optional => return Ok(None),
@@ -210,13 +210,13 @@ fn percent_decoded(s: &str) -> Vec<u8> {
 /// Authorization header is already there (`-u`, `-H`, `--oauth2-bearer`: they win, as in
 /// curl). Left to the HTTP library, the encoded form would be sent. The header is masked in
 /// the log like any Authorization.
-fn apply_url_credentials(req: &mut RequestConfig) {
+fn url_credentials(req: &RequestConfig) -> Option<(String, String)> {
     let has_auth = req
         .headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
     if has_auth || (req.url.username().is_empty() && req.url.password().is_none()) {
-        return;
+        return None;
     }
     let mut pair = percent_decoded(req.url.username());
     pair.push(b':');
@@ -226,22 +226,24 @@ fn apply_url_credentials(req: &mut RequestConfig) {
     }
     let token = base64::engine::general_purpose::STANDARD.encode(&pair);
     crate::redact::mark(&token);
-    req.headers
-        .push(("Authorization".into(), format!("Basic {token}")));
+    Some(("Authorization".into(), format!("Basic {token}")))
 }
 
-/// Adds `Authorization: Basic` unless one is already there (`-u`, `-H`): the netrc login
-/// for the URL's host when the URL has no user information, or has the entry's login as
-/// its user and no password (curl's rule); else the URL's user information, decoded (see
-/// [`apply_url_credentials`]). The header is masked in the log like any Authorization.
-/// `Err`: the netrc file cannot be read (a usage error: nothing is sent).
-pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
+/// The `Authorization: Basic` to add, unless one is already there (`-u`, `-H`): the login
+/// that `text` (the netrc file's, see [`read`]) gives for the URL's host when the URL has
+/// no user information, or has the entry's login as its user and no password (curl's
+/// rule); else the URL's user information, decoded (see [`url_credentials`]). The header
+/// is masked in the log like any Authorization. `Err`: the netrc file cannot be read as
+/// one (a usage error: nothing is sent).
+pub fn credentials(
+    req: &RequestConfig,
+    text: Option<&str>,
+) -> Result<Option<(String, String)>, String> {
     if let Some(spec) = &req.network.netrc {
         let has_auth = req
             .headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
-        let text = read(spec)?;
         // A URL with a user but no password takes the password of that user's netrc entry,
         // as curl does; a URL with a password, or an Authorization given, takes nothing.
         if !has_auth && req.url.password().is_none() {
@@ -251,7 +253,7 @@ pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
                 .unwrap_or("")
                 .trim_start_matches('[')
                 .trim_end_matches(']');
-            let found = match text.as_deref().map(|t| find(t, host)).transpose() {
+            let found = match text.map(|t| find(t, host)).transpose() {
                 Ok(found) => found.flatten(),
                 Err(why) => {
                     let named =
@@ -266,14 +268,11 @@ pub fn apply(req: &mut RequestConfig) -> Result<(), String> {
                 let pair = format!("{}:{}", found.login, found.password);
                 let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
                 crate::redact::mark(&token);
-                req.headers
-                    .push(("Authorization".into(), format!("Basic {token}")));
-                return Ok(());
+                return Ok(Some(("Authorization".into(), format!("Basic {token}"))));
             }
         }
     }
-    apply_url_credentials(req);
-    Ok(())
+    Ok(url_credentials(req))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::redact;
 use crate::report::{AttemptLine, Decision, Reporter};
-use crate::request::cron::{self, Conditions};
+use crate::request::cron::{self, Prior};
 use crate::request::delivery::{Broken, Delivery, Partial, Received, Resumed};
 use crate::request::leftover;
 use rand::Rng;
@@ -32,6 +32,8 @@ use std::time::{Duration, Instant, SystemTime};
 pub struct Loop<'a> {
     /// The validated configuration.
     pub cfg: &'a Config,
+    /// The URL sent (the configured one, with `-G`'s data from files or stdin).
+    pub url: &'a url::Url,
     /// Sends requests.
     pub transport: &'a Transport,
     /// Receives the final body.
@@ -58,7 +60,7 @@ pub struct Loop<'a> {
     /// before the first attempt.
     pub hold: Option<Duration>,
     /// What the cron flags asked (`-C -`'s range, the conditions), to judge the answer.
-    pub cron: &'a Conditions,
+    pub cron: &'a Prior,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -390,7 +392,7 @@ impl Loop<'_> {
     fn take_leftover(&self) -> Option<Partial> {
         let file = self.cron.file.as_deref().filter(|_| self.cfg.cron.resume)?;
         let mut warn = |w: String| self.reporter.warn(&w);
-        let l = leftover::take(file, self.cfg.request.url.as_str(), &mut warn)?;
+        let l = leftover::take(file, self.url.as_str(), &mut warn)?;
         self.reporter.info(&format!(
             "-C -: resuming the {} of {} bytes an earlier run left",
             l.offset, l.total
@@ -412,7 +414,7 @@ impl Loop<'_> {
             (_, spool) => return self.output.discard(spool),
         };
         let temp = tmp.path().to_path_buf();
-        let url = self.cfg.request.url.as_str();
+        let url = self.url.as_str();
         match leftover::keep(file, url, tmp, p.offset, p.total, &p.validator) {
             Ok(data) => self.reporter.info(&format!(
                 "-C -: kept {} of {} bytes in {} for the next run with -C -",
@@ -632,7 +634,7 @@ impl Loop<'_> {
             attempts: self.rules().attempts,
             method: sent.first.method.clone(),
             url: redact::url(&sent.first.url),
-            start_url: redact::url(&self.cfg.request.url),
+            start_url: redact::url(self.url),
             status: None,
             error: None,
             start_ms: begun.duration_since(self.start).as_millis(),
@@ -813,7 +815,7 @@ impl Loop<'_> {
     fn first_hop(&self, carry: &Carry) -> Hop {
         carry.from.clone().unwrap_or_else(|| Hop {
             method: self.cfg.request.method.clone(),
-            url: self.cfg.request.url.clone(),
+            url: self.url.clone(),
             headers: self.headers.clone(),
             with_body: self.payload.is_some(),
         })

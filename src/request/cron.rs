@@ -26,9 +26,11 @@ const MAX_COOKIES: u64 = 4 << 20;
 /// The last second an HTTP-date can name (9999-12-31 23:59:59 UTC).
 const LAST_DATE: u64 = 253_402_300_799;
 
-/// What the cron flags add to a run, once their files are read.
+/// What earlier runs left that the cron flags make this one send and judge against, once
+/// their files are read: the ETag, a file's time, cookies, the part of the `-o` file
+/// already there.
 #[derive(Debug, Default)]
-pub struct Conditions {
+pub struct Prior {
     /// Headers to send on every attempt: If-None-Match, If-(Un)Modified-Since, Cookie.
     pub headers: Vec<(String, String)>,
     /// What the answer is judged against.
@@ -40,7 +42,7 @@ pub struct Conditions {
     pub warnings: Vec<String>,
 }
 
-impl Conditions {
+impl Prior {
     /// The `Range` that `-C -` asks for (none for a missing or empty file).
     pub fn range(&self) -> Option<(String, String)> {
         self.asked
@@ -75,14 +77,14 @@ impl Conditions {
 }
 
 /// Reads what the cron flags name (`Err`: a usage error, one line).
-pub fn prepare(cfg: &Config) -> Result<Conditions, String> {
+pub fn prepare(cfg: &Config) -> Result<Prior, String> {
     let c = &cfg.cron;
-    let mut out = Conditions {
+    let mut out = Prior {
         asked: Asked {
             include: cfg.output.include,
             ..Asked::default()
         },
-        ..Conditions::default()
+        ..Prior::default()
     };
     if let Some(path) = &c.etag_compare
         && let Some(tag) = read_etag(path, c.etag_save.is_some())?
@@ -116,7 +118,7 @@ pub fn prepare(cfg: &Config) -> Result<Conditions, String> {
 /// `-z`: the header that sends the condition and the time the answer is judged against;
 /// a text that is neither a date nor an existing file sends none, with a warning, as curl
 /// does (the first run of `-z FILE -o FILE`, before FILE exists).
-fn time_condition(t: &TimeCond, out: &mut Conditions) -> Result<(), String> {
+fn time_condition(t: &TimeCond, out: &mut Prior) -> Result<(), String> {
     let time = match &t.source {
         TimeSource::Date(d) => *d,
         TimeSource::File(p) => match modified(p)? {

@@ -1,0 +1,269 @@
+//! What a request writes once its attempts have ended, before the session's summary: `-D`
+//! (the final head, unless it went out before the body), `--etag-save`, the run's record in
+//! the `--state` store, and `-w` (its values taken from how the run ended, written on stdout,
+//! and after `%{stderr}` on stderr with every secret masked).
+
+use crate::exit::Outcome;
+use crate::fleet::admission::Shared;
+use crate::http::timing::Timeline;
+use crate::http::transport::{self, Head};
+use crate::output;
+use crate::policy::decision;
+use crate::redact;
+use crate::request::attempt::Ended;
+use crate::request::write_out;
+use crate::request::{Lent, Request};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How a request ended, as the session's summary says it.
+pub struct Ending {
+    /// The request's outcome (the exit status of a run of one request).
+    pub outcome: Outcome,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The last attempt's result ("503 Service Unavailable"), or why nothing was sent.
+    pub last: String,
+    /// Why the request stopped.
+    pub reason: String,
+}
+
+/// `-D`, `--etag-save`, the state, then `-w`. The deadline still holds over them (a `-D`
+/// FIFO nobody reads, a reader of stdout that stopped: exit 5, see
+/// [`decision::at_the_end`]); a file that cannot be written makes the outcome a local
+/// failure (exit 1).
+pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended: Ended) -> Ending {
+    let outcome = decision::at_the_end(ended.outcome, lent.watchdog.expired());
+    if outcome != ended.outcome {
+        ended.outcome = outcome;
+        ended.why = Some(decision::DEADLINE_DURING.into());
+    }
+    let (mut outcome, mut reason) = write_files(request, lent, &ended);
+    if let Some(s) = shared {
+        let last = ended.status.map(|status| (status, ended.hint));
+        s.finish(outcome, last);
+    }
+    if let Some(format) = &request.write_out
+        && let Err(e) = print_write_out(format, request, lent, &ended, (outcome, &reason))
+    {
+        // Like -D: output the user asked for that cannot be written is a local failure.
+        lent.reporter.error(&e);
+        reason = e;
+        outcome = Outcome::Local;
+    }
+    Ending {
+        outcome,
+        attempts: ended.attempts_made,
+        last: ended.last,
+        reason,
+    }
+}
+
+/// Why the run stopped, for the summary (what the last attempt's line said, else what the
+/// outcome means), after `-D` and `--etag-save` are written: a file that cannot be written
+/// is a local failure (exit 1), and the reason then says which.
+fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, String) {
+    let cfg = request.cfg;
+    let mut outcome = ended.outcome;
+    let mut reason = ended.why.clone().unwrap_or_else(|| match outcome {
+        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
+        Outcome::Interrupted => "stopping: interrupted".into(),
+        Outcome::Terminated => "stopping: terminated".into(),
+        other => other.meaning().into(),
+    });
+    if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
+        && !ended.head_dumped
+        && let Err(e) = dump_header(path, head)
+        // `-D -` to a reader that went away ends quietly, as the body does.
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        reason = format!("cannot write -D {}: {e}", path.display());
+        lent.reporter.error(&reason);
+        outcome = Outcome::Local;
+    }
+    if outcome == Outcome::Success
+        && let Err(e) = request
+            .prior
+            .save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
+    {
+        lent.reporter.error(&e);
+        reason = e;
+        outcome = Outcome::Local;
+    }
+    (outcome, reason)
+}
+
+/// `-D FILE`: the final response's status line and headers (`-`: stdout).
+fn dump_header(path: &Path, head: &Head) -> std::io::Result<()> {
+    let text = output::head_text(head);
+    if path.as_os_str() == "-" {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        return out.flush();
+    }
+    std::fs::write(path, text)
+}
+
+/// `-w`: `format` filled in and written on stdout (after `%{stderr}`, on stderr), quietly
+/// if its reader went away; `Err` when it cannot be written otherwise. An unknown variable
+/// is dropped with curl's warning.
+pub fn print_write_out(
+    format: &str,
+    request: &Request,
+    lent: &Lent,
+    ended: &Ended,
+    (outcome, reason): (Outcome, &str),
+) -> Result<(), String> {
+    let reporter = lent.reporter;
+    let mut vars = write_out_vars(request, ended, (outcome, reason));
+    vars.time_total = lent.start.elapsed();
+    vars.idempotency_key = reporter.key_handle().get().cloned();
+    vars.state = reporter.state();
+    let rendered = write_out::render(format, &vars);
+    for name in rendered.unknown {
+        reporter.notice(&format!("unknown --write-out variable: '{name}'"));
+    }
+    // stdout is the user's own output, as the body is: what the server sent (a Set-Cookie,
+    // a Location) is shown as asked, but no secret the user gave (see `redact::mark`).
+    // stderr is a log, where no secret goes: what follows %{stderr} is rendered from masked
+    // values.
+    let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
+    for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
+        match stream {
+            write_out::Stream::Stdout => output::print_stdout(&redact::marked(&text))?,
+            write_out::Stream::Stderr => reporter.write_out(&shown)?,
+        }
+    }
+    Ok(())
+}
+
+/// `-w`'s values from how the run ended (`time_total` and the key are the caller's).
+fn write_out_vars(
+    request: &Request,
+    ended: &Ended,
+    (outcome, reason): (Outcome, &str),
+) -> write_out::Vars {
+    let cfg = request.cfg;
+    let head = ended.head.as_ref();
+    write_out::Vars {
+        http_code: head.map(|h| request.prior.reported_status(h)),
+        num_retries: ended.attempts_made.saturating_sub(1),
+        url_effective: head.map_or_else(|| request.url.to_string(), |h| h.url.to_string()),
+        url: request.url.to_string(),
+        exitcode: outcome.code(),
+        size_download: ended.delivered,
+        method: ended
+            .method
+            .clone()
+            .unwrap_or_else(|| cfg.request.method.clone()),
+        headers: head.map(|h| h.headers.clone()).unwrap_or_default(),
+        http_version: head.map(|h| h.version.clone()),
+        times: times(&ended.timeline),
+        num_connects: ended.connects,
+        num_redirects: ended.redirects,
+        remote: ended.timeline.peer,
+        errormsg: (outcome != Outcome::Success).then(|| error_message(ended, reason)),
+        filename_effective: cfg
+            .output
+            .path
+            .as_ref()
+            .filter(|p| p.as_os_str() != "-")
+            .map(|p| p.display().to_string()),
+        redirect_url: head.and_then(redirect_url),
+        size_upload: ended.uploaded,
+        referer: ended.referer.clone(),
+        size_header: head.map_or(0, |h| output::head_text(h).len() as u64),
+        ..write_out::Vars::default()
+    }
+}
+
+/// `%{errormsg}` of a run that failed: why it stopped, and the last attempt's result when
+/// that says more.
+fn error_message(ended: &Ended, reason: &str) -> String {
+    match ended.last.as_str() {
+        last if last == reason || ended.attempts_made == 0 => reason.to_string(),
+        last => format!("{reason} (last: {last})"),
+    }
+}
+
+/// Where `head` would have redirected: a 3xx's Location made absolute against the URL
+/// that answered (curl's `%{redirect_url}` for a redirect it did not follow).
+fn redirect_url(head: &transport::Head) -> Option<String> {
+    if !(300..400).contains(&head.status) {
+        return None;
+    }
+    let location = head.value("location")?.trim();
+    head.url.join(location).ok().map(|u| u.to_string())
+}
+
+/// `-w`'s values as stderr may show them: URLs with their passwords and secret parameters
+/// masked, header values masked by their names (see `redact`).
+fn masked_for_stderr(vars: &write_out::Vars) -> write_out::Vars {
+    write_out::Vars {
+        url: redact::url_text(&vars.url),
+        url_effective: redact::url_text(&vars.url_effective),
+        redirect_url: vars.redirect_url.as_deref().map(redact::url_text),
+        referer: vars.referer.as_deref().map(redact::url_text),
+        headers: vars
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), redact::header_value(n, v)))
+            .collect(),
+        ..vars.clone()
+    }
+}
+
+/// The last attempt's moments for `-w`, each from the attempt's start (zero for a step
+/// that did not happen); the steps are its last hop's.
+fn times(t: &Timeline) -> write_out::Times {
+    let since = |at: Option<Instant>| match (t.begun, at) {
+        (Some(b), Some(a)) => a.saturating_duration_since(b),
+        _ => Duration::ZERO,
+    };
+    write_out::Times {
+        namelookup: since(t.looked_up),
+        connect: since(t.connected),
+        appconnect: since(t.secured),
+        pretransfer: since(t.ready),
+        starttransfer: since(t.head),
+        redirect: if t.redirects > 0 {
+            since(t.hop_begun)
+        } else {
+            Duration::ZERO
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirect_url_is_a_redirect_s_location_made_absolute() {
+        let head = |status, location: Option<&str>| transport::Head {
+            status,
+            reason: String::new(),
+            version: "HTTP/1.1".into(),
+            headers: location
+                .map(|l| vec![("location".to_string(), l.to_string())])
+                .unwrap_or_default(),
+            url: url::Url::parse("http://h:8/a/b?q").unwrap(),
+            wire: None,
+        };
+        assert_eq!(
+            redirect_url(&head(302, Some("/next?a=1"))).as_deref(),
+            Some("http://h:8/next?a=1")
+        );
+        assert_eq!(
+            redirect_url(&head(301, Some("c"))).as_deref(),
+            Some("http://h:8/a/c")
+        );
+        assert_eq!(
+            redirect_url(&head(308, Some("https://o.test/x"))).as_deref(),
+            Some("https://o.test/x")
+        );
+        assert_eq!(redirect_url(&head(200, Some("/x"))), None);
+        assert_eq!(redirect_url(&head(302, None)), None);
+    }
+}

@@ -1,0 +1,340 @@
+//! The process's side of a run of the main command: the reporter, the deadline's watchdog,
+//! the signal handling, the summary line and the exit status. A [`Session`] builds one
+//! [`Request`] from the frozen configuration (reading the files it names within the
+//! deadline: a usage error sends nothing) and runs it; what is per process stays here and
+//! is lent to the request (see `request::Lent`), so that a run of several URLs can
+//! run several requests in one session.
+
+use crate::cli::RequestArgs;
+use crate::config::{self, Config};
+use crate::exit::Outcome;
+use crate::output;
+use crate::process::deadline::{self, LastWords, Watchdog};
+use crate::process::interrupt::{self, Interrupt};
+use crate::redact;
+use crate::report::{self, Reporter};
+use crate::request::ending::Ending;
+use crate::request::explain;
+use crate::request::prepare::{self, Opened, Sources, Unread};
+use crate::request::run;
+use crate::request::{Lent, Request};
+use rand::RngExt;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Runs the main command: one request with retries; `start` is when the process started.
+/// Returns the outcome that sets the exit status.
+pub fn run(args: &RequestArgs, start: Instant) -> Outcome {
+    let l = &args.logging;
+    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
+        .hide_progress(args.compat.logging.no_progress_meter);
+    let cfg = match config::build(args) {
+        Ok(cfg) => cfg,
+        Err(e) => return unusable(args, &reporter, start, e.0),
+    };
+    let session = Session::begin(&cfg, reporter, start, args.bodies.from_file);
+    let outcome = session.run(&cfg);
+    // The summary is written: nothing is left for the watchdog to bound.
+    session.watchdog.done();
+    outcome
+}
+
+/// A command line that makes no configuration: its usage error (exit 2), nothing sent.
+/// No watchdog keeps a deadline yet, so the lines are bounded here.
+fn unusable(args: &RequestArgs, reporter: &Reporter, start: Instant, mut msg: String) -> Outcome {
+    if args.bodies.from_file {
+        // A value from a -K file may be a secret: it is not quoted back.
+        msg = crate::cli::config_file::unquoted(&msg);
+    }
+    let deadline = args.policy.deadline.filter(|d| !d.is_zero());
+    deadline::bound_usage_error(deadline.map(|d| start + d));
+    reporter.error(&msg);
+    let why = Some(msg.as_str());
+    reporter.summary(Outcome::Usage, 0, start.elapsed(), 0, "nothing sent", why);
+    Outcome::Usage
+}
+
+/// What one process keeps while it runs its request.
+pub struct Session {
+    /// The one writer to stderr.
+    reporter: Reporter,
+    /// When the process started: the deadline counts from here.
+    start: Instant,
+    /// The seed of every random draw (`--seed`, else drawn once).
+    seed: u64,
+    /// Keeps the deadline; it is kept from the session's start on: reading a `-w` file, a
+    /// `--cacert` or the body may block (a FIFO, a pipe that never closes) as much as the
+    /// network can.
+    watchdog: Watchdog,
+    /// Set by the signals that stop a run.
+    interrupt: Interrupt,
+    /// What aborts the exchange in flight, once a request's transport exists.
+    agent: Arc<OnceLock<ureq::Agent>>,
+    /// Flags came from a `-K` file: values are not quoted back in errors.
+    unquote: bool,
+}
+
+impl Session {
+    /// Starts the watchdog (with a `--deadline`) and the signal handling for `cfg`.
+    fn begin(cfg: &Config, reporter: Reporter, start: Instant, unquote: bool) -> Session {
+        let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
+        let agent = Arc::new(OnceLock::new());
+        let watchdog = start_watchdog(cfg, agent.clone(), &reporter, start, seed);
+        let interrupt = install_interrupt(&watchdog, agent.clone(), &reporter, start, seed);
+        Session {
+            reporter,
+            start,
+            seed,
+            watchdog,
+            interrupt,
+            agent,
+            unquote,
+        }
+    }
+
+    /// Builds the request and runs it, then writes the summary; returns the outcome.
+    fn run(&self, cfg: &Config) -> Outcome {
+        let request = match self.build(cfg) {
+            Ok(request) => request,
+            Err(outcome) => return outcome,
+        };
+        let lent = Lent {
+            reporter: &self.reporter,
+            interrupt: &self.interrupt,
+            watchdog: &self.watchdog,
+            start: self.start,
+            seed: self.seed,
+        };
+        let ending = run::perform(&request, &lent);
+        self.conclude(&ending)
+    }
+
+    /// Reads and checks everything the request needs before its first attempt, in a fixed
+    /// order, and builds it. `Err` is the outcome the run has ended with (a usage error, the
+    /// deadline passing while the body is read, or `--explain`'s success).
+    fn build<'c>(&self, cfg: &'c Config) -> Result<Request<'c>, Outcome> {
+        let note = |what: &str| self.reading(what);
+        let credentials = prepare::credentials(cfg, &note).map_err(|e| self.usage(&e))?;
+        let opened = Opened::open(cfg, &note).map_err(|e| self.usage(&e))?;
+        let _ = self.agent.set(opened.transport.abort_handle());
+        let prior = prepare::prior(cfg, &note).map_err(|e| self.usage(&e))?;
+        for w in &prior.warnings {
+            self.reporter.warn(w);
+        }
+        if let Some(mapped) = cfg.retry.curl.as_deref().filter(|_| !cfg.explain) {
+            // One line, once (not under -s); --explain shows it with the policy instead.
+            self.reporter
+                .info(&format!("curl's retry flags, as this tool's: {mapped}"));
+        }
+        if cfg.explain {
+            // After every check, so --explain answers what the run would do, usage errors too.
+            return Err(self.explain(cfg));
+        }
+        let (payload, query) =
+            prepare::load_bodies(cfg, self.start, &note).map_err(|e| match e {
+                Unread::Usage(msg) => self.usage(&msg),
+                Unread::Deadline => self.body_unread(),
+            })?;
+        let url = prepare::url_with_query(cfg, query).map_err(|e| self.usage(&e))?;
+        self.watchdog.note_last("no attempt made");
+        self.before_sending(cfg);
+        let sources = Sources {
+            url,
+            credentials,
+            opened,
+            prior,
+            payload,
+        };
+        Ok(Request::new(cfg, sources, &self.reporter))
+    }
+
+    /// The lines said once everything is read, before the first attempt.
+    fn before_sending(&self, cfg: &Config) {
+        if cfg.request.insecure {
+            self.reporter
+                .warn("TLS certificate verification is off (-k)");
+        }
+        let seed = self.seed;
+        self.reporter.detail(&format!(
+            "seed {seed} (replay the same waits with --seed {seed})"
+        ));
+    }
+
+    /// The summary of a request that ran, and the exit status. From here the run ends
+    /// itself (if the watchdog is ending it, this never returns); the watchdog still bounds
+    /// the summary, and ends a run stuck on it with the outcome's code (see
+    /// `Watchdog::claim`).
+    fn conclude(&self, ending: &Ending) -> Outcome {
+        self.watchdog.claim(ending.outcome.code());
+        self.reporter.summary(
+            ending.outcome,
+            ending.attempts,
+            self.start.elapsed(),
+            self.seed,
+            &ending.last,
+            Some(&ending.reason),
+        );
+        ending.outcome
+    }
+
+    /// Notes that `what` (an input file: a FIFO or a pipe may block) is being read, so that
+    /// a deadline that passes meanwhile says so ("nothing sent: ... was still being read").
+    fn reading(&self, what: &str) {
+        self.watchdog
+            .note_last(&format!("nothing sent: {what} was still being read"));
+    }
+
+    /// A usage error found once the deadline is kept: exit 2, nothing sent.
+    fn usage(&self, msg: &str) -> Outcome {
+        let unquoted;
+        let msg = if self.unquote {
+            unquoted = crate::cli::config_file::unquoted(msg);
+            unquoted.as_str()
+        } else {
+            msg
+        };
+        self.last_words(Outcome::Usage);
+        self.reporter.error(msg);
+        let elapsed = self.start.elapsed();
+        self.reporter
+            .summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(msg));
+        self.watchdog.done();
+        Outcome::Usage
+    }
+
+    /// The deadline passed while the request body was read: exit 5, nothing sent.
+    fn body_unread(&self) -> Outcome {
+        self.last_words(Outcome::Deadline);
+        let why = "nothing sent: the request body was still being read";
+        let elapsed = self.start.elapsed();
+        self.reporter
+            .summary(Outcome::Deadline, 0, elapsed, 0, why, Some(why));
+        self.watchdog.done();
+        Outcome::Deadline
+    }
+
+    /// The run settles on `outcome` before its last words, which stay bounded: by the
+    /// watchdog when there is a deadline, and for a usage error without one by
+    /// [`deadline::USAGE_WORDS`].
+    fn last_words(&self, outcome: Outcome) {
+        self.watchdog.claim(outcome.code());
+        if outcome == Outcome::Usage && !self.watchdog.keeps_a_deadline() {
+            deadline::bound_usage_error(None);
+        }
+    }
+
+    /// `--explain`: the policy on stdout instead of a request; exit 0 (1 when stdout
+    /// cannot be written). The policy is output the user asked for, like a body: written
+    /// before the run claims its ending, so a reader that does not take it by the deadline
+    /// ends the run with exit 5.
+    fn explain(&self, cfg: &Config) -> Outcome {
+        let text = redact::marked(&explain::explain(cfg));
+        let (outcome, why) = match output::print_stdout(&text) {
+            Ok(()) => (Outcome::Success, None),
+            Err(e) => (Outcome::Local, Some(e)),
+        };
+        self.last_words(outcome);
+        if let Some(e) = &why {
+            self.reporter.error(e);
+        }
+        let shown = cfg.retry.seed.unwrap_or(0);
+        let elapsed = self.start.elapsed();
+        self.reporter
+            .summary(outcome, 0, elapsed, shown, "nothing sent", why.as_deref());
+        self.watchdog.done();
+        outcome
+    }
+}
+
+/// Signals too: reading the inputs may block, and a signal must still end the run with
+/// its summary. A signal stops anything from being put in place, then the exchange.
+fn install_interrupt(
+    watchdog: &Watchdog,
+    agent: Arc<OnceLock<ureq::Agent>>,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> Interrupt {
+    let stopper = watchdog.clone();
+    Interrupt::install(
+        move || {
+            stopper.stop();
+            if let Some(a) = agent.get() {
+                a.clone().shutdown();
+            }
+        },
+        forced_summary(watchdog, reporter, start, seed),
+    )
+    .unwrap_or_else(|e| {
+        reporter.warn(&format!("cannot install the signal handler: {e}"));
+        Interrupt::none()
+    })
+}
+
+/// With a `--deadline`, the watchdog that keeps it (see `deadline`): it aborts the exchange
+/// in flight at the deadline, and ends the process itself if the run does not.
+fn start_watchdog(
+    cfg: &Config,
+    agent: Arc<OnceLock<ureq::Agent>>,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> Watchdog {
+    let Some(d) = cfg.retry.deadline else {
+        return Watchdog::none();
+    };
+    let format = reporter.format();
+    let key = reporter.key_handle();
+    let state = reporter.state_handle();
+    Watchdog::start(
+        start + d,
+        LastWords {
+            // The agent exists once the transport is built; before that nothing is in flight.
+            abort: Box::new(move || {
+                if let Some(a) = agent.get() {
+                    a.clone().shutdown();
+                }
+            }),
+            summary: Box::new(move |n, last, outcome| {
+                report::forced_summary(
+                    format,
+                    outcome,
+                    (n, start.elapsed(), seed),
+                    last,
+                    "stopping: the deadline passed",
+                    (key.get().map(String::as_str), Reporter::state_of(&state)),
+                )
+            }),
+            end: deadline::exit_now(),
+        },
+    )
+}
+
+/// What the signal handler writes when it must end the run itself: the summary, unless
+/// the run has claimed its ending (then the run writes it) or the watchdog is ending it.
+fn forced_summary(
+    watchdog: &Watchdog,
+    reporter: &Reporter,
+    start: Instant,
+    seed: u64,
+) -> impl FnOnce(interrupt::Signal) + Send + 'static {
+    let watchdog = watchdog.clone();
+    let format = reporter.format();
+    let key = reporter.key_handle();
+    let state = reporter.state_handle();
+    move |sig| {
+        let Some((n, last)) = watchdog.take_over() else {
+            return;
+        };
+        let outcome = sig.outcome();
+        let line = report::forced_summary(
+            format,
+            outcome,
+            (n, start.elapsed(), seed),
+            &last,
+            "stopping: interrupted",
+            (key.get().map(String::as_str), Reporter::state_of(&state)),
+        );
+        deadline::last_line(&line);
+    }
+}
