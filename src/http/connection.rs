@@ -2,6 +2,8 @@
 //! trying the resolved addresses in turn) and Unix sockets, each shared with the agent so a
 //! shutdown ends a read in flight, and with the tap so a plain body can be spliced off it
 //! (see `splice`); and the guard that refuses a response head larger than the input buffer.
+//! With `network`, one of the two walls around ureq's unversioned transport API: the rest
+//! of the crate never names it.
 
 use crate::http::splice::{self, Raw, Tap};
 use std::io::{self, Read, Write};

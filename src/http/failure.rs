@@ -33,6 +33,25 @@ impl Failure {
     }
 }
 
+/// `--max-filesize` (`limit`, in bytes) against the `total` bytes of a body read so far: a
+/// `TooLarge` failure once the body is larger. Both copy paths check it (`receive`'s loop and
+/// `splice`).
+pub(crate) fn max_filesize(total: u64, limit: Option<u64>) -> Result<(), Failure> {
+    match limit.filter(|m| total > *m) {
+        Some(max) => Err(Failure::new(
+            FailureKind::TooLarge,
+            format!("the body is larger than --max-filesize {max} bytes"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A write of the body to the output that failed with `e`: a local failure, on either copy
+/// path (`receive`'s loop or `splice`).
+pub(crate) fn write_failed(e: &io::Error) -> Failure {
+    Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
+}
+
 /// Where an exchange stood when it failed, by the state of its connection (the connector
 /// says when the connection, proxy tunnel and TLS handshake included, is up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,7 @@
 //! other path. The deadline and signals end a splice in flight as they end a read: the
 //! socket is shut down (see `Agent::shutdown`), and the splice returns.
 
-use crate::http::failure::{Failure, Stage, classify, classify_io};
-use crate::http::receive::{within, write_failed};
+use crate::http::failure::{Failure, Stage, classify, classify_io, max_filesize, write_failed};
 use crate::http::speed::SpeedCheck;
 use std::fs::File;
 use std::io;
@@ -189,7 +188,7 @@ pub(crate) fn rest(
         }
         total += n as u64;
         left -= n as u64;
-        within(total, limit)?;
+        max_filesize(total, limit)?;
         pipe.drain(file, n).map_err(|e| write_failed(&e))?;
         progress(total);
     }
