@@ -155,7 +155,7 @@ pub(crate) fn rest(
         mut speed,
         progress,
     } = checks;
-    let pipe = Pipe::new().map_err(|e| write_failed(&e))?;
+    let mut pipe = Pipe::new().map_err(|e| write_failed(&e))?;
     let mut total = done;
     let mut left = left;
     while left > 0 {
@@ -230,7 +230,7 @@ struct Pipe {
     size: usize,
     /// The file refused splice (EINVAL: a file system without it, `O_APPEND`): the pipe is
     /// emptied with read and write instead.
-    copy: std::cell::Cell<bool>,
+    copy: bool,
 }
 
 impl Pipe {
@@ -252,7 +252,7 @@ impl Pipe {
             read,
             write,
             size: size.max(4096),
-            copy: std::cell::Cell::new(false),
+            copy: false,
         })
     }
 
@@ -286,9 +286,9 @@ impl Pipe {
     }
 
     /// Moves all `n` bytes in the pipe to `file`, at its position.
-    fn drain(&self, file: &File, mut n: usize) -> io::Result<()> {
+    fn drain(&mut self, file: &File, mut n: usize) -> io::Result<()> {
         while n > 0 {
-            let moved = if self.copy.get() {
+            let moved = if self.copy {
                 self.copy_out(file, n)?
             } else {
                 // SAFETY: as in `fill`; the file's own position is used and advanced.
@@ -310,7 +310,7 @@ impl Pipe {
                         match e.raw_os_error() {
                             Some(libc::EINTR) => continue,
                             Some(libc::EINVAL) => {
-                                self.copy.set(true);
+                                self.copy = true;
                                 continue;
                             }
                             _ => return Err(e),
@@ -358,12 +358,12 @@ mod tests {
     #[test]
     fn the_pipe_is_emptied_into_the_file_at_its_position() {
         let data: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8).collect();
-        let pipe = filled(&data);
+        let mut pipe = filled(&data);
         assert!(pipe.size >= 64 * 1024, "{}", pipe.size);
         let mut file = tempfile::tempfile().expect("file");
         file.write_all(b"head:").expect("head");
         pipe.drain(&file, data.len()).expect("drain");
-        assert!(!pipe.copy.get(), "a plain file takes a splice");
+        assert!(!pipe.copy, "a plain file takes a splice");
         let mut back = Vec::new();
         use std::io::Seek;
         file.rewind().expect("rewind");
@@ -383,9 +383,9 @@ mod tests {
             .open(&path)
             .expect("open");
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
-        let pipe = filled(&data[..60_000]);
+        let mut pipe = filled(&data[..60_000]);
         pipe.drain(&file, 60_000).expect("drain");
-        assert!(pipe.copy.get(), "the refusal was not noticed");
+        assert!(pipe.copy, "the refusal was not noticed");
         let mut w = File::from(pipe.write.try_clone().expect("dup"));
         w.write_all(&data[60_000..]).expect("fill again");
         pipe.drain(&file, 40_000).expect("drain again");

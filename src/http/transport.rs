@@ -17,7 +17,7 @@ use crate::http::body::Payload;
 use crate::http::failure::{Stage, classify};
 use crate::http::headers::Automatic;
 use crate::http::receive;
-use crate::http::redirect::{self, Next};
+use crate::http::redirect::{self, Redirection};
 use crate::http::speed;
 use crate::http::splice::{Tap, Wired};
 use crate::http::timing::{Probe, Timeline};
@@ -172,16 +172,16 @@ impl Transport {
             let next = match &result {
                 Ok(ex) => redirect::next(&hop, &ex.head, hops, self.follow, replay_ok)
                     .and_then(|n| redirect::allowed(n, self.schemes)),
-                Err(_) => Ok(Next::Answer),
+                Err(_) => Ok(Redirection::Answer),
             };
             let (result, declined, unfollowed) = match (next, result) {
-                (Ok(Next::Follow(next)), Ok(ex)) => {
+                (Ok(Redirection::Follow(next)), Ok(ex)) => {
                     committed |= redirect::commits(&hop.method, ex.head.status);
                     hop = next;
                     hops += 1;
                     continue;
                 }
-                (Ok(Next::Decline(why)), result) => (result, Some(why), None),
+                (Ok(Redirection::Decline(why)), result) => (result, Some(why), None),
                 (Err(f), Ok(ex)) => (Err(f), None, Some(ex.head)),
                 (Err(f), Err(_)) => (Err(f), None, None),
                 (_, result) => (result, None, None),
