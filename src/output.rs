@@ -433,19 +433,16 @@ fn raw_stdout() -> io::Result<File> {
 /// Opens a special file for writing, giving up after `left`: a FIFO with no reader would
 /// block the open for ever.
 fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<File> {
-    let open = |p: &Path| std::fs::OpenOptions::new().write(true).open(p);
-    let Some(left) = left else { return open(path) };
-    let (tx, rx) = std::sync::mpsc::channel();
     let owned = path.to_path_buf();
-    std::thread::spawn(move || {
-        let _ = tx.send(open(&owned));
-    });
-    rx.recv_timeout(left).unwrap_or_else(|_| {
-        Err(io::Error::new(
+    let open = move || std::fs::OpenOptions::new().write(true).open(owned);
+    match crate::process::within::within(left, open) {
+        Ok(opened) => opened,
+        Err(crate::process::within::Missed::NoThread(e)) => Err(e),
+        Err(crate::process::within::Missed::Late) => Err(io::Error::new(
             io::ErrorKind::TimedOut,
             "no reader opened the FIFO before the deadline",
-        ))
-    })
+        )),
+    }
 }
 
 /// The status line and headers, as `-i` shows them: as received (see [`Head::bytes`]).

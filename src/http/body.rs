@@ -3,6 +3,7 @@
 //! spooled to an anonymous temporary file, so a 1 GiB upload does not need 1 GiB of RAM.
 
 use crate::config::{BodySource, BodySpec};
+use crate::process::within::{Missed, within};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
@@ -167,17 +168,13 @@ pub fn load_within(
     left: Option<std::time::Duration>,
     limit: Option<u64>,
 ) -> Result<Payload, LoadError> {
-    let Some(left) = left else {
-        return load(spec, limit);
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
     let spec = spec.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(load(&spec, limit));
-    });
-    match rx.recv_timeout(left) {
+    match within(left, move || load(&spec, limit)) {
         Ok(result) => result,
-        Err(_) => Err(LoadError::Deadline),
+        Err(Missed::Late) => Err(LoadError::Deadline),
+        Err(Missed::NoThread(e)) => Err(LoadError::Unreadable(BodyError(format!(
+            "cannot read the request body: {e}"
+        )))),
     }
 }
 

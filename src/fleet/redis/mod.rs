@@ -669,22 +669,15 @@ fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
     }
-    let (tx, rx) = mpsc::channel();
+    use crate::process::within::{Missed, within};
     let name = host.to_string();
-    std::thread::Builder::new()
-        .name("state-resolve".into())
-        .spawn(move || {
-            let _ = tx.send(
-                (name.as_str(), port)
-                    .to_socket_addrs()
-                    .map(|mut a| a.next()),
-            );
-        })?;
-    match rx.recv_timeout(bound) {
+    let lookup = move || (name.as_str(), port).to_socket_addrs().map(|mut a| a.next());
+    match within(Some(bound), lookup) {
         Ok(Ok(Some(addr))) => Ok(addr),
         Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
         Ok(Err(e)) => Err(other(format!("cannot resolve {host}: {e}"))),
-        Err(_) => Err(timed_out(&format!("resolving {host}"))),
+        Err(Missed::NoThread(e)) => Err(e),
+        Err(Missed::Late) => Err(timed_out(&format!("resolving {host}"))),
     }
 }
 
