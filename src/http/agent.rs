@@ -6,7 +6,7 @@
 
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::network::{self, Watch};
-use crate::http::splice::Tap;
+use crate::http::tap::Tap;
 use crate::http::timing::Probe;
 use crate::http::{headers::Automatic, proxy, tls};
 use crate::redact;

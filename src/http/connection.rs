@@ -5,7 +5,7 @@
 //! With `network`, one of the two walls around ureq's unversioned transport API: the rest
 //! of the crate never names it.
 
-use crate::http::splice::{self, Raw, Tap};
+use crate::http::tap::{self, Raw, Tap};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
@@ -260,7 +260,7 @@ impl<S: Socket> Transport for Stream<S> {
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         if self.tap.hand_over() {
-            return Err(ureq::Error::Io(splice::handed_over()));
+            return Err(ureq::Error::Io(tap::handed_over()));
         }
         let timeout = timeout.for_read();
         let socket = &self.socket.0;

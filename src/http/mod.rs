@@ -10,9 +10,11 @@
 //! rules for resuming a broken download (`resume`), when each step of a request happened
 //! (`timing`, for `-w`); for the conditional flags, what a conditional or resuming answer
 //! means (`conditional`), the cookies of a cookie file (`cookies`) and the `.netrc`
-//! (`netrc`). The files form a one-way graph: `transport` -> `agent` -> `tls` -> `network`
-//! -> `connection` -> `splice` -> `failure`. The transport's parts are private to it: the
-//! rest of the crate names them through `transport`. Nothing here decides whether to retry;
+//! (`netrc`). The `tap` on the connection hands a plain body's socket over to `splice`
+//! (Linux only). The files form a one-way graph: `transport` -> `agent` -> `tls` ->
+//! `network` -> `connection` -> `tap`, and `receive` -> `splice` -> `failure`. The
+//! transport's parts are private to it: the rest of the crate names them through
+//! `transport`. Nothing here decides whether to retry;
 //! `policy` does.
 
 mod agent;
@@ -30,7 +32,9 @@ mod receive;
 mod redirect;
 pub mod resume;
 mod speed;
+#[cfg(target_os = "linux")]
 mod splice;
+mod tap;
 pub mod timing;
 mod tls;
 pub mod transport;

@@ -10,7 +10,7 @@
 
 use crate::config::network::{ConnectTo, NetworkConfig, Resolve};
 use crate::http::connection;
-use crate::http::splice::Tap;
+use crate::http::tap::Tap;
 use crate::http::timing::Probe;
 use std::io;
 use std::net::{IpAddr, SocketAddr};

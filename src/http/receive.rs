@@ -7,7 +7,9 @@ use crate::config::network::SpeedLimit;
 use crate::http::failure::{Failure, Stage, classify_io, max_filesize, write_failed};
 use crate::http::head::Head;
 use crate::http::speed::SpeedCheck;
-use crate::http::splice::{self, Tap, Wired};
+#[cfg(target_os = "linux")]
+use crate::http::splice;
+use crate::http::tap::{Tap, Wired};
 use crate::policy::FailureKind;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -16,6 +18,10 @@ use std::time::Instant;
 
 /// The size of one read, in bytes.
 const CHUNK: usize = 64 * 1024;
+
+/// Whether a plain body of known length may be spliced into its file: `splice(2)` is
+/// Linux's. Elsewhere the tap is never armed and the copy loop reads every body.
+const SPLICES: bool = cfg!(target_os = "linux");
 
 /// Whether a body with these headers is gzip (`Content-Encoding: gzip`, or `x-gzip`, which
 /// RFC 9110 section 8.4.1.3 makes the same).
@@ -34,7 +40,7 @@ pub trait Sink: Write {
 /// What `Transport::read_body` does with an exchange's `body`: copies it into `sink`, through
 /// the copy loop below (gzip decoded when `decode`), then, when the tap handed the socket
 /// over (`wire`: a plain socket, a known length, no decoding, a file under the sink), the
-/// rest through [`splice::rest`]. Returns the body's bytes written; fails as that method
+/// rest through `splice::rest` (Linux). Returns the body's bytes written; fails as that method
 /// says (`Truncated`, `TooLarge`, `Protocol`, `Local`, `-Y`/`-y`'s `Stall`).
 pub(crate) fn read(
     (body, wire): (ureq::Body, Option<Wired>),
@@ -45,7 +51,7 @@ pub(crate) fn read(
 ) -> Result<u64, Failure> {
     let length = body.content_length();
     let wired = match (wire, length) {
-        (Some(w), Some(len)) if !decode && sink.file().is_some() => Some((w, len)),
+        (Some(w), Some(len)) if SPLICES && !decode && sink.file().is_some() => Some((w, len)),
         _ => None,
     };
     let tap = wired.as_ref().map(|(w, _)| w.tap.clone());
@@ -60,6 +66,7 @@ pub(crate) fn read(
     }
     let done = copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)?;
     match (&wired, sink.file()) {
+        #[cfg(target_os = "linux")]
         (Some((w, len)), Some(file)) if w.tap.handed() && done < *len => {
             let checks = splice::Checks {
                 limit,

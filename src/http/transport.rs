@@ -19,7 +19,7 @@ use crate::http::headers::Automatic;
 use crate::http::receive;
 use crate::http::redirect::{self, Redirection};
 use crate::http::speed;
-use crate::http::splice::{Tap, Wired};
+use crate::http::tap::{Tap, Wired};
 use crate::http::timing::{Probe, Timeline};
 use crate::policy::FailureKind;
 use std::sync::Arc;
