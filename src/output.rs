@@ -416,14 +416,17 @@ pub fn print_stdout(text: &str) -> Result<(), String> {
 /// body goes out in the chunks it arrives in, and copies from the spool can be done by the
 /// kernel. Nothing else writes to stdout before the body.
 fn raw_stdout() -> io::Result<File> {
-    use std::os::fd::{AsFd, AsRawFd};
+    use std::os::fd::AsFd;
     let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    // F_SETPIPE_SZ is Linux's.
+    #[cfg(target_os = "linux")]
     if out
         .metadata()
         .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
     {
         // A larger pipe buffer halves the context switches with the reader on the other
         // end; if the system refuses, the default buffer works too.
+        use std::os::fd::AsRawFd;
         // SAFETY: fcntl on a descriptor we own, with an integer argument.
         unsafe { libc::fcntl(out.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
     }

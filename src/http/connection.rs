@@ -117,7 +117,9 @@ fn only_this_address(e: &io::Error) -> bool {
     )
 }
 
-/// What a transport needs of its socket: a TCP or a Unix stream.
+/// What a transport needs of its socket: a TCP or a Unix stream. (`fd` serves `splice`,
+/// on Linux only.)
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) trait Socket: Send + Sync + 'static {
     /// `SO_RCVTIMEO` (None: wait for ever).
     fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()>;

@@ -197,7 +197,10 @@ mod tests {
             Ok(Redirection::Answer)
         );
         let created = answer(201, Some("/b"));
-        assert_eq!(next(&h, &created, 0, Some(5), false), Ok(Redirection::Answer));
+        assert_eq!(
+            next(&h, &created, 0, Some(5), false),
+            Ok(Redirection::Answer)
+        );
     }
 
     #[test]

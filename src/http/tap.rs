@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// A socket whose bytes can be spliced, shared with the transport that reads it.
+/// (Only `splice`, on Linux, calls its methods.)
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) trait Raw: Send + Sync {
     /// The socket's descriptor.
     fn fd(&self) -> RawFd;

@@ -5,10 +5,10 @@
 //! sent. The one setting that goes through ureq's unversioned API (the crypto provider) is
 //! applied by `network`, the wall around that API.
 
+use crate::config::RequestConfig;
 use crate::config::UsageError;
 use crate::config::compat::TlsVersions;
 use crate::config::network::ClientCert;
-use crate::config::RequestConfig;
 use crate::http::network;
 use std::path::Path;
 use std::sync::Arc;

@@ -671,7 +671,11 @@ fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr
     }
     use crate::process::within::{Missed, within};
     let name = host.to_string();
-    let lookup = move || (name.as_str(), port).to_socket_addrs().map(|mut a| a.next());
+    let lookup = move || {
+        (name.as_str(), port)
+            .to_socket_addrs()
+            .map(|mut a| a.next())
+    };
     match within(Some(bound), lookup) {
         Ok(Ok(Some(addr))) => Ok(addr),
         Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
