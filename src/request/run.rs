@@ -117,7 +117,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     if let Some(data) = query {
         query_from(data, &mut cfg).map_err(|e| ends.usage(&e))?;
         // -G's data entered the URL: its secret parameters are secrets from here on.
-        redact::mark_url(cfg.request.url.as_str());
+        redact::mark(redact::Secret::Url(cfg.request.url.as_str()));
     }
     watchdog.note_last("no attempt made");
     Ok(Prepared {
