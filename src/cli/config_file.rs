@@ -325,7 +325,7 @@ fn config_file(
             // The line's value is never quoted back, whichever check quotes it (a value of
             // one or two characters, a count, is too short to find in a message).
             let hide = |m: String| match &value {
-                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), "***"),
+                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), crate::redact::MASK),
                 _ => m,
             };
             config_option(&name, value.clone(), opts, (&mut out, &mut *urls)).map_err(
@@ -442,7 +442,7 @@ pub(crate) fn unquoted(msg: &str) -> String {
     let mut inside = true;
     for part in parts {
         out.push('"');
-        out.push_str(if inside { "***" } else { part });
+        out.push_str(if inside { crate::redact::MASK } else { part });
         inside = !inside;
     }
     out

@@ -151,7 +151,7 @@ impl Conditions {
             let secret = secret_pointer(pointer);
             let show = |v: &Value| {
                 if secret {
-                    "***".to_string()
+                    crate::redact::MASK.to_string()
                 } else {
                     short(&masked(v))
                 }
@@ -185,7 +185,7 @@ pub fn secret_pointer(pointer: &str) -> bool {
 /// secret (the pattern then describes the secret), else the pattern, cut.
 pub fn shown_pattern(name: &str, re: &Regex) -> String {
     if crate::redact::is_secret_name(name) {
-        "***".into()
+        crate::redact::MASK.into()
     } else {
         cut(re.as_str())
     }
@@ -226,7 +226,7 @@ fn masked(v: &Value) -> Value {
                 .iter()
                 .map(|(k, v)| {
                     let shown = if redact::is_secret_name(k) {
-                        Value::String("***".into())
+                        Value::String(redact::MASK.into())
                     } else {
                         masked(v)
                     };

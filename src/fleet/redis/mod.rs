@@ -189,9 +189,10 @@ impl RedisLocation {
     /// The URL as messages show it: the password masked as `***`, the prefix when it is not
     /// the default.
     pub fn display(&self) -> String {
+        use crate::redact::MASK;
         let auth = match (&self.user, &self.password) {
-            (Some(u), Some(_)) => format!("{u}:***@"),
-            (None, Some(_)) => ":***@".to_string(),
+            (Some(u), Some(_)) => format!("{u}:{MASK}@"),
+            (None, Some(_)) => format!(":{MASK}@"),
             (Some(u), None) => format!("{u}@"),
             (None, None) => String::new(),
         };
@@ -214,7 +215,7 @@ impl RedisLocation {
                 }
                 query.extend(prefix);
                 if self.password.is_some() {
-                    query.push("password=***".into());
+                    query.push(format!("password={MASK}"));
                 }
                 let query = if query.is_empty() {
                     String::new()
