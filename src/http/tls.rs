@@ -74,15 +74,8 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
     let Some(path) = cacert else {
         return Ok(Vec::new());
     };
-    let pem = std::fs::File::open(path)
-        .and_then(|f| crate::files::read_bounded(f, MAX_CACERT))
-        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?
-        .ok_or_else(|| {
-            UsageError(format!(
-                "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
-                path.display()
-            ))
-        })?;
+    let limit = (MAX_CACERT, "16 MiB", "a PEM file of certificates");
+    let pem = read_pem(path, "--cacert", limit)?;
     let certs = pem_certificates(&pem);
     if certs.is_empty() {
         return Err(UsageError(format!(
@@ -115,7 +108,7 @@ fn client_cert(spec: Option<&ClientCert>) -> Result<Option<ureq::tls::ClientCert
     let Some(spec) = spec else {
         return Ok(None);
     };
-    let cert_pem = read_pem(&spec.cert, "--cert")?;
+    let cert_pem = read_pem(&spec.cert, "--cert", PEM_LIMIT)?;
     let certs = pem_certificates(&cert_pem);
     if certs.is_empty() {
         return Err(UsageError(format!(
@@ -128,7 +121,7 @@ fn client_cert(spec: Option<&ClientCert>) -> Result<Option<ureq::tls::ClientCert
         None => (spec.cert.as_path(), "--cert"),
     };
     let key_pem = match &spec.key {
-        Some(k) => read_pem(k, "--key")?,
+        Some(k) => read_pem(k, "--key", PEM_LIMIT)?,
         None => cert_pem.clone(),
     };
     let text = String::from_utf8_lossy(&key_pem);
@@ -156,18 +149,23 @@ fn client_cert(spec: Option<&ClientCert>) -> Result<Option<ureq::tls::ClientCert
     Ok(Some(ureq::tls::ClientCert::new_with_certs(&certs, key)))
 }
 
-/// A PEM file of at most [`MAX_PEM`] bytes.
-fn read_pem(path: &Path, flag: &str) -> Result<Vec<u8>, UsageError> {
-    let pem = std::fs::File::open(path)
-        .and_then(|f| crate::files::read_bounded(f, MAX_PEM))
+/// The limit on a `--cert` or `--key` file, as [`read_pem`] takes it.
+const PEM_LIMIT: (u64, &str, &str) = (MAX_PEM, "1 MiB", "a PEM file");
+
+/// The PEM file `path`, given by `flag`, of at most `limit.0` bytes: a usage error when it
+/// cannot be read or is larger (saying the size, `limit.1`, and what was expected,
+/// `limit.2`).
+fn read_pem(path: &Path, flag: &str, limit: (u64, &str, &str)) -> Result<Vec<u8>, UsageError> {
+    let (max, size, expected) = limit;
+    std::fs::File::open(path)
+        .and_then(|f| crate::files::read_bounded(f, max))
         .map_err(|e| UsageError(format!("cannot read {flag} {}: {e}", path.display())))?
         .ok_or_else(|| {
             UsageError(format!(
-                "{flag} {} is larger than 1 MiB: expected a PEM file",
+                "{flag} {} is larger than {size}: expected {expected}",
                 path.display()
             ))
-        })?;
-    Ok(pem)
+        })
 }
 
 #[cfg(test)]
