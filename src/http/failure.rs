@@ -1,6 +1,8 @@
 //! What went wrong in an exchange, sorted into the kinds the policy judges: a ureq, rustls
-//! or I/O error becomes a [`Failure`] (its kind and a few words for the log). Pure: nothing
-//! here sends or retries; whether a kind may be retried is `policy`'s to say.
+//! or I/O error becomes a [`Failure`] (its kind and a few words for the log), and so do the
+//! two ends a body copy shares on either path (`--max-filesize` passed, the output refused a
+//! write). Pure: nothing here sends or retries; whether a kind may be retried is `policy`'s
+//! to say.
 //!
 //! Whether a failure proves that the server never saw the request (the kinds of
 //! `FailureKind::proves_unprocessed`) is decided by the [`Stage`] the connection was at, as

@@ -153,7 +153,7 @@ impl Conditions {
                 if secret {
                     crate::redact::MASK.to_string()
                 } else {
-                    short(&masked(v))
+                    short(&crate::redact::json_value(v))
                 }
             };
             match doc.pointer(pointer) {
@@ -210,40 +210,6 @@ fn same(a: &Value, b: &Value) -> bool {
             }
         }
         _ => a == b,
-    }
-}
-
-/// A JSON value as the log may show it: the value of every member whose name marks a
-/// secret (`password`, `api_key`, `token`, ...: see `redact::is_secret_name`) is `"***"`,
-/// at any depth, and a string holding a URL or a userinfo is masked as a header value
-/// holding one would be (`redact::header_value`); a string that holds a JSON object or
-/// array is masked as that document.
-fn masked(v: &Value) -> Value {
-    use crate::redact;
-    match v {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .map(|(k, v)| {
-                    let shown = if redact::is_secret_name(k) {
-                        Value::String(redact::MASK.into())
-                    } else {
-                        masked(v)
-                    };
-                    (k.clone(), shown)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
-        // A string that holds a JSON document (an API that nests one as text) is masked as
-        // that document, and shown re-serialised.
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
-                Value::String(masked(&inner).to_string())
-            }
-            _ => Value::String(redact::header_value("", s)),
-        },
-        other => other.clone(),
     }
 }
 

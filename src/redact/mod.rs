@@ -32,6 +32,9 @@
 //!   kept, and everything after that separator is masked (`PRIVATE-TOKEN=***`,
 //!   `X ***`); anything else (no separator, digits in the first word, a long first word)
 //!   is masked whole (`***`), since the first word may then be the secret itself.
+//! - A JSON value (what `--until-json` found or wants): the value of every member whose name
+//!   marks it as secret is masked, at any depth; a string is masked as a header value, or,
+//!   when it holds a JSON document, as that document.
 //!
 //! On top of these rules, a value known to be a secret where it enters (the command line, a
 //! `-K` file, netrc, a cookie file, the environment: see [`mark`], the one way to mark one,
@@ -43,16 +46,19 @@
 //! writer that forgets a rule above still does not print a marked secret.
 //!
 //! A leaf: nothing here uses the rest of the crate. The rules live in `names` (which names
-//! mark a value as secret), `params` (secrets in parameters), `urls` and `headers` (what
-//! is shown of each), and `registry` (the marked secrets, masked in every text written).
+//! mark a value as secret), `params` (secrets in parameters), `urls`, `headers` and `json`
+//! (what is shown of each), and `registry` (the marked secrets, masked in every text
+//! written).
 
 mod headers;
+mod json;
 mod names;
 mod params;
 mod registry;
 mod urls;
 
 pub use headers::{credentials, header_arg, header_value};
+pub use json::json_value;
 pub use names::{is_credential_header, is_secret_name};
 pub use registry::{marked, marked_now};
 pub use urls::{hides_userinfo, url, url_text, userinfo_in_first_segment};
