@@ -124,4 +124,28 @@ mod tests {
         assert_eq!((t.connects, t.redirects, t.ready), (1, 1, None));
         assert!(t.begun.is_some() && t.hop_begun >= t.begun);
     }
+
+    #[test]
+    fn only_the_first_connection_and_handshake_of_a_hop_are_noted() {
+        let p = Probe::default();
+        p.begin_attempt();
+        p.begin_hop(0);
+        let first = "127.0.0.1:80".parse().ok();
+        p.tcp_up(|| first);
+        p.secured();
+        p.looked_up();
+        let t = p.snapshot();
+        p.tcp_up(|| panic!("the peer is asked only for the first connection"));
+        p.secured();
+        p.looked_up();
+        let again = p.snapshot();
+        assert_eq!((again.connects, again.peer), (1, first));
+        assert_eq!(
+            (again.connected, again.secured, again.looked_up),
+            (t.connected, t.secured, t.looked_up)
+        );
+        p.begin_hop(1);
+        p.tcp_up(|| None);
+        assert_eq!(p.snapshot().connects, 2, "a new hop counts its connection");
+    }
 }

@@ -84,7 +84,7 @@ pub fn credentials(s: &str) -> String {
 
 /// Marks a header's secrets as it enters (`-H`, `-b`): the whole value of a secret header
 /// (see [`is_secret_name`]), its credentials after a scheme word (`Bearer TOKEN`,
-/// `Basic ...`) and each cookie's value (`a=S1; b=S2`), as guesses (see [`GUESSED_MIN`])
+/// `Basic ...`) and each cookie's value (`a=S1; b=S2`), as guesses (see `registry::GUESSED_MIN`)
 /// unless the header carries credentials by definition (Authorization,
 /// Proxy-Authorization, Cookie); in any other header, the secrets of a URL in it (see
 /// [`urls::mark_secrets`]).

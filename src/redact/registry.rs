@@ -68,7 +68,7 @@ fn mark_from(secret: &str, min: usize) {
     known.sort_by_key(|f| std::cmp::Reverse(f.len()));
 }
 
-/// `text` with every marked secret (see [`mark`]) shown as `***`.
+/// `text` with every marked secret (see [`mark`](super::mark)) shown as `***`.
 pub fn marked(text: &str) -> String {
     let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
     mask_all(&known, text)

@@ -1,7 +1,7 @@
-//! URLs as they may be shown: [`url`] for one that parsed, [`url_text`] for one as typed,
-//! masked by the rules of the module above whether or not it parses; what in a URL is
-//! secret, as typed ([`url_secrets`]); and the marking of those secrets as a URL enters
-//! ([`mark_secrets`]).
+//! URLs as they may be shown: [`url()`] for one that parsed, [`url_text`] for one as
+//! typed, masked by the rules in `redact`'s opening comment whether or not it parses; what
+//! in a URL is secret, as typed ([`url_secrets`]); and the marking of those secrets as a
+//! URL enters ([`mark_secrets`]).
 
 use super::MASK;
 use super::names::decoded_text;
@@ -225,7 +225,7 @@ pub(super) fn url_secrets(s: &str) -> Vec<String> {
 
 /// Marks the secrets of a URL as typed (see [`Secret::Url`](super::Secret::Url)): what [`url_secrets`] finds (its
 /// password from 3 characters; a token as the userinfo, parameters and path segments as
-/// guesses, see [`GUESSED_MIN`]), and, when the text does not parse with a host, what
+/// guesses, see `registry::GUESSED_MIN`), and, when the text does not parse with a host, what
 /// [`untrusted`] masks: everything up to the last `@` after the scheme and its part after
 /// the first `:` (the password), or, without a `:`, a token without `/`, `?` or `#`.
 pub(super) fn mark_secrets(typed: &str) {
