@@ -5,7 +5,7 @@
 //!
 //! ureq has already read the head, and often the first bytes of the body with it, into its
 //! own buffer. Those come first, through ureq as usual. To know where they end, the
-//! transport is [`Tap::arm`](crate::http::tap::Tap::arm)ed: the next time ureq asks the socket for more, the transport
+//! transport's tap is armed: the next time ureq asks the socket for more, the transport
 //! refuses and notes that the rest is handed over (see `tap`); from there the socket is read
 //! here, exactly the bytes the Content-Length still promises, and never one more.
 //!

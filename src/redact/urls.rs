@@ -223,7 +223,7 @@ pub(super) fn url_secrets(s: &str) -> Vec<String> {
     found
 }
 
-/// Marks the secrets of a URL as typed (see [`Secret::Url`](super::Secret::Url)): what [`url_secrets`] finds (its
+/// Marks the secrets of a URL as typed (see `Secret::Url`): what [`url_secrets`] finds (its
 /// password from 3 characters; a token as the userinfo, parameters and path segments as
 /// guesses, see `registry::GUESSED_MIN`), and, when the text does not parse with a host, what
 /// [`untrusted`] masks: everything up to the last `@` after the scheme and its part after
