@@ -5,13 +5,15 @@
 //! `config` (flags turned into a validated configuration; every cross-flag check) ->
 //! `request` (one run: prepare, the attempt loop, delivery, `--explain`, `-w`), which asks
 //! `policy` (pure: backoff and jitter, Retry-After, THE decision after an attempt) what to
-//! do and `http` (the ureq agent, failure kinds, redirects, proxies, redaction, bodies,
-//! resume) to send -> `output` (stdout or `-o`, the final body only) and `report` (the one
-//! writer to stderr) -> `exit` (the exit-code table). Beside the request sits `fleet` (the
+//! do and `http` (the ureq agent, failure kinds, redirects, proxies, bodies, resume) to
+//! send -> `output` (stdout or `-o`, the final body only) and `report` (the one writer to
+//! stderr) -> `exit` (the exit-code table). Beside the request sits `fleet` (the
 //! circuit breaker and retry budget shared through `--state`, behind a store trait, and
 //! `simulate`); `process` keeps how the process ends (deadline watchdog, signals, freeing
-//! large files after the exit). `files` and `units` hold the file operations and unit
-//! conversions used in more than one room; `demo` is the `demo` subcommand.
+//! large files after the exit) and `within`, work waited for at most a limit. `redact` is a
+//! leaf every writer masks through (a secret is marked where it enters). `files` and
+//! `units` hold the file operations and unit conversions used in more than one room;
+//! `demo` is the `demo` subcommand.
 
 pub mod cli;
 pub(crate) mod config;

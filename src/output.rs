@@ -416,14 +416,17 @@ pub fn print_stdout(text: &str) -> Result<(), String> {
 /// body goes out in the chunks it arrives in, and copies from the spool can be done by the
 /// kernel. Nothing else writes to stdout before the body.
 fn raw_stdout() -> io::Result<File> {
-    use std::os::fd::{AsFd, AsRawFd};
+    use std::os::fd::AsFd;
     let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    // F_SETPIPE_SZ is Linux's.
+    #[cfg(target_os = "linux")]
     if out
         .metadata()
         .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
     {
         // A larger pipe buffer halves the context switches with the reader on the other
         // end; if the system refuses, the default buffer works too.
+        use std::os::fd::AsRawFd;
         // SAFETY: fcntl on a descriptor we own, with an integer argument.
         unsafe { libc::fcntl(out.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
     }
@@ -433,19 +436,16 @@ fn raw_stdout() -> io::Result<File> {
 /// Opens a special file for writing, giving up after `left`: a FIFO with no reader would
 /// block the open for ever.
 fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<File> {
-    let open = |p: &Path| std::fs::OpenOptions::new().write(true).open(p);
-    let Some(left) = left else { return open(path) };
-    let (tx, rx) = std::sync::mpsc::channel();
     let owned = path.to_path_buf();
-    std::thread::spawn(move || {
-        let _ = tx.send(open(&owned));
-    });
-    rx.recv_timeout(left).unwrap_or_else(|_| {
-        Err(io::Error::new(
+    let open = move || std::fs::OpenOptions::new().write(true).open(owned);
+    match crate::process::within::within(left, open) {
+        Ok(opened) => opened,
+        Err(crate::process::within::Missed::NoThread(e)) => Err(e),
+        Err(crate::process::within::Missed::Late) => Err(io::Error::new(
             io::ErrorKind::TimedOut,
             "no reader opened the FIFO before the deadline",
-        ))
-    })
+        )),
+    }
 }
 
 /// The status line and headers, as `-i` shows them: as received (see [`Head::bytes`]).

@@ -228,18 +228,13 @@ pub(crate) fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
 /// [`read_file`], within `until` when there is one: a file still being read then is the
 /// deadline's.
 fn read_text(path: &str, what: &str, until: Option<std::time::Instant>) -> Result<String, Refusal> {
-    let Some(until) = until else {
-        return Ok(read_file(path, what)?);
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
+    use crate::process::within::{Missed, within};
+    let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
     let (p, w) = (path.to_string(), what.to_string());
-    std::thread::spawn(move || {
-        let _ = tx.send(read_file(&p, &w));
-    });
-    let left = until.saturating_duration_since(std::time::Instant::now());
-    match rx.recv_timeout(left) {
+    match within(left, move || read_file(&p, &w)) {
         Ok(read) => Ok(read?),
-        Err(_) => Err(Refusal::Deadline(what.to_string())),
+        Err(Missed::Late) => Err(Refusal::Deadline(what.to_string())),
+        Err(Missed::NoThread(e)) => Err(Refusal::Usage(format!("cannot read {what}: {e}"))),
     }
 }
 
@@ -330,7 +325,7 @@ fn config_file(
             // The line's value is never quoted back, whichever check quotes it (a value of
             // one or two characters, a count, is too short to find in a message).
             let hide = |m: String| match &value {
-                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), "***"),
+                Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), crate::redact::MASK),
                 _ => m,
             };
             config_option(&name, value.clone(), opts, (&mut out, &mut *urls)).map_err(
@@ -447,7 +442,7 @@ pub(crate) fn unquoted(msg: &str) -> String {
     let mut inside = true;
     for part in parts {
         out.push('"');
-        out.push_str(if inside { "***" } else { part });
+        out.push_str(if inside { crate::redact::MASK } else { part });
         inside = !inside;
     }
     out

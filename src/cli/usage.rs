@@ -67,7 +67,7 @@ fn mask(kind: Kind, v: &str) -> String {
         Kind::Header => redact::header_arg(v),
         Kind::User => redact::credentials(v),
         Kind::Secret if v.is_empty() => String::new(),
-        Kind::Secret => "***".to_string(),
+        Kind::Secret => redact::MASK.to_string(),
         Kind::Other => redact::url_text(v),
     }
 }
@@ -99,7 +99,7 @@ fn stray_word_masked(text: &str) -> String {
     };
     match text[start..].find("' for ") {
         Some(len) if !text[start..].starts_with('-') => {
-            format!("{}***{}", &text[..start], &text[start + len..])
+            format!("{}{}{}", &text[..start], redact::MASK, &text[start + len..])
         }
         _ => text.to_string(),
     }

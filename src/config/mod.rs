@@ -357,7 +357,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     // -G's data may have added parameters to the URL.
-    crate::redact::mark_url(request.url.as_str());
+    crate::redact::mark(crate::redact::Secret::Url(request.url.as_str()));
     let mut retry = retry(&a.policy, given_attempts(a), &request)?;
     retry.curl = a.curl.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
@@ -390,29 +390,29 @@ fn mark_secrets(a: &RequestArgs) {
     let r = &a.request;
     let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
     for typed in a.target.iter().chain(&a.everyday.request.url) {
-        redact::mark_url(typed);
+        redact::mark(redact::Secret::Url(typed));
         if let Ok(u) = with_scheme(typed) {
-            redact::mark_url(&u);
+            redact::mark(redact::Secret::Url(&u));
         }
     }
     for h in &r.headers {
         if let HeaderArg::Set(name, value) = h {
-            redact::mark_header(name, value);
+            redact::mark(redact::Secret::Header(name, value));
         }
     }
     if let Some((_, password)) = r.user.as_deref().and_then(|u| u.split_once(':')) {
-        redact::mark(password);
+        redact::mark(redact::Secret::Given(password));
     }
     if let Some(referer) = &a.everyday.request.referer {
-        redact::mark_url(referer);
+        redact::mark(redact::Secret::Url(referer));
     }
     // A -b value with '=' is cookies; one without names a cookie file (curl's rule), a path
     // that errors name (one that names nothing is not quoted: see request::cron).
     for cookie in a.cron.cookie.iter().filter(|c| c.contains('=')) {
-        redact::mark_header("Cookie", cookie);
+        redact::mark(redact::Secret::Header("Cookie", cookie));
     }
     if let Some(token) = &a.compat.request.oauth2_bearer {
-        redact::mark(token);
+        redact::mark(redact::Secret::Given(token));
     }
     let env_proxies = [
         "https_proxy",
@@ -423,13 +423,15 @@ fn mark_secrets(a: &RequestArgs) {
     ]
     .map(|v| std::env::var(v).ok());
     for p in env_proxies.iter().flatten().chain(&r.proxy) {
-        redact::mark_url(&with_scheme(p).unwrap_or_else(|_| p.clone()));
+        redact::mark(redact::Secret::Url(
+            &with_scheme(p).unwrap_or_else(|_| p.clone()),
+        ));
     }
     // A state file's path is not a URL: only a store's URL holds a password.
     if let Some(state) = a.fleet.state.as_ref().and_then(|s| s.to_str())
         && state.contains("://")
     {
-        redact::mark_url(state);
+        redact::mark(redact::Secret::Url(state));
     }
 }
 
@@ -550,7 +552,7 @@ fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
         .filter(|_| !has_header(&headers, "authorization"))
     {
         let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
-        crate::redact::mark(&token);
+        crate::redact::mark(crate::redact::Secret::Given(&token));
         headers.push(("Authorization".into(), format!("Basic {token}")));
     }
     if let Some(agent) = r
@@ -702,8 +704,10 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         // What a secret pointer must hold is that secret.
         if r::secret_pointer(&pointer) {
             match &want {
-                serde_json::Value::String(s) => crate::redact::mark_guessed(s),
-                other => crate::redact::mark_guessed(&other.to_string()),
+                serde_json::Value::String(s) => {
+                    crate::redact::mark(crate::redact::Secret::Guessed(s))
+                }
+                other => crate::redact::mark(crate::redact::Secret::Guessed(&other.to_string())),
             }
         }
         ready.json.push((pointer, want));
@@ -711,7 +715,7 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
     for spec in &f.until_header {
         let (name, re) = r::parse_header(spec).map_err(UsageError)?;
         if crate::redact::is_secret_name(&name) {
-            crate::redact::mark_guessed(re.as_str());
+            crate::redact::mark(crate::redact::Secret::Guessed(re.as_str()));
         }
         ready.headers.push((name, re));
     }

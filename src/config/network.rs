@@ -59,7 +59,10 @@ impl std::fmt::Debug for ClientCert {
         f.debug_struct("ClientCert")
             .field("cert", &self.cert)
             .field("key", &self.key)
-            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field(
+                "password",
+                &self.password.as_ref().map(|_| crate::redact::MASK),
+            )
             .finish()
     }
 }

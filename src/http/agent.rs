@@ -1,27 +1,21 @@
 //! Building the ureq agent a run sends with: the proxy (chosen by `proxy`, checked here),
-//! the certificates trusted (`--cacert`, the system's store, or none checked under `-k`),
-//! the connect and stall timeouts, ureq's own redirects, status errors and automatic
-//! headers off, and a connector that notes when the connection (TLS included) is up.
-//! Everything here that can fail is a usage error, found before a byte is sent.
+//! the TLS settings (`tls`), the connect and stall timeouts, ureq's own redirects, status
+//! errors and automatic headers off, the buffer sizes, and the connector and resolver that
+//! `network` puts in (noting when the connection, TLS included, is up). Everything here
+//! that can fail is a usage error, found before a byte is sent.
 
-use crate::config::compat::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
-use crate::http::splice::Tap;
-use crate::http::timing::{self, Probe};
-use crate::http::{connection, headers::Automatic, network, proxy};
+use crate::http::network::{self, Watch};
+use crate::http::tap::Tap;
+use crate::http::timing::Probe;
+use crate::http::{headers::Automatic, proxy, tls};
 use crate::redact;
-use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use ureq::config::{AutoHeaderValue, Config, IpFamily};
-use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
-use ureq::unversioned::transport::{ConnectionDetails, Connector, Transport};
+use ureq::tls::TlsConfig;
 use ureq::{Agent, Proxy};
 use url::Url;
-
-/// The largest `--cacert` file read, in bytes: a bundle of every public CA is about
-/// 200 KB, and `/dev/zero` must not fill the memory.
-const MAX_CACERT: u64 = 16 << 20;
 
 /// The size of each of a connection's two buffers, in bytes (ureq's default). The input
 /// buffer holds the response head whole, and is the limit on its size: a head that does not
@@ -91,26 +85,19 @@ pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageErr
     // A request over a Unix socket goes to the socket, never through a proxy.
     let chosen = chosen_proxy(req).filter(|_| req.network.unix_socket.is_none());
     let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
-    let tls = tls_config(req, proxy.as_ref())?;
+    let tls = tls::config(req, proxy.as_ref())?;
     let config = agent_config(req, timeouts, proxy, tls);
-    let connected = Arc::new(AtomicBool::new(false));
-    let probe = Arc::new(Probe::default());
-    let tap = Arc::new(Tap::default());
-    let chain = Box::new(timing::connector(probe.clone(), tap.clone()));
-    let connector = Watched {
-        inner: network::Connect::new(&req.network, chain, tap.clone()),
-        connected: connected.clone(),
-        depth: AtomicUsize::new(0),
-        probe: probe.clone(),
-        tap: tap.clone(),
+    let watch = Watch {
+        connected: Arc::new(AtomicBool::new(false)),
+        probe: Arc::new(Probe::default()),
+        tap: Arc::new(Tap::default()),
     };
-    let resolver = timing::TimedResolver::new(network::Directed::new(&req.network), probe.clone());
     Ok(Built {
-        agent: Agent::with_parts(config, connector, resolver),
-        connected,
+        agent: network::agent(config, &req.network, &watch),
+        connected: watch.connected,
         proxy: chosen.as_deref().map(redact::url_text),
-        probe,
-        tap,
+        probe: watch.probe,
+        tap: watch.tap,
     })
 }
 
@@ -204,142 +191,6 @@ fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
     }
 }
 
-/// The TLS settings: no verification under `-k`; else the `--cacert` certificates, with the
-/// system's store too when TLS may happen at all (an https URL, a redirect, which may lead
-/// to one, or an https proxy): a plain http request skips reading the store.
-fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
-    let client = network::client_cert(req.network.client_cert.as_ref())?;
-    let extra = extra_certs(req.cacert.as_deref())?;
-    let versions = versions_provider(req.compat.tls);
-    let builder = || {
-        let b = TlsConfig::builder().client_cert(client.clone());
-        match &versions {
-            Some(p) => b.unversioned_rustls_crypto_provider(p.clone()),
-            None => b,
-        }
-    };
-    let tls_possible = req.url.scheme() == "https"
-        || req.follow.is_some()
-        || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
-    Ok(if req.insecure {
-        builder().disable_verification(true).build()
-    } else if tls_possible {
-        builder().root_certs(root_certs(extra)).build()
-    } else {
-        builder()
-            .root_certs(RootCerts::new_with_certs(&extra))
-            .build()
-    })
-}
-
-/// A crypto provider narrowed to the TLS versions asked for (`--tlsv1.3`, `--tls-max 1.2`),
-/// or `None` for rustls's default (1.2 and 1.3). rustls offers only the versions its
-/// provider has cipher suites for, so keeping only one version's suites keeps only it.
-fn versions_provider(tls: TlsVersions) -> Option<Arc<rustls::crypto::CryptoProvider>> {
-    let keep = match (tls.min_1_3, tls.max_1_2) {
-        (true, _) => &rustls::version::TLS13,
-        (false, true) => &rustls::version::TLS12,
-        (false, false) => return None,
-    };
-    let mut provider = rustls::crypto::ring::default_provider();
-    provider.cipher_suites.retain(|s| s.version() == keep);
-    Some(Arc::new(provider))
-}
-
-/// The certificates of a PEM text (other blocks, and blocks that do not parse, left out).
-pub(crate) fn pem_certificates(pem: &[u8]) -> Vec<Certificate<'static>> {
-    ureq::tls::parse_pem(pem)
-        .filter_map(|item| match item {
-            Ok(PemItem::Certificate(c)) => Some(c),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The certificates of the `--cacert` file, at most [`MAX_CACERT`] bytes of PEM (a usage
-/// error if it cannot be read, is larger, or holds none).
-fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, UsageError> {
-    let Some(path) = cacert else {
-        return Ok(Vec::new());
-    };
-    let pem = std::fs::File::open(path)
-        .and_then(|f| crate::files::read_bounded(f, MAX_CACERT))
-        .map_err(|e| UsageError(format!("cannot read --cacert {}: {e}", path.display())))?
-        .ok_or_else(|| {
-            UsageError(format!(
-                "--cacert {} is larger than 16 MiB: expected a PEM file of certificates",
-                path.display()
-            ))
-        })?;
-    let certs = pem_certificates(&pem);
-    if certs.is_empty() {
-        return Err(UsageError(format!(
-            "--cacert {} holds no PEM certificate: expected one or more -----BEGIN CERTIFICATE----- blocks",
-            path.display()
-        )));
-    }
-    Ok(certs)
-}
-
-/// The system's trusted certificates plus the extra ones. Reading the system store costs a
-/// few milliseconds, so it is done only when a TLS connection may happen. Without a system
-/// store (no `SSL_CERT_FILE`, `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is
-/// trusted, as with curl: no copy of the public roots is built in (it would cost 64 KB of
-/// binary, and go stale).
-fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
-    let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
-        .certs
-        .iter()
-        .map(|c| Certificate::from_der(c.as_ref()).to_owned())
-        .collect();
-    certs.extend(extra);
-    RootCerts::Specific(Arc::new(certs))
-}
-
-/// ureq's own connector chain (proxy, TCP, TLS, with `timing`'s probes), noting whether the connection was
-/// established. A failure before that (a TLS handshake cut short or stalled, a proxy
-/// tunnel refused) proves that no byte of the HTTP request was sent.
-///
-/// Through a CONNECT proxy ureq calls the whole chain again, from inside it, to reach the
-/// proxy: only the outermost call's success means the tunnel to the target is up.
-#[derive(Debug)]
-struct Watched {
-    inner: network::Connect,
-    connected: Arc<AtomicBool>,
-    depth: AtomicUsize,
-    probe: Arc<Probe>,
-    /// Forgets the socket when TLS runs over it (to the server or to a proxy): its bytes
-    /// are records, not the body, and never spliced.
-    tap: Arc<Tap>,
-}
-
-impl Connector<()> for Watched {
-    type Out = Box<dyn Transport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<()>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        self.depth.fetch_add(1, Ordering::SeqCst);
-        let out = self.inner.connect(details, chained);
-        let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
-        if let Ok(Some(t)) = &out
-            && t.is_tls()
-        {
-            self.tap.forget();
-        }
-        let out = out.map(|t| {
-            t.map(|t| Box::new(connection::Bounded::new(t, self.tap.clone())) as Box<dyn Transport>)
-        });
-        if outermost && matches!(out, Ok(Some(_))) {
-            self.connected.store(true, Ordering::SeqCst);
-            self.probe.ready();
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,17 +248,5 @@ mod tests {
             output_buffer(&get("http://h.test/", &many), true),
             FULL_BUFFER
         );
-    }
-
-    #[test]
-    fn a_cacert_must_hold_a_certificate() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("empty.pem");
-        std::fs::write(&path, "not a certificate\n").unwrap();
-        let err = extra_certs(Some(&path)).map(|c| c.len()).unwrap_err();
-        assert!(err.0.contains("holds no PEM certificate"), "{}", err.0);
-        let missing = extra_certs(Some(&dir.path().join("none"))).map(|c| c.len());
-        assert!(missing.unwrap_err().0.starts_with("cannot read --cacert"));
-        assert_eq!(extra_certs(None).map(|c| c.len()).ok(), Some(0));
     }
 }

@@ -3,6 +3,7 @@
 //! spooled to an anonymous temporary file, so a 1 GiB upload does not need 1 GiB of RAM.
 
 use crate::config::{BodySource, BodySpec};
+use crate::process::within::{Missed, within};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
@@ -67,7 +68,7 @@ impl Transform {
 }
 
 /// Copies `src` to the sink, transformed.
-fn copy_part(src: &mut dyn Read, sink: &mut Sink, how: Transform) -> io::Result<()> {
+fn copy_part(src: &mut dyn Read, sink: &mut Loading, how: Transform) -> io::Result<()> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match src.read(&mut buf) {
@@ -95,8 +96,9 @@ fn copy_part(src: &mut dyn Read, sink: &mut Sink, how: Transform) -> io::Result<
     }
 }
 
-/// Memory first, a temporary file once the body outgrows `IN_MEMORY_LIMIT`.
-struct Sink {
+/// The body being loaded: in memory first, in a temporary file once it outgrows
+/// `IN_MEMORY_LIMIT`.
+struct Loading {
     memory: Vec<u8>,
     file: Option<File>,
     len: u64,
@@ -105,7 +107,7 @@ struct Sink {
     limit: Option<u64>,
 }
 
-/// The error a write past [`Sink::limit`] fails with (its kind is `FileTooLarge`).
+/// The error a write past [`Loading::limit`] fails with (its kind is `FileTooLarge`).
 fn over_limit(limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::FileTooLarge,
@@ -113,7 +115,7 @@ fn over_limit(limit: u64) -> io::Error {
     )
 }
 
-impl Write for Sink {
+impl Write for Loading {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         if let Some(limit) = self.limit
             && self.len.saturating_add(data.len() as u64) > limit
@@ -166,17 +168,13 @@ pub fn load_within(
     left: Option<std::time::Duration>,
     limit: Option<u64>,
 ) -> Result<Payload, LoadError> {
-    let Some(left) = left else {
-        return load(spec, limit);
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
     let spec = spec.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(load(&spec, limit));
-    });
-    match rx.recv_timeout(left) {
+    match within(left, move || load(&spec, limit)) {
         Ok(result) => result,
-        Err(_) => Err(LoadError::Deadline),
+        Err(Missed::Late) => Err(LoadError::Deadline),
+        Err(Missed::NoThread(e)) => Err(LoadError::Unreadable(BodyError(format!(
+            "cannot read the request body: {e}"
+        )))),
     }
 }
 
@@ -184,7 +182,7 @@ pub fn load_within(
 /// opened); the inner one a failure while reading it, with its path.
 fn copy_file(
     path: &std::path::Path,
-    sink: &mut Sink,
+    sink: &mut Loading,
     how: Transform,
 ) -> Result<io::Result<()>, BodyError> {
     let mut f = File::open(path)
@@ -202,7 +200,7 @@ fn copy_file(
 /// Reads every part of the body once, at most `limit` bytes of it when given. stdin is
 /// read only when a part names it.
 fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
-    let mut sink = Sink {
+    let mut sink = Loading {
         memory: Vec::new(),
         file: None,
         len: 0,

@@ -2,8 +2,10 @@
 //! trying the resolved addresses in turn) and Unix sockets, each shared with the agent so a
 //! shutdown ends a read in flight, and with the tap so a plain body can be spliced off it
 //! (see `splice`); and the guard that refuses a response head larger than the input buffer.
+//! With `network`, one of the two walls around ureq's unversioned transport API: the rest
+//! of the crate never names it.
 
-use crate::http::splice::{self, Raw, Tap};
+use crate::http::tap::{self, Raw, Tap};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
@@ -115,7 +117,9 @@ fn only_this_address(e: &io::Error) -> bool {
     )
 }
 
-/// What a transport needs of its socket: a TCP or a Unix stream.
+/// What a transport needs of its socket: a TCP or a Unix stream. (`fd` serves `splice`,
+/// on Linux only.)
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) trait Socket: Send + Sync + 'static {
     /// `SO_RCVTIMEO` (None: wait for ever).
     fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()>;
@@ -258,7 +262,7 @@ impl<S: Socket> Transport for Stream<S> {
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         if self.tap.hand_over() {
-            return Err(ureq::Error::Io(splice::handed_over()));
+            return Err(ureq::Error::Io(tap::handed_over()));
         }
         let timeout = timeout.for_read();
         let socket = &self.socket.0;

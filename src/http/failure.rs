@@ -1,6 +1,8 @@
 //! What went wrong in an exchange, sorted into the kinds the policy judges: a ureq, rustls
-//! or I/O error becomes a [`Failure`] (its kind and a few words for the log). Pure: nothing
-//! here sends or retries; whether a kind may be retried is `policy`'s to say.
+//! or I/O error becomes a [`Failure`] (its kind and a few words for the log), and so do the
+//! two ends a body copy shares on either path (`--max-filesize` passed, the output refused a
+//! write). Pure: nothing here sends or retries; whether a kind may be retried is `policy`'s
+//! to say.
 //!
 //! Whether a failure proves that the server never saw the request (the kinds of
 //! `FailureKind::proves_unprocessed`) is decided by the [`Stage`] the connection was at, as
@@ -31,6 +33,25 @@ impl Failure {
             detail: detail.into(),
         }
     }
+}
+
+/// `--max-filesize` (`limit`, in bytes) against the `total` bytes of a body read so far: a
+/// `TooLarge` failure once the body is larger. Both copy paths check it (`receive`'s loop and
+/// `splice`).
+pub(crate) fn max_filesize(total: u64, limit: Option<u64>) -> Result<(), Failure> {
+    match limit.filter(|m| total > *m) {
+        Some(max) => Err(Failure::new(
+            FailureKind::TooLarge,
+            format!("the body is larger than --max-filesize {max} bytes"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A write of the body to the output that failed with `e`: a local failure, on either copy
+/// path (`receive`'s loop or `splice`).
+pub(crate) fn write_failed(e: &io::Error) -> Failure {
+    Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
 }
 
 /// Where an exchange stood when it failed, by the state of its connection (the connector

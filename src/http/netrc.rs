@@ -222,10 +222,12 @@ fn url_credentials(req: &RequestConfig) -> Option<(String, String)> {
     pair.push(b':');
     pair.extend(percent_decoded(req.url.password().unwrap_or("")));
     if let Some(password) = req.url.password() {
-        crate::redact::mark(&String::from_utf8_lossy(&percent_decoded(password)));
+        crate::redact::mark(crate::redact::Secret::Given(&String::from_utf8_lossy(
+            &percent_decoded(password),
+        )));
     }
     let token = base64::engine::general_purpose::STANDARD.encode(&pair);
-    crate::redact::mark(&token);
+    crate::redact::mark(crate::redact::Secret::Given(&token));
     Some(("Authorization".into(), format!("Basic {token}")))
 }
 
@@ -264,10 +266,10 @@ pub fn credentials(
             let user = percent_decoded(req.url.username());
             if let Some(found) = found.filter(|f| user.is_empty() || f.login.as_bytes() == user) {
                 // The password is a secret from here on, wherever a writer might show it.
-                crate::redact::mark(&found.password);
+                crate::redact::mark(crate::redact::Secret::Given(&found.password));
                 let pair = format!("{}:{}", found.login, found.password);
                 let token = base64::engine::general_purpose::STANDARD.encode(pair.as_bytes());
-                crate::redact::mark(&token);
+                crate::redact::mark(crate::redact::Secret::Given(&token));
                 return Ok(Some(("Authorization".into(), format!("Basic {token}"))));
             }
         }

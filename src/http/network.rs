@@ -1,28 +1,76 @@
-//! Where the agent's connections go, and with which client certificate: the resolver that
-//! applies `--resolve` and `--connect-to` (the URL's name still goes to TLS and the Host
-//! header: only the address changes), the connector that speaks over `--unix-socket`
-//! instead of TCP (TLS over it for https), and the `--cert`/`--key` files read into a
-//! client certificate.
+//! How the agent's connections are made, and one of the two walls around ureq's
+//! unversioned API (the other is `connection`, the connections themselves): nothing else in
+//! the crate names `ureq::unversioned` or an `unversioned_` setting. Here: the agent put
+//! together from its parts ([`agent`]); the resolver that applies `--resolve` and
+//! `--connect-to` (the URL's name still goes to TLS and the Host header: only the address
+//! changes), timed for `-w`; the connector chain (SOCKS, CONNECT proxy, our TCP, rustls),
+//! with the probes that note when TCP and TLS were up, or the `--unix-socket` connector in
+//! its place (TLS over it for https); the watch that says when the whole connection is up;
+//! and the TLS builder with its crypto provider (see `tls`).
 
-use crate::config::UsageError;
-use crate::config::network::{ClientCert, ConnectTo, NetworkConfig, Resolve};
+use crate::config::network::{ConnectTo, NetworkConfig, Resolve};
 use crate::http::connection;
-use crate::http::splice::Tap;
+use crate::http::tap::Tap;
+use crate::http::timing::Probe;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use ureq::Agent;
 use ureq::config::Config;
 use ureq::http::Uri;
-use ureq::tls::PemItem;
+use ureq::tls::{ClientCert, TlsConfig, TlsConfigBuilder};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{
-    ConnectionDetails, Connector, NextTimeout, RustlsConnector, Transport,
+    ConnectProxyConnector, ConnectionDetails, Connector, NextTimeout, RustlsConnector,
+    SocksConnector, Transport,
 };
 
-/// The largest `--cert` or `--key` file read, in bytes.
-const MAX_PEM: u64 = 1 << 20;
+/// What the agent's connector tells the transport: set once the connection (TLS included)
+/// is up, when each step happened, and the plain socket of the request in flight.
+pub(crate) struct Watch {
+    /// Set by the connector once the connection (TLS included) is up; cleared by the
+    /// transport before each request.
+    pub(crate) connected: Arc<AtomicBool>,
+    /// When each step of the request in flight happened.
+    pub(crate) probe: Arc<Probe>,
+    /// The plain socket of the request in flight, for its body to be spliced.
+    pub(crate) tap: Arc<Tap>,
+}
+
+/// The agent: `config`, our resolver (`--resolve`, `--connect-to`, timed), and our
+/// connector chain (or the `--unix-socket`), reporting to `watch`.
+pub(crate) fn agent(config: Config, net: &NetworkConfig, watch: &Watch) -> Agent {
+    let chain = Box::new(chain(watch.probe.clone(), watch.tap.clone()));
+    let connector = Watched {
+        inner: Connect::new(net, chain, watch.tap.clone()),
+        connected: watch.connected.clone(),
+        depth: AtomicUsize::new(0),
+        probe: watch.probe.clone(),
+        tap: watch.tap.clone(),
+    };
+    let resolver = TimedResolver {
+        inner: Directed::new(net),
+        probe: watch.probe.clone(),
+    };
+    Agent::with_parts(config, connector, resolver)
+}
+
+/// A TLS builder with the client certificate `client` and, when given, the crypto provider
+/// `versions` (narrowed to some TLS versions: see `tls`), set through ureq's unversioned
+/// API.
+pub(crate) fn tls_builder(
+    client: Option<ClientCert>,
+    versions: Option<Arc<rustls::crypto::CryptoProvider>>,
+) -> TlsConfigBuilder {
+    let b = TlsConfig::builder().client_cert(client);
+    match versions {
+        Some(p) => b.unversioned_rustls_crypto_provider(p),
+        None => b,
+    }
+}
 
 /// Where a connection to a host and port goes.
 #[derive(Debug, PartialEq, Eq)]
@@ -83,7 +131,7 @@ fn uri_port(uri: &Uri) -> Option<u16> {
 /// The resolver of a run: `--resolve` and `--connect-to` first, then the system's.
 /// Under `--unix-socket` nothing is looked up (the connector ignores the address).
 #[derive(Debug, Default)]
-pub(crate) struct Directed {
+struct Directed {
     resolve: Vec<Resolve>,
     connect_to: Vec<ConnectTo>,
     unix: bool,
@@ -92,7 +140,7 @@ pub(crate) struct Directed {
 
 impl Directed {
     /// The resolver for these settings.
-    pub(crate) fn new(net: &NetworkConfig) -> Self {
+    fn new(net: &NetworkConfig) -> Self {
         Directed {
             resolve: net.resolve.clone(),
             connect_to: net.connect_to.clone(),
@@ -155,7 +203,7 @@ impl Resolver for Directed {
 /// ureq's connector chain, or, under `--unix-socket`, the socket (with TLS over it for
 /// an https URL). No proxy is used with a socket.
 #[derive(Debug)]
-pub(crate) struct Connect {
+struct Connect {
     socket: Option<PathBuf>,
     chain: Box<dyn Connector<(), Out = Box<dyn Transport>>>,
     tls: RustlsConnector,
@@ -165,7 +213,7 @@ pub(crate) struct Connect {
 impl Connect {
     /// The connector for these settings: `chain` (ureq's, with the timing probes) unless
     /// a Unix socket is named; `tap` learns each plain socket opened.
-    pub(crate) fn new(
+    fn new(
         net: &NetworkConfig,
         chain: Box<dyn Connector<(), Out = Box<dyn Transport>>>,
         tap: Arc<Tap>,
@@ -208,68 +256,128 @@ fn unreachable_socket(path: &Path, e: &io::Error) -> ureq::Error {
     ))
 }
 
-/// The `--cert` chain and key, read from their PEM files: a usage error when one cannot
-/// be read, holds no certificate or key, or the key is encrypted. The password is never
-/// named.
-pub(crate) fn client_cert(
-    spec: Option<&ClientCert>,
-) -> Result<Option<ureq::tls::ClientCert>, UsageError> {
-    let Some(spec) = spec else {
-        return Ok(None);
-    };
-    let cert_pem = read_pem(&spec.cert, "--cert")?;
-    let certs = crate::http::agent::pem_certificates(&cert_pem);
-    if certs.is_empty() {
-        return Err(UsageError(format!(
-            "--cert {} holds no PEM certificate: expected a -----BEGIN CERTIFICATE----- block (convert DER or P12 with openssl)",
-            spec.cert.display()
-        )));
-    }
-    let (key_path, flag) = match &spec.key {
-        Some(k) => (k.as_path(), "--key"),
-        None => (spec.cert.as_path(), "--cert"),
-    };
-    let key_pem = match &spec.key {
-        Some(k) => read_pem(k, "--key")?,
-        None => cert_pem.clone(),
-    };
-    let text = String::from_utf8_lossy(&key_pem);
-    if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
-        return Err(UsageError(format!(
-            "{flag} {}: an encrypted private key is not supported; decrypt it with openssl pkey -in KEY -out KEY.pem (and keep that file private)",
-            key_path.display()
-        )));
-    }
-    let key = ureq::tls::parse_pem(&key_pem).find_map(|i| match i {
-        Ok(PemItem::PrivateKey(k)) => Some(k),
-        _ => None,
-    });
-    let Some(key) = key else {
-        let hint = if spec.key.is_none() {
-            " (or name it with --key FILE)"
-        } else {
-            ""
-        };
-        return Err(UsageError(format!(
-            "{flag} {} holds no PEM private key{hint}: expected a -----BEGIN PRIVATE KEY----- block",
-            key_path.display()
-        )));
-    };
-    Ok(Some(ureq::tls::ClientCert::new_with_certs(&certs, key)))
+/// The connector chain of ureq's default one (SOCKS, CONNECT proxy, TCP, rustls), with a
+/// probe after TCP and one after TLS. The TCP connector is ours (`connection::Tcp`), telling
+/// `tap` of each socket it opens.
+fn chain(probe: Arc<Probe>, tap: Arc<Tap>) -> impl Connector<(), Out = Box<dyn Transport>> {
+    ().chain(SocksConnector::default())
+        .chain(ConnectProxyConnector::default())
+        .chain(connection::Tcp::new(tap))
+        .chain(TcpProbe(probe.clone()))
+        .chain(RustlsConnector::default())
+        .chain(TlsProbe(probe))
 }
 
-/// A PEM file of at most [`MAX_PEM`] bytes.
-fn read_pem(path: &Path, flag: &str) -> Result<Vec<u8>, UsageError> {
-    let pem = std::fs::File::open(path)
-        .and_then(|f| crate::files::read_bounded(f, MAX_PEM))
-        .map_err(|e| UsageError(format!("cannot read {flag} {}: {e}", path.display())))?
-        .ok_or_else(|| {
-            UsageError(format!(
-                "{flag} {} is larger than 1 MiB: expected a PEM file",
-                path.display()
-            ))
-        })?;
-    Ok(pem)
+/// Notes the first TCP connection of a hop (through a proxy, the proxy's) and its peer.
+#[derive(Debug)]
+struct TcpProbe(Arc<Probe>);
+
+impl<In: Transport> Connector<In> for TcpProbe {
+    type Out = In;
+
+    fn connect(
+        &self,
+        _: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<In>, ureq::Error> {
+        if let Some(t) = &chained {
+            self.0.tcp_up(|| peer(&format!("{t:?}")));
+        }
+        Ok(chained)
+    }
+}
+
+/// Notes the first TLS handshake of a hop; hands the transport on boxed.
+#[derive(Debug)]
+struct TlsProbe(Arc<Probe>);
+
+impl<In: Transport> Connector<In> for TlsProbe {
+    type Out = Box<dyn Transport>;
+
+    fn connect(
+        &self,
+        _: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        if let Some(t) = &chained
+            && t.is_tls()
+        {
+            self.0.secured();
+        }
+        Ok(chained.map(|t| Box::new(t) as Box<dyn Transport>))
+    }
+}
+
+/// The peer address in ureq's description of a TCP transport ("TcpTransport { addr:
+/// Some(127.0.0.1:80) }"), the only place ureq shows it; None when it is not there.
+fn peer(described: &str) -> Option<SocketAddr> {
+    let after = described.split_once("TcpTransport { addr: Some(")?.1;
+    after.split_once(')')?.0.parse().ok()
+}
+
+/// A resolver (`--resolve`, `--connect-to`, else the system's), noting when the lookup
+/// was done.
+#[derive(Debug)]
+struct TimedResolver<R> {
+    inner: R,
+    probe: Arc<Probe>,
+}
+
+impl<R: Resolver> Resolver for TimedResolver<R> {
+    fn resolve(
+        &self,
+        uri: &Uri,
+        config: &Config,
+        timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let found = self.inner.resolve(uri, config, timeout);
+        self.probe.looked_up();
+        found
+    }
+}
+
+/// The connector chain (or the Unix socket), noting whether the connection was
+/// established. A failure before that (a TLS handshake cut short or stalled, a proxy
+/// tunnel refused) proves that no byte of the HTTP request was sent.
+///
+/// Through a CONNECT proxy ureq calls the whole chain again, from inside it, to reach the
+/// proxy: only the outermost call's success means the tunnel to the target is up.
+#[derive(Debug)]
+struct Watched {
+    inner: Connect,
+    connected: Arc<AtomicBool>,
+    depth: AtomicUsize,
+    probe: Arc<Probe>,
+    /// Forgets the socket when TLS runs over it (to the server or to a proxy): its bytes
+    /// are records, not the body, and never spliced.
+    tap: Arc<Tap>,
+}
+
+impl Connector<()> for Watched {
+    type Out = Box<dyn Transport>;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<()>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        self.depth.fetch_add(1, Ordering::SeqCst);
+        let out = self.inner.connect(details, chained);
+        let outermost = self.depth.fetch_sub(1, Ordering::SeqCst) == 1;
+        if let Ok(Some(t)) = &out
+            && t.is_tls()
+        {
+            self.tap.forget();
+        }
+        let out = out.map(|t| {
+            t.map(|t| Box::new(connection::Bounded::new(t, self.tap.clone())) as Box<dyn Transport>)
+        });
+        if outermost && matches!(out, Ok(Some(_))) {
+            self.connected.store(true, Ordering::SeqCst);
+            self.probe.ready();
+        }
+        out
+    }
 }
 
 #[cfg(test)]
@@ -342,30 +450,12 @@ mod tests {
     }
 
     #[test]
-    fn unusable_cert_files_are_usage_errors_that_never_name_the_password() {
-        let dir = tempfile::tempdir().unwrap();
-        let cert = dir.path().join("c.pem");
-        std::fs::write(
-            &cert,
-            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n",
-        )
-        .unwrap();
-        let spec = ClientCert {
-            cert: cert.clone(),
-            key: Some(cert.clone()),
-            password: Some("s3cret".into()),
-        };
-        let e = client_cert(Some(&spec)).map(|_| ()).unwrap_err();
-        assert!(e.0.contains("holds no PEM certificate"), "{}", e.0);
-        let missing = ClientCert {
-            cert: dir.path().join("none"),
-            ..spec
-        };
-        let e = client_cert(Some(&missing)).map(|_| ()).unwrap_err();
-        assert!(
-            e.0.starts_with("cannot read --cert") && !e.0.contains("s3cret"),
-            "{}",
-            e.0
-        );
+    fn the_peer_is_read_from_ureqs_description() {
+        let v4 = peer("Either::B(TcpTransport { addr: Some(127.0.0.1:8080) })");
+        assert_eq!(v4, "127.0.0.1:8080".parse().ok());
+        let v6 = peer("TcpTransport { addr: Some([::1]:443) }");
+        assert_eq!(v6, "[::1]:443".parse().ok());
+        assert_eq!(peer("TcpTransport { addr: None }"), None);
+        assert_eq!(peer("SocksTransport"), None);
     }
 }

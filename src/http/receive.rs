@@ -4,11 +4,12 @@
 //! decoding is still a body cut short.
 
 use crate::config::network::SpeedLimit;
-use crate::http::failure::{Failure, Stage, classify_io};
+use crate::http::failure::{Failure, Stage, classify_io, max_filesize, write_failed};
 use crate::http::head::Head;
 use crate::http::speed::SpeedCheck;
-use crate::http::splice::{self, Tap};
-use crate::http::transport::Transport;
+#[cfg(target_os = "linux")]
+use crate::http::splice;
+use crate::http::tap::{Tap, Wired};
 use crate::policy::FailureKind;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -17,6 +18,10 @@ use std::time::Instant;
 
 /// The size of one read, in bytes.
 const CHUNK: usize = 64 * 1024;
+
+/// Whether a plain body of known length may be spliced into its file: `splice(2)` is
+/// Linux's. Elsewhere the tap is never armed and the copy loop reads every body.
+const SPLICES: bool = cfg!(target_os = "linux");
 
 /// Whether a body with these headers is gzip (`Content-Encoding: gzip`, or `x-gzip`, which
 /// RFC 9110 section 8.4.1.3 makes the same).
@@ -32,53 +37,49 @@ pub trait Sink: Write {
     fn file(&self) -> Option<&File>;
 }
 
-impl Transport {
-    /// Copies the body of `ex` into `sink` (decoding gzip when `decode`), failing when it
-    /// exceeds `limit` bytes, and calls `progress` with the bytes so far. Returns the number
-    /// of bytes written. A body cut short is `Truncated` whether or not it was being
-    /// decoded; only a body complete on the wire that does not decode is a protocol error.
-    /// A write error on the sink is a local failure; a broken pipe ends the copy quietly.
-    /// `speed`: `-Y`/`-y`, checked on the bytes off the wire (see `speed`), from the first
-    /// read on. A plain body of known length on a plain socket, to a file, is spliced once
-    /// what ureq had read with the head is written (see `splice`).
-    pub fn read_body(
-        ex: crate::http::transport::Exchange,
-        (decode, speed): (bool, Option<SpeedLimit>),
-        sink: &mut dyn Sink,
-        limit: Option<u64>,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<u64, Failure> {
-        let length = ex.body.content_length();
-        let wired = match (ex.wire, length) {
-            (Some(w), Some(len)) if !decode && sink.file().is_some() => Some((w, len)),
-            _ => None,
-        };
-        let tap = wired.as_ref().map(|(w, _)| w.tap.clone());
-        if let Some(t) = &tap {
-            t.arm();
+/// What `Transport::read_body` does with an exchange's `body`: copies it into `sink`, through
+/// the copy loop below (gzip decoded when `decode`), then, when the tap handed the socket
+/// over (`wire`: a plain socket, a known length, no decoding, a file under the sink), the
+/// rest through `splice::rest` (Linux). Returns the body's bytes written; fails as that method
+/// says (`Truncated`, `TooLarge`, `Protocol`, `Local`, `-Y`/`-y`'s `Stall`).
+pub(crate) fn read(
+    (body, wire): (ureq::Body, Option<Wired>),
+    (decode, speed): (bool, Option<SpeedLimit>),
+    sink: &mut dyn Sink,
+    limit: Option<u64>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64, Failure> {
+    let length = body.content_length();
+    let wired = match (wire, length) {
+        (Some(w), Some(len)) if SPLICES && !decode && sink.file().is_some() => Some((w, len)),
+        _ => None,
+    };
+    let tap = wired.as_ref().map(|(w, _)| w.tap.clone());
+    if let Some(t) = &tap {
+        t.arm();
+    }
+    let mut wire = Wire::new(body.into_with_config().limit(u64::MAX).reader(), tap);
+    let mut speed = speed.map(|l| SpeedCheck::new(l, Instant::now()));
+    if decode {
+        let mut gz = flate2::read::MultiGzDecoder::new(wire);
+        return copy(&mut gz, (true, speed.as_mut()), sink, limit, progress);
+    }
+    let done = copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)?;
+    match (&wired, sink.file()) {
+        #[cfg(target_os = "linux")]
+        (Some((w, len)), Some(file)) if w.tap.handed() && done < *len => {
+            let checks = splice::Checks {
+                limit,
+                speed: speed.as_mut(),
+                progress,
+            };
+            splice::rest(w, file, done, len - done, checks)
         }
-        let mut wire = Wire::new(ex.body.into_with_config().limit(u64::MAX).reader(), tap);
-        let mut speed = speed.map(|l| SpeedCheck::new(l, Instant::now()));
-        if decode {
-            let mut gz = flate2::read::MultiGzDecoder::new(wire);
-            return copy(&mut gz, (true, speed.as_mut()), sink, limit, progress);
-        }
-        let done = copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)?;
-        match (&wired, sink.file()) {
-            (Some((w, len)), Some(file)) if w.tap.handed() && done < *len => {
-                let checks = splice::Checks {
-                    limit,
-                    speed: speed.as_mut(),
-                    progress,
-                };
-                splice::rest(w, file, done, len - done, checks)
-            }
-            _ => Ok(done),
-        }
+        _ => Ok(done),
     }
 }
 
-/// The copy loop of [`Transport::read_body`], over any body reader that can say how the
+/// The copy loop of [`read`], over any body reader that can say how the
 /// wire under it fared.
 fn copy(
     reader: &mut impl ReadWire,
@@ -109,7 +110,7 @@ fn copy(
             seen = reader.seen();
         }
         total += n as u64;
-        within(total, limit)?;
+        max_filesize(total, limit)?;
         match sink.write_all(&buf[..n]) {
             // The reader of stdout went away (`| head`): stop reading, quietly.
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Ok(total),
@@ -117,23 +118,6 @@ fn copy(
             Ok(()) => progress(total),
         }
     }
-}
-
-/// `--max-filesize` (`limit`, in bytes) against the `total` bytes of a body read so far,
-/// on either path (this copy loop, or `splice`).
-pub(crate) fn within(total: u64, limit: Option<u64>) -> Result<(), Failure> {
-    match limit.filter(|m| total > *m) {
-        Some(max) => Err(Failure::new(
-            FailureKind::TooLarge,
-            format!("the body is larger than --max-filesize {max} bytes"),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// A write to the output that failed (a local failure), on either path.
-pub(crate) fn write_failed(e: &io::Error) -> Failure {
-    Failure::new(FailureKind::Local, format!("cannot write the output: {e}"))
 }
 
 /// How a read that failed with `e` ends the copy: the wire's own error when the connection

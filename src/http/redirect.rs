@@ -23,9 +23,9 @@ pub struct Hop {
     pub with_body: bool,
 }
 
-/// What to do with an answer under `-L`.
+/// What to do with an answer under `-L`: the redirection it asks for, followed or not.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Next {
+pub enum Redirection {
     /// It is the answer.
     Answer,
     /// Follow it to this hop.
@@ -56,16 +56,16 @@ pub fn next(
     hops: u32,
     max: Option<u32>,
     replay_ok: bool,
-) -> Result<Next, Failure> {
+) -> Result<Redirection, Failure> {
     let Some(max) = max else {
-        return Ok(Next::Answer);
+        return Ok(Redirection::Answer);
     };
     let status = head.status;
     let Some(location) = head.value("location").filter(|_| is_redirect(status)) else {
-        return Ok(Next::Answer);
+        return Ok(Redirection::Answer);
     };
     if resends(&hop.method, status) && !replay_ok {
-        return Ok(Next::Decline(format!(
+        return Ok(Redirection::Decline(format!(
             "not followed: {} answered {status} may have been processed, and following it would send {} again; \
              send an --idempotency-key (or --retry-unsafe) to allow it",
             hop.method, hop.method
@@ -78,15 +78,15 @@ pub fn next(
         ));
     }
     let url = target(&hop.url, location)?;
-    Ok(Next::Follow(follow(hop, url, status)))
+    Ok(Redirection::Follow(follow(hop, url, status)))
 }
 
 /// `next`, unless it follows a redirect to a scheme `schemes` does not allow (`--proto`,
 /// `--proto-redir`): that is a failure, not retried (it would lead there again), as
 /// curl's "protocol not supported or disabled".
-pub fn allowed(next: Next, schemes: Schemes) -> Result<Next, Failure> {
+pub fn allowed(next: Redirection, schemes: Schemes) -> Result<Redirection, Failure> {
     match next {
-        Next::Follow(hop) if !schemes.allows(hop.url.scheme()) => Err(Failure::new(
+        Redirection::Follow(hop) if !schemes.allows(hop.url.scheme()) => Err(Failure::new(
             FailureKind::Protocol,
             format!(
                 "redirect to {}:// not followed: --proto and --proto-redir allow {}",
@@ -182,7 +182,7 @@ mod tests {
 
     fn followed(from: &Hop, status: u16, location: &str) -> Hop {
         match next(from, &answer(status, Some(location)), 0, Some(5), false) {
-            Ok(Next::Follow(h)) => h,
+            Ok(Redirection::Follow(h)) => h,
             other => panic!("{other:?}"),
         }
     }
@@ -191,13 +191,16 @@ mod tests {
     fn without_l_or_a_location_the_answer_is_the_answer() {
         let h = hop("GET", "http://a.test/");
         let moved = answer(302, Some("/b"));
-        assert_eq!(next(&h, &moved, 0, None, false), Ok(Next::Answer));
+        assert_eq!(next(&h, &moved, 0, None, false), Ok(Redirection::Answer));
         assert_eq!(
             next(&h, &answer(302, None), 0, Some(5), false),
-            Ok(Next::Answer)
+            Ok(Redirection::Answer)
         );
         let created = answer(201, Some("/b"));
-        assert_eq!(next(&h, &created, 0, Some(5), false), Ok(Next::Answer));
+        assert_eq!(
+            next(&h, &created, 0, Some(5), false),
+            Ok(Redirection::Answer)
+        );
     }
 
     #[test]
@@ -225,11 +228,11 @@ mod tests {
         let moved = answer(301, Some("/b"));
         let declined = next(&h, &moved, 0, Some(5), false);
         assert!(
-            matches!(&declined, Ok(Next::Decline(why)) if why.starts_with("not followed: PATCH answered 301")),
+            matches!(&declined, Ok(Redirection::Decline(why)) if why.starts_with("not followed: PATCH answered 301")),
             "{declined:?}"
         );
         let allowed = next(&h, &moved, 0, Some(5), true);
-        assert!(matches!(allowed, Ok(Next::Follow(ref n)) if n.method == "PATCH"));
+        assert!(matches!(allowed, Ok(Redirection::Follow(ref n)) if n.method == "PATCH"));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //!
 //! ureq has already read the head, and often the first bytes of the body with it, into its
 //! own buffer. Those come first, through ureq as usual. To know where they end, the
-//! transport is [`Tap::arm`]ed: the next time ureq asks the socket for more, the transport
-//! refuses and notes that the rest is [`Tap::handed`] over; from there the socket is read
+//! transport's tap is armed: the next time ureq asks the socket for more, the transport
+//! refuses and notes that the rest is handed over (see `tap`); from there the socket is read
 //! here, exactly the bytes the Content-Length still promises, and never one more.
 //!
 //! Everything the copy loop of `receive` checks is checked here too, between pipe-fulls:
@@ -15,125 +15,22 @@
 //! progress line. A body cut short is the same failure, in the same words, as on the
 //! other path. The deadline and signals end a splice in flight as they end a read: the
 //! socket is shut down (see `Agent::shutdown`), and the splice returns.
+//!
+//! `splice(2)`, `pipe2(2)` and `F_SETPIPE_SZ` are Linux's: this module is built on Linux
+//! only. Elsewhere the tap is never armed, and every body goes through `receive`'s copy
+//! loop.
 
-use crate::http::failure::{Failure, Stage, classify, classify_io};
-use crate::http::receive::{within, write_failed};
+use crate::http::failure::{Failure, Stage, classify, classify_io, max_filesize, write_failed};
 use crate::http::speed::SpeedCheck;
+use crate::http::tap::Wired;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// The most moved by one splice, in bytes: the pipe is asked to hold this much (the
 /// kernel's default `pipe-max-size`); where it may not, it keeps its default 64 KiB.
 const PIPE_BYTES: usize = 1 << 20;
-
-/// A socket whose bytes can be spliced, shared with the transport that reads it.
-pub(crate) trait Raw: Send + Sync {
-    /// The socket's descriptor.
-    fn fd(&self) -> RawFd;
-    /// `SO_RCVTIMEO`: how long one receive (a splice included) may wait.
-    fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()>;
-}
-
-/// The connection of the request in flight, as its connector made it, and whether its
-/// transport should hand the body over.
-#[derive(Default)]
-pub(crate) struct Tap {
-    current: Mutex<Option<Weak<dyn Raw>>>,
-    armed: AtomicBool,
-    handed: AtomicBool,
-    /// The final response head of the request in flight, as its bytes came off the
-    /// connection (see `connection::Bounded`); at most the size of the input buffer.
-    head: Mutex<Option<Vec<u8>>>,
-}
-
-impl std::fmt::Debug for Tap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tap").finish_non_exhaustive()
-    }
-}
-
-impl Tap {
-    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Weak<dyn Raw>>> {
-        self.current.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A request begins: no connection of its own yet, nothing armed.
-    pub(crate) fn clear(&self) {
-        *self.slot() = None;
-        self.armed.store(false, Ordering::SeqCst);
-        self.handed.store(false, Ordering::SeqCst);
-        self.take_head();
-    }
-
-    /// The connection received `head`, a whole final response head (status line, fields,
-    /// empty line) as sent. A later head (the target's, after a proxy's answer to CONNECT)
-    /// replaces an earlier one.
-    pub(crate) fn heard(&self, head: Vec<u8>) {
-        *self.head.lock().unwrap_or_else(|e| e.into_inner()) = Some(head);
-    }
-
-    /// The head last [`heard`](Self::heard) for the request in flight, if any.
-    pub(crate) fn take_head(&self) -> Option<Vec<u8>> {
-        self.head.lock().unwrap_or_else(|e| e.into_inner()).take()
-    }
-
-    /// The connector opened `socket` for the request in flight (a plain socket: TLS or a
-    /// SOCKS tunnel over it is never tapped).
-    pub(crate) fn opened(&self, socket: Weak<dyn Raw>) {
-        *self.slot() = Some(socket);
-    }
-
-    /// TLS runs over the socket: it is never to be spliced.
-    pub(crate) fn forget(&self) {
-        *self.slot() = None;
-    }
-
-    /// The socket of the request in flight, while its connection is alive.
-    pub(crate) fn socket(&self) -> Option<Arc<dyn Raw>> {
-        self.slot().as_ref().and_then(Weak::upgrade)
-    }
-
-    /// From now on, the transport refuses to read more for ureq and hands the socket over.
-    pub(crate) fn arm(&self) {
-        self.armed.store(true, Ordering::SeqCst);
-    }
-
-    /// Called by the transport when ureq asks for more input: whether to refuse (and note
-    /// that the rest of the body is to be spliced).
-    pub(crate) fn hand_over(&self) -> bool {
-        if self.armed.load(Ordering::SeqCst) {
-            self.handed.store(true, Ordering::SeqCst);
-            return true;
-        }
-        false
-    }
-
-    /// Whether the transport refused ureq a read: what ureq had buffered has been read, and
-    /// the socket is where the rest of the body is.
-    pub(crate) fn handed(&self) -> bool {
-        self.handed.load(Ordering::SeqCst)
-    }
-}
-
-/// The error the transport gives ureq when it hands the socket over. Nobody sees it: the
-/// body's reader turns it into the end of what ureq had.
-pub(crate) fn handed_over() -> io::Error {
-    io::Error::other("the rest of the body is spliced")
-}
-
-/// A body that may be spliced: its socket, and the limits of the attempt it belongs to.
-pub(crate) struct Wired {
-    pub(crate) socket: Arc<dyn Raw>,
-    pub(crate) tap: Arc<Tap>,
-    /// When the attempt's time runs out (ureq's global timeout for it), if it does.
-    pub(crate) until: Option<Instant>,
-    /// `--stall-timeout`, possibly shortened by `-y` (see `speed::silent`).
-    pub(crate) stall: Option<Duration>,
-}
 
 /// What the splice loop reports to, and checks against, as the copy loop does.
 pub(crate) struct Checks<'a> {
@@ -156,7 +53,7 @@ pub(crate) fn rest(
         mut speed,
         progress,
     } = checks;
-    let pipe = Pipe::new().map_err(|e| write_failed(&e))?;
+    let mut pipe = Pipe::new().map_err(|e| write_failed(&e))?;
     let mut total = done;
     let mut left = left;
     while left > 0 {
@@ -189,7 +86,7 @@ pub(crate) fn rest(
         }
         total += n as u64;
         left -= n as u64;
-        within(total, limit)?;
+        max_filesize(total, limit)?;
         pipe.drain(file, n).map_err(|e| write_failed(&e))?;
         progress(total);
     }
@@ -231,7 +128,7 @@ struct Pipe {
     size: usize,
     /// The file refused splice (EINVAL: a file system without it, `O_APPEND`): the pipe is
     /// emptied with read and write instead.
-    copy: std::cell::Cell<bool>,
+    copy: bool,
 }
 
 impl Pipe {
@@ -253,7 +150,7 @@ impl Pipe {
             read,
             write,
             size: size.max(4096),
-            copy: std::cell::Cell::new(false),
+            copy: false,
         })
     }
 
@@ -287,9 +184,9 @@ impl Pipe {
     }
 
     /// Moves all `n` bytes in the pipe to `file`, at its position.
-    fn drain(&self, file: &File, mut n: usize) -> io::Result<()> {
+    fn drain(&mut self, file: &File, mut n: usize) -> io::Result<()> {
         while n > 0 {
-            let moved = if self.copy.get() {
+            let moved = if self.copy {
                 self.copy_out(file, n)?
             } else {
                 // SAFETY: as in `fill`; the file's own position is used and advanced.
@@ -311,7 +208,7 @@ impl Pipe {
                         match e.raw_os_error() {
                             Some(libc::EINTR) => continue,
                             Some(libc::EINVAL) => {
-                                self.copy.set(true);
+                                self.copy = true;
                                 continue;
                             }
                             _ => return Err(e),
@@ -359,12 +256,12 @@ mod tests {
     #[test]
     fn the_pipe_is_emptied_into_the_file_at_its_position() {
         let data: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8).collect();
-        let pipe = filled(&data);
+        let mut pipe = filled(&data);
         assert!(pipe.size >= 64 * 1024, "{}", pipe.size);
         let mut file = tempfile::tempfile().expect("file");
         file.write_all(b"head:").expect("head");
         pipe.drain(&file, data.len()).expect("drain");
-        assert!(!pipe.copy.get(), "a plain file takes a splice");
+        assert!(!pipe.copy, "a plain file takes a splice");
         let mut back = Vec::new();
         use std::io::Seek;
         file.rewind().expect("rewind");
@@ -384,9 +281,9 @@ mod tests {
             .open(&path)
             .expect("open");
         let data: Vec<u8> = (0..100_000u32).map(|i| (i % 241) as u8).collect();
-        let pipe = filled(&data[..60_000]);
+        let mut pipe = filled(&data[..60_000]);
         pipe.drain(&file, 60_000).expect("drain");
-        assert!(pipe.copy.get(), "the refusal was not noticed");
+        assert!(pipe.copy, "the refusal was not noticed");
         let mut w = File::from(pipe.write.try_clone().expect("dup"));
         w.write_all(&data[60_000..]).expect("fill again");
         pipe.drain(&file, 40_000).expect("drain again");

@@ -1,17 +1,12 @@
 //! When each step of an attempt happened, for `-w`'s `time_*`, `remote_*` and
-//! `num_connects`: the name looked up (a resolver wrapper), the TCP connection up and its
-//! peer, the TLS handshake done (probes in ureq's connector chain), the connection ready,
-//! the head of the answer in. A few `Instant::now()` per connection: nothing on the path of
-//! the body.
+//! `num_connects`: the name looked up, the TCP connection up and its peer, the TLS
+//! handshake done, the connection ready, the head of the answer in. The [`Probe`] is told
+//! by the resolver and the connectors (`network`) and by the transport. A few
+//! `Instant::now()` per connection: nothing on the path of the body.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
-use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{
-    ConnectProxyConnector, ConnectionDetails, Connector, NextTimeout, RustlsConnector,
-    SocksConnector, Transport,
-};
 
 /// What one attempt's exchanges went through. The `hop` fields describe the attempt's
 /// last request (its final hop under `-L`); counts cover the whole attempt.
@@ -81,126 +76,42 @@ impl Probe {
         self.lock().ready = Some(Instant::now());
     }
 
+    /// The name lookup of the hop in flight is done (the first one counts).
+    pub(crate) fn looked_up(&self) {
+        let mut line = self.lock();
+        if line.looked_up.is_none() {
+            line.looked_up = Some(Instant::now());
+        }
+    }
+
+    /// A TCP connection is up (through a proxy, the proxy's): the first of a hop counts,
+    /// with its peer, which `peer` tells only then (it costs a formatting).
+    pub(crate) fn tcp_up(&self, peer: impl FnOnce() -> Option<SocketAddr>) {
+        let mut line = self.lock();
+        if line.connected.is_none() {
+            line.connected = Some(Instant::now());
+            line.connects += 1;
+            line.peer = peer();
+        }
+    }
+
+    /// A TLS handshake is done (the first one of a hop counts).
+    pub(crate) fn secured(&self) {
+        let mut line = self.lock();
+        if line.secured.is_none() {
+            line.secured = Some(Instant::now());
+        }
+    }
+
     /// What the attempt went through so far.
     pub fn snapshot(&self) -> Timeline {
         self.lock().clone()
     }
 }
 
-/// The connector chain of ureq's default one (SOCKS, CONNECT proxy, TCP, rustls), with a
-/// probe after TCP and one after TLS. The TCP connector is ours (`connection::Tcp`), telling
-/// `tap` of each socket it opens.
-pub(crate) fn connector(
-    probe: Arc<Probe>,
-    tap: Arc<crate::http::splice::Tap>,
-) -> impl Connector<(), Out = Box<dyn Transport>> {
-    ().chain(SocksConnector::default())
-        .chain(ConnectProxyConnector::default())
-        .chain(crate::http::connection::Tcp::new(tap))
-        .chain(TcpProbe(probe.clone()))
-        .chain(RustlsConnector::default())
-        .chain(TlsProbe(probe))
-}
-
-/// Notes the first TCP connection of a hop (through a proxy, the proxy's) and its peer.
-#[derive(Debug)]
-struct TcpProbe(Arc<Probe>);
-
-impl<In: Transport> Connector<In> for TcpProbe {
-    type Out = In;
-
-    fn connect(
-        &self,
-        _: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<In>, ureq::Error> {
-        if let Some(t) = &chained {
-            let mut line = self.0.lock();
-            if line.connected.is_none() {
-                line.connected = Some(Instant::now());
-                line.connects += 1;
-                line.peer = peer(&format!("{t:?}"));
-            }
-        }
-        Ok(chained)
-    }
-}
-
-/// Notes the first TLS handshake of a hop; hands the transport on boxed.
-#[derive(Debug)]
-struct TlsProbe(Arc<Probe>);
-
-impl<In: Transport> Connector<In> for TlsProbe {
-    type Out = Box<dyn Transport>;
-
-    fn connect(
-        &self,
-        _: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        if let Some(t) = &chained
-            && t.is_tls()
-        {
-            let mut line = self.0.lock();
-            if line.secured.is_none() {
-                line.secured = Some(Instant::now());
-            }
-        }
-        Ok(chained.map(|t| Box::new(t) as Box<dyn Transport>))
-    }
-}
-
-/// The peer address in ureq's description of a TCP transport ("TcpTransport { addr:
-/// Some(127.0.0.1:80) }"), the only place ureq shows it; None when it is not there.
-fn peer(described: &str) -> Option<SocketAddr> {
-    let after = described.split_once("TcpTransport { addr: Some(")?.1;
-    after.split_once(')')?.0.parse().ok()
-}
-
-/// A resolver (`--resolve`, `--connect-to`, else the system's), noting when the lookup
-/// was done.
-#[derive(Debug)]
-pub struct TimedResolver<R> {
-    inner: R,
-    probe: Arc<Probe>,
-}
-
-impl<R: Resolver> TimedResolver<R> {
-    /// `inner`, reporting to `probe`.
-    pub fn new(inner: R, probe: Arc<Probe>) -> Self {
-        TimedResolver { inner, probe }
-    }
-}
-
-impl<R: Resolver> Resolver for TimedResolver<R> {
-    fn resolve(
-        &self,
-        uri: &ureq::http::Uri,
-        config: &ureq::config::Config,
-        timeout: NextTimeout,
-    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
-        let found = self.inner.resolve(uri, config, timeout);
-        let mut line = self.probe.lock();
-        if line.looked_up.is_none() {
-            line.looked_up = Some(Instant::now());
-        }
-        found
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_peer_is_read_from_ureqs_description() {
-        let v4 = peer("Either::B(TcpTransport { addr: Some(127.0.0.1:8080) })");
-        assert_eq!(v4, "127.0.0.1:8080".parse().ok());
-        let v6 = peer("TcpTransport { addr: Some([::1]:443) }");
-        assert_eq!(v6, "[::1]:443".parse().ok());
-        assert_eq!(peer("TcpTransport { addr: None }"), None);
-        assert_eq!(peer("SocksTransport"), None);
-    }
 
     #[test]
     fn a_hop_forgets_the_steps_but_not_the_count() {
@@ -212,5 +123,29 @@ mod tests {
         let t = p.snapshot();
         assert_eq!((t.connects, t.redirects, t.ready), (1, 1, None));
         assert!(t.begun.is_some() && t.hop_begun >= t.begun);
+    }
+
+    #[test]
+    fn only_the_first_connection_and_handshake_of_a_hop_are_noted() {
+        let p = Probe::default();
+        p.begin_attempt();
+        p.begin_hop(0);
+        let first = "127.0.0.1:80".parse().ok();
+        p.tcp_up(|| first);
+        p.secured();
+        p.looked_up();
+        let t = p.snapshot();
+        p.tcp_up(|| panic!("the peer is asked only for the first connection"));
+        p.secured();
+        p.looked_up();
+        let again = p.snapshot();
+        assert_eq!((again.connects, again.peer), (1, first));
+        assert_eq!(
+            (again.connected, again.secured, again.looked_up),
+            (t.connected, t.secured, t.looked_up)
+        );
+        p.begin_hop(1);
+        p.tcp_up(|| None);
+        assert_eq!(p.snapshot().connects, 2, "a new hop counts its connection");
     }
 }

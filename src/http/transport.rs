@@ -17,9 +17,9 @@ use crate::http::body::Payload;
 use crate::http::failure::{Stage, classify};
 use crate::http::headers::Automatic;
 use crate::http::receive;
-use crate::http::redirect::{self, Next};
+use crate::http::redirect::{self, Redirection};
 use crate::http::speed;
-use crate::http::splice::{Tap, Wired};
+use crate::http::tap::{Tap, Wired};
 use crate::http::timing::{Probe, Timeline};
 use crate::policy::FailureKind;
 use std::sync::Arc;
@@ -131,6 +131,24 @@ impl Transport {
         self.decode && receive::is_gzip(head)
     }
 
+    /// Copies the body of `ex` into `sink` (decoding gzip when `decode`), failing when it
+    /// exceeds `limit` bytes, and calls `progress` with the bytes so far. Returns the number
+    /// of bytes written. A body cut short is `Truncated` whether or not it was being
+    /// decoded; only a body complete on the wire that does not decode is a protocol error.
+    /// A write error on the sink is a local failure; a broken pipe ends the copy quietly.
+    /// `speed`: `-Y`/`-y`, checked on the bytes off the wire (see `speed`). A plain body of
+    /// known length on a plain socket, to a file, is spliced once what ureq had read with
+    /// the head is written (see `receive` and `splice`).
+    pub fn read_body(
+        ex: Exchange,
+        (decode, speed): (bool, Option<SpeedLimit>),
+        sink: &mut dyn Sink,
+        limit: Option<u64>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<u64, Failure> {
+        receive::read((ex.body, ex.wire), (decode, speed), sink, limit, progress)
+    }
+
     /// Sends one attempt starting at `first`, following redirects when asked, within `budget`
     /// (None: no limit). The body goes with every hop whose `with_body` is set. `replay_ok`:
     /// an idempotency key or `--retry-unsafe` allows a non-idempotent request to be sent
@@ -154,16 +172,16 @@ impl Transport {
             let next = match &result {
                 Ok(ex) => redirect::next(&hop, &ex.head, hops, self.follow, replay_ok)
                     .and_then(|n| redirect::allowed(n, self.schemes)),
-                Err(_) => Ok(Next::Answer),
+                Err(_) => Ok(Redirection::Answer),
             };
             let (result, declined, unfollowed) = match (next, result) {
-                (Ok(Next::Follow(next)), Ok(ex)) => {
+                (Ok(Redirection::Follow(next)), Ok(ex)) => {
                     committed |= redirect::commits(&hop.method, ex.head.status);
                     hop = next;
                     hops += 1;
                     continue;
                 }
-                (Ok(Next::Decline(why)), result) => (result, Some(why), None),
+                (Ok(Redirection::Decline(why)), result) => (result, Some(why), None),
                 (Err(f), Ok(ex)) => (Err(f), None, Some(ex.head)),
                 (Err(f), Err(_)) => (Err(f), None, None),
                 (_, result) => (result, None, None),

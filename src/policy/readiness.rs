@@ -151,9 +151,9 @@ impl Conditions {
             let secret = secret_pointer(pointer);
             let show = |v: &Value| {
                 if secret {
-                    "***".to_string()
+                    crate::redact::MASK.to_string()
                 } else {
-                    short(&masked(v))
+                    short(&crate::redact::json_value(v))
                 }
             };
             match doc.pointer(pointer) {
@@ -185,7 +185,7 @@ pub fn secret_pointer(pointer: &str) -> bool {
 /// secret (the pattern then describes the secret), else the pattern, cut.
 pub fn shown_pattern(name: &str, re: &Regex) -> String {
     if crate::redact::is_secret_name(name) {
-        "***".into()
+        crate::redact::MASK.into()
     } else {
         cut(re.as_str())
     }
@@ -210,40 +210,6 @@ fn same(a: &Value, b: &Value) -> bool {
             }
         }
         _ => a == b,
-    }
-}
-
-/// A JSON value as the log may show it: the value of every member whose name marks a
-/// secret (`password`, `api_key`, `token`, ...: see `redact::is_secret_name`) is `"***"`,
-/// at any depth, and a string holding a URL or a userinfo is masked as a header value
-/// holding one would be (`redact::header_value`); a string that holds a JSON object or
-/// array is masked as that document.
-fn masked(v: &Value) -> Value {
-    use crate::redact;
-    match v {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .map(|(k, v)| {
-                    let shown = if redact::is_secret_name(k) {
-                        Value::String("***".into())
-                    } else {
-                        masked(v)
-                    };
-                    (k.clone(), shown)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(masked).collect()),
-        // A string that holds a JSON document (an API that nests one as text) is masked as
-        // that document, and shown re-serialised.
-        Value::String(s) => match serde_json::from_str::<Value>(s) {
-            Ok(inner @ (Value::Object(_) | Value::Array(_))) => {
-                Value::String(masked(&inner).to_string())
-            }
-            _ => Value::String(redact::header_value("", s)),
-        },
-        other => other.clone(),
     }
 }
 

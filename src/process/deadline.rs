@@ -341,15 +341,11 @@ pub(crate) fn last_line(line: &str) {
         unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
         return;
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().spawn(move || {
+    // Late or not started, the words are given up: the process ends now.
+    let _ = crate::process::within::within(Some(LAST_WORDS), move || {
         // SAFETY: a plain write of our own buffer to descriptor 2.
         unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
-        let _ = tx.send(());
     });
-    if spawned.is_ok() {
-        let _ = rx.recv_timeout(LAST_WORDS);
-    }
 }
 
 #[cfg(test)]

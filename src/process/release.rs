@@ -11,6 +11,9 @@
 //! included, so no pipe waits for it) and waits until this process is gone. The last close,
 //! and the freeing, then happen in the child, after the exit status has been delivered. A
 //! spool thrown away during the run keeps its disk space until the run ends.
+//!
+//! The detached child is built on Linux only (`pipe2`, `close_range`): elsewhere nothing is
+//! released in the background, and large spools are freed by the exit, the ordinary way.
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -18,6 +21,7 @@ use std::sync::{Mutex, OnceLock};
 
 /// Files larger than this are freed in the background at exit: below it, freeing takes
 /// well under a millisecond.
+#[cfg(target_os = "linux")]
 const LARGE: u64 = 64 << 20;
 
 fn registry() -> &'static Mutex<Vec<OwnedFd>> {
@@ -55,6 +59,7 @@ pub fn forget(file: &File) {
 
 /// Whether a descriptor refers to a file large enough to be worth freeing in the
 /// background.
+#[cfg(target_os = "linux")]
 fn large(fd: &OwnedFd) -> bool {
     identity(fd.as_raw_fd()).is_some_and(|(_, _, size)| size >= LARGE)
 }
@@ -62,6 +67,7 @@ fn large(fd: &OwnedFd) -> bool {
 /// At the end of the run: hands the large registered files to a detached child process
 /// that frees them once this process has exited. Safe to call from any thread, more than
 /// once; does nothing when no registered file is large.
+#[cfg(target_os = "linux")]
 pub fn release_at_exit() {
     let Ok(files) = registry().lock() else { return };
     let keep: Vec<RawFd> = files
@@ -105,10 +111,15 @@ pub fn release_at_exit() {
     }
 }
 
+/// Not on Linux: nothing is released in the background; the exit frees every file.
+#[cfg(not(target_os = "linux"))]
+pub fn release_at_exit() {}
+
 /// Closes every descriptor but the sorted `keep` ones (in the child, after fork).
 ///
 /// # Safety
 /// Only for a freshly forked child: it closes descriptors that other code may own.
+#[cfg(target_os = "linux")]
 unsafe fn close_all_but(keep: &[RawFd]) {
     let mut from: u32 = 0;
     for &k in keep {
@@ -127,6 +138,7 @@ unsafe fn close_all_but(keep: &[RawFd]) {
 ///
 /// # Safety
 /// As [`close_all_but`].
+#[cfg(target_os = "linux")]
 unsafe fn close_range(first: u32, last: u32) {
     // SAFETY: a plain system call on descriptor numbers.
     let done = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) } == 0;

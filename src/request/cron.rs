@@ -257,7 +257,7 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
     parts.extend(cfg.cron.cookie_strings.iter().cloned());
     let value = parts.join("; ");
     // A cookie file's values are secrets from here on, as -b's strings are.
-    crate::redact::mark_header("Cookie", &value);
+    crate::redact::mark(crate::redact::Secret::Header("Cookie", &value));
     Ok((!parts.is_empty()).then_some(value))
 }
 

@@ -114,7 +114,7 @@ fn readiness(cfg: &Config) -> String {
             s,
             "                the {name} header matches {}",
             if crate::redact::is_secret_name(name) {
-                "***"
+                crate::redact::MASK
             } else {
                 re.as_str()
             }
@@ -125,7 +125,7 @@ fn readiness(cfg: &Config) -> String {
     }
     for (pointer, value) in &c.json {
         let value = if crate::policy::readiness::secret_pointer(pointer) {
-            "***".to_string()
+            crate::redact::MASK.to_string()
         } else {
             value.to_string()
         };

@@ -247,7 +247,7 @@ pub fn url_with_query(cfg: &Config, query: Option<Payload>) -> Result<Url, Strin
         None => {}
         Some(Payload::Memory(bytes)) => {
             config::append_query(&mut url, &bytes);
-            crate::redact::mark_url(url.as_str());
+            crate::redact::mark(crate::redact::Secret::Url(url.as_str()));
         }
         Some(_) => return Err(QUERY_TOO_LONG.into()),
     }

@@ -127,9 +127,10 @@ impl RedisLocation {
     /// The URL as messages show it: the password masked as `***`, the prefix when it is not
     /// the default.
     pub fn display(&self) -> String {
+        use crate::redact::MASK;
         let auth = match (&self.user, &self.password) {
-            (Some(u), Some(_)) => format!("{u}:***@"),
-            (None, Some(_)) => ":***@".to_string(),
+            (Some(u), Some(_)) => format!("{u}:{MASK}@"),
+            (None, Some(_)) => format!(":{MASK}@"),
             (Some(u), None) => format!("{u}@"),
             (None, None) => String::new(),
         };
@@ -152,7 +153,7 @@ impl RedisLocation {
                 }
                 query.extend(prefix);
                 if self.password.is_some() {
-                    query.push("password=***".into());
+                    query.push(format!("password={MASK}"));
                 }
                 let query = if query.is_empty() {
                     String::new()
@@ -716,22 +717,19 @@ fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
     }
-    let (tx, rx) = mpsc::channel();
+    use crate::process::within::{Missed, within};
     let name = host.to_string();
-    std::thread::Builder::new()
-        .name("state-resolve".into())
-        .spawn(move || {
-            let _ = tx.send(
-                (name.as_str(), port)
-                    .to_socket_addrs()
-                    .map(|mut a| a.next()),
-            );
-        })?;
-    match rx.recv_timeout(bound) {
+    let lookup = move || {
+        (name.as_str(), port)
+            .to_socket_addrs()
+            .map(|mut a| a.next())
+    };
+    match within(Some(bound), lookup) {
         Ok(Ok(Some(addr))) => Ok(addr),
         Ok(Ok(None)) => Err(other(format!("{host} has no address"))),
         Ok(Err(e)) => Err(other(format!("cannot resolve {host}: {e}"))),
-        Err(_) => Err(timed_out(&format!("resolving {host}"))),
+        Err(Missed::NoThread(e)) => Err(e),
+        Err(Missed::Late) => Err(timed_out(&format!("resolving {host}"))),
     }
 }
 

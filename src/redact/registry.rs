@@ -1,0 +1,92 @@
+//! The registry of secrets the run was given: each marked where it enters (see
+//! [`mark`](super::mark)), then masked in every text a writer shows ([`marked`]), in every
+//! form a writer may show it (as typed, percent-encoded as a URL shows it, escaped as JSON
+//! shows it).
+
+use super::MASK;
+use std::sync::Mutex;
+use url::Url;
+
+/// Secrets the run knows of, each in every form a writer may show it, longest first (so a
+/// secret that holds another is masked whole).
+pub(super) static MARKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The shortest secret [`marked`] masks wherever it appears, in characters: a shorter one
+/// (a password `12`) would mask digits of every count and time in the log. Such a secret is
+/// still masked where the rules above find it by its place (a userinfo, a parameter, a
+/// header).
+const MARK_MIN: usize = 3;
+
+/// The shortest value marked for its name alone, in characters: a query parameter or a
+/// header whose name holds a secret word (`code=200`, `X-Auth-Mode: GET`) is a guess, and
+/// masking a short everyday word everywhere would hide the log's own words (a method, a
+/// status). Values secret by definition (a userinfo, `-u`, Authorization, Cookie, netrc)
+/// are marked from [`MARK_MIN`].
+const GUESSED_MIN: usize = 6;
+
+/// Marks a value secret by definition (a password, a token, `-u`, netrc, a credential
+/// header's value), from [`MARK_MIN`] characters.
+pub(super) fn given(secret: &str) {
+    mark_from(secret, MARK_MIN);
+}
+
+/// Marks a value secret only by its name's guess (a secret query parameter's, what
+/// `--until-json` wants at a secret pointer), from [`GUESSED_MIN`] characters.
+pub(super) fn guessed(value: &str) {
+    mark_from(value, GUESSED_MIN);
+}
+
+/// Marks `secret` as a secret the run was given: from here on, [`marked`] masks it in every
+/// text, as typed, percent-encoded as a URL's userinfo, path or query would show it, and
+/// escaped as a JSON string would show it. Leading and trailing white space is not part of
+/// it; a value shorter than `min` characters (never less than [`MARK_MIN`]) is not marked.
+fn mark_from(secret: &str, min: usize) {
+    let s = secret.trim();
+    if s.chars().count() < min.max(MARK_MIN) {
+        return;
+    }
+    let mut forms = vec![s.to_string()];
+    if let Ok(mut u) = Url::parse("http://h/") {
+        if u.set_password(Some(s)).is_ok() {
+            forms.extend(u.password().map(str::to_string));
+        }
+        u.set_path(s);
+        forms.push(u.path().trim_start_matches('/').to_string());
+        u.set_query(Some(s));
+        forms.extend(u.query().map(str::to_string));
+    }
+    forms.push(url::form_urlencoded::byte_serialize(s.as_bytes()).collect());
+    if let Ok(json) = serde_json::to_string(s) {
+        forms.push(json.trim_matches('"').to_string());
+    }
+    let mut known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    for form in forms {
+        if form.chars().count() >= MARK_MIN && !known.contains(&form) {
+            known.push(form);
+        }
+    }
+    known.sort_by_key(|f| std::cmp::Reverse(f.len()));
+}
+
+/// `text` with every marked secret (see [`mark`](super::mark)) shown as `***`.
+pub fn marked(text: &str) -> String {
+    let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    mask_all(&known, text)
+}
+
+/// [`marked`] for a writer that must not wait on the registry (a panic's message, which may
+/// come from a thread holding it): `None` when the registry is busy.
+pub fn marked_now(text: &str) -> Option<String> {
+    match MARKED.try_lock() {
+        Ok(known) => Some(mask_all(&known, text)),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(mask_all(&e.into_inner(), text)),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
+/// `text` with every one of `known` shown as `***`, in order.
+fn mask_all(known: &[String], text: &str) -> String {
+    known
+        .iter()
+        .fold(text.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
+}
