@@ -494,7 +494,7 @@ fn option_name(name: &str, opts: &Options) -> Result<String, String> {
                 format!("--{name}")
             };
             if let Some(curl) = crate::cli::curl_names::find(&typed) {
-                return Err(crate::cli::compat::unsupported(curl, &typed));
+                return Err(crate::cli::protocols::unsupported(curl, &typed));
             }
             // Quoted only when it is a misspelt option (within two edits of one, `retyr`):
             // any other word may be a stray value, a token as likely as a name.

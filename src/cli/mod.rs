@@ -2,20 +2,24 @@
 //! here checks one flag against another; `config` does that.
 //!
 //! This file holds the flags of retry-http's own policy, output and logging; curl's
-//! flags come in groups of their own: `everyday` (`-fsSL`, `--url`, `-O`, `-e`, `-4`/`-6`),
-//! `bodies` (`-G`, `--data-urlencode`, `-F`, `-K`, `-H @FILE`), `network` (`--resolve`,
-//! `--unix-socket`, client certificates, netrc, `-Y`/`-y`), `cron` (`-C -`, the ETag
-//! flags, `-z`, `-R`, `-b`) and `compat` (`--proto`, TLS versions, `-T`, and the line
-//! every curl flag not implemented gets, from the names in `curl_names`). `values` parses
-//! flag values; `usage` turns clap's errors into the tool's one line.
+//! flags come in groups named for what they are about: `destination` (where the request
+//! goes and where its body is saved: `--url`, `-e`, `-4`/`-6`, `--http1.1`, `-O`,
+//! `--output-dir`; with `-f` and `-S`), `bodies` (`-G`, `--data-urlencode`, `-F`, `-K`),
+//! `network` (`--resolve`, `--unix-socket`, client certificates, netrc, `-Y`/`-y`),
+//! `conditional` (conditional and resumed requests: `-C -`, the ETag flags, `-z`, `-R`,
+//! and `-b`'s cookies) and `protocols` (`--proto`, the TLS versions, `-T`,
+//! `--oauth2-bearer`, curl's flags accepted with no effect or refused, and the line every
+//! curl flag not implemented gets). `curl_names` lists every curl option. `config_file`
+//! expands `-K` and `-H @FILE` before clap parses; `values` parses flag values; `usage`
+//! turns clap's errors into the tool's one line.
 
 pub mod bodies;
-pub mod compat;
+pub mod conditional;
 pub(crate) mod config_file;
-pub mod cron;
 pub mod curl_names;
-pub mod everyday;
+pub mod destination;
 pub mod network;
+pub mod protocols;
 pub(crate) mod usage;
 pub mod values;
 
@@ -345,20 +349,23 @@ pub struct RequestArgs {
 
     /// curl's retry flags, mapped to this tool's policy.
     #[command(flatten)]
-    pub curl: CurlRetryFlags,
+    pub curl_retry: CurlRetryFlags,
 
     /// How the connection is made: name overrides, Unix socket, client certificate, netrc.
     #[command(flatten)]
     pub network: network::NetworkFlags,
-    /// Resuming, conditional requests and cookies, as a cron job uses them.
+    /// Conditional and resumed requests, the file's time, and cookies: -C -, the ETag
+    /// flags, -z, -R, -b.
     #[command(flatten)]
-    pub cron: cron::CronFlags,
-    /// curl's everyday flags: --url, -e, -4/-6, --http1.1, -O, --output-dir, --create-dirs, -f, -S.
+    pub conditional: conditional::ConditionalFlags,
+    /// Where the request goes and where its body is saved: --url, -e, -4/-6, --http1.1,
+    /// -O, --output-dir, --create-dirs; and -f, -S.
     #[command(flatten)]
-    pub everyday: everyday::EverydayFlags,
-    /// More of curl's flags: -T, --data-raw, --oauth2-bearer, --proto, the TLS versions, -#.
+    pub destination: destination::DestinationFlags,
+    /// The schemes and TLS versions allowed, the upload, the bearer token, the progress
+    /// line, and curl's flags accepted with no effect or refused.
     #[command(flatten)]
-    pub compat: compat::CurlNamesFlags,
+    pub protocols: protocols::ProtocolFlags,
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -519,7 +526,7 @@ pub struct PolicyFlags {
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
     ///
     /// In seconds as curl takes it (5, 2.5), or a duration with a unit (500ms, 1m).
-    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = compat::connect_seconds)]
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = protocols::connect_seconds)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives, or none of the request is taken by

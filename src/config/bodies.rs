@@ -125,7 +125,14 @@ fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
                     .cloned()
                     .map(DataArg::UrlEncode),
             )
-            .chain(a.compat.request.data_raw.iter().cloned().map(DataArg::Raw))
+            .chain(
+                a.protocols
+                    .request
+                    .data_raw
+                    .iter()
+                    .cloned()
+                    .map(DataArg::Raw),
+            )
             .collect();
         &fallback
     } else {

@@ -135,10 +135,10 @@ fn both(flag: &str, other: &str, how: &str) -> UsageError {
     ))
 }
 
-/// Applies [`map`] to `a`'s policy flags, and keeps the notice in `a.curl.mapped`. A policy
+/// Applies [`map`] to `a`'s policy flags, and keeps the notice in `a.curl_retry.mapped`. A policy
 /// value counts as given unless it is its default or its `RETRY_HTTP_*` variable's value.
 pub fn fold(a: &mut RequestArgs) -> Result<(), UsageError> {
-    let c = &a.curl;
+    let c = &a.curl_retry;
     let any = c.retry.is_some()
         || c.retry_delay.is_some()
         || c.retry_max_time.is_some()
@@ -161,7 +161,7 @@ pub fn fold(a: &mut RequestArgs) -> Result<(), UsageError> {
     };
     let m = map(c, given)?;
     apply(&mut a.policy, &m);
-    a.curl.mapped = m.notice;
+    a.curl_retry.mapped = m.notice;
     Ok(())
 }
 

@@ -1,14 +1,16 @@
 //! Flags turned into a validated configuration. Every check of one flag against another
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent. The checks of each group of curl's
-//! flags (see `cli`) are in the file of the same name: `everyday`, `bodies`, `network`,
-//! `cron`, `compat`.
+//! flags (see `cli`) are in the file of the same name: `destination` (the URL, `-e`,
+//! `-4`/`-6`, `-O`), `bodies`, `network`, `conditional` (`-C -`, the ETag flags, `-z`, `-R`,
+//! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
+//! maps curl's retry flags onto the policy.
 
 mod bodies;
-pub mod compat;
-pub mod cron;
+pub mod conditional;
 pub mod curl_retry;
 pub mod network;
+pub mod protocols;
 
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
@@ -20,8 +22,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
-mod everyday;
-pub use everyday::Family;
+mod destination;
+pub use destination::Family;
 
 /// Where one part of the request body comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,8 +130,8 @@ pub struct RequestConfig {
     pub network: network::NetworkConfig,
     /// `-4`/`-6`: the address family host names resolve to.
     pub family: Family,
-    /// `--proto`/`--proto-redir` and the TLS versions (see `compat`).
-    pub compat: compat::CurlNamesConfig,
+    /// `--proto`/`--proto-redir` and the TLS versions (see `protocols`).
+    pub protocols: protocols::Protocols,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -175,7 +177,7 @@ pub struct Config {
     /// `--until-*`: what makes an answer ready (none given: a success is).
     pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
-    pub cron: cron::CronConfig,
+    pub conditional: conditional::ConditionalConfig,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -237,11 +239,11 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 }
 
 /// Checks a URL: http or https, with a host; without a scheme it is http (see
-/// [`everyday::with_scheme`]).
+/// [`destination::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::redact::url_text(typed);
-    let full = everyday::with_scheme(typed)?;
+    let full = destination::with_scheme(typed)?;
     if crate::redact::hides_userinfo(&full) {
         return usage(format!(
             "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
@@ -335,10 +337,13 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 
 /// curl's flags that are refused here, whatever else is given: every one given, in one line.
 pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
-    let found: Vec<String> = [everyday::refused(&a.everyday), compat::refused(&a.compat)]
-        .into_iter()
-        .filter_map(|r| r.err().map(|e| e.0))
-        .collect();
+    let found: Vec<String> = [
+        destination::refused(&a.destination),
+        protocols::refused(&a.protocols),
+    ]
+    .into_iter()
+    .filter_map(|r| r.err().map(|e| e.0))
+    .collect();
     if found.is_empty() {
         Ok(())
     } else {
@@ -352,16 +357,16 @@ pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     mark_secrets(a);
     refusals(a)?;
-    let (positional_method, target) = everyday::target(a)?;
+    let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark_url(request.url.as_str());
     let mut retry = retry(&a.policy, given_attempts(a), &request)?;
-    retry.curl = a.curl.mapped.clone();
+    retry.curl = a.curl_retry.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
-    let cron = cron::build(a, |n| has_header(&request.headers, n))?;
+    let conditional = conditional::build(a, |n| has_header(&request.headers, n))?;
     let mut cfg = Config {
         request,
         retry,
@@ -370,10 +375,10 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         explain: a.policy.explain,
         state: state(&a.fleet, a.policy.max_retry_after)?,
         ready: crate::policy::readiness::Conditions::default(),
-        cron,
+        conditional,
     };
-    compat::apply(a, &mut cfg)?;
-    everyday::apply(a, &mut cfg)?;
+    protocols::apply(a, &mut cfg)?;
+    destination::apply(a, &mut cfg)?;
     readiness(a, &mut cfg)?;
     Ok(cfg)
 }
@@ -388,8 +393,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
 fn mark_secrets(a: &RequestArgs) {
     use crate::redact;
     let r = &a.request;
-    let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
-    for typed in a.target.iter().chain(&a.everyday.request.url) {
+    let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
+    for typed in a.target.iter().chain(&a.destination.request.url) {
         redact::mark_url(typed);
         if let Ok(u) = with_scheme(typed) {
             redact::mark_url(&u);
@@ -403,15 +408,15 @@ fn mark_secrets(a: &RequestArgs) {
     if let Some((_, password)) = r.user.as_deref().and_then(|u| u.split_once(':')) {
         redact::mark(password);
     }
-    if let Some(referer) = &a.everyday.request.referer {
+    if let Some(referer) = &a.destination.request.referer {
         redact::mark_url(referer);
     }
     // A -b value with '=' is cookies; one without names a cookie file (curl's rule), a path
     // that errors name (one that names nothing is not quoted: see request::cron).
-    for cookie in a.cron.cookie.iter().filter(|c| c.contains('=')) {
+    for cookie in a.conditional.cookie.iter().filter(|c| c.contains('=')) {
         redact::mark_header("Cookie", cookie);
     }
-    if let Some(token) = &a.compat.request.oauth2_bearer {
+    if let Some(token) = &a.protocols.request.oauth2_bearer {
         redact::mark(token);
     }
     let env_proxies = [
@@ -519,7 +524,7 @@ fn request(
         noproxy: r.noproxy.clone(),
         network: network::build(&a.network)?,
         family: Family::Any,
-        compat: compat::CurlNamesConfig::default(),
+        protocols: protocols::Protocols::default(),
     })
 }
 
@@ -734,7 +739,7 @@ fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
                     "{body_flag} must read the body before it is written: drop -N (--no-buffer)"
                 ));
             }
-            if cfg.cron.resume {
+            if cfg.conditional.resume {
                 return usage(format!(
                     "{body_flag} checks a whole body, and -C writes only the rest of one: drop -C"
                 ));

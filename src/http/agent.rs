@@ -4,7 +4,7 @@
 //! headers off, and a connector that notes when the connection (TLS included) is up.
 //! Everything here that can fail is a usage error, found before a byte is sent.
 
-use crate::config::compat::TlsVersions;
+use crate::config::protocols::TlsVersions;
 use crate::config::{Family, RequestConfig, Timeouts, UsageError};
 use crate::http::splice::Tap;
 use crate::http::timing::{self, Probe};
@@ -210,7 +210,7 @@ fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
 fn tls_config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
     let client = network::client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
-    let versions = versions_provider(req.compat.tls);
+    let versions = versions_provider(req.protocols.tls);
     let builder = || {
         let b = TlsConfig::builder().client_cert(client.clone());
         match &versions {

@@ -30,7 +30,7 @@ use std::time::Instant;
 pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
     let l = &args.logging;
     let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
-        .hide_progress(args.compat.logging.no_progress_meter);
+        .hide_progress(args.protocols.logging.no_progress_meter);
     match prepare(args, &reporter, start) {
         Ok(prepared) => {
             let watchdog = prepared.watchdog.clone();
@@ -94,7 +94,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     crate::http::netrc::apply(&mut cfg.request).map_err(|e| ends.usage(&e))?;
     let (write_out, output, transport) = open_inputs(&cfg, &ends)?;
     let _ = agent.set(transport.abort_handle());
-    if cfg.cron.etag_compare.is_some() || !cfg.cron.cookie_files.is_empty() {
+    if cfg.conditional.etag_compare.is_some() || !cfg.conditional.cookie_files.is_empty() {
         ends.reading("a -b or --etag-compare file");
     }
     let cron = cron::prepare(&cfg).map_err(|e| ends.usage(&e))?;
@@ -280,7 +280,7 @@ fn query_from(data: Payload, cfg: &mut Config) -> Result<(), String> {
 /// starting; that is retried as refused).
 fn other_files(cfg: &Config) -> Result<(), String> {
     use std::path::Path;
-    if let Some(path) = &cfg.cron.etag_save {
+    if let Some(path) = &cfg.conditional.etag_save {
         let flag = format!("--etag-save {}", path.display());
         files::check_writable(path, &flag)?;
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
@@ -296,7 +296,7 @@ fn other_files(cfg: &Config) -> Result<(), String> {
     let written: Vec<(&str, &Path)> = [
         ("-o", cfg.output.path.as_deref()),
         ("-D", cfg.output.dump_header.as_deref()),
-        ("--etag-save", cfg.cron.etag_save.as_deref()),
+        ("--etag-save", cfg.conditional.etag_save.as_deref()),
         ("--state", state_file),
     ]
     .into_iter()
@@ -695,7 +695,7 @@ fn write_files(
         outcome = Outcome::Local;
     }
     if outcome == Outcome::Success
-        && let Err(e) = cron.save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
+        && let Err(e) = cron.save(cfg.conditional.etag_save.as_deref(), ended.head.as_ref())
     {
         reporter.error(&e);
         reason = e;

@@ -1,33 +1,35 @@
-//! More of curl's flags, as real curl lines hold them (`--proto '=https' --tlsv1.2 -sSf`,
-//! `-T FILE`, `--data-raw`, `--oauth2-bearer`, `-#`): accepted with curl's meaning where it
-//! agrees with this tool's, refused with one line where it does not (`-J`, `--stderr`,
-//! `--limit-rate`, `-:`, TLS below 1.2). Also the line every other curl flag gets
-//! ([`unsupported`]), for those clap does not know. The checks are in `config::compat`.
+//! curl's flags for the protocols spoken and what goes over them, as real curl lines hold
+//! them (`--proto '=https' --tlsv1.2 -sSf`, `-T FILE`, `--data-raw`, `--oauth2-bearer`,
+//! `-#`): the schemes allowed, the TLS versions, the upload and the bearer token, the
+//! progress line; curl's flags accepted with no effect; those refused with one line (`-J`,
+//! `--stderr`, `--limit-rate`, `-:`, TLS below 1.2). Also the line every other curl flag
+//! gets ([`unsupported`]), for those clap does not know. The checks are in
+//! `config::protocols`.
 
 use super::curl_names::CurlName;
 use clap::Args;
 use std::path::PathBuf;
 
-/// The flags of this group, one struct per help heading.
+/// The protocols spoken and what goes over them, one struct per help heading.
 #[derive(Debug, Args)]
 #[group(skip)]
-pub struct CurlNamesFlags {
+pub struct ProtocolFlags {
     /// Under "Request".
     #[command(flatten)]
-    pub request: NamesRequest,
+    pub request: ProtocolRequest,
     /// Under "Logging".
     #[command(flatten)]
-    pub logging: NamesLogging,
+    pub logging: ProgressFlags,
     /// Hidden: refused with the reason.
     #[command(flatten)]
-    pub refused: NamesRefused,
+    pub refused: RefusedFlags,
 }
 
 /// `-T`, `--data-raw`, `--oauth2-bearer`, `--proto`, the TLS versions, `-g`, `--fail-early`.
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
-pub struct NamesRequest {
+pub struct ProtocolRequest {
     /// Upload FILE (- for stdin) as the request body, byte for byte: PUT unless a method is
     /// given.
     ///
@@ -152,7 +154,7 @@ pub struct NamesRequest {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Logging")]
-pub struct NamesLogging {
+pub struct ProgressFlags {
     /// Accepted: the progress line is shown on a terminal anyway (one line, not curl's bar
     /// or meter).
     #[arg(short = '#', long = "progress-bar", hide_short_help = true)]
@@ -167,7 +169,7 @@ pub struct NamesLogging {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = None::<&str>)]
-pub struct NamesRefused {
+pub struct RefusedFlags {
     /// curl's flag, refused: the file name must be known before the request.
     #[arg(short = 'J', long = "remote-header-name", hide = true)]
     pub remote_header_name: bool,
@@ -210,7 +212,7 @@ pub struct NamesRefused {
     pub sslv3: bool,
 }
 
-impl NamesRefused {
+impl RefusedFlags {
     /// The long names of the refused flags given, in the order of the struct.
     pub fn given(&self) -> Vec<&'static str> {
         [
