@@ -23,6 +23,28 @@ pub struct DestinationFlags {
     pub logging: ShowErrorFlag,
 }
 
+impl DestinationFlags {
+    /// The HTTP versions this tool does not speak (`--http2`, `--http3`, ...), refused
+    /// whatever else is given: the line for the first one given.
+    pub fn refused(&self) -> Result<(), String> {
+        let r = &self.request;
+        let version = [
+            (r.http2, "--http2"),
+            (r.http2_prior_knowledge, "--http2-prior-knowledge"),
+            (r.http3, "--http3"),
+            (r.http3_only, "--http3-only"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name));
+        match version {
+            Some(flag) => Err(format!(
+                "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// `--url`, `-e`, the HTTP version and the address family.
 #[derive(Debug, Args)]
 #[group(skip)]

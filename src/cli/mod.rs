@@ -4,18 +4,18 @@
 //! This file holds the flags of retry-http's own policy, output and logging; curl's
 //! flags come in groups named for what they are about: `destination` (where the request
 //! goes and where its body is saved: `--url`, `-e`, `-4`/`-6`, `--http1.1`, `-O`,
-//! `--output-dir`; with `-f` and `-S`), `bodies` (`-G`, `--data-urlencode`, `-F`, `-K`),
+//! `--output-dir`; with `-f` and `-S`), `bodies` (`-G`, `--data-urlencode`, `-F`),
 //! `network` (`--resolve`, `--unix-socket`, client certificates, netrc, `-Y`/`-y`),
 //! `conditional` (conditional and resumed requests: `-C -`, the ETag flags, `-z`, `-R`,
 //! and `-b`'s cookies) and `protocols` (`--proto`, the TLS versions, `-T`,
-//! `--oauth2-bearer`, curl's flags accepted with no effect or refused, and the line every
-//! curl flag not implemented gets). `curl_names` lists every curl option. `config_file`
-//! expands `-K` and `-H @FILE` before clap parses; `values` parses flag values; `usage`
-//! turns clap's errors into the tool's one line.
+//! `--oauth2-bearer`, curl's flags accepted with no effect or refused). `curl_names` lists
+//! every curl option and the line each one not implemented gets. `config_file`
+//! declares `-K` and expands it and `-H @FILE` before clap parses; `values` parses flag
+//! values; `usage` turns clap's errors into the tool's one line.
 
 pub mod bodies;
 pub mod conditional;
-pub(crate) mod config_file;
+pub mod config_file;
 pub mod curl_names;
 pub mod destination;
 pub mod network;
@@ -323,9 +323,13 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub request: RequestFlags,
 
-    /// curl's other body flags (-G, --data-urlencode, -F) and -K.
+    /// curl's other body flags (-G, --data-urlencode, -F).
     #[command(flatten)]
     pub bodies: bodies::BodyFlags,
+
+    /// -K, and what reading its files (and -H @FILE) found.
+    #[command(flatten)]
+    pub config_file: config_file::ConfigFileFlags,
 
     /// How failures are retried, and the time limits.
     #[command(flatten)]
@@ -366,6 +370,23 @@ pub struct RequestArgs {
     /// line, and curl's flags accepted with no effect or refused.
     #[command(flatten)]
     pub protocols: protocols::ProtocolFlags,
+}
+
+impl RequestArgs {
+    /// curl's flags that are refused here whatever else is given (`--http2`, `-J`, TLS
+    /// below 1.2, ...): every one given, in one line. A property of the flags alone, so it
+    /// is answered here, for the command line and for each `-K` line alike.
+    pub fn refusals(&self) -> Result<(), String> {
+        let found: Vec<String> = [self.destination.refused(), self.protocols.refused()]
+            .into_iter()
+            .filter_map(Result::err)
+            .collect();
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(found.join("; "))
+        }
+    }
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -526,7 +547,7 @@ pub struct PolicyFlags {
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
     ///
     /// In seconds as curl takes it (5, 2.5), or a duration with a unit (500ms, 1m).
-    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = protocols::connect_seconds)]
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::connect_seconds)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives, or none of the request is taken by

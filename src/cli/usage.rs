@@ -249,7 +249,7 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
         return None;
     }
     let name = cli::curl_names::find(typed)?;
-    Some(cli::protocols::unsupported(name, typed))
+    Some(cli::curl_names::unsupported(name, typed))
 }
 
 /// `--help` and `--version` are no runs, but a deadline typed on the command line (or in

@@ -1,11 +1,11 @@
 //! The checks of curl's destination flags (`cli::destination`): `--url` against the positional
 //! URL, the scheme curl guesses for a URL without one, `-O`'s file name, `--output-dir`,
-//! `-e`, `-4`/`-6`, and the refusals (`--http2`, `--http3`, `-f` with `--fail-with-body`).
+//! `-e`, `-4`/`-6`, and `-f` against `--fail-with-body`.
 //! Nothing here does I/O.
 
 use super::{Config, RequestConfig, UsageError, check_header, has_header, usage};
 use crate::cli::RequestArgs;
-use crate::cli::destination::{DestinationFlags, SavedFileFlags};
+use crate::cli::destination::SavedFileFlags;
 use crate::redact;
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -22,25 +22,6 @@ pub enum Family {
     V4,
     /// IPv6 only (`-6`).
     V6,
-}
-
-/// curl's flags that this tool cannot honour: the HTTP versions it does not speak.
-pub(super) fn refused(b: &DestinationFlags) -> Result<(), UsageError> {
-    let r = &b.request;
-    let version = [
-        (r.http2, "--http2"),
-        (r.http2_prior_knowledge, "--http2-prior-knowledge"),
-        (r.http3, "--http3"),
-        (r.http3_only, "--http3-only"),
-    ]
-    .into_iter()
-    .find_map(|(given, name)| given.then_some(name));
-    match version {
-        Some(flag) => usage(format!(
-            "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
-        )),
-        None => Ok(()),
-    }
 }
 
 /// Splits the target into `[METHOD]` and the URL: the positional words, or `--url` (then

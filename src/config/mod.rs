@@ -335,28 +335,12 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// curl's flags that are refused here, whatever else is given: every one given, in one line.
-pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
-    let found: Vec<String> = [
-        destination::refused(&a.destination),
-        protocols::refused(&a.protocols),
-    ]
-    .into_iter()
-    .filter_map(|r| r.err().map(|e| e.0))
-    .collect();
-    if found.is_empty() {
-        Ok(())
-    } else {
-        usage(found.join("; "))
-    }
-}
-
 /// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
 /// a fixed order (so a command line with several faults always gets the same error first):
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     mark_secrets(a);
-    refusals(a)?;
+    a.refusals().map_err(UsageError)?;
     let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;

@@ -5,8 +5,7 @@
 
 use super::{BodySource, BodySpec, Config, UsageError, check_header, usage};
 use crate::cli::RequestArgs;
-use crate::cli::curl_names;
-use crate::cli::protocols::{ProtocolFlags, ProtocolRequest, unsupported};
+use crate::cli::protocols::ProtocolRequest;
 use crate::cli::values::HeaderArg;
 use std::path::Path;
 use url::Url;
@@ -93,25 +92,6 @@ const CURL_PROTOCOLS: [&str; 32] = [
     "ldaps", "mqtt", "pop3", "pop3s", "rtmp", "rtmpe", "rtmps", "rtmpt", "rtmpte", "rtmpts",
     "rtsp", "scp", "sftp", "smb", "smbs", "smtp", "smtps", "telnet", "tftp", "ws", "wss",
 ];
-
-/// curl's refused flags of this group: every one given, in one line.
-pub(super) fn refused(f: &ProtocolFlags) -> Result<(), UsageError> {
-    let lines: Vec<String> = f
-        .refused
-        .given()
-        .into_iter()
-        .filter_map(|long| {
-            let name = curl_names::find(&format!("--{long}"))?;
-            let typed = name.short.map_or(format!("--{long}"), |c| format!("-{c}"));
-            Some(unsupported(name, &typed))
-        })
-        .collect();
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        usage(lines.join("; "))
-    }
-}
 
 /// The settings that need the rest of the configuration: the schemes, the TLS versions,
 /// the Bearer token and the upload.
@@ -239,7 +219,7 @@ fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         return usage("-T names no file: expected -T FILE, or -T - for stdin");
     }
     if stdin {
-        if let Some(taker) = a.bodies.stdin_taken {
+        if let Some(taker) = a.config_file.stdin_taken {
             return usage(format!(
                 "{taker} and -T - both want stdin: give one of them in a file"
             ));

@@ -62,7 +62,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
     let mut cfg = match config::build(args) {
         Ok(cfg) => cfg,
         Err(mut e) => {
-            if args.bodies.from_file {
+            if args.config_file.from_file {
                 // A value from a -K file may be a secret: it is not quoted back.
                 e.0 = crate::cli::config_file::unquoted(&e.0);
             }
@@ -85,7 +85,7 @@ fn prepare(args: &RequestArgs, reporter: &Reporter, start: Instant) -> Result<Pr
         watchdog: &watchdog,
         reporter,
         start,
-        unquote: args.bodies.from_file,
+        unquote: args.config_file.from_file,
     };
     // The netrc file is read here, within the deadline, like the other files.
     if cfg.request.network.netrc.is_some() {
