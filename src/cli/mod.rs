@@ -25,6 +25,7 @@ pub mod values;
 
 use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
+pub use crate::report::{ColorChoice, LogFormat};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -286,26 +287,6 @@ fn probability(s: &str) -> Result<f64, String> {
             "invalid probability {s:?}: expected a number from 0 to 1"
         )),
     }
-}
-
-/// Format of the lines written to stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// One human-readable line per attempt.
-    Text,
-    /// One JSON object per line (the schema is in README.md).
-    Json,
-}
-
-/// When to colour stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
 }
 
 /// Everything about one request and how it is retried: the target, then one group of flags

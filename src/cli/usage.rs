@@ -276,7 +276,7 @@ pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Ou
     } else {
         cli::LogFormat::Text
     };
-    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    let reporter = report::Reporter::new(crate::report::LogConfig::plain(format));
     reporter.error(&format!("{message}; see --help"));
     if json {
         let elapsed = start.elapsed();
@@ -296,7 +296,7 @@ pub(crate) fn deadline_line(what: &str, args: &[OsString], start: Instant) -> Ou
     } else {
         cli::LogFormat::Text
     };
-    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    let reporter = report::Reporter::new(crate::report::LogConfig::plain(format));
     let why = format!("nothing sent: {what} was still being read");
     reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, &why, Some(&why));
     Outcome::Deadline

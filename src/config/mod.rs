@@ -9,6 +9,7 @@
 mod bodies;
 pub mod conditional;
 pub mod curl_retry;
+pub mod log;
 pub mod network;
 pub mod protocols;
 

@@ -28,9 +28,7 @@ use std::time::Instant;
 
 /// Runs one request with retries; `start` is when the process started.
 pub fn request(args: &RequestArgs, start: Instant) -> Outcome {
-    let l = &args.logging;
-    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
-        .hide_progress(args.protocols.logging.no_progress_meter);
+    let reporter = Reporter::new(crate::config::log::of(args));
     match prepare(args, &reporter, start) {
         Ok(prepared) => {
             let watchdog = prepared.watchdog.clone();
