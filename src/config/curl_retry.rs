@@ -20,7 +20,7 @@
 use super::UsageError;
 use crate::cli::{self, CurlRetryFlags, PolicyFlags, RequestArgs, values};
 use crate::policy::{Jitter, StatusSet};
-use crate::units::fmt_duration;
+use crate::units::{curl_seconds, fmt_duration};
 use std::time::Duration;
 
 /// Which of the policy's values were given as flags (not only by a `RETRY_HTTP_*` variable,
@@ -80,7 +80,7 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
             m.backoff = Some((d, d, Jitter::Additive(d)));
             said.push(format!(
                 "--retry-delay {} is --base {s} --cap {s} --jitter +{s} (each wait from {s} to {}, a Retry-After still honoured)",
-                seconds(d),
+                curl_seconds(d),
                 fmt_duration(d.saturating_mul(2))
             ));
         }
@@ -99,7 +99,7 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
         } else {
             format!(
                 "--retry-max-time {} is --deadline {} (which also ends an attempt under way)",
-                seconds(t),
+                curl_seconds(t),
                 fmt_duration(t)
             )
         });
@@ -119,13 +119,6 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
         m.notice = Some(said.join("; "));
     }
     Ok(m)
-}
-
-/// `d` in curl's plain seconds, as its flags take them: `60`, `2.5`, `0.25`.
-fn seconds(d: Duration) -> String {
-    let ms = d.as_millis();
-    let text = format!("{}.{:03}", ms / 1000, ms % 1000);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// "FLAG and OTHER both set ...: give one (HOW)".
@@ -291,9 +284,6 @@ mod tests {
                 .expect("notice")
                 .contains("--retry-max-time 60 is --deadline 1m ")
         );
-        assert_eq!(seconds(Duration::from_millis(2500)), "2.5");
-        assert_eq!(seconds(Duration::from_millis(250)), "0.25");
-        assert_eq!(seconds(Duration::from_secs(3)), "3");
     }
 
     #[test]
