@@ -12,6 +12,7 @@ pub mod curl_retry;
 pub mod log;
 pub mod network;
 pub mod protocols;
+mod readiness;
 
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
@@ -364,7 +365,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     };
     protocols::apply(a, &mut cfg)?;
     destination::apply(a, &mut cfg)?;
-    readiness(a, &mut cfg)?;
+    readiness::apply(a, &mut cfg)?;
     Ok(cfg)
 }
 
@@ -664,84 +665,6 @@ pub fn attempts(
         (None, Some(_)) => Ok((UNLIMITED, AttemptsBound::Deadline)),
         (None, None) => Ok((DEFAULT_ATTEMPTS, AttemptsBound::Default)),
     }
-}
-
-/// The `--until-*` conditions, checked against the rest of the command line: a body or
-/// JSON condition needs a body that is read before it is written (not `-N`, `-I`/HEAD or
-/// `-C`); polling repeats the request, so it must be idempotent or carry a key (or
-/// `--retry-unsafe`).
-fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    use crate::policy::readiness::{self as r, Conditions};
-    let f = &a.readiness;
-    if f.until_status.len() > 1 {
-        return usage(
-            "--until-status is given once: list every status that means ready in it, such as --until-status 200,204",
-        );
-    }
-    let mut ready = Conditions {
-        status: f.until_status.first().cloned(),
-        ..Conditions::default()
-    };
-    for spec in &f.until_body {
-        ready
-            .body
-            .push(r::parse_body_regex(spec).map_err(UsageError)?);
-    }
-    for spec in &f.until_json {
-        let (pointer, want) = r::parse_json(spec).map_err(UsageError)?;
-        // What a secret pointer must hold is that secret.
-        if r::secret_pointer(&pointer) {
-            match &want {
-                serde_json::Value::String(s) => crate::redact::mark_guessed(s),
-                other => crate::redact::mark_guessed(&other.to_string()),
-            }
-        }
-        ready.json.push((pointer, want));
-    }
-    for spec in &f.until_header {
-        let (name, re) = r::parse_header(spec).map_err(UsageError)?;
-        if crate::redact::is_secret_name(&name) {
-            crate::redact::mark_guessed(re.as_str());
-        }
-        ready.headers.push((name, re));
-    }
-    let retry = &cfg.retry;
-    if ready.any() {
-        let method = &cfg.request.method;
-        let body_flag = if f.until_body.is_empty() {
-            "--until-json"
-        } else {
-            "--until-body"
-        };
-        if ready.needs_body() {
-            if method == "HEAD" {
-                return usage(format!(
-                    "{body_flag} reads the body, and a HEAD (-I) answer has none: use --until-status or --until-header"
-                ));
-            }
-            if cfg.output.no_buffer {
-                return usage(format!(
-                    "{body_flag} must read the body before it is written: drop -N (--no-buffer)"
-                ));
-            }
-            if cfg.conditional.resume {
-                return usage(format!(
-                    "{body_flag} checks a whole body, and -C writes only the rest of one: drop -C"
-                ));
-            }
-        }
-        if !crate::policy::is_idempotent(method)
-            && retry.idempotency_key.is_none()
-            && !retry.retry_unsafe
-        {
-            return usage(format!(
-                "a readiness condition polls the request again, and {method} is not idempotent: send an --idempotency-key (or --retry-unsafe) to allow it"
-            ));
-        }
-    }
-    cfg.output.inspect = ready.needs_body();
-    cfg.ready = ready;
-    Ok(())
 }
 
 /// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
