@@ -4,7 +4,8 @@
 //! flags (see `cli`) are in the file of the same name: `destination` (the URL, `-e`,
 //! `-4`/`-6`, `-O`), `bodies`, `network`, `conditional` (`-C -`, the ETag flags, `-z`, `-R`,
 //! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
-//! maps curl's retry flags onto the policy.
+//! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags, and
+//! `log` makes the stderr log's settings from the logging flags.
 
 mod bodies;
 pub mod conditional;
