@@ -472,7 +472,6 @@ impl Reporter {
                 self.json(v)
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
-                let what = outcome.summary_phrase();
                 // A refusal says why, unless `last` already does (refused before the first
                 // attempt); so does a deadline, which may stop a run before it is reached
                 // (the next wait would end past it), and a failure not retried, whose
@@ -486,33 +485,52 @@ impl Reporter {
                         | Outcome::NonRetryableTransport
                         | Outcome::NotReady
                 );
-                if attempts_made == 0 {
-                    // Nothing was sent: no attempt to count, no last answer to name; the
-                    // reason says what stopped the run, "nothing sent" said once.
-                    let why = after_nothing_sent(reason.filter(|_| explained).unwrap_or(last));
-                    self.error(&format!(
-                        "{what} in {}, nothing sent{why}{}; exit {}",
-                        fmt_duration(elapsed),
-                        key_phrase(key),
-                        outcome.code()
-                    ));
-                    return;
-                }
-                let why = match reason {
-                    Some(r) if explained && r != last => format!("; {r}"),
-                    _ => String::new(),
-                };
-                let plural = if attempts_made == 1 { "" } else { "s" };
-                self.error(&format!(
-                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
-                    fmt_duration(elapsed),
-                    key_phrase(key),
-                    outcome.code()
+                let why = reason.filter(|_| explained);
+                self.error(&summary_words(
+                    outcome,
+                    (attempts_made, elapsed),
+                    last,
+                    why,
+                    key,
                 ));
             }
             LogFormat::Text => {}
         }
     }
+}
+
+/// The text summary after "error: ": the outcome, the attempts made and the time taken,
+/// the last answer, `why` the run stopped (when it adds to `last`), the Idempotency-Key
+/// sent, the exit code. A run that sent nothing has no attempt to count and no last
+/// answer: `why` (or `last`) says what stopped it, "nothing sent" said once.
+fn summary_words(
+    outcome: Outcome,
+    (attempts_made, elapsed): (u32, Duration),
+    last: &str,
+    why: Option<&str>,
+    key: Option<&str>,
+) -> String {
+    let what = outcome.summary_phrase();
+    if attempts_made == 0 {
+        return format!(
+            "{what} in {}, nothing sent{}{}; exit {}",
+            fmt_duration(elapsed),
+            after_nothing_sent(why.unwrap_or(last)),
+            key_phrase(key),
+            outcome.code()
+        );
+    }
+    let why = match why {
+        Some(r) if r != last => format!("; {r}"),
+        _ => String::new(),
+    };
+    let plural = if attempts_made == 1 { "" } else { "s" };
+    format!(
+        "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
+        fmt_duration(elapsed),
+        key_phrase(key),
+        outcome.code()
+    )
 }
 
 /// What a run that sent nothing says after "nothing sent": ": WHY" from `why` ("nothing
@@ -641,24 +659,10 @@ pub fn forced_summary(
             v["state"] = state.name().into();
             v.to_string()
         }
-        LogFormat::Text if attempts_made == 0 => format!(
-            "{PREFIX} error: {} in {}, nothing sent{}{}; exit {}",
-            outcome.summary_phrase(),
-            fmt_duration(elapsed),
-            after_nothing_sent(last),
-            key_phrase(key),
-            outcome.code()
+        LogFormat::Text => format!(
+            "{PREFIX} error: {}",
+            summary_words(outcome, (attempts_made, elapsed), last, None, key)
         ),
-        LogFormat::Text => {
-            let plural = if attempts_made == 1 { "" } else { "s" };
-            format!(
-                "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}){}; exit {}",
-                outcome.summary_phrase(),
-                fmt_duration(elapsed),
-                key_phrase(key),
-                outcome.code()
-            )
-        }
     };
     crate::redact::marked(&line)
 }
@@ -758,6 +762,31 @@ mod tests {
         assert_eq!(after_nothing_sent("nothing sent"), "");
         assert_eq!(after_nothing_sent("nothing sent: why"), ": why");
         assert_eq!(after_nothing_sent("the store failed"), ": the store failed");
+    }
+
+    /// The summary's words name the attempts, the last answer and a reason that adds to
+    /// it; the forced summary (deadline, signal) writes the same words.
+    #[test]
+    fn the_summary_names_the_last_answer_and_a_new_reason_once() {
+        let d = Duration::from_millis(1420);
+        let words = summary_words(Outcome::Deadline, (3, d), "503", Some("deadline"), None);
+        assert_eq!(
+            words,
+            "deadline reached after 3 attempts in 1.42s (last: 503; deadline); exit 5"
+        );
+        let same = summary_words(Outcome::Deadline, (1, d), "503", Some("503"), Some("k"));
+        assert!(same.contains("after 1 attempt in"), "{same}");
+        assert!(same.contains("(last: 503); Idempotency-Key: k;"), "{same}");
+        let forced = forced_summary(
+            LogFormat::Text,
+            Outcome::Deadline,
+            (3, d, 0),
+            "503",
+            "deadline",
+            (None, StateUse::None),
+        );
+        let plain = summary_words(Outcome::Deadline, (3, d), "503", None, None);
+        assert_eq!(forced, format!("retry-http: error: {plain}"));
     }
 
     #[test]
