@@ -29,13 +29,26 @@ pub enum Family {
 /// together are an error.
 pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
     match (a.destination.request.url.as_slice(), a.target.as_slice()) {
-        ([], _) => super::target(a),
+        ([], _) => positional(a),
         ([u], []) => Ok((None, u)),
         ([_], _) => usage(
             "a URL is given with --url and as an argument: give one (one request per run; the method goes with -X)",
         ),
         _ => usage("--url is given more than once: one request per run is accepted"),
     }
+}
+
+/// Splits the positional `[METHOD] URL`; a positional METHOD and `-X` together are an error.
+fn positional(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
+    let (positional_method, target) = match a.target.as_slice() {
+        [u] => (None, u),
+        [m, u] => (Some(m), u),
+        _ => return usage("expected [METHOD] URL"),
+    };
+    if positional_method.is_some() && a.request.method.is_some() {
+        return usage("the method is given twice (-X and a positional METHOD): give one");
+    }
+    Ok((positional_method, target))
 }
 
 /// Host-name prefixes for which curl guesses a protocol other than http.

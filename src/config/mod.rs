@@ -425,19 +425,6 @@ fn mark_secrets(a: &RequestArgs) {
     }
 }
 
-/// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
-fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
-    let (positional_method, target) = match a.target.as_slice() {
-        [u] => (None, u),
-        [m, u] => (Some(m), u),
-        _ => return usage("expected [METHOD] URL"),
-    };
-    if positional_method.is_some() && a.request.method.is_some() {
-        return usage("the method is given twice (-X and a positional METHOD): give one");
-    }
-    Ok((positional_method, target))
-}
-
 /// The lower bounds of the backoff and state durations, and the base against the cap.
 fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
     if p.base < Duration::from_millis(1) {
