@@ -573,7 +573,7 @@ pub fn explain(settings: &Settings, target: (&Url, Option<&Path>)) -> Vec<String
     lines.push(format!(
         "              retry budget: {} of {allowed} left in the last {} ({} successes)",
         allowed.saturating_sub(taken),
-        humantime::format_duration(l.window),
+        crate::units::fmt_duration(l.window),
         t.budget.counts().0
     ));
     lines.push(match t.held(now) {
