@@ -2,7 +2,7 @@
 //! a reset) and then answers, with the real client run against it, so a newcomer sees the
 //! per-attempt log and the exit code with nothing else installed.
 
-use crate::cli::{ColorChoice, LogFormat};
+use crate::cli::LogFormat;
 use crate::exit::Outcome;
 use crate::report::Reporter;
 use std::io::{self, BufRead, BufReader, Write};
@@ -70,7 +70,7 @@ fn answer_one(stream: TcpStream, answer: Answer) -> io::Result<()> {
 
 /// Runs the demo and returns the client's outcome.
 pub fn show(start: Instant) -> Outcome {
-    let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
+    let say = Reporter::new(crate::report::LogConfig::plain(LogFormat::Text));
     let url = match start_server() {
         Ok(url) => url,
         Err(e) => {

@@ -114,8 +114,8 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
     if let Err(e) = config::curl_retry::fold(&mut cli.request) {
         return cli::usage::usage_line(&e.0, &args, start);
     }
-    cli.request.bodies.stdin_taken = expanded.stdin_taken;
-    cli.request.bodies.from_file = expanded.from_file;
+    cli.request.config_file.stdin_taken = expanded.stdin_taken;
+    cli.request.config_file.from_file = expanded.from_file;
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
         Some(cli::Command::Simulate(args)) => simulate::command::simulate(&args),

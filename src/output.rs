@@ -149,7 +149,7 @@ fn check_path(
     typed: &Path,
     create_dirs: bool,
 ) -> Result<(Destination, Option<PathBuf>), UsageError> {
-    let shown = typed.display();
+    let shown = typed.display().to_string();
     // Through a symbolic link, write where it points (as curl does), not over the link.
     let resolved = follow_link(typed).map_err(|e| {
         UsageError(format!(
@@ -162,22 +162,8 @@ fn check_path(
             "-o {shown} names a folder: expected a file path"
         )));
     }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return Err(UsageError(format!(
-                "-o {shown} is a directory: expected a file path"
-            )));
-        }
-        Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => {
-            return Err(UsageError(format!(
-                "-o {shown} is a socket: expected a file path (or a FIFO or a device)"
-            )));
-        }
-        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => {
-            return Ok((Destination::Null, None));
-        }
-        Ok(m) if !m.is_file() => return Ok((Destination::Special(path.to_path_buf()), None)),
-        _ => {}
+    if let Some(existing) = existing_destination(path, &shown)? {
+        return Ok((existing, None));
     }
     if path.file_name().is_some_and(|n| n.len() > files::NAME_MAX) {
         return Err(UsageError(format!(
@@ -186,24 +172,7 @@ fn check_path(
         )));
     }
     let dir = folder(path);
-    if dir.exists() && !dir.is_dir() {
-        return Err(UsageError(format!(
-            "-o {shown}: {} is not a folder: expected a path in a folder",
-            dir.display()
-        )));
-    }
-    let made_in = match dir.is_dir() {
-        true => None,
-        false if create_dirs => {
-            Some(nearest_folder(dir).map_err(|e| UsageError(format!("-o {shown}: {e}")))?)
-        }
-        false => {
-            return Err(UsageError(format!(
-                "-o {shown}: the folder {} does not exist: create it first, or give --create-dirs",
-                dir.display()
-            )));
-        }
-    };
+    let made_in = folder_to_make(dir, &shown, create_dirs)?;
     // Prove we can write there now, rather than after a long download.
     let dir = made_in.as_deref().unwrap_or(dir);
     tempfile::Builder::new()
@@ -216,6 +185,49 @@ fn check_path(
             ))
         })?;
     Ok((Destination::Replace(path.to_path_buf()), made_in))
+}
+
+/// What an `-o` path that exists and is not a regular file is written as: `/dev/null`,
+/// or a special file (a FIFO, a device) written in place. A folder or a socket is a usage
+/// error; `None`: a regular file, or nothing there yet (the caller checks its folder).
+fn existing_destination(path: &Path, shown: &str) -> Result<Option<Destination>, UsageError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(UsageError(format!(
+            "-o {shown} is a directory: expected a file path"
+        ))),
+        Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => Err(UsageError(
+            format!("-o {shown} is a socket: expected a file path (or a FIFO or a device)"),
+        )),
+        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => Ok(Some(Destination::Null)),
+        Ok(m) if !m.is_file() => Ok(Some(Destination::Special(path.to_path_buf()))),
+        _ => Ok(None),
+    }
+}
+
+/// The `-o` file's folder `dir` must be a folder; when it does not exist yet, with
+/// `create_dirs` the nearest folder that does is returned (where the missing ones are made
+/// once the file is put in place), else it is a usage error.
+fn folder_to_make(
+    dir: &Path,
+    shown: &str,
+    create_dirs: bool,
+) -> Result<Option<PathBuf>, UsageError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(UsageError(format!(
+            "-o {shown}: {} is not a folder: expected a path in a folder",
+            dir.display()
+        )));
+    }
+    match dir.is_dir() {
+        true => Ok(None),
+        false if create_dirs => Ok(Some(
+            nearest_folder(dir).map_err(|e| UsageError(format!("-o {shown}: {e}")))?,
+        )),
+        false => Err(UsageError(format!(
+            "-o {shown}: the folder {} does not exist: create it first, or give --create-dirs",
+            dir.display()
+        ))),
+    }
 }
 
 /// The usage error for a temporary folder where no spool can be made.

@@ -1,9 +1,9 @@
 //! The only writer to stderr: one line per attempt as it ends, warnings, errors and the
 //! closing summary, as text (optionally coloured) or as JSON lines. Secrets are masked
 //! before anything gets here (see `redact`), and every line is passed through
-//! `redact::marked` on its way out, so no secret marked where it entered is written.
+//! `redact::marked` on its way out, so no secret marked where it entered is written. A
+//! [`Reporter`] is built from a [`LogConfig`] (made from the flags by `config::log`).
 
-use crate::cli::{ColorChoice, LogFormat};
 use crate::exit::Outcome;
 use crate::policy::WaitReason;
 use crate::units::fmt_duration;
@@ -11,7 +11,7 @@ use crate::units::millis;
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -37,6 +37,68 @@ pub enum Decision {
     },
     /// The run ends here, for this reason (a phrase starting with a verb or "not").
     Stop(String),
+}
+
+/// Format of the lines written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One human-readable line per attempt.
+    Text,
+    /// One JSON object per line (the schema is in README.md).
+    Json,
+}
+
+/// When to colour stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// How much the log says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    /// `-s`: only the final error line (and the warnings about what the user wrote).
+    Quiet,
+    /// One line per attempt, warnings and the summary.
+    Normal,
+    /// `-v`: also the headers sent and received (secrets masked) and the seed. With `-s`
+    /// too (`-sv`), as in curl, this stays; `-s` then only hides the live lines.
+    Verbose,
+}
+
+/// The stderr log's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogConfig {
+    /// Text lines or JSON objects.
+    pub format: LogFormat,
+    /// How much is said.
+    pub verbosity: Verbosity,
+    /// Countdowns and the progress line may be drawn (not under `-s`); they are, when
+    /// stderr is a terminal and the format is text.
+    pub live: bool,
+    /// Among the live lines, the download progress line (not with `--no-progress-meter`).
+    pub progress: bool,
+    /// `--color`.
+    pub color: ColorChoice,
+}
+
+impl LogConfig {
+    /// The tool's own messages outside a request (the demo, simulate, a usage error found
+    /// before the flags are parsed): in `format`, said normally, never coloured.
+    pub fn plain(format: LogFormat) -> LogConfig {
+        LogConfig {
+            format,
+            verbosity: Verbosity::Normal,
+            live: true,
+            progress: true,
+            color: ColorChoice::Never,
+        }
+    }
 }
 
 /// One attempt's line.
@@ -74,13 +136,11 @@ pub struct AttemptLine {
 pub struct Reporter {
     /// Countdowns and progress are drawn: stderr is a terminal, the log is text, not `-s`.
     live: bool,
-    /// `--no-progress-meter`: the progress line is not drawn (the countdowns still are).
-    no_progress: bool,
     /// A live line is on screen and must be erased before the next log line.
-    dirty: std::cell::Cell<bool>,
-    format: LogFormat,
-    silent: bool,
-    verbose: bool,
+    dirty: AtomicBool,
+    /// The format, the verbosity, whether the progress line is drawn.
+    log: LogConfig,
+    /// `--color`, as the stream writer takes it.
     color: anstream::ColorChoice,
     /// The Idempotency-Key the run sends, once it is chosen: the summary names it, so a
     /// request that failed can be resubmitted by hand with the same key.
@@ -135,31 +195,32 @@ impl StateUse {
 impl Reporter {
     /// The log format (text or JSON lines).
     pub fn format(&self) -> LogFormat {
-        self.format
+        self.log.format
     }
 
-    /// A reporter for the given flags.
-    pub fn new(format: LogFormat, silent: bool, verbose: bool, color: ColorChoice) -> Self {
-        let color = match color {
+    /// A reporter writing the log `log` describes.
+    pub fn new(log: LogConfig) -> Self {
+        let color = match log.color {
             ColorChoice::Auto => anstream::ColorChoice::Auto,
             ColorChoice::Always => anstream::ColorChoice::Always,
             ColorChoice::Never => anstream::ColorChoice::Never,
         };
         let live = std::io::IsTerminal::is_terminal(&std::io::stderr())
-            && format == LogFormat::Text
-            && !silent;
+            && log.format == LogFormat::Text
+            && log.live;
         Reporter {
             live,
-            no_progress: false,
-            dirty: Default::default(),
-            format,
-            // As in curl, `-s -v` keeps what -v shows; -s still hides the live lines.
-            silent: silent && !verbose,
-            verbose,
+            dirty: AtomicBool::new(false),
+            log,
             color,
             key: Arc::default(),
             state: Arc::default(),
         }
+    }
+
+    /// Only the final error line is written (`-s` without `-v`).
+    fn quiet(&self) -> bool {
+        self.log.verbosity == Verbosity::Quiet
     }
 
     /// Records what became of `--state` (see [`StateUse`]; the latest in its order stays).
@@ -205,7 +266,7 @@ impl Reporter {
             let text = crate::redact::marked(text);
             let _ = write!(err, "\r\x1b[K{PREFIX} {text}");
             let _ = err.flush();
-            self.dirty.set(true);
+            self.dirty.store(true, Ordering::Relaxed);
         }
     }
 
@@ -226,23 +287,16 @@ impl Reporter {
 
     /// Erases the live line, if one is drawn.
     pub fn clear_live(&self) {
-        if self.dirty.replace(false) {
+        if self.dirty.swap(false, Ordering::Relaxed) {
             let mut err = std::io::stderr().lock();
             let _ = write!(err, "\r\x1b[K");
             let _ = err.flush();
         }
     }
 
-    /// With `hide` (`--no-progress-meter`), no download progress line is drawn; nothing
-    /// else changes.
-    pub fn hide_progress(mut self, hide: bool) -> Self {
-        self.no_progress = hide;
-        self
-    }
-
     /// Download progress, on a terminal: bytes so far of the total when known.
     pub fn progress(&self, bytes: u64, total: Option<u64>) {
-        if self.no_progress {
+        if !self.log.progress {
             return;
         }
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
@@ -260,7 +314,7 @@ impl Reporter {
 
     /// Whether `-v` was given.
     pub fn verbose(&self) -> bool {
-        self.verbose
+        self.log.verbosity == Verbosity::Verbose
     }
 
     fn write_line(&self, line: &str) {
@@ -290,10 +344,10 @@ impl Reporter {
 
     /// Logs one attempt (not with `-s`).
     pub fn attempt(&self, a: &AttemptLine) {
-        if self.silent {
+        if self.quiet() {
             return;
         }
-        if self.format == LogFormat::Json {
+        if self.log.format == LogFormat::Json {
             self.json(attempt_json(a));
             return;
         }
@@ -344,7 +398,7 @@ impl Reporter {
 
     /// A warning (not with `-s`).
     pub fn warn(&self, msg: &str) {
-        if !self.silent {
+        if !self.quiet() {
             self.notice(msg);
         }
     }
@@ -352,7 +406,7 @@ impl Reporter {
     /// A warning shown under `-s` too: a mistake in what the user wrote (curl's own
     /// warning about an unknown `-w` variable is not silenced either).
     pub fn notice(&self, msg: &str) {
-        match self.format {
+        match self.log.format {
             LogFormat::Json => self.json(json!({"type": "warning", "message": msg})),
             LogFormat::Text => {
                 let label = self.paint(
@@ -366,10 +420,10 @@ impl Reporter {
 
     /// Informational line (not with `-s`), such as the idempotency key chosen.
     pub fn info(&self, msg: &str) {
-        if self.silent {
+        if self.quiet() {
             return;
         }
-        match self.format {
+        match self.log.format {
             LogFormat::Json => self.json(json!({"type": "info", "message": msg})),
             LogFormat::Text => self.write_line(&format!("{PREFIX} {msg}")),
         }
@@ -377,14 +431,14 @@ impl Reporter {
 
     /// A verbose-only line (headers, seed).
     pub fn detail(&self, msg: &str) {
-        if self.verbose {
+        if self.verbose() {
             self.info(msg);
         }
     }
 
     /// An error line: always shown, `-s` included.
     pub fn error(&self, msg: &str) {
-        match self.format {
+        match self.log.format {
             LogFormat::Json => self.json(json!({"type": "error", "message": msg})),
             LogFormat::Text => {
                 let label = self.paint(
@@ -410,7 +464,7 @@ impl Reporter {
     ) {
         let reason = reason.filter(|_| outcome != Outcome::Success);
         let key = self.key.get().map(String::as_str);
-        match self.format {
+        match self.log.format {
             LogFormat::Json => {
                 let mut v = summary_json(outcome, attempts_made, elapsed, seed, reason);
                 v["idempotency_key"] = key.into();
@@ -418,7 +472,6 @@ impl Reporter {
                 self.json(v)
             }
             LogFormat::Text if !matches!(outcome, Outcome::Success | Outcome::Usage) => {
-                let what = outcome.summary_phrase();
                 // A refusal says why, unless `last` already does (refused before the first
                 // attempt); so does a deadline, which may stop a run before it is reached
                 // (the next wait would end past it), and a failure not retried, whose
@@ -432,33 +485,52 @@ impl Reporter {
                         | Outcome::NonRetryableTransport
                         | Outcome::NotReady
                 );
-                if attempts_made == 0 {
-                    // Nothing was sent: no attempt to count, no last answer to name; the
-                    // reason says what stopped the run, "nothing sent" said once.
-                    let why = after_nothing_sent(reason.filter(|_| explained).unwrap_or(last));
-                    self.error(&format!(
-                        "{what} in {}, nothing sent{why}{}; exit {}",
-                        fmt_duration(elapsed),
-                        key_phrase(key),
-                        outcome.code()
-                    ));
-                    return;
-                }
-                let why = match reason {
-                    Some(r) if explained && r != last => format!("; {r}"),
-                    _ => String::new(),
-                };
-                let plural = if attempts_made == 1 { "" } else { "s" };
-                self.error(&format!(
-                    "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
-                    fmt_duration(elapsed),
-                    key_phrase(key),
-                    outcome.code()
+                let why = reason.filter(|_| explained);
+                self.error(&summary_words(
+                    outcome,
+                    (attempts_made, elapsed),
+                    last,
+                    why,
+                    key,
                 ));
             }
             LogFormat::Text => {}
         }
     }
+}
+
+/// The text summary after "error: ": the outcome, the attempts made and the time taken,
+/// the last answer, `why` the run stopped (when it adds to `last`), the Idempotency-Key
+/// sent, the exit code. A run that sent nothing has no attempt to count and no last
+/// answer: `why` (or `last`) says what stopped it, "nothing sent" said once.
+fn summary_words(
+    outcome: Outcome,
+    (attempts_made, elapsed): (u32, Duration),
+    last: &str,
+    why: Option<&str>,
+    key: Option<&str>,
+) -> String {
+    let what = outcome.summary_phrase();
+    if attempts_made == 0 {
+        return format!(
+            "{what} in {}, nothing sent{}{}; exit {}",
+            fmt_duration(elapsed),
+            after_nothing_sent(why.unwrap_or(last)),
+            key_phrase(key),
+            outcome.code()
+        );
+    }
+    let why = match why {
+        Some(r) if r != last => format!("; {r}"),
+        _ => String::new(),
+    };
+    let plural = if attempts_made == 1 { "" } else { "s" };
+    format!(
+        "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
+        fmt_duration(elapsed),
+        key_phrase(key),
+        outcome.code()
+    )
 }
 
 /// What a run that sent nothing says after "nothing sent": ": WHY" from `why` ("nothing
@@ -587,24 +659,10 @@ pub fn forced_summary(
             v["state"] = state.name().into();
             v.to_string()
         }
-        LogFormat::Text if attempts_made == 0 => format!(
-            "{PREFIX} error: {} in {}, nothing sent{}{}; exit {}",
-            outcome.summary_phrase(),
-            fmt_duration(elapsed),
-            after_nothing_sent(last),
-            key_phrase(key),
-            outcome.code()
+        LogFormat::Text => format!(
+            "{PREFIX} error: {}",
+            summary_words(outcome, (attempts_made, elapsed), last, None, key)
         ),
-        LogFormat::Text => {
-            let plural = if attempts_made == 1 { "" } else { "s" };
-            format!(
-                "{PREFIX} error: {} after {attempts_made} attempt{plural} in {} (last: {last}){}; exit {}",
-                outcome.summary_phrase(),
-                fmt_duration(elapsed),
-                key_phrase(key),
-                outcome.code()
-            )
-        }
     };
     crate::redact::marked(&line)
 }
@@ -670,7 +728,7 @@ mod tests {
     /// after answering is `unavailable`, whatever came before.
     #[test]
     fn the_state_keeps_the_latest_in_its_order() {
-        let r = Reporter::new(LogFormat::Json, true, false, ColorChoice::Never);
+        let r = Reporter::new(LogConfig::plain(LogFormat::Json));
         assert_eq!(r.state().name(), "none");
         r.note_state(StateUse::Used);
         assert_eq!(r.state().name(), "used");
@@ -704,6 +762,31 @@ mod tests {
         assert_eq!(after_nothing_sent("nothing sent"), "");
         assert_eq!(after_nothing_sent("nothing sent: why"), ": why");
         assert_eq!(after_nothing_sent("the store failed"), ": the store failed");
+    }
+
+    /// The summary's words name the attempts, the last answer and a reason that adds to
+    /// it; the forced summary (deadline, signal) writes the same words.
+    #[test]
+    fn the_summary_names_the_last_answer_and_a_new_reason_once() {
+        let d = Duration::from_millis(1420);
+        let words = summary_words(Outcome::Deadline, (3, d), "503", Some("deadline"), None);
+        assert_eq!(
+            words,
+            "deadline reached after 3 attempts in 1.42s (last: 503; deadline); exit 5"
+        );
+        let same = summary_words(Outcome::Deadline, (1, d), "503", Some("503"), Some("k"));
+        assert!(same.contains("after 1 attempt in"), "{same}");
+        assert!(same.contains("(last: 503); Idempotency-Key: k;"), "{same}");
+        let forced = forced_summary(
+            LogFormat::Text,
+            Outcome::Deadline,
+            (3, d, 0),
+            "503",
+            "deadline",
+            (None, StateUse::None),
+        );
+        let plain = summary_words(Outcome::Deadline, (3, d), "503", None, None);
+        assert_eq!(forced, format!("retry-http: error: {plain}"));
     }
 
     #[test]

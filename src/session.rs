@@ -25,14 +25,12 @@ use std::time::Instant;
 /// Runs the main command: one request with retries; `start` is when the process started.
 /// Returns the outcome that sets the exit status.
 pub fn run(args: &RequestArgs, start: Instant) -> Outcome {
-    let l = &args.logging;
-    let reporter = Reporter::new(l.log_format, l.silent, l.verbose, l.color)
-        .hide_progress(args.compat.logging.no_progress_meter);
+    let reporter = Reporter::new(crate::config::log::of(args));
     let cfg = match config::build(args) {
         Ok(cfg) => cfg,
         Err(e) => return unusable(args, &reporter, start, e.0),
     };
-    let session = Session::begin(&cfg, reporter, start, args.bodies.from_file);
+    let session = Session::begin(&cfg, reporter, start, args.config_file.from_file);
     let outcome = session.run(&cfg);
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
@@ -42,7 +40,7 @@ pub fn run(args: &RequestArgs, start: Instant) -> Outcome {
 /// A command line that makes no configuration: its usage error (exit 2), nothing sent.
 /// No watchdog keeps a deadline yet, so the lines are bounded here.
 fn unusable(args: &RequestArgs, reporter: &Reporter, start: Instant, mut msg: String) -> Outcome {
-    if args.bodies.from_file {
+    if args.config_file.from_file {
         // A value from a -K file may be a secret: it is not quoted back.
         msg = crate::cli::config_file::unquoted(&msg);
     }

@@ -1,5 +1,9 @@
 //! Unit conversions shared by the log, the state file and the simulator, so each number is
-//! computed one way everywhere, and the one way a duration is written for people.
+//! computed one way everywhere, and every way a duration is written, each named for its
+//! use: [`fmt_duration`] for people (the log, the summary, `--explain`, messages, the
+//! jitter mode's name), and curl's two forms where this tool speaks as curl does:
+//! [`curl_seconds`] (a value for curl's seconds flags: `2.5`) and [`curl_time`] (`-w`'s
+//! times: `0.042000`).
 
 use std::time::Duration;
 
@@ -14,7 +18,7 @@ pub fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-/// Formats a duration compactly, as a duration flag takes it: 41ms, 1.42s, 2m03s, 2m,
+/// Formats a duration for people, compactly, as a duration flag takes it: 41ms, 1.42s, 2m03s, 2m,
 /// 1h30m, 24h, 7d. Below a minute, to the hundredth of a second; below an hour, to the
 /// second; up to 48 hours, to the minute, in hours (a day is 24h, as it is typed); beyond,
 /// to the hour, in days (`2d03h`). A part that is zero is left out (`2m`, not `2m00s`).
@@ -37,6 +41,20 @@ pub fn fmt_duration(d: Duration) -> String {
         let hours = d.as_secs() / 3600;
         with_part(hours / 24, 'd', hours % 24, 'h')
     }
+}
+
+/// `d` in curl's plain seconds, as its seconds flags (`--retry-delay`, `-m`) take them, to
+/// the millisecond: `60`, `2.5`, `0.25`.
+pub fn curl_seconds(d: Duration) -> String {
+    let ms = d.as_millis();
+    let text = format!("{}.{:03}", ms / 1000, ms % 1000);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `d` in seconds with six decimals, as curl's `-w` writes its times (`%{time_total}`):
+/// `0.042000`.
+pub fn curl_time(d: Duration) -> String {
+    format!("{:.6}", d.as_secs_f64())
 }
 
 /// `12m`, or `12m05s` when the smaller part is not zero (two digits, so that it reads as
@@ -79,6 +97,16 @@ mod tests {
                 assert!(d - back < Duration::from_secs(60), "{shown}");
             }
         }
+    }
+
+    #[test]
+    fn curls_forms_are_plain_seconds() {
+        assert_eq!(curl_seconds(Duration::from_millis(2500)), "2.5");
+        assert_eq!(curl_seconds(Duration::from_millis(250)), "0.25");
+        assert_eq!(curl_seconds(Duration::from_secs(3)), "3");
+        assert_eq!(curl_seconds(Duration::ZERO), "0");
+        assert_eq!(curl_time(Duration::from_millis(42)), "0.042000");
+        assert_eq!(curl_time(Duration::from_micros(1_500_001)), "1.500001");
     }
 
     #[test]

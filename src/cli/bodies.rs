@@ -1,11 +1,9 @@
-//! curl's body flags beyond `-d`: `-G` (the data in the query string), `--data-urlencode`,
-//! `-F` (multipart/form-data) and `-K` (a config file, expanded before clap parses: see
-//! [`super::config_file`]). Also the parse that keeps the command-line order of the data flags,
-//! which clap's derive does not: curl joins `-d`, `--data-binary` and `--data-urlencode`
-//! with `&` in the order given.
+//! curl's body flags beyond `-d`: `-G` (the data in the query string), `--data-urlencode`
+//! and `-F` (multipart/form-data). Also the parse that keeps the command-line order of the
+//! data flags, which clap's derive does not: curl joins `-d`, `--data-binary` and
+//! `--data-urlencode` with `&` in the order given.
 
 use clap::Args;
-use std::path::PathBuf;
 
 /// The flags under "Request" that make a body (or a query) the way curl does.
 #[derive(Debug, Args, Default)]
@@ -43,30 +41,9 @@ pub struct BodyFlags {
     )]
     pub form: Vec<String>,
 
-    /// Read more flags from FILE (curl's syntax): one per line, with or without the
-    /// leading --, `name = value`, `name: value` or `name value`, "..." quoting with \
-    /// escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at
-    /// the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K
-    /// inside.
-    #[arg(
-        hide_short_help = true,
-        short = 'K',
-        long = "config",
-        value_name = "FILE"
-    )]
-    pub config: Vec<PathBuf>,
-
     /// The data flags' values in command-line order (filled by [`parse`], not by clap).
     #[arg(skip)]
     pub ordered: Vec<DataArg>,
-
-    /// What already reads stdin before the request is made (`-H @-`), if anything.
-    #[arg(skip)]
-    pub stdin_taken: Option<&'static str>,
-    /// Some flags came from a `-K` file: usage errors do not quote values (set after
-    /// expansion, not a flag).
-    #[arg(skip)]
-    pub from_file: bool,
 }
 
 /// One value of a data flag, by flag.

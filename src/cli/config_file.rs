@@ -2,12 +2,43 @@
 //! flags its lines give, at its place, so they beat the `RETRY_HTTP_*` defaults as typed
 //! flags do; then `-H @FILE` (`@-`: stdin) becomes one `--header=LINE` per line, each
 //! checked as a `-H` value, so secrets stay out of the process's argv. Files are read once,
-//! at most 1 MiB each. Errors name the file and the line, never a value.
+//! at most 1 MiB each. Errors name the file and the line, never a value. `-K` is also
+//! declared here for clap ([`ConfigFileFlags`]), so that `--help`, the man page and the
+//! completions know it, with what the expansion found.
 
 use crate::cli::values;
-use clap::CommandFactory;
+use clap::{Args, CommandFactory};
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// `-K` as clap declares it (the files were read before clap parses: see [`expand`]), and
+/// what the expansion found, set after parsing.
+#[derive(Debug, Args, Default)]
+#[group(skip)]
+#[command(next_help_heading = "Request")]
+pub struct ConfigFileFlags {
+    /// Read more flags from FILE (curl's syntax): one per line, with or without the
+    /// leading --, `name = value`, `name: value` or `name value`, "..." quoting with \
+    /// escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at
+    /// the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K
+    /// inside.
+    #[arg(
+        hide_short_help = true,
+        short = 'K',
+        long = "config",
+        value_name = "FILE"
+    )]
+    pub config: Vec<PathBuf>,
+
+    /// What already reads stdin before the request is made (`-H @-`), if anything.
+    #[arg(skip)]
+    pub stdin_taken: Option<&'static str>,
+    /// Some flags came from a `-K` file: usage errors do not quote values (set after
+    /// expansion, not a flag).
+    #[arg(skip)]
+    pub from_file: bool,
+}
 
 /// The largest `-K` or `-H @` file read, in bytes.
 const MAX_FILE: u64 = 1 << 20;
@@ -463,7 +494,7 @@ fn refused(long: &str, value: Option<&str>) -> Result<(), String> {
     let Ok(cli) = super::Cli::from_arg_matches(&matches) else {
         return Ok(());
     };
-    crate::config::refusals(&cli.request).map_err(|e| e.0)
+    cli.request.refusals()
 }
 
 /// The long name a config line's option stands for (`url` included); unknown names are
@@ -489,7 +520,7 @@ fn option_name(name: &str, opts: &Options) -> Result<String, String> {
                 format!("--{name}")
             };
             if let Some(curl) = crate::cli::curl_names::find(&typed) {
-                return Err(crate::cli::compat::unsupported(curl, &typed));
+                return Err(crate::cli::curl_names::unsupported(curl, &typed));
             }
             // Quoted only when it is a misspelt option (within two edits of one, `retyr`):
             // any other word may be a stray value, a token as likely as a name.

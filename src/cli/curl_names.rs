@@ -1,6 +1,7 @@
 //! The option names of curl 7.88 (as `curl --help all` lists them), short and long, and
-//! whether each takes a value: so that a curl flag this tool does not implement is
-//! answered as curl's flag (see `usage`), never with a tip for another flag.
+//! whether each takes a value, and the line a curl flag this tool does not implement gets
+//! ([`unsupported`]: why, or what does its work here): so that such a flag is answered as
+//! curl's flag (see `usage`), never with a tip for another flag.
 
 /// One of curl's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +290,110 @@ pub fn find(typed: &str) -> Option<&'static CurlName> {
     CURL_NAMES.iter().find(|n| n.short == Some(c))
 }
 
+/// The line for a curl flag retry-http does not implement, `typed` as the user wrote its
+/// name (`-T`, `--proto`, `--no-keepalive`): "--X is curl's flag and is not supported
+/// here: why".
+pub fn unsupported(name: &CurlName, typed: &str) -> String {
+    let shown = match (typed.strip_prefix("--"), name.short) {
+        (Some(long), _) => format!("--{}", long.split('=').next().unwrap_or(long)),
+        (None, Some(c)) => format!("-{c}/--{}", name.long),
+        (None, None) => format!("--{}", name.long),
+    };
+    let negated = shown.starts_with("--no-") && !name.long.starts_with("no-");
+    let why = if negated {
+        "retry-http has no --no- form of curl's flags: leave the flag out"
+    } else {
+        reason(name.long)
+    };
+    format!("{shown} is curl's flag and is not supported here: {why}")
+}
+
+/// Why a curl flag is not supported, or what does its work here, by its long name.
+pub fn reason(long: &str) -> &'static str {
+    if let Some(why) = specific(long) {
+        return why;
+    }
+    if long.starts_with("socks") {
+        return "a SOCKS proxy is given with -x: -x socks5://HOST:PORT (or socks4://, socks4a://, socks5h://)";
+    }
+    const OTHER_PROTOCOLS: [&str; 8] = [
+        "ftp-", "tftp-", "mail-", "sasl-", "telnet", "hostpub", "ssh", "krb",
+    ];
+    if OTHER_PROTOCOLS.iter().any(|p| long.starts_with(p)) {
+        return "retry-http speaks HTTP and HTTPS only; this flag is for another protocol (FTP, mail, SSH, TELNET)";
+    }
+    if long.starts_with("proxy") || long == "preproxy" {
+        return "the proxy flags here are -x/--proxy and --noproxy (an http:// proxy, reached through CONNECT)";
+    }
+    if long == "doh-url" || long == "doh-insecure" {
+        return "names are looked up by the system's resolver; --resolve and --connect-to choose an address yourself";
+    }
+    if long.starts_with("ssl") || long.starts_with("tls") || long.starts_with("doh-") {
+        return TLS;
+    }
+    "retry-http does not implement it (README's \"curl's flags at a glance\" lists what it does)"
+}
+
+/// What the TLS flags curl has and this tool lacks are told.
+const TLS: &str = "TLS is rustls with the system's certificate store; the TLS flags here are -k, --cacert, -E/--cert, --key, --tlsv1.2, --tlsv1.3 and --tls-max";
+
+/// The flags with a reason of their own.
+fn specific(long: &str) -> Option<&'static str> {
+    Some(match long {
+        "remote-header-name" => "the file name must be known before the request: use -o NAME or -O",
+        "stderr" => "redirect stderr with 2>FILE",
+        "limit-rate" => "transfers are never slowed down here; drop it",
+        "next" => "one request per run: run retry-http once per request",
+        "parallel" | "parallel-immediate" | "parallel-max" => {
+            "one request per run: start one retry-http per URL (--state shares a circuit breaker between them)"
+        }
+        "tlsv1" | "tlsv1.0" | "tlsv1.1" | "sslv2" | "sslv3" | "proxy-tlsv1" => {
+            "TLS below 1.2 is not supported (1.2 and 1.3 are; --tlsv1.2 is the floor already)"
+        }
+        "http1.0" | "http0.9" | "proxy1.0" => "retry-http speaks HTTP/1.1 only",
+        "capath" | "cert-status" | "ciphers" | "crlfile" | "curves" | "engine" | "egd-file"
+        | "random-file" | "pinnedpubkey" | "false-start" | "pass" | "key-type" | "hsts"
+        | "no-sessionid" | "no-alpn" | "no-npn" => TLS,
+        "anyauth" | "digest" | "ntlm" | "ntlm-wb" | "negotiate" | "delegation" | "aws-sigv4"
+        | "service-name" | "login-options" => {
+            "the authentication here is -u (Basic), --oauth2-bearer, -n/--netrc, or -H 'Authorization: ...'"
+        }
+        "location-trusted" => {
+            "credentials are never sent to another origin under -L; give the redirect's URL instead"
+        }
+        "form-string" | "form-escape" => "use -F (quote a value holding ; or , with \"...\")",
+        "url-query" => "use -G with --data-urlencode",
+        "range" => "byte ranges are not requested here; -C - resumes a download",
+        "post301" | "post302" | "post303" => {
+            "a 301/302/303 after POST becomes a GET, as curl does by default; 307/308 keep the method"
+        }
+        "trace" | "trace-ascii" | "trace-time" | "libcurl" => {
+            "use -v (the headers, secrets masked) or --log-format json"
+        }
+        "manual" => "use --help, or man retry-http",
+        "styled-output" => "use --color",
+        "no-clobber" => "-o replaces the file, only once the body is complete",
+        "expect100-timeout" => "no Expect: 100-continue is sent here",
+        "interface"
+        | "local-port"
+        | "dns-interface"
+        | "dns-ipv4-addr"
+        | "dns-ipv6-addr"
+        | "dns-servers"
+        | "happy-eyeballs-timeout-ms"
+        | "abstract-unix-socket" => {
+            "the connection flags here are --resolve, --connect-to, --unix-socket, -4 and -6"
+        }
+        "cookie-jar" | "junk-session-cookies" => "Set-Cookie answers are not stored here",
+        "crlf" => "a body is sent byte for byte here: convert its line ends first (sed 's/$/\\r/')",
+        "append" | "use-ascii" | "list-only" | "quote" | "pubkey" | "create-file-mode"
+        | "compressed-ssh" | "disable-eprt" | "disable-epsv" => {
+            "retry-http speaks HTTP and HTTPS only (this flag is for FTP, SFTP or SCP)"
+        }
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,5 +423,29 @@ mod tests {
         assert_eq!(find("--atempts"), None);
         assert_eq!(find("-W"), None);
         assert_eq!(find("x"), None);
+    }
+
+    #[test]
+    fn every_curl_name_has_a_line() {
+        for name in &CURL_NAMES {
+            let line = unsupported(name, &format!("--{}", name.long));
+            assert!(
+                line.starts_with(&format!("--{} is curl's flag", name.long)),
+                "{line}"
+            );
+            assert!(!line.ends_with(": "), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_line_names_the_flag_as_typed() {
+        let t = find("-T").expect("-T");
+        assert!(unsupported(t, "-T").starts_with("-T/--upload-file is curl's flag"));
+        let p = find("--proto=https").expect("--proto");
+        assert!(unsupported(p, "--proto=https").starts_with("--proto is curl's flag"));
+        let s = find("--no-silent").expect("--silent");
+        assert!(unsupported(s, "--no-silent").contains("no --no- form"));
+        let j = find("-J").expect("-J");
+        assert!(unsupported(j, "-J").contains("use -o NAME or -O"));
     }
 }

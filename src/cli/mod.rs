@@ -2,25 +2,30 @@
 //! here checks one flag against another; `config` does that.
 //!
 //! This file holds the flags of retry-http's own policy, output and logging; curl's
-//! flags come in groups of their own: `everyday` (`-fsSL`, `--url`, `-O`, `-e`, `-4`/`-6`),
-//! `bodies` (`-G`, `--data-urlencode`, `-F`, `-K`, `-H @FILE`), `network` (`--resolve`,
-//! `--unix-socket`, client certificates, netrc, `-Y`/`-y`), `cron` (`-C -`, the ETag
-//! flags, `-z`, `-R`, `-b`) and `compat` (`--proto`, TLS versions, `-T`, and the line
-//! every curl flag not implemented gets, from the names in `curl_names`). `values` parses
-//! flag values; `usage` turns clap's errors into the tool's one line.
+//! flags come in groups named for what they are about: `destination` (where the request
+//! goes and where its body is saved: `--url`, `-e`, `-4`/`-6`, `--http1.1`, `-O`,
+//! `--output-dir`; with `-f` and `-S`), `bodies` (`-G`, `--data-urlencode`, `-F`),
+//! `network` (`--resolve`, `--unix-socket`, client certificates, netrc, `-Y`/`-y`),
+//! `conditional` (conditional and resumed requests: `-C -`, the ETag flags, `-z`, `-R`,
+//! and `-b`'s cookies) and `protocols` (`--proto`, the TLS versions, `-T`,
+//! `--oauth2-bearer`, curl's flags accepted with no effect or refused). `curl_names` lists
+//! every curl option and the line each one not implemented gets. `config_file`
+//! declares `-K` and expands it and `-H @FILE` before clap parses; `values` parses flag
+//! values; `usage` turns clap's errors into the tool's one line.
 
 pub mod bodies;
-pub mod compat;
-pub(crate) mod config_file;
-pub mod cron;
+pub mod conditional;
+pub mod config_file;
 pub mod curl_names;
-pub mod everyday;
+pub mod destination;
 pub mod network;
+pub mod protocols;
 pub(crate) mod usage;
 pub mod values;
 
 use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
+pub use crate::report::{ColorChoice, LogFormat};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -284,26 +289,6 @@ fn probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Format of the lines written to stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
-    /// One human-readable line per attempt.
-    Text,
-    /// One JSON object per line (the schema is in README.md).
-    Json,
-}
-
-/// When to colour stderr.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it).
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
-
 /// Everything about one request and how it is retried: the target, then one group of flags
 /// per help heading, in the order `--help` shows them.
 #[derive(Debug, Args)]
@@ -319,9 +304,13 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub request: RequestFlags,
 
-    /// curl's other body flags (-G, --data-urlencode, -F) and -K.
+    /// curl's other body flags (-G, --data-urlencode, -F).
     #[command(flatten)]
     pub bodies: bodies::BodyFlags,
+
+    /// -K, and what reading its files (and -H @FILE) found.
+    #[command(flatten)]
+    pub config_file: config_file::ConfigFileFlags,
 
     /// How failures are retried, and the time limits.
     #[command(flatten)]
@@ -345,20 +334,40 @@ pub struct RequestArgs {
 
     /// curl's retry flags, mapped to this tool's policy.
     #[command(flatten)]
-    pub curl: CurlRetryFlags,
+    pub curl_retry: CurlRetryFlags,
 
     /// How the connection is made: name overrides, Unix socket, client certificate, netrc.
     #[command(flatten)]
     pub network: network::NetworkFlags,
-    /// Resuming, conditional requests and cookies, as a cron job uses them.
+    /// Conditional and resumed requests, the file's time, and cookies: -C -, the ETag
+    /// flags, -z, -R, -b.
     #[command(flatten)]
-    pub cron: cron::CronFlags,
-    /// curl's everyday flags: --url, -e, -4/-6, --http1.1, -O, --output-dir, --create-dirs, -f, -S.
+    pub conditional: conditional::ConditionalFlags,
+    /// Where the request goes and where its body is saved: --url, -e, -4/-6, --http1.1,
+    /// -O, --output-dir, --create-dirs; and -f, -S.
     #[command(flatten)]
-    pub everyday: everyday::EverydayFlags,
-    /// More of curl's flags: -T, --data-raw, --oauth2-bearer, --proto, the TLS versions, -#.
+    pub destination: destination::DestinationFlags,
+    /// The schemes and TLS versions allowed, the upload, the bearer token, the progress
+    /// line, and curl's flags accepted with no effect or refused.
     #[command(flatten)]
-    pub compat: compat::CurlNamesFlags,
+    pub protocols: protocols::ProtocolFlags,
+}
+
+impl RequestArgs {
+    /// curl's flags that are refused here whatever else is given (`--http2`, `-J`, TLS
+    /// below 1.2, ...): every one given, in one line. A property of the flags alone, so it
+    /// is answered here, for the command line and for each `-K` line alike.
+    pub fn refusals(&self) -> Result<(), String> {
+        let found: Vec<String> = [self.destination.refused(), self.protocols.refused()]
+            .into_iter()
+            .filter_map(Result::err)
+            .collect();
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(found.join("; "))
+        }
+    }
 }
 
 /// The flags under "Request": method, headers, body, authentication, redirects, proxy, TLS.
@@ -519,7 +528,7 @@ pub struct PolicyFlags {
     /// Timeout for opening the connection: DNS and TCP (0: none of its own).
     ///
     /// In seconds as curl takes it (5, 2.5), or a duration with a unit (500ms, 1m).
-    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = compat::connect_seconds)]
+    #[arg(hide_short_help = true, long, value_name = "SECONDS", default_value = "10s", env = "RETRY_HTTP_CONNECT_TIMEOUT", allow_hyphen_values = true, value_parser = values::connect_seconds)]
     pub connect_timeout: Duration,
 
     /// An attempt fails, retryably, when no byte arrives, or none of the request is taken by

@@ -249,7 +249,7 @@ fn curl_flag_line(e: &clap::Error) -> Option<String> {
         return None;
     }
     let name = cli::curl_names::find(typed)?;
-    Some(cli::compat::unsupported(name, typed))
+    Some(cli::curl_names::unsupported(name, typed))
 }
 
 /// `--help` and `--version` are no runs, but a deadline typed on the command line (or in
@@ -276,7 +276,7 @@ pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Ou
     } else {
         cli::LogFormat::Text
     };
-    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    let reporter = report::Reporter::new(crate::report::LogConfig::plain(format));
     reporter.error(&format!("{message}; see --help"));
     if json {
         let elapsed = start.elapsed();
@@ -296,7 +296,7 @@ pub(crate) fn deadline_line(what: &str, args: &[OsString], start: Instant) -> Ou
     } else {
         cli::LogFormat::Text
     };
-    let reporter = report::Reporter::new(format, false, false, cli::ColorChoice::Never);
+    let reporter = report::Reporter::new(crate::report::LogConfig::plain(format));
     let why = format!("nothing sent: {what} was still being read");
     reporter.summary(Outcome::Deadline, 0, start.elapsed(), 0, &why, Some(&why));
     Outcome::Deadline

@@ -41,6 +41,17 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
     seconds_of("--max-time", s)
 }
 
+/// Parses `--connect-timeout`: curl's plain seconds (`5`, `2.5`; 0: no limit of its own),
+/// or a duration with a unit (`500ms`).
+pub fn connect_seconds(s: &str) -> Result<Duration, String> {
+    seconds(s).map_err(|_| {
+        format!(
+            "invalid --connect-timeout {s:?}: expected a number of seconds from 0 to {}, e.g. 5 or 2.5 (or a duration with a unit, e.g. 500ms)",
+            MAX_DURATION.as_secs()
+        )
+    })
+}
+
 /// Parses curl's `--retry-delay`: seconds as `-m` takes them (0: this tool's backoff).
 pub fn retry_delay(s: &str) -> Result<Duration, String> {
     seconds_of("--retry-delay", s)
@@ -502,6 +513,18 @@ mod tests {
         assert_eq!(size("2k"), Ok(2048));
         assert_eq!(size("1G"), Ok(1 << 30));
         assert!(size("x").is_err());
+    }
+
+    #[test]
+    fn connect_timeout_takes_curls_seconds() {
+        assert_eq!(connect_seconds("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(connect_seconds("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(connect_seconds("0"), Ok(Duration::ZERO));
+        assert_eq!(connect_seconds("750ms"), Ok(Duration::from_millis(750)));
+        for bad in ["-1", "x", "5 s s", "+3"] {
+            let e = connect_seconds(bad).expect_err(bad);
+            assert!(e.starts_with("invalid --connect-timeout"), "{e}");
+        }
     }
 }
 

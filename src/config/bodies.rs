@@ -91,7 +91,7 @@ fn check_stdin(a: &RequestArgs, made: &Made) -> Result<(), UsageError> {
             "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
         );
     }
-    if let Some(taker) = a.bodies.stdin_taken {
+    if let Some(taker) = a.config_file.stdin_taken {
         if readers > 0 {
             return usage(format!(
                 "{taker} and a body from @- both want stdin: give one of them in a file"
@@ -125,7 +125,14 @@ fn data_spec(a: &RequestArgs) -> Result<Option<BodySpec>, UsageError> {
                     .cloned()
                     .map(DataArg::UrlEncode),
             )
-            .chain(a.compat.request.data_raw.iter().cloned().map(DataArg::Raw))
+            .chain(
+                a.protocols
+                    .request
+                    .data_raw
+                    .iter()
+                    .cloned()
+                    .map(DataArg::Raw),
+            )
             .collect();
         &fallback
     } else {

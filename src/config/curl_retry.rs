@@ -20,7 +20,7 @@
 use super::UsageError;
 use crate::cli::{self, CurlRetryFlags, PolicyFlags, RequestArgs, values};
 use crate::policy::{Jitter, StatusSet};
-use crate::units::fmt_duration;
+use crate::units::{curl_seconds, fmt_duration};
 use std::time::Duration;
 
 /// Which of the policy's values were given as flags (not only by a `RETRY_HTTP_*` variable,
@@ -35,13 +35,16 @@ pub struct Given {
     pub backoff: bool,
 }
 
+/// `--base`, `--cap` and `--jitter`, as a mapping sets them.
+pub type BackoffValues = (Duration, Duration, Jitter);
+
 /// What curl's retry flags set: each field `Some` replaces the policy's value.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Mapping {
     /// `--attempts` (from `--retry N`: N+1).
     pub attempts: Option<u32>,
     /// `--base`, `--cap` and `--jitter` (from `--retry-delay S`, S above 0).
-    pub backoff: Option<(Duration, Duration, Jitter)>,
+    pub backoff: Option<BackoffValues>,
     /// `--deadline` (from `--retry-max-time`; zero: no limit).
     pub deadline: Option<Duration>,
     /// `--retry-on` (from `--retry-all-errors`).
@@ -66,40 +69,18 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
         said.push(format!("--retry {n} is --attempts {}", n + 1));
     }
     if let Some(d) = c.retry_delay {
-        if d.is_zero() {
-            said.push("--retry-delay 0 keeps this tool's backoff (curl's 0 is its own)".into());
-        } else {
-            if given.backoff {
-                return Err(both(
-                    "--retry-delay",
-                    "--base, --cap or --jitter",
-                    "--retry-delay S is --base S --cap S --jitter +S",
-                ));
-            }
-            let s = fmt_duration(d);
-            m.backoff = Some((d, d, Jitter::Additive(d)));
-            said.push(format!(
-                "--retry-delay {} is --base {s} --cap {s} --jitter +{s} (each wait from {s} to {}, a Retry-After still honoured)",
-                seconds(d),
-                fmt_duration(d.saturating_mul(2))
-            ));
-        }
+        let (backoff, line) = retry_delay(d, given)?;
+        m.backoff = backoff;
+        said.push(line);
     }
     if let Some(t) = c.retry_max_time {
-        if given.deadline {
-            return Err(both(
-                "--retry-max-time",
-                "--deadline",
-                "--retry-max-time S is --deadline S",
-            ));
-        }
-        m.deadline = Some(t);
+        m.deadline = Some(retry_max_time(t, given)?);
         said.push(if t.is_zero() {
             "--retry-max-time 0 is no deadline, as in curl".into()
         } else {
             format!(
                 "--retry-max-time {} is --deadline {} (which also ends an attempt under way)",
-                seconds(t),
+                curl_seconds(t),
                 fmt_duration(t)
             )
         });
@@ -121,11 +102,41 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
     Ok(m)
 }
 
-/// `d` in curl's plain seconds, as its flags take them: `60`, `2.5`, `0.25`.
-fn seconds(d: Duration) -> String {
-    let ms = d.as_millis();
-    let text = format!("{}.{:03}", ms / 1000, ms % 1000);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
+/// `--retry-delay S`: the backoff it sets (none for 0, which keeps this tool's), and what
+/// it became, in words. Error: `--base`, `--cap` or `--jitter` given too.
+fn retry_delay(d: Duration, given: Given) -> Result<(Option<BackoffValues>, String), UsageError> {
+    if d.is_zero() {
+        return Ok((
+            None,
+            "--retry-delay 0 keeps this tool's backoff (curl's 0 is its own)".into(),
+        ));
+    }
+    if given.backoff {
+        return Err(both(
+            "--retry-delay",
+            "--base, --cap or --jitter",
+            "--retry-delay S is --base S --cap S --jitter +S",
+        ));
+    }
+    let s = fmt_duration(d);
+    let line = format!(
+        "--retry-delay {} is --base {s} --cap {s} --jitter +{s} (each wait from {s} to {}, a Retry-After still honoured)",
+        curl_seconds(d),
+        fmt_duration(d.saturating_mul(2))
+    );
+    Ok((Some((d, d, Jitter::Additive(d))), line))
+}
+
+/// `--retry-max-time S`: the deadline it sets (zero: none). Error: `--deadline` given too.
+fn retry_max_time(t: Duration, given: Given) -> Result<Duration, UsageError> {
+    if given.deadline {
+        return Err(both(
+            "--retry-max-time",
+            "--deadline",
+            "--retry-max-time S is --deadline S",
+        ));
+    }
+    Ok(t)
 }
 
 /// "FLAG and OTHER both set ...: give one (HOW)".
@@ -135,10 +146,10 @@ fn both(flag: &str, other: &str, how: &str) -> UsageError {
     ))
 }
 
-/// Applies [`map`] to `a`'s policy flags, and keeps the notice in `a.curl.mapped`. A policy
+/// Applies [`map`] to `a`'s policy flags, and keeps the notice in `a.curl_retry.mapped`. A policy
 /// value counts as given unless it is its default or its `RETRY_HTTP_*` variable's value.
 pub fn fold(a: &mut RequestArgs) -> Result<(), UsageError> {
-    let c = &a.curl;
+    let c = &a.curl_retry;
     let any = c.retry.is_some()
         || c.retry_delay.is_some()
         || c.retry_max_time.is_some()
@@ -161,7 +172,7 @@ pub fn fold(a: &mut RequestArgs) -> Result<(), UsageError> {
     };
     let m = map(c, given)?;
     apply(&mut a.policy, &m);
-    a.curl.mapped = m.notice;
+    a.curl_retry.mapped = m.notice;
     Ok(())
 }
 
@@ -291,9 +302,6 @@ mod tests {
                 .expect("notice")
                 .contains("--retry-max-time 60 is --deadline 1m ")
         );
-        assert_eq!(seconds(Duration::from_millis(2500)), "2.5");
-        assert_eq!(seconds(Duration::from_millis(250)), "0.25");
-        assert_eq!(seconds(Duration::from_secs(3)), "3");
     }
 
     #[test]

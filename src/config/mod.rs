@@ -1,14 +1,19 @@
 //! Flags turned into a validated configuration. Every check of one flag against another
 //! lives here, and nothing here does I/O: files named on the command line are opened later
 //! (`body`, `output`), still before anything is sent. The checks of each group of curl's
-//! flags (see `cli`) are in the file of the same name: `everyday`, `bodies`, `network`,
-//! `cron`, `compat`.
+//! flags (see `cli`) are in the file of the same name: `destination` (the URL, `-e`,
+//! `-4`/`-6`, `-O`), `bodies`, `network`, `conditional` (`-C -`, the ETag flags, `-z`, `-R`,
+//! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
+//! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags, and
+//! `log` makes the stderr log's settings from the logging flags.
 
 mod bodies;
-pub mod compat;
-pub mod cron;
+pub mod conditional;
 pub mod curl_retry;
+pub mod log;
 pub mod network;
+pub mod protocols;
+mod readiness;
 
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
@@ -20,8 +25,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 use url::Url;
 
-mod everyday;
-pub use everyday::Family;
+mod destination;
+pub use destination::Family;
 
 /// Where one part of the request body comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,8 +133,8 @@ pub struct RequestConfig {
     pub network: network::NetworkConfig,
     /// `-4`/`-6`: the address family host names resolve to.
     pub family: Family,
-    /// `--proto`/`--proto-redir` and the TLS versions (see `compat`).
-    pub compat: compat::CurlNamesConfig,
+    /// `--proto`/`--proto-redir` and the TLS versions (see `protocols`).
+    pub protocols: protocols::Protocols,
 }
 
 /// Where the body and the final response's head go. (What the log looks like is the
@@ -175,7 +180,7 @@ pub struct Config {
     /// `--until-*`: what makes an answer ready (none given: a success is).
     pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
-    pub cron: cron::CronConfig,
+    pub conditional: conditional::ConditionalConfig,
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -237,11 +242,11 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 }
 
 /// Checks a URL: http or https, with a host; without a scheme it is http (see
-/// [`everyday::with_scheme`]).
+/// [`destination::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked.
     let s = &crate::redact::url_text(typed);
-    let full = everyday::with_scheme(typed)?;
+    let full = destination::with_scheme(typed)?;
     if crate::redact::hides_userinfo(&full) {
         return usage(format!(
             "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
@@ -333,35 +338,22 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// curl's flags that are refused here, whatever else is given: every one given, in one line.
-pub fn refusals(a: &RequestArgs) -> Result<(), UsageError> {
-    let found: Vec<String> = [everyday::refused(&a.everyday), compat::refused(&a.compat)]
-        .into_iter()
-        .filter_map(|r| r.err().map(|e| e.0))
-        .collect();
-    if found.is_empty() {
-        Ok(())
-    } else {
-        usage(found.join("; "))
-    }
-}
-
 /// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
 /// a fixed order (so a command line with several faults always gets the same error first):
 /// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     mark_secrets(a);
-    refusals(a)?;
-    let (positional_method, target) = everyday::target(a)?;
+    a.refusals().map_err(UsageError)?;
+    let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
     let request = request(a, positional_method, url)?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark(crate::redact::Secret::Url(request.url.as_str()));
     let mut retry = retry(&a.policy, given_attempts(a), &request)?;
-    retry.curl = a.curl.mapped.clone();
+    retry.curl = a.curl_retry.mapped.clone();
     let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
-    let cron = cron::build(a, |n| has_header(&request.headers, n))?;
+    let conditional = conditional::build(a, |n| has_header(&request.headers, n))?;
     let mut cfg = Config {
         request,
         retry,
@@ -370,11 +362,11 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
         explain: a.policy.explain,
         state: state(&a.fleet, a.policy.max_retry_after)?,
         ready: crate::policy::readiness::Conditions::default(),
-        cron,
+        conditional,
     };
-    compat::apply(a, &mut cfg)?;
-    everyday::apply(a, &mut cfg)?;
-    readiness(a, &mut cfg)?;
+    protocols::apply(a, &mut cfg)?;
+    destination::apply(a, &mut cfg)?;
+    readiness::apply(a, &mut cfg)?;
     Ok(cfg)
 }
 
@@ -388,8 +380,8 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
 fn mark_secrets(a: &RequestArgs) {
     use crate::redact;
     let r = &a.request;
-    let with_scheme = |typed: &str| everyday::with_scheme(typed).map(|u| u.into_owned());
-    for typed in a.target.iter().chain(&a.everyday.request.url) {
+    let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
+    for typed in a.target.iter().chain(&a.destination.request.url) {
         redact::mark(redact::Secret::Url(typed));
         if let Ok(u) = with_scheme(typed) {
             redact::mark(redact::Secret::Url(&u));
@@ -403,15 +395,15 @@ fn mark_secrets(a: &RequestArgs) {
     if let Some((_, password)) = r.user.as_deref().and_then(|u| u.split_once(':')) {
         redact::mark(redact::Secret::Given(password));
     }
-    if let Some(referer) = &a.everyday.request.referer {
+    if let Some(referer) = &a.destination.request.referer {
         redact::mark(redact::Secret::Url(referer));
     }
     // A -b value with '=' is cookies; one without names a cookie file (curl's rule), a path
     // that errors name (one that names nothing is not quoted: see request::cron).
-    for cookie in a.cron.cookie.iter().filter(|c| c.contains('=')) {
+    for cookie in a.conditional.cookie.iter().filter(|c| c.contains('=')) {
         redact::mark(redact::Secret::Header("Cookie", cookie));
     }
-    if let Some(token) = &a.compat.request.oauth2_bearer {
+    if let Some(token) = &a.protocols.request.oauth2_bearer {
         redact::mark(redact::Secret::Given(token));
     }
     let env_proxies = [
@@ -433,19 +425,6 @@ fn mark_secrets(a: &RequestArgs) {
     {
         redact::mark(redact::Secret::Url(state));
     }
-}
-
-/// Splits `[METHOD] URL`; a positional METHOD and `-X` together are an error.
-fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
-    let (positional_method, target) = match a.target.as_slice() {
-        [u] => (None, u),
-        [m, u] => (Some(m), u),
-        _ => return usage("expected [METHOD] URL"),
-    };
-    if positional_method.is_some() && a.request.method.is_some() {
-        return usage("the method is given twice (-X and a positional METHOD): give one");
-    }
-    Ok((positional_method, target))
 }
 
 /// The lower bounds of the backoff and state durations, and the base against the cap.
@@ -471,8 +450,8 @@ fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
     if p.base > p.cap {
         return usage(format!(
             "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
-            humantime::format_duration(p.base),
-            humantime::format_duration(p.cap),
+            crate::units::fmt_duration(p.base),
+            crate::units::fmt_duration(p.cap),
             env_note(&[("BASE", p.base), ("CAP", p.cap)])
         ));
     }
@@ -521,7 +500,7 @@ fn request(
         noproxy: r.noproxy.clone(),
         network: network::build(&a.network)?,
         family: Family::Any,
-        compat: compat::CurlNamesConfig::default(),
+        protocols: protocols::Protocols::default(),
     })
 }
 
@@ -676,86 +655,6 @@ pub fn attempts(
         (None, Some(_)) => Ok((UNLIMITED, AttemptsBound::Deadline)),
         (None, None) => Ok((DEFAULT_ATTEMPTS, AttemptsBound::Default)),
     }
-}
-
-/// The `--until-*` conditions, checked against the rest of the command line: a body or
-/// JSON condition needs a body that is read before it is written (not `-N`, `-I`/HEAD or
-/// `-C`); polling repeats the request, so it must be idempotent or carry a key (or
-/// `--retry-unsafe`).
-fn readiness(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    use crate::policy::readiness::{self as r, Conditions};
-    let f = &a.readiness;
-    if f.until_status.len() > 1 {
-        return usage(
-            "--until-status is given once: list every status that means ready in it, such as --until-status 200,204",
-        );
-    }
-    let mut ready = Conditions {
-        status: f.until_status.first().cloned(),
-        ..Conditions::default()
-    };
-    for spec in &f.until_body {
-        ready
-            .body
-            .push(r::parse_body_regex(spec).map_err(UsageError)?);
-    }
-    for spec in &f.until_json {
-        let (pointer, want) = r::parse_json(spec).map_err(UsageError)?;
-        // What a secret pointer must hold is that secret.
-        if r::secret_pointer(&pointer) {
-            match &want {
-                serde_json::Value::String(s) => {
-                    crate::redact::mark(crate::redact::Secret::Guessed(s))
-                }
-                other => crate::redact::mark(crate::redact::Secret::Guessed(&other.to_string())),
-            }
-        }
-        ready.json.push((pointer, want));
-    }
-    for spec in &f.until_header {
-        let (name, re) = r::parse_header(spec).map_err(UsageError)?;
-        if crate::redact::is_secret_name(&name) {
-            crate::redact::mark(crate::redact::Secret::Guessed(re.as_str()));
-        }
-        ready.headers.push((name, re));
-    }
-    let retry = &cfg.retry;
-    if ready.any() {
-        let method = &cfg.request.method;
-        let body_flag = if f.until_body.is_empty() {
-            "--until-json"
-        } else {
-            "--until-body"
-        };
-        if ready.needs_body() {
-            if method == "HEAD" {
-                return usage(format!(
-                    "{body_flag} reads the body, and a HEAD (-I) answer has none: use --until-status or --until-header"
-                ));
-            }
-            if cfg.output.no_buffer {
-                return usage(format!(
-                    "{body_flag} must read the body before it is written: drop -N (--no-buffer)"
-                ));
-            }
-            if cfg.cron.resume {
-                return usage(format!(
-                    "{body_flag} checks a whole body, and -C writes only the rest of one: drop -C"
-                ));
-            }
-        }
-        if !crate::policy::is_idempotent(method)
-            && retry.idempotency_key.is_none()
-            && !retry.retry_unsafe
-        {
-            return usage(format!(
-                "a readiness condition polls the request again, and {method} is not idempotent: send an --idempotency-key (or --retry-unsafe) to allow it"
-            ));
-        }
-    }
-    cfg.output.inspect = ready.needs_body();
-    cfg.ready = ready;
-    Ok(())
 }
 
 /// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.

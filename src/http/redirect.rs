@@ -3,7 +3,7 @@
 //! redirect is declined, and when a hop commits a non-idempotent request. Pure: the
 //! transport sends each hop and asks [`next`] what follows.
 
-use crate::config::compat::Schemes;
+use crate::config::protocols::Schemes;
 use crate::http::failure::Failure;
 use crate::http::head::Head;
 use crate::policy::{self, FailureKind};

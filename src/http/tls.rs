@@ -7,7 +7,7 @@
 
 use crate::config::RequestConfig;
 use crate::config::UsageError;
-use crate::config::compat::TlsVersions;
+use crate::config::protocols::TlsVersions;
 use crate::config::network::ClientCert;
 use crate::http::network;
 use std::path::Path;
@@ -28,7 +28,7 @@ const MAX_PEM: u64 = 1 << 20;
 pub(crate) fn config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
     let client = client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
-    let versions = versions_provider(req.compat.tls);
+    let versions = versions_provider(req.protocols.tls);
     let builder = || network::tls_builder(client.clone(), versions.clone());
     let tls_possible = req.url.scheme() == "https"
         || req.follow.is_some()

@@ -89,7 +89,7 @@ pub struct Transport {
     /// `-Y`/`-y`, and the per-read timeout it may have shortened (see `speed::silent`).
     speed: (Option<SpeedLimit>, Option<Duration>),
     /// `--proto`/`--proto-redir`: the schemes a redirect may lead to.
-    schemes: crate::config::compat::Schemes,
+    schemes: crate::config::protocols::Schemes,
     /// The plain socket of the request in flight (see `splice`).
     tap: Arc<Tap>,
 }
@@ -109,7 +109,7 @@ impl Transport {
             automatic: Automatic::new(req),
             probe: built.probe,
             speed: (req.network.speed, timeouts.stall),
-            schemes: req.compat.redirect_schemes,
+            schemes: req.protocols.redirect_schemes,
             tap: built.tap,
         })
     }

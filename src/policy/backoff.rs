@@ -30,7 +30,7 @@ impl Jitter {
             Jitter::Equal => "equal".into(),
             Jitter::Decorrelated => "decorrelated".into(),
             Jitter::None => "none".into(),
-            Jitter::Additive(d) => format!("+{}", humantime::format_duration(*d)),
+            Jitter::Additive(d) => format!("+{}", crate::units::fmt_duration(*d)),
         }
     }
 }
@@ -285,6 +285,20 @@ mod tests {
             cap: 2000 * MS,
             jitter: j,
         }
+    }
+
+    /// The additive mode's name writes its spread as the log writes every duration
+    /// (`units::fmt_duration`), in a form `--jitter` takes back.
+    #[test]
+    fn an_additive_label_is_written_as_the_log_writes_durations() {
+        assert_eq!(
+            Jitter::Additive(Duration::from_millis(1500)).label(),
+            "+1.5s"
+        );
+        assert_eq!(Jitter::Additive(Duration::from_millis(20)).label(), "+20ms");
+        assert_eq!(Jitter::Additive(Duration::from_secs(90)).label(), "+1m30s");
+        let back = crate::cli::values::jitter(&Jitter::Additive(Duration::from_secs(90)).label());
+        assert_eq!(back, Ok(Jitter::Additive(Duration::from_secs(90))));
     }
 
     #[test]

@@ -390,7 +390,11 @@ impl Loop<'_> {
     /// `-C -`: the bytes an earlier run left for the -o file, claimed by this run, as the
     /// kept part of a broken download (preferred over the file's own size).
     fn take_leftover(&self) -> Option<Partial> {
-        let file = self.cron.file.as_deref().filter(|_| self.cfg.cron.resume)?;
+        let file = self
+            .cron
+            .file
+            .as_deref()
+            .filter(|_| self.cfg.conditional.resume)?;
         let mut warn = |w: String| self.reporter.warn(&w);
         let l = leftover::take(file, self.url.as_str(), &mut warn)?;
         self.reporter.info(&format!(
@@ -408,7 +412,11 @@ impl Loop<'_> {
     /// The run ends with a part of the body kept: under `-C -` it is left beside the -o
     /// file for the next run (see `leftover`), else thrown away.
     fn leave_or_discard(&self, p: Partial) {
-        let file = self.cron.file.as_deref().filter(|_| self.cfg.cron.resume);
+        let file = self
+            .cron
+            .file
+            .as_deref()
+            .filter(|_| self.cfg.conditional.resume);
         let (file, tmp) = match (file, p.spool) {
             (Some(file), Spool::Named(tmp)) => (file, tmp),
             (_, spool) => return self.output.discard(spool),
@@ -941,7 +949,7 @@ impl Loop<'_> {
             (stale, _) => {
                 // A 200 (or anything else) means the representation changed: start over.
                 if let Some(p) = stale {
-                    if self.cfg.cron.resume {
+                    if self.cfg.conditional.resume {
                         self.reporter.warn(&format!(
                             "-C -: the {} bytes kept are not continued by this {status} answer (the representation changed): discarded, downloading from the first byte",
                             p.offset

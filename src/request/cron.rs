@@ -9,7 +9,7 @@
 //! [`save_etag`] writes `--etag-save` by temporary file and rename.
 
 use crate::config::Config;
-use crate::config::cron::{DATE_FORMS, TimeCond, TimeSource, condition_header};
+use crate::config::conditional::{DATE_FORMS, TimeCond, TimeSource, condition_header};
 use crate::files::{follow_link, temp_beside};
 use crate::http::conditional::{self, Answer, Asked};
 use crate::http::cookies;
@@ -78,7 +78,7 @@ impl Prior {
 
 /// Reads what the cron flags name (`Err`: a usage error, one line).
 pub fn prepare(cfg: &Config) -> Result<Prior, String> {
-    let c = &cfg.cron;
+    let c = &cfg.conditional;
     let mut out = Prior {
         asked: Asked {
             include: cfg.output.include,
@@ -228,7 +228,7 @@ fn modified(path: &Path) -> Result<Option<SystemTime>, String> {
 /// `-b`: the cookies of the files that match the URL, then the strings, as one value.
 fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
     let mut parts = Vec::new();
-    for path in &cfg.cron.cookie_files {
+    for path in &cfg.conditional.cookie_files {
         let shown = path.display();
         let bytes = match read_at_most(path, MAX_COOKIES) {
             Ok(Held::TooLarge) => {
@@ -254,7 +254,7 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
         let jar = cookies::parse(&String::from_utf8_lossy(&bytes));
         parts.extend(cookies::header(&jar, &cfg.request.url, SystemTime::now()));
     }
-    parts.extend(cfg.cron.cookie_strings.iter().cloned());
+    parts.extend(cfg.conditional.cookie_strings.iter().cloned());
     let value = parts.join("; ");
     // A cookie file's values are secrets from here on, as -b's strings are.
     crate::redact::mark(crate::redact::Secret::Header("Cookie", &value));

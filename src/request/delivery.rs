@@ -172,7 +172,7 @@ impl Delivery<'_> {
     /// `-R`: the time to give the file, from a single Last-Modified that is an HTTP-date;
     /// without one the file keeps the time it was written, and the log says so.
     fn remote_time(&self, head: &crate::http::transport::Head) -> Option<std::time::SystemTime> {
-        if !self.cfg.cron.remote_time {
+        if !self.cfg.conditional.remote_time {
             return None;
         }
         let t = crate::http::conditional::last_modified(head);
@@ -189,7 +189,7 @@ impl Delivery<'_> {
     /// is a server that cannot resume, which asking again will not change; fewer bytes is
     /// a body cut short (retried, from the start of the range).
     fn check_range(&self, n: u64, r: resume::Continuation, spool: &Spool) -> Result<(), Failure> {
-        if self.cfg.cron.resume && n > r.byte_count() {
+        if self.cfg.conditional.resume && n > r.byte_count() {
             return Err(Failure::new(
                 FailureKind::NotResumable,
                 format!(

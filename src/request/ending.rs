@@ -85,7 +85,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
     if outcome == Outcome::Success
         && let Err(e) = request
             .prior
-            .save(cfg.cron.etag_save.as_deref(), ended.head.as_ref())
+            .save(cfg.conditional.etag_save.as_deref(), ended.head.as_ref())
     {
         lent.reporter.error(&e);
         reason = e;

@@ -187,7 +187,7 @@ impl Opened {
 /// What the conditional flags name (`-b` files, `--etag-compare`, `-z`, `-C -`'s file),
 /// read before anything is sent (`Err`: a usage error).
 pub fn prior(cfg: &Config, note: &dyn Fn(&str)) -> Result<Prior, String> {
-    if cfg.cron.etag_compare.is_some() || !cfg.cron.cookie_files.is_empty() {
+    if cfg.conditional.etag_compare.is_some() || !cfg.conditional.cookie_files.is_empty() {
         note("a -b or --etag-compare file");
     }
     cron::prepare(cfg)
@@ -260,7 +260,7 @@ pub fn url_with_query(cfg: &Config, query: Option<Payload>) -> Result<Url, Strin
 /// files the body is read from, `--unix-socket` names a socket (or nothing yet: a daemon
 /// that is starting; that is retried as refused), and `--state-cacert` is a file.
 fn other_files(cfg: &Config) -> Result<(), String> {
-    if let Some(path) = &cfg.cron.etag_save {
+    if let Some(path) = &cfg.conditional.etag_save {
         let flag = format!("--etag-save {}", path.display());
         files::check_writable(path, &flag)?;
         if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
@@ -300,7 +300,7 @@ fn no_two_outputs_alike(cfg: &Config) -> Result<(), String> {
     let written: Vec<(&str, &Path)> = [
         ("-o", cfg.output.path.as_deref()),
         ("-D", cfg.output.dump_header.as_deref()),
-        ("--etag-save", cfg.cron.etag_save.as_deref()),
+        ("--etag-save", cfg.conditional.etag_save.as_deref()),
         ("--state", state_file),
     ]
     .into_iter()
@@ -408,8 +408,12 @@ mod tests {
     }
 
     fn quiet() -> Reporter {
-        use crate::cli::{ColorChoice, LogFormat};
-        Reporter::new(LogFormat::Text, true, false, ColorChoice::Never)
+        use crate::report::{LogConfig, LogFormat, Verbosity};
+        Reporter::new(LogConfig {
+            verbosity: Verbosity::Quiet,
+            live: false,
+            ..LogConfig::plain(LogFormat::Text)
+        })
     }
 
     #[test]

@@ -170,9 +170,9 @@ fn header_value(headers: &[(String, String)], name: &str) -> String {
     values.join(", ")
 }
 
-/// Seconds with six decimals, as curl writes times.
+/// Seconds with six decimals, as curl writes times (see `units::curl_time`).
 fn secs(d: Duration) -> String {
-    format!("{:.6}", d.as_secs_f64())
+    crate::units::curl_time(d)
 }
 
 /// "1.1" for HTTP/1.1, "2" for HTTP/2, as curl's `%{http_version}`; "0" without a response.

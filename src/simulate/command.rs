@@ -3,7 +3,7 @@
 //! plot. The outage model is written here; the overload and failure-rate models' output is
 //! in `report` and their plots in `plot`.
 
-use crate::cli::{ColorChoice, LogFormat, SimModel, SimPopulation};
+use crate::cli::{LogFormat, SimModel, SimPopulation};
 use crate::cli::{SimFormat, SimulateArgs};
 use crate::exit::Outcome;
 use crate::policy::{Backoff, Jitter};
@@ -77,7 +77,7 @@ enum Job {
 
 /// Runs `retry-http simulate`.
 pub fn simulate(a: &SimulateArgs) -> Outcome {
-    let say = Reporter::new(LogFormat::Text, false, false, ColorChoice::Never);
+    let say = Reporter::new(crate::report::LogConfig::plain(LogFormat::Text));
     let job = match plan(a) {
         Ok(j) => j,
         Err(e) => {

@@ -1,32 +1,55 @@
-//! curl's everyday flags that scripts pass without thinking (`-fsSL`, `--url`, `-O`,
-//! `-e`, `-4`/`-6`, `--http1.1`): accepted with curl's meaning where it agrees with this
-//! tool's, refused with a clear line where it does not (`--http2`, `--http3`). The checks
-//! are in `config::everyday`.
+//! curl's flags for where the request goes and where its body is saved: the URL (`--url`),
+//! the Referer (`-e`), the address family (`-4`/`-6`) and HTTP version (`--http1.1`; `--http2`
+//! and `--http3` refused with a clear line), and the file named from the URL (`-O`,
+//! `--output-dir`, `--create-dirs`); with them `-f` and `-S`, which scripts pass in `-fsSL`
+//! and which this tool does anyway. The checks are in `config::destination`.
 
 use clap::Args;
 use std::path::PathBuf;
 
-/// curl's everyday flags, in three groups so that each shows under the heading it belongs
-/// to.
+/// Where the request goes and where its body is saved, in three groups so that each shows
+/// under the heading it belongs to.
 #[derive(Debug, Args)]
 #[group(skip)]
-pub struct EverydayFlags {
+pub struct DestinationFlags {
     /// Under "Request".
     #[command(flatten)]
-    pub request: EverydayRequest,
+    pub request: UrlFlags,
     /// Under "Output".
     #[command(flatten)]
-    pub output: EverydayOutput,
+    pub output: SavedFileFlags,
     /// Under "Logging".
     #[command(flatten)]
-    pub logging: EverydayLogging,
+    pub logging: ShowErrorFlag,
+}
+
+impl DestinationFlags {
+    /// The HTTP versions this tool does not speak (`--http2`, `--http3`, ...), refused
+    /// whatever else is given: the line for the first one given.
+    pub fn refused(&self) -> Result<(), String> {
+        let r = &self.request;
+        let version = [
+            (r.http2, "--http2"),
+            (r.http2_prior_knowledge, "--http2-prior-knowledge"),
+            (r.http3, "--http3"),
+            (r.http3_only, "--http3-only"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name));
+        match version {
+            Some(flag) => Err(format!(
+                "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 /// `--url`, `-e`, the HTTP version and the address family.
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
-pub struct EverydayRequest {
+pub struct UrlFlags {
     /// The URL, as curl's --url gives it, instead of the positional URL (one of the two,
     /// once: one request per run).
     ///
@@ -98,7 +121,7 @@ pub struct EverydayRequest {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Output")]
-pub struct EverydayOutput {
+pub struct SavedFileFlags {
     /// Write the body to a file named as the URL's last path segment, in the current folder.
     ///
     /// The name is taken as it stands in the URL, not percent-decoded (as curl 7.88 does:
@@ -133,7 +156,7 @@ pub struct EverydayOutput {
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Logging")]
-pub struct EverydayLogging {
+pub struct ShowErrorFlag {
     /// curl's --show-error, accepted: with -s, the final error line is always shown.
     #[arg(short = 'S', long = "show-error", hide_short_help = true)]
     pub show_error: bool,

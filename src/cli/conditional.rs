@@ -1,7 +1,8 @@
-//! curl's flags for the job that runs from cron: resume a partial `-o` file (`-C -`), fetch
-//! only when the resource changed (`--etag-compare`, `--etag-save`, `-z`), keep the server's
-//! modification time (`-R`), and send cookies (`-b`). Their checks against other flags are
-//! in `config::cron`; the files they name are read before anything is sent.
+//! curl's flags for conditional and resumed requests, which a job that fetches a file again
+//! and again uses: resume a partial `-o` file (`-C -`), fetch only when the resource changed
+//! (`--etag-compare`, `--etag-save`, `-z`), keep the server's modification time (`-R`), and
+//! send cookies (`-b`). Their checks against other flags are in `config::conditional`; the
+//! files they name are read before anything is sent.
 
 use clap::Args;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
-pub struct CronFlags {
+pub struct ConditionalFlags {
     /// Resume the -o or -O file from its size: only '-' is accepted (curl's '-C -').
     ///
     /// Asks for `Range: bytes=SIZE-` and keeps the answer only when it is a 206 whose

@@ -1,10 +1,11 @@
-//! The cron flags (`-C -`, `-R`, `--etag-save`, `--etag-compare`, `-z`, `-b`) checked against
-//! each other and against the rest of the command line, and `-z`'s dates read. No I/O: the
-//! files they name are read by `request::cron`, still before anything is sent.
+//! The flags of conditional and resumed requests (`-C -`, `-R`, `--etag-save`,
+//! `--etag-compare`, `-z`, `-b`) checked against each other and against the rest of the
+//! command line, and `-z`'s dates read. No I/O: the files they name are read by
+//! `request::cron`, still before anything is sent.
 
 use super::{UsageError, usage};
 use crate::cli::RequestArgs;
-use crate::cli::cron::CronFlags;
+use crate::cli::conditional::ConditionalFlags;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -27,9 +28,9 @@ pub struct TimeCond {
     pub unmodified: bool,
 }
 
-/// The validated cron flags.
+/// The validated flags of conditional and resumed requests.
 #[derive(Debug, Clone, Default)]
-pub struct CronConfig {
+pub struct ConditionalConfig {
     /// `-C -`: resume the `-o` file from its size.
     pub resume: bool,
     /// `-R`: the `-o` file takes the response's Last-Modified as its modification time.
@@ -46,9 +47,12 @@ pub struct CronConfig {
     pub cookie_files: Vec<PathBuf>,
 }
 
-/// The cron flags of `a`, checked (`has_header`: whether `-H` sends a header of that name).
-pub fn build(a: &RequestArgs, has_header: impl Fn(&str) -> bool) -> Result<CronConfig, UsageError> {
-    let f = &a.cron;
+/// The conditional flags of `a`, checked (`has_header`: whether `-H` sends a header of that name).
+pub fn build(
+    a: &RequestArgs,
+    has_header: impl Fn(&str) -> bool,
+) -> Result<ConditionalConfig, UsageError> {
+    let f = &a.conditional;
     if f.cookie_jar.is_some() {
         return usage(
             "-c/--cookie-jar is curl's flag and is not supported here: Set-Cookie answers are not stored (-b sends cookies from a string or a file)",
@@ -80,7 +84,7 @@ pub fn build(a: &RequestArgs, has_header: impl Fn(&str) -> bool) -> Result<CronC
         }
     }
     let (cookie_strings, cookie_files) = cookies(&f.cookie)?;
-    Ok(CronConfig {
+    Ok(ConditionalConfig {
         resume,
         remote_time: f.remote_time,
         etag_save: f.etag_save.clone(),
@@ -103,7 +107,7 @@ pub fn condition_header(unmodified: bool) -> &'static str {
 /// Whether the body goes to a named file: `-o FILE` (not `-o -`, stdout) or `-O` (the
 /// URL's file name), under `--output-dir` or not.
 fn names_a_file(a: &RequestArgs) -> bool {
-    a.everyday.output.remote_name
+    a.destination.output.remote_name
         || a.output
             .output
             .as_ref()
@@ -112,7 +116,7 @@ fn names_a_file(a: &RequestArgs) -> bool {
 
 /// `-C -`: only `-`, with a regular `-o` or `-O` file, without what would write into it or replace
 /// it otherwise (`-i`/`-I`, `--fail-with-body`, a hand-written Range).
-fn continue_at(f: &CronFlags, a: &RequestArgs) -> Result<bool, UsageError> {
+fn continue_at(f: &ConditionalFlags, a: &RequestArgs) -> Result<bool, UsageError> {
     let Some(v) = f.continue_at.as_deref() else {
         return Ok(false);
     };

@@ -1,11 +1,11 @@
-//! The checks of curl's everyday flags (`cli::everyday`): `--url` against the positional
+//! The checks of curl's destination flags (`cli::destination`): `--url` against the positional
 //! URL, the scheme curl guesses for a URL without one, `-O`'s file name, `--output-dir`,
-//! `-e`, `-4`/`-6`, and the refusals (`--http2`, `--http3`, `-f` with `--fail-with-body`).
+//! `-e`, `-4`/`-6`, and `-f` against `--fail-with-body`.
 //! Nothing here does I/O.
 
 use super::{Config, RequestConfig, UsageError, check_header, has_header, usage};
 use crate::cli::RequestArgs;
-use crate::cli::everyday::{EverydayFlags, EverydayOutput};
+use crate::cli::destination::SavedFileFlags;
 use crate::redact;
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -24,37 +24,31 @@ pub enum Family {
     V6,
 }
 
-/// curl's flags that this tool cannot honour: the HTTP versions it does not speak.
-pub(super) fn refused(b: &EverydayFlags) -> Result<(), UsageError> {
-    let r = &b.request;
-    let version = [
-        (r.http2, "--http2"),
-        (r.http2_prior_knowledge, "--http2-prior-knowledge"),
-        (r.http3, "--http3"),
-        (r.http3_only, "--http3-only"),
-    ]
-    .into_iter()
-    .find_map(|(given, name)| given.then_some(name));
-    match version {
-        Some(flag) => usage(format!(
-            "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
-        )),
-        None => Ok(()),
-    }
-}
-
 /// Splits the target into `[METHOD]` and the URL: the positional words, or `--url` (then
 /// no positional word is accepted, and `--url` once). A positional METHOD and `-X`
 /// together are an error.
 pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
-    match (a.everyday.request.url.as_slice(), a.target.as_slice()) {
-        ([], _) => super::target(a),
+    match (a.destination.request.url.as_slice(), a.target.as_slice()) {
+        ([], _) => positional(a),
         ([u], []) => Ok((None, u)),
         ([_], _) => usage(
             "a URL is given with --url and as an argument: give one (one request per run; the method goes with -X)",
         ),
         _ => usage("--url is given more than once: one request per run is accepted"),
     }
+}
+
+/// Splits the positional `[METHOD] URL`; a positional METHOD and `-X` together are an error.
+fn positional(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
+    let (positional_method, target) = match a.target.as_slice() {
+        [u] => (None, u),
+        [m, u] => (Some(m), u),
+        _ => return usage("expected [METHOD] URL"),
+    };
+    if positional_method.is_some() && a.request.method.is_some() {
+        return usage("the method is given twice (-X and a positional METHOD): give one");
+    }
+    Ok((positional_method, target))
 }
 
 /// Host-name prefixes for which curl guesses a protocol other than http.
@@ -114,7 +108,7 @@ pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
 /// The checks and settings that need the rest of the configuration: `-f` against
 /// `--fail-with-body`, the Referer, the address family, and the output path.
 pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let b = &a.everyday;
+    let b = &a.destination;
     if b.output.fail && a.output.fail_with_body {
         return usage(
             "-f and --fail-with-body: give one (-f is what retry-http does anyway: a failed response's body is not written)",
@@ -178,7 +172,7 @@ fn family(ipv4: bool, ipv6: bool, req: &RequestConfig) -> Result<Family, UsageEr
 /// stays stdout.
 fn output_path(
     given: Option<PathBuf>,
-    b: &EverydayOutput,
+    b: &SavedFileFlags,
     url: &Url,
 ) -> Result<Option<PathBuf>, UsageError> {
     let path = match (given, b.remote_name) {
@@ -278,14 +272,14 @@ mod tests {
 
     #[test]
     fn the_output_dir_takes_relative_paths_only() {
-        let b = |dir: Option<&str>, o: bool| EverydayOutput {
+        let b = |dir: Option<&str>, o: bool| SavedFileFlags {
             remote_name: o,
             output_dir: dir.map(PathBuf::from),
             create_dirs: false,
             fail: false,
         };
         let url = u("http://h/f.txt");
-        let path = |given: Option<&str>, b: &EverydayOutput| {
+        let path = |given: Option<&str>, b: &SavedFileFlags| {
             output_path(given.map(PathBuf::from), b, &url).expect("a path")
         };
         assert_eq!(path(Some("x"), &b(Some("d"), false)), Some("d/x".into()));

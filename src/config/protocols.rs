@@ -1,12 +1,11 @@
-//! The checks and settings of `cli::compat`: the refused flags (one line naming every
+//! The checks and settings of `cli::protocols`: the refused flags (one line naming every
 //! one given), `--proto` and `--proto-redir` (curl's syntax; only http and https matter
 //! here), the TLS versions (`--tlsv1.3`, `--tls-max`), `--oauth2-bearer` and `-T` (a PUT of
 //! the file, its name appended to a URL ending in `/`). Nothing here does I/O.
 
 use super::{BodySource, BodySpec, Config, UsageError, check_header, usage};
 use crate::cli::RequestArgs;
-use crate::cli::compat::{CurlNamesFlags, NamesRequest, unsupported};
-use crate::cli::curl_names;
+use crate::cli::protocols::ProtocolRequest;
 use crate::cli::values::HeaderArg;
 use std::path::Path;
 use url::Url;
@@ -76,9 +75,10 @@ pub struct TlsVersions {
     pub max_1_2: bool,
 }
 
-/// What this group adds to the request's configuration.
+/// The protocols a request may speak: the schemes a redirect may lead to and the TLS
+/// versions offered.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct CurlNamesConfig {
+pub struct Protocols {
     /// The schemes a redirect may lead to under `-L` (`--proto` and `--proto-redir` both).
     pub redirect_schemes: Schemes,
     /// The TLS versions offered.
@@ -93,29 +93,10 @@ const CURL_PROTOCOLS: [&str; 32] = [
     "rtsp", "scp", "sftp", "smb", "smbs", "smtp", "smtps", "telnet", "tftp", "ws", "wss",
 ];
 
-/// curl's refused flags of this group: every one given, in one line.
-pub(super) fn refused(f: &CurlNamesFlags) -> Result<(), UsageError> {
-    let lines: Vec<String> = f
-        .refused
-        .given()
-        .into_iter()
-        .filter_map(|long| {
-            let name = curl_names::find(&format!("--{long}"))?;
-            let typed = name.short.map_or(format!("--{long}"), |c| format!("-{c}"));
-            Some(unsupported(name, &typed))
-        })
-        .collect();
-    if lines.is_empty() {
-        Ok(())
-    } else {
-        usage(lines.join("; "))
-    }
-}
-
 /// The settings that need the rest of the configuration: the schemes, the TLS versions,
 /// the Bearer token and the upload.
 pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let r = &a.compat.request;
+    let r = &a.protocols.request;
     let proto = match &r.proto {
         Some(list) => protocols(list, "--proto", Schemes::ALL)?,
         None => Schemes::ALL,
@@ -131,7 +112,7 @@ pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError>
             proto.describe()
         ));
     }
-    cfg.request.compat = CurlNamesConfig {
+    cfg.request.protocols = Protocols {
         redirect_schemes: Schemes {
             http: proto.http && redir.http,
             https: proto.https && redir.https,
@@ -174,7 +155,7 @@ pub(super) fn protocols(list: &str, flag: &str, start: Schemes) -> Result<Scheme
 }
 
 /// `--tlsv1.3` and `--tls-max`.
-fn tls(r: &NamesRequest) -> Result<TlsVersions, UsageError> {
+fn tls(r: &ProtocolRequest) -> Result<TlsVersions, UsageError> {
     let max_1_2 = match r.tls_max.as_deref() {
         None | Some("1.3" | "default") => false,
         Some("1.2") => true,
@@ -203,7 +184,7 @@ fn tls(r: &NamesRequest) -> Result<TlsVersions, UsageError> {
 /// `--oauth2-bearer TOKEN`: an Authorization header, unless `-H` gave or removed one; it
 /// replaces the Basic one of `-u`, as in curl.
 fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let Some(token) = &a.compat.request.oauth2_bearer else {
+    let Some(token) = &a.protocols.request.oauth2_bearer else {
         return Ok(());
     };
     if token.trim().is_empty() {
@@ -230,7 +211,7 @@ fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
 /// given; a URL whose path ends in `/` gets the file's name. clap has refused the other
 /// body flags, `-G` and `-I`.
 fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let Some(path) = &a.compat.request.upload_file else {
+    let Some(path) = &a.protocols.request.upload_file else {
         return Ok(());
     };
     let stdin = path.as_os_str() == "-";
@@ -238,7 +219,7 @@ fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         return usage("-T names no file: expected -T FILE, or -T - for stdin");
     }
     if stdin {
-        if let Some(taker) = a.bodies.stdin_taken {
+        if let Some(taker) = a.config_file.stdin_taken {
             return usage(format!(
                 "{taker} and -T - both want stdin: give one of them in a file"
             ));
