@@ -1,11 +1,14 @@
-//! The SVG plots of the overload and failure-rate models: goodput and offered load over time
-//! per strategy with the trigger shaded; the vulnerability boundary as one map per
-//! strategy; amplification and success rate against p, one panel per client count. Each
-//! has a title that says the scenario, labelled axes and a legend beside the panels.
+//! The SVG plots of the three models: the outage model's requests per window over time per
+//! strategy against the capacity line, the outage shaded; the overload model's goodput and
+//! offered load over time per strategy with the trigger shaded, and its vulnerability
+//! boundary as one map per strategy; the failure-rate model's amplification and success
+//! rate against p, one panel per client count. Each has a title that says the scenario,
+//! labelled axes and a legend.
 
-use super::failures;
-use super::overload;
-use super::report::{FailureRun, OverloadRun, Point, fmt_rate};
+use super::outage::{Figures, Scenario};
+use super::report::fmt_rate;
+use super::sweep::{FailureRun, OverloadRun, Point};
+use super::{failures, overload};
 use crate::units::fmt_duration;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -581,4 +584,192 @@ pub fn failure_sweep(
         ],
     )?;
     root.present().map_err(err)
+}
+
+/// A sparse load curve as points, with a zero on each side of every gap (a gap of any
+/// length costs two points, not one per empty window).
+fn curve(load: &std::collections::BTreeMap<u64, u32>) -> impl Iterator<Item = (u64, u32)> + '_ {
+    let mut points = Vec::new();
+    let mut previous: Option<u64> = None;
+    for (&w, &n) in load {
+        match previous {
+            Some(p) if w > p + 1 => {
+                points.push((p + 1, 0));
+                if w > p + 2 {
+                    points.push((w - 1, 0));
+                }
+            }
+            None if w > 0 => points.push((0, 0)),
+            _ => {}
+        }
+        points.push((w, n));
+        previous = Some(w);
+    }
+    points.into_iter()
+}
+
+/// The chart `plot` draws on: seconds across, requests per window up.
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::prelude::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// How far the plot reaches: the windows until the last request of any strategy, and the
+/// most requests in one window (at least the capacity).
+fn extent(sc: &Scenario, results: &[Figures]) -> (u64, f64) {
+    let longest = results
+        .iter()
+        .filter_map(|o| o.load.keys().next_back())
+        .max()
+        .map_or(1, |last| last + 1);
+    let top = results
+        .iter()
+        .flat_map(|o| o.load.values())
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(sc.capacity) as f64;
+    (longest, top)
+}
+
+/// The y axis reaches at most this multiple of the capacity: the burst of every client at
+/// t = 0 (200 requests against 24 a window in the study) would otherwise squash the capacity
+/// line and the strategies into one band at the bottom. Higher windows are drawn at the top
+/// edge, marked with a triangle and their count.
+pub const CLIP_CAPACITIES: f64 = 3.0;
+
+/// The outage's shade in the outage plot (drawn at 45% opacity).
+pub const OUTAGE_SHADE: (u8, u8, u8) = (255, 200, 120);
+
+/// The top of the outage plot's y axis: the highest window, clipped to `CLIP_CAPACITIES`
+/// times the capacity, and never below the capacity.
+fn y_top(sc: &Scenario, highest: f64) -> f64 {
+    let cap = f64::from(sc.capacity.max(1));
+    highest.min(cap * CLIP_CAPACITIES).max(cap)
+}
+
+/// Load over time per strategy, with the capacity line, as an SVG file at `path`.
+pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), String> {
+    let window_s = sc.window.as_secs_f64();
+    let (longest, highest) = extent(sc, results);
+    let top = y_top(sc, highest);
+    let end_s = (longest as f64 * window_s).max(sc.outage.as_secs_f64() + window_s);
+    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let clipped = if highest > top {
+        format!(" (axis clipped at {CLIP_CAPACITIES}x capacity: triangles mark higher windows)")
+    } else {
+        String::new()
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "{} clients: requests per {} window{clipped}",
+                sc.clients,
+                fmt_duration(sc.window)
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.08)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("requests per window")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    draw_outage(&mut chart, sc, top * 1.08)?;
+    draw_loads(&mut chart, results, window_s, top)?;
+    draw_capacity(&mut chart, sc, end_s)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The outage, shaded from t = 0 to its end over the whole height `top`, and labelled.
+fn draw_outage(chart: &mut Chart, sc: &Scenario, top: f64) -> Result<(), String> {
+    let end = sc.outage.as_secs_f64();
+    if end <= 0.0 {
+        return Ok(());
+    }
+    let (r, g, b) = OUTAGE_SHADE;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(0.0, 0.0), (end, top)],
+            RGBColor(r, g, b).mix(0.45).filled(),
+        )))
+        .map_err(|e| e.to_string())?
+        .label(format!("outage ({})", fmt_duration(sc.outage)))
+        .legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 18, y + 5)], RGBColor(r, g, b).filled())
+        });
+    Ok(())
+}
+
+/// One line per strategy: requests per window (`window_s` seconds long), labelled.
+fn draw_loads(
+    chart: &mut Chart,
+    results: &[Figures],
+    window_s: f64,
+    top: f64,
+) -> Result<(), String> {
+    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+    for (i, o) in results.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        // Empty windows are points at zero, so the line drops between waves; windows above
+        // the axis are drawn at its top and marked below.
+        let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n).min(top)));
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(o.strategy.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        let over: Vec<(f64, u32)> = o
+            .load
+            .iter()
+            .filter(|(_, n)| f64::from(**n) > top)
+            .map(|(w, n)| (*w as f64 * window_s, *n))
+            .collect();
+        let dx = 8 + 30 * i as i32;
+        chart
+            .draw_series(over.into_iter().map(|(x, n)| {
+                EmptyElement::at((x, top))
+                    + TriangleMarker::new((0, 0), 6, color.filled())
+                    + Text::new(
+                        n.to_string(),
+                        (dx, -14),
+                        ("sans-serif", 12).into_font().color(&color),
+                    )
+            }))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The capacity line, from the end of the outage to `end_s` seconds, labelled.
+fn draw_capacity(chart: &mut Chart, sc: &Scenario, end_s: f64) -> Result<(), String> {
+    let cap = f64::from(sc.capacity);
+    let start = sc.outage.as_secs_f64();
+    chart
+        .draw_series(LineSeries::new(
+            vec![(start, cap), (end_s, cap)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(|e| e.to_string())?
+        .label("capacity")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
+    Ok(())
 }
