@@ -347,12 +347,7 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
         "each cell: the seeds that recovered, of {runs}; rows: trigger length; columns: first tries/s during it"
     );
     let rates = distinct(points.iter().map(|p| p.spike_rate));
-    let mut names: Vec<&str> = Vec::new();
-    for p in points {
-        if !names.contains(&p.strategy) {
-            names.push(p.strategy);
-        }
-    }
+    let names = distinct(points.iter().map(|p| p.strategy));
     for name in names {
         let mine: Vec<&Point> = points.iter().filter(|p| p.strategy == name).collect();
         let all = mine.iter().filter(|p| p.recovered_runs == p.runs).count();
@@ -367,12 +362,7 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
             let _ = write!(s, " {:>5}", fmt_rate(*r));
         }
         s.push('\n');
-        let mut lengths: Vec<Duration> = Vec::new();
-        for p in &mine {
-            if !lengths.contains(&p.trigger_for) {
-                lengths.push(p.trigger_for);
-            }
-        }
+        let lengths = distinct(mine.iter().map(|p| p.trigger_for));
         for len in lengths {
             let _ = write!(s, "{:>8}", fmt_duration(len));
             for r in &rates {
@@ -388,9 +378,10 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
     s
 }
 
-/// The distinct values of `it`, in the order first seen.
-fn distinct(it: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut out: Vec<f64> = Vec::new();
+/// The distinct values of `it`, in the order first seen (the strategies, rates, lengths,
+/// probabilities or client counts of a sweep's points).
+pub fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
     for v in it {
         if !out.contains(&v) {
             out.push(v);
@@ -495,16 +486,8 @@ pub fn failure_sweep_table(run: &FailureRun, rows: &[failures::Figures]) -> Stri
         s,
         "each cell: amplification (calls per first try) and success rate"
     );
-    let mut names: Vec<&str> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    for r in rows {
-        if !names.contains(&r.strategy.as_str()) {
-            names.push(&r.strategy);
-        }
-        if !counts.contains(&r.clients) {
-            counts.push(r.clients);
-        }
-    }
+    let names = distinct(rows.iter().map(|r| r.strategy.as_str()));
+    let counts = distinct(rows.iter().map(|r| r.clients));
     let ps = distinct(rows.iter().map(|r| r.p));
     for n in counts {
         let _ = writeln!(s, "\n{n} clients");
