@@ -8,10 +8,12 @@
 //! do and `http` (the ureq agent, failure kinds, redirects, proxies, redaction, bodies,
 //! resume) to send -> `output` (stdout or `-o`, the final body only) and `report` (the one
 //! writer to stderr) -> `exit` (the exit-code table). Beside the request sits `fleet` (the
-//! circuit breaker and retry budget shared through `--state`, behind a store trait, and
-//! `simulate`); `process` keeps how the process ends (deadline watchdog, signals, freeing
-//! large files after the exit). `files` and `units` hold the file operations and unit
-//! conversions used in more than one room; `demo` is the `demo` subcommand.
+//! circuit breaker and retry budget shared through `--state`, behind a store trait), and
+//! beside it `simulate` (the fleet simulated: one event engine, one strategy list using the
+//! fleet's pure breaker and budget, one file per model); `process` keeps how the process
+//! ends (deadline watchdog, signals, freeing large files after the exit). `files` and
+//! `units` hold the file operations and unit conversions used in more than one room; `demo`
+//! is the `demo` subcommand.
 
 pub mod cli;
 pub(crate) mod config;

@@ -1,6 +1,7 @@
 //! The event engine the three models run on: a queue of events in time order (microseconds
-//! of simulated time, ties in the order they were scheduled), the exponential delays the
-//! overload and failure-rate models draw, and the counts every model's figures share.
+//! of simulated time, ties in the order they were scheduled), the loop that hands each
+//! event to its model ([`run`]), the exponential delays the overload and failure-rate models
+//! draw, and the counts their figures share.
 
 use crate::fleet::Millis;
 use rand::RngExt;
@@ -33,6 +34,29 @@ impl<E: Ord> Queue<E> {
     /// The earliest event and its time, taken out.
     pub fn pop(&mut self) -> Option<(u64, E)> {
         self.heap.pop().map(|Reverse((t, _, e))| (t, e))
+    }
+}
+
+/// A model the engine runs: its events to come, and what each one does.
+pub trait Model {
+    /// What happens at an instant.
+    type Event: Ord;
+
+    /// The events to come.
+    fn queue(&mut self) -> &mut Queue<Self::Event>;
+
+    /// Does what `event` does at `t` microseconds (it may schedule more).
+    fn handle(&mut self, t: u64, event: Self::Event);
+}
+
+/// Hands `model` its events in time order until none is left, or until the next one is at
+/// or past `end` (microseconds; None: no end).
+pub fn run<M: Model>(model: &mut M, end: Option<u64>) {
+    while let Some((t, event)) = model.queue().pop() {
+        if end.is_some_and(|end| t >= end) {
+            break;
+        }
+        model.handle(t, event);
     }
 }
 

@@ -6,7 +6,7 @@
 //! first try) and what it buys is its success rate (runs that succeeded). Splitting the same
 //! load over more clients shows what state of each client's own can and cannot know.
 
-use super::engine::{Counts, Queue, exponential, millis};
+use super::engine::{self, Counts, Model, Queue, exponential, millis};
 use super::strategy::{Guard, Run, Settings, Strategy};
 use crate::units::micros;
 use rand::rngs::StdRng;
@@ -172,18 +172,26 @@ impl<'a> Sim<'a> {
     }
 }
 
+impl Model for Sim<'_> {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut Queue<Event> {
+        &mut self.queue
+    }
+
+    fn handle(&mut self, t: u64, event: Event) {
+        match event {
+            Event::Arrival { client } => self.arrival(t, client),
+            Event::Send { run } => self.send(t, run),
+        }
+    }
+}
+
 /// Plays `strategy` on `sc` with `seed`.
 pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Figures {
     let mut sim = Sim::new(sc, strategy, settings, seed);
-    while let Some((t, event)) = sim.queue.pop() {
-        if t >= sim.end {
-            break;
-        }
-        match event {
-            Event::Arrival { client } => sim.arrival(t, client),
-            Event::Send { run } => sim.send(t, run),
-        }
-    }
+    let end = sim.end;
+    engine::run(&mut sim, Some(end));
     sim.f
 }
 

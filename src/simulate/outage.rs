@@ -12,7 +12,7 @@
 //! becomes one last attempt drawn before it. Also here: the physical limit (the best any
 //! policy could do) and the search of the policy space.
 
-use super::engine::{Queue, millis};
+use super::engine::{self, Model, Queue, millis};
 use super::strategy::{Admitted, Shared, Sharing, Strategy};
 use crate::fleet::record::Limits;
 use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
@@ -268,6 +268,19 @@ impl<'a> Fleet<'a> {
     }
 }
 
+/// Each event is a client's next request.
+impl Model for Fleet<'_> {
+    type Event = u32;
+
+    fn queue(&mut self) -> &mut Queue<u32> {
+        &mut self.queue
+    }
+
+    fn handle(&mut self, t: u64, client: u32) {
+        self.request(t, client as usize);
+    }
+}
+
 /// Runs one backoff once with a seed, the fleet sharing `sharing`: a run the open circuit
 /// refuses sends nothing and gives up; a retry the budget refuses is not made (the client
 /// gives up); a probe has one attempt.
@@ -282,9 +295,7 @@ pub fn play(sc: &Scenario, backoff: &Backoff, sharing: Sharing, name: &str, seed
         retry_unsafe: false,
     };
     let mut fleet = Fleet::new(sc, rules, sharing, seed);
-    while let Some((t, c)) = fleet.queue.pop() {
-        fleet.request(t, c as usize);
-    }
+    engine::run(&mut fleet, None);
     fleet.tally.outcome(sc, name)
 }
 

@@ -22,7 +22,7 @@
 //! 1000 clients at 40 per second); at a trigger's edge the clients that are thinking draw
 //! their think time again at the new rate. Figures are per second of simulated time.
 
-use super::engine::{Counts, Queue, exponential, millis};
+use super::engine::{self, Counts, Model, Queue, exponential, millis};
 use super::strategy::{Guard, Run, Settings, Strategy};
 use crate::units::micros;
 use rand::rngs::StdRng;
@@ -401,23 +401,6 @@ impl<'a> Sim<'a> {
         self.queue.push(next, Event::Arrival { client, epoch });
     }
 
-    /// Runs the event at `t`.
-    fn handle(&mut self, t: u64, event: Event) {
-        match event {
-            Event::Arrival { client, epoch } => self.arrival(t, client, epoch),
-            Event::Retry { run } => self.send(t, run),
-            Event::AtServer { run } => {
-                self.server.advance(t);
-                self.server.admit(run, self.runs[run].sent);
-                self.next_tick(t);
-            }
-            Event::Edge => self.edge(t),
-            Event::Tick { epoch } => self.tick(t, epoch),
-            Event::Answer { run, sent } => self.answer(t, run, sent),
-            Event::Timeout { run, sent } => self.timeout(t, run, sent),
-        }
-    }
-
     /// A client starts a run at `t`, unless the arrival is stale; an open population's next
     /// arrival is drawn.
     fn arrival(&mut self, t: u64, client: u32, epoch: u64) {
@@ -560,16 +543,34 @@ impl<'a> Sim<'a> {
     }
 }
 
+impl Model for Sim<'_> {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut Queue<Event> {
+        &mut self.queue
+    }
+
+    fn handle(&mut self, t: u64, event: Event) {
+        match event {
+            Event::Arrival { client, epoch } => self.arrival(t, client, epoch),
+            Event::Retry { run } => self.send(t, run),
+            Event::AtServer { run } => {
+                self.server.advance(t);
+                self.server.admit(run, self.runs[run].sent);
+                self.next_tick(t);
+            }
+            Event::Edge => self.edge(t),
+            Event::Tick { epoch } => self.tick(t, epoch),
+            Event::Answer { run, sent } => self.answer(t, run, sent),
+            Event::Timeout { run, sent } => self.timeout(t, run, sent),
+        }
+    }
+}
+
 /// Plays `strategy` on `sc` with seed `seed`.
 pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Figures {
     let mut sim = Sim::new(sc, strategy, settings, seed);
-    let end = micros(sc.duration);
-    while let Some((t, event)) = sim.queue.pop() {
-        if t >= end {
-            break;
-        }
-        sim.handle(t, event);
-    }
+    engine::run(&mut sim, Some(micros(sc.duration)));
     judge(sc, &mut sim.f);
     sim.f
 }
