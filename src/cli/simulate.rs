@@ -341,3 +341,67 @@ fn probability(s: &str) -> Result<f64, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Command, parse};
+
+    /// `simulate ARGS`'s foreign-flag check.
+    fn foreign(args: &[&str]) -> Result<(), String> {
+        let all: Vec<std::ffi::OsString> = ["retry-http", "simulate"]
+            .iter()
+            .chain(args)
+            .map(|a| a.into())
+            .collect();
+        let Ok(cli) = parse(&all) else {
+            panic!("{args:?} does not parse");
+        };
+        let Some(Command::Simulate(a)) = cli.command else {
+            panic!("{args:?} is not simulate");
+        };
+        a.foreign_flag()
+    }
+
+    /// A flag is refused by the model it does not belong to, with the models it does; with
+    /// several, the first by group (outage, --sweep, overload, both, failure-rate).
+    #[test]
+    fn a_flag_of_another_model_is_named_with_the_models_it_belongs_to() {
+        let no = |flag: &str, of: &str, not: &str| {
+            Err(format!("{flag} belongs to --model {of}, not --model {not}"))
+        };
+        assert_eq!(
+            foreign(&["--model", "overload", "--budget-floor", "3"]),
+            no("--budget-floor", "outage", "overload")
+        );
+        assert_eq!(
+            foreign(&["--spike-rate", "5", "--sweep"]),
+            no("--sweep", "overload or failure-rate", "outage")
+        );
+        assert_eq!(
+            foreign(&["--latency", "1s", "--population", "open"]),
+            no("--population", "overload", "outage")
+        );
+        assert_eq!(
+            foreign(&[
+                "--model",
+                "overload",
+                "--failure-rate",
+                "0.1",
+                "--window",
+                "1s"
+            ]),
+            no("--window", "outage", "overload")
+        );
+        assert_eq!(
+            foreign(&["--model", "failure-rate", "--timeout", "1s"]),
+            no("--timeout", "overload", "failure-rate")
+        );
+        for fine in [
+            &["--model", "failure-rate", "--sweep", "--base-rate", "3"][..],
+            &["--model", "overload", "--network", "0s", "--latency", "1s"],
+            &["--search", "--breaker-threshold", "2"],
+        ] {
+            assert_eq!(foreign(fine), Ok(()), "{fine:?}");
+        }
+    }
+}

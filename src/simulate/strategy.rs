@@ -619,6 +619,37 @@ mod tests {
         assert_eq!(opened(&mut g, 0, 0, Duration::ZERO), Some((3, false)));
     }
 
+    /// A failed try of a run retries after a wait (which becomes the run's `previous`, at
+    /// least the base) while tries are left, then ends the run as failed, and the shared
+    /// breaker counts it; a served try ends the run as served.
+    #[test]
+    fn a_run_retries_until_its_last_try_then_ends_failed() {
+        let s = Settings::default();
+        let mut g = Guard::new(Strategy::SharedBreaker, s, 1);
+        let rng = &mut StdRng::seed_from_u64(1);
+        let lease = Duration::from_secs(10);
+        for _ in 0..s.limits.threshold {
+            let mut run = g.open(0, 0, lease).expect("closed");
+            for tried in 1..=run.limit {
+                run.tries = tried;
+                let wait = g.failed(&mut run, 0, rng);
+                assert_eq!(wait.is_none(), tried == run.limit, "try {tried}");
+                if wait.is_some() {
+                    assert!(run.previous >= s.base && !run.over);
+                }
+            }
+            assert!(run.over);
+        }
+        assert!(
+            g.open(0, 1, lease).is_none(),
+            "5 failed runs open the circuit"
+        );
+        let mut g = Guard::new(Strategy::Full, s, 1);
+        let mut run = g.open(0, 0, lease).expect("no breaker");
+        g.served(&mut run, 0);
+        assert!(run.over);
+    }
+
     /// The shared breaker is the fleet's: failures of different clients add up, a success
     /// of any client resets the count (the run's record, `--state`'s rule).
     #[test]
