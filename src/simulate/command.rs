@@ -76,9 +76,16 @@ pub fn simulate(a: &SimulateArgs) -> Outcome {
     }
 }
 
-/// A JSON value as printed: one line.
-fn line(v: serde_json::Value) -> String {
-    format!("{v}\n")
+/// What a job prints: its JSON on one line when `json`, else its table.
+fn printed(
+    json: bool,
+    value: impl FnOnce() -> serde_json::Value,
+    table: impl FnOnce() -> String,
+) -> String {
+    match json {
+        true => format!("{}\n", value()),
+        false => table(),
+    }
 }
 
 /// Draws with `draw` at `path`, when a plot was asked for.
@@ -101,28 +108,31 @@ impl Job {
             Job::Overload(run, strategies) => {
                 let figures = sweep::overload_figures(&run, &strategies);
                 let drawn = draw(to, |p| plot::timeline(p, &run, &figures));
-                let text = match json {
-                    true => line(report::overload_json(&figures)),
-                    false => report::overload_table(&run, &figures),
-                };
+                let text = printed(
+                    json,
+                    || report::overload_json(&figures),
+                    || report::overload_table(&run, &figures),
+                );
                 (text, drawn)
             }
             Job::Boundary(run, strategies, runs) => {
                 let (rates, lengths) = (sweep::default_rates(), sweep::default_lengths());
                 let points = sweep::boundary(&run, &strategies, (&rates, &lengths), runs);
                 let drawn = draw(to, |p| plot::boundary(p, &run, &points, runs));
-                let text = match json {
-                    true => line(report::boundary_json(&run, &points)),
-                    false => report::boundary_table(&run, &points, runs),
-                };
+                let text = printed(
+                    json,
+                    || report::boundary_json(&run, &points),
+                    || report::boundary_table(&run, &points, runs),
+                );
                 (text, drawn)
             }
             Job::Failures(run, strategies) => {
                 let figures = sweep::failure_figures(&run, &strategies);
-                let text = match json {
-                    true => line(report::failure_json(&run, &figures)),
-                    false => report::failure_table(&run, &figures),
-                };
+                let text = printed(
+                    json,
+                    || report::failure_json(&run, &figures),
+                    || report::failure_table(&run, &figures),
+                );
                 (text, Ok(()))
             }
             Job::FailureSweep(run, strategies) => {
@@ -130,10 +140,11 @@ impl Job {
                 let grid = (ps.as_slice(), sweep::DEFAULT_CLIENTS.as_slice());
                 let rows = sweep::failure_sweep(&run, &strategies, grid);
                 let drawn = draw(to, |p| plot::failure_sweep(p, &run, &rows));
-                let text = match json {
-                    true => line(report::failure_json(&run, &rows)),
-                    false => report::failure_sweep_table(&run, &rows),
-                };
+                let text = printed(
+                    json,
+                    || report::failure_json(&run, &rows),
+                    || report::failure_sweep_table(&run, &rows),
+                );
                 (text, drawn)
             }
         }
@@ -150,10 +161,11 @@ fn outage_output(
 ) -> (String, Result<(), String>) {
     let limit = outage::physical_limit(sc);
     if search {
-        let text = match json {
-            true => line(report::search_json(sc, seed, runs, &limit)),
-            false => report::search_table(sc, seed, runs, &limit),
-        };
+        let text = printed(
+            json,
+            || report::search_json(sc, seed, runs, &limit),
+            || report::search_table(sc, seed, runs, &limit),
+        );
         return (text, Ok(()));
     }
     let results: Vec<outage::Figures> = strategies
@@ -170,10 +182,11 @@ fn outage_output(
         })
         .collect();
     let drawn = draw(to, |p| plot::outage(p, sc, &results));
-    let text = match json {
-        true => line(report::outage_json(sc, &results, &limit)),
-        false => report::outage_table(sc, seed, runs, &results, &limit),
-    };
+    let text = printed(
+        json,
+        || report::outage_json(sc, &results, &limit),
+        || report::outage_table(sc, seed, runs, &results, &limit),
+    );
     (text, drawn)
 }
 
