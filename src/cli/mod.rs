@@ -8,6 +8,7 @@
 //! flags, `-z`, `-R`, `-b`) and `compat` (`--proto`, TLS versions, `-T`, and the line
 //! every curl flag not implemented gets, from the names in `curl_names`). `values` parses
 //! flag values; `usage` turns clap's errors into the tool's one line.
+//! `simulate` holds the flags of the simulate subcommand, a group per model.
 
 pub mod bodies;
 pub mod compat;

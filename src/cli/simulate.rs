@@ -1,8 +1,8 @@
 //! `retry-http simulate`'s flags: those every model takes, then one group per model (the
 //! outage model's; the overload model's; those the overload and failure-rate models share;
-//! the failure-rate model's), each under its own help heading. A flag given to a model it
-//! does not belong to is refused by [`SimulateArgs::foreign_flag`], from the groups.
-//! `simulate::command` picks each model's defaults and checks the values together.
+//! the failure-rate model's), each under its own help heading, each saying the models it
+//! belongs to and which of its flags were given. `simulate::command` refuses a flag given
+//! to another model, picks each model's defaults and checks the values together.
 
 use super::values;
 use clap::{Args, ValueEnum};
@@ -31,21 +31,6 @@ pub enum SimModel {
     /// Calls that fail independently with probability p (after Brooker, Fixing retries with
     /// token buckets and circuit breakers, 2022).
     FailureRate,
-}
-
-impl SimModel {
-    /// The models' names as `--model` takes them, joined by "or".
-    pub fn words(models: &[SimModel]) -> String {
-        let names: Vec<&str> = models
-            .iter()
-            .map(|m| match m {
-                SimModel::Outage => "outage",
-                SimModel::Overload => "overload",
-                SimModel::FailureRate => "failure-rate",
-            })
-            .collect();
-        names.join(" or ")
-    }
 }
 
 /// Who sends in the overload model.
@@ -130,35 +115,6 @@ pub struct SimulateArgs {
     pub failure: FailureRateArgs,
 }
 
-impl SimulateArgs {
-    /// The first flag given that the chosen model does not take, as a usage error naming
-    /// the models it belongs to: each group's flags belong to its models, and `--sweep` to
-    /// the overload and failure-rate models.
-    pub fn foreign_flag(&self) -> Result<(), String> {
-        use SimModel::{FailureRate, Outage, Overload};
-        let both: &[SimModel] = &[Overload, FailureRate];
-        let groups: [(Option<&str>, &[SimModel]); 5] = [
-            (self.outage.given(), &[Outage]),
-            (self.sweep.then_some("--sweep"), both),
-            (self.overload.given(), &[Overload]),
-            (self.load.given(), both),
-            (self.failure.given(), &[FailureRate]),
-        ];
-        for (given, models) in groups {
-            if let Some(name) = given
-                && !models.contains(&self.model)
-            {
-                return Err(format!(
-                    "{name} belongs to --model {}, not --model {}",
-                    SimModel::words(models),
-                    SimModel::words(&[self.model])
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// The first of `flags` given, by name.
 fn first_given(flags: &[(&'static str, bool)]) -> Option<&'static str> {
     flags
@@ -203,8 +159,11 @@ pub struct OutageArgs {
 }
 
 impl OutageArgs {
-    /// The first of these flags given.
-    fn given(&self) -> Option<&'static str> {
+    /// The models these flags belong to.
+    pub const MODELS: &[SimModel] = &[SimModel::Outage];
+
+    /// The first of these flags given, by name.
+    pub fn given(&self) -> Option<&'static str> {
         first_given(&[
             ("--outage", self.outage.is_some()),
             ("--capacity", self.capacity.is_some()),
@@ -251,8 +210,11 @@ pub struct OverloadArgs {
 }
 
 impl OverloadArgs {
-    /// The first of these flags given.
-    fn given(&self) -> Option<&'static str> {
+    /// The models these flags belong to.
+    pub const MODELS: &[SimModel] = &[SimModel::Overload];
+
+    /// The first of these flags given, by name.
+    pub fn given(&self) -> Option<&'static str> {
         first_given(&[
             ("--population", self.population.is_some()),
             ("--spike-rate", self.spike_rate.is_some()),
@@ -285,8 +247,11 @@ pub struct LoadArgs {
 }
 
 impl LoadArgs {
-    /// The first of these flags given.
-    fn given(&self) -> Option<&'static str> {
+    /// The models these flags belong to.
+    pub const MODELS: &[SimModel] = &[SimModel::Overload, SimModel::FailureRate];
+
+    /// The first of these flags given, by name.
+    pub fn given(&self) -> Option<&'static str> {
         first_given(&[
             ("--base-rate", self.base_rate.is_some()),
             ("--duration", self.duration.is_some()),
@@ -306,8 +271,11 @@ pub struct FailureRateArgs {
 }
 
 impl FailureRateArgs {
-    /// The first of these flags given.
-    fn given(&self) -> Option<&'static str> {
+    /// The models these flags belong to.
+    pub const MODELS: &[SimModel] = &[SimModel::FailureRate];
+
+    /// The first of these flags given, by name.
+    pub fn given(&self) -> Option<&'static str> {
         first_given(&[("--failure-rate", self.failure_rate.is_some())])
     }
 }
@@ -339,69 +307,5 @@ fn probability(s: &str) -> Result<f64, String> {
         _ => Err(format!(
             "invalid probability {s:?}: expected a number from 0 to 1"
         )),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::cli::{Command, parse};
-
-    /// `simulate ARGS`'s foreign-flag check.
-    fn foreign(args: &[&str]) -> Result<(), String> {
-        let all: Vec<std::ffi::OsString> = ["retry-http", "simulate"]
-            .iter()
-            .chain(args)
-            .map(|a| a.into())
-            .collect();
-        let Ok(cli) = parse(&all) else {
-            panic!("{args:?} does not parse");
-        };
-        let Some(Command::Simulate(a)) = cli.command else {
-            panic!("{args:?} is not simulate");
-        };
-        a.foreign_flag()
-    }
-
-    /// A flag is refused by the model it does not belong to, with the models it does; with
-    /// several, the first by group (outage, --sweep, overload, both, failure-rate).
-    #[test]
-    fn a_flag_of_another_model_is_named_with_the_models_it_belongs_to() {
-        let no = |flag: &str, of: &str, not: &str| {
-            Err(format!("{flag} belongs to --model {of}, not --model {not}"))
-        };
-        assert_eq!(
-            foreign(&["--model", "overload", "--budget-floor", "3"]),
-            no("--budget-floor", "outage", "overload")
-        );
-        assert_eq!(
-            foreign(&["--spike-rate", "5", "--sweep"]),
-            no("--sweep", "overload or failure-rate", "outage")
-        );
-        assert_eq!(
-            foreign(&["--latency", "1s", "--population", "open"]),
-            no("--population", "overload", "outage")
-        );
-        assert_eq!(
-            foreign(&[
-                "--model",
-                "overload",
-                "--failure-rate",
-                "0.1",
-                "--window",
-                "1s"
-            ]),
-            no("--window", "outage", "overload")
-        );
-        assert_eq!(
-            foreign(&["--model", "failure-rate", "--timeout", "1s"]),
-            no("--timeout", "overload", "failure-rate")
-        );
-        for fine in [
-            &["--model", "failure-rate", "--sweep", "--base-rate", "3"][..],
-            &["--model", "overload", "--network", "0s", "--latency", "1s"],
-            &["--search", "--breaker-threshold", "2"],
-        ] {
-            assert_eq!(foreign(fine), Ok(()), "{fine:?}");
-        }
     }
 }

@@ -7,6 +7,7 @@ use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
 use super::{failures, overload, plot, report};
+use crate::cli::simulate::{FailureRateArgs, LoadArgs, OutageArgs, OverloadArgs};
 use crate::cli::{ColorChoice, LogFormat, SimFormat, SimModel, SimPopulation, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
@@ -190,10 +191,48 @@ fn outage_output(
     (text, drawn)
 }
 
+/// The models' names as `--model` takes them, joined by "or".
+fn models_words(models: &[SimModel]) -> String {
+    let names: Vec<&str> = models
+        .iter()
+        .map(|m| match m {
+            SimModel::Outage => "outage",
+            SimModel::Overload => "overload",
+            SimModel::FailureRate => "failure-rate",
+        })
+        .collect();
+    names.join(" or ")
+}
+
+/// The first flag given that the chosen model does not take, as a usage error naming the
+/// models it belongs to: each group's flags belong to the group's models, and `--sweep`
+/// to the overload and failure-rate models. Groups are checked in the order of the help.
+fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
+    let groups: [(Option<&str>, &[SimModel]); 5] = [
+        (a.outage.given(), OutageArgs::MODELS),
+        (a.sweep.then_some("--sweep"), LoadArgs::MODELS),
+        (a.overload.given(), OverloadArgs::MODELS),
+        (a.load.given(), LoadArgs::MODELS),
+        (a.failure.given(), FailureRateArgs::MODELS),
+    ];
+    for (given, models) in groups {
+        if let Some(name) = given
+            && !models.contains(&a.model)
+        {
+            return Err(format!(
+                "{name} belongs to --model {}, not --model {}",
+                models_words(models),
+                models_words(&[a.model])
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the command before any work is done: the flags against the model, then the
 /// model's own checks. The error is the message of a usage error.
 fn plan(a: &SimulateArgs) -> Result<Job, String> {
-    a.foreign_flag()?;
+    foreign_flag(a)?;
     match a.model {
         SimModel::Outage => plan_outage(a),
         SimModel::Overload => plan_overload(a),
@@ -552,4 +591,69 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
         true => Job::FailureSweep(run, strategies),
         false => Job::Failures(run, strategies),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Command, parse};
+
+    /// `simulate ARGS`'s foreign-flag check.
+    fn foreign(args: &[&str]) -> Result<(), String> {
+        let all: Vec<std::ffi::OsString> = ["retry-http", "simulate"]
+            .iter()
+            .chain(args)
+            .map(|a| a.into())
+            .collect();
+        let Ok(cli) = parse(&all) else {
+            panic!("{args:?} does not parse");
+        };
+        let Some(Command::Simulate(a)) = cli.command else {
+            panic!("{args:?} is not simulate");
+        };
+        foreign_flag(&a)
+    }
+
+    /// A flag is refused by the model it does not belong to, with the models it does; with
+    /// several, the first by group (outage, --sweep, overload, both, failure-rate).
+    #[test]
+    fn a_flag_of_another_model_is_named_with_the_models_it_belongs_to() {
+        let no = |flag: &str, of: &str, not: &str| {
+            Err(format!("{flag} belongs to --model {of}, not --model {not}"))
+        };
+        assert_eq!(
+            foreign(&["--model", "overload", "--budget-floor", "3"]),
+            no("--budget-floor", "outage", "overload")
+        );
+        assert_eq!(
+            foreign(&["--spike-rate", "5", "--sweep"]),
+            no("--sweep", "overload or failure-rate", "outage")
+        );
+        assert_eq!(
+            foreign(&["--latency", "1s", "--population", "open"]),
+            no("--population", "overload", "outage")
+        );
+        assert_eq!(
+            foreign(&[
+                "--model",
+                "overload",
+                "--failure-rate",
+                "0.1",
+                "--window",
+                "1s"
+            ]),
+            no("--window", "outage", "overload")
+        );
+        assert_eq!(
+            foreign(&["--model", "failure-rate", "--timeout", "1s"]),
+            no("--timeout", "overload", "failure-rate")
+        );
+        for fine in [
+            &["--model", "failure-rate", "--sweep", "--base-rate", "3"][..],
+            &["--model", "overload", "--network", "0s", "--latency", "1s"],
+            &["--search", "--breaker-threshold", "2"],
+        ] {
+            assert_eq!(foreign(fine), Ok(()), "{fine:?}");
+        }
+    }
 }
