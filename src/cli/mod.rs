@@ -12,6 +12,7 @@
 //! every curl option and the line each one not implemented gets. `config_file`
 //! declares `-K` and expands it and `-H @FILE` before clap parses; `values` parses flag
 //! values; `usage` turns clap's errors into the tool's one line.
+//! `simulate` holds the flags of the simulate subcommand, a group per model.
 
 pub mod bodies;
 pub mod conditional;
@@ -20,6 +21,7 @@ pub mod curl_names;
 pub mod destination;
 pub mod network;
 pub mod protocols;
+pub mod simulate;
 pub(crate) mod usage;
 pub mod values;
 
@@ -27,6 +29,7 @@ use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
 pub use crate::report::{ColorChoice, LogFormat};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+pub use simulate::{SimFormat, SimModel, SimPopulation, SimulateArgs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -93,200 +96,6 @@ pub enum Command {
     Demo,
     /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
     Simulate(Box<SimulateArgs>),
-}
-
-/// Output format of `simulate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimFormat {
-    /// An aligned table.
-    Table,
-    /// A JSON array of objects.
-    Json,
-}
-
-/// The model `simulate` runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimModel {
-    // No quotes in these lines: the completion scripts quote them.
-    /// A server down for a while, then serving a fixed capacity per window (after the AWS
-    /// Architecture Blog study Exponential Backoff And Jitter).
-    Outage,
-    /// A server whose latency grows with the requests in flight, clients with a timeout, and a
-    /// short trigger (after Brooker, Congestive collapse, 2023).
-    Overload,
-    /// Calls that fail independently with probability p (after Brooker, Fixing retries with
-    /// token buckets and circuit breakers, 2022).
-    FailureRate,
-}
-
-/// Who sends in the overload model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimPopulation {
-    /// First tries keep coming whatever happens (each cron tick is a new run).
-    Open,
-    /// A fixed population of clients, each waiting for its answer before its next run.
-    Closed,
-}
-
-/// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
-// The models, scenarios and strategies of `simulate`. The doc line above is the
-// subcommand's `about`, word for word as on the variant: the subcommand is deferred (see
-// `Command`), so these flags, and the about their doc sets, are added after the variant's.
-// A flag that has a default per model is an `Option` here; `simulate::command` picks the
-// model's default, and refuses a flag of another model.
-#[derive(Debug, Args)]
-pub struct SimulateArgs {
-    /// The model: outage (the server is down, then serves a fixed capacity), overload (latency
-    /// grows with load, clients time out and retry, a short trigger), failure-rate (each call
-    /// fails with probability p).
-    #[arg(long, value_enum, default_value = "outage")]
-    pub model: SimModel,
-    /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.
-    /// Overload: 1000, each first try from one of them at random (closed population: each
-    /// waits for its run to end). Failure-rate: 100, sharing the load.
-    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub clients: Option<u32>,
-    /// Attempts per run, the first included (1 to 1000). Outage: 8; overload and
-    /// failure-rate: 3.
-    #[arg(long, allow_hyphen_values = true, value_parser = values::attempts)]
-    pub attempts: Option<u32>,
-    /// Backoff base (the pause of the fixed strategy). 100ms for every model.
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
-    pub base: Option<Duration>,
-    /// Backoff cap. Outage: 8s; overload and failure-rate: 2s.
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
-    pub cap: Option<Duration>,
-    /// Seed of the first run; run i uses seed + i.
-    #[arg(long, allow_hyphen_values = true, default_value = "1")]
-    pub seed: u64,
-    /// Runs (seeds) per strategy and point (1 to 1000). Outage: runs averaged, default 1.
-    /// Overload: only with --sweep, the seeds of each point, default 3. Failure-rate: runs
-    /// pooled, default 1.
-    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub runs: Option<u32>,
-    /// Strategies to compare, comma-separated. Outage: fixed, exponential, full, equal,
-    /// decorrelated (default: these five), shared-budget, shared-breaker. Overload and failure-rate: no-retry, retries
-    /// (immediate), fixed, exponential, full, equal, decorrelated, bucket (a token bucket per
-    /// client), breaker (a circuit breaker per client), shared-budget, shared-breaker (the
-    /// retry budget and circuit breaker of --state, one for the whole fleet); default: all
-    /// eleven.
-    #[arg(long, value_name = "LIST", hide_possible_values = true, value_parser = values::strategies_completed())]
-    pub strategies: Option<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: SimFormat,
-    /// Draw an SVG plot. Outage: load over time per strategy against the capacity line.
-    /// Overload: goodput and offered load over time per strategy, the trigger shaded; with
-    /// --sweep, the boundary map. Failure-rate (with --sweep): amplification and success rate
-    /// against p per strategy, one panel per client count.
-    #[arg(long, value_name = "FILE.svg", conflicts_with = "search")]
-    pub plot: Option<PathBuf>,
-    /// Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger
-    /// length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0
-    /// to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load.
-    #[arg(long, conflicts_with = "search")]
-    pub sweep: bool,
-
-    /// How long the server rejects every request (default 600ms).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
-    pub outage: Option<Duration>,
-    /// Requests served per window once the outage ends (default 24).
-    #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
-    pub capacity: Option<u32>,
-    /// The capacity window (default 100ms).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
-    pub window: Option<Duration>,
-    /// Each client's deadline (none by default).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Outage model")]
-    pub deadline: Option<Duration>,
-    /// Search the policy space (jitter x base x cap) and print the Pareto front of calls
-    /// against time to the last success, as flags to paste.
-    #[arg(long, help_heading = "Outage model")]
-    pub search: bool,
-    /// The shared strategies' retry budget: retries allowed as a percentage of the fleet's
-    /// successful requests in 10m (default 10%, as --state's).
-    #[arg(long, value_name = "PERCENT", allow_hyphen_values = true, value_parser = values::percent, help_heading = "Outage model")]
-    pub retry_budget: Option<f64>,
-    /// The shared strategies' retries always allowed per window, fleet-wide (default 3, as
-    /// --state's).
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32), help_heading = "Outage model")]
-    pub budget_floor: Option<u32>,
-    /// shared-breaker's failed runs in a row that open the fleet's circuit for 30s (default
-    /// 5, as --state's).
-    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..), help_heading = "Outage model")]
-    pub breaker_threshold: Option<u32>,
-
-    /// Open (default: first tries arrive whatever happens) or closed (each client waits for
-    /// its run to end, then thinks).
-    #[arg(long, value_enum, help_heading = "Overload model")]
-    pub population: Option<SimPopulation>,
-    /// First tries per second during a spike (default 80; 0.01 to 100000).
-    #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate, help_heading = "Overload model")]
-    pub spike_rate: Option<f64>,
-    /// When the trigger starts (default 20s; at least 1s).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
-    pub trigger_at: Option<Duration>,
-    /// How long the trigger lasts (default 5s).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
-    pub trigger_for: Option<Duration>,
-    /// The fraction of the server's capacity lost during the trigger (default 0; 0 to 0.99).
-    #[arg(long, allow_hyphen_values = true, value_name = "FRACTION", value_parser = drop_fraction, help_heading = "Overload model")]
-    pub capacity_drop: Option<f64>,
-    /// The client's timeout per try (default 3s).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
-    pub timeout: Option<Duration>,
-    /// What each request in flight adds to the server's latency (default 10ms).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
-    pub per_request: Option<Duration>,
-    /// What the network adds each way, on average: an exponential delay (default 100ms).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload model")]
-    pub network: Option<Duration>,
-
-    /// First tries per second, all clients together (0.01 to 100000). Overload: before and
-    /// after the trigger, default 40. Failure-rate: default 100.
-    #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate, help_heading = "Overload and failure-rate models")]
-    pub base_rate: Option<f64>,
-    /// How long the simulated run lasts. Overload: 80s; failure-rate: 120s.
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
-    pub duration: Option<Duration>,
-    /// Overload: the server's latency with nothing in flight (default 1s). Failure-rate: how
-    /// long a call takes (default 10ms).
-    #[arg(long, allow_hyphen_values = true, value_parser = values::duration, help_heading = "Overload and failure-rate models")]
-    pub latency: Option<Duration>,
-
-    /// The probability that a call fails (default 0.1; 0 to 1).
-    #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = probability, help_heading = "Failure-rate model")]
-    pub failure_rate: Option<f64>,
-}
-
-/// Parses a rate in requests per second: a number from 0.01 to 100000.
-fn rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if (0.01..=100_000.0).contains(&r) => Ok(r),
-        _ => Err(format!(
-            "invalid rate {s:?}: expected requests per second, a number from 0.01 to 100000"
-        )),
-    }
-}
-
-/// Parses `--capacity-drop`: a fraction from 0 to 0.99.
-fn drop_fraction(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(f) if (0.0..=0.99).contains(&f) => Ok(f),
-        _ => Err(format!(
-            "invalid fraction {s:?}: expected a number from 0 to 0.99 (0.5: half the capacity lost)"
-        )),
-    }
-}
-
-/// Parses `--failure-rate`: a probability from 0 to 1.
-fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        _ => Err(format!(
-            "invalid probability {s:?}: expected a number from 0 to 1"
-        )),
-    }
 }
 
 /// Everything about one request and how it is retried: the target, then one group of flags

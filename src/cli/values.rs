@@ -312,7 +312,7 @@ mod tests {
             assert!(jitter(name).is_ok(), "--jitter {name}");
         }
         let listed: Vec<&str> = SIM_STRATEGIES.iter().map(|(n, _)| *n).collect();
-        let mut named: Vec<&str> = crate::simulate::guard::Strategy::ALL
+        let mut named: Vec<&str> = crate::simulate::strategy::Strategy::ALL
             .iter()
             .map(|s| s.name())
             .collect();

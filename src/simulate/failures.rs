@@ -6,12 +6,11 @@
 //! first try) and what it buys is its success rate (runs that succeeded). Splitting the same
 //! load over more clients shows what state of each client's own can and cannot know.
 
-use super::guard::{Guard, Settings, Start, Strategy};
-use super::overload::exponential;
+use super::engine::{self, Counts, Model, Queue, exponential, millis};
+use super::strategy::{Guard, Run, Settings, Strategy};
+use crate::units::micros;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Duration;
 
 /// The scenario.
@@ -49,23 +48,19 @@ pub struct Figures {
     /// The failure probability and the clients, for a sweep's rows.
     pub p: f64,
     pub clients: u32,
-    /// Runs that ended, and those that succeeded (a refused run ended unserved).
-    pub ended: u64,
-    pub succeeded: u64,
-    /// Calls, and first tries.
-    pub calls: u64,
-    pub first_tries: u64,
+    /// Runs ended and succeeded (a refused run ended unserved), calls and first tries.
+    pub counts: Counts,
 }
 
 impl Figures {
     /// Succeeded runs / runs that ended (0 to 1).
     pub fn success_rate(&self) -> f64 {
-        super::guard::share(self.succeeded, self.ended)
+        self.counts.success_rate()
     }
 
     /// Calls / first tries.
     pub fn amplification(&self) -> f64 {
-        super::guard::share(self.calls, self.first_tries)
+        self.counts.amplification()
     }
 }
 
@@ -78,130 +73,126 @@ enum Event {
     Send { run: usize },
 }
 
-struct Run {
-    client: u32,
-    tries: u32,
-    limit: u32,
-    previous: Duration,
-    probe: Option<u64>,
+/// One failure-rate run in progress.
+struct Sim<'a> {
+    sc: &'a Scenario,
+    guard: Guard,
+    rng: StdRng,
+    queue: Queue<Event>,
+    runs: Vec<Run>,
+    f: Figures,
+    /// The end of the run, in microseconds.
+    end: u64,
+    /// The probability that a call fails, clamped to 0..=1 (a NaN fails nothing).
+    p: f64,
+    /// How long a probe may hold the half-open circuit.
+    lease: Duration,
 }
 
-fn us(d: Duration) -> u64 {
-    d.as_micros().min(u128::from(u64::MAX)) as u64
+impl<'a> Sim<'a> {
+    /// The run before t = 0: each client's first arrival scheduled.
+    fn new(sc: &'a Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Sim<'a> {
+        let mut sim = Sim {
+            sc,
+            guard: Guard::new(strategy, settings, sc.clients),
+            rng: StdRng::seed_from_u64(seed),
+            queue: Queue::new(),
+            runs: Vec::new(),
+            f: Figures {
+                strategy: strategy.name().to_string(),
+                p: sc.p,
+                clients: sc.clients,
+                counts: Counts::default(),
+            },
+            end: micros(sc.duration),
+            p: if sc.p.is_nan() {
+                0.0
+            } else {
+                sc.p.clamp(0.0, 1.0)
+            },
+            lease: sc
+                .latency
+                .saturating_add(settings.cap)
+                .saturating_mul(settings.attempts.max(1)),
+        };
+        for client in 0..sc.clients {
+            let mean = sim.mean_gap();
+            let t = exponential(&mut sim.rng, mean);
+            sim.queue.push(t, Event::Arrival { client });
+        }
+        sim
+    }
+
+    /// The mean time between one client's first tries, in seconds.
+    fn mean_gap(&self) -> f64 {
+        1.0 / (self.sc.rate / f64::from(self.sc.clients.max(1)))
+    }
+
+    /// A client starts a run at `t` (unless the shared breaker refuses it) and draws its
+    /// next arrival.
+    fn arrival(&mut self, t: u64, client: u32) {
+        let mean = self.mean_gap();
+        let next = t.saturating_add(exponential(&mut self.rng, mean));
+        self.queue.push(next, Event::Arrival { client });
+        let Some(run) = self.guard.open(client, millis(t), self.lease) else {
+            self.f.counts.ended += 1;
+            return;
+        };
+        self.runs.push(run);
+        let run = self.runs.len() - 1;
+        self.queue.push(t, Event::Send { run });
+    }
+
+    /// A try of `run` leaves at `t` and ends a call's latency later, failed with
+    /// probability p; a call that ends after the run ends no run.
+    fn send(&mut self, t: u64, run: usize) {
+        let r = &mut self.runs[run];
+        r.tries += 1;
+        self.f.counts.calls += 1;
+        if r.tries == 1 {
+            self.f.counts.first_tries += 1;
+        }
+        let ok = !self.rng.random_bool(self.p);
+        let done = t.saturating_add(micros(self.sc.latency));
+        if done >= self.end {
+            return;
+        }
+        if ok {
+            self.f.counts.ended += 1;
+            self.f.counts.succeeded += 1;
+            self.guard.served(r, millis(done));
+            return;
+        }
+        match self.guard.failed(r, millis(done), &mut self.rng) {
+            Some(w) => self
+                .queue
+                .push(done.saturating_add(micros(w)), Event::Send { run }),
+            None => self.f.counts.ended += 1,
+        }
+    }
+}
+
+impl Model for Sim<'_> {
+    type Event = Event;
+
+    fn queue(&mut self) -> &mut Queue<Event> {
+        &mut self.queue
+    }
+
+    fn handle(&mut self, t: u64, event: Event) {
+        match event {
+            Event::Arrival { client } => self.arrival(t, client),
+            Event::Send { run } => self.send(t, run),
+        }
+    }
 }
 
 /// Plays `strategy` on `sc` with `seed`.
 pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Figures {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut guard = Guard::new(strategy, settings, sc.clients);
-    let mut f = Figures {
-        strategy: strategy.name().to_string(),
-        p: sc.p,
-        clients: sc.clients,
-        ended: 0,
-        succeeded: 0,
-        calls: 0,
-        first_tries: 0,
-    };
-    let end = us(sc.duration);
-    let per_client = sc.rate / f64::from(sc.clients.max(1));
-    let exp = |rng: &mut StdRng, mean_s: f64| exponential(rng, mean_s);
-    // A probability that is not one (NaN) fails nothing.
-    let p = if sc.p.is_nan() {
-        0.0
-    } else {
-        sc.p.clamp(0.0, 1.0)
-    };
-    let mut queue: BinaryHeap<Reverse<(u64, u64, Event)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |q: &mut BinaryHeap<Reverse<(u64, u64, Event)>>, t: u64, e: Event| {
-        seq += 1;
-        q.push(Reverse((t, seq, e)));
-    };
-    for client in 0..sc.clients {
-        let t = exp(&mut rng, 1.0 / per_client);
-        push(&mut queue, t, Event::Arrival { client });
-    }
-    let lease = sc
-        .latency
-        .saturating_add(settings.cap)
-        .saturating_mul(settings.attempts.max(1));
-    let mut runs: Vec<Run> = Vec::new();
-    while let Some(Reverse((t, _, event))) = queue.pop() {
-        if t >= end {
-            break;
-        }
-        let ms = t / 1000;
-        match event {
-            Event::Arrival { client } => {
-                push(
-                    &mut queue,
-                    t.saturating_add(exp(&mut rng, 1.0 / per_client)),
-                    Event::Arrival { client },
-                );
-                let (limit, probe) = match guard.start(client, ms, lease) {
-                    Start::Go(n) => (n, None),
-                    Start::Probe(id) => (1, Some(id)),
-                    Start::Refused => {
-                        f.ended += 1;
-                        continue;
-                    }
-                };
-                runs.push(Run {
-                    client,
-                    tries: 0,
-                    limit,
-                    previous: guard.base(),
-                    probe,
-                });
-                push(
-                    &mut queue,
-                    t,
-                    Event::Send {
-                        run: runs.len() - 1,
-                    },
-                );
-            }
-            Event::Send { run } => {
-                let r = &mut runs[run];
-                r.tries += 1;
-                f.calls += 1;
-                if r.tries == 1 {
-                    f.first_tries += 1;
-                }
-                let ok = !rng.random_bool(p);
-                let done = t.saturating_add(us(sc.latency));
-                let (client, tries, limit, previous, probe) =
-                    (r.client, r.tries, r.limit, r.previous, r.probe);
-                if done >= end {
-                    continue; // the call ends after the run: its run never ends
-                }
-                guard.observe(client, ok);
-                if ok {
-                    f.ended += 1;
-                    f.succeeded += 1;
-                    guard.finish(client, done / 1000, true, probe);
-                    continue;
-                }
-                let wait = if tries < limit {
-                    guard.retry(client, done / 1000, tries, previous, &mut rng)
-                } else {
-                    None
-                };
-                match wait {
-                    Some(w) => {
-                        runs[run].previous = w.max(guard.base());
-                        push(&mut queue, done.saturating_add(us(w)), Event::Send { run });
-                    }
-                    None => {
-                        f.ended += 1;
-                        guard.finish(client, done / 1000, false, probe);
-                    }
-                }
-            }
-        }
-    }
-    f
+    let mut sim = Sim::new(sc, strategy, settings, seed);
+    let end = sim.end;
+    engine::run(&mut sim, Some(end));
+    sim.f
 }
 
 #[cfg(test)]
@@ -263,7 +254,7 @@ mod tests {
             ..Scenario::default()
         };
         let f = play(&sc, Strategy::Retries, Settings::default(), 1);
-        assert_eq!((f.ended, f.succeeded), (0, 0));
+        assert_eq!((f.counts.ended, f.counts.succeeded), (0, 0));
     }
 
     #[test]

@@ -22,7 +22,9 @@
 //! 1000 clients at 40 per second); at a trigger's edge the clients that are thinking draw
 //! their think time again at the new rate. Figures are per second of simulated time.
 
-use super::guard::{Guard, Settings, Start, Strategy};
+use super::engine::{self, Counts, Model, Queue, exponential, millis};
+use super::strategy::{Guard, Run, Settings, Strategy};
+use crate::units::micros;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::cmp::Reverse;
@@ -97,15 +99,11 @@ pub struct Figures {
     pub throughput: Vec<u32>,
     pub goodput: Vec<u32>,
     pub first: Vec<u32>,
-    /// Runs started, runs that ended (succeeded, failed or refused) before the end of the
-    /// simulation, runs that succeeded, runs refused by a breaker.
+    /// Runs started, and runs refused by a breaker.
     pub runs: u64,
-    pub ended: u64,
-    pub succeeded: u64,
     pub refused: u64,
-    /// Tries sent, first tries.
-    pub calls: u64,
-    pub first_tries: u64,
+    /// Runs ended and succeeded, tries and first tries.
+    pub counts: Counts,
     /// Goodput before the trigger (mean per second over the 15 s before it).
     pub level: f64,
     /// Recovered: goodput per first try back to 90% of what it was before the trigger,
@@ -117,14 +115,31 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Nothing yet, for `strategy`, over `secs` seconds.
+    fn new(strategy: &str, secs: usize) -> Figures {
+        Figures {
+            strategy: strategy.to_string(),
+            offered: vec![0; secs],
+            throughput: vec![0; secs],
+            goodput: vec![0; secs],
+            first: vec![0; secs],
+            runs: 0,
+            refused: 0,
+            counts: Counts::default(),
+            level: 0.0,
+            recovered: false,
+            recover_s: None,
+        }
+    }
+
     /// Succeeded runs / runs that ended (0 to 1); a refused run has ended, unserved.
     pub fn success_rate(&self) -> f64 {
-        super::guard::share(self.succeeded, self.ended)
+        self.counts.success_rate()
     }
 
     /// Tries / first tries.
     pub fn amplification(&self) -> f64 {
-        super::guard::share(self.calls, self.first_tries)
+        self.counts.amplification()
     }
 
     /// Goodput over the last 10 s, as a fraction of the level before the trigger.
@@ -157,18 +172,6 @@ enum Event {
     Timeout { run: usize, sent: u64 },
     /// A retry is due.
     Retry { run: usize },
-}
-
-/// One run's progress.
-struct Run {
-    client: u32,
-    tries: u32,
-    limit: u32,
-    /// When the try in flight was sent (its identity).
-    sent: u64,
-    previous: Duration,
-    probe: Option<u64>,
-    over: bool,
 }
 
 /// The server: processor sharing. Every request in flight progresses at the same speed,
@@ -276,307 +279,300 @@ impl Server {
     }
 }
 
-/// The events to come, by time (microseconds), ties in the order they were made.
-#[derive(Default)]
-struct Queue {
-    heap: BinaryHeap<Reverse<(u64, u64, Event)>>,
-    seq: u64,
+/// One overload run in progress: the clients' runs, the server, the events to come, and the
+/// figures so far.
+struct Sim<'a> {
+    sc: &'a Scenario,
+    guard: Guard,
+    rng: StdRng,
+    queue: Queue<Event>,
+    runs: Vec<Run>,
+    server: Server,
+    f: Figures,
+    /// Distinct clients (at least 1), and how long a probe may hold the half-open circuit.
+    clients: u32,
+    /// Whether the population is closed (`epochs` and `busy` are then its clients').
+    closed: bool,
+    lease: Duration,
+    /// The trigger's start and end, in microseconds.
+    t0: u64,
+    t1: u64,
+    /// The closed population: each client's think epoch (bumped when its think time is
+    /// drawn again at a trigger's edge) and whether it is in a run; empty when open.
+    epochs: Vec<u64>,
+    busy: Vec<bool>,
+    /// The open population's arrival epoch: the pending arrival was drawn at the rate of its
+    /// time, so a trigger's edge draws it again at the new rate (exact for a Poisson
+    /// process, which has no memory) and the one drawn before is stale.
+    open_epoch: u64,
 }
 
-impl Queue {
-    fn push(&mut self, t: u64, e: Event) {
-        self.seq += 1;
-        self.heap.push(Reverse((t, self.seq, e)));
+impl<'a> Sim<'a> {
+    /// The run before t = 0: the first arrivals and the trigger's edges scheduled.
+    fn new(sc: &'a Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Sim<'a> {
+        let clients = sc.clients.max(1);
+        let closed = sc.population == Population::Closed;
+        let mut sim = Sim {
+            sc,
+            guard: Guard::new(strategy, settings, clients),
+            rng: StdRng::seed_from_u64(seed),
+            queue: Queue::new(),
+            runs: Vec::new(),
+            server: Server::new(sc),
+            f: Figures::new(strategy.name(), sc.duration.as_secs().max(1) as usize),
+            clients,
+            closed,
+            lease: sc
+                .timeout
+                .saturating_mul(settings.attempts.max(1))
+                .saturating_add(settings.cap.saturating_mul(settings.attempts)),
+            t0: micros(sc.trigger_at),
+            t1: micros(sc.trigger_at.saturating_add(sc.trigger_for)),
+            epochs: vec![0; if closed { sc.clients as usize } else { 0 }],
+            busy: vec![false; if closed { sc.clients as usize } else { 0 }],
+            open_epoch: 0,
+        };
+        if closed {
+            for client in 0..sc.clients {
+                let mean = sim.think(0);
+                let t = exponential(&mut sim.rng, mean);
+                sim.queue.push(t, Event::Arrival { client, epoch: 0 });
+            }
+        } else {
+            let t = exponential(&mut sim.rng, 1.0 / sc.base_rate);
+            let client = sim.rng.random_range(0..clients);
+            sim.queue.push(t, Event::Arrival { client, epoch: 0 });
+        }
+        sim.queue.push(sim.t0, Event::Edge);
+        sim.queue.push(sim.t1, Event::Edge);
+        sim
     }
 
-    fn pop(&mut self) -> Option<Reverse<(u64, u64, Event)>> {
-        self.heap.pop()
+    /// First tries per second at `t`: the spike rate during the trigger, else the base rate.
+    fn rate(&self, t: u64) -> f64 {
+        if t >= self.t0 && t < self.t1 {
+            self.sc.spike_rate
+        } else {
+            self.sc.base_rate
+        }
+    }
+
+    /// A closed population's mean think time at `t`, in seconds: the clients offer the
+    /// rate of the time when answers are quick.
+    fn think(&self, t: u64) -> f64 {
+        f64::from(self.sc.clients) / self.rate(t)
+    }
+
+    /// The second of the run `t` falls in (the last one for any later time).
+    fn second(&self, t: u64) -> usize {
+        ((t / 1_000_000) as usize).min(self.f.goodput.len() - 1)
+    }
+
+    /// What the network adds one way: an exponential delay, none without a mean.
+    fn network(&mut self) -> u64 {
+        let mean = self.sc.network.as_secs_f64();
+        if mean > 0.0 {
+            exponential(&mut self.rng, mean)
+        } else {
+            0
+        }
+    }
+
+    /// The open population's next arrival after `t`, drawn at the rate of `t`, from a
+    /// client chosen at random.
+    fn next_open_arrival(&mut self, t: u64) {
+        let mean = 1.0 / self.rate(t);
+        let next = t.saturating_add(exponential(&mut self.rng, mean));
+        let client = self.rng.random_range(0..self.clients);
+        let epoch = self.open_epoch;
+        self.queue.push(next, Event::Arrival { client, epoch });
+    }
+
+    /// A closed population's client, whose run ended at `t`, thinks, then starts its next
+    /// (nothing for an open population).
+    fn rest(&mut self, client: u32, t: u64) {
+        if !self.closed {
+            return;
+        }
+        self.busy[client as usize] = false;
+        let epoch = self.epochs[client as usize];
+        let mean = self.think(t);
+        let next = t.saturating_add(exponential(&mut self.rng, mean));
+        self.queue.push(next, Event::Arrival { client, epoch });
+    }
+
+    /// A client starts a run at `t`, unless the arrival is stale; an open population's next
+    /// arrival is drawn.
+    fn arrival(&mut self, t: u64, client: u32, epoch: u64) {
+        if !self.closed {
+            if epoch != self.open_epoch {
+                return; // drawn before a trigger's edge, at the old rate
+            }
+            self.next_open_arrival(t);
+        } else {
+            if self.epochs[client as usize] != epoch {
+                return; // it drew a new think time at a trigger's edge
+            }
+            self.busy[client as usize] = true;
+        }
+        self.f.runs += 1;
+        let s = self.second(t);
+        self.f.first[s] += 1;
+        let Some(run) = self.guard.open(client, millis(t), self.lease) else {
+            self.f.refused += 1;
+            self.f.counts.ended += 1;
+            self.rest(client, t);
+            return;
+        };
+        self.runs.push(run);
+        // The first try is sent by a Retry event at once (counted there).
+        self.queue.push(
+            t,
+            Event::Retry {
+                run: self.runs.len() - 1,
+            },
+        );
+    }
+
+    /// The next try of `run` leaves at `t`: it reaches the server after the network's
+    /// delay, and the client gives up on it after its timeout.
+    fn send(&mut self, t: u64, run: usize) {
+        let r = &mut self.runs[run];
+        if r.over {
+            return;
+        }
+        r.tries += 1;
+        r.sent = t;
+        if r.tries == 1 {
+            self.f.counts.first_tries += 1;
+        }
+        self.f.counts.calls += 1;
+        let s = self.second(t);
+        self.f.offered[s] += 1;
+        let arrives = t.saturating_add(self.network());
+        self.queue.push(arrives, Event::AtServer { run });
+        let timeout = micros(self.sc.timeout);
+        self.queue
+            .push(t.saturating_add(timeout), Event::Timeout { run, sent: t });
+    }
+
+    /// The server's next completion at today's speed, as a tick of its epoch.
+    fn next_tick(&mut self, t: u64) {
+        let epoch = self.server.epoch;
+        self.queue
+            .push(self.server.next_done(t), Event::Tick { epoch });
+    }
+
+    /// The trigger begins or ends at `t`: the server's speed and the arrival rate change.
+    fn edge(&mut self, t: u64) {
+        self.server.advance(t);
+        self.server.slow = if t >= self.t0 && t < self.t1 {
+            self.sc.capacity_drop.clamp(0.0, 0.99)
+        } else {
+            0.0
+        };
+        self.server.epoch += 1;
+        self.next_tick(t);
+        // The rate changed: the pending arrivals were drawn at the old one, so the open
+        // population's next arrival, and the closed population's clients that are
+        // thinking, draw theirs again at the new pace (exact for exponential times, which
+        // have no memory), so the spike reaches them at once.
+        if !self.closed {
+            self.open_epoch += 1;
+            self.next_open_arrival(t);
+        }
+        let mean = self.think(t);
+        for client in 0..self.epochs.len() {
+            if !self.busy[client] {
+                self.epochs[client] += 1;
+                let next = t.saturating_add(exponential(&mut self.rng, mean));
+                let (client, epoch) = (client as u32, self.epochs[client]);
+                self.queue.push(next, Event::Arrival { client, epoch });
+            }
+        }
+    }
+
+    /// The server may have finished requests at `t`: their answers leave for their clients.
+    fn tick(&mut self, t: u64, epoch: u64) {
+        if epoch != self.server.epoch {
+            return;
+        }
+        self.server.advance(t);
+        for (run, sent) in self.server.finished() {
+            let s = self.second(t);
+            self.f.throughput[s] += 1;
+            let arrives = t.saturating_add(self.network());
+            self.queue.push(arrives, Event::Answer { run, sent });
+        }
+        self.next_tick(t);
+    }
+
+    /// An answer to the try of `run` sent at `sent` reaches its client at `t`: the run
+    /// succeeds, unless the client gave up on that try (wasted work).
+    fn answer(&mut self, t: u64, run: usize, sent: u64) {
+        let r = &mut self.runs[run];
+        if r.over || r.sent != sent || t > sent.saturating_add(micros(self.sc.timeout)) {
+            return;
+        }
+        self.guard.served(r, millis(t));
+        let client = r.client;
+        let s = self.second(t);
+        self.f.goodput[s] += 1;
+        self.f.counts.succeeded += 1;
+        self.f.counts.ended += 1;
+        self.rest(client, t);
+    }
+
+    /// The client's timeout for the try of `run` sent at `sent`: a retry after the
+    /// strategy's wait, or the end of the run.
+    fn timeout(&mut self, t: u64, run: usize, sent: u64) {
+        let r = &mut self.runs[run];
+        if r.over || r.sent != sent {
+            return;
+        }
+        match self.guard.failed(r, millis(t), &mut self.rng) {
+            Some(w) => self
+                .queue
+                .push(t.saturating_add(micros(w)), Event::Retry { run }),
+            None => {
+                let client = r.client;
+                self.f.counts.ended += 1;
+                self.rest(client, t);
+            }
+        }
     }
 }
 
-fn us(d: Duration) -> u64 {
-    d.as_micros().min(u128::from(u64::MAX)) as u64
-}
+impl Model for Sim<'_> {
+    type Event = Event;
 
-/// An exponential delay with mean `mean_s` seconds, in microseconds (at least 1, so that
-/// time moves on); never (`u64::MAX`) when the mean is not a positive number (a rate of 0).
-pub(super) fn exponential(rng: &mut StdRng, mean_s: f64) -> u64 {
-    if !(mean_s > 0.0 && mean_s.is_finite()) {
-        return u64::MAX;
+    fn queue(&mut self) -> &mut Queue<Event> {
+        &mut self.queue
     }
-    let u: f64 = rng.random_range(f64::EPSILON..1.0);
-    ((-u.ln() * mean_s * 1e6) as u64).max(1)
+
+    fn handle(&mut self, t: u64, event: Event) {
+        match event {
+            Event::Arrival { client, epoch } => self.arrival(t, client, epoch),
+            Event::Retry { run } => self.send(t, run),
+            Event::AtServer { run } => {
+                self.server.advance(t);
+                self.server.admit(run, self.runs[run].sent);
+                self.next_tick(t);
+            }
+            Event::Edge => self.edge(t),
+            Event::Tick { epoch } => self.tick(t, epoch),
+            Event::Answer { run, sent } => self.answer(t, run, sent),
+            Event::Timeout { run, sent } => self.timeout(t, run, sent),
+        }
+    }
 }
 
 /// Plays `strategy` on `sc` with seed `seed`.
 pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) -> Figures {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let clients = sc.clients.max(1);
-    let mut guard = Guard::new(strategy, settings, clients);
-    let end = us(sc.duration);
-    let secs = sc.duration.as_secs().max(1) as usize;
-    let mut f = Figures {
-        strategy: strategy.name().to_string(),
-        offered: vec![0; secs],
-        throughput: vec![0; secs],
-        goodput: vec![0; secs],
-        first: vec![0; secs],
-        runs: 0,
-        ended: 0,
-        succeeded: 0,
-        refused: 0,
-        calls: 0,
-        first_tries: 0,
-        level: 0.0,
-        recovered: false,
-        recover_s: None,
-    };
-    let second = |t: u64| ((t / 1_000_000) as usize).min(secs - 1);
-    let (t0, t1) = (
-        us(sc.trigger_at),
-        us(sc.trigger_at.saturating_add(sc.trigger_for)),
-    );
-    let rate = |t: u64| {
-        if t >= t0 && t < t1 {
-            sc.spike_rate
-        } else {
-            sc.base_rate
-        }
-    };
-    let mut queue = Queue::default();
-    let exp = |rng: &mut StdRng, mean_s: f64| exponential(rng, mean_s);
-    let mean_net = sc.network.as_secs_f64();
-    let net = |rng: &mut StdRng| {
-        if mean_net > 0.0 {
-            exp(rng, mean_net)
-        } else {
-            0
-        }
-    };
-    // The closed population: each client's think epoch (bumped when its think time is
-    // drawn again at a trigger's edge) and whether it is in a run.
-    let closed = sc.population == Population::Closed;
-    let mut epochs = vec![0u64; if closed { sc.clients as usize } else { 0 }];
-    let mut busy = vec![false; epochs.len()];
-    // The open population's arrival epoch: the pending arrival was drawn at the rate of its
-    // time, so a trigger's edge draws it again at the new rate (exact for a Poisson
-    // process, which has no memory) and the one drawn before is stale.
-    let mut open_epoch = 0u64;
-    let think = |t: u64| f64::from(sc.clients) / rate(t);
-    match sc.population {
-        Population::Open => {
-            let t = exp(&mut rng, 1.0 / sc.base_rate);
-            let client = rng.random_range(0..clients);
-            queue.push(t, Event::Arrival { client, epoch: 0 });
-        }
-        Population::Closed => {
-            for client in 0..sc.clients {
-                let t = exp(&mut rng, think(0));
-                queue.push(t, Event::Arrival { client, epoch: 0 });
-            }
-        }
-    }
-    let mut runs: Vec<Run> = Vec::new();
-    let mut server = Server::new(sc);
-    queue.push(t0, Event::Edge);
-    queue.push(t1, Event::Edge);
-    let lease = sc
-        .timeout
-        .saturating_mul(settings.attempts.max(1))
-        .saturating_add(settings.cap.saturating_mul(settings.attempts));
-    let ms = |t: u64| t / 1000;
-    while let Some(Reverse((t, _, event))) = queue.pop() {
-        if t >= end {
-            break;
-        }
-        match event {
-            Event::Arrival { client, epoch } => {
-                if closed {
-                    if epochs[client as usize] != epoch {
-                        continue; // it drew a new think time at a trigger's edge
-                    }
-                    busy[client as usize] = true;
-                } else {
-                    if epoch != open_epoch {
-                        continue; // drawn before a trigger's edge, at the old rate
-                    }
-                    let next = t.saturating_add(exp(&mut rng, 1.0 / rate(t)));
-                    let c = rng.random_range(0..clients);
-                    queue.push(
-                        next,
-                        Event::Arrival {
-                            client: c,
-                            epoch: open_epoch,
-                        },
-                    );
-                }
-                f.runs += 1;
-                f.first[second(t)] += 1;
-                let (limit, probe) = match guard.start(client, ms(t), lease) {
-                    Start::Go(n) => (n, None),
-                    Start::Probe(id) => (1, Some(id)),
-                    Start::Refused => {
-                        f.refused += 1;
-                        f.ended += 1;
-                        if closed {
-                            busy[client as usize] = false;
-                            let epoch = epochs[client as usize];
-                            let next = t.saturating_add(exp(&mut rng, think(t)));
-                            queue.push(next, Event::Arrival { client, epoch });
-                        }
-                        continue;
-                    }
-                };
-                runs.push(Run {
-                    client,
-                    tries: 0,
-                    limit,
-                    sent: 0,
-                    previous: guard.base(),
-                    probe,
-                    over: false,
-                });
-                // The first try is sent by a Retry event at once (counted there).
-                let run = runs.len() - 1;
-                queue.push(t, Event::Retry { run });
-            }
-            Event::Retry { run } => {
-                let r = &mut runs[run];
-                if r.over {
-                    continue;
-                }
-                r.tries += 1;
-                r.sent = t;
-                if r.tries == 1 {
-                    f.first_tries += 1;
-                }
-                f.calls += 1;
-                f.offered[second(t)] += 1;
-                queue.push(t.saturating_add(net(&mut rng)), Event::AtServer { run });
-                queue.push(
-                    t.saturating_add(us(sc.timeout)),
-                    Event::Timeout { run, sent: t },
-                );
-            }
-            Event::AtServer { run } => {
-                server.advance(t);
-                server.admit(run, runs[run].sent);
-                queue.push(
-                    server.next_done(t),
-                    Event::Tick {
-                        epoch: server.epoch,
-                    },
-                );
-            }
-            Event::Edge => {
-                server.advance(t);
-                server.slow = if t >= t0 && t < t1 {
-                    sc.capacity_drop.clamp(0.0, 0.99)
-                } else {
-                    0.0
-                };
-                server.epoch += 1;
-                queue.push(
-                    server.next_done(t),
-                    Event::Tick {
-                        epoch: server.epoch,
-                    },
-                );
-                // The rate changed: a closed population's clients that are thinking draw
-                // their next run again at the new pace (exact for exponential think times,
-                // which have no memory), so the spike reaches them at once.
-                if !closed {
-                    open_epoch += 1;
-                    let next = t.saturating_add(exp(&mut rng, 1.0 / rate(t)));
-                    let client = rng.random_range(0..clients);
-                    queue.push(
-                        next,
-                        Event::Arrival {
-                            client,
-                            epoch: open_epoch,
-                        },
-                    );
-                }
-                for client in 0..epochs.len() {
-                    if !busy[client] {
-                        epochs[client] += 1;
-                        let next = t.saturating_add(exp(&mut rng, think(t)));
-                        let (client, epoch) = (client as u32, epochs[client]);
-                        queue.push(next, Event::Arrival { client, epoch });
-                    }
-                }
-            }
-            Event::Tick { epoch } => {
-                if epoch != server.epoch {
-                    continue;
-                }
-                server.advance(t);
-                for (run, sent) in server.finished() {
-                    f.throughput[second(t)] += 1;
-                    queue.push(t.saturating_add(net(&mut rng)), Event::Answer { run, sent });
-                }
-                queue.push(
-                    server.next_done(t),
-                    Event::Tick {
-                        epoch: server.epoch,
-                    },
-                );
-            }
-            Event::Answer { run, sent } => {
-                let r = &mut runs[run];
-                if r.over || r.sent != sent || t > sent.saturating_add(us(sc.timeout)) {
-                    continue; // the client gave up on this try: wasted work
-                }
-                r.over = true;
-                f.goodput[second(t)] += 1;
-                f.succeeded += 1;
-                f.ended += 1;
-                let (client, probe) = (r.client, r.probe);
-                guard.observe(client, true);
-                guard.finish(client, ms(t), true, probe);
-                if closed {
-                    busy[client as usize] = false;
-                    let epoch = epochs[client as usize];
-                    let next = t.saturating_add(exp(&mut rng, think(t)));
-                    queue.push(next, Event::Arrival { client, epoch });
-                }
-            }
-            Event::Timeout { run, sent } => {
-                let r = &mut runs[run];
-                if r.over || r.sent != sent {
-                    continue;
-                }
-                let (client, tries, limit, previous) = (r.client, r.tries, r.limit, r.previous);
-                guard.observe(client, false);
-                let wait = if tries < limit {
-                    guard.retry(client, ms(t), tries, previous, &mut rng)
-                } else {
-                    None
-                };
-                let r = &mut runs[run];
-                match wait {
-                    Some(w) => {
-                        r.previous = w.max(guard.base());
-                        queue.push(t.saturating_add(us(w)), Event::Retry { run });
-                    }
-                    None => {
-                        r.over = true;
-                        f.ended += 1;
-                        let probe = r.probe;
-                        guard.finish(client, ms(t), false, probe);
-                        if closed {
-                            busy[client as usize] = false;
-                            let epoch = epochs[client as usize];
-                            let next = t.saturating_add(exp(&mut rng, think(t)));
-                            queue.push(next, Event::Arrival { client, epoch });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    judge(sc, &mut f);
-    f
+    let mut sim = Sim::new(sc, strategy, settings, seed);
+    engine::run(&mut sim, Some(micros(sc.duration)));
+    judge(sc, &mut sim.f);
+    sim.f
 }
 
 /// Whole seconds from a first try to its answer when nothing is wrong: the server's

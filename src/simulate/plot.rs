@@ -1,15 +1,19 @@
-//! The SVG plots of the overload and failure-rate models: goodput and offered load over time
-//! per strategy with the trigger shaded; the vulnerability boundary as one map per
-//! strategy; amplification and success rate against p, one panel per client count. Each
-//! has a title that says the scenario, labelled axes and a legend beside the panels.
+//! The SVG plots of the three models: the outage model's requests per window over time per
+//! strategy against the capacity line, the outage shaded; the overload model's goodput and
+//! offered load over time per strategy with the trigger shaded, and its vulnerability
+//! boundary as one map per strategy; the failure-rate model's amplification and success
+//! rate against p, one panel per client count. Each has a title that says the scenario,
+//! labelled axes and a legend.
 
-use super::failures;
-use super::overload;
-use super::report::{FailureRun, OverloadRun, Point, fmt_rate};
+use super::outage::{Figures, Scenario};
+use super::report::{distinct, fmt_rate};
+use super::sweep::{FailureRun, OverloadRun, Point};
+use super::{failures, overload};
 use crate::units::fmt_duration;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
+use std::time::Duration;
 
 /// A drawing area of the SVG file.
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -82,26 +86,14 @@ fn smooth(series: &[u32]) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// One panel of the timeline: a series of every strategy over time, the trigger shaded, and
-/// a dashed reference line at the height `reference` (the legend says what it is).
-fn timeline_panel(
-    area: &Area,
-    run: &OverloadRun,
-    figures: &[overload::Figures],
+/// The chart of a panel with `caption`: seconds across (to `end`), `y_desc` up to `top`,
+/// light grid lines.
+fn panel_chart<'a, 'b>(
+    area: &'a Area<'b>,
     (caption, y_desc): (&str, &str),
-    series: &dyn Fn(&overload::Figures) -> &[u32],
-    reference: f64,
-) -> Result<(), String> {
-    let sc = &run.scenario;
-    let end = sc.duration.as_secs_f64();
-    let lines: Vec<Vec<(f64, f64)>> = figures.iter().map(|f| smooth(series(f))).collect();
-    let top = lines
-        .iter()
-        .flatten()
-        .map(|p| p.1)
-        .fold(reference, f64::max)
-        .max(1.0)
-        * 1.1;
+    end: f64,
+    top: f64,
+) -> Result<Chart<'a, 'b>, String> {
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 19))
         .margin(10)
@@ -121,6 +113,17 @@ fn timeline_panel(
         .light_line_style(TRANSPARENT)
         .draw()
         .map_err(err)?;
+    Ok(chart)
+}
+
+/// The trigger of `sc` shaded over the whole height `top` and labelled, and a dashed line
+/// at the height `reference` across the run (`end` seconds).
+fn draw_trigger(
+    chart: &mut Chart,
+    sc: &overload::Scenario,
+    top: f64,
+    (reference, end): (f64, f64),
+) -> Result<(), String> {
     let (t0, t1) = (
         sc.trigger_at.as_secs_f64(),
         (sc.trigger_at + sc.trigger_for).as_secs_f64(),
@@ -146,6 +149,31 @@ fn timeline_panel(
             RGBColor(90, 90, 90).stroke_width(1),
         ))
         .map_err(err)?;
+    Ok(())
+}
+
+/// One panel of the timeline: a series of every strategy over time, the trigger shaded, and
+/// a dashed reference line at the height `reference` (the legend says what it is).
+fn timeline_panel(
+    area: &Area,
+    run: &OverloadRun,
+    figures: &[overload::Figures],
+    texts: (&str, &str),
+    series: &dyn Fn(&overload::Figures) -> &[u32],
+    reference: f64,
+) -> Result<(), String> {
+    let sc = &run.scenario;
+    let end = sc.duration.as_secs_f64();
+    let lines: Vec<Vec<(f64, f64)>> = figures.iter().map(|f| smooth(series(f))).collect();
+    let top = lines
+        .iter()
+        .flatten()
+        .map(|p| p.1)
+        .fold(reference, f64::max)
+        .max(1.0)
+        * 1.1;
+    let mut chart = panel_chart(area, texts, end, top)?;
+    draw_trigger(&mut chart, sc, top, (reference, end))?;
     // Thick lines first, so the thin ones stay visible on top of them.
     let mut order: Vec<usize> = (0..figures.len()).collect();
     order.sort_by_key(|i| std::cmp::Reverse(style(&figures[*i].strategy).1));
@@ -206,6 +234,12 @@ pub fn timeline(
         &|f| &f.offered,
         sc.base_rate,
     )?;
+    timeline_legend(&side, figures)?;
+    root.present().map_err(err)
+}
+
+/// The timeline's legend: each strategy and how it ended, then what the lines mean.
+fn timeline_legend(side: &Area, figures: &[overload::Figures]) -> Result<(), String> {
     let rows: Vec<(String, String)> = figures
         .iter()
         .map(|f| {
@@ -218,9 +252,9 @@ pub fn timeline(
             (f.strategy.clone(), note)
         })
         .collect();
-    legend(&side, "strategy", &rows)?;
+    legend(side, "strategy", &rows)?;
     notes(
-        &side,
+        side,
         72 + 38 * rows.len() as i32,
         &[
             "dashed, top: 90% of the goodput",
@@ -231,8 +265,7 @@ pub fn timeline(
             "outside the trigger",
             "shaded: the trigger",
         ],
-    )?;
-    root.present().map_err(err)
+    )
 }
 
 /// Lines of small text in `area` from the height `y` down.
@@ -270,24 +303,23 @@ fn share_color(share: f64) -> RGBColor {
     }
 }
 
+/// A boundary map's chart: spike rates across, trigger lengths up, a cell each.
+type MapChart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordu32>,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordu32>,
+    >,
+>;
+
 /// The boundary map: per strategy, a grid of trigger length (up) x spike rate (across), each
 /// cell coloured by the share of seeds that recovered and labelled k/n.
 pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> Result<(), String> {
     let sc = &run.scenario;
-    let mut names: Vec<&str> = Vec::new();
-    let mut rates: Vec<f64> = Vec::new();
-    let mut lengths: Vec<std::time::Duration> = Vec::new();
-    for p in points {
-        if !names.contains(&p.strategy) {
-            names.push(p.strategy);
-        }
-        if !rates.contains(&p.spike_rate) {
-            rates.push(p.spike_rate);
-        }
-        if !lengths.contains(&p.trigger_for) {
-            lengths.push(p.trigger_for);
-        }
-    }
+    let names = distinct(points.iter().map(|p| p.strategy));
+    let rates = distinct(points.iter().map(|p| p.spike_rate));
+    let lengths = distinct(points.iter().map(|p| p.trigger_for));
     let cols = 4usize;
     let rows = (names.len() + 1).div_ceil(cols).max(1);
     let root = SVGBackend::new(path, (1300, 40 + 300 * rows as u32)).into_drawing_area();
@@ -299,97 +331,116 @@ pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> 
     );
     let body = root.titled(&title, ("sans-serif", 22)).map_err(err)?;
     let cells = body.split_evenly((rows, cols));
-    let (nr, nl) = (rates.len() as u32, lengths.len() as u32);
     for (name, area) in names.iter().zip(&cells) {
-        let mine = || points.iter().filter(|p| p.strategy == *name);
-        let all = mine().filter(|p| p.recovered_runs == p.runs).count();
-        let none = mine().filter(|p| p.recovered_runs == 0).count();
-        let mut chart = ChartBuilder::on(area)
-            .caption(
-                format!("{name}: {all} recovered, {none} stuck, of {}", nr * nl),
-                ("sans-serif", 17),
-            )
-            .margin(8)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            // A segmented range of 0..=n-1 has n cells (and a dummy `Last` bound).
-            .build_cartesian_2d(
-                (0..nr.saturating_sub(1)).into_segmented(),
-                (0..nl.saturating_sub(1)).into_segmented(),
-            )
-            .map_err(err)?;
-        let rate_label = |v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) => rates
-                .get(*i as usize)
-                .map_or_else(String::new, |r| fmt_rate(*r)),
-            _ => String::new(),
-        };
-        let length_label = |v: &SegmentValue<u32>| match v {
-            SegmentValue::CenterOf(i) => lengths
-                .get(*i as usize)
-                .map_or_else(String::new, |l| fmt_duration(*l)),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_labels(nr as usize)
-            .y_labels(nl as usize)
-            .x_label_formatter(&rate_label)
-            .y_label_formatter(&length_label)
-            .x_desc("spike rate (first tries/s)")
-            .y_desc("trigger length")
-            .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
-        for p in points.iter().filter(|p| p.strategy == *name) {
-            let (Some(i), Some(j)) = (
-                rates.iter().position(|r| *r == p.spike_rate),
-                lengths.iter().position(|l| *l == p.trigger_for),
-            ) else {
-                continue;
-            };
-            let (i, j) = (i as u32, j as u32);
-            let next = |k: u32, n: u32| {
-                if k + 1 < n {
-                    SegmentValue::Exact(k + 1)
-                } else {
-                    SegmentValue::Last
-                }
-            };
-            let corners = [
-                (SegmentValue::Exact(i), SegmentValue::Exact(j)),
-                (next(i, nr), next(j, nl)),
-            ];
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    corners.clone(),
-                    share_color(p.recovered_share()).filled(),
-                )))
-                .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    corners,
-                    WHITE.stroke_width(2),
-                )))
-                .map_err(err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!("{}/{}", p.recovered_runs, p.runs),
-                    (SegmentValue::CenterOf(i), SegmentValue::CenterOf(j)),
-                    text(13).pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Center,
-                        plotters::style::text_anchor::VPos::Center,
-                    )),
-                )))
-                .map_err(err)?;
-        }
+        let mine: Vec<&Point> = points.iter().filter(|p| p.strategy == *name).collect();
+        boundary_map(area, name, &mine, (&rates, &lengths))?;
     }
     if let Some(key) = cells.get(names.len()) {
         boundary_key(key, run)?;
     }
     root.present().map_err(err)
+}
+
+/// One strategy's map (`mine`: its points) over the grid of `rates` x `lengths`, with a
+/// caption that counts the triggers recovered from on every seed and stuck on every seed.
+fn boundary_map(
+    area: &Area,
+    name: &str,
+    mine: &[&Point],
+    (rates, lengths): (&[f64], &[Duration]),
+) -> Result<(), String> {
+    let (nr, nl) = (rates.len() as u32, lengths.len() as u32);
+    let all = mine.iter().filter(|p| p.recovered_runs == p.runs).count();
+    let none = mine.iter().filter(|p| p.recovered_runs == 0).count();
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("{name}: {all} recovered, {none} stuck, of {}", nr * nl),
+            ("sans-serif", 17),
+        )
+        .margin(8)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        // A segmented range of 0..=n-1 has n cells (and a dummy `Last` bound).
+        .build_cartesian_2d(
+            (0..nr.saturating_sub(1)).into_segmented(),
+            (0..nl.saturating_sub(1)).into_segmented(),
+        )
+        .map_err(err)?;
+    let label = |names: Vec<String>| {
+        move |v: &SegmentValue<u32>| match v {
+            SegmentValue::CenterOf(i) => names.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        }
+    };
+    let rate_label = label(rates.iter().map(|r| fmt_rate(*r)).collect());
+    let length_label = label(lengths.iter().map(|l| fmt_duration(*l)).collect());
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(nr as usize)
+        .y_labels(nl as usize)
+        .x_label_formatter(&rate_label)
+        .y_label_formatter(&length_label)
+        .x_desc("spike rate (first tries/s)")
+        .y_desc("trigger length")
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()
+        .map_err(err)?;
+    for p in mine {
+        let (Some(i), Some(j)) = (
+            rates.iter().position(|r| *r == p.spike_rate),
+            lengths.iter().position(|l| *l == p.trigger_for),
+        ) else {
+            continue;
+        };
+        boundary_cell(&mut chart, p, (i as u32, j as u32), (nr, nl))?;
+    }
+    Ok(())
+}
+
+/// The cell of point `p` at column `i` and row `j` of an `nr` x `nl` map: its colour, a
+/// white border, and the seeds recovered of those played.
+fn boundary_cell(
+    chart: &mut MapChart,
+    p: &Point,
+    (i, j): (u32, u32),
+    (nr, nl): (u32, u32),
+) -> Result<(), String> {
+    let next = |k: u32, n: u32| {
+        if k + 1 < n {
+            SegmentValue::Exact(k + 1)
+        } else {
+            SegmentValue::Last
+        }
+    };
+    let corners = [
+        (SegmentValue::Exact(i), SegmentValue::Exact(j)),
+        (next(i, nr), next(j, nl)),
+    ];
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            corners.clone(),
+            share_color(p.recovered_share()).filled(),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            corners,
+            WHITE.stroke_width(2),
+        )))
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(Text::new(
+            format!("{}/{}", p.recovered_runs, p.runs),
+            (SegmentValue::CenterOf(i), SegmentValue::CenterOf(j)),
+            text(13).pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Center,
+            )),
+        )))
+        .map_err(err)?;
+    Ok(())
 }
 
 /// The boundary map's key: what the colours mean, and the scenario held fixed.
@@ -434,6 +485,18 @@ fn boundary_key(area: &Area, run: &OverloadRun) -> Result<(), String> {
     Ok(())
 }
 
+/// One value the failure-rate plot draws against p: a row of panels.
+struct Measure {
+    /// What it is, as the y axis says (its first word captions the panel).
+    what: &'static str,
+    /// The y axis's range.
+    range: (f64, f64),
+    /// The value of a row of the sweep.
+    value: fn(&failures::Figures) -> f64,
+    /// Its labels' decimals.
+    decimals: usize,
+}
+
 /// The failure-rate sweep: amplification (top row) and success rate (bottom row) against p,
 /// one column per client count, one line per strategy.
 pub fn failure_sweep(
@@ -441,16 +504,8 @@ pub fn failure_sweep(
     run: &FailureRun,
     rows: &[failures::Figures],
 ) -> Result<(), String> {
-    let mut names: Vec<&str> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    for r in rows {
-        if !names.contains(&r.strategy.as_str()) {
-            names.push(&r.strategy);
-        }
-        if !counts.contains(&r.clients) {
-            counts.push(r.clients);
-        }
-    }
+    let names = distinct(rows.iter().map(|r| r.strategy.as_str()));
+    let counts = distinct(rows.iter().map(|r| r.clients));
     let p_max = rows.iter().map(|r| r.p).fold(0.0, f64::max).max(0.05);
     let amp_max = rows
         .iter()
@@ -471,80 +526,114 @@ pub fn failure_sweep(
     let body = root.titled(&title, ("sans-serif", 22)).map_err(err)?;
     let (panels, side) = body.split_horizontally(1090);
     let grid = panels.split_evenly((2, counts.len().max(1)));
+    let measures = [
+        Measure {
+            what: "amplification (calls per first try)",
+            range: (1.0, amp_max * 1.05 + 0.05),
+            value: failures::Figures::amplification,
+            decimals: 1,
+        },
+        Measure {
+            what: "success rate (%)",
+            range: (0.0, 102.0),
+            value: |r| r.success_rate() * 100.0,
+            decimals: 0,
+        },
+    ];
     for (c, n) in counts.iter().enumerate() {
-        for (row, (what, y_range, value)) in [
-            (
-                "amplification (calls per first try)",
-                (1.0, amp_max * 1.05 + 0.05),
-                &(|r: &failures::Figures| r.amplification()) as &dyn Fn(&failures::Figures) -> f64,
-            ),
-            (
-                "success rate (%)",
-                (0.0, 102.0),
-                &|r: &failures::Figures| r.success_rate() * 100.0,
-            ),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (row, m) in measures.iter().enumerate() {
             let Some(area) = grid.get(row * counts.len() + c) else {
                 continue;
             };
-            let mut chart = ChartBuilder::on(area)
-                .caption(
-                    format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
-                    ("sans-serif", 17),
-                )
-                .margin(10)
-                .x_label_area_size(40)
-                .y_label_area_size(56)
-                .build_cartesian_2d(0f64..p_max, y_range.0..y_range.1)
-                .map_err(err)?;
-            chart
-                .configure_mesh()
-                .x_desc("p, the probability a call fails")
-                .y_desc(what)
-                .x_label_formatter(&|v| format!("{v:.2}"))
-                .y_label_formatter(&|v| {
-                    if row == 0 {
-                        format!("{v:.1}")
-                    } else {
-                        format!("{v:.0}")
-                    }
-                })
-                .label_style(("sans-serif", 13))
-                .axis_desc_style(("sans-serif", 13))
-                .bold_line_style(RGBColor(225, 225, 225))
-                .light_line_style(TRANSPARENT)
-                .draw()
-                .map_err(err)?;
-            let mut order: Vec<&&str> = names.iter().collect();
-            order.sort_by_key(|s| std::cmp::Reverse(style(s).1));
-            for name in order {
-                let (color, width) = style(name);
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter(|r| r.clients == *n && r.strategy == **name)
-                    .map(|r| (r.p, value(r)))
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(points, color.stroke_width(width)))
-                    .map_err(err)?;
-            }
-            // Drawn last, on top: N tries with no limit make 1 + p + ... + p^(N-1) calls per
-            // first try.
-            if row == 0 {
-                let n_tries = run.settings.attempts.min(1000) as i32;
-                let bound = (0..=10).map(|k| {
-                    let p = p_max * f64::from(k) / 10.0;
-                    (p, (0..n_tries).map(|e| p.powi(e)).sum::<f64>())
-                });
-                chart
-                    .draw_series(DashedLineSeries::new(bound, 7, 5, BLACK.stroke_width(2)))
-                    .map_err(err)?;
-            }
+            let mine: Vec<&failures::Figures> = rows.iter().filter(|r| r.clients == *n).collect();
+            // Drawn last, on top: N tries with no limit make 1 + p + ... + p^(N-1) calls
+            // per first try.
+            let bound = (row == 0).then_some(run.settings.attempts);
+            failure_panel(area, (*n, p_max), m, (&mine, &names), bound)?;
         }
     }
+    failure_legend(&side, rows, (&names, &counts), p_max)?;
+    root.present().map_err(err)
+}
+
+/// The chart of one panel of the failure-rate plot: `m` against p (0 to `p_max`) for `n`
+/// clients.
+fn failure_chart<'a, 'b>(
+    area: &'a Area<'b>,
+    (n, p_max): (u32, f64),
+    m: &Measure,
+) -> Result<Chart<'a, 'b>, String> {
+    let what = m.what;
+    let chart = ChartBuilder::on(area)
+        .caption(
+            format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
+            ("sans-serif", 17),
+        )
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..p_max, m.range.0..m.range.1)
+        .map_err(err)?;
+    Ok(chart)
+}
+
+/// One panel of the failure-rate plot: each strategy's `m` against p for `n` clients
+/// (`mine`: the sweep's rows of that client count), the thick lines first; then, with
+/// `bound`, the dashed line of that many tries with no limit.
+fn failure_panel(
+    area: &Area,
+    grid: (u32, f64),
+    m: &Measure,
+    (mine, names): (&[&failures::Figures], &[&str]),
+    bound: Option<u32>,
+) -> Result<(), String> {
+    let mut chart = failure_chart(area, grid, m)?;
+    chart
+        .configure_mesh()
+        .x_desc("p, the probability a call fails")
+        .y_desc(m.what)
+        .x_label_formatter(&|v| format!("{v:.2}"))
+        .y_label_formatter(&|v| format!("{v:.*}", m.decimals))
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .bold_line_style(RGBColor(225, 225, 225))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(err)?;
+    let mut order: Vec<&&str> = names.iter().collect();
+    order.sort_by_key(|s| std::cmp::Reverse(style(s).1));
+    for name in order {
+        let (color, width) = style(name);
+        let points: Vec<(f64, f64)> = mine
+            .iter()
+            .filter(|r| r.strategy == **name)
+            .map(|r| (r.p, (m.value)(r)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(width)))
+            .map_err(err)?;
+    }
+    if let Some(attempts) = bound {
+        let (p_max, n_tries) = (grid.1, attempts.min(1000) as i32);
+        let line = (0..=10).map(|k| {
+            let p = p_max * f64::from(k) / 10.0;
+            (p, (0..n_tries).map(|e| p.powi(e)).sum::<f64>())
+        });
+        chart
+            .draw_series(DashedLineSeries::new(line, 7, 5, BLACK.stroke_width(2)))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The failure-rate plot's legend: each strategy and its amplification at the largest p,
+/// per client count, then what the lines mean.
+fn failure_legend(
+    side: &Area,
+    rows: &[failures::Figures],
+    (names, counts): (&[&str], &[u32]),
+    p_max: f64,
+) -> Result<(), String> {
     let last_p = |name: &str, n: u32| {
         rows.iter()
             .filter(|r| r.strategy == name && r.clients == n)
@@ -564,14 +653,14 @@ pub fn failure_sweep(
             )
         })
         .collect();
-    legend(&side, "strategy", &rows_legend)?;
+    legend(side, "strategy", &rows_legend)?;
     let counts_words = counts
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(" / ");
     notes(
-        &side,
+        side,
         72 + 38 * rows_legend.len() as i32,
         &[
             &format!("x: amplification for {counts_words}"),
@@ -579,6 +668,193 @@ pub fn failure_sweep(
             "dashed: 1 + p + ... + p^(N-1),",
             "N tries with no limit",
         ],
-    )?;
-    root.present().map_err(err)
+    )
+}
+
+/// A sparse load curve as points, with a zero on each side of every gap (a gap of any
+/// length costs two points, not one per empty window).
+fn curve(load: &std::collections::BTreeMap<u64, u32>) -> impl Iterator<Item = (u64, u32)> + '_ {
+    let mut points = Vec::new();
+    let mut previous: Option<u64> = None;
+    for (&w, &n) in load {
+        match previous {
+            Some(p) if w > p + 1 => {
+                points.push((p + 1, 0));
+                if w > p + 2 {
+                    points.push((w - 1, 0));
+                }
+            }
+            None if w > 0 => points.push((0, 0)),
+            _ => {}
+        }
+        points.push((w, n));
+        previous = Some(w);
+    }
+    points.into_iter()
+}
+
+/// A chart of numbers against numbers: the outage plot's and the timeline's panels.
+type Chart<'a, 'b> = plotters::chart::ChartContext<
+    'a,
+    plotters::prelude::SVGBackend<'b>,
+    plotters::coord::cartesian::Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::types::RangedCoordf64,
+    >,
+>;
+
+/// How far the plot reaches: the windows until the last request of any strategy, and the
+/// most requests in one window (at least the capacity).
+fn extent(sc: &Scenario, results: &[Figures]) -> (u64, f64) {
+    let longest = results
+        .iter()
+        .filter_map(|o| o.load.keys().next_back())
+        .max()
+        .map_or(1, |last| last + 1);
+    let top = results
+        .iter()
+        .flat_map(|o| o.load.values())
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(sc.capacity) as f64;
+    (longest, top)
+}
+
+/// The y axis reaches at most this multiple of the capacity: the burst of every client at
+/// t = 0 (200 requests against 24 a window in the study) would otherwise squash the capacity
+/// line and the strategies into one band at the bottom. Higher windows are drawn at the top
+/// edge, marked with a triangle and their count.
+pub const CLIP_CAPACITIES: f64 = 3.0;
+
+/// The outage's shade in the outage plot (drawn at 45% opacity).
+pub const OUTAGE_SHADE: (u8, u8, u8) = (255, 200, 120);
+
+/// The top of the outage plot's y axis: the highest window, clipped to `CLIP_CAPACITIES`
+/// times the capacity, and never below the capacity.
+fn y_top(sc: &Scenario, highest: f64) -> f64 {
+    let cap = f64::from(sc.capacity.max(1));
+    highest.min(cap * CLIP_CAPACITIES).max(cap)
+}
+
+/// Load over time per strategy, with the capacity line, as an SVG file at `path`.
+pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), String> {
+    let window_s = sc.window.as_secs_f64();
+    let (longest, highest) = extent(sc, results);
+    let top = y_top(sc, highest);
+    let end_s = (longest as f64 * window_s).max(sc.outage.as_secs_f64() + window_s);
+    let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let clipped = if highest > top {
+        format!(" (axis clipped at {CLIP_CAPACITIES}x capacity: triangles mark higher windows)")
+    } else {
+        String::new()
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "{} clients: requests per {} window{clipped}",
+                sc.clients,
+                fmt_duration(sc.window)
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.08)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("requests per window")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    draw_outage(&mut chart, sc, top * 1.08)?;
+    draw_loads(&mut chart, results, window_s, top)?;
+    draw_capacity(&mut chart, sc, end_s)?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+/// The outage, shaded from t = 0 to its end over the whole height `top`, and labelled.
+fn draw_outage(chart: &mut Chart, sc: &Scenario, top: f64) -> Result<(), String> {
+    let end = sc.outage.as_secs_f64();
+    if end <= 0.0 {
+        return Ok(());
+    }
+    let (r, g, b) = OUTAGE_SHADE;
+    chart
+        .draw_series(std::iter::once(Rectangle::new(
+            [(0.0, 0.0), (end, top)],
+            RGBColor(r, g, b).mix(0.45).filled(),
+        )))
+        .map_err(|e| e.to_string())?
+        .label(format!("outage ({})", fmt_duration(sc.outage)))
+        .legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 18, y + 5)], RGBColor(r, g, b).filled())
+        });
+    Ok(())
+}
+
+/// One line per strategy: requests per window (`window_s` seconds long), labelled.
+fn draw_loads(
+    chart: &mut Chart,
+    results: &[Figures],
+    window_s: f64,
+    top: f64,
+) -> Result<(), String> {
+    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
+    for (i, o) in results.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        // Empty windows are points at zero, so the line drops between waves; windows above
+        // the axis are drawn at its top and marked below.
+        let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n).min(top)));
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))
+            .map_err(|e| e.to_string())?
+            .label(o.strategy.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
+        let over: Vec<(f64, u32)> = o
+            .load
+            .iter()
+            .filter(|(_, n)| f64::from(**n) > top)
+            .map(|(w, n)| (*w as f64 * window_s, *n))
+            .collect();
+        let dx = 8 + 30 * i as i32;
+        chart
+            .draw_series(over.into_iter().map(|(x, n)| {
+                EmptyElement::at((x, top))
+                    + TriangleMarker::new((0, 0), 6, color.filled())
+                    + Text::new(
+                        n.to_string(),
+                        (dx, -14),
+                        ("sans-serif", 12).into_font().color(&color),
+                    )
+            }))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// The capacity line, from the end of the outage to `end_s` seconds, labelled.
+fn draw_capacity(chart: &mut Chart, sc: &Scenario, end_s: f64) -> Result<(), String> {
+    let cap = f64::from(sc.capacity);
+    let start = sc.outage.as_secs_f64();
+    chart
+        .draw_series(LineSeries::new(
+            vec![(start, cap), (end_s, cap)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(|e| e.to_string())?
+        .label("capacity")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
+    Ok(())
 }

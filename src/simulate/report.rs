@@ -1,221 +1,201 @@
-//! The overload and failure-rate models on the command line: their runs, sweeps, tables and
-//! JSON. `command` checks the flags and builds the scenarios; this module plays them
-//! (`overload::play`, `failures::play`) and writes what they gave.
-//!
-//! The boundary's table and map come from `sweep::boundary`; its JSON reports more of each
-//! point (the success rate and amplification, means over the seeds), from `boundary` here,
-//! which plays the same scenarios with the same seeds (a test holds the two equal).
+//! What `simulate` prints: the tables and the JSON of the three models. The outage model's
+//! comparison table (the physical limit last) and the search's Pareto front as flags to
+//! paste; the overload model's table, its boundary map and their JSON; the failure-rate
+//! model's table, its sweep and their JSON. The figures come from `outage` and `sweep`.
 
-use super::guard::{Settings, Strategy};
+use super::failures;
+use super::outage::{self, Figures, Scenario};
 use super::overload::{self, Population};
-use super::{failures, sweep};
+use super::sweep::{FailureRun, OverloadRun, Point};
+use crate::policy::{Backoff, Jitter};
 use crate::units::fmt_duration;
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::time::Duration;
 
-/// An overload run: the scenario, the strategies' settings, and the seed.
-#[derive(Debug, Clone, Copy)]
-pub struct OverloadRun {
-    pub scenario: overload::Scenario,
-    pub settings: Settings,
-    pub seed: u64,
+fn last(o: &Figures) -> String {
+    o.last_success_s
+        .map_or_else(|| "-".into(), |s| format!("{s:.2}"))
 }
 
-/// A failure-rate run: the scenario, the settings, the first seed and how many seeds are
-/// pooled.
-#[derive(Debug, Clone, Copy)]
-pub struct FailureRun {
-    pub scenario: failures::Scenario,
-    pub settings: Settings,
-    pub seed: u64,
-    pub runs: u32,
-}
-
-/// One point of the boundary sweep, over `runs` seeds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Point {
-    /// The strategy's name.
-    pub strategy: &'static str,
-    /// First tries per second during the trigger, and how long it lasted.
-    pub spike_rate: f64,
-    pub trigger_for: Duration,
-    /// Seeds played, and those that recovered.
-    pub runs: u32,
-    pub recovered_runs: u32,
-    /// The mean time to recover (seconds from the trigger's end) over the seeds that did.
-    pub recover_s: Option<f64>,
-    /// The means over the seeds, when kept (`boundary`, not `boundary_shares`).
-    pub means: Option<Means>,
-}
-
-/// Means over a point's seeds.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Means {
-    /// Success rate (0 to 1), amplification (calls per first try), goodput of the last 10 s
-    /// as a fraction of the level before the trigger.
-    pub success_rate: f64,
-    pub amplification: f64,
-    pub final_goodput: f64,
-}
-
-impl Point {
-    /// The share of seeds that recovered (0 to 1), as `sweep::boundary` gives it.
-    pub fn recovered_share(&self) -> f64 {
-        f64::from(self.recovered_runs) / f64::from(self.runs.max(1))
-    }
-}
-
-/// Each strategy on the run's scenario, in the order given.
-pub fn overload_figures(run: &OverloadRun, strategies: &[Strategy]) -> Vec<overload::Figures> {
-    strategies
-        .iter()
-        .map(|s| overload::play(&run.scenario, *s, run.settings, run.seed))
-        .collect()
-}
-
-/// The boundary: for each strategy, spike rate and trigger length (in that order, as
-/// `sweep::boundary`), `runs` seeds from `run.seed` on.
-pub fn boundary(
-    run: &OverloadRun,
-    strategies: &[Strategy],
-    (rates, lengths): (&[f64], &[Duration]),
+/// The outage model's comparison table, the physical limit last.
+pub fn outage_table(
+    sc: &Scenario,
+    seed: u64,
     runs: u32,
-) -> Vec<Point> {
-    let mut out = Vec::new();
-    for s in strategies {
-        for &rate in rates {
-            for &len in lengths {
-                let sc = overload::Scenario {
-                    spike_rate: rate,
-                    trigger_for: len,
-                    ..run.scenario
-                };
-                let all: Vec<overload::Figures> = (0..runs.max(1))
-                    .map(|i| {
-                        overload::play(&sc, *s, run.settings, run.seed.wrapping_add(u64::from(i)))
-                    })
-                    .collect();
-                let n = all.len() as f64;
-                let mean =
-                    |f: &dyn Fn(&overload::Figures) -> f64| all.iter().map(f).sum::<f64>() / n;
-                let times: Vec<f64> = all.iter().filter_map(|f| f.recover_s).collect();
-                out.push(Point {
-                    strategy: s.name(),
-                    spike_rate: rate,
-                    trigger_for: len,
-                    runs: runs.max(1),
-                    recovered_runs: all.iter().filter(|f| f.recovered).count() as u32,
-                    recover_s: (!times.is_empty())
-                        .then(|| times.iter().sum::<f64>() / times.len() as f64),
-                    means: Some(Means {
-                        success_rate: mean(&|f| f.success_rate()),
-                        amplification: mean(&|f| f.amplification()),
-                        final_goodput: mean(&|f| f.final_goodput()),
-                    }),
-                });
-            }
-        }
-    }
-    out
-}
-
-/// `sweep::boundary` over the same grid: the recovered share and the time to recover of
-/// each point, without the means.
-pub fn boundary_shares(
-    run: &OverloadRun,
-    strategies: &[Strategy],
-    grid: (&[f64], &[Duration]),
-    runs: u32,
-) -> Vec<Point> {
-    let runs = runs.max(1);
-    // `sweep::boundary` adds the seeds without wrapping: past u64::MAX, the same points
-    // from `boundary`, whose seeds wrap.
-    if run.seed.checked_add(u64::from(runs - 1)).is_none() {
-        return boundary(run, strategies, grid, runs)
-            .into_iter()
-            .map(|p| Point { means: None, ..p })
-            .collect();
-    }
-    sweep::boundary(
-        &run.scenario,
-        strategies,
-        grid,
-        run.settings,
-        (run.seed, runs),
-    )
-    .into_iter()
-    .map(|b| Point {
-        strategy: Strategy::ALL
-            .iter()
-            .map(|s| s.name())
-            .find(|n| *n == b.strategy)
-            .unwrap_or("?"),
-        spike_rate: b.spike_rate,
-        trigger_for: b.trigger_for,
-        runs,
-        recovered_runs: (b.recovered * f64::from(runs)).round() as u32,
-        recover_s: b.recover_s,
-        means: None,
-    })
-    .collect()
-}
-
-/// Adds `b`'s counts to `a` (the same strategy, p and clients; another seed).
-fn pool(a: &mut failures::Figures, b: &failures::Figures) {
-    a.ended += b.ended;
-    a.succeeded += b.succeeded;
-    a.calls += b.calls;
-    a.first_tries += b.first_tries;
-}
-
-/// Each strategy on the failure-rate scenario, the seeds' counts pooled.
-pub fn failure_figures(run: &FailureRun, strategies: &[Strategy]) -> Vec<failures::Figures> {
-    strategies
-        .iter()
-        .map(|s| {
-            let mut f = failures::play(&run.scenario, *s, run.settings, run.seed);
-            for i in 1..run.runs {
-                let g = failures::play(
-                    &run.scenario,
-                    *s,
-                    run.settings,
-                    run.seed.wrapping_add(u64::from(i)),
-                );
-                pool(&mut f, &g);
-            }
-            f
-        })
-        .collect()
-}
-
-/// `sweep::failure_rates` over `ps` x `clients`, once per seed, the seeds' counts pooled;
-/// rows by strategy, then clients, then p.
-pub fn failure_sweep(
-    run: &FailureRun,
-    strategies: &[Strategy],
-    (ps, clients): (&[f64], &[u32]),
-) -> Vec<failures::Figures> {
-    let mut rows = sweep::failure_rates(
-        &run.scenario,
-        strategies,
-        (ps, clients),
-        run.settings,
-        run.seed,
+    results: &[Figures],
+    limit: &Figures,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} clients; down {}, then {} per {}; {} attempts, base {}, cap {}{}; seed {}{}",
+        sc.clients,
+        fmt_duration(sc.outage),
+        sc.capacity,
+        fmt_duration(sc.window),
+        sc.attempts,
+        fmt_duration(sc.base),
+        fmt_duration(sc.cap),
+        sc.deadline
+            .map(|d| format!(", deadline {}", fmt_duration(d)))
+            .unwrap_or_default(),
+        seed,
+        if runs > 1 {
+            format!(", mean of {runs} runs")
+        } else {
+            String::new()
+        },
     );
-    for i in 1..run.runs {
-        let more = sweep::failure_rates(
-            &run.scenario,
-            strategies,
-            (ps, clients),
-            run.settings,
-            run.seed.wrapping_add(u64::from(i)),
+    if results.iter().any(|o| o.strategy.starts_with("shared-")) {
+        let l = &sc.limits;
+        let _ = writeln!(
+            s,
+            "shared: retry budget {}% of successes in {}, floor {}; breaker opens after {} failed runs, for {}",
+            l.budget_pct,
+            fmt_duration(l.window),
+            l.floor,
+            l.threshold,
+            fmt_duration(l.cooldown)
         );
-        for (a, b) in rows.iter_mut().zip(&more) {
-            pool(a, b);
-        }
     }
-    rows
+    let _ = writeln!(
+        s,
+        "{:<15} {:>8} {:>8} {:>12} {:>14} {:>10} {:>8}",
+        "strategy", "served%", "calls", "calls/served", "last success s", "peak load", "gave up"
+    );
+    for o in results.iter().chain(std::iter::once(limit)) {
+        let _ = writeln!(
+            s,
+            "{:<15} {:>8.1} {:>8.0} {:>12.2} {:>14} {:>9.1}x {:>8.1}",
+            o.strategy,
+            o.served_pct,
+            o.calls,
+            o.calls_per_served,
+            last(o),
+            o.peak_load,
+            o.gave_up
+        );
+    }
+    s
+}
+
+/// The same figures as a JSON array; the physical limit is the last object. Besides the
+/// outage model's own figures, each object has the keys every model's rows share:
+/// `success_rate` (served clients, 0 to 1) and `amplification` (calls per client: each
+/// client makes one first try).
+pub fn outage_json(sc: &Scenario, results: &[Figures], limit: &Figures) -> serde_json::Value {
+    let row = |o: &Figures| {
+        json!({
+            "strategy": o.strategy,
+            "success_rate": o.served_pct / 100.0,
+            "amplification": o.calls / f64::from(sc.clients.max(1)),
+            "served_pct": o.served_pct,
+            "calls": o.calls,
+            "calls_per_served": o.calls_per_served,
+            "last_success_s": o.last_success_s,
+            "peak_load": o.peak_load,
+            "gave_up": o.gave_up,
+        })
+    };
+    serde_json::Value::Array(
+        results
+            .iter()
+            .chain(std::iter::once(limit))
+            .map(row)
+            .collect(),
+    )
+}
+
+/// A duration as `--base` accepts it and people type it: milliseconds below a second
+/// (620ms), seconds above, with their decimals (1.1s, 24s, 2.5s).
+fn flag_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    let secs = format!("{}.{:03}", ms / 1000, ms % 1000);
+    format!("{}s", secs.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// The flags that give this backoff in a scenario like `sc`.
+fn flags(sc: &Scenario, b: &Backoff) -> String {
+    let jitter = match b.jitter {
+        Jitter::None => "none".to_string(),
+        other => other.label(),
+    };
+    let deadline = sc
+        .deadline
+        .map(|d| format!(" --deadline {}", flag_duration(d)))
+        .unwrap_or_default();
+    format!(
+        "--attempts {} --base {} --cap {} --jitter {jitter}{deadline}",
+        sc.attempts,
+        flag_duration(b.base),
+        flag_duration(b.cap)
+    )
+}
+
+/// The search's Pareto front as a table of flags to paste, the point nearest the
+/// physical limit marked.
+pub fn search_table(sc: &Scenario, seed: u64, runs: u32, limit: &Figures) -> String {
+    let front = outage::search(sc, seed, runs);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "Pareto front over jitter x base (10ms..2s) x cap (1s..60s), policies that serve every client; physical limit: {} calls, last success {}s",
+        limit.calls,
+        last(limit)
+    );
+    if front.is_empty() {
+        let _ = writeln!(
+            s,
+            "no policy in the search space serves every client within the attempts and deadline given"
+        );
+        return s;
+    }
+    let best = outage::nearest_to_limit(&front, limit);
+    let _ = writeln!(s, "{:>8} {:>14}  flags", "calls", "last success s");
+    for (i, c) in front.iter().enumerate() {
+        let mark = if Some(i) == best {
+            "  <- nearest the physical limit"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "{:>8.0} {:>14}  {}{mark}",
+            c.outcome.calls,
+            last(&c.outcome),
+            flags(sc, &c.backoff)
+        );
+    }
+    s
+}
+
+/// The search's Pareto front as a JSON array, one object per policy: its calls, time to the
+/// last success, served share, the flags that give it, and whether it is the point nearest
+/// the physical limit.
+pub fn search_json(sc: &Scenario, seed: u64, runs: u32, limit: &Figures) -> serde_json::Value {
+    let front = outage::search(sc, seed, runs);
+    let best = outage::nearest_to_limit(&front, limit);
+    serde_json::Value::Array(
+        front
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                json!({
+                    "calls": c.outcome.calls,
+                    "last_success_s": c.outcome.last_success_s,
+                    "served_pct": c.outcome.served_pct,
+                    "success_rate": c.outcome.served_pct / 100.0,
+                    "amplification": c.outcome.calls / f64::from(sc.clients.max(1)),
+                    "flags": flags(sc, &c.backoff),
+                    "nearest_limit": Some(i) == best,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// `d` in seconds, as a JSON number.
@@ -342,11 +322,11 @@ pub fn overload_json(figures: &[overload::Figures]) -> Value {
                     "final_goodput": f.final_goodput(),
                     "level": f.level,
                     "runs": f.runs,
-                    "ended": f.ended,
-                    "succeeded": f.succeeded,
+                    "ended": f.counts.ended,
+                    "succeeded": f.counts.succeeded,
                     "refused": f.refused,
-                    "calls": f.calls,
-                    "first_tries": f.first_tries,
+                    "calls": f.counts.calls,
+                    "first_tries": f.counts.first_tries,
                     "offered": f.offered,
                     "throughput": f.throughput,
                     "goodput": f.goodput,
@@ -367,12 +347,7 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
         "each cell: the seeds that recovered, of {runs}; rows: trigger length; columns: first tries/s during it"
     );
     let rates = distinct(points.iter().map(|p| p.spike_rate));
-    let mut names: Vec<&str> = Vec::new();
-    for p in points {
-        if !names.contains(&p.strategy) {
-            names.push(p.strategy);
-        }
-    }
+    let names = distinct(points.iter().map(|p| p.strategy));
     for name in names {
         let mine: Vec<&Point> = points.iter().filter(|p| p.strategy == name).collect();
         let all = mine.iter().filter(|p| p.recovered_runs == p.runs).count();
@@ -387,12 +362,7 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
             let _ = write!(s, " {:>5}", fmt_rate(*r));
         }
         s.push('\n');
-        let mut lengths: Vec<Duration> = Vec::new();
-        for p in &mine {
-            if !lengths.contains(&p.trigger_for) {
-                lengths.push(p.trigger_for);
-            }
-        }
+        let lengths = distinct(mine.iter().map(|p| p.trigger_for));
         for len in lengths {
             let _ = write!(s, "{:>8}", fmt_duration(len));
             for r in &rates {
@@ -408,9 +378,10 @@ pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String 
     s
 }
 
-/// The distinct values of `it`, in the order first seen.
-fn distinct(it: impl Iterator<Item = f64>) -> Vec<f64> {
-    let mut out: Vec<f64> = Vec::new();
+/// The distinct values of `it`, in the order first seen (the strategies, rates, lengths,
+/// probabilities or client counts of a sweep's points).
+pub fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
     for v in it {
         if !out.contains(&v) {
             out.push(v);
@@ -439,9 +410,9 @@ pub fn boundary_json(run: &OverloadRun, points: &[Point]) -> Value {
                     "recovered_share": p.recovered_share(),
                     "recovered": p.recovered_runs == p.runs,
                     "recover_s": p.recover_s,
-                    "success_rate": p.means.map(|m| m.success_rate),
-                    "amplification": p.means.map(|m| m.amplification),
-                    "final_goodput": p.means.map(|m| m.final_goodput),
+                    "success_rate": p.means.success_rate,
+                    "amplification": p.means.amplification,
+                    "final_goodput": p.means.final_goodput,
                 })
             })
             .collect(),
@@ -499,8 +470,8 @@ pub fn failure_table(run: &FailureRun, figures: &[failures::Figures]) -> String 
             f.strategy,
             f.success_rate() * 100.0,
             f.amplification(),
-            f.calls,
-            f.first_tries
+            f.counts.calls,
+            f.counts.first_tries
         );
     }
     s
@@ -515,16 +486,8 @@ pub fn failure_sweep_table(run: &FailureRun, rows: &[failures::Figures]) -> Stri
         s,
         "each cell: amplification (calls per first try) and success rate"
     );
-    let mut names: Vec<&str> = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    for r in rows {
-        if !names.contains(&r.strategy.as_str()) {
-            names.push(&r.strategy);
-        }
-        if !counts.contains(&r.clients) {
-            counts.push(r.clients);
-        }
-    }
+    let names = distinct(rows.iter().map(|r| r.strategy.as_str()));
+    let counts = distinct(rows.iter().map(|r| r.clients));
     let ps = distinct(rows.iter().map(|r| r.p));
     for n in counts {
         let _ = writeln!(s, "\n{n} clients");
@@ -566,69 +529,13 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
                     "rate": run.scenario.rate,
                     "success_rate": r.success_rate(),
                     "amplification": r.amplification(),
-                    "ended": r.ended,
-                    "succeeded": r.succeeded,
-                    "calls": r.calls,
-                    "first_tries": r.first_tries,
+                    "ended": r.counts.ended,
+                    "succeeded": r.counts.succeeded,
+                    "calls": r.counts.calls,
+                    "first_tries": r.counts.first_tries,
                     "seeds": run.runs,
                 })
             })
             .collect(),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A short scenario, so the test stays quick.
-    fn short() -> OverloadRun {
-        OverloadRun {
-            scenario: overload::Scenario {
-                duration: Duration::from_secs(45),
-                trigger_at: Duration::from_secs(10),
-                ..overload::Scenario::default()
-            },
-            settings: Settings::default(),
-            seed: 3,
-        }
-    }
-
-    #[test]
-    fn the_boundary_is_the_sweeps() {
-        let run = short();
-        let strategies = [Strategy::Retries, Strategy::SharedBudget];
-        let rates = [60.0, 90.0];
-        let lengths = [Duration::from_secs(1), Duration::from_secs(5)];
-        let ours = boundary(&run, &strategies, (&rates, &lengths), 2);
-        let theirs = boundary_shares(&run, &strategies, (&rates, &lengths), 2);
-        assert_eq!(ours.len(), 8);
-        assert!(ours.iter().all(|p| p.means.is_some()));
-        let without_means: Vec<Point> = ours
-            .into_iter()
-            .map(|p| Point { means: None, ..p })
-            .collect();
-        assert_eq!(without_means, theirs);
-    }
-
-    #[test]
-    fn pooled_seeds_add_up() {
-        let run = FailureRun {
-            scenario: failures::Scenario {
-                duration: Duration::from_secs(10),
-                p: 0.3,
-                ..failures::Scenario::default()
-            },
-            settings: Settings::default(),
-            seed: 5,
-            runs: 2,
-        };
-        let pooled = failure_figures(&run, &[Strategy::Retries]);
-        let one = |seed| failures::play(&run.scenario, Strategy::Retries, run.settings, seed);
-        let (a, b) = (one(5), one(6));
-        assert_eq!(pooled[0].calls, a.calls + b.calls);
-        assert_eq!(pooled[0].first_tries, a.first_tries + b.first_tries);
-        let swept = failure_sweep(&run, &[Strategy::Retries], (&[0.3], &[100]));
-        assert_eq!(swept[0].calls, pooled[0].calls);
-    }
 }

@@ -1,59 +1,136 @@
-//! Sweeps over the overload and failure-rate models: the vulnerability boundary (which
-//! triggers, by size and length, each strategy recovers from) and the failure-rate sweep
-//! (success rate and amplification per probability of failure and per number of clients).
+//! The overload and failure-rate models played over seeds and grids: one run per strategy
+//! (seeds pooled), the vulnerability boundary (which triggers, by size and length, each
+//! strategy recovers from) and the failure-rate sweep (success rate and amplification per
+//! probability of failure and per number of clients). What they give is printed by
+//! `report` and drawn by `plot`.
 
-use super::guard::{Settings, Strategy};
+use super::strategy::{Settings, Strategy};
 use super::{failures, overload};
 use std::time::Duration;
 
-/// One point of the boundary: a trigger and how often a strategy recovered from it.
+/// An overload run: the scenario, the strategies' settings, and the seed.
+#[derive(Debug, Clone, Copy)]
+pub struct OverloadRun {
+    pub scenario: overload::Scenario,
+    pub settings: Settings,
+    pub seed: u64,
+}
+
+/// A failure-rate run: the scenario, the settings, the first seed and how many seeds are
+/// pooled.
+#[derive(Debug, Clone, Copy)]
+pub struct FailureRun {
+    pub scenario: failures::Scenario,
+    pub settings: Settings,
+    pub seed: u64,
+    pub runs: u32,
+}
+
+/// One point of the boundary sweep, over `runs` seeds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BoundaryPoint {
+pub struct Point {
     /// The strategy's name.
-    pub strategy: String,
+    pub strategy: &'static str,
     /// First tries per second during the trigger, and how long it lasted.
     pub spike_rate: f64,
     pub trigger_for: Duration,
-    /// The fraction of the seeds that recovered (0 to 1).
-    pub recovered: f64,
-    /// The mean time to recover over the seeds that did (None: none did).
+    /// Seeds played, and those that recovered.
+    pub runs: u32,
+    pub recovered_runs: u32,
+    /// The mean time to recover (seconds from the trigger's end) over the seeds that did.
     pub recover_s: Option<f64>,
+    /// The means over the seeds.
+    pub means: Means,
 }
 
-/// For each strategy, each spike rate and each trigger length: the share of `seeds` runs
-/// (seeds `seed`, `seed + 1`, ..., wrapping past `u64::MAX`) that recovered.
+/// Means over a point's seeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Means {
+    /// Success rate (0 to 1), amplification (calls per first try), goodput of the last 10 s
+    /// as a fraction of the level before the trigger.
+    pub success_rate: f64,
+    pub amplification: f64,
+    pub final_goodput: f64,
+}
+
+impl Point {
+    /// The share of seeds that recovered (0 to 1).
+    pub fn recovered_share(&self) -> f64 {
+        f64::from(self.recovered_runs) / f64::from(self.runs.max(1))
+    }
+}
+
+/// Each strategy on the run's scenario, in the order given.
+pub fn overload_figures(run: &OverloadRun, strategies: &[Strategy]) -> Vec<overload::Figures> {
+    strategies
+        .iter()
+        .map(|s| overload::play(&run.scenario, *s, run.settings, run.seed))
+        .collect()
+}
+
+/// The boundary: for each strategy, spike rate and trigger length (in that order), `runs`
+/// seeds from `run.seed` on (wrapping past `u64::MAX`).
 pub fn boundary(
-    sc: &overload::Scenario,
+    run: &OverloadRun,
     strategies: &[Strategy],
     (rates, lengths): (&[f64], &[Duration]),
-    settings: Settings,
-    (seed, seeds): (u64, u32),
-) -> Vec<BoundaryPoint> {
+    runs: u32,
+) -> Vec<Point> {
     let mut out = Vec::new();
     for s in strategies {
         for &rate in rates {
             for &len in lengths {
-                let point = overload::Scenario {
+                let sc = overload::Scenario {
                     spike_rate: rate,
                     trigger_for: len,
-                    ..*sc
+                    ..run.scenario
                 };
-                let runs: Vec<overload::Figures> = (0..seeds.max(1))
-                    .map(|i| overload::play(&point, *s, settings, seed.wrapping_add(u64::from(i))))
+                let all: Vec<overload::Figures> = (0..runs.max(1))
+                    .map(|i| {
+                        overload::play(&sc, *s, run.settings, run.seed.wrapping_add(u64::from(i)))
+                    })
                     .collect();
-                let ok: Vec<f64> = runs.iter().filter_map(|f| f.recover_s).collect();
-                out.push(BoundaryPoint {
-                    strategy: s.name().to_string(),
-                    spike_rate: rate,
-                    trigger_for: len,
-                    recovered: runs.iter().filter(|f| f.recovered).count() as f64
-                        / runs.len() as f64,
-                    recover_s: (!ok.is_empty()).then(|| ok.iter().sum::<f64>() / ok.len() as f64),
-                });
+                out.push(point(s.name(), &sc, &all));
             }
         }
     }
     out
+}
+
+/// The point of the boundary at `sc`'s trigger, from the figures of its seeds.
+fn point(strategy: &'static str, sc: &overload::Scenario, all: &[overload::Figures]) -> Point {
+    let n = all.len() as f64;
+    let mean = |f: &dyn Fn(&overload::Figures) -> f64| all.iter().map(f).sum::<f64>() / n;
+    let times: Vec<f64> = all.iter().filter_map(|f| f.recover_s).collect();
+    Point {
+        strategy,
+        spike_rate: sc.spike_rate,
+        trigger_for: sc.trigger_for,
+        runs: all.len() as u32,
+        recovered_runs: all.iter().filter(|f| f.recovered).count() as u32,
+        recover_s: (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64),
+        means: Means {
+            success_rate: mean(&|f| f.success_rate()),
+            amplification: mean(&|f| f.amplification()),
+            final_goodput: mean(&|f| f.final_goodput()),
+        },
+    }
+}
+
+/// Each strategy on the failure-rate scenario, the seeds' counts pooled.
+pub fn failure_figures(run: &FailureRun, strategies: &[Strategy]) -> Vec<failures::Figures> {
+    strategies
+        .iter()
+        .map(|s| {
+            let mut f = failures::play(&run.scenario, *s, run.settings, run.seed);
+            for i in 1..run.runs {
+                let seed = run.seed.wrapping_add(u64::from(i));
+                let g = failures::play(&run.scenario, *s, run.settings, seed);
+                f.counts.add(&g.counts);
+            }
+            f
+        })
+        .collect()
 }
 
 /// For each strategy, each number of clients and each probability: one run each.
@@ -80,6 +157,25 @@ pub fn failure_rates(
     out
 }
 
+/// [`failure_rates`] over `ps` x `clients`, once per seed, the seeds' counts pooled; rows
+/// by strategy, then clients, then p.
+pub fn failure_sweep(
+    run: &FailureRun,
+    strategies: &[Strategy],
+    grid: (&[f64], &[u32]),
+) -> Vec<failures::Figures> {
+    let (sc, settings) = (&run.scenario, run.settings);
+    let mut rows = failure_rates(sc, strategies, grid, settings, run.seed);
+    for i in 1..run.runs {
+        let seed = run.seed.wrapping_add(u64::from(i));
+        let more = failure_rates(sc, strategies, grid, settings, seed);
+        for (a, b) in rows.iter_mut().zip(&more) {
+            a.counts.add(&b.counts);
+        }
+    }
+    rows
+}
+
 /// The probabilities of the failure-rate sweep: 0 to 0.5 by 0.05.
 pub fn default_ps() -> Vec<f64> {
     (0..=10).map(|i| f64::from(i) * 0.05).collect()
@@ -102,7 +198,7 @@ pub fn default_lengths() -> Vec<Duration> {
 mod tests {
     use super::*;
 
-    fn at(pts: &[BoundaryPoint], s: Strategy, rate: f64, secs: u64) -> &BoundaryPoint {
+    fn at(pts: &[Point], s: Strategy, rate: f64, secs: u64) -> &Point {
         pts.iter()
             .find(|p| {
                 p.strategy == s.name()
@@ -120,20 +216,23 @@ mod tests {
         let rates = [60.0, 80.0, 100.0];
         let lengths = [1, 5, 10].map(Duration::from_secs);
         let strategies = [Strategy::Retries, Strategy::SharedBudget];
-        let pts = boundary(
-            &overload::Scenario::default(),
-            &strategies,
-            (&rates, &lengths),
-            Settings::default(),
-            (1, 3),
-        );
+        let run = OverloadRun {
+            scenario: overload::Scenario::default(),
+            settings: Settings::default(),
+            seed: 1,
+        };
+        let pts = boundary(&run, &strategies, (&rates, &lengths), 3);
         assert_eq!(pts.len(), 2 * 3 * 3);
         let table: Vec<String> = pts
             .iter()
             .map(|p| {
                 format!(
                     "{} {}/s {:?}: {:.2} {:?}",
-                    p.strategy, p.spike_rate, p.trigger_for, p.recovered, p.recover_s
+                    p.strategy,
+                    p.spike_rate,
+                    p.trigger_for,
+                    p.recovered_share(),
+                    p.recover_s
                 )
             })
             .collect();
@@ -141,8 +240,8 @@ mod tests {
         let (mut only_shared, mut area) = (0, [0.0, 0.0]);
         for rate in rates {
             for secs in [1, 5, 10] {
-                let r = at(&pts, Strategy::Retries, rate, secs).recovered;
-                let s = at(&pts, Strategy::SharedBudget, rate, secs).recovered;
+                let r = at(&pts, Strategy::Retries, rate, secs).recovered_share();
+                let s = at(&pts, Strategy::SharedBudget, rate, secs).recovered_share();
                 assert!(
                     s >= r - 0.34,
                     "{rate}/s {secs} s: none the other way round\n{table}"
@@ -158,11 +257,11 @@ mod tests {
         assert!(area[1] > area[0] + 2.0, "{area:?}\n{table}");
         // A boundary, not a wall: retries ride out the smallest trigger, not the largest.
         assert!(
-            at(&pts, Strategy::Retries, 60.0, 1).recovered > 0.6,
+            at(&pts, Strategy::Retries, 60.0, 1).recovered_share() > 0.6,
             "{table}"
         );
         assert_eq!(
-            at(&pts, Strategy::Retries, 100.0, 10).recovered,
+            at(&pts, Strategy::Retries, 100.0, 10).recovered_share(),
             0.0,
             "{table}"
         );
@@ -206,6 +305,27 @@ mod tests {
         .flat_map(|(s, n)| [0.0, 0.5].map(|p| (s.to_string(), *n, p)))
         .collect();
         assert_eq!(keys, want);
+    }
+
+    #[test]
+    fn pooled_seeds_add_up() {
+        let run = FailureRun {
+            scenario: failures::Scenario {
+                duration: Duration::from_secs(10),
+                p: 0.3,
+                ..failures::Scenario::default()
+            },
+            settings: Settings::default(),
+            seed: 5,
+            runs: 2,
+        };
+        let pooled = failure_figures(&run, &[Strategy::Retries]);
+        let one = |seed| failures::play(&run.scenario, Strategy::Retries, run.settings, seed);
+        let (a, b) = (one(5).counts, one(6).counts);
+        assert_eq!(pooled[0].counts.calls, a.calls + b.calls);
+        assert_eq!(pooled[0].counts.first_tries, a.first_tries + b.first_tries);
+        let swept = failure_sweep(&run, &[Strategy::Retries], (&[0.3], &[100]));
+        assert_eq!(swept[0].counts.calls, pooled[0].counts.calls);
     }
 
     #[test]

@@ -48,6 +48,7 @@ mod secrets;
 mod shared_rules;
 mod signals;
 mod simulate;
+mod simulate_golden;
 mod simulate_models;
 mod special_files;
 mod state;
