@@ -28,7 +28,7 @@ pub mod values;
 use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
 pub use crate::report::{ColorChoice, LogFormat};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 pub use simulate::{SimFormat, SimModel, SimPopulation, SimulateArgs};
 use std::path::PathBuf;
 use std::time::Duration;
