@@ -5,11 +5,12 @@
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::http::resume;
-use crate::http::transport::{Exchange, Failure, Transport};
+use crate::http::transport::{Exchange, Failure};
 use crate::output::{Output, Spool};
 use crate::policy::FailureKind;
 use crate::process::deadline::Watchdog;
 use crate::report::Reporter;
+use crate::request::carrier::Carrier;
 use std::time::{Duration, Instant};
 
 /// The part of a body already received, and what identifies its representation.
@@ -62,7 +63,7 @@ pub struct Delivery<'a> {
     /// Where bodies go.
     pub output: &'a Output,
     /// Reads bodies (and decodes them under `--compressed`).
-    pub transport: &'a Transport,
+    pub transport: &'a dyn Carrier,
     /// Progress lines and warnings.
     pub reporter: &'a Reporter,
     /// A file is put in place only under its lock, before the deadline and any signal.
@@ -248,7 +249,9 @@ impl Delivery<'_> {
         };
         let decode = self.transport.decodes(&ex.head);
         let speed = self.cfg.request.network.speed;
-        let read = Transport::read_body(ex, (decode, speed), spool, room, &mut progress);
+        let read = self
+            .transport
+            .read_body(ex, (decode, speed), spool, room, &mut progress);
         self.reporter.clear_live();
         read
     }
