@@ -361,3 +361,81 @@ impl Loop<'_> {
 fn resumed_at(at: u64) -> String {
     format!("resumed at byte {at}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::Spool;
+
+    fn kept(offset: u64, total: u64, etag: &str) -> Partial {
+        Partial {
+            spool: Spool::Discard,
+            offset,
+            total,
+            validator: resume::Validator(etag.into()),
+        }
+    }
+
+    fn take(head: &Head, asked: Asked, kept: Option<&Partial>) -> Take {
+        let ready = readiness::Conditions::default();
+        let retry_on = StatusSet::from_ranges(vec![(408, 408), (429, 429), (500, 504)]);
+        classify(head, &asked, (&ready, &retry_on), kept)
+    }
+
+    #[test]
+    fn a_304_leaves_the_output_as_it_was() {
+        let head = Head::for_test(304, &[]);
+        assert!(matches!(
+            take(&head, Asked::default(), None),
+            Take::Unchanged(_)
+        ));
+    }
+
+    #[test]
+    fn an_error_status_is_an_error_whatever_was_kept() {
+        let head = Head::for_test(503, &[]);
+        let part = kept(4, 10, "\"v1\"");
+        assert_eq!(take(&head, Asked::default(), Some(&part)), Take::Error);
+    }
+
+    #[test]
+    fn a_206_that_continues_the_kept_part_is_delivered_after_it() {
+        let head = Head::for_test(
+            206,
+            &[("content-range", "bytes 4-9/10"), ("etag", "\"v1\"")],
+        );
+        let part = kept(4, 10, "\"v1\"");
+        let Take::Body(Some(range)) = take(&head, Asked::default(), Some(&part)) else {
+            panic!("a continuation")
+        };
+        assert_eq!(range.last, 9);
+    }
+
+    #[test]
+    fn a_200_after_a_kept_part_starts_the_body_over() {
+        let head = Head::for_test(200, &[("etag", "\"v2\"")]);
+        let part = kept(4, 10, "\"v1\"");
+        assert_eq!(take(&head, Asked::default(), Some(&part)), Take::Body(None));
+    }
+
+    #[test]
+    fn a_1xx_or_a_206_that_continues_nothing_is_no_whole_answer() {
+        for status in [103, 206] {
+            let head = Head::for_test(status, &[]);
+            assert!(
+                matches!(take(&head, Asked::default(), None), Take::NotFinal(_)),
+                "{status}"
+            );
+        }
+    }
+
+    #[test]
+    fn under_c_dash_a_200_to_the_range_cannot_resume_the_file() {
+        let head = Head::for_test(200, &[]);
+        let asked = Asked {
+            resume_from: Some(5),
+            ..Asked::default()
+        };
+        assert!(matches!(take(&head, asked, None), Take::NotResumable(_)));
+    }
+}

@@ -356,3 +356,82 @@ impl Delivery<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::scripted::{Script, answer, config, cut, exchange, quiet};
+
+    /// A body of ten bytes with a validator and byte ranges, cut after four.
+    fn cut_at_four() -> Exchange {
+        let head = [
+            ("content-length", "10"),
+            ("etag", "\"v1\""),
+            ("accept-ranges", "bytes"),
+        ];
+        exchange(cut(answer(200, &head, b"0123456789"), 4))
+    }
+
+    #[test]
+    fn a_get_cut_mid_body_keeps_its_bytes_and_the_next_answer_completes_them() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let file = dir.path().join("out");
+        let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
+        let output = Output::prepare(&cfg.output).expect("an output");
+        let (reporter, watchdog, script) = (quiet(), Watchdog::none(), Script::new(vec![]));
+        let delivery = Delivery {
+            cfg: &cfg,
+            output: &output,
+            transport: &script,
+            reporter: &reporter,
+            watchdog: &watchdog,
+            start: Instant::now(),
+        };
+        let Err(broken) = delivery.deliver(cut_at_four(), None, true) else {
+            panic!("a body cut short")
+        };
+        let kept = broken.kept.expect("the bytes kept");
+        assert_eq!((kept.offset, kept.total), (4, 10));
+        assert!(!file.exists(), "nothing in place yet");
+        let rest = [
+            ("content-length", "6"),
+            ("content-range", "bytes 4-9/10"),
+            ("etag", "\"v1\""),
+        ];
+        let rest = exchange(answer(206, &rest, b"456789"));
+        let range = resume::continues(&rest.head, 4, 10, &kept.validator).expect("continued");
+        let resumed = Resumed {
+            partial: kept,
+            range,
+        };
+        let n = delivery.deliver(rest, Some(resumed), true).ok();
+        assert_eq!(n, Some(10));
+        assert_eq!(
+            std::fs::read(&file).ok().as_deref(),
+            Some(&b"0123456789"[..])
+        );
+    }
+
+    #[test]
+    fn a_body_cut_short_is_not_kept_for_a_request_other_than_get() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let file = dir.path().join("out");
+        let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
+        let output = Output::prepare(&cfg.output).expect("an output");
+        let (reporter, watchdog, script) = (quiet(), Watchdog::none(), Script::new(vec![]));
+        let delivery = Delivery {
+            cfg: &cfg,
+            output: &output,
+            transport: &script,
+            reporter: &reporter,
+            watchdog: &watchdog,
+            start: Instant::now(),
+        };
+        let Err(broken) = delivery.deliver(cut_at_four(), None, false) else {
+            panic!("a body cut short")
+        };
+        assert!(broken.kept.is_none());
+        assert!(broken.failure.kind.is_retryable(), "{:?}", broken.failure);
+        assert!(!file.exists(), "nothing written");
+    }
+}

@@ -15,6 +15,10 @@ pub mod delivery;
 pub mod explain;
 pub mod leftover;
 mod line;
+#[cfg(test)]
+mod loop_tests;
 mod pause;
 pub mod run;
+#[cfg(test)]
+mod scripted;
 pub mod write_out;
