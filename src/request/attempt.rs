@@ -115,8 +115,8 @@ pub struct Ended {
 
 impl Ended {
     /// Before any attempt: nothing received, nothing sent; the outcome is set when the
-    /// attempts are over.
-    fn before_any_attempt() -> Ended {
+    /// attempts are over (a run refused before it sends anything may start from it too).
+    pub fn before_any_attempt() -> Ended {
         Ended {
             outcome: Outcome::Success,
             attempts_made: 0,

@@ -24,7 +24,8 @@ pub trait Carrier {
     fn decodes(&self, head: &Head) -> bool;
 
     /// Copies the body of `ex` into `sink` (decoding it when `decode`), failing past `limit`
-    /// bytes; returns the bytes written. See [`Transport::read_body`].
+    /// bytes; returns the bytes written. The body is ureq's, whoever answered, so every
+    /// carrier reads it as [`Transport::read_body`] does.
     fn read_body(
         &self,
         ex: Exchange,
@@ -32,7 +33,9 @@ pub trait Carrier {
         sink: &mut dyn Sink,
         limit: Option<u64>,
         progress: &mut dyn FnMut(u64),
-    ) -> Result<u64, Failure>;
+    ) -> Result<u64, Failure> {
+        Transport::read_body(ex, decode_speed, sink, limit, progress)
+    }
 }
 
 impl Carrier for Transport {
@@ -48,16 +51,5 @@ impl Carrier for Transport {
 
     fn decodes(&self, head: &Head) -> bool {
         Transport::decodes(self, head)
-    }
-
-    fn read_body(
-        &self,
-        ex: Exchange,
-        decode_speed: (bool, Option<SpeedLimit>),
-        sink: &mut dyn Sink,
-        limit: Option<u64>,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<u64, Failure> {
-        Transport::read_body(ex, decode_speed, sink, limit, progress)
     }
 }

@@ -361,6 +361,7 @@ impl Delivery<'_> {
 mod tests {
     use super::*;
     use crate::request::scripted::{Script, answer, config, cut, exchange, quiet};
+    use std::path::Path;
 
     /// A body of ten bytes with a validator and byte ranges, cut after four.
     fn cut_at_four() -> Exchange {
@@ -372,8 +373,8 @@ mod tests {
         exchange(cut(answer(200, &head, b"0123456789"), 4))
     }
 
-    #[test]
-    fn a_get_cut_mid_body_keeps_its_bytes_and_the_next_answer_completes_them() {
+    /// Runs `check` with a delivery to `-o FILE` in a scratch folder, and FILE's path.
+    fn to_a_file(check: impl FnOnce(&Delivery, &Path)) {
         let dir = tempfile::tempdir().expect("a folder");
         let file = dir.path().join("out");
         let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
@@ -387,51 +388,44 @@ mod tests {
             watchdog: &watchdog,
             start: Instant::now(),
         };
-        let Err(broken) = delivery.deliver(cut_at_four(), None, true) else {
-            panic!("a body cut short")
-        };
-        let kept = broken.kept.expect("the bytes kept");
-        assert_eq!((kept.offset, kept.total), (4, 10));
-        assert!(!file.exists(), "nothing in place yet");
-        let rest = [
-            ("content-length", "6"),
-            ("content-range", "bytes 4-9/10"),
-            ("etag", "\"v1\""),
-        ];
-        let rest = exchange(answer(206, &rest, b"456789"));
-        let range = resume::continues(&rest.head, 4, 10, &kept.validator).expect("continued");
-        let resumed = Resumed {
-            partial: kept,
-            range,
-        };
-        let n = delivery.deliver(rest, Some(resumed), true).ok();
-        assert_eq!(n, Some(10));
-        assert_eq!(
-            std::fs::read(&file).ok().as_deref(),
-            Some(&b"0123456789"[..])
-        );
+        check(&delivery, &file);
+    }
+
+    #[test]
+    fn a_get_cut_mid_body_keeps_its_bytes_and_the_next_answer_completes_them() {
+        to_a_file(|delivery, file| {
+            let Err(broken) = delivery.deliver(cut_at_four(), None, true) else {
+                panic!("a body cut short")
+            };
+            let kept = broken.kept.expect("the bytes kept");
+            assert_eq!((kept.offset, kept.total), (4, 10));
+            assert!(!file.exists(), "nothing in place yet");
+            let rest = [
+                ("content-length", "6"),
+                ("content-range", "bytes 4-9/10"),
+                ("etag", "\"v1\""),
+            ];
+            let rest = exchange(answer(206, &rest, b"456789"));
+            let range = resume::continues(&rest.head, 4, 10, &kept.validator).expect("continued");
+            let resumed = Resumed {
+                partial: kept,
+                range,
+            };
+            assert_eq!(delivery.deliver(rest, Some(resumed), true).ok(), Some(10));
+            let written = std::fs::read(file).ok();
+            assert_eq!(written.as_deref(), Some(&b"0123456789"[..]));
+        });
     }
 
     #[test]
     fn a_body_cut_short_is_not_kept_for_a_request_other_than_get() {
-        let dir = tempfile::tempdir().expect("a folder");
-        let file = dir.path().join("out");
-        let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
-        let output = Output::prepare(&cfg.output).expect("an output");
-        let (reporter, watchdog, script) = (quiet(), Watchdog::none(), Script::new(vec![]));
-        let delivery = Delivery {
-            cfg: &cfg,
-            output: &output,
-            transport: &script,
-            reporter: &reporter,
-            watchdog: &watchdog,
-            start: Instant::now(),
-        };
-        let Err(broken) = delivery.deliver(cut_at_four(), None, false) else {
-            panic!("a body cut short")
-        };
-        assert!(broken.kept.is_none());
-        assert!(broken.failure.kind.is_retryable(), "{:?}", broken.failure);
-        assert!(!file.exists(), "nothing written");
+        to_a_file(|delivery, file| {
+            let Err(broken) = delivery.deliver(cut_at_four(), None, false) else {
+                panic!("a body cut short")
+            };
+            assert!(broken.kept.is_none());
+            assert!(broken.failure.kind.is_retryable(), "{:?}", broken.failure);
+            assert!(!file.exists(), "nothing written");
+        });
     }
 }

@@ -5,11 +5,10 @@
 
 use crate::cli::Cli;
 use crate::config::Config;
-use crate::config::network::SpeedLimit;
 use crate::exit::Outcome;
 use crate::http::body::Payload;
 use crate::http::timing::Timeline;
-use crate::http::transport::{Chain, Exchange, Failure, Head, Hop, Sink, Transport};
+use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
 use crate::output::Output;
 use crate::policy::FailureKind;
 use crate::process::deadline::Watchdog;
@@ -150,17 +149,6 @@ impl Carrier for Script {
 
     fn decodes(&self, _: &Head) -> bool {
         false
-    }
-
-    fn read_body(
-        &self,
-        ex: Exchange,
-        decode_speed: (bool, Option<SpeedLimit>),
-        sink: &mut dyn Sink,
-        limit: Option<u64>,
-        progress: &mut dyn FnMut(u64),
-    ) -> Result<u64, Failure> {
-        Transport::read_body(ex, decode_speed, sink, limit, progress)
     }
 }
 
