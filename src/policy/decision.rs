@@ -1,8 +1,9 @@
 //! THE decision after an attempt: stop (with which outcome, and why) or retry (after how
 //! long). Every exit status the attempt loop can end with is chosen here, in one order,
 //! from what the attempt ended with and what the run allows; the loop only gathers the
-//! facts and carries the verdict out. Pure: the random source is passed in, the time left
-//! is a number.
+//! facts and carries the verdict out. Pure: the random source is passed in, and so is the
+//! shared state's answer about a retry; the time left is a number. [`schedule`] (rows 11 to
+//! 15 alone) is public for `simulate`, which plays the backoff without a transport.
 //!
 //! The precedence, first match wins (the table test below lists every row):
 //!

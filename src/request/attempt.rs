@@ -69,7 +69,9 @@ pub struct Loop<'a> {
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
 pub(super) struct Sent {
+    /// The request the attempt started with.
     pub(super) first: Hop,
+    /// The request it ended on (under `-L`, the last hop), without this attempt's range.
     pub(super) last: Hop,
     /// An earlier hop sent a non-idempotent request that got an answer other than 307/308.
     pub(super) committed: bool,
