@@ -230,7 +230,7 @@ pub struct Ask {
 
 /// The shared state's answer about a retry (rows 16 to 18).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
+pub enum Clearance {
     /// No objection (also the answer when there is no shared state).
     Go,
     /// Another run's Retry-After still holds this long; `left` is the time left before the
@@ -253,7 +253,7 @@ pub enum Admission {
 pub fn decide(
     rules: &Rules,
     a: &Attempt,
-    gate: &mut dyn FnMut(Ask) -> Admission,
+    gate: &mut dyn FnMut(Ask) -> Clearance,
     rng: &mut dyn Rng,
 ) -> Verdict {
     if let Some(stop) = judge(rules, a) {
@@ -283,13 +283,13 @@ pub fn reads_retry_after(rules: &Rules, a: &Attempt) -> bool {
 }
 
 /// Rows 16 to 18: the shared state's answer about `retry`.
-fn admit(rules: &Rules, retry: Retry, answer: Admission, rng: &mut dyn Rng) -> Verdict {
+fn admit(rules: &Rules, retry: Retry, answer: Clearance, rng: &mut dyn Rng) -> Verdict {
     match answer {
-        Admission::Go => Verdict::Retry(retry),
-        Admission::Spent(why) => Verdict::refused(&why),
-        Admission::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
-        Admission::Held { held, .. } if held <= retry.wait => Verdict::Retry(retry),
-        Admission::Held { held, left } => {
+        Clearance::Go => Verdict::Retry(retry),
+        Clearance::Spent(why) => Verdict::refused(&why),
+        Clearance::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
+        Clearance::Held { held, .. } if held <= retry.wait => Verdict::Retry(retry),
+        Clearance::Held { held, left } => {
             match wait_for_hold(held, rules.retry_after_spread, left, rng) {
                 Some(wait) => Verdict::Retry(Retry {
                     wait,
@@ -629,8 +629,8 @@ mod tests {
     use rand::rngs::StdRng;
 
     /// No shared state: every retry may go.
-    fn open(_: Ask) -> Admission {
-        Admission::Go
+    fn open(_: Ask) -> Clearance {
+        Clearance::Go
     }
 
     fn retry_on() -> StatusSet {
@@ -672,7 +672,7 @@ mod tests {
     /// What a row of the precedence puts to the decision.
     enum Case {
         /// An attempt, and the shared state's answer should a retry be asked of it.
-        Attempt(Attempt<'static>, Admission),
+        Attempt(Attempt<'static>, Clearance),
         /// The run ended between attempts.
         Between(Pause),
         /// The attempts ended with this outcome, the last answer not ready or not.
@@ -692,7 +692,7 @@ mod tests {
     }
 
     fn row(row: u32, what: &'static str, attempt: Attempt<'static>) -> Row {
-        case(row, what, Case::Attempt(attempt, Admission::Go))
+        case(row, what, Case::Attempt(attempt, Clearance::Go))
     }
 
     fn case(row: u32, what: &'static str, case: Case) -> Row {
@@ -714,7 +714,7 @@ mod tests {
         }
 
         /// The shared state answers a retry with `answer`.
-        fn gated(mut self, answer: Admission) -> Row {
+        fn gated(mut self, answer: Clearance) -> Row {
             if let Case::Attempt(_, a) = &mut self.case {
                 *a = answer;
             }
@@ -754,10 +754,10 @@ mod tests {
         let spent = "not retried: the retry budget is spent";
         vec![
             row(16, "the budget has no room for the retry", reset())
-                .gated(Admission::Spent("the retry budget is spent".into()))
+                .gated(Clearance::Spent("the retry budget is spent".into()))
                 .gives(Some(Outcome::Refused), spent),
             row(17, "a shared Retry-After holds past the deadline", reset())
-                .gated(Admission::TooLate(
+                .gated(Clearance::TooLate(
                     "stopping: the shared Retry-After".into(),
                 ))
                 .gives(Some(Outcome::Deadline), "stopping: the shared Retry-After"),
@@ -766,7 +766,7 @@ mod tests {
                 "a shared Retry-After longer than the backoff is waited for",
                 reset(),
             )
-            .gated(Admission::Held {
+            .gated(Clearance::Held {
                 held: s(5),
                 left: None,
             })
@@ -776,7 +776,7 @@ mod tests {
                 "a shared Retry-After shorter than the backoff changes nothing",
                 reset(),
             )
-            .gated(Admission::Held {
+            .gated(Clearance::Held {
                 held: Duration::from_millis(1),
                 left: Some(s(1)),
             })
@@ -786,7 +786,7 @@ mod tests {
                 "a shared Retry-After that cannot end before the deadline",
                 reset(),
             )
-            .gated(Admission::Held {
+            .gated(Clearance::Held {
                 held: s(5),
                 left: Some(s(5)),
             })
@@ -1022,7 +1022,7 @@ mod tests {
         let mut asked = Vec::new();
         let mut gate = |ask: Ask| {
             asked.push(ask);
-            Admission::Go
+            Clearance::Go
         };
         let rng = &mut StdRng::seed_from_u64(1);
         decide(&r, &attempt(Happened::Status(404)), &mut gate, rng);
@@ -1064,7 +1064,7 @@ mod tests {
         let mut r = rules(&set);
         r.retry_after_spread = Duration::from_secs(1);
         let held = Duration::from_secs(5);
-        let gate = &mut |_: Ask| Admission::Held { held, left: None };
+        let gate = &mut |_: Ask| Clearance::Held { held, left: None };
         let a = attempt(Happened::Failure(FailureKind::Reset));
         let Verdict::Retry(retry) = decide(&r, &a, gate, &mut StdRng::seed_from_u64(3)) else {
             panic!("a retry")

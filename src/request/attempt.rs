@@ -19,7 +19,7 @@ use crate::http::transport::{Exchange, Head, Hop};
 use crate::output::Output;
 use crate::policy::WaitReason;
 use crate::policy::decision::{
-    self, Admission, Ask, Attempt, Happened, Pause, Retry, Rules, Verdict,
+    self, Ask, Attempt, Clearance, Happened, Pause, Retry, Rules, Verdict,
 };
 use crate::policy::retry_after::Reading;
 use crate::process::deadline::Watchdog;
@@ -352,19 +352,19 @@ impl Loop<'_> {
     /// The shared state's answer about a retry: it hears the attempt's Retry-After (429 and
     /// 503) to share it, and refuses a retry the budget has no room for. It charges nothing
     /// yet: that is done when the retry is sent (`clear_to_send`). No state: go.
-    fn ask_gate(&self, ask: Ask) -> Admission {
+    fn ask_gate(&self, ask: Ask) -> Clearance {
         let Some(shared) = self.shared else {
-            return Admission::Go;
+            return Clearance::Go;
         };
         let hint = ask.hint.filter(|_| ask.status.is_some_and(shares_hint));
         match shared.before_retry(hint, ask.left, ask.charge) {
-            Gate::Go(Some(held)) => Admission::Held {
+            Gate::Go(Some(held)) => Clearance::Held {
                 held,
                 left: self.deadline_left(),
             },
-            Gate::Go(None) => Admission::Go,
-            Gate::Spent(why) => Admission::Spent(why),
-            Gate::TooLate(why) => Admission::TooLate(why),
+            Gate::Go(None) => Clearance::Go,
+            Gate::Spent(why) => Clearance::Spent(why),
+            Gate::TooLate(why) => Clearance::TooLate(why),
         }
     }
 

@@ -2,8 +2,10 @@
 //! `scripted`): each test is named for the rule it checks.
 
 use crate::exit::Outcome;
+use crate::fleet::admission::{Between, Gate, Pass};
 use crate::policy::FailureKind;
-use crate::request::scripted::{Reply, answer, cut, run};
+use crate::request::scripted::{Reply, answer, cut, run, run_sharing};
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Fast retries: the backoff is a millisecond, without jitter or spread.
@@ -185,4 +187,66 @@ fn the_error_body_is_written_under_fail_with_body() {
     let ran = run(&args, vec![answer(404, &[], b"not found")]);
     assert_eq!(ran.outcome(), Outcome::NonRetryableResponse);
     assert_eq!(read(&file).as_deref(), Some(&b"not found"[..]));
+}
+
+/// A shared state that answers every retry the same way, and counts the retries charged.
+struct Shared {
+    before: Gate,
+    charged: Mutex<u32>,
+}
+
+impl Between for Shared {
+    fn before_retry(&self, _: Option<Duration>, _: Option<Duration>, _: bool) -> Gate {
+        self.before.clone()
+    }
+
+    fn send_retry(&self, charge: bool) -> Pass {
+        *self.charged.lock().expect("not poisoned") += u32::from(charge);
+        Pass::Go
+    }
+
+    fn answered(&self) -> Option<String> {
+        None
+    }
+
+    fn probing(&self) -> bool {
+        false
+    }
+}
+
+fn shared(before: Gate) -> Shared {
+    Shared {
+        before,
+        charged: Mutex::new(0),
+    }
+}
+
+#[test]
+fn a_retry_the_budget_has_no_room_for_ends_the_run_with_7() {
+    let state = shared(Gate::Spent("the retry budget is spent".into()));
+    let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
+    let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
+    assert_eq!(ran.outcome(), Outcome::Refused);
+    assert_eq!(ran.sent.len(), 1);
+    let why = ran.ended.why.unwrap_or_default();
+    assert_eq!(why, "not retried: the retry budget is spent");
+    assert_eq!(*state.charged.lock().expect("not poisoned"), 0);
+}
+
+#[test]
+fn a_retry_the_state_allows_is_charged_as_it_is_sent() {
+    let state = shared(Gate::Go(None));
+    let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
+    let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
+    assert_eq!(ran.outcome(), Outcome::Success);
+    assert_eq!(*state.charged.lock().expect("not poisoned"), 1);
+}
+
+#[test]
+fn a_retry_after_shared_by_other_runs_is_waited_for() {
+    let state = shared(Gate::Go(Some(Duration::from_millis(150))));
+    let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
+    let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
+    assert_eq!(ran.outcome(), Outcome::Success);
+    assert!(ran.took >= Duration::from_millis(150), "{:?}", ran.took);
 }

@@ -6,6 +6,7 @@
 use crate::cli::Cli;
 use crate::config::Config;
 use crate::exit::Outcome;
+use crate::fleet::admission::Between;
 use crate::http::body::Payload;
 use crate::http::timing::Timeline;
 use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
@@ -192,6 +193,11 @@ impl Ran {
 
 /// Runs the attempt loop as `args` configure it, over `replies`.
 pub(super) fn run(args: &[&str], replies: Vec<Reply>) -> Ran {
+    run_sharing(args, replies, None)
+}
+
+/// The same, with `shared` as the state shared with other runs (`--state`).
+pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dyn Between>) -> Ran {
     let cfg = config(args);
     let output = Output::prepare(&cfg.output).expect("an output");
     let reporter = quiet();
@@ -210,7 +216,7 @@ pub(super) fn run(args: &[&str], replies: Vec<Reply>) -> Ran {
         headers: cfg.request.headers.clone(),
         has_key: false,
         start,
-        shared: None,
+        shared,
         hold: None,
         cron: &cron,
     };
