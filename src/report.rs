@@ -5,7 +5,7 @@
 //! [`Reporter`] is built from a [`LogConfig`] (made from the flags by `config::log`).
 
 use crate::exit::Outcome;
-use crate::policy::WaitReason;
+use crate::policy::{Jitter, WaitReason};
 use crate::units::fmt_duration;
 use crate::units::millis;
 use anstyle::{AnsiColor, Style};
@@ -32,8 +32,8 @@ pub enum Decision {
         hint: Option<Duration>,
         /// The random spread included in `wait`.
         spread: Duration,
-        /// The jitter mode's name.
-        jitter: String,
+        /// The jitter the backoff draws with (named in the line when it decided the wait).
+        jitter: Jitter,
     },
     /// The run ends here, for this reason (a phrase starting with a verb or "not").
     Stop(String),
@@ -587,8 +587,8 @@ fn retry_phrase(a: &AttemptLine) -> String {
         return String::new();
     };
     let mut why = match reason {
-        WaitReason::Backoff if jitter == "none" => "backoff, no jitter".to_string(),
-        WaitReason::Backoff => format!("backoff, {jitter} jitter"),
+        WaitReason::Backoff if *jitter == Jitter::None => "backoff, no jitter".to_string(),
+        WaitReason::Backoff => format!("backoff, {} jitter", jitter.label()),
         WaitReason::RetryAfter => {
             format!("Retry-After: {}", a.retry_after.as_deref().unwrap_or("?"))
         }
@@ -697,7 +697,7 @@ mod tests {
             asked: Some(Duration::from_secs(1)),
             hint: Some(Duration::from_secs(1)),
             spread: Duration::from_millis(420),
-            jitter: "full".into(),
+            jitter: Jitter::Full,
         });
         assert_eq!(
             retry_phrase(&a),

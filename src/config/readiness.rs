@@ -46,7 +46,9 @@ fn conditions(f: &ReadinessFlags) -> Result<Conditions, UsageError> {
         // What a secret pointer must hold is that secret.
         if r::secret_pointer(&pointer) {
             match &want {
-                serde_json::Value::String(s) => crate::redact::mark(crate::redact::Secret::Guessed(s)),
+                serde_json::Value::String(s) => {
+                    crate::redact::mark(crate::redact::Secret::Guessed(s))
+                }
                 other => crate::redact::mark(crate::redact::Secret::Guessed(&other.to_string())),
             }
         }

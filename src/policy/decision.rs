@@ -1,8 +1,9 @@
 //! THE decision after an attempt: stop (with which outcome, and why) or retry (after how
 //! long). Every exit status the attempt loop can end with is chosen here, in one order,
 //! from what the attempt ended with and what the run allows; the loop only gathers the
-//! facts and carries the verdict out. Pure: the random source is passed in, the time left
-//! is a number.
+//! facts and carries the verdict out. Pure: the random source is passed in, and so is the
+//! shared state's answer about a retry; the time left is a number. [`schedule`] (rows 11 to
+//! 15 alone) is public for `simulate`, which plays the backoff without a transport.
 //!
 //! The precedence, first match wins (the table test below lists every row):
 //!
@@ -46,11 +47,32 @@
 //! deadline that cuts the attempt after such an answer (row 7 as 8): the last answer the
 //! run had was "not ready".
 //!
-//! Two more rows are decided outside an attempt: the retry budget refusing the retry that
-//! rows 14 and 15 allowed (7, [`Verdict::refused`]), and the run's end ([`at_the_end`]). A response
-//! is judged on its status before the deadline (the answer arrived, whatever the clock
-//! says); a transport failure at the deadline is the deadline's (the watchdog's cut is what
-//! broke the exchange, so its kind says nothing).
+//! A retry that rows 14 and 15 allow is then put to the shared state (`--state`), when
+//! there is one: [`decide`] asks it through the `gate` it is given (the state's answer is
+//! an input, as the random source is), and its answer is weighed in rows 16 to 18. The
+//! state hears only retries the decision would make: a run that stops tells it nothing here.
+//!
+//! | # | when (a retry was allowed)                                  | outcome |
+//! |---|-------------------------------------------------------------|---------|
+//! | 16 | the retry budget has no room for it                        | 7       |
+//! | 17 | a Retry-After shared by the runs holds past the deadline   | 5       |
+//! | 18 | a shared Retry-After outlasts the wait: wait for it instead (5 when it cannot end before the deadline) | - |
+//!
+//! The rest of the rows are decided outside an attempt, where the loop waits or ends:
+//!
+//! | # | when                                                        | outcome |
+//! |---|-------------------------------------------------------------|---------|
+//! | 19 | the deadline passed before the next attempt                | 5       |
+//! | 20 | a signal arrived during a wait                             | 129-143 |
+//! | 21 | just before a retry is sent, the budget was spent meanwhile | 7      |
+//! | 22 | a Retry-After shared by the runs cannot end before the deadline ([`wait_for_hold`]) | 5 |
+//! | 23 | the attempts ended with 5 (any row) after an answer that was not ready | 8 |
+//! | 24 | the run's end: the deadline passed while an error body, `-D` or `-w` was written | 5 |
+//!
+//! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`]. A
+//! response is judged on its status before the deadline (the answer arrived, whatever the
+//! clock says); a transport failure at the deadline is the deadline's (the watchdog's cut is
+//! what broke the exchange, so its kind says nothing).
 //!
 //! Sources: RFC 9110 sections 9.2.2 (idempotent methods) and 10.2.3 (Retry-After), RFC
 //! 6585 section 4 (429), the IETF httpapi Idempotency-Key draft.
@@ -192,10 +214,137 @@ impl Verdict {
 /// The reason given when the deadline passed while an attempt was under way.
 pub const DEADLINE_DURING: &str = "stopping: the deadline passed during this attempt";
 
-/// Decides what follows attempt `a` under `rules`; `rng` draws the backoff. The same as
-/// [`judge`], then [`schedule`] when it allows a retry.
-pub fn decide(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
-    judge(rules, a).unwrap_or_else(|| schedule(rules, a, rng))
+/// What the shared state (`--state`) is asked about a retry the decision would make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ask {
+    /// The attempt's error status (None: it got none), whose Retry-After may be shared.
+    pub status: Option<u16>,
+    /// The attempt's Retry-After, read and clamped.
+    pub hint: Option<Duration>,
+    /// Time left before the deadline (None: no deadline).
+    pub left: Option<Duration>,
+    /// Whether the retry counts against the retry budget: a poll of an answer that was not
+    /// ready does not (the service is up).
+    pub charge: bool,
+}
+
+/// The shared state's answer about a retry (rows 16 to 18).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clearance {
+    /// No objection (also the answer when there is no shared state).
+    Go,
+    /// Another run's Retry-After still holds this long; `left` is the time left before the
+    /// deadline as the answer came (None: no deadline).
+    Held {
+        /// How long the shared Retry-After still holds.
+        held: Duration,
+        /// Time left before the deadline then.
+        left: Option<Duration>,
+    },
+    /// The retry budget has no room (row 16); why, as the state says it.
+    Spent(String),
+    /// A shared Retry-After holds past the deadline (row 17); why.
+    TooLate(String),
+}
+
+/// Decides what follows attempt `a` under `rules`: rows 1 to 10 ([`judge`]), then 11 to 15
+/// ([`schedule`]), then, for a retry, rows 16 to 18 with the answer `gate` gives (asked only
+/// then). `rng` draws the backoff and a shared Retry-After's spread.
+pub fn decide(
+    rules: &Rules,
+    a: &Attempt,
+    gate: &mut dyn FnMut(Ask) -> Clearance,
+    rng: &mut dyn Rng,
+) -> Verdict {
+    if let Some(stop) = judge(rules, a) {
+        return stop;
+    }
+    let verdict = schedule(rules, a, rng);
+    let Verdict::Retry(retry) = verdict else {
+        return verdict;
+    };
+    let ask = Ask {
+        status: match a.happened {
+            Happened::Status(s) => Some(s),
+            _ => None,
+        },
+        hint: a.hint.map(|h| h.wait),
+        left: a.left,
+        charge: !matches!(a.happened, Happened::NotReady(_)),
+    };
+    admit(rules, retry, gate(ask), rng)
+}
+
+/// Whether the server's Retry-After matters to the attempt: rows 1 to 10 let the run go
+/// on, so any value that could not be read is worth a warning (it is ignored, never read
+/// as 0).
+pub fn reads_retry_after(rules: &Rules, a: &Attempt) -> bool {
+    judge(rules, a).is_none()
+}
+
+/// Rows 16 to 18: the shared state's answer about `retry`.
+fn admit(rules: &Rules, retry: Retry, answer: Clearance, rng: &mut dyn Rng) -> Verdict {
+    match answer {
+        Clearance::Go => Verdict::Retry(retry),
+        Clearance::Spent(why) => Verdict::refused(&why),
+        Clearance::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
+        Clearance::Held { held, .. } if held <= retry.wait => Verdict::Retry(retry),
+        Clearance::Held { held, left } => {
+            match wait_for_hold(held, rules.retry_after_spread, left, rng) {
+                Some(wait) => Verdict::Retry(Retry {
+                    wait,
+                    planned: PlannedWait {
+                        reason: WaitReason::Shared,
+                        draw: Draw {
+                            floor: held,
+                            spread: wait.saturating_sub(held),
+                        },
+                        ..retry.planned
+                    },
+                    drawn: retry.drawn,
+                }),
+                None => Verdict::stop(Outcome::Deadline, HOLD_PAST_DEADLINE),
+            }
+        }
+    }
+}
+
+/// Why a run stops when a Retry-After shared by the runs cannot end before the deadline.
+pub const HOLD_PAST_DEADLINE: &str =
+    "stopping: a Retry-After shared by the runs holds past the deadline";
+
+/// What ended a run between two attempts (rows 19 to 22).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pause {
+    /// The deadline passed before the next attempt (row 19).
+    Deadline,
+    /// A signal arrived during a wait; the outcome it ends the run with (row 20).
+    Signal(Outcome),
+    /// Just before the retry was sent, the state said the budget was spent (row 21); why.
+    Spent(String),
+    /// A Retry-After shared by the runs cannot end before the deadline (row 22).
+    HoldPastDeadline,
+}
+
+/// Rows 19 to 22: the outcome of a run that ended between attempts, and why as the summary
+/// says it (None: the outcome's own words).
+pub fn between(pause: Pause) -> (Outcome, Option<String>) {
+    match pause {
+        Pause::Deadline => (Outcome::Deadline, None),
+        Pause::Signal(outcome) => (outcome, None),
+        Pause::Spent(why) => (Outcome::Refused, Some(format!("not retried: {why}"))),
+        Pause::HoldPastDeadline => (Outcome::Deadline, Some(HOLD_PAST_DEADLINE.into())),
+    }
+}
+
+/// Row 23: the outcome of the attempts once they are over. A run that ended with 5 (by any
+/// row) when its last answer was not ready ends not ready (8): the service answered.
+pub fn after_the_loop(outcome: Outcome, last_not_ready: bool) -> Outcome {
+    if outcome == Outcome::Deadline && last_not_ready {
+        Outcome::NotReady
+    } else {
+        outcome
+    }
 }
 
 /// A verdict about a not-ready answer: a run that ends on one for want of attempts or time
@@ -212,7 +361,7 @@ fn not_ready(v: Verdict) -> Verdict {
 
 /// Rows 1 to 10: the verdict when the attempt ends the run whatever the wait would be, or
 /// `None` when another attempt may be made (then [`schedule`] plans it).
-pub fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
+fn judge(rules: &Rules, a: &Attempt) -> Option<Verdict> {
     let verdict = judge_attempt(rules, a);
     if !a.after_not_ready {
         return verdict;
@@ -445,7 +594,7 @@ pub fn hold_fits(held: Duration, left: Option<Duration>) -> bool {
     left.is_none_or(|l| held.saturating_add(crate::policy::backoff::MIN_ATTEMPT) < l)
 }
 
-/// The run's outcome once it is over: whatever the loop ended with, a deadline that passed
+/// Row 24, the run's outcome once it is over: whatever the loop ended with, a deadline that passed
 /// meanwhile (while an error body, `-D` or `-w` was written) makes a failure a deadline
 /// failure; a success that was put in place stands, and so does a run that ended not ready
 /// (its last answer did arrive).
@@ -478,6 +627,11 @@ mod tests {
     use crate::policy::Jitter;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
+
+    /// No shared state: every retry may go.
+    fn open(_: Ask) -> Clearance {
+        Clearance::Go
+    }
 
     fn retry_on() -> StatusSet {
         StatusSet::from_ranges(vec![(408, 408), (429, 429), (500, 504)])
@@ -515,21 +669,37 @@ mod tests {
         }
     }
 
-    /// One row of the precedence: a change to the attempt, and what it must give.
+    /// What a row of the precedence puts to the decision.
+    enum Case {
+        /// An attempt, and the shared state's answer should a retry be asked of it.
+        Attempt(Attempt<'static>, Clearance),
+        /// The run ended between attempts.
+        Between(Pause),
+        /// The attempts ended with this outcome, the last answer not ready or not.
+        AfterLoop(Outcome, bool),
+        /// The run ended with this outcome, the deadline passed or not.
+        End(Outcome, bool),
+    }
+
+    /// One row of the precedence: a case, and what it must give.
     struct Row {
         row: u32,
         what: &'static str,
-        attempt: Attempt<'static>,
+        case: Case,
         has_key: bool,
         outcome: Option<Outcome>,
         reason: &'static str,
     }
 
     fn row(row: u32, what: &'static str, attempt: Attempt<'static>) -> Row {
+        case(row, what, Case::Attempt(attempt, Clearance::Go))
+    }
+
+    fn case(row: u32, what: &'static str, case: Case) -> Row {
         Row {
             row,
             what,
-            attempt,
+            case,
             has_key: false,
             outcome: None,
             reason: "",
@@ -542,6 +712,146 @@ mod tests {
             self.reason = reason;
             self
         }
+
+        /// The shared state answers a retry with `answer`.
+        fn gated(mut self, answer: Clearance) -> Row {
+            if let Case::Attempt(_, a) = &mut self.case {
+                *a = answer;
+            }
+            self
+        }
+
+        /// The outcome and the reason the row's case gives.
+        fn verdict(&self, rules: &Rules) -> (Option<Outcome>, String) {
+            match &self.case {
+                Case::Attempt(a, answer) => {
+                    let gate = &mut |_: Ask| answer.clone();
+                    let v = decide(rules, a, gate, &mut StdRng::seed_from_u64(1));
+                    let reason = match &v {
+                        Verdict::Stop { reason, .. } => reason.clone(),
+                        _ => String::new(),
+                    };
+                    (v.outcome(), reason)
+                }
+                Case::Between(p) => {
+                    let (outcome, why) = between(p.clone());
+                    (Some(outcome), why.unwrap_or_default())
+                }
+                Case::AfterLoop(o, not_ready) => {
+                    (Some(after_the_loop(*o, *not_ready)), String::new())
+                }
+                Case::End(o, late) => (Some(at_the_end(*o, *late)), String::new()),
+            }
+        }
+    }
+
+    /// Rows 16 to 24: the shared state's answers, and the ends outside an attempt.
+    fn rows_beyond_the_attempt() -> Vec<Row> {
+        use FailureKind as K;
+        use Happened as H;
+        let reset = || attempt(H::Failure(K::Reset));
+        let s = Duration::from_secs;
+        let spent = "not retried: the retry budget is spent";
+        vec![
+            row(16, "the budget has no room for the retry", reset())
+                .gated(Clearance::Spent("the retry budget is spent".into()))
+                .gives(Some(Outcome::Refused), spent),
+            row(17, "a shared Retry-After holds past the deadline", reset())
+                .gated(Clearance::TooLate(
+                    "stopping: the shared Retry-After".into(),
+                ))
+                .gives(Some(Outcome::Deadline), "stopping: the shared Retry-After"),
+            row(
+                18,
+                "a shared Retry-After longer than the backoff is waited for",
+                reset(),
+            )
+            .gated(Clearance::Held {
+                held: s(5),
+                left: None,
+            })
+            .gives(None, ""),
+            row(
+                18,
+                "a shared Retry-After shorter than the backoff changes nothing",
+                reset(),
+            )
+            .gated(Clearance::Held {
+                held: Duration::from_millis(1),
+                left: Some(s(1)),
+            })
+            .gives(None, ""),
+            row(
+                18,
+                "a shared Retry-After that cannot end before the deadline",
+                reset(),
+            )
+            .gated(Clearance::Held {
+                held: s(5),
+                left: Some(s(5)),
+            })
+            .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
+            case(
+                19,
+                "the deadline passed between attempts",
+                Case::Between(Pause::Deadline),
+            )
+            .gives(Some(Outcome::Deadline), ""),
+            case(
+                20,
+                "a signal during a wait",
+                Case::Between(Pause::Signal(Outcome::Interrupted)),
+            )
+            .gives(Some(Outcome::Interrupted), ""),
+            case(
+                21,
+                "the budget was spent meanwhile",
+                Case::Between(Pause::Spent("the retry budget is spent".into())),
+            )
+            .gives(Some(Outcome::Refused), spent),
+            case(
+                22,
+                "a shared hold past the deadline",
+                Case::Between(Pause::HoldPastDeadline),
+            )
+            .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
+            case(
+                23,
+                "5 after an answer not ready",
+                Case::AfterLoop(Outcome::Deadline, true),
+            )
+            .gives(Some(Outcome::NotReady), ""),
+            case(
+                23,
+                "7 after an answer not ready stands",
+                Case::AfterLoop(Outcome::Refused, true),
+            )
+            .gives(Some(Outcome::Refused), ""),
+            case(
+                23,
+                "5 after an error stands",
+                Case::AfterLoop(Outcome::Deadline, false),
+            )
+            .gives(Some(Outcome::Deadline), ""),
+            case(
+                24,
+                "a failure whose end passed the deadline",
+                Case::End(Outcome::NonRetryableResponse, true),
+            )
+            .gives(Some(Outcome::Deadline), ""),
+            case(
+                24,
+                "a success stands at the end",
+                Case::End(Outcome::Success, true),
+            )
+            .gives(Some(Outcome::Success), ""),
+            case(
+                24,
+                "not ready stands at the end",
+                Case::End(Outcome::NotReady, true),
+            )
+            .gives(Some(Outcome::NotReady), ""),
+        ]
     }
 
     fn post(mut a: Attempt<'static>) -> Attempt<'static> {
@@ -679,26 +989,89 @@ mod tests {
     #[test]
     fn the_precedence_table() {
         let set = retry_on();
-        for r in rows() {
+        for r in rows().into_iter().chain(rows_beyond_the_attempt()) {
             let mut rules = rules(&set);
             rules.has_key = r.has_key;
-            let v = decide(&rules, &r.attempt, &mut StdRng::seed_from_u64(1));
-            assert_eq!(v.outcome(), r.outcome, "row {}: {}: {v:?}", r.row, r.what);
-            if let Verdict::Stop { reason, .. } = &v {
-                assert!(
-                    reason.starts_with(r.reason),
-                    "row {}: {}: {reason}",
-                    r.row,
-                    r.what
-                );
-            }
+            let (outcome, reason) = r.verdict(&rules);
+            assert_eq!(outcome, r.outcome, "row {}: {}: {reason}", r.row, r.what);
+            assert!(
+                reason.starts_with(r.reason),
+                "row {}: {}: {reason}",
+                r.row,
+                r.what
+            );
         }
     }
 
     #[test]
     fn every_row_is_listed() {
-        let listed: std::collections::BTreeSet<u32> = rows().iter().map(|r| r.row).collect();
-        assert_eq!(listed, (1..=15).collect());
+        let listed: std::collections::BTreeSet<u32> = rows()
+            .iter()
+            .chain(&rows_beyond_the_attempt())
+            .map(|r| r.row)
+            .collect();
+        assert_eq!(listed, (1..=24).collect());
+    }
+
+    /// The shared state is asked only about a retry the decision would make, and a poll of
+    /// an answer that was not ready is not charged to the budget.
+    #[test]
+    fn the_state_hears_only_the_retries_the_decision_would_make() {
+        let set = retry_on();
+        let r = rules(&set);
+        let mut asked = Vec::new();
+        let mut gate = |ask: Ask| {
+            asked.push(ask);
+            Clearance::Go
+        };
+        let rng = &mut StdRng::seed_from_u64(1);
+        decide(&r, &attempt(Happened::Status(404)), &mut gate, rng);
+        decide(&r, &last(attempt(Happened::Status(503))), &mut gate, rng);
+        decide(
+            &r,
+            &attempt(Happened::NotReady("not yet".into())),
+            &mut gate,
+            rng,
+        );
+        let mut a = attempt(Happened::Status(503));
+        a.hint = Some(Hint {
+            wait: Duration::from_millis(40),
+            clamped: false,
+        });
+        decide(&r, &a, &mut gate, rng);
+        let expected = [
+            Ask {
+                status: None,
+                hint: None,
+                left: None,
+                charge: false,
+            },
+            Ask {
+                status: Some(503),
+                hint: Some(Duration::from_millis(40)),
+                left: None,
+                charge: true,
+            },
+        ];
+        assert_eq!(asked, expected);
+    }
+
+    /// A shared Retry-After that outlasts the backoff becomes the wait, with this run's
+    /// spread on top, and the log says it was shared.
+    #[test]
+    fn a_shared_retry_after_longer_than_the_wait_is_waited_for() {
+        let set = retry_on();
+        let mut r = rules(&set);
+        r.retry_after_spread = Duration::from_secs(1);
+        let held = Duration::from_secs(5);
+        let gate = &mut |_: Ask| Clearance::Held { held, left: None };
+        let a = attempt(Happened::Failure(FailureKind::Reset));
+        let Verdict::Retry(retry) = decide(&r, &a, gate, &mut StdRng::seed_from_u64(3)) else {
+            panic!("a retry")
+        };
+        assert_eq!(retry.planned.reason, WaitReason::Shared);
+        assert!(retry.wait >= held && retry.wait <= held + r.retry_after_spread);
+        assert_eq!(retry.drawn, Duration::from_millis(100));
     }
 
     #[test]
@@ -709,7 +1082,7 @@ mod tests {
             wait: Duration::from_secs(2),
             clamped: false,
         });
-        let v = decide(&rules(&set), &a, &mut StdRng::seed_from_u64(1));
+        let v = decide(&rules(&set), &a, &mut open, &mut StdRng::seed_from_u64(1));
         let Verdict::Retry(r) = v else {
             panic!("{v:?}")
         };
@@ -754,7 +1127,7 @@ mod tests {
                                 wait: ms(h),
                                 clamped: false,
                             });
-                            let v = decide(&r, &a, &mut StdRng::seed_from_u64(seed));
+                            let v = decide(&r, &a, &mut open, &mut StdRng::seed_from_u64(seed));
                             check_last(&a, &v);
                             checked += 1;
                         }
@@ -799,23 +1172,38 @@ mod tests {
         let r = rules(&set);
         let not_ready = || attempt(Happened::NotReady("/status is \"yellow\"".into()));
         let rng = &mut StdRng::seed_from_u64(1);
-        assert!(matches!(decide(&r, &not_ready(), rng), Verdict::Retry(_)));
+        assert!(matches!(
+            decide(&r, &not_ready(), &mut open, rng),
+            Verdict::Retry(_)
+        ));
         let mut last = not_ready();
         last.number = r.attempts;
-        assert_eq!(decide(&r, &last, rng).outcome(), Some(Outcome::NotReady));
+        assert_eq!(
+            decide(&r, &last, &mut open, rng).outcome(),
+            Some(Outcome::NotReady)
+        );
         let mut late = not_ready();
         late.left = Some(Duration::from_millis(5));
-        assert_eq!(decide(&r, &late, rng).outcome(), Some(Outcome::NotReady));
+        assert_eq!(
+            decide(&r, &late, &mut open, rng).outcome(),
+            Some(Outcome::NotReady)
+        );
         let mut cut = not_ready();
         cut.deadline_passed = true;
-        assert_eq!(decide(&r, &cut, rng).outcome(), Some(Outcome::NotReady));
+        assert_eq!(
+            decide(&r, &cut, &mut open, rng).outcome(),
+            Some(Outcome::NotReady)
+        );
         let unlimited = Rules {
             attempts: UNLIMITED,
             ..r
         };
         let mut many = not_ready();
         many.number = 100_000;
-        assert!(matches!(decide(&unlimited, &many, rng), Verdict::Retry(_)));
+        assert!(matches!(
+            decide(&unlimited, &many, &mut open, rng),
+            Verdict::Retry(_)
+        ));
         assert_eq!(at_the_end(Outcome::NotReady, true), Outcome::NotReady);
     }
 

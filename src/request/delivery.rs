@@ -5,11 +5,12 @@
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::http::resume;
-use crate::http::transport::{Exchange, Failure, Transport};
+use crate::http::transport::{Exchange, Failure};
 use crate::output::{Output, Spool};
 use crate::policy::FailureKind;
 use crate::process::deadline::Watchdog;
 use crate::report::Reporter;
+use crate::request::carrier::Carrier;
 use std::time::{Duration, Instant};
 
 /// The part of a body already received, and what identifies its representation.
@@ -62,7 +63,7 @@ pub struct Delivery<'a> {
     /// Where bodies go.
     pub output: &'a Output,
     /// Reads bodies (and decodes them under `--compressed`).
-    pub transport: &'a Transport,
+    pub transport: &'a dyn Carrier,
     /// Progress lines and warnings.
     pub reporter: &'a Reporter,
     /// A file is put in place only under its lock, before the deadline and any signal.
@@ -248,7 +249,9 @@ impl Delivery<'_> {
         };
         let decode = self.transport.decodes(&ex.head);
         let speed = self.cfg.request.network.speed;
-        let read = Transport::read_body(ex, (decode, speed), spool, room, &mut progress);
+        let read = self
+            .transport
+            .read_body(ex, (decode, speed), spool, room, &mut progress);
         self.reporter.clear_live();
         read
     }
@@ -351,5 +354,78 @@ impl Delivery<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::scripted::{Script, answer, config, cut, exchange, quiet};
+    use std::path::Path;
+
+    /// A body of ten bytes with a validator and byte ranges, cut after four.
+    fn cut_at_four() -> Exchange {
+        let head = [
+            ("content-length", "10"),
+            ("etag", "\"v1\""),
+            ("accept-ranges", "bytes"),
+        ];
+        exchange(cut(answer(200, &head, b"0123456789"), 4))
+    }
+
+    /// Runs `check` with a delivery to `-o FILE` in a scratch folder, and FILE's path.
+    fn to_a_file(check: impl FnOnce(&Delivery, &Path)) {
+        let dir = tempfile::tempdir().expect("a folder");
+        let file = dir.path().join("out");
+        let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
+        let output = Output::prepare(&cfg.output).expect("an output");
+        let (reporter, watchdog, script) = (quiet(), Watchdog::none(), Script::new(vec![]));
+        let delivery = Delivery {
+            cfg: &cfg,
+            output: &output,
+            transport: &script,
+            reporter: &reporter,
+            watchdog: &watchdog,
+            start: Instant::now(),
+        };
+        check(&delivery, &file);
+    }
+
+    #[test]
+    fn a_get_cut_mid_body_keeps_its_bytes_and_the_next_answer_completes_them() {
+        to_a_file(|delivery, file| {
+            let Err(broken) = delivery.deliver(cut_at_four(), None, true) else {
+                panic!("a body cut short")
+            };
+            let kept = broken.kept.expect("the bytes kept");
+            assert_eq!((kept.offset, kept.total), (4, 10));
+            assert!(!file.exists(), "nothing in place yet");
+            let rest = [
+                ("content-length", "6"),
+                ("content-range", "bytes 4-9/10"),
+                ("etag", "\"v1\""),
+            ];
+            let rest = exchange(answer(206, &rest, b"456789"));
+            let range = resume::continues(&rest.head, 4, 10, &kept.validator).expect("continued");
+            let resumed = Resumed {
+                partial: kept,
+                range,
+            };
+            assert_eq!(delivery.deliver(rest, Some(resumed), true).ok(), Some(10));
+            let written = std::fs::read(file).ok();
+            assert_eq!(written.as_deref(), Some(&b"0123456789"[..]));
+        });
+    }
+
+    #[test]
+    fn a_body_cut_short_is_not_kept_for_a_request_other_than_get() {
+        to_a_file(|delivery, file| {
+            let Err(broken) = delivery.deliver(cut_at_four(), None, false) else {
+                panic!("a body cut short")
+            };
+            assert!(broken.kept.is_none());
+            assert!(broken.failure.kind.is_retryable(), "{:?}", broken.failure);
+            assert!(!file.exists(), "nothing written");
+        });
     }
 }

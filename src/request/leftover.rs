@@ -20,9 +20,17 @@
 //! modification time) is removed. The bytes are then resumed as a broken download is within
 //! a run (`Range` and `If-Range`, RFC 9110 sections 14.2 and 13.1.5): every byte accounted
 //! for, the validator identical, or the download starts over.
+//!
+//! The attempt loop calls [`claim`] before its first attempt and [`leave_or_discard`] when
+//! it ends with a part kept.
 
+use crate::config::Config;
 use crate::files::temp_beside;
 use crate::http::resume::Validator;
+use crate::output::{Output, Spool};
+use crate::report::Reporter;
+use crate::request::cron::Prior;
+use crate::request::delivery::Partial;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -132,18 +140,42 @@ fn remove(data: &Path, info: &Path) {
 pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Leftover> {
     let (data, info) = paths(file);
     let shown = data.display();
-    let record_file = match std::fs::File::open(&info) {
-        Ok(f) => f,
-        Err(_) => {
-            // Bytes without a record cannot be accounted for.
-            if std::fs::symlink_metadata(&data).is_ok() {
-                warn(format!(
-                    "-C -: {shown} has no record beside it: discarded, downloading from the first byte"
-                ));
-                let _ = std::fs::remove_file(&data);
-            }
-            return None;
+    let text = read_record(&data, &info, warn)?;
+    let tmp = claim_bytes(file, &data, warn)?;
+    let _ = std::fs::remove_file(&info);
+    crate::process::interrupt::track_temp(tmp.path());
+    let checked = check_claimed(&tmp, text.as_deref(), url);
+    match checked {
+        Ok((f, record)) => Some(Leftover {
+            spool: NamedTempFile::from_parts(f, tmp.into_temp_path()),
+            offset: record.bytes,
+            total: record.total,
+            validator: Validator(record.validator),
+        }),
+        Err(why) => {
+            warn(format!(
+                "-C -: the leftover {shown} {why}: discarded, downloading from the first byte"
+            ));
+            crate::process::interrupt::untrack_temp(tmp.path());
+            None
         }
+    }
+}
+
+/// The text of the record beside the bytes `data` (None inside: it cannot be read), or
+/// `None` when there is nothing to resume: no record (bytes without one are removed), or a
+/// record older than [`MAX_AGE`] (both removed). Each removal is told to `warn`.
+fn read_record(data: &Path, info: &Path, warn: &mut dyn FnMut(String)) -> Option<Option<String>> {
+    let shown = data.display();
+    let Ok(record_file) = std::fs::File::open(info) else {
+        // Bytes without a record cannot be accounted for.
+        if std::fs::symlink_metadata(data).is_ok() {
+            warn(format!(
+                "-C -: {shown} has no record beside it: discarded, downloading from the first byte"
+            ));
+            let _ = std::fs::remove_file(data);
+        }
+        return None;
     };
     let age = record_file
         .metadata()
@@ -159,64 +191,117 @@ pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Left
         warn(format!(
             "-C -: the leftover {shown} is older than a day: discarded, downloading from the first byte"
         ));
-        remove(&data, &info);
+        remove(data, info);
         return None;
     }
-    // Claimed by renaming: the run that renames it first has it to itself.
+    Some(text)
+}
+
+/// Claims the bytes `data` beside `file` by renaming them to a temporary name of this
+/// run's own: the run that renames them first has them to itself. `None` (told to `warn`):
+/// another run took them first, or they cannot be renamed.
+fn claim_bytes(file: &Path, data: &Path, warn: &mut dyn FnMut(String)) -> Option<NamedTempFile> {
+    let shown = data.display();
     let claimed = temp_beside(file, &format!(".{}.", leaf(file)), ".part")
-        .and_then(|tmp| std::fs::rename(&data, tmp.path()).map(|()| tmp));
-    let tmp = match claimed {
-        Ok(tmp) => tmp,
+        .and_then(|tmp| std::fs::rename(data, tmp.path()).map(|()| tmp));
+    match claimed {
+        Ok(tmp) => Some(tmp),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             warn(format!(
                 "-C -: the leftover {shown} is being resumed by another run: not shared, downloading from the first byte"
             ));
-            return None;
+            None
         }
         Err(e) => {
             warn(format!(
                 "-C -: cannot take the leftover {shown} ({e}): downloading from the first byte"
             ));
-            return None;
+            None
         }
-    };
-    let _ = std::fs::remove_file(&info);
-    crate::process::interrupt::track_temp(tmp.path());
-    let discard = |why: String, warn: &mut dyn FnMut(String)| {
-        warn(format!(
-            "-C -: the leftover {shown} {why}: discarded, downloading from the first byte"
-        ));
-        crate::process::interrupt::untrack_temp(tmp.path());
-        None
-    };
-    let Some(record) = text.as_deref().and_then(Record::parse) else {
-        return discard("has a record that cannot be read".into(), warn);
+    }
+}
+
+/// Checks the claimed bytes `tmp` against their record's `text` and `url`: the bytes
+/// reopened at their end, and the record; `Err`: why they are not resumed.
+fn check_claimed(
+    tmp: &NamedTempFile,
+    text: Option<&str>,
+    url: &str,
+) -> Result<(std::fs::File, Record), String> {
+    let Some(record) = text.and_then(Record::parse) else {
+        return Err("has a record that cannot be read".into());
     };
     if record.digest != url_digest(url) {
-        return discard("was left by a download of another URL".into(), warn);
+        return Err("was left by a download of another URL".into());
     }
     // Reopened: the temporary file's own handle is to the empty file the rename replaced.
-    let opened = std::fs::OpenOptions::new()
+    let (f, len) = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open(tmp.path())
-        .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|len| (f, len)));
-    let (f, len) = match opened {
-        Ok(x) => x,
-        Err(e) => return discard(format!("cannot be opened ({e})"), warn),
-    };
+        .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|len| (f, len)))
+        .map_err(|e| format!("cannot be opened ({e})"))?;
     if len != record.bytes {
-        return discard(
-            format!("holds {len} bytes where its record says {}", record.bytes),
-            warn,
-        );
+        return Err(format!(
+            "holds {len} bytes where its record says {}",
+            record.bytes
+        ));
     }
-    Some(Leftover {
-        spool: NamedTempFile::from_parts(f, tmp.into_temp_path()),
-        offset: record.bytes,
-        total: record.total,
-        validator: Validator(record.validator),
+    Ok((f, record))
+}
+
+/// `-C -`: the bytes an earlier run left for the -o file, claimed by this run, as the kept
+/// part of a broken download (preferred over the file's own size). None without `-C -`.
+pub(super) fn claim(
+    cfg: &Config,
+    url: &url::Url,
+    cron: &Prior,
+    reporter: &Reporter,
+) -> Option<Partial> {
+    let file = cron.file.as_deref().filter(|_| cfg.conditional.resume)?;
+    let mut warn = |w: String| reporter.warn(&w);
+    let l = take(file, url.as_str(), &mut warn)?;
+    reporter.info(&format!(
+        "-C -: resuming the {} of {} bytes an earlier run left",
+        l.offset, l.total
+    ));
+    Some(Partial {
+        spool: Spool::Named(l.spool),
+        offset: l.offset,
+        total: l.total,
+        validator: l.validator,
     })
+}
+
+/// The run ends with a part of the body kept: under `-C -` it is left beside the -o
+/// file for the next run (see [`keep`]), else thrown away.
+pub(super) fn leave_or_discard(
+    p: Partial,
+    (cfg, url): (&Config, &url::Url),
+    cron: &Prior,
+    output: &Output,
+    reporter: &Reporter,
+) {
+    let file = cron.file.as_deref().filter(|_| cfg.conditional.resume);
+    let (file, tmp) = match (file, p.spool) {
+        (Some(file), Spool::Named(tmp)) => (file, tmp),
+        (_, spool) => return output.discard(spool),
+    };
+    let temp = tmp.path().to_path_buf();
+    let url = url.as_str();
+    match keep(file, url, tmp, p.offset, p.total, &p.validator) {
+        Ok(data) => reporter.info(&format!(
+            "-C -: kept {} of {} bytes in {} for the next run with -C -",
+            p.offset,
+            p.total,
+            data.display()
+        )),
+        Err(e) => reporter.warn(&format!(
+            "-C -: cannot keep the {} bytes received for the next run: {e}",
+            p.offset
+        )),
+    }
+    crate::process::interrupt::untrack_temp(&temp);
 }
 
 fn leaf(file: &Path) -> String {

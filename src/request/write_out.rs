@@ -299,10 +299,25 @@ fn header_json(headers: &[(String, String)]) -> String {
 /// types (numbers as numbers, times in seconds with six decimals, `null` for a string
 /// that has no value); `num_retries`, `idempotency_key` and `state` are this tool's.
 fn json(v: &Vars) -> String {
-    let t = &v.times;
+    let mut fields = exchange_fields(v);
+    fields.extend(measured_fields(v));
+    fields.sort_by(|a, b| a.0.cmp(b.0));
+    let mut s = String::from("{");
+    for (k, val) in &fields {
+        if s.len() > 1 {
+            s.push(',');
+        }
+        let _ = write!(s, "{}:{val}", quoted(k));
+    }
+    s.push('}');
+    s
+}
+
+/// `%{json}`'s keys about the exchange: what was asked, what answered, how the run ended.
+fn exchange_fields(v: &Vars) -> Vec<(&'static str, String)> {
     let content_type = content_type(v);
     let scheme = scheme(v);
-    let fields: Vec<(&str, String)> = vec![
+    vec![
         ("content_type", quoted_or_null(content_type.as_deref())),
         ("errormsg", quoted_or_null(v.errormsg.as_deref())),
         ("exitcode", v.exitcode.to_string()),
@@ -317,10 +332,6 @@ fn json(v: &Vars) -> String {
             quoted_or_null(v.idempotency_key.as_deref()),
         ),
         ("method", quoted(&v.method)),
-        ("num_connects", v.num_connects.to_string()),
-        ("num_headers", v.headers.len().to_string()),
-        ("num_redirects", v.num_redirects.to_string()),
-        ("num_retries", v.num_retries.to_string()),
         ("ready", u8::from(v.exitcode == 0).to_string()),
         ("redirect_url", quoted_or_null(v.redirect_url.as_deref())),
         ("referer", quoted_or_null(v.referer.as_deref())),
@@ -334,12 +345,27 @@ fn json(v: &Vars) -> String {
             "scheme",
             quoted_or_null(Some(scheme.as_str()).filter(|s| !s.is_empty())),
         ),
+        ("state", quoted(v.state.name())),
+        ("url", quoted(&v.url)),
+        ("url_effective", quoted(&v.url_effective)),
+        ("urlnum", "0".into()),
+    ]
+}
+
+/// `%{json}`'s keys that count or time: connections, headers, redirects, retries, sizes,
+/// speeds (bytes per second) and the times of the last attempt's steps (seconds).
+fn measured_fields(v: &Vars) -> Vec<(&'static str, String)> {
+    let t = &v.times;
+    vec![
+        ("num_connects", v.num_connects.to_string()),
+        ("num_headers", v.headers.len().to_string()),
+        ("num_redirects", v.num_redirects.to_string()),
+        ("num_retries", v.num_retries.to_string()),
         ("size_download", v.size_download.to_string()),
         ("size_header", v.size_header.to_string()),
         ("size_upload", v.size_upload.to_string()),
         ("speed_download", speed(v.size_download, v).to_string()),
         ("speed_upload", speed(v.size_upload, v).to_string()),
-        ("state", quoted(v.state.name())),
         ("time_appconnect", secs(t.appconnect)),
         ("time_connect", secs(t.connect)),
         ("time_namelookup", secs(t.namelookup)),
@@ -347,19 +373,7 @@ fn json(v: &Vars) -> String {
         ("time_redirect", secs(t.redirect)),
         ("time_starttransfer", secs(t.starttransfer)),
         ("time_total", secs(v.time_total)),
-        ("url", quoted(&v.url)),
-        ("url_effective", quoted(&v.url_effective)),
-        ("urlnum", "0".into()),
-    ];
-    let mut s = String::from("{");
-    for (k, val) in &fields {
-        if s.len() > 1 {
-            s.push(',');
-        }
-        let _ = write!(s, "{}:{val}", quoted(k));
-    }
-    s.push('}');
-    s
+    ]
 }
 
 #[cfg(test)]

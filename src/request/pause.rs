@@ -1,0 +1,95 @@
+//! The waits between attempts: the backoff or Retry-After the decision chose (with a
+//! countdown on a terminal), a Retry-After another run shared through `--state` (before the
+//! first attempt, and again just before a retry is sent), and the budget charged as a
+//! retry goes. A wait that must end the run instead says how, in the decision's words
+//! (`policy::decision::between`).
+
+use crate::exit::Outcome;
+use crate::fleet::admission::Pass;
+use crate::policy::decision::{self, Pause};
+use crate::process::interrupt::Signal;
+use crate::request::attempt::Loop;
+use rand::Rng;
+use std::time::{Duration, Instant};
+
+impl Loop<'_> {
+    /// Before the first attempt, the wait for a Retry-After another run shared; `Some` when
+    /// the run must end instead (interrupted, or the deadline came nearer meanwhile).
+    pub(super) fn wait_for_hold(&self, rng: &mut dyn Rng) -> Option<(Outcome, Option<String>)> {
+        self.honour_hold(self.hold?, "before the first attempt", rng)
+    }
+
+    /// After a retry's wait, just before it is sent: the state charges it to the budget
+    /// now (unless it polls an answer that was not ready), so that a retry that is not sent
+    /// is never charged. A Retry-After that another run was told meanwhile is waited for
+    /// first (or stops the run with 5 when it holds past the deadline), as one of the run's
+    /// own would be; the deadline or a signal may end the run before anything is charged.
+    /// `Some` when the run ends instead, and why.
+    pub(super) fn clear_to_send(
+        &self,
+        polling: bool,
+        rng: &mut dyn Rng,
+    ) -> Option<(Outcome, Option<String>)> {
+        let shared = self.shared?;
+        loop {
+            if self.deadline_passed() {
+                return Some(decision::between(Pause::Deadline));
+            }
+            match shared.send_retry(!polling) {
+                Pass::Go => return None,
+                Pass::Held(held) => {
+                    if let Some(stop) = self.honour_hold(held, "more", rng) {
+                        return Some(stop);
+                    }
+                }
+                Pass::Spent(why) => return Some(decision::between(Pause::Spent(why))),
+            }
+        }
+    }
+
+    /// Waits out a shared Retry-After that still holds for `held` (plus this run's spread),
+    /// saying so (`when`: "before the first attempt", "more"); `Some` when the run must end
+    /// instead: the wait cannot end before the deadline (5), or a signal came.
+    fn honour_hold(
+        &self,
+        held: Duration,
+        when: &str,
+        rng: &mut dyn Rng,
+    ) -> Option<(Outcome, Option<String>)> {
+        let spread = self.cfg.retry.retry_after_spread;
+        let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
+            return Some(decision::between(Pause::HoldPastDeadline));
+        };
+        self.reporter.info(&format!(
+            "waiting {} {when}: another run sharing --state was told Retry-After",
+            crate::units::fmt_duration(wait)
+        ));
+        let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
+        Some(decision::between(Pause::Signal(sig.outcome())))
+    }
+
+    /// Sleeps, showing a countdown on a terminal when the wait is long enough to wonder
+    /// about; `Some` when a signal cut it short.
+    pub(super) fn sleep_visibly(&self, wait: Duration, why: &str) -> Option<Signal> {
+        if !self.reporter.live() || wait <= Duration::from_secs(2) {
+            return self.interrupt.sleep(wait);
+        }
+        let end = Instant::now() + wait;
+        let result = loop {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break None;
+            }
+            // Whole seconds, rounded up; tick when the shown number changes.
+            let secs = left.as_secs_f64().ceil() as u64;
+            self.reporter
+                .live_line(&format!("waiting {secs}s: {why}, Ctrl-C to stop"));
+            let tick = left.saturating_sub(Duration::from_secs(secs.saturating_sub(1)));
+            if let Some(sig) = self.interrupt.sleep(tick) {
+                break Some(sig);
+            }
+        };
+        self.reporter.clear_live();
+        result
+    }
+}

@@ -1,0 +1,229 @@
+//! For unit tests: a [`Carrier`] that answers from a script instead of the network, and a
+//! harness that runs the attempt loop over it with a configuration read from flags (as the
+//! command line gives them), so that the loop, the delivery and the output are tested
+//! without a server.
+
+use crate::cli::Cli;
+use crate::config::Config;
+use crate::exit::Outcome;
+use crate::fleet::admission::Between;
+use crate::http::body::Payload;
+use crate::http::timing::Timeline;
+use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
+use crate::output::Output;
+use crate::policy::FailureKind;
+use crate::process::deadline::Watchdog;
+use crate::process::interrupt::Interrupt;
+use crate::report::Reporter;
+use crate::request::attempt::{Ended, Loop};
+use crate::request::carrier::Carrier;
+use crate::request::cron;
+use clap::Parser;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use std::collections::VecDeque;
+use std::io::{self, Read};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One scripted reply to a request.
+#[derive(Clone)]
+pub(super) enum Reply {
+    /// An answer: its status, headers, and body; `cut` ends the body with a connection
+    /// reset after that many bytes.
+    Answer {
+        status: u16,
+        headers: Vec<(&'static str, &'static str)>,
+        body: &'static [u8],
+        cut: Option<usize>,
+    },
+    /// No answer: the transport fails with this kind.
+    Fail(FailureKind),
+}
+
+/// An answer with `status`, `headers` and the whole of `body`.
+pub(super) fn answer(
+    status: u16,
+    headers: &[(&'static str, &'static str)],
+    body: &'static [u8],
+) -> Reply {
+    Reply::Answer {
+        status,
+        headers: headers.to_vec(),
+        body,
+        cut: None,
+    }
+}
+
+/// The same answer, its body cut by a connection reset after `at` bytes.
+pub(super) fn cut(reply: Reply, at: usize) -> Reply {
+    match reply {
+        Reply::Answer {
+            status,
+            headers,
+            body,
+            ..
+        } => Reply::Answer {
+            status,
+            headers,
+            body,
+            cut: Some(at),
+        },
+        fail => fail,
+    }
+}
+
+/// A body that gives its bytes, then fails as a reset connection when it is cut.
+struct Scripted {
+    bytes: io::Cursor<Vec<u8>>,
+    cut: bool,
+}
+
+impl Read for Scripted {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.bytes.read(buf)? {
+            0 if self.cut => Err(io::Error::from(io::ErrorKind::ConnectionReset)),
+            n => Ok(n),
+        }
+    }
+}
+
+/// The scripted transport: replies in order (the last one again once they run out), and
+/// the requests it was sent.
+pub(super) struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    last: Reply,
+    /// Every request sent, in order.
+    pub(super) sent: Mutex<Vec<Hop>>,
+}
+
+impl Script {
+    /// A transport that gives `replies` in order.
+    pub(super) fn new(replies: Vec<Reply>) -> Script {
+        let last = replies
+            .last()
+            .cloned()
+            .unwrap_or(Reply::Fail(FailureKind::Refused));
+        Script {
+            replies: Mutex::new(replies.into()),
+            last,
+            sent: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn exchange(reply: Reply) -> Result<Exchange, Failure> {
+        let (status, headers, body, cut) = match reply {
+            Reply::Answer {
+                status,
+                headers,
+                body,
+                cut,
+            } => (status, headers, body, cut),
+            Reply::Fail(kind) => return Err(Failure::new(kind, "")),
+        };
+        let sent = cut.map_or(body, |at| &body[..at]);
+        let reader = Scripted {
+            bytes: io::Cursor::new(sent.to_vec()),
+            cut: cut.is_some(),
+        };
+        Ok(Exchange {
+            head: Head::for_test(status, &headers),
+            body: ureq::Body::builder().reader(reader),
+            wire: None,
+        })
+    }
+}
+
+impl Carrier for Script {
+    fn send(&self, first: &Hop, _: Option<&Payload>, _: Option<Duration>, _: bool) -> Chain {
+        self.sent.lock().expect("not poisoned").push(first.clone());
+        let next = self.replies.lock().expect("not poisoned").pop_front();
+        Chain {
+            result: Script::exchange(next.unwrap_or_else(|| self.last.clone())),
+            last: first.clone(),
+            committed: false,
+            declined: None,
+            unfollowed: None,
+            timeline: Timeline::default(),
+        }
+    }
+
+    fn decodes(&self, _: &Head) -> bool {
+        false
+    }
+}
+
+/// The exchange `reply` makes (it must be an answer).
+pub(super) fn exchange(reply: Reply) -> Exchange {
+    Script::exchange(reply).expect("an answer")
+}
+
+/// A reporter that writes nothing (as under `-s`).
+pub(super) fn quiet() -> Reporter {
+    Reporter::new(
+        crate::cli::LogFormat::Text,
+        true,
+        false,
+        crate::cli::ColorChoice::Never,
+    )
+}
+
+/// The configuration the command line `args` (the URL included) gives.
+pub(super) fn config(args: &[&str]) -> Config {
+    let mut all = vec!["retry-http"];
+    all.extend_from_slice(args);
+    let mut cli = Cli::try_parse_from(all).expect("flags");
+    crate::config::curl_retry::fold(&mut cli.request).expect("curl's flags");
+    crate::config::build(&cli.request).expect("a configuration")
+}
+
+/// What a run over the script left: how the loop ended, the requests sent, and how long
+/// it took.
+pub(super) struct Ran {
+    pub(super) ended: Ended,
+    pub(super) sent: Vec<Hop>,
+    pub(super) took: Duration,
+}
+
+impl Ran {
+    pub(super) fn outcome(&self) -> Outcome {
+        self.ended.outcome
+    }
+}
+
+/// Runs the attempt loop as `args` configure it, over `replies`.
+pub(super) fn run(args: &[&str], replies: Vec<Reply>) -> Ran {
+    run_sharing(args, replies, None)
+}
+
+/// The same, with `shared` as the state shared with other runs (`--state`).
+pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dyn Between>) -> Ran {
+    let cfg = config(args);
+    let output = Output::prepare(&cfg.output).expect("an output");
+    let reporter = quiet();
+    let cron = cron::prepare(&cfg).expect("the cron flags");
+    let script = Script::new(replies);
+    let (interrupt, watchdog) = (Interrupt::none(), Watchdog::none());
+    let start = Instant::now();
+    let run = Loop {
+        cfg: &cfg,
+        transport: &script,
+        output: &output,
+        payload: None,
+        reporter: &reporter,
+        interrupt: &interrupt,
+        watchdog: &watchdog,
+        headers: cfg.request.headers.clone(),
+        has_key: false,
+        start,
+        shared,
+        hold: None,
+        cron: &cron,
+    };
+    let ended = run.run(&mut StdRng::seed_from_u64(1));
+    Ran {
+        ended,
+        sent: script.sent.into_inner().expect("not poisoned"),
+        took: start.elapsed(),
+    }
+}
