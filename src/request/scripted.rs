@@ -160,12 +160,12 @@ pub(super) fn exchange(reply: Reply) -> Exchange {
 
 /// A reporter that writes nothing (as under `-s`).
 pub(super) fn quiet() -> Reporter {
-    Reporter::new(
-        crate::cli::LogFormat::Text,
-        true,
-        false,
-        crate::cli::ColorChoice::Never,
-    )
+    use crate::report::{LogConfig, LogFormat, Verbosity};
+    Reporter::new(LogConfig {
+        verbosity: Verbosity::Quiet,
+        live: false,
+        ..LogConfig::plain(LogFormat::Text)
+    })
 }
 
 /// The configuration the command line `args` (the URL included) gives.
@@ -207,6 +207,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
     let start = Instant::now();
     let run = Loop {
         cfg: &cfg,
+        url: &cfg.request.url,
         transport: &script,
         output: &output,
         payload: None,
