@@ -1,19 +1,26 @@
 //! retry-http: an HTTP client for scripts, cron jobs and CI that retries transient
 //! failures without making an outage worse.
 //!
-//! Data flows one way: `cli` (the clap definition, flag parsers, clap's errors) ->
-//! `config` (flags turned into a validated configuration; every cross-flag check) ->
-//! `request` (one run: prepare, the attempt loop, delivery, `--explain`, `-w`), which asks
-//! `policy` (pure: backoff and jitter, Retry-After, THE decision after an attempt) what to
-//! do and `http` (the ureq agent, failure kinds, redirects, proxies, bodies, resume) to
-//! send -> `output` (stdout or `-o`, the final body only) and `report` (the one writer to
-//! stderr) -> `exit` (the exit-code table). Beside the request sits `fleet` (the
-//! circuit breaker and retry budget shared through `--state`, behind a store trait, and
-//! `simulate`); `process` keeps how the process ends (deadline watchdog, signals, freeing
-//! large files after the exit) and `within`, work waited for at most a limit. `redact` is a
-//! leaf every writer masks through (a secret is marked where it enters). `files` and
-//! `units` hold the file operations and unit conversions used in more than one room;
-//! `demo` is the `demo` subcommand.
+//! Data flows one way: `cli` (the clap definition in groups named for what they hold, the
+//! flag parsers, `-K`, clap's errors) -> `config` (flags turned into a frozen configuration;
+//! every cross-flag check) -> `session` (the process: the deadline watchdog, signals, the
+//! summary, the exit status; it runs one request) -> `request` (one URL's run as a value:
+//! prepared from the configuration, then the attempt loop, which asks `policy::decision`
+//! what to do after each attempt and only performs the verdict; delivery, `-w`,
+//! `--explain`), which sends through `http` (the `carrier` trait in front of the ureq
+//! transport; ureq's unversioned API in `network` and `connection` only) -> `output`
+//! (stdout or `-o`, the final body only) and `report` (the one writer to stderr, built from
+//! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
+//! Retry-After, replay, readiness, and the decision's whole precedence table. Beside the
+//! request sits `fleet` (the circuit breaker and retry budget shared through `--state`: the
+//! store trait in `store`, what `--state` names and opening it in `location`, one file per
+//! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy
+//! list on the fleet's pure breaker and budget, one file per model). `process` keeps how the
+//! process ends (deadline watchdog, signals, freeing large files after the exit) and
+//! `within`, work waited for at most a limit. `redact` is a leaf every writer masks through
+//! (a secret is marked where it enters, by one `mark`). `files` and `units` hold the file
+//! operations and unit conversions used in more than one room; `demo` is the `demo`
+//! subcommand.
 
 pub mod cli;
 pub(crate) mod config;

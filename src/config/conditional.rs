@@ -1,7 +1,7 @@
 //! The flags of conditional and resumed requests (`-C -`, `-R`, `--etag-save`,
 //! `--etag-compare`, `-z`, `-b`) checked against each other and against the rest of the
 //! command line, and `-z`'s dates read. No I/O: the files they name are read by
-//! `request::cron`, still before anything is sent.
+//! `request::prior`, still before anything is sent.
 
 use super::{UsageError, usage};
 use crate::cli::RequestArgs;

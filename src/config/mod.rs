@@ -399,7 +399,7 @@ fn mark_secrets(a: &RequestArgs) {
         redact::mark(redact::Secret::Url(referer));
     }
     // A -b value with '=' is cookies; one without names a cookie file (curl's rule), a path
-    // that errors name (one that names nothing is not quoted: see request::cron).
+    // that errors name (one that names nothing is not quoted: see request::prior).
     for cookie in a.conditional.cookie.iter().filter(|c| c.contains('=')) {
         redact::mark(redact::Secret::Header("Cookie", cookie));
     }

@@ -19,6 +19,7 @@
 
 mod agent;
 pub mod body;
+pub mod carrier;
 pub mod conditional;
 mod connection;
 pub mod cookies;

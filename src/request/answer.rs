@@ -11,8 +11,8 @@ use crate::policy::readiness::{self, ByStatus};
 use crate::policy::{FailureKind, StatusSet};
 use crate::report::AttemptLine;
 use crate::request::attempt::{Carry, Loop, Pending, Sent};
-use crate::request::cron;
 use crate::request::delivery::{Broken, Partial, Received, Resumed};
+use crate::request::prior;
 
 /// What the head of an answer says is to be done with it, before a byte of its body is
 /// read.
@@ -36,7 +36,7 @@ pub(crate) enum Take {
     Body(Option<Continuation>),
 }
 
-/// Classifies an answer's head: against what the request asked (`asked`, the cron flags'
+/// Classifies an answer's head: against what the request asked (`asked`, the conditional flags'
 /// conditions), the readiness conditions (`ready`, with `--retry-on`), and the part of the
 /// body a broken download kept (`kept`). Pure.
 pub(crate) fn classify(
@@ -116,7 +116,7 @@ impl Loop<'_> {
             .flat_map(|p| resume::range_headers(p.offset, &p.validator))
             .collect();
         // `-C -` asks for the rest of the -o file on every attempt (nothing is kept).
-        asked.extend(self.cron.range().filter(|_| partial.is_none()));
+        asked.extend(self.prior.range().filter(|_| partial.is_none()));
         hop.headers.extend(asked.iter().cloned());
         let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;
         let chain = self
@@ -190,7 +190,7 @@ impl Loop<'_> {
         self.log_response_headers(&ex.head);
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);
-        match classify(&ex.head, &self.cron.asked, ready, partial.as_ref()) {
+        match classify(&ex.head, &self.prior.asked, ready, partial.as_ref()) {
             Take::Unchanged(why) => {
                 if let Some(p) = partial {
                     self.output.discard(p.spool);
@@ -322,7 +322,7 @@ impl Loop<'_> {
         range: Continuation,
         method: &str,
     ) -> Result<(u64, u64), Failure> {
-        let (Some(file), Some(size)) = (&self.cron.file, self.cron.asked.resume_from) else {
+        let (Some(file), Some(size)) = (&self.prior.file, self.prior.asked.resume_from) else {
             return Err(Failure::new(FailureKind::Local, "no -o file to resume"));
         };
         let local = |e: std::io::Error| {
@@ -332,7 +332,7 @@ impl Loop<'_> {
             )
         };
         let mut spool = self.output.begin(&ex.head).map_err(local)?;
-        if let Err(e) = cron::copy_kept(&mut spool, file, size) {
+        if let Err(e) = prior::copy_kept(&mut spool, file, size) {
             self.output.discard(spool);
             return Err(local(e));
         }

@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::{Between, Gate, shares_hint};
 use crate::http::body::Payload;
+use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Head, Hop};
 use crate::output::Output;
@@ -25,10 +26,9 @@ use crate::policy::retry_after::Reading;
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
-use crate::request::carrier::Carrier;
-use crate::request::cron::Prior;
 use crate::request::delivery::{Delivery, Partial, Received};
 use crate::request::leftover;
+use crate::request::prior::Prior;
 use rand::Rng;
 use std::time::{Duration, Instant};
 
@@ -65,8 +65,9 @@ pub struct Loop<'a> {
     /// A Retry-After that another run shared through `--state`, still holding for this long
     /// before the first attempt.
     pub hold: Option<Duration>,
-    /// What the cron flags asked (`-C -`'s range, the conditions), to judge the answer.
-    pub cron: &'a Prior,
+    /// What earlier runs left and the conditional flags asked (`-C -`'s range, the
+    /// conditions), to judge the answer.
+    pub prior: &'a Prior,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -226,7 +227,7 @@ impl Loop<'_> {
             reading: None,
             seen: Ended::before_any_attempt(),
         };
-        carry.partial = leftover::claim(self.cfg, self.url, self.cron, self.reporter);
+        carry.partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
         let mut made = 0;
         let end = match self.wait_for_hold(rng) {
             Some(stop) => stop,
@@ -271,7 +272,7 @@ impl Loop<'_> {
             leftover::leave_or_discard(
                 p,
                 (self.cfg, self.url),
-                self.cron,
+                self.prior,
                 self.output,
                 self.reporter,
             );

@@ -4,13 +4,13 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
+use crate::http::carrier::Carrier;
 use crate::http::resume;
 use crate::http::transport::{Exchange, Failure};
 use crate::output::{Output, Spool};
 use crate::policy::FailureKind;
 use crate::process::deadline::Watchdog;
 use crate::report::Reporter;
-use crate::request::carrier::Carrier;
 use std::time::{Duration, Instant};
 
 /// The part of a body already received, and what identifies its representation.
@@ -153,7 +153,7 @@ impl Delivery<'_> {
             return Err(Broken::from(f));
         }
         if let Some(t) = remote_time
-            && let Err(e) = crate::request::cron::set_remote_time(&spool, t)
+            && let Err(e) = crate::request::prior::set_remote_time(&spool, t)
         {
             self.reporter
                 .warn(&format!("-R: cannot set the file's modification time: {e}"));

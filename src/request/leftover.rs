@@ -29,8 +29,8 @@ use crate::files::temp_beside;
 use crate::http::resume::Validator;
 use crate::output::{Output, Spool};
 use crate::report::Reporter;
-use crate::request::cron::Prior;
 use crate::request::delivery::Partial;
+use crate::request::prior::Prior;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -255,10 +255,10 @@ fn check_claimed(
 pub(super) fn claim(
     cfg: &Config,
     url: &url::Url,
-    cron: &Prior,
+    prior: &Prior,
     reporter: &Reporter,
 ) -> Option<Partial> {
-    let file = cron.file.as_deref().filter(|_| cfg.conditional.resume)?;
+    let file = prior.file.as_deref().filter(|_| cfg.conditional.resume)?;
     let mut warn = |w: String| reporter.warn(&w);
     let l = take(file, url.as_str(), &mut warn)?;
     reporter.info(&format!(
@@ -278,11 +278,11 @@ pub(super) fn claim(
 pub(super) fn leave_or_discard(
     p: Partial,
     (cfg, url): (&Config, &url::Url),
-    cron: &Prior,
+    prior: &Prior,
     output: &Output,
     reporter: &Reporter,
 ) {
-    let file = cron.file.as_deref().filter(|_| cfg.conditional.resume);
+    let file = prior.file.as_deref().filter(|_| cfg.conditional.resume);
     let (file, tmp) = match (file, p.spool) {
         (Some(file), Spool::Named(tmp)) => (file, tmp),
         (_, spool) => return output.discard(spool),

@@ -3,18 +3,16 @@
 //! with what the session lends it: admission through `--state`, then `attempt`, the attempt
 //! loop, which asks `policy::decision` what to do after each attempt and performs the
 //! verdict, with `answer` (sending, classifying the answer's head, delivering a success),
-//! `line` (the attempt's log line) and `pause` (the waits between attempts); `carrier` is
+//! `line` (the attempt's log line) and `pause` (the waits between attempts); `http::carrier` is
 //! the trait the loop and the delivery reach the transport through (a scripted one,
 //! `scripted`, in unit tests). `delivery` gets a body to its destination; `leftover` keeps
 //! a broken download's bytes for the next run under `-C -`; `ending` writes what the end of
 //! a request writes (`-D`, `--etag-save`, `-w`); `write_out` formats `-w`; `explain` prints
-//! the policy instead of sending; `cron` reads the files the conditional flags name (the -o
+//! the policy instead of sending; `prior` reads the files the conditional flags name (the -o
 //! file to resume, the ETag, -z's file, cookies) and saves the ETag.
 
 mod answer;
 pub mod attempt;
-pub mod carrier;
-pub mod cron;
 pub mod delivery;
 pub mod ending;
 pub mod explain;
@@ -24,6 +22,7 @@ mod line;
 mod loop_tests;
 mod pause;
 pub mod prepare;
+pub mod prior;
 pub mod run;
 #[cfg(test)]
 mod scripted;

@@ -15,7 +15,7 @@ use crate::output::{self, Output};
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::Reporter;
-use crate::request::cron::{self, Prior};
+use crate::request::prior::{self, Prior};
 use std::path::Path;
 use std::time::Instant;
 use url::Url;
@@ -39,7 +39,7 @@ pub struct Request<'c> {
     pub output: Output,
     /// Sends the attempts.
     pub transport: Transport,
-    /// What earlier runs left that this one sends and judges against (see `cron`).
+    /// What earlier runs left that this one sends and judges against (see `prior`).
     pub prior: Prior,
     /// The `-w` format, its `@FILE` read.
     pub write_out: Option<String>,
@@ -190,7 +190,7 @@ pub fn prior(cfg: &Config, note: &dyn Fn(&str)) -> Result<Prior, String> {
     if cfg.conditional.etag_compare.is_some() || !cfg.conditional.cookie_files.is_empty() {
         note("a -b or --etag-compare file");
     }
-    cron::prepare(cfg)
+    prior::prepare(cfg)
 }
 
 /// The most `-G` data may hold once encoded (bytes): a longer URL is no URL a server reads.

@@ -52,7 +52,7 @@ fn attempts(
         shared,
         hold,
         watchdog: lent.watchdog,
-        cron: &request.prior,
+        prior: &request.prior,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
 }

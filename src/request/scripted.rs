@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::Between;
 use crate::http::body::Payload;
+use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
 use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
 use crate::output::Output;
@@ -16,8 +17,7 @@ use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
-use crate::request::carrier::Carrier;
-use crate::request::cron;
+use crate::request::prior;
 use clap::Parser;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -201,7 +201,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
     let cfg = config(args);
     let output = Output::prepare(&cfg.output).expect("an output");
     let reporter = quiet();
-    let cron = cron::prepare(&cfg).expect("the cron flags");
+    let prior = prior::prepare(&cfg).expect("the conditional flags");
     let script = Script::new(replies);
     let (interrupt, watchdog) = (Interrupt::none(), Watchdog::none());
     let start = Instant::now();
@@ -219,7 +219,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
         start,
         shared,
         hold: None,
-        cron: &cron,
+        prior: &prior,
     };
     let ended = run.run(&mut StdRng::seed_from_u64(1));
     Ran {

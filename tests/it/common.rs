@@ -109,9 +109,21 @@ pub const FAST: [&str; 6] = ["--base", "1ms", "--cap", "5ms", "--retry-after-spr
 
 /// A loopback port with nothing listening on it.
 pub fn closed_port_url() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = l.local_addr().expect("addr").port();
-    drop(l);
+    // Bound but never listening: a connection is refused (RST), and the port stays this
+    // test process's, so a server another test starts meanwhile cannot be given it (a port
+    // bound and then freed was, under load, and the "refused" run got an answer).
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("an address");
+    socket.bind(&any.into()).expect("bind");
+    let port = socket
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
+        .expect("addr")
+        .port();
+    // Held until the test process ends.
+    std::mem::forget(socket);
     format!("http://127.0.0.1:{port}/")
 }
 

@@ -1,4 +1,4 @@
-//! The I/O of the cron flags, around the attempt loop. Before anything is sent, [`prepare`]
+//! What earlier runs left, read around the attempt loop: the I/O of the conditional flags. Before anything is sent, [`prepare`]
 //! reads the files they name (the ETag of `--etag-compare`, the file whose time `-z`
 //! names, the cookie files of `-b`, the size of the `-o` file that `-C -` resumes), each a
 //! usage error when it cannot be read (but a `-z` file that does not exist sends no
@@ -26,7 +26,7 @@ const MAX_COOKIES: u64 = 4 << 20;
 /// The last second an HTTP-date can name (9999-12-31 23:59:59 UTC).
 const LAST_DATE: u64 = 253_402_300_799;
 
-/// What earlier runs left that the cron flags make this one send and judge against, once
+/// What earlier runs left that the conditional flags make this one send and judge against, once
 /// their files are read: the ETag, a file's time, cookies, the part of the `-o` file
 /// already there.
 #[derive(Debug, Default)]
@@ -76,7 +76,7 @@ impl Prior {
     }
 }
 
-/// Reads what the cron flags name (`Err`: a usage error, one line).
+/// Reads what the conditional flags name (`Err`: a usage error, one line).
 pub fn prepare(cfg: &Config) -> Result<Prior, String> {
     let c = &cfg.conditional;
     let mut out = Prior {
@@ -142,7 +142,7 @@ fn time_condition(t: &TimeCond, out: &mut Prior) -> Result<(), String> {
     Ok(())
 }
 
-/// What a file the cron flags name holds.
+/// What a file the conditional flags name holds.
 enum Held {
     /// No such file.
     Missing,
@@ -152,7 +152,7 @@ enum Held {
     Bytes(Vec<u8>),
 }
 
-/// Opens a file the cron flags name and reads it, if it holds at most `max` bytes.
+/// Opens a file the conditional flags name and reads it, if it holds at most `max` bytes.
 fn read_at_most(path: &Path, max: u64) -> io::Result<Held> {
     let f = match std::fs::File::open(path) {
         Ok(f) => f,
