@@ -499,6 +499,30 @@ fn no_files_import_each_other_in_a_circle() {
     );
 }
 
+/// The same graph between the rooms of src/ (its top-level modules and folders): data flows
+/// one way (cli -> config -> session -> request -> output/report -> exit, the fleet beside).
+#[test]
+fn no_rooms_import_each_other_in_a_circle() {
+    let mut rooms: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for (from, to) in imports(&sources()) {
+        let Some(room) = from.first() else { continue };
+        let deps = rooms.entry(vec![room.clone()]).or_default();
+        deps.extend(
+            to.iter()
+                .filter_map(|t| t.first())
+                .filter(|t| *t != room)
+                .map(|t| vec![t.clone()]),
+        );
+    }
+    let found = circles(&rooms);
+    let shown: Vec<String> = found.iter().map(|c| c.join(" -> ")).collect();
+    assert!(
+        found.is_empty(),
+        "import circles between rooms:\n{}",
+        shown.join("\n")
+    );
+}
+
 #[test]
 fn the_measures_see_what_they_measure() {
     let s = |module: &[&str], text: &str| {
