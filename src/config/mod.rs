@@ -16,7 +16,7 @@ pub mod protocols;
 mod readiness;
 
 use crate::cli::values::{self, HeaderArg};
-use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
+use crate::cli::{FleetFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::decision::UNLIMITED;
 use crate::policy::{Backoff, StatusSet};
 use base64::Engine;
@@ -338,36 +338,40 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
-/// a fixed order (so a command line with several faults always gets the same error first):
-/// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
+/// Turns parsed flags into a configuration, or says which flag is wrong. Each part is made
+/// once, by its own step, and the configuration is assembled from them at the end: nothing
+/// changes it afterwards. The checks run in a fixed order (so a command line with several
+/// faults always gets the same error first): curl's flags, the target, the policy's
+/// durations, the request as its flags draft it, the key, the timeouts, the conditional
+/// flags, `--state`, the protocol flags, the destination flags (output path included), and
+/// the readiness conditions.
 pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
     let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
-    let request = request(a, positional_method, url)?;
+    let drafted = drafted(a, positional_method, url)?;
     // -G's data may have added parameters to the URL.
-    crate::redact::mark(crate::redact::Secret::Url(request.url.as_str()));
-    let mut retry = retry(&a.policy, given_attempts(a), &request)?;
-    retry.curl = a.curl_retry.mapped.clone();
-    let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
-    let conditional = conditional::build(a, |n| has_header(&request.headers, n))?;
-    let mut cfg = Config {
+    crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
+    let curl = a.curl_retry.mapped.clone();
+    let retry = retry(&a.policy, given_attempts(a), curl, &drafted)?;
+    let timeouts = network::timeouts(timeouts(&a.policy)?, &drafted.network);
+    let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
+    let state = state(&a.fleet, a.policy.max_retry_after)?;
+    let request = request(a, drafted)?;
+    let path = destination::output_file(a, &request.url)?;
+    let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
+    Ok(Config {
+        output: output(a, path, ready.needs_body()),
         request,
         retry,
         timeouts,
-        output: output(&a.output, a.request.head),
         explain: a.policy.explain,
-        state: state(&a.fleet, a.policy.max_retry_after)?,
-        ready: crate::policy::readiness::Conditions::default(),
+        state,
+        ready,
         conditional,
-    };
-    protocols::apply(a, &mut cfg)?;
-    destination::apply(a, &mut cfg)?;
-    readiness::apply(a, &mut cfg)?;
-    Ok(cfg)
+    })
 }
 
 /// Marks every secret the command line (with its `-K` lines) and the environment give, before
@@ -458,13 +462,32 @@ fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The request: headers (with those -u, -A and the body flags add), body and method; then
-/// every header is checked, and stdin is claimed by one input at most.
-fn request(
+/// The request as the request and body flags make it, before the protocol and destination
+/// flags have their say (see [`request`]).
+struct Drafted {
+    /// The method (`-T` may still make it PUT).
+    method: String,
+    /// The URL, `-G`'s inline data in its query (`-T` may still append a file name).
+    url: Url,
+    /// Headers in order (`--oauth2-bearer` and `-e` may still add theirs).
+    headers: Vec<(String, String)>,
+    /// Headers removed with `-H 'Name:'` (lower case).
+    removed: Vec<String>,
+    /// The body, if any (`-T` may still give one).
+    body: Option<BodySpec>,
+    /// `-G` data from files or stdin.
+    get_data: Option<BodySpec>,
+    /// How the connection is made.
+    network: network::NetworkConfig,
+}
+
+/// The drafted request: headers (with those -u, -A and the body flags add), body and
+/// method; then every header is checked, and stdin is claimed by one input at most.
+fn drafted(
     a: &RequestArgs,
     positional_method: Option<&String>,
     mut url: Url,
-) -> Result<RequestConfig, UsageError> {
+) -> Result<Drafted, UsageError> {
     let r = &a.request;
     let (mut headers, removed) = headers(r)?;
     let made = bodies::body(a, &mut headers, &mut url)?;
@@ -485,12 +508,55 @@ fn request(
             "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
         );
     }
+    Ok(Drafted {
+        method,
+        url,
+        headers,
+        removed,
+        body,
+        get_data: made.query,
+        network: network::build(&a.network)?,
+    })
+}
+
+/// The request: the drafted one with what the protocol flags make of it (`--proto`, the TLS
+/// versions, `--oauth2-bearer`'s Authorization, `-T`'s body, PUT and file name), then what
+/// the destination flags do (`-f` against `--fail-with-body`, `-e`'s Referer, `-4`/`-6`),
+/// checked in that order.
+fn request(a: &RequestArgs, d: Drafted) -> Result<RequestConfig, UsageError> {
+    let Drafted {
+        mut method,
+        mut url,
+        mut headers,
+        removed,
+        mut body,
+        get_data,
+        network,
+    } = d;
+    let protocols = protocols::protocols(a, &url)?;
+    if let Some(value) = protocols::bearer(a, &removed)? {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+        headers.push(("Authorization".into(), value));
+    }
+    if let Some(upload) = protocols::upload(a, a.config_file.stdin_taken)? {
+        body = Some(upload.body);
+        if upload.put {
+            method = "PUT".into();
+        }
+        if let Some(file) = &upload.named {
+            protocols::append_file_name(&mut url, file);
+        }
+    }
+    destination::fail_flags(a)?;
+    headers.extend(destination::referer(a, &headers, &removed)?);
+    let family = destination::family(a, &url)?;
+    let r = &a.request;
     Ok(RequestConfig {
         method,
         url,
         headers,
         body,
-        get_data: made.query,
+        get_data,
         follow: r.location.then_some(r.max_redirs),
         removed,
         insecure: r.insecure,
@@ -498,9 +564,9 @@ fn request(
         compressed: r.compressed,
         proxy: r.proxy.clone(),
         noproxy: r.noproxy.clone(),
-        network: network::build(&a.network)?,
-        family: Family::Any,
-        protocols: protocols::Protocols::default(),
+        network,
+        family,
+        protocols,
     })
 }
 
@@ -657,11 +723,13 @@ pub fn attempts(
     }
 }
 
-/// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
+/// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H` (in
+/// the drafted request's headers); `curl` is what curl's retry flags became, in words.
 fn retry(
     p: &PolicyFlags,
     given: Option<u32>,
-    request: &RequestConfig,
+    curl: Option<String>,
+    request: &Drafted,
 ) -> Result<RetryConfig, UsageError> {
     let idempotency_key = idempotency_key(
         p.idempotency_key.as_deref(),
@@ -685,7 +753,7 @@ fn retry(
         idempotency_key,
         retry_unsafe: p.retry_unsafe,
         seed: p.seed,
-        curl: None,
+        curl,
     })
 }
 
@@ -744,18 +812,20 @@ fn timeouts(p: &PolicyFlags) -> Result<Timeouts, UsageError> {
     })
 }
 
-/// Where the body and head go; `-I` implies `-i`.
-fn output(o: &OutputFlags, head: bool) -> OutputConfig {
+/// Where the body and head go: `path` is the output file (see `destination::output_file`),
+/// `inspect` whether a readiness condition reads the body first; `-I` implies `-i`.
+fn output(a: &RequestArgs, path: Option<PathBuf>, inspect: bool) -> OutputConfig {
+    let o = &a.output;
     OutputConfig {
-        path: o.output.clone(),
-        include: o.include || head,
+        path,
+        include: o.include || a.request.head,
         fail_with_body: o.fail_with_body,
         no_buffer: o.no_buffer,
         max_filesize: o.max_filesize,
         dump_header: o.dump_header.clone(),
         write_out: o.write_out.clone(),
-        create_dirs: false,
-        inspect: false,
+        create_dirs: a.destination.output.create_dirs,
+        inspect,
     }
 }
 
@@ -861,6 +931,107 @@ mod tests {
             Some((6, B::Given))
         );
         assert_eq!(of(&[]), Some((DEFAULT_ATTEMPTS, B::Default)));
+    }
+
+    /// The configuration is finished when `build` returns it: two builds from one command
+    /// line are the same, field for field.
+    #[test]
+    fn building_twice_gives_the_same_configuration() {
+        let line = [
+            "--proto",
+            "=https",
+            "--tls-max",
+            "1.2",
+            "--oauth2-bearer",
+            "t0k",
+            "-e",
+            "http://r/",
+            "-4",
+            "-T",
+            "up.txt",
+            "-O",
+            "--output-dir",
+            "d",
+            "--create-dirs",
+            "--until-status",
+            "200",
+            "--retry",
+            "2",
+            "https://127.0.0.1/dir/",
+        ];
+        let first = parse(&line).expect("a valid line");
+        let second = parse(&line).expect("a valid line");
+        assert_eq!(format!("{first:?}"), format!("{second:?}"));
+    }
+
+    /// Every part the protocol, destination and readiness flags make is in the
+    /// configuration `build` returns, nothing left at a default for a later step to fill.
+    #[test]
+    fn every_part_is_made_by_build() {
+        let c = parse(&[
+            "--proto",
+            "=https",
+            "--tls-max",
+            "1.2",
+            "--oauth2-bearer",
+            "t0k",
+            "-u",
+            "u:p",
+            "-e",
+            "http://r/",
+            "-4",
+            "-T",
+            "up.txt",
+            "-O",
+            "--output-dir",
+            "d",
+            "--create-dirs",
+            "--until-body",
+            "ok",
+            "--idempotency-key",
+            "k",
+            "--retry",
+            "2",
+            "https://127.0.0.1/dir/",
+        ])
+        .expect("a valid line");
+        let r = &c.request;
+        assert_eq!(r.method, "PUT");
+        assert_eq!(r.url.as_str(), "https://127.0.0.1/dir/up.txt");
+        assert_eq!(r.family, Family::V4);
+        assert!(r.protocols.tls.max_1_2);
+        assert!(!r.protocols.redirect_schemes.http);
+        let header = |name: &str| {
+            r.headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(header("authorization"), ["Bearer t0k"]);
+        assert_eq!(header("referer"), ["http://r/"]);
+        assert!(r.body.is_some());
+        assert_eq!(c.output.path, Some(PathBuf::from("d/up.txt")));
+        assert!(c.output.create_dirs);
+        assert!(c.output.inspect);
+        assert_eq!(c.ready.body.len(), 1);
+        assert_eq!(c.retry.attempts, 3);
+        assert!(c.retry.curl.is_some());
+    }
+
+    /// Without those flags, the parts are their defaults.
+    #[test]
+    fn the_parts_default_without_their_flags() {
+        let c = parse(&["http://h/"]).expect("a valid line");
+        assert_eq!(c.request.family, Family::Any);
+        assert_eq!(
+            c.request.protocols.redirect_schemes,
+            protocols::Schemes::ALL
+        );
+        assert!(!c.output.create_dirs && !c.output.inspect);
+        assert_eq!(c.output.path, None);
+        assert!(!c.ready.any());
+        assert!(c.retry.curl.is_none());
     }
 
     #[test]
