@@ -15,6 +15,7 @@ pub mod network;
 pub mod protocols;
 mod readiness;
 
+use crate::cli::config_file::Found;
 use crate::cli::values::{self, HeaderArg};
 use crate::cli::{FleetFlags, PolicyFlags, RequestArgs, RequestFlags};
 use crate::policy::decision::UNLIMITED;
@@ -338,20 +339,21 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// Turns parsed flags into a configuration, or says which flag is wrong. Each part is made
+/// Turns parsed flags `a`, with what reading the `-K` and `-H @FILE` files found (`found`),
+/// into a configuration, or says which flag is wrong. Each part is made
 /// once, by its own step, and the configuration is assembled from them at the end: nothing
 /// changes it afterwards. The checks run in a fixed order (so a command line with several
 /// faults always gets the same error first): curl's flags, the target, the policy's
 /// durations, the request as its flags draft it, the key, the timeouts, the conditional
 /// flags, `--state`, the protocol flags, the destination flags (output path included), and
 /// the readiness conditions.
-pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
     let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
-    let drafted = drafted(a, positional_method, url)?;
+    let drafted = drafted(a, found, positional_method, url)?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
     let curl = a.curl_retry.mapped.clone();
@@ -359,7 +361,7 @@ pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
     let timeouts = network::timeouts(timeouts(&a.policy)?, &drafted.network);
     let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
     let state = state(&a.fleet, a.policy.max_retry_after)?;
-    let request = request(a, drafted)?;
+    let request = request(a, found, drafted)?;
     let path = destination::output_file(a, &request.url)?;
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
     Ok(Config {
@@ -485,12 +487,13 @@ struct Drafted {
 /// method; then every header is checked, and stdin is claimed by one input at most.
 fn drafted(
     a: &RequestArgs,
+    found: Found,
     positional_method: Option<&String>,
     mut url: Url,
 ) -> Result<Drafted, UsageError> {
     let r = &a.request;
     let (mut headers, removed) = headers(r)?;
-    let made = bodies::body(a, &mut headers, &mut url)?;
+    let made = bodies::body(a, found.stdin_taken, &mut headers, &mut url)?;
     let body = made.body;
     // A header removed with `-H 'Name:'` goes, even one a body flag implied.
     headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
@@ -523,7 +526,7 @@ fn drafted(
 /// versions, `--oauth2-bearer`'s Authorization, `-T`'s body, PUT and file name), then what
 /// the destination flags do (`-f` against `--fail-with-body`, `-e`'s Referer, `-4`/`-6`),
 /// checked in that order.
-fn request(a: &RequestArgs, d: Drafted) -> Result<RequestConfig, UsageError> {
+fn request(a: &RequestArgs, found: Found, d: Drafted) -> Result<RequestConfig, UsageError> {
     let Drafted {
         mut method,
         mut url,
@@ -538,7 +541,7 @@ fn request(a: &RequestArgs, d: Drafted) -> Result<RequestConfig, UsageError> {
         headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
         headers.push(("Authorization".into(), value));
     }
-    if let Some(upload) = protocols::upload(a, a.config_file.stdin_taken)? {
+    if let Some(upload) = protocols::upload(a, found.stdin_taken)? {
         body = Some(upload.body);
         if upload.put {
             method = "PUT".into();
@@ -895,7 +898,7 @@ mod tests {
         all.extend_from_slice(args);
         let mut cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
         curl_retry::fold(&mut cli.request)?;
-        build(&cli.request)
+        build(&cli.request, Found::default())
     }
 
     /// A count given bounds the run; a deadline alone lets it run as long as the deadline
@@ -1032,6 +1035,27 @@ mod tests {
         assert_eq!(c.output.path, None);
         assert!(!c.ready.any());
         assert!(c.retry.curl.is_none());
+    }
+
+    /// What reading the files found is an input of `build`: stdin read by `-H @-` may not
+    /// be read again by a body or `-T -`.
+    #[test]
+    fn stdin_taken_while_expanding_is_an_input() {
+        let with = |args: &[&str], found: Found| {
+            let mut all = vec!["retry-http"];
+            all.extend_from_slice(args);
+            let cli = Cli::try_parse_from(all).expect("clap accepts it");
+            build(&cli.request, found).map(|_| ())
+        };
+        let taken = Found {
+            stdin_taken: Some("-H @-"),
+            from_file: false,
+        };
+        for args in [&["-T", "-", "http://h/"][..], &["-d", "@-", "http://h/"]] {
+            assert!(with(args, Found::default()).is_ok(), "{args:?}");
+            let e = with(args, taken).expect_err("stdin twice");
+            assert!(e.0.starts_with("-H @- and "), "{}", e.0);
+        }
     }
 
     #[test]

@@ -126,7 +126,7 @@ mod tests {
         all.push("http://h/");
         let all: Vec<std::ffi::OsString> = all.into_iter().map(Into::into).collect();
         let cli = crate::cli::parse(&all).map_err(|e| UsageError(e.to_string()))?;
-        build(&cli.request)
+        build(&cli.request, crate::cli::config_file::Found::default())
     }
 
     /// A body condition reads the whole body first: not with HEAD, -N or -C; a status
