@@ -340,13 +340,13 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 }
 
 /// Turns parsed flags `a`, with what reading the `-K` and `-H @FILE` files found (`found`),
-/// into a configuration, or says which flag is wrong. Each part is made
-/// once, by its own step, and the configuration is assembled from them at the end: nothing
-/// changes it afterwards. The checks run in a fixed order (so a command line with several
-/// faults always gets the same error first): curl's flags, the target, the policy's
-/// durations, the request as its flags draft it, the key, the timeouts, the conditional
-/// flags, `--state`, the protocol flags, the destination flags (output path included), and
-/// the readiness conditions.
+/// into a configuration, or says which flag is wrong. Each part is made once, by its own
+/// step, and the configuration is assembled from them at the end: nothing changes it
+/// afterwards. The checks run in a fixed order (so a command line with several faults
+/// always gets the same error first): curl's flags, the target, the policy's durations,
+/// the request as its flags draft it, the key, the timeouts, the conditional flags,
+/// `--state`, the protocol flags, the destination flags (output path included), and the
+/// readiness conditions.
 pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
@@ -936,34 +936,41 @@ mod tests {
         assert_eq!(of(&[]), Some((DEFAULT_ATTEMPTS, B::Default)));
     }
 
+    /// A command line with a flag of every group that adds a part late in `build`: the
+    /// protocol flags, the destination flags and a readiness condition.
+    const EVERY_PART: [&str; 24] = [
+        "--proto",
+        "=https",
+        "--tls-max",
+        "1.2",
+        "--oauth2-bearer",
+        "t0k",
+        "-u",
+        "u:p",
+        "-e",
+        "http://r/",
+        "-4",
+        "-T",
+        "up.txt",
+        "-O",
+        "--output-dir",
+        "d",
+        "--create-dirs",
+        "--until-body",
+        "ok",
+        "--idempotency-key",
+        "k",
+        "--retry",
+        "2",
+        "https://127.0.0.1/dir/",
+    ];
+
     /// The configuration is finished when `build` returns it: two builds from one command
     /// line are the same, field for field.
     #[test]
     fn building_twice_gives_the_same_configuration() {
-        let line = [
-            "--proto",
-            "=https",
-            "--tls-max",
-            "1.2",
-            "--oauth2-bearer",
-            "t0k",
-            "-e",
-            "http://r/",
-            "-4",
-            "-T",
-            "up.txt",
-            "-O",
-            "--output-dir",
-            "d",
-            "--create-dirs",
-            "--until-status",
-            "200",
-            "--retry",
-            "2",
-            "https://127.0.0.1/dir/",
-        ];
-        let first = parse(&line).expect("a valid line");
-        let second = parse(&line).expect("a valid line");
+        let first = parse(&EVERY_PART).expect("a valid line");
+        let second = parse(&EVERY_PART).expect("a valid line");
         assert_eq!(format!("{first:?}"), format!("{second:?}"));
     }
 
@@ -971,33 +978,7 @@ mod tests {
     /// configuration `build` returns, nothing left at a default for a later step to fill.
     #[test]
     fn every_part_is_made_by_build() {
-        let c = parse(&[
-            "--proto",
-            "=https",
-            "--tls-max",
-            "1.2",
-            "--oauth2-bearer",
-            "t0k",
-            "-u",
-            "u:p",
-            "-e",
-            "http://r/",
-            "-4",
-            "-T",
-            "up.txt",
-            "-O",
-            "--output-dir",
-            "d",
-            "--create-dirs",
-            "--until-body",
-            "ok",
-            "--idempotency-key",
-            "k",
-            "--retry",
-            "2",
-            "https://127.0.0.1/dir/",
-        ])
-        .expect("a valid line");
+        let c = parse(&EVERY_PART).expect("a valid line");
         let r = &c.request;
         assert_eq!(r.method, "PUT");
         assert_eq!(r.url.as_str(), "https://127.0.0.1/dir/up.txt");
