@@ -222,10 +222,36 @@ pub fn remote_name(url: &Url) -> Result<String, UsageError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::args_of as args;
     use super::*;
 
     fn u(s: &str) -> Url {
         Url::parse(s).expect("a URL")
+    }
+
+    /// `-e` alone: its Referer, unless `-H` gave or removed one; empty sends none.
+    #[test]
+    fn a_referer_is_a_value_of_its_own() {
+        let a = args(&["-e", "http://r/", "http://h/"]);
+        let sent = Some(("Referer".to_string(), "http://r/".to_string()));
+        assert_eq!(referer(&a, &[], &[]), Ok(sent));
+        let given = [("referer".to_string(), "x".to_string())];
+        assert_eq!(referer(&a, &given, &[]), Ok(None));
+        assert_eq!(referer(&a, &[], &["referer".into()]), Ok(None));
+        assert_eq!(referer(&args(&["-e", "", "http://h/"]), &[], &[]), Ok(None));
+        assert!(referer(&args(&["-e", "http://r/;auto", "http://h/"]), &[], &[]).is_err());
+    }
+
+    /// `-4`/`-6` alone: the family, refused for an address of the other one unless a
+    /// proxy reaches it.
+    #[test]
+    fn the_family_is_a_value_of_its_own() {
+        let v4 = u("http://127.0.0.1/");
+        assert_eq!(family(&args(&["http://h/"]), &v4), Ok(Family::Any));
+        assert_eq!(family(&args(&["-4", "http://h/"]), &v4), Ok(Family::V4));
+        assert!(family(&args(&["-6", "http://h/"]), &v4).is_err());
+        let proxied = args(&["-6", "-x", "http://p:3128", "http://h/"]);
+        assert_eq!(family(&proxied, &v4), Ok(Family::V6));
     }
 
     #[test]

@@ -893,6 +893,14 @@ mod tests {
     use crate::cli::Cli;
     use clap::Parser;
 
+    /// The flags of a command line (without the program's name), as clap parses them.
+    pub(super) fn args_of(line: &[&str]) -> RequestArgs {
+        let mut all = vec!["retry-http"];
+        all.extend_from_slice(line);
+        let all: Vec<std::ffi::OsString> = all.into_iter().map(Into::into).collect();
+        crate::cli::parse(&all).expect("clap accepts it").request
+    }
+
     fn parse(args: &[&str]) -> Result<Config, UsageError> {
         let mut all = vec!["retry-http"];
         all.extend_from_slice(args);
@@ -1022,12 +1030,7 @@ mod tests {
     /// be read again by a body or `-T -`.
     #[test]
     fn stdin_taken_while_expanding_is_an_input() {
-        let with = |args: &[&str], found: Found| {
-            let mut all = vec!["retry-http"];
-            all.extend_from_slice(args);
-            let cli = Cli::try_parse_from(all).expect("clap accepts it");
-            build(&cli.request, found).map(|_| ())
-        };
+        let with = |args: &[&str], found: Found| build(&args_of(args), found).map(|_| ());
         let taken = Found {
             stdin_taken: Some("-H @-"),
             from_file: false,

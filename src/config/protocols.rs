@@ -281,6 +281,7 @@ pub(super) fn append_file_name(url: &mut Url, path: &Path) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::args_of as args;
     use super::*;
 
     fn p(list: &str) -> Result<Schemes, UsageError> {
@@ -312,6 +313,41 @@ mod tests {
             let e = p(bad).expect_err(bad);
             assert!(e.0.starts_with("--proto "), "{}", e.0);
         }
+    }
+
+    /// `-T` alone: the file is the body, PUT unless a method is given, its name for a URL
+    /// ending in `/`; stdin names no file, and is refused when `-H @-` read it.
+    #[test]
+    fn an_upload_is_a_value_of_its_own() {
+        let u = upload(&args(&["-T", "a.txt", "http://h/"]), None).expect("valid");
+        let u = u.expect("an upload");
+        assert!(u.put);
+        assert_eq!(u.named, Some(PathBuf::from("a.txt")));
+        assert_eq!(u.body.parts.len(), 1);
+        let u = upload(&args(&["-X", "POST", "-T", "-", "http://h/"]), None).expect("valid");
+        let u = u.expect("an upload");
+        assert!(!u.put);
+        assert_eq!(u.named, None);
+        assert_eq!(upload(&args(&["http://h/"]), None), Ok(None));
+        let e = upload(&args(&["-T", "-", "http://h/"]), Some("-H @-")).expect_err("stdin");
+        assert!(e.0.starts_with("-H @- and -T -"), "{}", e.0);
+    }
+
+    /// `--oauth2-bearer` alone: its Authorization value, unless `-H` gave or removed one.
+    #[test]
+    fn a_bearer_token_is_a_value_of_its_own() {
+        let line = ["--oauth2-bearer", "t", "http://h/"];
+        assert_eq!(bearer(&args(&line), &[]), Ok(Some("Bearer t".into())));
+        assert_eq!(bearer(&args(&line), &["authorization".into()]), Ok(None));
+        let by_hand = args(&[
+            "-H",
+            "Authorization: x",
+            "--oauth2-bearer",
+            "t",
+            "http://h/",
+        ]);
+        assert_eq!(bearer(&by_hand, &[]), Ok(None));
+        assert!(bearer(&args(&["--oauth2-bearer", " ", "http://h/"]), &[]).is_err());
     }
 
     #[test]
