@@ -7,8 +7,8 @@
 
 use crate::config::RequestConfig;
 use crate::config::UsageError;
-use crate::config::protocols::TlsVersions;
 use crate::config::network::ClientCert;
+use crate::config::protocols::TlsVersions;
 use crate::http::network;
 use std::path::Path;
 use std::sync::Arc;
