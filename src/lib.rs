@@ -121,11 +121,9 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
     if let Err(e) = config::curl_retry::fold(&mut cli.request) {
         return cli::usage::usage_line(&e.0, &args, start);
     }
-    cli.request.config_file.stdin_taken = expanded.stdin_taken;
-    cli.request.config_file.from_file = expanded.from_file;
     match cli.command {
         Some(cli::Command::Demo) => demo::show(start),
         Some(cli::Command::Simulate(args)) => simulate::command::simulate(&args),
-        None => session::run(&cli.request, start),
+        None => session::run(&cli.request, expanded.found, start),
     }
 }

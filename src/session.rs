@@ -6,6 +6,7 @@
 //! run several requests in one session.
 
 use crate::cli::RequestArgs;
+use crate::cli::config_file::Found;
 use crate::config::{self, Config};
 use crate::exit::Outcome;
 use crate::output;
@@ -22,15 +23,16 @@ use rand::RngExt;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-/// Runs the main command: one request with retries; `start` is when the process started.
-/// Returns the outcome that sets the exit status.
-pub fn run(args: &RequestArgs, start: Instant) -> Outcome {
+/// Runs the main command: one request with retries; `found` is what reading the `-K` and
+/// `-H @FILE` files found, `start` when the process started. Returns the outcome that sets
+/// the exit status.
+pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Outcome {
     let reporter = Reporter::new(crate::config::log::of(args));
-    let cfg = match config::build(args) {
+    let cfg = match config::build(args, found) {
         Ok(cfg) => cfg,
-        Err(e) => return unusable(args, &reporter, start, e.0),
+        Err(e) => return unusable(args, found, &reporter, start, e.0),
     };
-    let session = Session::begin(&cfg, reporter, start, args.config_file.from_file);
+    let session = Session::begin(&cfg, reporter, start, found.from_file);
     let outcome = session.run(&cfg);
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
@@ -39,8 +41,14 @@ pub fn run(args: &RequestArgs, start: Instant) -> Outcome {
 
 /// A command line that makes no configuration: its usage error (exit 2), nothing sent.
 /// No watchdog keeps a deadline yet, so the lines are bounded here.
-fn unusable(args: &RequestArgs, reporter: &Reporter, start: Instant, mut msg: String) -> Outcome {
-    if args.config_file.from_file {
+fn unusable(
+    args: &RequestArgs,
+    found: Found,
+    reporter: &Reporter,
+    start: Instant,
+    mut msg: String,
+) -> Outcome {
+    if found.from_file {
         // A value from a -K file may be a secret: it is not quoted back.
         msg = crate::cli::config_file::unquoted(&msg);
     }

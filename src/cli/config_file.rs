@@ -12,8 +12,8 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// `-K` as clap declares it (the files were read before clap parses: see [`expand`]), and
-/// what the expansion found, set after parsing.
+/// `-K` as clap declares it (the files were read before clap parses: see [`expand`], whose
+/// findings are [`Found`]).
 #[derive(Debug, Args, Default)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
@@ -30,14 +30,6 @@ pub struct ConfigFileFlags {
         value_name = "FILE"
     )]
     pub config: Vec<PathBuf>,
-
-    /// What already reads stdin before the request is made (`-H @-`), if anything.
-    #[arg(skip)]
-    pub stdin_taken: Option<&'static str>,
-    /// Some flags came from a `-K` file: usage errors do not quote values (set after
-    /// expansion, not a flag).
-    #[arg(skip)]
-    pub from_file: bool,
 }
 
 /// The largest `-K` or `-H @` file read, in bytes.
@@ -63,7 +55,15 @@ impl From<String> for Refusal {
 pub struct Expanded {
     /// The arguments clap parses (program name first).
     pub args: Vec<OsString>,
-    /// What read stdin (`-H @-`), if anything.
+    /// What reading the files found.
+    pub found: Found,
+}
+
+/// What reading the `-K` and `-H @FILE` files found besides the arguments: facts the
+/// configuration and the session are built from, not flags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Found {
+    /// What read stdin (`-H @-`), if anything: no body nor `-w @-` may read it again.
     pub stdin_taken: Option<&'static str>,
     /// Some flags came from a `-K` file: their values are not quoted in errors.
     pub from_file: bool,
@@ -107,8 +107,7 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
     if is_subcommand {
         return Ok(Expanded {
             args,
-            stdin_taken: None,
-            from_file: false,
+            found: Found::default(),
         });
     }
     if !may_expand(&args) {
@@ -116,8 +115,7 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         // tenth of the start-up) is not needed to know that.
         return Ok(Expanded {
             args,
-            stdin_taken: None,
-            from_file: false,
+            found: Found::default(),
         });
     }
     let opts = Options::of_cli();
@@ -140,8 +138,10 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
     args.extend(urls);
     Ok(Expanded {
         args,
-        stdin_taken,
-        from_file,
+        found: Found {
+            stdin_taken,
+            from_file,
+        },
     })
 }
 

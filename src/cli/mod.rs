@@ -117,7 +117,7 @@ pub struct RequestArgs {
     #[command(flatten)]
     pub bodies: bodies::BodyFlags,
 
-    /// -K, and what reading its files (and -H @FILE) found.
+    /// -K (what reading its files and -H @FILE found is `config_file::Found`).
     #[command(flatten)]
     pub config_file: config_file::ConfigFileFlags,
 

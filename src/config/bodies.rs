@@ -21,10 +21,12 @@ pub(super) struct Made {
     pub query: Option<BodySpec>,
 }
 
-/// The body (or `-G` query) of the request, and the Content-Type it implies. `-d`,
+/// The body (or `-G` query) of the request, and the Content-Type it implies; `stdin_taken`
+/// is what read stdin while the flags were expanded (`-H @-`), if anything. `-d`,
 /// `--data-binary` and `--json` alone are the parent's `body`.
 pub(super) fn body(
     a: &RequestArgs,
+    stdin_taken: Option<&str>,
     headers: &mut Vec<(String, String)>,
     url: &mut Url,
 ) -> Result<Made, UsageError> {
@@ -66,12 +68,13 @@ pub(super) fn body(
             "-I sends HEAD, which has no body: drop the data, or add -G to send it in the URL",
         );
     }
-    check_stdin(a, &made)?;
+    check_stdin(a, stdin_taken, &made)?;
     Ok(made)
 }
 
-/// stdin is read once: by one body part at most, and not by a body and `-H @-` or `-w @-`.
-fn check_stdin(a: &RequestArgs, made: &Made) -> Result<(), UsageError> {
+/// stdin is read once: by one body part at most, and not by a body and `-H @-` or `-w @-`
+/// (`stdin_taken`: what read it while the flags were expanded, if anything).
+fn check_stdin(a: &RequestArgs, stdin_taken: Option<&str>, made: &Made) -> Result<(), UsageError> {
     let readers = [&made.body, &made.query]
         .into_iter()
         .flatten()
@@ -91,7 +94,7 @@ fn check_stdin(a: &RequestArgs, made: &Made) -> Result<(), UsageError> {
             "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
         );
     }
-    if let Some(taker) = a.config_file.stdin_taken {
+    if let Some(taker) = stdin_taken {
         if readers > 0 {
             return usage(format!(
                 "{taker} and a body from @- both want stdin: give one of them in a file"

@@ -3,7 +3,7 @@
 //! `-e`, `-4`/`-6`, and `-f` against `--fail-with-body`.
 //! Nothing here does I/O.
 
-use super::{Config, RequestConfig, UsageError, check_header, has_header, usage};
+use super::{UsageError, check_header, has_header, usage};
 use crate::cli::RequestArgs;
 use crate::cli::destination::SavedFileFlags;
 use crate::redact;
@@ -105,53 +105,53 @@ pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
     Ok(Cow::Owned(format!("http://{typed}")))
 }
 
-/// The checks and settings that need the rest of the configuration: `-f` against
-/// `--fail-with-body`, the Referer, the address family, and the output path.
-pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
-    let b = &a.destination;
-    if b.output.fail && a.output.fail_with_body {
+/// `-f` against `--fail-with-body`: this tool does what `-f` asks anyway, and the two
+/// disagree about the failed response's body.
+pub(super) fn fail_flags(a: &RequestArgs) -> Result<(), UsageError> {
+    if a.destination.output.fail && a.output.fail_with_body {
         return usage(
             "-f and --fail-with-body: give one (-f is what retry-http does anyway: a failed response's body is not written)",
         );
     }
-    referer(b.request.referer.as_deref(), &mut cfg.request)?;
-    cfg.request.family = family(b.request.ipv4, b.request.ipv6, &cfg.request)?;
-    cfg.output.path = output_path(cfg.output.path.take(), &b.output, &cfg.request.url)?;
-    cfg.output.create_dirs = b.output.create_dirs;
     Ok(())
 }
 
-/// `-e URL`: a Referer header, unless `-H` gave or removed one (as in curl, `-H` wins); an
-/// empty URL sends none. curl's `;auto` is refused.
-fn referer(given: Option<&str>, req: &mut RequestConfig) -> Result<(), UsageError> {
-    let Some(given) = given else { return Ok(()) };
+/// `-e URL`: the Referer header to add, unless `-H` gave one (in `headers`) or removed one
+/// (in `removed`, lower case): as in curl, `-H` wins; an empty URL sends none. curl's
+/// `;auto` is refused.
+pub(super) fn referer(
+    a: &RequestArgs,
+    headers: &[(String, String)],
+    removed: &[String],
+) -> Result<Option<(String, String)>, UsageError> {
+    let Some(given) = a.destination.request.referer.as_deref() else {
+        return Ok(None);
+    };
     if given.ends_with(";auto") {
         return usage(format!(
             "-e {:?}: ';auto' (a Referer on each redirect) is not supported: give the Referer URL alone",
             redact::url_text(given)
         ));
     }
-    if given.is_empty()
-        || has_header(&req.headers, "referer")
-        || req.removed.iter().any(|n| n == "referer")
+    if given.is_empty() || has_header(headers, "referer") || removed.iter().any(|n| n == "referer")
     {
-        return Ok(());
+        return Ok(None);
     }
     check_header("Referer", given)?;
-    req.headers.push(("Referer".into(), given.to_string()));
-    Ok(())
+    Ok(Some(("Referer".into(), given.to_string())))
 }
 
 /// `-4` or `-6` (clap keeps the last of the two). An address in the URL of the other
 /// family could never be reached: a usage error, unless `-x` names a proxy (the proxy
 /// then reaches it).
-fn family(ipv4: bool, ipv6: bool, req: &RequestConfig) -> Result<Family, UsageError> {
-    let family = match (ipv4, ipv6) {
+pub(super) fn family(a: &RequestArgs, url: &Url) -> Result<Family, UsageError> {
+    let d = &a.destination.request;
+    let family = match (d.ipv4, d.ipv6) {
         (true, _) => Family::V4,
         (_, true) => Family::V6,
         _ => return Ok(Family::Any),
     };
-    let address = match req.url.host() {
+    let address = match url.host() {
         Some(Host::Ipv4(a)) => Some(IpAddr::V4(a)),
         Some(Host::Ipv6(a)) => Some(IpAddr::V6(a)),
         _ => None,
@@ -161,11 +161,19 @@ fn family(ipv4: bool, ipv6: bool, req: &RequestConfig) -> Result<Family, UsageEr
         _ => ("-4", "IPv4"),
     };
     match address {
-        Some(a) if req.proxy.is_none() && a.is_ipv4() != (family == Family::V4) => usage(format!(
-            "{flag} asks for {wanted} but the URL's host {a} is not an {wanted} address: drop {flag}, or give a host name or an {wanted} address"
-        )),
+        Some(ip) if a.request.proxy.is_none() && ip.is_ipv4() != (family == Family::V4) => {
+            usage(format!(
+                "{flag} asks for {wanted} but the URL's host {ip} is not an {wanted} address: drop {flag}, or give a host name or an {wanted} address"
+            ))
+        }
         _ => Ok(family),
     }
+}
+
+/// The output file of `a` for `url` (the URL sent, `-T`'s file name included): see
+/// [`output_path`].
+pub(super) fn output_file(a: &RequestArgs, url: &Url) -> Result<Option<PathBuf>, UsageError> {
+    output_path(a.output.output.clone(), &a.destination.output, url)
 }
 
 /// The `-o` path, or `-O`'s name from the URL, under `--output-dir` when relative; `-`
@@ -214,10 +222,36 @@ pub fn remote_name(url: &Url) -> Result<String, UsageError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::args_of as args;
     use super::*;
 
     fn u(s: &str) -> Url {
         Url::parse(s).expect("a URL")
+    }
+
+    /// `-e` alone: its Referer, unless `-H` gave or removed one; empty sends none.
+    #[test]
+    fn a_referer_is_a_value_of_its_own() {
+        let a = args(&["-e", "http://r/", "http://h/"]);
+        let sent = Some(("Referer".to_string(), "http://r/".to_string()));
+        assert_eq!(referer(&a, &[], &[]), Ok(sent));
+        let given = [("referer".to_string(), "x".to_string())];
+        assert_eq!(referer(&a, &given, &[]), Ok(None));
+        assert_eq!(referer(&a, &[], &["referer".into()]), Ok(None));
+        assert_eq!(referer(&args(&["-e", "", "http://h/"]), &[], &[]), Ok(None));
+        assert!(referer(&args(&["-e", "http://r/;auto", "http://h/"]), &[], &[]).is_err());
+    }
+
+    /// `-4`/`-6` alone: the family, refused for an address of the other one unless a
+    /// proxy reaches it.
+    #[test]
+    fn the_family_is_a_value_of_its_own() {
+        let v4 = u("http://127.0.0.1/");
+        assert_eq!(family(&args(&["http://h/"]), &v4), Ok(Family::Any));
+        assert_eq!(family(&args(&["-4", "http://h/"]), &v4), Ok(Family::V4));
+        assert!(family(&args(&["-6", "http://h/"]), &v4).is_err());
+        let proxied = args(&["-6", "-x", "http://p:3128", "http://h/"]);
+        assert_eq!(family(&proxied, &v4), Ok(Family::V6));
     }
 
     #[test]

@@ -4,8 +4,11 @@
 //! flags (see `cli`) are in the file of the same name: `destination` (the URL, `-e`,
 //! `-4`/`-6`, `-O`), `bodies`, `network`, `conditional` (`-C -`, the ETag flags, `-z`, `-R`,
 //! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
-//! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags, and
-//! `log` makes the stderr log's settings from the logging flags.
+//! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags,
+//! `request` drafts the request from the request and body flags and finishes it with the
+//! protocol and destination flags' parts, and `log` makes the stderr log's settings from
+//! the logging flags. [`build`] makes each part once and assembles the [`Config`] from
+//! them: nothing changes it afterwards.
 
 mod bodies;
 pub mod conditional;
@@ -14,12 +17,13 @@ pub mod log;
 pub mod network;
 pub mod protocols;
 mod readiness;
+mod request;
 
+use crate::cli::config_file::Found;
 use crate::cli::values::{self, HeaderArg};
-use crate::cli::{FleetFlags, OutputFlags, PolicyFlags, RequestArgs, RequestFlags};
+use crate::cli::{FleetFlags, PolicyFlags, RequestArgs};
 use crate::policy::decision::UNLIMITED;
 use crate::policy::{Backoff, StatusSet};
-use base64::Engine;
 pub(crate) use bodies::{append_query, form_encode};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -206,23 +210,6 @@ fn usage<T>(msg: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(msg.into()))
 }
 
-/// Checks a method: an HTTP token (RFC 9110 section 9.1), kept as given.
-fn method(m: &str) -> Result<String, UsageError> {
-    // A method is a token, never with `/` or `:`: such a word is a URL (perhaps without
-    // its scheme).
-    if m.contains('/') || m.contains(':') {
-        return usage(
-            "two URLs given: one request per run is accepted (the word before the URL is the method)",
-        );
-    }
-    if !values::is_token(m) {
-        return usage(format!(
-            "invalid method {m:?}: expected a token such as GET, POST, PUT, DELETE"
-        ));
-    }
-    Ok(m.to_string())
-}
-
 /// Checks a header the tool is about to send. The body's framing (Content-Length,
 /// Transfer-Encoding) is the tool's to set: one given by hand would disagree with the body
 /// it sends, or smuggle a second framing (RFC 9112 section 6.1).
@@ -338,36 +325,41 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
     d.filter(|d| !d.is_zero())
 }
 
-/// Turns parsed flags into a configuration, or says which flag is wrong. The checks run in
-/// a fixed order (so a command line with several faults always gets the same error first):
-/// curl's flags, the target, the policy's durations, the request, the key, the timeouts.
-pub fn build(a: &RequestArgs) -> Result<Config, UsageError> {
+/// Turns parsed flags `a`, with what reading the `-K` and `-H @FILE` files found (`found`),
+/// into a configuration, or says which flag is wrong. Each part is made once, by its own
+/// step, and the configuration is assembled from them at the end: nothing changes it
+/// afterwards. The checks run in a fixed order (so a command line with several faults
+/// always gets the same error first): curl's flags, the target, the policy's durations,
+/// the request as its flags draft it, the key, the timeouts, the conditional flags,
+/// `--state`, the protocol flags, the destination flags (output path included), and the
+/// readiness conditions.
+pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
     let (positional_method, target) = destination::target(a)?;
     let url = url(target)?;
     check_durations(&a.policy, &a.fleet)?;
-    let request = request(a, positional_method, url)?;
+    let drafted = request::drafted(a, found, positional_method, url)?;
     // -G's data may have added parameters to the URL.
-    crate::redact::mark(crate::redact::Secret::Url(request.url.as_str()));
-    let mut retry = retry(&a.policy, given_attempts(a), &request)?;
-    retry.curl = a.curl_retry.mapped.clone();
-    let timeouts = network::timeouts(timeouts(&a.policy)?, &request.network);
-    let conditional = conditional::build(a, |n| has_header(&request.headers, n))?;
-    let mut cfg = Config {
+    crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
+    let curl = a.curl_retry.mapped.clone();
+    let retry = retry(&a.policy, given_attempts(a), curl, &drafted)?;
+    let timeouts = network::timeouts(timeouts(&a.policy)?, &drafted.network);
+    let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
+    let state = state(&a.fleet, a.policy.max_retry_after)?;
+    let request = request::finished(a, found, drafted)?;
+    let path = destination::output_file(a, &request.url)?;
+    let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
+    Ok(Config {
+        output: output(a, path, ready.needs_body()),
         request,
         retry,
         timeouts,
-        output: output(&a.output, a.request.head),
         explain: a.policy.explain,
-        state: state(&a.fleet, a.policy.max_retry_after)?,
-        ready: crate::policy::readiness::Conditions::default(),
+        state,
+        ready,
         conditional,
-    };
-    protocols::apply(a, &mut cfg)?;
-    destination::apply(a, &mut cfg)?;
-    readiness::apply(a, &mut cfg)?;
-    Ok(cfg)
+    })
 }
 
 /// Marks every secret the command line (with its `-K` lines) and the environment give, before
@@ -458,164 +450,6 @@ fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// The request: headers (with those -u, -A and the body flags add), body and method; then
-/// every header is checked, and stdin is claimed by one input at most.
-fn request(
-    a: &RequestArgs,
-    positional_method: Option<&String>,
-    mut url: Url,
-) -> Result<RequestConfig, UsageError> {
-    let r = &a.request;
-    let (mut headers, removed) = headers(r)?;
-    let made = bodies::body(a, &mut headers, &mut url)?;
-    let body = made.body;
-    // A header removed with `-H 'Name:'` goes, even one a body flag implied.
-    headers.retain(|(n, _)| !removed.contains(&n.to_ascii_lowercase()));
-    let method = request_method(r, positional_method, body.is_some())?;
-    for (name, value) in &headers {
-        check_header(name, value)?;
-    }
-    let body_reads_stdin = body.as_ref().is_some_and(|b| {
-        b.parts
-            .iter()
-            .any(|p| matches!(p, BodySource::Stdin { .. }))
-    });
-    if body_reads_stdin && a.output.write_out.as_deref() == Some("@-") {
-        return usage(
-            "-w @- and a body from @- both want stdin: give the -w format inline or in a file",
-        );
-    }
-    Ok(RequestConfig {
-        method,
-        url,
-        headers,
-        body,
-        get_data: made.query,
-        follow: r.location.then_some(r.max_redirs),
-        removed,
-        insecure: r.insecure,
-        cacert: r.cacert.clone(),
-        compressed: r.compressed,
-        proxy: r.proxy.clone(),
-        noproxy: r.noproxy.clone(),
-        network: network::build(&a.network)?,
-        family: Family::Any,
-        protocols: protocols::Protocols::default(),
-    })
-}
-
-/// Headers to send, in order, and the names of those removed (lower case).
-type HeaderLists = (Vec<(String, String)>, Vec<String>);
-
-/// The `-H` headers to send and those removed, with Authorization from `-u` and User-Agent
-/// from `-A` added unless `-H` gave them.
-fn headers(r: &RequestFlags) -> Result<HeaderLists, UsageError> {
-    let mut headers = Vec::new();
-    let mut removed = Vec::new();
-    for h in &r.headers {
-        match h {
-            HeaderArg::Set(n, v) => headers.push((n.clone(), v.clone())),
-            HeaderArg::Remove(n) => removed.push(n.to_ascii_lowercase()),
-        }
-    }
-    // As in curl, a header given with -H beats the one -u or -A would add.
-    if r.user.as_ref().is_some_and(|u| !u.contains(':')) {
-        // curl would prompt for the password; a run from cron has nobody to ask.
-        return usage(
-            "-u USER has no password: give -u 'USER:PASSWORD' ('USER:' for an empty one)",
-        );
-    }
-    if let Some(user) = r
-        .user
-        .as_ref()
-        .filter(|_| !has_header(&headers, "authorization"))
-    {
-        let token = base64::engine::general_purpose::STANDARD.encode(user.as_bytes());
-        crate::redact::mark(crate::redact::Secret::Given(&token));
-        headers.push(("Authorization".into(), format!("Basic {token}")));
-    }
-    if let Some(agent) = r
-        .user_agent
-        .as_ref()
-        .filter(|_| !has_header(&headers, "user-agent"))
-    {
-        headers.push(("User-Agent".into(), agent.clone()));
-    }
-    Ok((headers, removed))
-}
-
-/// The methods a word before the URL may be: RFC 9110's, PATCH (RFC 5789), QUERY, WebDAV's
-/// and its extensions' (RFC 4918, 3253, 3744, 4791, 5323, 5842), and PURGE. Any other
-/// token is sent with `-X`.
-const KNOWN_METHODS: [&str; 39] = [
-    "GET",
-    "HEAD",
-    "POST",
-    "PUT",
-    "DELETE",
-    "CONNECT",
-    "OPTIONS",
-    "TRACE",
-    "PATCH",
-    "QUERY",
-    "PROPFIND",
-    "PROPPATCH",
-    "MKCOL",
-    "COPY",
-    "MOVE",
-    "LOCK",
-    "UNLOCK",
-    "REPORT",
-    "SEARCH",
-    "MKCALENDAR",
-    "ACL",
-    "BIND",
-    "UNBIND",
-    "REBIND",
-    "MKACTIVITY",
-    "CHECKOUT",
-    "CHECKIN",
-    "UNCHECKOUT",
-    "MERGE",
-    "UPDATE",
-    "LABEL",
-    "MKWORKSPACE",
-    "VERSION-CONTROL",
-    "BASELINE-CONTROL",
-    "ORDERPATCH",
-    "MKREDIRECTREF",
-    "UPDATEREDIRECTREF",
-    "LINK",
-    "PURGE",
-];
-
-/// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
-fn request_method(
-    r: &RequestFlags,
-    positional_method: Option<&String>,
-    has_body: bool,
-) -> Result<String, UsageError> {
-    if r.head && (positional_method.is_some() || r.method.is_some()) {
-        return usage("-I sends HEAD: give either -I or a method");
-    }
-    if let Some(m) = positional_method {
-        method(m)?;
-        if !KNOWN_METHODS.contains(&m.as_str()) {
-            // Not quoted: a stray word before the URL may be a token that lost its flag
-            // (`-H 'Authorization: Bearer' TOKEN URL`).
-            return usage(
-                "the word before the URL is not an HTTP method this tool knows (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, WebDAV's...): give -X METHOD for another one",
-            );
-        }
-    }
-    match positional_method.or(r.method.as_ref()) {
-        Some(m) => method(m),
-        None if r.head => Ok("HEAD".into()),
-        None if has_body => Ok("POST".into()),
-        None => Ok("GET".into()),
-    }
-}
-
 /// Attempts when neither a count nor a deadline is given.
 pub const DEFAULT_ATTEMPTS: u32 = 6;
 
@@ -657,11 +491,13 @@ pub fn attempts(
     }
 }
 
-/// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H`.
+/// The retry policy; the Idempotency-Key comes from `--idempotency-key` or from `-H` (in
+/// the drafted request's headers); `curl` is what curl's retry flags became, in words.
 fn retry(
     p: &PolicyFlags,
     given: Option<u32>,
-    request: &RequestConfig,
+    curl: Option<String>,
+    request: &request::Drafted,
 ) -> Result<RetryConfig, UsageError> {
     let idempotency_key = idempotency_key(
         p.idempotency_key.as_deref(),
@@ -685,7 +521,7 @@ fn retry(
         idempotency_key,
         retry_unsafe: p.retry_unsafe,
         seed: p.seed,
-        curl: None,
+        curl,
     })
 }
 
@@ -744,18 +580,20 @@ fn timeouts(p: &PolicyFlags) -> Result<Timeouts, UsageError> {
     })
 }
 
-/// Where the body and head go; `-I` implies `-i`.
-fn output(o: &OutputFlags, head: bool) -> OutputConfig {
+/// Where the body and head go: `path` is the output file (see `destination::output_file`),
+/// `inspect` whether a readiness condition reads the body first; `-I` implies `-i`.
+fn output(a: &RequestArgs, path: Option<PathBuf>, inspect: bool) -> OutputConfig {
+    let o = &a.output;
     OutputConfig {
-        path: o.output.clone(),
-        include: o.include || head,
+        path,
+        include: o.include || a.request.head,
         fail_with_body: o.fail_with_body,
         no_buffer: o.no_buffer,
         max_filesize: o.max_filesize,
         dump_header: o.dump_header.clone(),
         write_out: o.write_out.clone(),
-        create_dirs: false,
-        inspect: false,
+        create_dirs: a.destination.output.create_dirs,
+        inspect,
     }
 }
 
@@ -820,12 +658,20 @@ mod tests {
     use crate::cli::Cli;
     use clap::Parser;
 
+    /// The flags of a command line (without the program's name), as clap parses them.
+    pub(super) fn args_of(line: &[&str]) -> RequestArgs {
+        let mut all = vec!["retry-http"];
+        all.extend_from_slice(line);
+        let all: Vec<std::ffi::OsString> = all.into_iter().map(Into::into).collect();
+        crate::cli::parse(&all).expect("clap accepts it").request
+    }
+
     fn parse(args: &[&str]) -> Result<Config, UsageError> {
         let mut all = vec!["retry-http"];
         all.extend_from_slice(args);
         let mut cli = Cli::try_parse_from(all).map_err(|e| UsageError(e.to_string()))?;
         curl_retry::fold(&mut cli.request)?;
-        build(&cli.request)
+        build(&cli.request, Found::default())
     }
 
     /// A count given bounds the run; a deadline alone lets it run as long as the deadline
@@ -861,6 +707,104 @@ mod tests {
             Some((6, B::Given))
         );
         assert_eq!(of(&[]), Some((DEFAULT_ATTEMPTS, B::Default)));
+    }
+
+    /// A command line with a flag of every group that adds a part late in `build`: the
+    /// protocol flags, the destination flags and a readiness condition.
+    const EVERY_PART: [&str; 24] = [
+        "--proto",
+        "=https",
+        "--tls-max",
+        "1.2",
+        "--oauth2-bearer",
+        "t0k",
+        "-u",
+        "u:p",
+        "-e",
+        "http://r/",
+        "-4",
+        "-T",
+        "up.txt",
+        "-O",
+        "--output-dir",
+        "d",
+        "--create-dirs",
+        "--until-body",
+        "ok",
+        "--idempotency-key",
+        "k",
+        "--retry",
+        "2",
+        "https://127.0.0.1/dir/",
+    ];
+
+    /// The configuration is finished when `build` returns it: two builds from one command
+    /// line are the same, field for field.
+    #[test]
+    fn building_twice_gives_the_same_configuration() {
+        let first = parse(&EVERY_PART).expect("a valid line");
+        let second = parse(&EVERY_PART).expect("a valid line");
+        assert_eq!(format!("{first:?}"), format!("{second:?}"));
+    }
+
+    /// Every part the protocol, destination and readiness flags make is in the
+    /// configuration `build` returns, nothing left at a default for a later step to fill.
+    #[test]
+    fn every_part_is_made_by_build() {
+        let c = parse(&EVERY_PART).expect("a valid line");
+        let r = &c.request;
+        assert_eq!(r.method, "PUT");
+        assert_eq!(r.url.as_str(), "https://127.0.0.1/dir/up.txt");
+        assert_eq!(r.family, Family::V4);
+        assert!(r.protocols.tls.max_1_2);
+        assert!(!r.protocols.redirect_schemes.http);
+        let header = |name: &str| {
+            r.headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(header("authorization"), ["Bearer t0k"]);
+        assert_eq!(header("referer"), ["http://r/"]);
+        assert!(r.body.is_some());
+        assert_eq!(c.output.path, Some(PathBuf::from("d/up.txt")));
+        assert!(c.output.create_dirs);
+        assert!(c.output.inspect);
+        assert_eq!(c.ready.body.len(), 1);
+        assert_eq!(c.retry.attempts, 3);
+        assert!(c.retry.curl.is_some());
+    }
+
+    /// Without those flags, the parts are their defaults.
+    #[test]
+    fn the_parts_default_without_their_flags() {
+        let c = parse(&["http://h/"]).expect("a valid line");
+        assert_eq!(c.request.family, Family::Any);
+        assert_eq!(
+            c.request.protocols.redirect_schemes,
+            protocols::Schemes::ALL
+        );
+        assert!(!c.output.create_dirs && !c.output.inspect);
+        assert_eq!(c.output.path, None);
+        assert!(!c.ready.any());
+        assert!(c.retry.curl.is_none());
+    }
+
+    /// What reading the files found is an input of `build`: stdin read by `-H @-` may not
+    /// be read again by a body or `-T -`.
+    #[test]
+    fn stdin_taken_while_expanding_is_an_input() {
+        let with = |args: &[&str], found: Found| build(&args_of(args), found).map(|_| ());
+        let taken = Found {
+            stdin_taken: Some("-H @-"),
+            from_file: false,
+        };
+        for args in [&["-T", "-", "http://h/"][..], &["-d", "@-", "http://h/"]] {
+            assert!(with(args, Found::default()).is_ok(), "{args:?}");
+            let e = with(args, taken).expect_err("stdin twice");
+            assert!(e.0.starts_with("-H @- and "), "{}", e.0);
+        }
     }
 
     #[test]

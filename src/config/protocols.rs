@@ -3,11 +3,11 @@
 //! here), the TLS versions (`--tlsv1.3`, `--tls-max`), `--oauth2-bearer` and `-T` (a PUT of
 //! the file, its name appended to a URL ending in `/`). Nothing here does I/O.
 
-use super::{BodySource, BodySpec, Config, UsageError, check_header, usage};
+use super::{BodySource, BodySpec, UsageError, check_header, usage};
 use crate::cli::RequestArgs;
 use crate::cli::protocols::ProtocolRequest;
 use crate::cli::values::HeaderArg;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use url::Url;
 
 /// The URL schemes allowed (`--proto`, `--proto-redir`): only http and https matter here.
@@ -93,40 +93,39 @@ const CURL_PROTOCOLS: [&str; 32] = [
     "rtsp", "scp", "sftp", "smb", "smbs", "smtp", "smtps", "telnet", "tftp", "ws", "wss",
 ];
 
-/// The settings that need the rest of the configuration: the schemes, the TLS versions,
-/// the Bearer token and the upload.
-pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+/// The protocols the request may speak (`--proto`, `--proto-redir`, the TLS versions);
+/// `url` is the request's, whose scheme `--proto` must allow. Errors: a list or a version
+/// that is not valid, or a URL whose scheme `--proto` leaves out.
+pub(super) fn protocols(a: &RequestArgs, url: &Url) -> Result<Protocols, UsageError> {
     let r = &a.protocols.request;
     let proto = match &r.proto {
-        Some(list) => protocols(list, "--proto", Schemes::ALL)?,
+        Some(list) => scheme_list(list, "--proto", Schemes::ALL)?,
         None => Schemes::ALL,
     };
     let redir = match &r.proto_redir {
-        Some(list) => protocols(list, "--proto-redir", Schemes::ALL)?,
+        Some(list) => scheme_list(list, "--proto-redir", Schemes::ALL)?,
         None => Schemes::ALL,
     };
-    let scheme = cfg.request.url.scheme();
+    let scheme = url.scheme();
     if !proto.allows(scheme) {
         return usage(format!(
             "the URL's scheme {scheme} is not allowed by --proto (it allows {}): give another URL or widen --proto",
             proto.describe()
         ));
     }
-    cfg.request.protocols = Protocols {
+    Ok(Protocols {
         redirect_schemes: Schemes {
             http: proto.http && redir.http,
             https: proto.https && redir.https,
         },
         tls: tls(r)?,
-    };
-    bearer(a, cfg)?;
-    upload(a, cfg)
+    })
 }
 
 /// A `--proto` list in curl's syntax, applied to `start`: comma-separated names, each
 /// after `+` (add; the default), `-` (remove) or `=` (only these; the last sign counts),
 /// case ignored. A name curl does not know is an error (curl warns and ignores it).
-pub(super) fn protocols(list: &str, flag: &str, start: Schemes) -> Result<Schemes, UsageError> {
+pub(super) fn scheme_list(list: &str, flag: &str, start: Schemes) -> Result<Schemes, UsageError> {
     let mut set = start;
     let bad = |why: String| {
         usage(format!(
@@ -181,11 +180,12 @@ fn tls(r: &ProtocolRequest) -> Result<TlsVersions, UsageError> {
     })
 }
 
-/// `--oauth2-bearer TOKEN`: an Authorization header, unless `-H` gave or removed one; it
-/// replaces the Basic one of `-u`, as in curl.
-fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+/// `--oauth2-bearer TOKEN`: the Authorization value to send in place of any other (that of
+/// `-u`, as in curl), or `None` when no token is given or `-H` gave or removed
+/// Authorization (`removed`: the header names `-H 'Name:'` removes, lower case).
+pub(super) fn bearer(a: &RequestArgs, removed: &[String]) -> Result<Option<String>, UsageError> {
     let Some(token) = &a.protocols.request.oauth2_bearer else {
-        return Ok(());
+        return Ok(None);
     };
     if token.trim().is_empty() {
         return usage("--oauth2-bearer is empty: expected a token");
@@ -195,31 +195,42 @@ fn bearer(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
         .headers
         .iter()
         .any(|h| matches!(h, HeaderArg::Set(n, _) if n.eq_ignore_ascii_case("authorization")));
-    let req = &mut cfg.request;
-    if by_hand || req.removed.iter().any(|n| n == "authorization") {
-        return Ok(());
+    if by_hand || removed.iter().any(|n| n == "authorization") {
+        return Ok(None);
     }
     let value = format!("Bearer {token}");
     check_header("Authorization", &value)?;
-    req.headers
-        .retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
-    req.headers.push(("Authorization".into(), value));
-    Ok(())
+    Ok(Some(value))
+}
+
+/// What `-T FILE` makes of the request (see [`upload`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Upload {
+    /// The body: the file (or stdin), byte for byte.
+    pub body: BodySpec,
+    /// Sent with PUT: no method is given.
+    pub put: bool,
+    /// The file whose name a URL ending in `/` gets (`None` for stdin).
+    pub named: Option<PathBuf>,
 }
 
 /// `-T FILE` (`-T -`: stdin): the file is the body, byte for byte; PUT unless a method is
 /// given; a URL whose path ends in `/` gets the file's name. clap has refused the other
-/// body flags, `-G` and `-I`.
-fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+/// body flags, `-G` and `-I`. `stdin_taken` names what read stdin while the flags were
+/// expanded (`-H @-`), if anything.
+pub(super) fn upload(
+    a: &RequestArgs,
+    stdin_taken: Option<&str>,
+) -> Result<Option<Upload>, UsageError> {
     let Some(path) = &a.protocols.request.upload_file else {
-        return Ok(());
+        return Ok(None);
     };
     let stdin = path.as_os_str() == "-";
     if path.as_os_str().is_empty() {
         return usage("-T names no file: expected -T FILE, or -T - for stdin");
     }
     if stdin {
-        if let Some(taker) = a.config_file.stdin_taken {
+        if let Some(taker) = stdin_taken {
             return usage(format!(
                 "{taker} and -T - both want stdin: give one of them in a file"
             ));
@@ -238,17 +249,14 @@ fn upload(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
             strip_newlines: false,
         }
     };
-    cfg.request.body = Some(BodySpec {
-        parts: vec![source],
-        separator: Vec::new(),
-    });
-    if a.request.method.is_none() && a.target.len() < 2 {
-        cfg.request.method = "PUT".into();
-    }
-    if !stdin {
-        append_file_name(&mut cfg.request.url, path);
-    }
-    Ok(())
+    Ok(Some(Upload {
+        body: BodySpec {
+            parts: vec![source],
+            separator: Vec::new(),
+        },
+        put: a.request.method.is_none() && a.target.len() < 2,
+        named: (!stdin).then(|| path.clone()),
+    }))
 }
 
 /// curl's rule for `-T`: a URL whose path ends in `/` gets the file's name (what follows its
@@ -273,10 +281,11 @@ pub(super) fn append_file_name(url: &mut Url, path: &Path) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::args_of as args;
     use super::*;
 
     fn p(list: &str) -> Result<Schemes, UsageError> {
-        protocols(list, "--proto", Schemes::ALL)
+        scheme_list(list, "--proto", Schemes::ALL)
     }
 
     #[test]
@@ -304,6 +313,41 @@ mod tests {
             let e = p(bad).expect_err(bad);
             assert!(e.0.starts_with("--proto "), "{}", e.0);
         }
+    }
+
+    /// `-T` alone: the file is the body, PUT unless a method is given, its name for a URL
+    /// ending in `/`; stdin names no file, and is refused when `-H @-` read it.
+    #[test]
+    fn an_upload_is_a_value_of_its_own() {
+        let u = upload(&args(&["-T", "a.txt", "http://h/"]), None).expect("valid");
+        let u = u.expect("an upload");
+        assert!(u.put);
+        assert_eq!(u.named, Some(PathBuf::from("a.txt")));
+        assert_eq!(u.body.parts.len(), 1);
+        let u = upload(&args(&["-X", "POST", "-T", "-", "http://h/"]), None).expect("valid");
+        let u = u.expect("an upload");
+        assert!(!u.put);
+        assert_eq!(u.named, None);
+        assert_eq!(upload(&args(&["http://h/"]), None), Ok(None));
+        let e = upload(&args(&["-T", "-", "http://h/"]), Some("-H @-")).expect_err("stdin");
+        assert!(e.0.starts_with("-H @- and -T -"), "{}", e.0);
+    }
+
+    /// `--oauth2-bearer` alone: its Authorization value, unless `-H` gave or removed one.
+    #[test]
+    fn a_bearer_token_is_a_value_of_its_own() {
+        let line = ["--oauth2-bearer", "t", "http://h/"];
+        assert_eq!(bearer(&args(&line), &[]), Ok(Some("Bearer t".into())));
+        assert_eq!(bearer(&args(&line), &["authorization".into()]), Ok(None));
+        let by_hand = args(&[
+            "-H",
+            "Authorization: x",
+            "--oauth2-bearer",
+            "t",
+            "http://h/",
+        ]);
+        assert_eq!(bearer(&by_hand, &[]), Ok(None));
+        assert!(bearer(&args(&["--oauth2-bearer", " ", "http://h/"]), &[]).is_err());
     }
 
     #[test]

@@ -5,28 +5,35 @@
 //! `--retry-unsafe`). What a condition on a secret must match is marked as a secret. The
 //! predicates themselves are `policy::readiness`.
 
-use super::{Config, UsageError, usage};
+use super::conditional::ConditionalConfig;
+use super::{RetryConfig, UsageError, usage};
 use crate::cli::{ReadinessFlags, RequestArgs};
 use crate::policy::readiness::{self as r, Conditions};
 
-/// Sets `cfg.ready` from the `--until-*` flags, and whether the body is read before it is
-/// written (`cfg.output.inspect`); or says which flag cannot be used with the rest.
-pub(super) fn apply(a: &RequestArgs, cfg: &mut Config) -> Result<(), UsageError> {
+/// The conditions the `--until-*` flags give (none: a success is ready), checked against
+/// the method of the request they poll (`method`, `-T`'s PUT included), the retry policy (`retry`: a key or
+/// `--retry-unsafe`) and `-C` (`conditional`); or says which flag cannot be used with the
+/// rest. Whether the body is read before it is written follows from them
+/// ([`Conditions::needs_body`]).
+pub(super) fn conditions(
+    a: &RequestArgs,
+    method: &str,
+    retry: &RetryConfig,
+    conditional: &ConditionalConfig,
+) -> Result<Conditions, UsageError> {
     let f = &a.readiness;
-    let ready = conditions(f)?;
+    let ready = parsed(f)?;
     if ready.any() {
         if ready.needs_body() {
-            body_is_read_first(f, cfg)?;
+            body_is_read_first(f, method, a.output.no_buffer, conditional.resume)?;
         }
-        polling_is_safe(cfg)?;
+        polling_is_safe(method, retry)?;
     }
-    cfg.output.inspect = ready.needs_body();
-    cfg.ready = ready;
-    Ok(())
+    Ok(ready)
 }
 
 /// The conditions the flags give, each parsed (`Err`: the flag's value is not valid).
-fn conditions(f: &ReadinessFlags) -> Result<Conditions, UsageError> {
+fn parsed(f: &ReadinessFlags) -> Result<Conditions, UsageError> {
     if f.until_status.len() > 1 {
         return usage(
             "--until-status is given once: list every status that means ready in it, such as --until-status 200,204",
@@ -66,23 +73,28 @@ fn conditions(f: &ReadinessFlags) -> Result<Conditions, UsageError> {
 
 /// A body or JSON condition reads the whole body before it is written: not for a HEAD,
 /// nor with `-N` (written as it arrives) or `-C` (only the rest of a body arrives).
-fn body_is_read_first(f: &ReadinessFlags, cfg: &Config) -> Result<(), UsageError> {
+fn body_is_read_first(
+    f: &ReadinessFlags,
+    method: &str,
+    no_buffer: bool,
+    resume: bool,
+) -> Result<(), UsageError> {
     let body_flag = if f.until_body.is_empty() {
         "--until-json"
     } else {
         "--until-body"
     };
-    if cfg.request.method == "HEAD" {
+    if method == "HEAD" {
         return usage(format!(
             "{body_flag} reads the body, and a HEAD (-I) answer has none: use --until-status or --until-header"
         ));
     }
-    if cfg.output.no_buffer {
+    if no_buffer {
         return usage(format!(
             "{body_flag} must read the body before it is written: drop -N (--no-buffer)"
         ));
     }
-    if cfg.conditional.resume {
+    if resume {
         return usage(format!(
             "{body_flag} checks a whole body, and -C writes only the rest of one: drop -C"
         ));
@@ -92,8 +104,7 @@ fn body_is_read_first(f: &ReadinessFlags, cfg: &Config) -> Result<(), UsageError
 
 /// Polling sends the request again: the method must be idempotent (RFC 9110 section
 /// 9.2.2), or a key or `--retry-unsafe` must allow the replay.
-fn polling_is_safe(cfg: &Config) -> Result<(), UsageError> {
-    let (method, retry) = (&cfg.request.method, &cfg.retry);
+fn polling_is_safe(method: &str, retry: &RetryConfig) -> Result<(), UsageError> {
     if !crate::policy::is_idempotent(method)
         && retry.idempotency_key.is_none()
         && !retry.retry_unsafe
@@ -115,7 +126,7 @@ mod tests {
         all.push("http://h/");
         let all: Vec<std::ffi::OsString> = all.into_iter().map(Into::into).collect();
         let cli = crate::cli::parse(&all).map_err(|e| UsageError(e.to_string()))?;
-        build(&cli.request)
+        build(&cli.request, crate::cli::config_file::Found::default())
     }
 
     /// A body condition reads the whole body first: not with HEAD, -N or -C; a status

@@ -404,7 +404,8 @@ mod tests {
             .collect();
         let mut cli = crate::cli::parse(&line).expect("the line parses");
         config::curl_retry::fold(&mut cli.request).expect("curl's flags fold");
-        config::build(&cli.request).expect("the line is valid")
+        config::build(&cli.request, crate::cli::config_file::Found::default())
+            .expect("the line is valid")
     }
 
     fn quiet() -> Reporter {
