@@ -174,7 +174,8 @@ pub(super) fn config(args: &[&str]) -> Config {
     all.extend_from_slice(args);
     let mut cli = Cli::try_parse_from(all).expect("flags");
     crate::config::curl_retry::fold(&mut cli.request).expect("curl's flags");
-    crate::config::build(&cli.request).expect("a configuration")
+    crate::config::build(&cli.request, crate::cli::config_file::Found::default())
+        .expect("a configuration")
 }
 
 /// What a run over the script left: how the loop ended, the requests sent, and how long
