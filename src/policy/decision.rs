@@ -68,8 +68,10 @@
 //! | 22 | a Retry-After shared by the runs cannot end before the deadline ([`wait_for_hold`]) | 5 |
 //! | 23 | the attempts ended with 5 (any row) after an answer that was not ready | 8 |
 //! | 24 | the run's end: the deadline passed while an error body, `-D` or `-w` was written | 5 |
+//! | 25 | then a file the run writes at its end (`-D`, `--etag-save`, `-w`) cannot be written | 1 |
 //!
-//! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`]. A
+//! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`], row
+//! 25 [`unwritten`]. A
 //! response is judged on its status before the deadline (the answer arrived, whatever the
 //! clock says); a transport failure at the deadline is the deadline's (the watchdog's cut is
 //! what broke the exchange, so its kind says nothing).
@@ -606,6 +608,14 @@ pub fn at_the_end(outcome: Outcome, deadline_passed: bool) -> Outcome {
     }
 }
 
+/// Row 25, after row 24: output the user asked for at the run's end (`-D`, `--etag-save`,
+/// `-w`) that cannot be written makes the run a local failure (exit 1), whatever the
+/// attempts ended with, as a body that cannot be written does (row 6); a file written
+/// makes no change.
+pub fn unwritten(outcome: Outcome, written: bool) -> Outcome {
+    if written { outcome } else { Outcome::Local }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -679,6 +689,8 @@ mod tests {
         AfterLoop(Outcome, bool),
         /// The run ended with this outcome, the deadline passed or not.
         End(Outcome, bool),
+        /// The run ended with this outcome, its last files written or not.
+        Unwritten(Outcome, bool),
     }
 
     /// One row of the precedence: a case, and what it must give.
@@ -741,11 +753,12 @@ mod tests {
                     (Some(after_the_loop(*o, *not_ready)), String::new())
                 }
                 Case::End(o, late) => (Some(at_the_end(*o, *late)), String::new()),
+                Case::Unwritten(o, written) => (Some(unwritten(*o, *written)), String::new()),
             }
         }
     }
 
-    /// Rows 16 to 24: the shared state's answers, and the ends outside an attempt.
+    /// Rows 16 to 25: the shared state's answers, and the ends outside an attempt.
     fn rows_beyond_the_attempt() -> Vec<Row> {
         use FailureKind as K;
         use Happened as H;
@@ -851,6 +864,18 @@ mod tests {
                 Case::End(Outcome::NotReady, true),
             )
             .gives(Some(Outcome::NotReady), ""),
+            case(
+                25,
+                "a -D, --etag-save or -w that cannot be written",
+                Case::Unwritten(Outcome::Deadline, false),
+            )
+            .gives(Some(Outcome::Local), ""),
+            case(
+                25,
+                "written, the outcome stands",
+                Case::Unwritten(Outcome::AttemptsExhausted, true),
+            )
+            .gives(Some(Outcome::AttemptsExhausted), ""),
         ]
     }
 
@@ -1010,7 +1035,7 @@ mod tests {
             .chain(&rows_beyond_the_attempt())
             .map(|r| r.row)
             .collect();
-        assert_eq!(listed, (1..=24).collect());
+        assert_eq!(listed, (1..=25).collect());
     }
 
     /// The shared state is asked only about a retry the decision would make, and a poll of

@@ -50,7 +50,7 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
         // Like -D: output the user asked for that cannot be written is a local failure.
         lent.reporter.error(&e);
         reason = e;
-        outcome = Outcome::Local;
+        outcome = decision::unwritten(outcome, false);
     }
     Ending {
         outcome,
@@ -80,7 +80,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
     {
         reason = format!("cannot write -D {}: {e}", path.display());
         lent.reporter.error(&reason);
-        outcome = Outcome::Local;
+        outcome = decision::unwritten(outcome, false);
     }
     if outcome == Outcome::Success
         && let Err(e) = request
@@ -89,7 +89,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
     {
         lent.reporter.error(&e);
         reason = e;
-        outcome = Outcome::Local;
+        outcome = decision::unwritten(outcome, false);
     }
     (outcome, reason)
 }
