@@ -89,7 +89,7 @@ impl Default for Scenario {
 }
 
 /// What one strategy did over the run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Figures {
     /// The strategy's name.
     pub strategy: String,
@@ -123,12 +123,7 @@ impl Figures {
             throughput: vec![0; secs],
             goodput: vec![0; secs],
             first: vec![0; secs],
-            runs: 0,
-            refused: 0,
-            counts: Counts::default(),
-            level: 0.0,
-            recovered: false,
-            recover_s: None,
+            ..Figures::default()
         }
     }
 

@@ -8,7 +8,7 @@ use super::outage::{self, Figures, Scenario};
 use super::overload::{self, Population};
 use super::sweep::{FailureRun, OverloadRun, Point};
 use crate::policy::{Backoff, Jitter};
-use crate::units::fmt_duration;
+use crate::units::{flag_value, fmt_duration};
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::time::Duration;
@@ -107,17 +107,6 @@ pub fn outage_json(sc: &Scenario, results: &[Figures], limit: &Figures) -> serde
     )
 }
 
-/// A duration as `--base` accepts it and people type it: milliseconds below a second
-/// (620ms), seconds above, with their decimals (1.1s, 24s, 2.5s).
-fn flag_duration(d: std::time::Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let secs = format!("{}.{:03}", ms / 1000, ms % 1000);
-    format!("{}s", secs.trim_end_matches('0').trim_end_matches('.'))
-}
-
 /// The flags that give this backoff in a scenario like `sc`.
 fn flags(sc: &Scenario, b: &Backoff) -> String {
     let jitter = match b.jitter {
@@ -126,13 +115,13 @@ fn flags(sc: &Scenario, b: &Backoff) -> String {
     };
     let deadline = sc
         .deadline
-        .map(|d| format!(" --deadline {}", flag_duration(d)))
+        .map(|d| format!(" --deadline {}", flag_value(d)))
         .unwrap_or_default();
     format!(
         "--attempts {} --base {} --cap {} --jitter {jitter}{deadline}",
         sc.attempts,
-        flag_duration(b.base),
-        flag_duration(b.cap)
+        flag_value(b.base),
+        flag_value(b.cap)
     )
 }
 
@@ -233,6 +222,18 @@ fn trigger_words(sc: &overload::Scenario) -> String {
     }
 }
 
+/// `n` seeds from `seed` on, in words: `seed 4`, or `seeds 4..6` (wrapping past `u64::MAX`)
+/// followed by `pooled`, when they are.
+fn seeds_words(seed: u64, n: u32, pooled: &str) -> String {
+    match n {
+        0 | 1 => format!("seed {seed}"),
+        _ => format!(
+            "seeds {seed}..{}{pooled}",
+            seed.wrapping_add(u64::from(n) - 1)
+        ),
+    }
+}
+
 /// The first line of an overload report: the scenario and the settings.
 fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
     let sc = &run.scenario;
@@ -255,14 +256,7 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
         ),
         None => trigger_words(sc),
     };
-    let seeds = match sweep {
-        Some(n) if n > 1 => format!(
-            "seeds {}..{}",
-            run.seed,
-            run.seed.wrapping_add(u64::from(n) - 1)
-        ),
-        _ => format!("seed {}", run.seed),
-    };
+    let seeds = seeds_words(run.seed, sweep.unwrap_or(1), "");
     format!(
         "overload: {who}; {}/s first tries, {trigger}; server {} + {} per request in flight, network about {} each way; timeout {}; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_rate(sc.base_rate),
@@ -435,15 +429,7 @@ fn failure_header(run: &FailureRun, sweep: bool) -> String {
             sc.p
         )
     };
-    let seeds = if run.runs > 1 {
-        format!(
-            "seeds {}..{} pooled",
-            run.seed,
-            run.seed.wrapping_add(u64::from(run.runs) - 1)
-        )
-    } else {
-        format!("seed {}", run.seed)
-    };
+    let seeds = seeds_words(run.seed, run.runs, " pooled");
     format!(
         "failure-rate: {what}; each call takes {} and fails with probability p; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_duration(sc.latency),

@@ -117,22 +117,6 @@ fn point(strategy: &'static str, sc: &overload::Scenario, all: &[overload::Figur
     }
 }
 
-/// Each strategy on the failure-rate scenario, the seeds' counts pooled.
-pub fn failure_figures(run: &FailureRun, strategies: &[Strategy]) -> Vec<failures::Figures> {
-    strategies
-        .iter()
-        .map(|s| {
-            let mut f = failures::play(&run.scenario, *s, run.settings, run.seed);
-            for i in 1..run.runs {
-                let seed = run.seed.wrapping_add(u64::from(i));
-                let g = failures::play(&run.scenario, *s, run.settings, seed);
-                f.counts.add(&g.counts);
-            }
-            f
-        })
-        .collect()
-}
-
 /// For each strategy, each number of clients and each probability: one run each.
 pub fn failure_rates(
     sc: &failures::Scenario,
@@ -158,7 +142,8 @@ pub fn failure_rates(
 }
 
 /// [`failure_rates`] over `ps` x `clients`, once per seed, the seeds' counts pooled; rows
-/// by strategy, then clients, then p.
+/// by strategy, then clients, then p. The grid of the scenario's own p and clients gives
+/// one row per strategy.
 pub fn failure_sweep(
     run: &FailureRun,
     strategies: &[Strategy],
@@ -319,13 +304,12 @@ mod tests {
             seed: 5,
             runs: 2,
         };
-        let pooled = failure_figures(&run, &[Strategy::Retries]);
-        let one = |seed| failures::play(&run.scenario, Strategy::Retries, run.settings, seed);
+        let sc = &run.scenario;
+        let pooled = failure_sweep(&run, &[Strategy::Retries], (&[sc.p], &[sc.clients]));
+        let one = |seed| failures::play(sc, Strategy::Retries, run.settings, seed);
         let (a, b) = (one(5).counts, one(6).counts);
         assert_eq!(pooled[0].counts.calls, a.calls + b.calls);
         assert_eq!(pooled[0].counts.first_tries, a.first_tries + b.first_tries);
-        let swept = failure_sweep(&run, &[Strategy::Retries], (&[0.3], &[100]));
-        assert_eq!(swept[0].counts.calls, pooled[0].counts.calls);
     }
 
     #[test]
