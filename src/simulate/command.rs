@@ -44,8 +44,8 @@ enum Job {
         search: bool,
     },
     Overload(OverloadRun, Vec<Strategy>),
-    /// The boundary sweep, over this many seeds a point.
-    Boundary(OverloadRun, Vec<Strategy>, u32),
+    /// The boundary sweep, over the run's seeds at each point.
+    Boundary(OverloadRun, Vec<Strategy>),
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
 }
@@ -123,13 +123,13 @@ impl Job {
                     |p| plot::timeline(p, &run, &figures),
                 )
             }
-            Job::Boundary(run, strategies, runs) => {
+            Job::Boundary(run, strategies) => {
                 let (rates, lengths) = (sweep::default_rates(), sweep::default_lengths());
-                let points = sweep::boundary(&run, &strategies, (&rates, &lengths), runs);
+                let points = sweep::boundary(&run, &strategies, (&rates, &lengths));
                 out.give(
                     || report::boundary_json(&run, &points),
-                    || report::boundary_table(&run, &points, runs),
-                    |p| plot::boundary(p, &run, &points, runs),
+                    || report::boundary_table(&run, &points),
+                    |p| plot::boundary(p, &run, &points),
                 )
             }
             Job::Failures(run, strategies) => {
@@ -496,19 +496,19 @@ fn overload_times(sc: &overload::Scenario, sweep: bool) -> Result<(), String> {
     duration_ok(sc.duration, need)
 }
 
-/// The overload model's work: the tries of its largest run, and of all its runs (`sweep`:
-/// the seeds a point, when it sweeps).
-fn overload_work(run: &OverloadRun, strategies: usize, sweep: Option<u32>) -> Result<(), String> {
+/// The overload model's work: the tries of its largest run, and of all its runs (with the
+/// `sweep`, `run.runs` seeds a point).
+fn overload_work(run: &OverloadRun, strategies: usize, sweep: bool) -> Result<(), String> {
     let (sc, n) = (&run.scenario, strategies as f64);
     let per_run = |spike: f64, len: Duration| {
         let len = len.as_secs_f64().min(sc.duration.as_secs_f64());
         (sc.base_rate * (sc.duration.as_secs_f64() - len) + spike * len)
             * f64::from(run.settings.attempts)
     };
-    let Some(runs) = sweep else {
+    if !sweep {
         let one = per_run(sc.spike_rate, sc.trigger_for);
         return work_ok(one, one * n);
-    };
+    }
     let lengths = sweep::default_lengths();
     let each: Vec<f64> = sweep::default_rates()
         .iter()
@@ -516,7 +516,7 @@ fn overload_work(run: &OverloadRun, strategies: usize, sweep: Option<u32>) -> Re
         .map(|(r, l)| per_run(r, l))
         .collect();
     let largest = each.iter().copied().fold(0.0, f64::max);
-    work_ok(largest, each.iter().sum::<f64>() * n * f64::from(runs))
+    work_ok(largest, each.iter().sum::<f64>() * n * f64::from(run.runs))
 }
 
 /// The overload model: its scenario from the defaults and the flags, checked; one run per
@@ -531,13 +531,13 @@ fn plan_overload(a: &SimulateArgs) -> Result<Job, String> {
         scenario: sc,
         settings: st,
         seed: a.seed,
+        runs: if a.sweep { a.runs.unwrap_or(3) } else { 1 },
     };
-    let runs = a.sweep.then(|| a.runs.unwrap_or(3));
-    overload_work(&run, strategies.len(), runs)?;
+    overload_work(&run, strategies.len(), a.sweep)?;
     plot_folder(a)?;
-    Ok(match runs {
-        Some(runs) => Job::Boundary(run, strategies, runs),
-        None => Job::Overload(run, strategies),
+    Ok(match a.sweep {
+        true => Job::Boundary(run, strategies),
+        false => Job::Overload(run, strategies),
     })
 }
 

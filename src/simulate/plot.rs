@@ -263,9 +263,12 @@ fn timeline_legend(side: &Area, figures: &[overload::Figures]) -> Result<(), Str
         .map(|f| {
             let note = match f.recover_s {
                 Some(s) if f.recovered => {
-                    format!("recovered {s:.0}s after it, x{:.2}", f.amplification())
+                    format!(
+                        "recovered {s:.0}s after it, x{:.2}",
+                        f.counts.amplification()
+                    )
                 }
-                _ => format!("stuck, x{:.2} load", f.amplification()),
+                _ => format!("stuck, x{:.2} load", f.counts.amplification()),
             };
             (f.strategy.clone(), note)
         })
@@ -322,8 +325,8 @@ type MapChart<'a, 'b> = plotters::chart::ChartContext<
 
 /// The boundary map: per strategy, a grid of trigger length (up) x spike rate (across), each
 /// cell coloured by the share of seeds that recovered and labelled k/n.
-pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> Result<(), String> {
-    let sc = &run.scenario;
+pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point]) -> Result<(), String> {
+    let (sc, runs) = (&run.scenario, run.runs);
     let names = distinct(points.iter().map(|p| p.strategy));
     let rates = distinct(points.iter().map(|p| p.spike_rate));
     let lengths = distinct(points.iter().map(|p| p.trigger_for));
@@ -516,7 +519,7 @@ pub fn failure_sweep(
     let p_max = rows.iter().map(|r| r.p).fold(0.0, f64::max).max(0.05);
     let amp_max = rows
         .iter()
-        .map(failures::Figures::amplification)
+        .map(|r| r.counts.amplification())
         .fold(1.0, f64::max);
     let root = SVGBackend::new(path, (1350, 820)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -537,13 +540,13 @@ pub fn failure_sweep(
         Measure {
             what: "amplification (calls per first try)",
             range: (1.0, amp_max * 1.05 + 0.05),
-            value: failures::Figures::amplification,
+            value: |r| r.counts.amplification(),
             decimals: 1,
         },
         Measure {
             what: "success rate (%)",
             range: (0.0, 102.0),
-            value: |r| r.success_rate() * 100.0,
+            value: |r| r.counts.success_rate() * 100.0,
             decimals: 0,
         },
     ];
@@ -635,7 +638,7 @@ fn failure_legend(
         rows.iter()
             .filter(|r| r.strategy == name && r.clients == n)
             .max_by(|a, b| a.p.total_cmp(&b.p))
-            .map(failures::Figures::amplification)
+            .map(|r| r.counts.amplification())
     };
     let rows_legend: Vec<(String, String)> = names
         .iter()

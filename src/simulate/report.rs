@@ -235,14 +235,14 @@ fn seeds_words(seed: u64, n: u32, pooled: &str) -> String {
 }
 
 /// The first line of an overload report: the scenario and the settings.
-fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
+fn overload_header(run: &OverloadRun, sweep: bool) -> String {
     let sc = &run.scenario;
     let who = match sc.population {
         Population::Open => format!("open population, {} clients", sc.clients),
         Population::Closed => format!("closed population of {} clients", sc.clients),
     };
     let trigger = match sweep {
-        Some(_) => format!(
+        true => format!(
             "swept trigger from {}{}",
             fmt_duration(sc.trigger_at),
             if sc.capacity_drop > 0.0 {
@@ -254,9 +254,9 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
                 String::new()
             }
         ),
-        None => trigger_words(sc),
+        false => trigger_words(sc),
     };
-    let seeds = seeds_words(run.seed, sweep.unwrap_or(1), "");
+    let seeds = seeds_words(run.seed, run.runs, "");
     format!(
         "overload: {who}; {}/s first tries, {trigger}; server {} + {} per request in flight, network about {} each way; timeout {}; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_rate(sc.base_rate),
@@ -274,7 +274,7 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
 /// The overload table: one row per strategy.
 pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}", overload_header(run, None));
+    let _ = writeln!(s, "{}", overload_header(run, false));
     let _ = writeln!(
         s,
         "{:<15} {:>8} {:>13} {:>9} {:>9} {:>13}",
@@ -285,8 +285,8 @@ pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> Strin
             s,
             "{:<15} {:>8.1} {:>12.2}x {:>9} {:>9} {:>12.0}%",
             f.strategy,
-            f.success_rate() * 100.0,
-            f.amplification(),
+            f.counts.success_rate() * 100.0,
+            f.counts.amplification(),
             if f.recovered { "yes" } else { "no" },
             f.recover_s
                 .map_or_else(|| "stuck".into(), |t| format!("{t:.0}")),
@@ -309,8 +309,8 @@ pub fn overload_json(figures: &[overload::Figures]) -> Value {
             .map(|f| {
                 json!({
                     "strategy": f.strategy,
-                    "success_rate": f.success_rate(),
-                    "amplification": f.amplification(),
+                    "success_rate": f.counts.success_rate(),
+                    "amplification": f.counts.amplification(),
                     "recovered": f.recovered,
                     "recover_s": f.recover_s,
                     "final_goodput": f.final_goodput(),
@@ -333,9 +333,9 @@ pub fn overload_json(figures: &[overload::Figures]) -> Value {
 
 /// The boundary map, one block per strategy: rows are trigger lengths, columns spike rates,
 /// each cell the seeds that recovered out of those played.
-pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", overload_header(run, Some(runs)));
+pub fn boundary_table(run: &OverloadRun, points: &[Point]) -> String {
+    let (mut s, runs) = (String::new(), run.runs);
+    let _ = writeln!(s, "{}", overload_header(run, true));
     let _ = writeln!(
         s,
         "each cell: the seeds that recovered, of {runs}; rows: trigger length; columns: first tries/s during it"
@@ -454,8 +454,8 @@ pub fn failure_table(run: &FailureRun, figures: &[failures::Figures]) -> String 
             s,
             "{:<15} {:>8.1} {:>12.2}x {:>9} {:>11}",
             f.strategy,
-            f.success_rate() * 100.0,
-            f.amplification(),
+            f.counts.success_rate() * 100.0,
+            f.counts.amplification(),
             f.counts.calls,
             f.counts.first_tries
         );
@@ -491,8 +491,8 @@ pub fn failure_sweep_table(run: &FailureRun, rows: &[failures::Figures]) -> Stri
                     .map_or_else(String::new, |r| {
                         format!(
                             "{:.2}x {:5.1}%",
-                            r.amplification(),
-                            r.success_rate() * 100.0
+                            r.counts.amplification(),
+                            r.counts.success_rate() * 100.0
                         )
                     });
                 let _ = write!(s, " {cell:>14}");
@@ -513,8 +513,8 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
                     "p": r.p,
                     "clients": r.clients,
                     "rate": run.scenario.rate,
-                    "success_rate": r.success_rate(),
-                    "amplification": r.amplification(),
+                    "success_rate": r.counts.success_rate(),
+                    "amplification": r.counts.amplification(),
                     "ended": r.counts.ended,
                     "succeeded": r.counts.succeeded,
                     "calls": r.counts.calls,
