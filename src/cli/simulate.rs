@@ -5,6 +5,7 @@
 //! flag given to another model, picks each model's defaults and checks the values together.
 
 use super::values;
+use crate::simulate::overload::Population;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,15 +32,6 @@ pub enum SimModel {
     /// Calls that fail independently with probability p (after Brooker, Fixing retries with
     /// token buckets and circuit breakers, 2022).
     FailureRate,
-}
-
-/// Who sends in the overload model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimPopulation {
-    /// First tries keep coming whatever happens (each cron tick is a new run).
-    Open,
-    /// A fixed population of clients, each waiting for its answer before its next run.
-    Closed,
 }
 
 /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
@@ -182,7 +174,7 @@ pub struct OverloadArgs {
     /// Open (default: first tries arrive whatever happens) or closed (each client waits for
     /// its run to end, then thinks).
     #[arg(long, value_enum)]
-    pub population: Option<SimPopulation>,
+    pub population: Option<Population>,
     /// First tries per second during a spike (default 80; 0.01 to 100000).
     #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate)]
     pub spike_rate: Option<f64>,

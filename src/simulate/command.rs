@@ -7,7 +7,7 @@ use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
 use super::{failures, overload, plot, report};
-use crate::cli::{LogFormat, SimFormat, SimModel, SimPopulation, SimulateArgs};
+use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
 use crate::units::fmt_duration;
@@ -347,14 +347,10 @@ fn model_strategies(a: &SimulateArgs) -> Result<Vec<Strategy>, String> {
     let Some(list) = &a.strategies else {
         return Ok(Strategy::ALL.to_vec());
     };
-    let mut out: Vec<Strategy> = Vec::new();
-    for s in list.split(',').map(Strategy::parse) {
-        let s = s?;
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    Ok(out)
+    // The first name that is no strategy is the error, as it comes in the list.
+    report::distinct(list.split(',').map(Strategy::parse))
+        .into_iter()
+        .collect()
 }
 
 /// The strategies' settings: `Settings::default()` with --attempts, --base, --cap.
@@ -460,10 +456,7 @@ fn overload_scenario(a: &SimulateArgs) -> overload::Scenario {
         timeout: o.timeout.unwrap_or(d.timeout),
         network: o.network.unwrap_or(d.network),
         clients: a.clients.unwrap_or(d.clients),
-        population: match o.population {
-            Some(SimPopulation::Closed) => overload::Population::Closed,
-            Some(SimPopulation::Open) | None => overload::Population::Open,
-        },
+        population: o.population.unwrap_or(d.population),
     }
 }
 

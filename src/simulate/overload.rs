@@ -31,12 +31,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
-/// Who sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Who sends (`--population`; the variants' lines are its help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Population {
-    /// Arrivals that keep coming whatever happens (each cron tick a new first try).
+    /// First tries keep coming whatever happens (each cron tick is a new run).
     Open,
-    /// A fixed population that waits for its answer before it sends again.
+    /// A fixed population of clients, each waiting for its answer before its next run.
     Closed,
 }
 
