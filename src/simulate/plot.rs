@@ -566,15 +566,18 @@ pub fn failure_sweep(
     root.present().map_err(err)
 }
 
-/// The chart of one panel of the failure-rate plot: `m` against p (0 to `p_max`) for `n`
-/// clients.
-fn failure_chart<'a, 'b>(
-    area: &'a Area<'b>,
+/// One panel of the failure-rate plot: each strategy's `m` against p (0 to `p_max`) for `n`
+/// clients (`mine`: the sweep's rows of that client count), the thick lines first; then,
+/// with `bound`, the dashed line of that many tries with no limit.
+fn failure_panel(
+    area: &Area,
     (n, p_max): (u32, f64),
     m: &Measure,
-) -> Result<Chart<'a, 'b>, String> {
+    (mine, names): (&[&failures::Figures], &[&str]),
+    bound: Option<u32>,
+) -> Result<(), String> {
     let what = m.what;
-    let chart = ChartBuilder::on(area)
+    let mut chart = ChartBuilder::on(area)
         .caption(
             format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
             ("sans-serif", 17),
@@ -584,20 +587,6 @@ fn failure_chart<'a, 'b>(
         .y_label_area_size(56)
         .build_cartesian_2d(0f64..p_max, m.range.0..m.range.1)
         .map_err(err)?;
-    Ok(chart)
-}
-
-/// One panel of the failure-rate plot: each strategy's `m` against p for `n` clients
-/// (`mine`: the sweep's rows of that client count), the thick lines first; then, with
-/// `bound`, the dashed line of that many tries with no limit.
-fn failure_panel(
-    area: &Area,
-    grid: (u32, f64),
-    m: &Measure,
-    (mine, names): (&[&failures::Figures], &[&str]),
-    bound: Option<u32>,
-) -> Result<(), String> {
-    let mut chart = failure_chart(area, grid, m)?;
     let desc = ("p, the probability a call fails", m.what);
     mesh(&mut chart, desc, (2, m.decimals), (13, 13))?;
     let mut order: Vec<&&str> = names.iter().collect();
@@ -614,7 +603,7 @@ fn failure_panel(
             .map_err(err)?;
     }
     if let Some(attempts) = bound {
-        let (p_max, n_tries) = (grid.1, attempts.min(1000) as i32);
+        let n_tries = attempts.min(1000) as i32;
         let line = (0..=10).map(|k| {
             let p = p_max * f64::from(k) / 10.0;
             (p, (0..n_tries).map(|e| p.powi(e)).sum::<f64>())
