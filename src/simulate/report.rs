@@ -525,3 +525,18 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_one_or_a_range_that_wraps() {
+        assert_eq!(seeds_words(4, 1, " pooled"), "seed 4");
+        assert_eq!(seeds_words(4, 3, " pooled"), "seeds 4..6 pooled");
+        assert_eq!(
+            seeds_words(u64::MAX, 2, ""),
+            format!("seeds {}..0", u64::MAX)
+        );
+    }
+}
