@@ -293,13 +293,14 @@ fn outage_scenario(a: &SimulateArgs) -> Result<Scenario, String> {
 /// most `MAX_WORK` requests), the plot's folder.
 fn plan_outage(a: &SimulateArgs) -> Result<Job, String> {
     let sc = outage_scenario(a)?;
-    let strategies = a
-        .strategies
-        .as_deref()
-        .unwrap_or("fixed,exponential,full,equal,decorrelated")
-        .split(',')
-        .map(Strategy::parse_outage)
-        .collect::<Result<Vec<Strategy>, String>>()?;
+    let strategies = match a.strategies.as_deref() {
+        // Those without state, the first five of the list.
+        None => Strategy::OUTAGE[..5].to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(Strategy::parse_outage)
+            .collect::<Result<Vec<Strategy>, String>>()?,
+    };
     let search = a.outage.search;
     let policies = if search { 400 } else { strategies.len() as u64 };
     let runs = a.runs.unwrap_or(1);
