@@ -48,7 +48,8 @@ pub struct Figures {
     /// The failure probability and the clients, for a sweep's rows.
     pub p: f64,
     pub clients: u32,
-    /// Runs ended and succeeded (a refused run ended unserved), calls and first tries.
+    /// Runs ended and succeeded (a refused run ended unserved), calls and first tries: the
+    /// success rate and the amplification are theirs.
     pub counts: Counts,
 }
 

@@ -102,7 +102,8 @@ pub struct Figures {
     /// Runs started, and runs refused by a breaker.
     pub runs: u64,
     pub refused: u64,
-    /// Runs ended and succeeded, tries and first tries.
+    /// Runs ended and succeeded, tries and first tries: the success rate and the
+    /// amplification are theirs.
     pub counts: Counts,
     /// Goodput before the trigger (mean per second over the 15 s before it).
     pub level: f64,
