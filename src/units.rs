@@ -3,7 +3,8 @@
 //! use: [`fmt_duration`] for people (the log, the summary, `--explain`, messages, the
 //! jitter mode's name), and curl's two forms where this tool speaks as curl does:
 //! [`curl_seconds`] (a value for curl's seconds flags: `2.5`) and [`curl_time`] (`-w`'s
-//! times: `0.042000`).
+//! times: `0.042000`); and [`flag_value`], a duration written as this tool's own duration
+//! flags take it back, to the millisecond (`simulate --search`'s flags to paste).
 
 use std::time::Duration;
 
@@ -49,6 +50,17 @@ pub fn curl_seconds(d: Duration) -> String {
     let ms = d.as_millis();
     let text = format!("{}.{:03}", ms / 1000, ms % 1000);
     text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// `d` as this tool's duration flags take it back, to the millisecond, for a command line
+/// to paste: milliseconds below a second (`620ms`), seconds above with up to three
+/// decimals (`1.1s`, `24s`, `90s`; never minutes, unlike [`fmt_duration`], which rounds to
+/// the hundredth). Below a millisecond it is `0ms`.
+pub fn flag_value(d: Duration) -> String {
+    match d.as_millis() {
+        ms if ms < 1000 => format!("{ms}ms"),
+        _ => format!("{}s", curl_seconds(d)),
+    }
 }
 
 /// `d` in seconds with six decimals, as curl's `-w` writes its times (`%{time_total}`):
@@ -105,6 +117,12 @@ mod tests {
         assert_eq!(curl_seconds(Duration::from_millis(250)), "0.25");
         assert_eq!(curl_seconds(Duration::from_secs(3)), "3");
         assert_eq!(curl_seconds(Duration::ZERO), "0");
+        let ms = Duration::from_millis;
+        let flags = [ms(620), ms(1100), ms(24_000), ms(90_000), ms(1234)].map(flag_value);
+        assert_eq!(flags, ["620ms", "1.1s", "24s", "90s", "1.234s"]);
+        for (d, flag) in [620, 1100, 24_000, 90_000, 1234].map(ms).iter().zip(&flags) {
+            assert_eq!(crate::cli::values::duration(flag).as_ref(), Ok(d), "{flag}");
+        }
         assert_eq!(curl_time(Duration::from_millis(42)), "0.042000");
         assert_eq!(curl_time(Duration::from_micros(1_500_001)), "1.500001");
     }

@@ -29,7 +29,7 @@ use crate::exit::Outcome;
 use crate::policy::{Jitter, StatusSet};
 pub use crate::report::{ColorChoice, LogFormat};
 use clap::{Args, Parser, Subcommand};
-pub use simulate::{SimFormat, SimModel, SimPopulation, SimulateArgs};
+pub use simulate::{SimFormat, SimModel, SimulateArgs};
 use std::path::PathBuf;
 use std::time::Duration;
 

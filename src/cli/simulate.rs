@@ -1,10 +1,11 @@
 //! `retry-http simulate`'s flags: those every model takes, then one group per model (the
 //! outage model's; the overload model's; those the overload and failure-rate models share;
-//! the failure-rate model's), each under its own help heading, each saying the models it
-//! belongs to and which of its flags were given. `simulate::command` refuses a flag given
-//! to another model, picks each model's defaults and checks the values together.
+//! the failure-rate model's), each under its own help heading, each saying which of its
+//! flags were given. `simulate::command` knows the models each group belongs to, refuses a
+//! flag given to another model, picks each model's defaults and checks the values together.
 
 use super::values;
+use crate::simulate::overload::Population;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,15 +32,6 @@ pub enum SimModel {
     /// Calls that fail independently with probability p (after Brooker, Fixing retries with
     /// token buckets and circuit breakers, 2022).
     FailureRate,
-}
-
-/// Who sends in the overload model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SimPopulation {
-    /// First tries keep coming whatever happens (each cron tick is a new run).
-    Open,
-    /// A fixed population of clients, each waiting for its answer before its next run.
-    Closed,
 }
 
 /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
@@ -159,9 +151,6 @@ pub struct OutageArgs {
 }
 
 impl OutageArgs {
-    /// The models these flags belong to.
-    pub const MODELS: &[SimModel] = &[SimModel::Outage];
-
     /// The first of these flags given, by name.
     pub fn given(&self) -> Option<&'static str> {
         first_given(&[
@@ -185,7 +174,7 @@ pub struct OverloadArgs {
     /// Open (default: first tries arrive whatever happens) or closed (each client waits for
     /// its run to end, then thinks).
     #[arg(long, value_enum)]
-    pub population: Option<SimPopulation>,
+    pub population: Option<Population>,
     /// First tries per second during a spike (default 80; 0.01 to 100000).
     #[arg(long, allow_hyphen_values = true, value_name = "RATE", value_parser = rate)]
     pub spike_rate: Option<f64>,
@@ -210,9 +199,6 @@ pub struct OverloadArgs {
 }
 
 impl OverloadArgs {
-    /// The models these flags belong to.
-    pub const MODELS: &[SimModel] = &[SimModel::Overload];
-
     /// The first of these flags given, by name.
     pub fn given(&self) -> Option<&'static str> {
         first_given(&[
@@ -247,9 +233,6 @@ pub struct LoadArgs {
 }
 
 impl LoadArgs {
-    /// The models these flags belong to.
-    pub const MODELS: &[SimModel] = &[SimModel::Overload, SimModel::FailureRate];
-
     /// The first of these flags given, by name.
     pub fn given(&self) -> Option<&'static str> {
         first_given(&[
@@ -271,41 +254,35 @@ pub struct FailureRateArgs {
 }
 
 impl FailureRateArgs {
-    /// The models these flags belong to.
-    pub const MODELS: &[SimModel] = &[SimModel::FailureRate];
-
     /// The first of these flags given, by name.
     pub fn given(&self) -> Option<&'static str> {
         first_given(&[("--failure-rate", self.failure_rate.is_some())])
     }
 }
 
+/// `s` as a number within `lo..=hi`, if it is one.
+fn number_in(s: &str, lo: f64, hi: f64) -> Option<f64> {
+    s.trim().parse().ok().filter(|n| (lo..=hi).contains(n))
+}
+
 /// Parses a rate in requests per second: a number from 0.01 to 100000.
 fn rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(r) if (0.01..=100_000.0).contains(&r) => Ok(r),
-        _ => Err(format!(
-            "invalid rate {s:?}: expected requests per second, a number from 0.01 to 100000"
-        )),
-    }
+    number_in(s, 0.01, 100_000.0).ok_or_else(|| {
+        format!("invalid rate {s:?}: expected requests per second, a number from 0.01 to 100000")
+    })
 }
 
 /// Parses `--capacity-drop`: a fraction from 0 to 0.99.
 fn drop_fraction(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(f) if (0.0..=0.99).contains(&f) => Ok(f),
-        _ => Err(format!(
+    number_in(s, 0.0, 0.99).ok_or_else(|| {
+        format!(
             "invalid fraction {s:?}: expected a number from 0 to 0.99 (0.5: half the capacity lost)"
-        )),
-    }
+        )
+    })
 }
 
 /// Parses `--failure-rate`: a probability from 0 to 1.
 fn probability(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        _ => Err(format!(
-            "invalid probability {s:?}: expected a number from 0 to 1"
-        )),
-    }
+    number_in(s, 0.0, 1.0)
+        .ok_or_else(|| format!("invalid probability {s:?}: expected a number from 0 to 1"))
 }

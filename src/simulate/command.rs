@@ -7,8 +7,7 @@ use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
 use super::{failures, overload, plot, report};
-use crate::cli::simulate::{FailureRateArgs, LoadArgs, OutageArgs, OverloadArgs};
-use crate::cli::{LogFormat, SimFormat, SimModel, SimPopulation, SimulateArgs};
+use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
 use crate::units::fmt_duration;
@@ -45,8 +44,8 @@ enum Job {
         search: bool,
     },
     Overload(OverloadRun, Vec<Strategy>),
-    /// The boundary sweep, over this many seeds a point.
-    Boundary(OverloadRun, Vec<Strategy>, u32),
+    /// The boundary sweep, over the run's seeds at each point.
+    Boundary(OverloadRun, Vec<Strategy>),
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
 }
@@ -62,7 +61,10 @@ pub fn simulate(a: &SimulateArgs) -> Outcome {
             return Outcome::Usage;
         }
     };
-    let (text, drawn) = job.run(a.format == SimFormat::Json, a.plot.as_deref());
+    let (text, drawn) = job.run(Answer {
+        json: a.format == SimFormat::Json,
+        to: a.plot.as_deref(),
+    });
     if let Err(e) = drawn {
         let path = a.plot.as_deref().unwrap_or(Path::new(""));
         say.error(&format!("cannot write the plot {}: {e}", path.display()));
@@ -77,27 +79,34 @@ pub fn simulate(a: &SimulateArgs) -> Outcome {
     }
 }
 
-/// What a job prints: its JSON on one line when `json`, else its table.
-fn printed(
+/// Where a job's answer goes: its JSON on one line (`json`) or its table on stdout, and its
+/// plot at `to`, when one was asked for.
+#[derive(Clone, Copy)]
+struct Answer<'a> {
     json: bool,
-    value: impl FnOnce() -> serde_json::Value,
-    table: impl FnOnce() -> String,
-) -> String {
-    match json {
-        true => format!("{}\n", value()),
-        false => table(),
+    to: Option<&'a Path>,
+}
+
+impl Answer<'_> {
+    /// What the job prints (`value` as JSON, or `table`), and whether `draw` drew the plot
+    /// asked for (no plot: Ok; a job without a plot is never asked for one, see `plan`).
+    fn give(
+        self,
+        value: impl FnOnce() -> serde_json::Value,
+        table: impl FnOnce() -> String,
+        draw: impl FnOnce(&Path) -> Result<(), String>,
+    ) -> (String, Result<(), String>) {
+        let drawn = self.to.map_or(Ok(()), draw);
+        match self.json {
+            true => (format!("{}\n", value()), drawn),
+            false => (table(), drawn),
+        }
     }
 }
 
-/// Draws with `draw` at `path`, when a plot was asked for.
-fn draw(path: Option<&Path>, draw: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
-    path.map_or(Ok(()), draw)
-}
-
 impl Job {
-    /// Plays the job: what it prints (JSON when `json`), and whether the plot asked for at
-    /// `to` was drawn.
-    fn run(self, json: bool, to: Option<&Path>) -> (String, Result<(), String>) {
+    /// Plays the job: what it prints, and whether the plot asked for was drawn.
+    fn run(self, out: Answer) -> (String, Result<(), String>) {
         match self {
             Job::Outage {
                 sc,
@@ -105,48 +114,42 @@ impl Job {
                 seed,
                 runs,
                 search,
-            } => outage_output(&sc, &strategies, (seed, runs, search), json, to),
+            } => outage_output(&sc, &strategies, (seed, runs, search), out),
             Job::Overload(run, strategies) => {
                 let figures = sweep::overload_figures(&run, &strategies);
-                let drawn = draw(to, |p| plot::timeline(p, &run, &figures));
-                let text = printed(
-                    json,
+                out.give(
                     || report::overload_json(&figures),
                     || report::overload_table(&run, &figures),
-                );
-                (text, drawn)
+                    |p| plot::timeline(p, &run, &figures),
+                )
             }
-            Job::Boundary(run, strategies, runs) => {
+            Job::Boundary(run, strategies) => {
                 let (rates, lengths) = (sweep::default_rates(), sweep::default_lengths());
-                let points = sweep::boundary(&run, &strategies, (&rates, &lengths), runs);
-                let drawn = draw(to, |p| plot::boundary(p, &run, &points, runs));
-                let text = printed(
-                    json,
+                let points = sweep::boundary(&run, &strategies, (&rates, &lengths));
+                out.give(
                     || report::boundary_json(&run, &points),
-                    || report::boundary_table(&run, &points, runs),
-                );
-                (text, drawn)
+                    || report::boundary_table(&run, &points),
+                    |p| plot::boundary(p, &run, &points),
+                )
             }
             Job::Failures(run, strategies) => {
-                let figures = sweep::failure_figures(&run, &strategies);
-                let text = printed(
-                    json,
+                let one = ([run.scenario.p], [run.scenario.clients]);
+                let figures = sweep::failure_sweep(&run, &strategies, (&one.0, &one.1));
+                out.give(
                     || report::failure_json(&run, &figures),
                     || report::failure_table(&run, &figures),
-                );
-                (text, Ok(()))
+                    |_| Ok(()),
+                )
             }
             Job::FailureSweep(run, strategies) => {
                 let ps = sweep::default_ps();
                 let grid = (ps.as_slice(), sweep::DEFAULT_CLIENTS.as_slice());
                 let rows = sweep::failure_sweep(&run, &strategies, grid);
-                let drawn = draw(to, |p| plot::failure_sweep(p, &run, &rows));
-                let text = printed(
-                    json,
+                out.give(
                     || report::failure_json(&run, &rows),
                     || report::failure_sweep_table(&run, &rows),
-                );
-                (text, drawn)
+                    |p| plot::failure_sweep(p, &run, &rows),
+                )
             }
         }
     }
@@ -157,17 +160,15 @@ fn outage_output(
     sc: &Scenario,
     strategies: &[Strategy],
     (seed, runs, search): (u64, u32, bool),
-    json: bool,
-    to: Option<&Path>,
+    out: Answer,
 ) -> (String, Result<(), String>) {
     let limit = outage::physical_limit(sc);
     if search {
-        let text = printed(
-            json,
+        return out.give(
             || report::search_json(sc, seed, runs, &limit),
             || report::search_table(sc, seed, runs, &limit),
+            |_| Ok(()),
         );
-        return (text, Ok(()));
     }
     let results: Vec<outage::Figures> = strategies
         .iter()
@@ -182,13 +183,11 @@ fn outage_output(
             )
         })
         .collect();
-    let drawn = draw(to, |p| plot::outage(p, sc, &results));
-    let text = printed(
-        json,
+    out.give(
         || report::outage_json(sc, &results, &limit),
         || report::outage_table(sc, seed, runs, &results, &limit),
-    );
-    (text, drawn)
+        |p| plot::outage(p, sc, &results),
+    )
 }
 
 /// The models' names as `--model` takes them, joined by "or".
@@ -208,12 +207,13 @@ fn models_words(models: &[SimModel]) -> String {
 /// models it belongs to: each group's flags belong to the group's models, and `--sweep`
 /// to the overload and failure-rate models. Groups are checked in the order of the help.
 fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
+    use SimModel::{FailureRate, Outage, Overload};
     let groups: [(Option<&str>, &[SimModel]); 5] = [
-        (a.outage.given(), OutageArgs::MODELS),
-        (a.sweep.then_some("--sweep"), LoadArgs::MODELS),
-        (a.overload.given(), OverloadArgs::MODELS),
-        (a.load.given(), LoadArgs::MODELS),
-        (a.failure.given(), FailureRateArgs::MODELS),
+        (a.outage.given(), &[Outage]),
+        (a.sweep.then_some("--sweep"), &[Overload, FailureRate]),
+        (a.overload.given(), &[Overload]),
+        (a.load.given(), &[Overload, FailureRate]),
+        (a.failure.given(), &[FailureRate]),
     ];
     for (given, models) in groups {
         if let Some(name) = given
@@ -293,13 +293,14 @@ fn outage_scenario(a: &SimulateArgs) -> Result<Scenario, String> {
 /// most `MAX_WORK` requests), the plot's folder.
 fn plan_outage(a: &SimulateArgs) -> Result<Job, String> {
     let sc = outage_scenario(a)?;
-    let strategies = a
-        .strategies
-        .as_deref()
-        .unwrap_or("fixed,exponential,full,equal,decorrelated")
-        .split(',')
-        .map(Strategy::parse_outage)
-        .collect::<Result<Vec<Strategy>, String>>()?;
+    let strategies = match a.strategies.as_deref() {
+        // Those without state, the first five of the list.
+        None => Strategy::OUTAGE[..5].to_vec(),
+        Some(list) => list
+            .split(',')
+            .map(Strategy::parse_outage)
+            .collect::<Result<Vec<Strategy>, String>>()?,
+    };
     let search = a.outage.search;
     let policies = if search { 400 } else { strategies.len() as u64 };
     let runs = a.runs.unwrap_or(1);
@@ -347,14 +348,10 @@ fn model_strategies(a: &SimulateArgs) -> Result<Vec<Strategy>, String> {
     let Some(list) = &a.strategies else {
         return Ok(Strategy::ALL.to_vec());
     };
-    let mut out: Vec<Strategy> = Vec::new();
-    for s in list.split(',').map(Strategy::parse) {
-        let s = s?;
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    Ok(out)
+    // The first name that is no strategy is the error, as it comes in the list.
+    report::distinct(list.split(',').map(Strategy::parse))
+        .into_iter()
+        .collect()
 }
 
 /// The strategies' settings: `Settings::default()` with --attempts, --base, --cap.
@@ -410,30 +407,39 @@ fn work_ok(largest: f64, tries: f64) -> Result<(), String> {
     Ok(())
 }
 
+/// `--sweep`'s rules: without it, the message of a flag given that needs it (`needs_sweep`)
+/// is the error; with it, the first of `swept` given is refused, since the sweep varies
+/// `varies` itself.
+fn sweep_rules(
+    sweep: bool,
+    needs_sweep: Option<&str>,
+    swept: &[(&str, bool)],
+    varies: &str,
+) -> Result<(), String> {
+    if !sweep {
+        return needs_sweep.map_or(Ok(()), |e| Err(e.to_string()));
+    }
+    match swept.iter().find(|(_, given)| *given) {
+        Some((flag, _)) => Err(format!(
+            "{flag} cannot be given with --sweep: the sweep varies {varies}"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `--sweep`'s and `--runs`'s rules in the overload model: the sweep varies the spike rate
 /// and the trigger's length, and a single run is one seed.
 fn overload_sweep_rules(a: &SimulateArgs) -> Result<(), String> {
-    if !a.sweep {
-        return match a.runs {
-            Some(_) => Err(
-                "--runs with --model overload needs --sweep: a single run is one seed (choose it with --seed)"
-                    .into(),
-            ),
-            None => Ok(()),
-        };
-    }
     let o = &a.overload;
-    for (flag, given) in [
-        ("--spike-rate", o.spike_rate.is_some()),
-        ("--trigger-for", o.trigger_for.is_some()),
-    ] {
-        if given {
-            return Err(format!(
-                "{flag} cannot be given with --sweep: the sweep varies the spike rate (50 to 100 first tries/s) and the trigger's length (1, 2, 5, 10, 20s)"
-            ));
-        }
-    }
-    Ok(())
+    sweep_rules(
+        a.sweep,
+        a.runs.map(|_| "--runs with --model overload needs --sweep: a single run is one seed (choose it with --seed)"),
+        &[
+            ("--spike-rate", o.spike_rate.is_some()),
+            ("--trigger-for", o.trigger_for.is_some()),
+        ],
+        "the spike rate (50 to 100 first tries/s) and the trigger's length (1, 2, 5, 10, 20s)",
+    )
 }
 
 /// The overload model's scenario: its defaults with the flags.
@@ -451,10 +457,7 @@ fn overload_scenario(a: &SimulateArgs) -> overload::Scenario {
         timeout: o.timeout.unwrap_or(d.timeout),
         network: o.network.unwrap_or(d.network),
         clients: a.clients.unwrap_or(d.clients),
-        population: match o.population {
-            Some(SimPopulation::Closed) => overload::Population::Closed,
-            Some(SimPopulation::Open) | None => overload::Population::Open,
-        },
+        population: o.population.unwrap_or(d.population),
     }
 }
 
@@ -487,19 +490,19 @@ fn overload_times(sc: &overload::Scenario, sweep: bool) -> Result<(), String> {
     duration_ok(sc.duration, need)
 }
 
-/// The overload model's work: the tries of its largest run, and of all its runs (`sweep`:
-/// the seeds a point, when it sweeps).
-fn overload_work(run: &OverloadRun, strategies: usize, sweep: Option<u32>) -> Result<(), String> {
+/// The overload model's work: the tries of its largest run, and of all its runs (with the
+/// `sweep`, `run.runs` seeds a point).
+fn overload_work(run: &OverloadRun, strategies: usize, sweep: bool) -> Result<(), String> {
     let (sc, n) = (&run.scenario, strategies as f64);
     let per_run = |spike: f64, len: Duration| {
         let len = len.as_secs_f64().min(sc.duration.as_secs_f64());
         (sc.base_rate * (sc.duration.as_secs_f64() - len) + spike * len)
             * f64::from(run.settings.attempts)
     };
-    let Some(runs) = sweep else {
+    if !sweep {
         let one = per_run(sc.spike_rate, sc.trigger_for);
         return work_ok(one, one * n);
-    };
+    }
     let lengths = sweep::default_lengths();
     let each: Vec<f64> = sweep::default_rates()
         .iter()
@@ -507,7 +510,7 @@ fn overload_work(run: &OverloadRun, strategies: usize, sweep: Option<u32>) -> Re
         .map(|(r, l)| per_run(r, l))
         .collect();
     let largest = each.iter().copied().fold(0.0, f64::max);
-    work_ok(largest, each.iter().sum::<f64>() * n * f64::from(runs))
+    work_ok(largest, each.iter().sum::<f64>() * n * f64::from(run.runs))
 }
 
 /// The overload model: its scenario from the defaults and the flags, checked; one run per
@@ -522,39 +525,28 @@ fn plan_overload(a: &SimulateArgs) -> Result<Job, String> {
         scenario: sc,
         settings: st,
         seed: a.seed,
+        runs: if a.sweep { a.runs.unwrap_or(3) } else { 1 },
     };
-    let runs = a.sweep.then(|| a.runs.unwrap_or(3));
-    overload_work(&run, strategies.len(), runs)?;
+    overload_work(&run, strategies.len(), a.sweep)?;
     plot_folder(a)?;
-    Ok(match runs {
-        Some(runs) => Job::Boundary(run, strategies, runs),
-        None => Job::Overload(run, strategies),
+    Ok(match a.sweep {
+        true => Job::Boundary(run, strategies),
+        false => Job::Overload(run, strategies),
     })
 }
 
 /// `--sweep`'s and `--plot`'s rules in the failure-rate model: the sweep varies p and the
 /// clients, and the plot is of the sweep.
 fn failure_sweep_rules(a: &SimulateArgs) -> Result<(), String> {
-    if !a.sweep {
-        return match a.plot {
-            Some(_) => Err(
-                "--plot with --model failure-rate needs --sweep: the plot is amplification against p"
-                    .into(),
-            ),
-            None => Ok(()),
-        };
-    }
-    for (flag, given) in [
-        ("--failure-rate", a.failure.failure_rate.is_some()),
-        ("--clients", a.clients.is_some()),
-    ] {
-        if given {
-            return Err(format!(
-                "{flag} cannot be given with --sweep: the sweep varies p (0 to 0.5 by 0.05) and the clients (10, 100, 1000)"
-            ));
-        }
-    }
-    Ok(())
+    sweep_rules(
+        a.sweep,
+        a.plot.as_ref().map(|_| "--plot with --model failure-rate needs --sweep: the plot is amplification against p"),
+        &[
+            ("--failure-rate", a.failure.failure_rate.is_some()),
+            ("--clients", a.clients.is_some()),
+        ],
+        "p (0 to 0.5 by 0.05) and the clients (10, 100, 1000)",
+    )
 }
 
 /// The failure-rate model: its scenario, checked; one run per strategy (seeds pooled), or

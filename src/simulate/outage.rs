@@ -152,11 +152,7 @@ impl Tally {
             strategy: name.to_string(),
             served_pct: f64::from(self.served) * 100.0 / f64::from(sc.clients.max(1)),
             calls,
-            calls_per_served: if self.served == 0 {
-                0.0
-            } else {
-                calls / f64::from(self.served)
-            },
+            calls_per_served: per_served(calls, f64::from(self.served)),
             last_success_s: self.last_success.map(|t| t as f64 / 1e6),
             peak_load: f64::from(peak) / f64::from(sc.capacity.max(1)),
             gave_up: f64::from(self.gave_up),
@@ -164,6 +160,11 @@ impl Tally {
             served_per_window: self.served_in,
         }
     }
+}
+
+/// Calls per served client; 0 when nobody was served.
+fn per_served(calls: f64, served: f64) -> f64 {
+    if served == 0.0 { 0.0 } else { calls / served }
 }
 
 /// One outage run in progress: the clients' progress, the fleet's shared record, the
@@ -336,11 +337,7 @@ pub fn physical_limit(sc: &Scenario) -> Figures {
         strategy: "physical_limit".into(),
         served_pct: served as f64 * 100.0 / clients.max(1) as f64,
         calls: calls as f64,
-        calls_per_served: if served == 0 {
-            0.0
-        } else {
-            calls as f64 / served as f64
-        },
+        calls_per_served: per_served(calls as f64, served as f64),
         last_success_s: last.map(|t| t as f64 / 1e6),
         peak_load: peak,
         gave_up: (clients - served) as f64,

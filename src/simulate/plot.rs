@@ -53,11 +53,12 @@ fn style(name: &str) -> (RGBColor, u32) {
 }
 
 /// The legend, drawn by hand in its own area: a line of each strategy's colour and its name,
-/// with a note after it (how it ended), from the top.
-fn legend(area: &Area, title: &str, rows: &[(String, String)]) -> Result<(), String> {
+/// with a note after it (how it ended), from the top; then `lines`, what the lines mean.
+fn legend(area: &Area, rows: &[(String, String)], lines: &[&str]) -> Result<(), String> {
     let font = text(16);
     let small = text(13).color(&RGBColor(80, 80, 80));
-    area.draw_text(title, &bold(17), (8, 40)).map_err(err)?;
+    area.draw_text("strategy", &bold(17), (8, 40))
+        .map_err(err)?;
     for (i, (name, note)) in rows.iter().enumerate() {
         let y = 72 + 38 * i as i32;
         let (color, width) = style(name);
@@ -70,6 +71,12 @@ fn legend(area: &Area, title: &str, rows: &[(String, String)]) -> Result<(), Str
         if !note.is_empty() {
             area.draw_text(note, &small, (48, y + 8)).map_err(err)?;
         }
+    }
+    let style = text(13).color(&RGBColor(60, 60, 60));
+    let y = 72 + 38 * rows.len() as i32;
+    for (i, line) in lines.iter().enumerate() {
+        area.draw_text(line, &style, (8, y + 18 * i as i32))
+            .map_err(err)?;
     }
     Ok(())
 }
@@ -101,19 +108,30 @@ fn panel_chart<'a, 'b>(
         .y_label_area_size(64)
         .build_cartesian_2d(0f64..end, 0f64..top)
         .map_err(err)?;
+    mesh(&mut chart, ("time (s)", y_desc), (0, 0), (14, 15))?;
+    Ok(chart)
+}
+
+/// The axes of a panel and its light grid lines: `desc` across and up, labels with
+/// `decimals` (across, up), text of `sizes` pixels (labels, descriptions).
+fn mesh(
+    chart: &mut Chart,
+    desc: (&str, &str),
+    decimals: (usize, usize),
+    sizes: (u32, u32),
+) -> Result<(), String> {
     chart
         .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| format!("{v:.0}"))
-        .y_label_formatter(&|v| format!("{v:.0}"))
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 15))
+        .x_desc(desc.0)
+        .y_desc(desc.1)
+        .x_label_formatter(&|v| format!("{v:.*}", decimals.0))
+        .y_label_formatter(&|v| format!("{v:.*}", decimals.1))
+        .label_style(("sans-serif", sizes.0))
+        .axis_desc_style(("sans-serif", sizes.1))
         .bold_line_style(RGBColor(225, 225, 225))
         .light_line_style(TRANSPARENT)
         .draw()
-        .map_err(err)?;
-    Ok(chart)
+        .map_err(err)
 }
 
 /// The trigger of `sc` shaded over the whole height `top` and labelled, and a dashed line
@@ -245,17 +263,19 @@ fn timeline_legend(side: &Area, figures: &[overload::Figures]) -> Result<(), Str
         .map(|f| {
             let note = match f.recover_s {
                 Some(s) if f.recovered => {
-                    format!("recovered {s:.0}s after it, x{:.2}", f.amplification())
+                    format!(
+                        "recovered {s:.0}s after it, x{:.2}",
+                        f.counts.amplification()
+                    )
                 }
-                _ => format!("stuck, x{:.2} load", f.amplification()),
+                _ => format!("stuck, x{:.2} load", f.counts.amplification()),
             };
             (f.strategy.clone(), note)
         })
         .collect();
-    legend(side, "strategy", &rows)?;
-    notes(
+    legend(
         side,
-        72 + 38 * rows.len() as i32,
+        &rows,
         &[
             "dashed, top: 90% of the goodput",
             "before the trigger; recovered: the",
@@ -266,16 +286,6 @@ fn timeline_legend(side: &Area, figures: &[overload::Figures]) -> Result<(), Str
             "shaded: the trigger",
         ],
     )
-}
-
-/// Lines of small text in `area` from the height `y` down.
-fn notes(area: &Area, y: i32, lines: &[&str]) -> Result<(), String> {
-    let style = text(13).color(&RGBColor(60, 60, 60));
-    for (i, line) in lines.iter().enumerate() {
-        area.draw_text(line, &style, (8, y + 18 * i as i32))
-            .map_err(err)?;
-    }
-    Ok(())
 }
 
 /// The trigger in a word or two: a spike to N/s, a capacity drop, or both.
@@ -315,8 +325,8 @@ type MapChart<'a, 'b> = plotters::chart::ChartContext<
 
 /// The boundary map: per strategy, a grid of trigger length (up) x spike rate (across), each
 /// cell coloured by the share of seeds that recovered and labelled k/n.
-pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point], runs: u32) -> Result<(), String> {
-    let sc = &run.scenario;
+pub fn boundary(path: &Path, run: &OverloadRun, points: &[Point]) -> Result<(), String> {
+    let (sc, runs) = (&run.scenario, run.runs);
     let names = distinct(points.iter().map(|p| p.strategy));
     let rates = distinct(points.iter().map(|p| p.spike_rate));
     let lengths = distinct(points.iter().map(|p| p.trigger_for));
@@ -509,7 +519,7 @@ pub fn failure_sweep(
     let p_max = rows.iter().map(|r| r.p).fold(0.0, f64::max).max(0.05);
     let amp_max = rows
         .iter()
-        .map(failures::Figures::amplification)
+        .map(|r| r.counts.amplification())
         .fold(1.0, f64::max);
     let root = SVGBackend::new(path, (1350, 820)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
@@ -530,13 +540,13 @@ pub fn failure_sweep(
         Measure {
             what: "amplification (calls per first try)",
             range: (1.0, amp_max * 1.05 + 0.05),
-            value: failures::Figures::amplification,
+            value: |r| r.counts.amplification(),
             decimals: 1,
         },
         Measure {
             what: "success rate (%)",
             range: (0.0, 102.0),
-            value: |r| r.success_rate() * 100.0,
+            value: |r| r.counts.success_rate() * 100.0,
             decimals: 0,
         },
     ];
@@ -556,15 +566,18 @@ pub fn failure_sweep(
     root.present().map_err(err)
 }
 
-/// The chart of one panel of the failure-rate plot: `m` against p (0 to `p_max`) for `n`
-/// clients.
-fn failure_chart<'a, 'b>(
-    area: &'a Area<'b>,
+/// One panel of the failure-rate plot: each strategy's `m` against p (0 to `p_max`) for `n`
+/// clients (`mine`: the sweep's rows of that client count), the thick lines first; then,
+/// with `bound`, the dashed line of that many tries with no limit.
+fn failure_panel(
+    area: &Area,
     (n, p_max): (u32, f64),
     m: &Measure,
-) -> Result<Chart<'a, 'b>, String> {
+    (mine, names): (&[&failures::Figures], &[&str]),
+    bound: Option<u32>,
+) -> Result<(), String> {
     let what = m.what;
-    let chart = ChartBuilder::on(area)
+    let mut chart = ChartBuilder::on(area)
         .caption(
             format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
             ("sans-serif", 17),
@@ -574,32 +587,8 @@ fn failure_chart<'a, 'b>(
         .y_label_area_size(56)
         .build_cartesian_2d(0f64..p_max, m.range.0..m.range.1)
         .map_err(err)?;
-    Ok(chart)
-}
-
-/// One panel of the failure-rate plot: each strategy's `m` against p for `n` clients
-/// (`mine`: the sweep's rows of that client count), the thick lines first; then, with
-/// `bound`, the dashed line of that many tries with no limit.
-fn failure_panel(
-    area: &Area,
-    grid: (u32, f64),
-    m: &Measure,
-    (mine, names): (&[&failures::Figures], &[&str]),
-    bound: Option<u32>,
-) -> Result<(), String> {
-    let mut chart = failure_chart(area, grid, m)?;
-    chart
-        .configure_mesh()
-        .x_desc("p, the probability a call fails")
-        .y_desc(m.what)
-        .x_label_formatter(&|v| format!("{v:.2}"))
-        .y_label_formatter(&|v| format!("{v:.*}", m.decimals))
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 13))
-        .bold_line_style(RGBColor(225, 225, 225))
-        .light_line_style(TRANSPARENT)
-        .draw()
-        .map_err(err)?;
+    let desc = ("p, the probability a call fails", m.what);
+    mesh(&mut chart, desc, (2, m.decimals), (13, 13))?;
     let mut order: Vec<&&str> = names.iter().collect();
     order.sort_by_key(|s| std::cmp::Reverse(style(s).1));
     for name in order {
@@ -614,7 +603,7 @@ fn failure_panel(
             .map_err(err)?;
     }
     if let Some(attempts) = bound {
-        let (p_max, n_tries) = (grid.1, attempts.min(1000) as i32);
+        let n_tries = attempts.min(1000) as i32;
         let line = (0..=10).map(|k| {
             let p = p_max * f64::from(k) / 10.0;
             (p, (0..n_tries).map(|e| p.powi(e)).sum::<f64>())
@@ -638,7 +627,7 @@ fn failure_legend(
         rows.iter()
             .filter(|r| r.strategy == name && r.clients == n)
             .max_by(|a, b| a.p.total_cmp(&b.p))
-            .map(failures::Figures::amplification)
+            .map(|r| r.counts.amplification())
     };
     let rows_legend: Vec<(String, String)> = names
         .iter()
@@ -653,15 +642,14 @@ fn failure_legend(
             )
         })
         .collect();
-    legend(side, "strategy", &rows_legend)?;
     let counts_words = counts
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(" / ");
-    notes(
+    legend(
         side,
-        72 + 38 * rows_legend.len() as i32,
+        &rows_legend,
         &[
             &format!("x: amplification for {counts_words}"),
             "clients",
@@ -744,7 +732,7 @@ pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), Str
     let top = y_top(sc, highest);
     let end_s = (longest as f64 * window_s).max(sc.outage.as_secs_f64() + window_s);
     let root = SVGBackend::new(path, (1000, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    root.fill(&WHITE).map_err(err)?;
     let clipped = if highest > top {
         format!(" (axis clipped at {CLIP_CAPACITIES}x capacity: triangles mark higher windows)")
     } else {
@@ -763,13 +751,13 @@ pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), Str
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(0f64..end_s, 0f64..top * 1.08)
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc("requests per window")
         .draw()
-        .map_err(|e| e.to_string())?;
+        .map_err(err)?;
     draw_outage(&mut chart, sc, top * 1.08)?;
     draw_loads(&mut chart, results, window_s, top)?;
     draw_capacity(&mut chart, sc, end_s)?;
@@ -778,8 +766,8 @@ pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), Str
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
         .draw()
-        .map_err(|e| e.to_string())?;
-    root.present().map_err(|e| e.to_string())
+        .map_err(err)?;
+    root.present().map_err(err)
 }
 
 /// The outage, shaded from t = 0 to its end over the whole height `top`, and labelled.
@@ -794,7 +782,7 @@ fn draw_outage(chart: &mut Chart, sc: &Scenario, top: f64) -> Result<(), String>
             [(0.0, 0.0), (end, top)],
             RGBColor(r, g, b).mix(0.45).filled(),
         )))
-        .map_err(|e| e.to_string())?
+        .map_err(err)?
         .label(format!("outage ({})", fmt_duration(sc.outage)))
         .legend(move |(x, y)| {
             Rectangle::new([(x, y - 5), (x + 18, y + 5)], RGBColor(r, g, b).filled())
@@ -817,7 +805,7 @@ fn draw_loads(
         let points = curve(&o.load).map(|(w, n)| (w as f64 * window_s, f64::from(n).min(top)));
         chart
             .draw_series(LineSeries::new(points, color.stroke_width(2)))
-            .map_err(|e| e.to_string())?
+            .map_err(err)?
             .label(o.strategy.clone())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
@@ -839,7 +827,7 @@ fn draw_loads(
                         ("sans-serif", 12).into_font().color(&color),
                     )
             }))
-            .map_err(|e| e.to_string())?;
+            .map_err(err)?;
     }
     Ok(())
 }
@@ -853,7 +841,7 @@ fn draw_capacity(chart: &mut Chart, sc: &Scenario, end_s: f64) -> Result<(), Str
             vec![(start, cap), (end_s, cap)],
             BLACK.stroke_width(1),
         ))
-        .map_err(|e| e.to_string())?
+        .map_err(err)?
         .label("capacity")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK));
     Ok(())

@@ -8,7 +8,7 @@ use super::outage::{self, Figures, Scenario};
 use super::overload::{self, Population};
 use super::sweep::{FailureRun, OverloadRun, Point};
 use crate::policy::{Backoff, Jitter};
-use crate::units::fmt_duration;
+use crate::units::{flag_value, fmt_duration};
 use serde_json::{Value, json};
 use std::fmt::Write;
 use std::time::Duration;
@@ -107,17 +107,6 @@ pub fn outage_json(sc: &Scenario, results: &[Figures], limit: &Figures) -> serde
     )
 }
 
-/// A duration as `--base` accepts it and people type it: milliseconds below a second
-/// (620ms), seconds above, with their decimals (1.1s, 24s, 2.5s).
-fn flag_duration(d: std::time::Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        return format!("{ms}ms");
-    }
-    let secs = format!("{}.{:03}", ms / 1000, ms % 1000);
-    format!("{}s", secs.trim_end_matches('0').trim_end_matches('.'))
-}
-
 /// The flags that give this backoff in a scenario like `sc`.
 fn flags(sc: &Scenario, b: &Backoff) -> String {
     let jitter = match b.jitter {
@@ -126,13 +115,13 @@ fn flags(sc: &Scenario, b: &Backoff) -> String {
     };
     let deadline = sc
         .deadline
-        .map(|d| format!(" --deadline {}", flag_duration(d)))
+        .map(|d| format!(" --deadline {}", flag_value(d)))
         .unwrap_or_default();
     format!(
         "--attempts {} --base {} --cap {} --jitter {jitter}{deadline}",
         sc.attempts,
-        flag_duration(b.base),
-        flag_duration(b.cap)
+        flag_value(b.base),
+        flag_value(b.cap)
     )
 }
 
@@ -233,15 +222,27 @@ fn trigger_words(sc: &overload::Scenario) -> String {
     }
 }
 
+/// `n` seeds from `seed` on, in words: `seed 4`, or `seeds 4..6` (wrapping past `u64::MAX`)
+/// followed by `pooled`, when they are.
+fn seeds_words(seed: u64, n: u32, pooled: &str) -> String {
+    match n {
+        0 | 1 => format!("seed {seed}"),
+        _ => format!(
+            "seeds {seed}..{}{pooled}",
+            seed.wrapping_add(u64::from(n) - 1)
+        ),
+    }
+}
+
 /// The first line of an overload report: the scenario and the settings.
-fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
+fn overload_header(run: &OverloadRun, sweep: bool) -> String {
     let sc = &run.scenario;
     let who = match sc.population {
         Population::Open => format!("open population, {} clients", sc.clients),
         Population::Closed => format!("closed population of {} clients", sc.clients),
     };
     let trigger = match sweep {
-        Some(_) => format!(
+        true => format!(
             "swept trigger from {}{}",
             fmt_duration(sc.trigger_at),
             if sc.capacity_drop > 0.0 {
@@ -253,16 +254,9 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
                 String::new()
             }
         ),
-        None => trigger_words(sc),
+        false => trigger_words(sc),
     };
-    let seeds = match sweep {
-        Some(n) if n > 1 => format!(
-            "seeds {}..{}",
-            run.seed,
-            run.seed.wrapping_add(u64::from(n) - 1)
-        ),
-        _ => format!("seed {}", run.seed),
-    };
+    let seeds = seeds_words(run.seed, run.runs, "");
     format!(
         "overload: {who}; {}/s first tries, {trigger}; server {} + {} per request in flight, network about {} each way; timeout {}; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_rate(sc.base_rate),
@@ -280,7 +274,7 @@ fn overload_header(run: &OverloadRun, sweep: Option<u32>) -> String {
 /// The overload table: one row per strategy.
 pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}", overload_header(run, None));
+    let _ = writeln!(s, "{}", overload_header(run, false));
     let _ = writeln!(
         s,
         "{:<15} {:>8} {:>13} {:>9} {:>9} {:>13}",
@@ -291,8 +285,8 @@ pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> Strin
             s,
             "{:<15} {:>8.1} {:>12.2}x {:>9} {:>9} {:>12.0}%",
             f.strategy,
-            f.success_rate() * 100.0,
-            f.amplification(),
+            f.counts.success_rate() * 100.0,
+            f.counts.amplification(),
             if f.recovered { "yes" } else { "no" },
             f.recover_s
                 .map_or_else(|| "stuck".into(), |t| format!("{t:.0}")),
@@ -315,8 +309,8 @@ pub fn overload_json(figures: &[overload::Figures]) -> Value {
             .map(|f| {
                 json!({
                     "strategy": f.strategy,
-                    "success_rate": f.success_rate(),
-                    "amplification": f.amplification(),
+                    "success_rate": f.counts.success_rate(),
+                    "amplification": f.counts.amplification(),
                     "recovered": f.recovered,
                     "recover_s": f.recover_s,
                     "final_goodput": f.final_goodput(),
@@ -339,9 +333,9 @@ pub fn overload_json(figures: &[overload::Figures]) -> Value {
 
 /// The boundary map, one block per strategy: rows are trigger lengths, columns spike rates,
 /// each cell the seeds that recovered out of those played.
-pub fn boundary_table(run: &OverloadRun, points: &[Point], runs: u32) -> String {
-    let mut s = String::new();
-    let _ = writeln!(s, "{}", overload_header(run, Some(runs)));
+pub fn boundary_table(run: &OverloadRun, points: &[Point]) -> String {
+    let (mut s, runs) = (String::new(), run.runs);
+    let _ = writeln!(s, "{}", overload_header(run, true));
     let _ = writeln!(
         s,
         "each cell: the seeds that recovered, of {runs}; rows: trigger length; columns: first tries/s during it"
@@ -435,15 +429,7 @@ fn failure_header(run: &FailureRun, sweep: bool) -> String {
             sc.p
         )
     };
-    let seeds = if run.runs > 1 {
-        format!(
-            "seeds {}..{} pooled",
-            run.seed,
-            run.seed.wrapping_add(u64::from(run.runs) - 1)
-        )
-    } else {
-        format!("seed {}", run.seed)
-    };
+    let seeds = seeds_words(run.seed, run.runs, " pooled");
     format!(
         "failure-rate: {what}; each call takes {} and fails with probability p; {} attempts, base {}, cap {}; {}; {seeds}",
         fmt_duration(sc.latency),
@@ -468,8 +454,8 @@ pub fn failure_table(run: &FailureRun, figures: &[failures::Figures]) -> String 
             s,
             "{:<15} {:>8.1} {:>12.2}x {:>9} {:>11}",
             f.strategy,
-            f.success_rate() * 100.0,
-            f.amplification(),
+            f.counts.success_rate() * 100.0,
+            f.counts.amplification(),
             f.counts.calls,
             f.counts.first_tries
         );
@@ -505,8 +491,8 @@ pub fn failure_sweep_table(run: &FailureRun, rows: &[failures::Figures]) -> Stri
                     .map_or_else(String::new, |r| {
                         format!(
                             "{:.2}x {:5.1}%",
-                            r.amplification(),
-                            r.success_rate() * 100.0
+                            r.counts.amplification(),
+                            r.counts.success_rate() * 100.0
                         )
                     });
                 let _ = write!(s, " {cell:>14}");
@@ -527,8 +513,8 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
                     "p": r.p,
                     "clients": r.clients,
                     "rate": run.scenario.rate,
-                    "success_rate": r.success_rate(),
-                    "amplification": r.amplification(),
+                    "success_rate": r.counts.success_rate(),
+                    "amplification": r.counts.amplification(),
                     "ended": r.counts.ended,
                     "succeeded": r.counts.succeeded,
                     "calls": r.counts.calls,
@@ -538,4 +524,19 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_are_one_or_a_range_that_wraps() {
+        assert_eq!(seeds_words(4, 1, " pooled"), "seed 4");
+        assert_eq!(seeds_words(4, 3, " pooled"), "seeds 4..6 pooled");
+        assert_eq!(
+            seeds_words(u64::MAX, 2, ""),
+            format!("seeds {}..0", u64::MAX)
+        );
+    }
 }

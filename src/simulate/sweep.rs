@@ -8,23 +8,22 @@ use super::strategy::{Settings, Strategy};
 use super::{failures, overload};
 use std::time::Duration;
 
-/// An overload run: the scenario, the strategies' settings, and the seed.
+/// What one command plays of the overload or failure-rate model: the scenario (`S`), the
+/// strategies' settings, the first seed and how many seeds from it: the seeds of each point
+/// of the overload sweep (1 without the sweep), or the failure-rate seeds pooled.
 #[derive(Debug, Clone, Copy)]
-pub struct OverloadRun {
-    pub scenario: overload::Scenario,
-    pub settings: Settings,
-    pub seed: u64,
-}
-
-/// A failure-rate run: the scenario, the settings, the first seed and how many seeds are
-/// pooled.
-#[derive(Debug, Clone, Copy)]
-pub struct FailureRun {
-    pub scenario: failures::Scenario,
+pub struct ModelRun<S> {
+    pub scenario: S,
     pub settings: Settings,
     pub seed: u64,
     pub runs: u32,
 }
+
+/// A run of the overload model.
+pub type OverloadRun = ModelRun<overload::Scenario>;
+
+/// A run of the failure-rate model.
+pub type FailureRun = ModelRun<failures::Scenario>;
 
 /// One point of the boundary sweep, over `runs` seeds.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,13 +67,12 @@ pub fn overload_figures(run: &OverloadRun, strategies: &[Strategy]) -> Vec<overl
         .collect()
 }
 
-/// The boundary: for each strategy, spike rate and trigger length (in that order), `runs`
-/// seeds from `run.seed` on (wrapping past `u64::MAX`).
+/// The boundary: for each strategy, spike rate and trigger length (in that order),
+/// `run.runs` seeds from `run.seed` on (wrapping past `u64::MAX`).
 pub fn boundary(
     run: &OverloadRun,
     strategies: &[Strategy],
     (rates, lengths): (&[f64], &[Duration]),
-    runs: u32,
 ) -> Vec<Point> {
     let mut out = Vec::new();
     for s in strategies {
@@ -85,7 +83,7 @@ pub fn boundary(
                     trigger_for: len,
                     ..run.scenario
                 };
-                let all: Vec<overload::Figures> = (0..runs.max(1))
+                let all: Vec<overload::Figures> = (0..run.runs.max(1))
                     .map(|i| {
                         overload::play(&sc, *s, run.settings, run.seed.wrapping_add(u64::from(i)))
                     })
@@ -110,27 +108,11 @@ fn point(strategy: &'static str, sc: &overload::Scenario, all: &[overload::Figur
         recovered_runs: all.iter().filter(|f| f.recovered).count() as u32,
         recover_s: (!times.is_empty()).then(|| times.iter().sum::<f64>() / times.len() as f64),
         means: Means {
-            success_rate: mean(&|f| f.success_rate()),
-            amplification: mean(&|f| f.amplification()),
+            success_rate: mean(&|f| f.counts.success_rate()),
+            amplification: mean(&|f| f.counts.amplification()),
             final_goodput: mean(&|f| f.final_goodput()),
         },
     }
-}
-
-/// Each strategy on the failure-rate scenario, the seeds' counts pooled.
-pub fn failure_figures(run: &FailureRun, strategies: &[Strategy]) -> Vec<failures::Figures> {
-    strategies
-        .iter()
-        .map(|s| {
-            let mut f = failures::play(&run.scenario, *s, run.settings, run.seed);
-            for i in 1..run.runs {
-                let seed = run.seed.wrapping_add(u64::from(i));
-                let g = failures::play(&run.scenario, *s, run.settings, seed);
-                f.counts.add(&g.counts);
-            }
-            f
-        })
-        .collect()
 }
 
 /// For each strategy, each number of clients and each probability: one run each.
@@ -158,7 +140,8 @@ pub fn failure_rates(
 }
 
 /// [`failure_rates`] over `ps` x `clients`, once per seed, the seeds' counts pooled; rows
-/// by strategy, then clients, then p.
+/// by strategy, then clients, then p. The grid of the scenario's own p and clients gives
+/// one row per strategy.
 pub fn failure_sweep(
     run: &FailureRun,
     strategies: &[Strategy],
@@ -220,8 +203,9 @@ mod tests {
             scenario: overload::Scenario::default(),
             settings: Settings::default(),
             seed: 1,
+            runs: 3,
         };
-        let pts = boundary(&run, &strategies, (&rates, &lengths), 3);
+        let pts = boundary(&run, &strategies, (&rates, &lengths));
         assert_eq!(pts.len(), 2 * 3 * 3);
         let table: Vec<String> = pts
             .iter()
@@ -319,13 +303,12 @@ mod tests {
             seed: 5,
             runs: 2,
         };
-        let pooled = failure_figures(&run, &[Strategy::Retries]);
-        let one = |seed| failures::play(&run.scenario, Strategy::Retries, run.settings, seed);
+        let sc = &run.scenario;
+        let pooled = failure_sweep(&run, &[Strategy::Retries], (&[sc.p], &[sc.clients]));
+        let one = |seed| failures::play(sc, Strategy::Retries, run.settings, seed);
         let (a, b) = (one(5).counts, one(6).counts);
         assert_eq!(pooled[0].counts.calls, a.calls + b.calls);
         assert_eq!(pooled[0].counts.first_tries, a.first_tries + b.first_tries);
-        let swept = failure_sweep(&run, &[Strategy::Retries], (&[0.3], &[100]));
-        assert_eq!(swept[0].counts.calls, pooled[0].counts.calls);
     }
 
     #[test]
