@@ -5,10 +5,18 @@
 //! flag given to another model, picks each model's defaults and checks the values together.
 
 use super::values;
-use crate::simulate::overload::Population;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Who sends (`--population`; the variants' lines are its help).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Population {
+    /// First tries keep coming whatever happens (each cron tick is a new run).
+    Open,
+    /// A fixed population of clients, each waiting for its answer before its next run.
+    Closed,
+}
 
 /// Output format of `simulate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
