@@ -6,7 +6,6 @@
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::{Admitted, Between, Shared};
-use crate::http::timing::Timeline;
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
@@ -62,20 +61,9 @@ fn attempts(
 fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
     let ended = Ended {
         outcome: Outcome::Refused,
-        attempts_made: 0,
         last: why.to_string(),
         why: Some(why.to_string()),
-        head: None,
-        delivered: 0,
-        timeline: Timeline::default(),
-        connects: 0,
-        redirects: 0,
-        method: None,
-        uploaded: 0,
-        referer: None,
-        head_dumped: false,
-        status: None,
-        hint: None,
+        ..Ended::before_any_attempt()
     };
     let mut outcome = Outcome::Refused;
     let mut reason = why.to_string();
