@@ -1,7 +1,8 @@
 //! Unit conversions shared by the log, the state file and the simulator, so each number is
 //! computed one way everywhere, and every way a duration is written, each named for its
-//! use: [`fmt_duration`] for people (the log, the summary, `--explain`, messages, the
-//! jitter mode's name), and curl's two forms where this tool speaks as curl does:
+//! use: [`fmt_duration`] for people (the log, the summary, `--explain`, messages), in its
+//! exact form [`fmt_given`] where the duration is a value the user gave (echoed in an
+//! error, the jitter mode's name, a window or a bound), and curl's two forms where this tool speaks as curl does:
 //! [`curl_seconds`] (a value for curl's seconds flags: `2.5`) and [`curl_time`] (`-w`'s
 //! times: `0.042000`); and [`flag_value`], a duration written as this tool's own duration
 //! flags take it back, to the millisecond (`simulate --search`'s flags to paste).
@@ -44,6 +45,39 @@ pub fn fmt_duration(d: Duration) -> String {
     }
 }
 
+/// A duration the user gave, written as [`fmt_duration`] writes it when that is exact, and
+/// otherwise in the smallest form that is (`1500us`, `1.234s`, `90.5s`, `3601s`): an error
+/// that quotes two values must never show them equal when they are not (`--base 1500us`
+/// above `--cap 1ms`), and a label must read back as the value it names.
+pub fn fmt_given(d: Duration) -> String {
+    let nanos = d.subsec_nanos();
+    if !nanos.is_multiple_of(1_000_000) {
+        return if nanos.is_multiple_of(1000) {
+            format!("{}us", d.as_micros())
+        } else {
+            format!("{}ns", d.as_nanos())
+        };
+    }
+    let secs = d.as_secs();
+    // Where fmt_duration rounds: to the hundredth below a minute, to the second below an
+    // hour, to the minute up to 48 hours, to the hour beyond.
+    let exact = match secs {
+        0 => true,
+        s if s < 60 => (nanos / 1_000_000).is_multiple_of(10),
+        _ if nanos != 0 => false,
+        s if s < 3600 => true,
+        s if s < 48 * 3600 => s.is_multiple_of(60),
+        s => s.is_multiple_of(3600),
+    };
+    if exact {
+        fmt_duration(d)
+    } else if nanos != 0 {
+        format!("{}s", curl_seconds(d))
+    } else {
+        format!("{secs}s")
+    }
+}
+
 /// `d` in curl's plain seconds, as its seconds flags (`--retry-delay`, `-m`) take them, to
 /// the millisecond: `60`, `2.5`, `0.25`.
 pub fn curl_seconds(d: Duration) -> String {
@@ -82,6 +116,30 @@ fn with_part(big: u64, unit: char, small: u64, small_unit: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_given_duration_is_written_exactly() {
+        let ms = Duration::from_millis;
+        let cases = [
+            (Duration::from_micros(1500), "1500us"),
+            (Duration::from_nanos(1_000_000_001), "1000000001ns"),
+            (ms(1), "1ms"),
+            (ms(1500), "1.5s"),
+            (ms(1234), "1.234s"),
+            (ms(90_500), "90.5s"),
+            (ms(90_000), "1m30s"),
+            (Duration::from_secs(3601), "3601s"),
+            (Duration::from_secs(3600), "1h"),
+            (Duration::from_secs(86_400), "24h"),
+            (Duration::from_secs(49 * 3600 + 60), "176460s"),
+            (Duration::from_secs(3 * 86_400), "3d"),
+        ];
+        for (d, want) in cases {
+            assert_eq!(fmt_given(d), want, "{d:?}");
+        }
+        // Two values that differ never read the same.
+        assert_ne!(fmt_given(Duration::from_micros(1500)), fmt_given(ms(1)));
+    }
 
     #[test]
     fn millis_rounds_down_and_saturates() {

@@ -442,8 +442,8 @@ fn check_durations(p: &PolicyFlags, f: &FleetFlags) -> Result<(), UsageError> {
     if p.base > p.cap {
         return usage(format!(
             "--base ({}) is above --cap ({}): the base must not exceed the cap{}",
-            crate::units::fmt_duration(p.base),
-            crate::units::fmt_duration(p.cap),
+            crate::units::fmt_given(p.base),
+            crate::units::fmt_given(p.cap),
             env_note(&[("BASE", p.base), ("CAP", p.cap)])
         ));
     }

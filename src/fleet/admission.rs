@@ -603,7 +603,7 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
         format!(
             "              retry budget: {} of {allowed} left in the last {} ({} successes)",
             allowed.saturating_sub(taken),
-            crate::units::fmt_duration(l.window),
+            crate::units::fmt_given(l.window),
             t.budget.counts().0
         ),
         format!("              Retry-After shared by the runs: {held}"),

@@ -130,7 +130,7 @@ impl Budget {
             return Err(format!(
                 "the retry budget is spent: {} retries in the last {} (allowed: {}% of {} successes, at least {})",
                 taken,
-                crate::units::fmt_duration(window),
+                crate::units::fmt_given(window),
                 percent,
                 self.counts().0,
                 floor

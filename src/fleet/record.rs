@@ -177,7 +177,7 @@ impl Target {
         if dropped > 0 {
             why.push(format!(
                 "{dropped} of its retry budget's buckets begin more than the window ({}) ahead: dropped",
-                crate::units::fmt_duration(limits.window)
+                crate::units::fmt_given(limits.window)
             ));
         }
         (!why.is_empty()).then(|| why.join("; "))

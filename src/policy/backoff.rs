@@ -30,7 +30,7 @@ impl Jitter {
             Jitter::Equal => "equal".into(),
             Jitter::Decorrelated => "decorrelated".into(),
             Jitter::None => "none".into(),
-            Jitter::Additive(d) => format!("+{}", crate::units::fmt_duration(*d)),
+            Jitter::Additive(d) => format!("+{}", crate::units::fmt_given(*d)),
         }
     }
 }
@@ -288,7 +288,7 @@ mod tests {
     }
 
     /// The additive mode's name writes its spread as the log writes every duration
-    /// (`units::fmt_duration`), in a form `--jitter` takes back.
+    /// (`units::fmt_given`: exact), in a form `--jitter` takes back.
     #[test]
     fn an_additive_label_is_written_as_the_log_writes_durations() {
         assert_eq!(
