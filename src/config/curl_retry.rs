@@ -20,7 +20,7 @@
 use super::UsageError;
 use crate::cli::{self, CurlRetryFlags, PolicyFlags, RequestArgs, values};
 use crate::policy::{Jitter, StatusSet};
-use crate::units::{curl_seconds, fmt_given};
+use crate::units::{curl_seconds, fmt_duration};
 use std::time::Duration;
 
 /// Which of the policy's values were given as flags (not only by a `RETRY_HTTP_*` variable,
@@ -81,7 +81,7 @@ pub fn map(c: &CurlRetryFlags, given: Given) -> Result<Mapping, UsageError> {
             format!(
                 "--retry-max-time {} is --deadline {} (which also ends an attempt under way)",
                 curl_seconds(t),
-                fmt_given(t)
+                fmt_duration(t)
             )
         });
     }
@@ -118,11 +118,11 @@ fn retry_delay(d: Duration, given: Given) -> Result<(Option<BackoffValues>, Stri
             "--retry-delay S is --base S --cap S --jitter +S",
         ));
     }
-    let s = fmt_given(d);
+    let s = fmt_duration(d);
     let line = format!(
         "--retry-delay {} is --base {s} --cap {s} --jitter +{s} (each wait from {s} to {}, a Retry-After still honoured)",
         curl_seconds(d),
-        fmt_given(d.saturating_mul(2))
+        fmt_duration(d.saturating_mul(2))
     );
     Ok((Some((d, d, Jitter::Additive(d))), line))
 }
