@@ -394,6 +394,7 @@ fn join_lines(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::scripted::quiet;
     use std::sync::Mutex;
 
     /// The configuration of a command line (the program name left out).
@@ -406,15 +407,6 @@ mod tests {
         config::curl_retry::fold(&mut cli.request).expect("curl's flags fold");
         config::build(&cli.request, crate::cli::config_file::Found::default())
             .expect("the line is valid")
-    }
-
-    fn quiet() -> Reporter {
-        use crate::report::{LogConfig, LogFormat, Verbosity};
-        Reporter::new(LogConfig {
-            verbosity: Verbosity::Quiet,
-            live: false,
-            ..LogConfig::plain(LogFormat::Text)
-        })
     }
 
     #[test]
