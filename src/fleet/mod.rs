@@ -13,6 +13,7 @@
 //!   (the only file that knows every kind of store);
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
 //! - `redis`: the store of `--state redis://...` (one key per target, compare-and-set);
+//! - `splay`: the stable per-host offset of `--splay` that spreads a fleet's first tries;
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
 //!   recording how the run ended.
 
@@ -23,6 +24,7 @@ pub mod file;
 pub mod location;
 pub mod record;
 pub mod redis;
+pub mod splay;
 pub mod store;
 
 /// Timestamps of the shared state: milliseconds since the Unix epoch.
