@@ -15,12 +15,14 @@ use crate::exit::Outcome;
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
 use crate::fleet::location::{Location, Opening};
+use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
 use crate::fleet::store::{Clock, Store};
 use crate::policy::decision::hold_fits;
 use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -135,6 +137,41 @@ pub struct Shared<'a> {
     broken: AtomicBool,
     /// An answer of this run proved the target up, and the breaker was told.
     proven: AtomicBool,
+    /// What the store last told this run, which a retry's wait goes by when the run has no
+    /// Retry-After to share (so that it costs no round trip): `Send` asks the store again.
+    view: Mutex<View>,
+}
+
+/// What the store last told a run: until when a shared Retry-After holds (on this host's
+/// monotonic clock), and why the budget had no retry left, if it had none.
+#[derive(Debug, Default)]
+struct View {
+    held_until: Option<Instant>,
+    spent: Option<String>,
+}
+
+impl View {
+    /// The view after a reply that told `held` and `budget`.
+    fn told(held: Option<Duration>, budget: &Result<(), String>) -> View {
+        View {
+            held_until: held.and_then(|h| Instant::now().checked_add(h)),
+            spent: budget.clone().err(),
+        }
+    }
+
+    /// The shared Retry-After as of now, and the budget's answer (`charge`: whether the
+    /// retry would be charged), as last told.
+    fn now(&self, charge: bool) -> (Option<Duration>, Result<(), String>) {
+        let held = self
+            .held_until
+            .map(|u| u.saturating_duration_since(Instant::now()))
+            .filter(|h| !h.is_zero());
+        let budget = match &self.spent {
+            Some(why) if charge => Err(why.clone()),
+            _ => Ok(()),
+        };
+        (held, budget)
+    }
 }
 
 /// What the breaker and the shared Retry-After say before the first attempt.
@@ -194,7 +231,7 @@ impl<'a> Shared<'a> {
         };
         let id = probe_number();
         let asked = first_question(store.as_ref(), &key, settings, (lease, id), bound, reporter);
-        let (admission, hold, now) = match asked {
+        let (admission, hold, view, now) = match asked {
             Ok(a) => a,
             Err(e) => return unusable(settings, reporter, &e.to_string()),
         };
@@ -209,6 +246,7 @@ impl<'a> Shared<'a> {
             probe,
             broken: AtomicBool::new(false),
             proven: AtomicBool::new(false),
+            view: Mutex::new(view),
         };
         if let Some(h) = hold {
             shared.refuse_a_hold_past_the_deadline(h, now)?;
@@ -274,9 +312,12 @@ impl<'a> Shared<'a> {
     /// attempt's Retry-After (`hint`, clamped), if it had one; then stops the run if a
     /// shared one holds past the deadline (`left`: time left), or if the budget has no
     /// retry left for it (only when `charge`: a poll of an answer that was not ready is
-    /// never charged, the service is up and answering). Nothing is charged here: the
-    /// retry is charged by `send_retry`, when it is sent, so a run that stops during the
-    /// wait (a signal, the deadline, another run's Retry-After) keeps no charge.
+    /// never charged, the service is up and answering). With nothing to share, the store is
+    /// not asked: the run goes by what the store last told it (its admission, or its last
+    /// retry), which costs no round trip; `send_retry` asks again before the retry is sent.
+    /// Nothing is charged here: the retry is charged by `send_retry`, when it is sent, so a
+    /// run that stops during the wait (a signal, the deadline, another run's Retry-After)
+    /// keeps no charge.
     pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
         if self.broken.load(Ordering::Relaxed) {
             return match self.settings.on_error {
@@ -284,30 +325,31 @@ impl<'a> Shared<'a> {
                 OnError::Closed => Gate::Spent("the state store failed earlier in this run".into()),
             };
         }
-        let warn = |m: &str| self.reporter.warn(m);
-        let limits = self.settings.limits;
-        let key = &self.key;
-        let max_hold = self.settings.max_hold;
-        let answer = self
-            .store
-            .decide(key, self.bound(Duration::ZERO), &warn, |t, now| {
-                gate(t, now, &limits, (hint, left, charge), (key, max_hold))
-            });
-        match answer {
-            Ok(g) => {
-                if matches!(g, Gate::Spent(_)) {
-                    self.reporter.note_state(StateUse::Refused);
-                }
-                g
+        let (held, budget) = if hint.is_some() {
+            match self.ask(Op::Ask { hint, charge }) {
+                Ok(Reply::Told { held, budget }) => (held, budget),
+                Ok(_) => (None, Ok(())),
+                Err(why) => return Gate::Spent(why),
             }
-            Err(e) => match self.failed(&e) {
-                Ok(()) => Gate::Go(None),
-                Err(why) => Gate::Spent(why),
-            },
+        } else {
+            self.view
+                .lock()
+                .map(|v| v.now(charge))
+                .unwrap_or((None, Ok(())))
+        };
+        let g = gate(
+            held.map(|h| h.min(self.settings.max_hold)),
+            budget,
+            left,
+            &self.key,
+        );
+        if matches!(g, Gate::Spent(_)) {
+            self.reporter.note_state(StateUse::Refused);
         }
+        g
     }
 
-    /// Just before a retry is sent, in one decision on the record: a Retry-After that
+    /// Just before a retry is sent, in one operation on the record: a Retry-After that
     /// another run shared meanwhile holds it back (`Pass::Held`, nothing charged);
     /// otherwise, when `charge`, one retry is taken from the budget (`Pass::Spent` when
     /// another run took the last one meanwhile). What is charged is what is sent.
@@ -318,20 +360,30 @@ impl<'a> Shared<'a> {
                 OnError::Closed => Pass::Spent("the state store failed earlier in this run".into()),
             };
         }
+        match self.ask(Op::Send { charge }) {
+            Ok(reply) => pass(reply, self.settings.max_hold),
+            Err(why) => Pass::Spent(why),
+        }
+    }
+
+    /// Makes `op` (`Ask` or `Send`) on the record and keeps what it told in the run's view.
+    /// `Ok(Reply::Recorded)` stands for a store that failed under `--state-on-error open`
+    /// (the run goes on without it); `Err` for one that failed under `closed` (why).
+    fn ask(&self, op: Op) -> Result<Reply, String> {
         let warn = |m: &str| self.reporter.warn(m);
-        let limits = self.settings.limits;
-        let max_hold = self.settings.max_hold;
-        let answer = self
+        match self
             .store
-            .decide(&self.key, self.bound(Duration::ZERO), &warn, |t, now| {
-                pass(t, now, &limits, charge, max_hold)
-            });
-        match answer {
-            Ok(p) => p,
-            Err(e) => match self.failed(&e) {
-                Ok(()) => Pass::Go,
-                Err(why) => Pass::Spent(why),
-            },
+            .apply(&self.key, &op, self.bound(Duration::ZERO), &warn)
+        {
+            Ok((reply, _)) => {
+                if let Reply::Told { held, budget } = &reply
+                    && let Ok(mut v) = self.view.lock()
+                {
+                    *v = View::told(*held, budget);
+                }
+                Ok(reply)
+            }
+            Err(e) => self.failed(&e).map(|()| Reply::Recorded),
         }
     }
 
@@ -370,17 +422,16 @@ impl<'a> Shared<'a> {
 
     /// Records `result` in the breaker, and shares `hint`.
     fn record(&self, result: RunResult, hint: Option<Duration>) {
-        let limits = self.settings.limits;
         let probe = self.probe;
         let warn = |m: &str| self.reporter.warn(m);
+        let op = Op::Record {
+            result,
+            probe,
+            hint,
+        };
         let recorded = self
             .store
-            .decide(&self.key, self.bound(FINISH_GRACE), &warn, |t, now| {
-                if let Some(h) = hint {
-                    t.hold(now, h);
-                }
-                t.finish(now, result, probe, &limits)
-            });
+            .apply(&self.key, &op, self.bound(FINISH_GRACE), &warn);
         if let Err(e) = recorded {
             self.reporter.note_state(StateUse::Unavailable);
             self.reporter.notice(&format!(
@@ -392,18 +443,14 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// The decision of `Shared::take_retry` on the record.
+/// What `Shared::take_retry` says, from the shared Retry-After (`held`, clamped) and the
+/// budget's answer: a hold past the deadline (`left`: time left) stops the run first.
 fn gate(
-    t: &mut Target,
-    now: Millis,
-    limits: &Limits,
-    (hint, left, charge): (Option<Duration>, Option<Duration>, bool),
-    (key, max_hold): (&str, Duration),
+    held: Option<Duration>,
+    budget: Result<(), String>,
+    left: Option<Duration>,
+    key: &str,
 ) -> Gate {
-    if let Some(h) = hint {
-        t.hold(now, h);
-    }
-    let held = t.held(now).map(|h| h.min(max_hold));
     if let Some(h) = held
         && !hold_fits(h, left)
     {
@@ -413,26 +460,22 @@ fn gate(
             fmt_duration(left.unwrap_or_default())
         ));
     }
-    if !charge {
-        return Gate::Go(held);
-    }
-    match t.may_retry(now, limits) {
+    match budget {
         Ok(()) => Gate::Go(held),
         Err(why) => Gate::Spent(why),
     }
 }
 
-/// The decision of `Shared::send_retry` on the record.
-fn pass(t: &mut Target, now: Millis, limits: &Limits, charge: bool, max_hold: Duration) -> Pass {
-    if let Some(h) = t.held(now).map(|h| h.min(max_hold)) {
-        return Pass::Held(h);
-    }
-    if !charge {
-        return Pass::Go;
-    }
-    match t.take_retry(now, limits) {
-        Ok(()) => Pass::Go,
-        Err(why) => Pass::Spent(why),
+/// What `Shared::send_retry` says from the store's reply to `Op::Send` (a shared
+/// Retry-After clamped to `max_hold`); any other reply (a store gone, under
+/// `--state-on-error open`) lets the retry go.
+fn pass(reply: Reply, max_hold: Duration) -> Pass {
+    match reply {
+        Reply::Told { held: Some(h), .. } => Pass::Held(h.min(max_hold)),
+        Reply::Told {
+            budget: Err(why), ..
+        } => Pass::Spent(why),
+        _ => Pass::Go,
     }
 }
 
@@ -471,9 +514,10 @@ fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Du
     }
 }
 
-/// The run's first question, one decision on the target's record: what the breaker says
+/// The run's first question, one operation on the target's record: what the breaker says
 /// (`lease` and `id`: the probe's lease, should it be the probe), the Retry-After another
-/// run shared (clamped to `--max-retry-after`), and the store's time.
+/// run shared (clamped to `--max-retry-after`), what the run goes by until it asks again,
+/// and the store's time.
 fn first_question(
     store: &dyn Store,
     key: &str,
@@ -481,17 +525,21 @@ fn first_question(
     (lease, id): (Duration, u64),
     bound: Duration,
     reporter: &Reporter,
-) -> std::io::Result<(Admission, Option<Duration>, Millis)> {
-    let limits = settings.limits;
+) -> std::io::Result<(Admission, Option<Duration>, View, Millis)> {
     let warn = |m: &str| reporter.warn(m);
-    store.decide(key, bound, &warn, |t, now| {
-        let admission = t.admit(now, &limits, lease, id);
-        (
-            admission,
-            t.held(now).map(|h| h.min(settings.max_hold)),
-            now,
-        )
-    })
+    let (reply, now) = store.apply(key, &Op::Admit { lease, id }, bound, &warn)?;
+    let Reply::Admitted {
+        admission,
+        held,
+        budget,
+    } = reply
+    else {
+        return Err(std::io::Error::other(
+            "the store answered another operation",
+        ));
+    };
+    let held = held.map(|h| h.min(settings.max_hold));
+    Ok((admission, held, View::told(held, &budget), now))
 }
 
 /// What the breaker's `admission` means for the run of `key`: the probe lease `id` it
@@ -716,9 +764,14 @@ mod tests {
         let l = crate::fleet::store::contract::limits();
         let s = Duration::from_secs;
         let mut t = Target::default();
-        let ask = |t: &mut Target, now, hint, left, charge| {
-            gate(t, now, &l, (hint, left, charge), ("k", Duration::MAX))
+        let ask = |t: &mut Target, now, hint, left, charge| match (Op::Ask { hint, charge })
+            .run(t, now, &l)
+        {
+            Reply::Told { held, budget } => gate(held, budget, left, "k"),
+            other => panic!("{other:?}"),
         };
+        let send =
+            |t: &mut Target, now, charge, max| pass(Op::Send { charge }.run(t, now, &l), max);
         assert_eq!(ask(&mut t, 0, Some(s(5)), None, true), Gate::Go(Some(s(5))));
         assert!(matches!(
             ask(&mut t, 1_000, None, Some(s(2)), true),
@@ -728,7 +781,7 @@ mod tests {
         assert_eq!(t.budget.counts().1, 0, "the gate charges nothing");
         // The floor (2) taken by sends: the gate refuses a charged retry, not a poll.
         for now in [6_000, 6_001] {
-            assert_eq!(pass(&mut t, now, &l, true, Duration::MAX), Pass::Go);
+            assert_eq!(send(&mut t, now, true, Duration::MAX), Pass::Go);
         }
         assert!(matches!(
             ask(&mut t, 7_000, None, None, true),
@@ -771,7 +824,7 @@ mod tests {
             ("a poll, the budget spent", spent(), false, Pass::Go, 2),
         ];
         for (what, mut t, charge, want, charged) in cases {
-            let got = pass(&mut t, 10_000, &l, charge, Duration::MAX);
+            let got = pass(Op::Send { charge }.run(&mut t, 10_000, &l), Duration::MAX);
             match (&got, &want) {
                 (Pass::Spent(why), Pass::Spent(_)) => assert!(why.contains("spent"), "{what}"),
                 _ => assert_eq!(got, want, "{what}"),
@@ -779,6 +832,7 @@ mod tests {
             assert_eq!(t.budget.counts().1, charged, "{what}");
         }
         let mut t = held(u64::MAX / 2);
-        assert_eq!(pass(&mut t, 0, &l, true, s(1)), Pass::Held(s(1)), "clamped");
+        let got = pass(Op::Send { charge: true }.run(&mut t, 0, &l), s(1));
+        assert_eq!(got, Pass::Held(s(1)), "clamped");
     }
 }

@@ -54,6 +54,25 @@ pub enum Admission {
 }
 
 /// How a run ended, as far as the breaker cares.
+impl Admission {
+    /// The refusal of an open circuit, after `failures` failed runs in a row, until
+    /// `until` (when its cooldown ends).
+    pub fn open(until: Millis, failures: u32) -> Admission {
+        Admission::Refuse {
+            until,
+            why: format!("the circuit is open after {failures} failed runs in a row"),
+        }
+    }
+
+    /// The refusal of a half-open circuit whose probe's lease runs until `until`.
+    pub fn probing(until: Millis) -> Admission {
+        Admission::Refuse {
+            until,
+            why: "the circuit is half-open and a probe is in flight".into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunResult {
     /// Exit 0.
@@ -91,19 +110,10 @@ impl Breaker {
         };
         let reopen = opened.saturating_add(millis(cooldown));
         if now < reopen {
-            return Admission::Refuse {
-                until: reopen,
-                why: format!(
-                    "the circuit is open after {} failed runs in a row",
-                    self.failures
-                ),
-            };
+            return Admission::open(reopen, self.failures);
         }
         if let Some(lease) = self.probe_until.filter(|l| now < *l) {
-            return Admission::Refuse {
-                until: lease,
-                why: "the circuit is half-open and a probe is in flight".into(),
-            };
+            return Admission::probing(lease);
         }
         let lease = lease.max(cooldown).min(longest_lease(cooldown));
         self.probe_until = Some(now.saturating_add(millis(lease)));

@@ -127,19 +127,25 @@ impl Budget {
         self.prune(now, window);
         let (allowed, taken) = self.allowance(percent, floor);
         if taken >= allowed {
-            return Err(format!(
-                "the retry budget is spent: {} retries in the last {} (allowed: {}% of {} successes, at least {})",
-                taken,
-                crate::units::fmt_given(window),
-                percent,
-                self.counts().0,
-                floor
-            ));
+            return Err(spent(taken, self.counts().0, percent, window, floor));
         }
         let b = self.bucket(now, window);
         b.retries = b.retries.saturating_add(1);
         Ok(())
     }
+}
+
+/// Why a retry is refused: `taken` retries in the `window`, against `percent` of
+/// `successes` with a floor of `floor`.
+pub fn spent(taken: u64, successes: u64, percent: f64, window: Duration, floor: u32) -> String {
+    format!(
+        "the retry budget is spent: {} retries in the last {} (allowed: {}% of {} successes, at least {})",
+        taken,
+        crate::units::fmt_given(window),
+        percent,
+        successes,
+        floor
+    )
 }
 
 #[cfg(test)]

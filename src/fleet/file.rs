@@ -14,6 +14,7 @@
 
 use crate::files::{follow_link, temp_beside};
 use crate::fleet::Millis;
+use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
 use crate::fleet::store::{Clock, Store};
 use serde_json::Value;
@@ -446,6 +447,30 @@ impl FileStore {
 }
 
 impl Store for FileStore {
+    /// `op` under the file's lock (see `FileStore::update`).
+    fn apply(
+        &self,
+        key: &str,
+        op: &Op,
+        bound: Duration,
+        warn: &dyn Fn(&str),
+    ) -> std::io::Result<(Reply, Millis)> {
+        let mut answer = None;
+        self.update(key, bound, warn, &mut |t, now| {
+            answer = Some((op.run(t, now, &self.limits), now));
+        })?;
+        answer.ok_or_else(|| std::io::Error::other("the store made no decision"))
+    }
+
+    /// Reads the file without the lock (a rename replaces it whole, so what is read is
+    /// one version of it) and writes nothing; a missing or corrupt file of ours reads as
+    /// fresh.
+    fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
+        self.read_only(key, bound)
+    }
+}
+
+impl FileStore {
     /// Locks (waiting at most `wait`), removes stale temporary files (see `sweep`), reads
     /// (see `load`), discards times in the future
     /// that no run could have written (`State::repair`; `warn` hears which, and the file is
@@ -490,10 +515,8 @@ impl Store for FileStore {
         Ok(())
     }
 
-    /// Reads the file without the lock (a rename replaces it whole, so what is read is
-    /// one version of it) and writes nothing; a missing or corrupt file of ours reads as
-    /// fresh.
-    fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
+    /// `Store::peek`.
+    fn read_only(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
         let now = self.clock.host_time();
         let mut state = self.load(now, &|_| {})?;
         state.repair(now, &self.limits);

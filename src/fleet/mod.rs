@@ -7,8 +7,9 @@
 //! - `budget`: the retry budget's pure decisions (a share of recent successes, a floor);
 //! - `record`: the per-target record holding both, their settings, the JSON form and the
 //!   bounds on what is remembered (TTL, targets, bytes);
-//! - `store`: the seam where records live, read, decided on and written back in one step,
-//!   and the store's clock; it knows no store in particular;
+//! - `op`: the operations a run makes on its target's record, as values, and their rule;
+//! - `store`: the seam where records live, each operation decided and written back in one
+//!   step, and the store's clock; it knows no store in particular;
 //! - `location`: what `--state` names, read and described, and the store it names opened
 //!   (the only file that knows every kind of store);
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
@@ -22,6 +23,7 @@ pub mod breaker;
 pub mod budget;
 pub mod file;
 pub mod location;
+pub mod op;
 pub mod record;
 pub mod redis;
 pub mod splay;

@@ -1,18 +1,19 @@
 //! Where the per-target records of the circuit breaker and the retry budget live: the
-//! `Store` seam. A store does one thing: read a target's record, let a pure decision read
-//! and change it, and write it back, atomically with respect to every other run that shares
-//! the store, with the time taken from the store's clock (the host's for a file, the
-//! server's `TIME` for Redis, since hosts' clocks differ). It also forgets, as
+//! `Store` seam. A store does one thing: make an operation (`op::Op`, a value, not code) on
+//! a target's record and keep what it changed, in one step with respect to every other run
+//! that shares the store, with the time taken from the store's clock (the host's for a
+//! file, the server's `TIME` for Redis, since hosts' clocks differ). It also forgets, as
 //! `record::Target::tidy` says.
 //!
 //! This file knows no store in particular: `file::FileStore` keeps the records in a
-//! `--state` file under a lock, `redis::RedisStore` keeps one key per target and makes the
-//! read and the write one step by a compare-and-set on the record's text, and
-//! `location::Location` reads `--state` and opens the one it names. The `contract` tests at
-//! the end of this file are written once for every store and run on each (see
+//! `--state` file under a lock, `redis::RedisStore` keeps one key per target and makes each
+//! operation one script on the server (so concurrent runs never conflict, however many),
+//! and `location::Location` reads `--state` and opens the one it names. The `contract`
+//! tests at the end of this file are written once for every store and run on each (see
 //! `store_contract!`), here on a store in memory.
 
 use crate::fleet::Millis;
+use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::Target;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,44 +21,28 @@ use std::time::{Duration, SystemTime};
 
 /// A place where per-target records live, shared by runs.
 pub trait Store {
-    /// Reads the record of `key` as of the store's "now" (a fresh one when there is none or
-    /// it was forgotten), lets `change` read and edit it, given that "now", and writes it
-    /// back, so that no other run's update in between is lost. `change` may be called more
-    /// than once (a store that retries after a conflict), each time on the record as read;
-    /// only the last call's edit is kept, so it must have no other effect.
+    /// Makes `op` on the record of `key` as of the store's "now" (a fresh record when there
+    /// is none or it was forgotten) and keeps what it changed, in one step: no other run's
+    /// operation comes between the read and the write, and none waits for another's to be
+    /// retried (the file store holds a lock; the Redis store runs one script). Answers what
+    /// `op` answers and the store's "now".
     ///
-    /// `bound` is how long the whole operation may take (waiting for a lock, connecting,
-    /// retrying after conflicts) before it gives up. `warn` hears about a record that was
-    /// unreadable and replaced. Errors say why the store cannot be used now; nothing was
-    /// changed then (or, for an answer lost on the way back, the change was made whole).
-    fn update(
+    /// `bound` is how long the whole operation may take (waiting for a lock, connecting)
+    /// before it gives up. `warn` hears about a record that was unreadable and replaced, or
+    /// held times in the future and was repaired. Errors say why the store cannot be used
+    /// now; nothing was changed then (or, for an answer lost on the way back, the
+    /// operation was made whole or not at all).
+    fn apply(
         &self,
         key: &str,
+        op: &Op,
         bound: Duration,
         warn: &dyn Fn(&str),
-        change: &mut dyn FnMut(&mut Target, Millis),
-    ) -> std::io::Result<()>;
+    ) -> std::io::Result<(Reply, Millis)>;
 
     /// Reads the record of `key` and the store's "now" without changing anything, taking no
     /// lease and charging nothing (for `--explain`), within `bound`.
     fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)>;
-}
-
-impl dyn Store + '_ {
-    /// `Store::update` with a decision that returns something: what its last call returned.
-    pub fn decide<T>(
-        &self,
-        key: &str,
-        bound: Duration,
-        warn: &dyn Fn(&str),
-        mut decide: impl FnMut(&mut Target, Millis) -> T,
-    ) -> std::io::Result<T> {
-        let mut answer = None;
-        self.update(key, bound, warn, &mut |t, now| {
-            answer = Some(decide(t, now))
-        })?;
-        answer.ok_or_else(|| std::io::Error::other("the store made no decision"))
-    }
 }
 
 /// A store's clock: its own (the host's for a file, the server's for Redis), or, in tests,
@@ -110,6 +95,7 @@ pub mod contract {
     use super::{Clock, Store};
     use crate::fleet::Millis;
     use crate::fleet::breaker::{Admission, RunResult};
+    use crate::fleet::op::{Op, Reply};
     use crate::fleet::record::{Limits, Target};
     use std::path::Path;
     use std::time::Duration;
@@ -153,27 +139,63 @@ pub mod contract {
             }
         }
 
-        /// Makes the decision `decide` on `key`'s record at `now`.
-        pub fn at<T>(
-            &self,
-            now: Millis,
-            key: &str,
-            decide: impl FnMut(&mut Target, Millis) -> T,
-        ) -> T {
+        /// Makes `op` on `key`'s record at `now`.
+        pub fn op(&self, now: Millis, key: &str, op: Op) -> Reply {
             self.clock.set(now);
-            self.store
-                .as_ref()
-                .decide(key, Duration::from_secs(2), &quiet, decide)
-                .expect("the store works")
+            let (reply, at) = self
+                .store
+                .apply(key, &op, Duration::from_secs(2), &quiet)
+                .expect("the store works");
+            assert_eq!(at, now, "the store reads its clock");
+            reply
         }
 
         fn admit(&self, key: &str, now: Millis, l: &Limits) -> Admission {
-            self.at(now, key, |t, now| t.admit(now, l, Duration::ZERO, 1))
+            admission(
+                self.op(
+                    now,
+                    key,
+                    Op::Admit {
+                        lease: Duration::ZERO,
+                        id: 1,
+                    },
+                ),
+                l,
+            )
         }
 
         /// Records how a run ended (`probe`: the lease it took).
-        fn finish(&self, key: &str, now: Millis, l: &Limits, end: (RunResult, Option<u64>)) {
-            self.at(now, key, |t, now| t.finish(now, end.0, end.1, l));
+        fn finish(&self, key: &str, now: Millis, _: &Limits, end: (RunResult, Option<u64>)) {
+            let (result, probe) = end;
+            let op = Op::Record {
+                result,
+                probe,
+                hint: None,
+            };
+            assert_eq!(self.op(now, key, op), Reply::Recorded);
+        }
+
+        /// Takes a retry from the budget, as a retry being sent does.
+        fn take_retry(&self, key: &str, now: Millis) -> Result<(), String> {
+            match self.op(now, key, Op::Send { charge: true }) {
+                Reply::Told { budget, .. } => budget,
+                other => panic!("Send answered {other:?}"),
+            }
+        }
+
+        /// The shared Retry-After at `now`, as a run asks before a retry's wait.
+        fn held(&self, key: &str, now: Millis) -> Option<Duration> {
+            match self.op(
+                now,
+                key,
+                Op::Ask {
+                    hint: None,
+                    charge: false,
+                },
+            ) {
+                Reply::Told { held, .. } => held,
+                other => panic!("Ask answered {other:?}"),
+            }
         }
 
         /// The record of `key` at `now`, read without a change.
@@ -192,17 +214,21 @@ pub mod contract {
         panic!("no warning expected, got: {m}");
     }
 
-    /// A target never seen reads as a fresh record, the decision's answer comes back with
-    /// the store's time, and its edit is kept.
+    /// The breaker's answer in an `Admit`'s reply.
+    fn admission(reply: Reply, _: &Limits) -> Admission {
+        match reply {
+            Reply::Admitted { admission, .. } => admission,
+            other => panic!("Admit answered {other:?}"),
+        }
+    }
+
+    /// A target never seen reads as a fresh record, an operation's answer comes back with
+    /// the store's time, and what it changed is kept.
     pub fn a_new_target_is_a_fresh_record(make: Make) {
         let l = limits();
         let u = Under::new(make, &l);
         assert_eq!(u.record("http://a:80", 1_000), Target::default());
-        let answer = u.at(1_000, "http://a:80", |t, now| {
-            t.finish(now, RunResult::Failure, None, &l);
-            now + 42
-        });
-        assert_eq!(answer, 1_042);
+        u.finish("http://a:80", 1_000, &l, (RunResult::Failure, None));
         let kept = u.record("http://a:80", 1_001);
         assert_eq!((kept.breaker.failures, kept.seen), (1, 1_000));
         assert_eq!(u.record("http://b:80", 1_001), Target::default());
@@ -235,7 +261,7 @@ pub mod contract {
     pub fn the_budget_is_spent_across_runs(make: Make) {
         let l = limits();
         let u = Under::new(make, &l);
-        let take = |now: Millis| u.at(now, "http://a:80", |t, now| t.take_retry(now, &l));
+        let take = |now: Millis| u.take_retry("http://a:80", now);
         assert_eq!(take(1), Ok(()));
         assert_eq!(take(2), Ok(()));
         assert!(take(3).is_err(), "the floor of 2 is spent");
@@ -246,14 +272,16 @@ pub mod contract {
     pub fn a_retry_after_is_shared_until_it_passes(make: Make) {
         let l = limits();
         let u = Under::new(make, &l);
-        u.at(1_000, "http://a:80", |t, now| {
-            t.hold(now, Duration::from_secs(5))
-        });
-        assert_eq!(
-            u.at(2_000, "http://a:80", |t, now| t.held(now)),
-            Some(Duration::from_secs(4))
+        let hint = Some(Duration::from_secs(5));
+        let share = Op::Ask {
+            hint,
+            charge: false,
+        };
+        assert!(
+            matches!(u.op(1_000, "http://a:80", share), Reply::Told { held, .. } if held == hint)
         );
-        assert_eq!(u.at(2_000, "http://b:80", |t, now| t.held(now)), None);
+        assert_eq!(u.held("http://a:80", 2_000), Some(Duration::from_secs(4)));
+        assert_eq!(u.held("http://b:80", 2_000), None);
         assert_eq!(u.record("http://a:80", 6_000), Target::default(), "passed");
     }
 
@@ -316,24 +344,29 @@ pub mod contract {
         for i in 0..3 {
             u.finish("http://opened:80", year + i, &l, (RunResult::Failure, None));
         }
-        let lease = u.at(year, "http://leased:80", |t, now| {
-            t.admit(now, &l, Duration::from_secs(60), 7)
-        });
-        assert_eq!(lease, Admission::Probe);
+        let lease = Op::Admit {
+            lease: Duration::from_secs(60),
+            id: 7,
+        };
+        assert_eq!(
+            admission(u.op(year, "http://leased:80", lease), &l),
+            Admission::Probe
+        );
         let now = 40_000;
         let keys = ["http://opened:80", "http://leased:80"];
         let heard = std::sync::Mutex::new(Vec::new());
         for key in keys {
             u.clock.set(now);
             let warn = |m: &str| heard.lock().expect("one thread").push(m.to_string());
-            let admission = u
+            let op = Op::Admit {
+                lease: Duration::ZERO,
+                id: 1,
+            };
+            let (reply, _) = u
                 .store
-                .as_ref()
-                .decide(key, Duration::from_secs(2), &warn, |t, now| {
-                    t.admit(now, &l, Duration::ZERO, 1)
-                })
+                .apply(key, &op, Duration::from_secs(2), &warn)
                 .expect("the store works");
-            assert_eq!(admission, Admission::Run, "{key}");
+            assert_eq!(admission(reply, &l), Admission::Run, "{key}");
         }
         // A store that keeps every record in one place repairs them all at once.
         let heard = heard.into_inner().expect("one thread");
@@ -360,9 +393,11 @@ pub mod contract {
             u.finish("t", i, &l, (RunResult::Failure, None));
         }
         let probe = |now: Millis, lease: u64, id: u64| {
-            u.at(now, "t", |t, now| {
-                t.admit(now, &l, Duration::from_secs(lease), id)
-            })
+            let op = Op::Admit {
+                lease: Duration::from_secs(lease),
+                id,
+            };
+            admission(u.op(now, "t", op), &l)
         };
         assert_eq!(probe(30_002, 0, 1), Admission::Probe);
         assert_eq!(probe(60_002, 60, 2), Admission::Probe, "lease 1 expired");
@@ -434,11 +469,13 @@ macro_rules! store_contract {
 #[cfg(test)]
 pub(crate) use store_contract;
 
-/// A store in memory, for the tests: the second implementation the contract runs on.
+/// A store in memory, for the tests: the second implementation the contract runs on, and
+/// one of those the property test of the Redis store compares.
 #[cfg(test)]
-mod memory {
+pub(crate) mod memory {
     use super::{Clock, Store};
     use crate::fleet::Millis;
+    use crate::fleet::op::{Op, Reply};
     use crate::fleet::record::{Limits, State, Target};
     use std::path::Path;
     use std::sync::Mutex;
@@ -460,21 +497,27 @@ mod memory {
     }
 
     impl Store for MemoryStore {
-        fn update(
+        fn apply(
             &self,
             key: &str,
+            op: &Op,
             _bound: Duration,
             warn: &dyn Fn(&str),
-            change: &mut dyn FnMut(&mut Target, Millis),
-        ) -> std::io::Result<()> {
+        ) -> std::io::Result<(Reply, Millis)> {
             let now = self.clock.host_time();
             let mut state = self.state()?;
             for (target, why) in state.repair(now, &self.limits) {
                 warn(&format!("{target} lies in the future ({why})"));
             }
             state.prune(now, &self.limits);
-            change(state.targets.entry(key.to_string()).or_default(), now);
-            Ok(())
+            let record = state.targets.entry(key.to_string()).or_default();
+            let was = record.clone();
+            let reply = op.run(record, now, &self.limits);
+            if !record.worth_writing(&was, &self.limits) {
+                // Not kept, as the other stores do not write it.
+                *record = was;
+            }
+            Ok((reply, now))
         }
 
         fn peek(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
@@ -486,7 +529,8 @@ mod memory {
         }
     }
 
-    fn memory_store(_: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
+    /// The store in memory, with these limits and this clock.
+    pub(crate) fn memory_store(_: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
         Box::new(MemoryStore {
             limits: *limits,
             clock,

@@ -17,15 +17,17 @@
 //! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends.
 
 use crate::fleet::Millis;
-use crate::fleet::record::{Limits, Target, target_from_value, target_json};
+use crate::fleet::op::{Op, Reply};
+use crate::fleet::record::{Limits, Target, target_from_value};
 use crate::fleet::store::{Clock, Store};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 use wire::Wire;
 
+mod ops;
 mod wire;
 
 /// The longest value of a key read as a record, in bytes (64 KiB; a record is a few hundred).
@@ -41,9 +43,6 @@ pub const DEFAULT_PREFIX: &str = "retry-http:";
 
 /// The largest `--state-cacert` read, in bytes.
 const MAX_CACERT: u64 = 1 << 20;
-
-/// The longest pause between two tries of a compare-and-set that conflicted.
-const MAX_PAUSE: Duration = Duration::from_millis(128);
 
 /// The default port of a Redis server.
 const DEFAULT_PORT: u16 = 6379;
@@ -318,27 +317,6 @@ end
     };
 }
 
-/// The compare-and-set: replaces KEYS[1] with ARGV[3] (deletes it when ARGV[3] is empty;
-/// expires it in ARGV[4] ms) only if its text (see `current!`, ARGV[1] the bound) is still
-/// ARGV[2] (empty: no key). Answers `{1}`, or `{0, current text, seconds, microseconds}`
-/// when another run wrote first.
-const CAS: &str = concat!(
-    current!(),
-    r"
-local cur = current(KEYS[1], ARGV[1])
-if cur ~= ARGV[2] then
-  local t = redis.call('TIME')
-  return {0, cur, t[1], t[2]}
-end
-if ARGV[3] == '' then
-  redis.call('DEL', KEYS[1])
-else
-  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
-end
-return {1}
-"
-);
-
 /// The read: the server's `TIME` (seconds, microseconds) and the text of KEYS[1] (see
 /// `current!`, ARGV[1] the bound), in one answer.
 const READ: &str = concat!(
@@ -559,33 +537,17 @@ impl RedisStore {
         }
         read
     }
-
-    /// The text that replaces a record: empty when there is nothing left to remember (the
-    /// key is deleted), with the milliseconds it lives.
-    fn text(&self, target: &mut Target, rev: u64, now: Millis) -> (String, Millis) {
-        if !target.tidy(now, &self.limits) {
-            return (String::new(), 0);
-        }
-        let v = json!({
-            "format": crate::fleet::record::FORMAT,
-            "rev": rev.wrapping_add(1),
-            "target": target_json(target),
-        });
-        let ttl = target.expires_at(&self.limits).saturating_sub(now).max(1);
-        (v.to_string(), ttl)
-    }
 }
 
 impl Store for RedisStore {
-    fn update(
+    fn apply(
         &self,
         key: &str,
+        op: &Op,
         bound: Duration,
         warn: &dyn Fn(&str),
-        change: &mut dyn FnMut(&mut Target, Millis),
-    ) -> std::io::Result<()> {
-        self.agree(key, bound, warn, change)
-            .map_err(|e| within(e, bound))
+    ) -> std::io::Result<(Reply, Millis)> {
+        self.run_op(key, op, bound, warn)
     }
 
     fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
@@ -594,72 +556,6 @@ impl Store for RedisStore {
             .read(&self.key(key), until, &|_| {})
             .map_err(|e| within(e, bound))?;
         Ok((read.target, read.now))
-    }
-}
-
-impl RedisStore {
-    /// `Store::update`'s loop: read, decide, compare-and-set; on a conflict, decide again on
-    /// the record the script answered with, after a short random pause that grows with
-    /// each conflict (up to `MAX_PAUSE`), so runs that collide spread out instead of
-    /// colliding again in step. A decision that changes nothing worth writing (see
-    /// `Target::worth_writing`) writes nothing.
-    fn agree(
-        &self,
-        key: &str,
-        bound: Duration,
-        warn: &dyn Fn(&str),
-        change: &mut dyn FnMut(&mut Target, Millis),
-    ) -> std::io::Result<()> {
-        let until = Instant::now() + bound;
-        let key = self.key(key);
-        let mut read = self.read(&key, until, warn)?;
-        let mut conflicts = 0u32;
-        loop {
-            let mut target = read.target.clone();
-            change(&mut target, read.now);
-            let worth = target.worth_writing(&read.target, &self.limits);
-            let (text, ttl) = self.text(&mut target, read.rev, read.now);
-            // Nothing to write: no key and nothing to remember, or a key whose record the
-            // decision did not change enough (a key with nothing left is still deleted).
-            if text.is_empty() && read.text.is_empty()
-                || !text.is_empty() && !worth && !read.repaired
-            {
-                return Ok(());
-            }
-            // Sent whole (`EVAL`): one round trip, and nothing to reload when the server's
-            // scripts were flushed.
-            let mut cmd = redis::cmd("EVAL");
-            cmd.arg(CAS)
-                .arg(1)
-                .arg(&key)
-                .arg(MAX_RECORD)
-                .arg(&read.text)
-                .arg(&text)
-                .arg(ttl);
-            let answer: Vec<redis::Value> =
-                redis::from_redis_value(self.send(cmd, until, "writing to the store")?)
-                    .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
-            match answer.as_slice() {
-                [redis::Value::Int(1)] => return Ok(()),
-                [redis::Value::Int(0), current, secs, micros] => {
-                    let text = string(current);
-                    let now = self.time(&string(secs), &string(micros))?;
-                    read = self.parse(&key, text, now, warn);
-                    conflicts = conflicts.saturating_add(1);
-                    // Full jitter, doubling from 1 ms, never more than a quarter of the
-                    // time left: the run keeps time to write once it is its turn.
-                    let left = until.saturating_duration_since(Instant::now());
-                    let ceiling = MAX_PAUSE
-                        .min(Duration::from_micros(500) * (1 << conflicts.min(10)))
-                        .min(left / 4);
-                    if left.is_zero() {
-                        return Err(timed_out("agreeing with other runs on the record"));
-                    }
-                    std::thread::sleep(crate::policy::backoff::uniform(&mut rand::rng(), ceiling));
-                }
-                _ => return Err(other("the store's script answered nonsense".into())),
-            }
-        }
     }
 }
 
@@ -789,6 +685,10 @@ fn describe(code: &str, detail: &str) -> String {
     let detail = detail.trim();
     match code {
         "NOAUTH" => "the server wants a password (give it in the URL)".into(),
+        // Redis 7 cuts off an unauthenticated client that sends a long command.
+        "ERR" if detail.contains("unauthenticated") => {
+            "the server wants a password (give it in the URL)".into()
+        }
         "WRONGPASS" => "the server refused the user or password".into(),
         "OOM" => "the server is out of memory (maxmemory)".into(),
         "READONLY" => "the server is a read-only replica".into(),

@@ -1,0 +1,132 @@
+//! The operations a run makes on its target's record, as values: what the `Store` seam
+//! carries instead of code, so that a store on a server can decide on the server, in one
+//! step, with no read-then-write that another run's update could come between (the Redis
+//! store runs each as one script: `redis/ops.lua`). `Op::run` is the rule, on a record in
+//! memory: the file store and the memory store of the tests run it as it is; the script
+//! does the same arithmetic, and the property test in `redis/tests.rs` feeds both the same
+//! events and compares what they answer and keep.
+//!
+//! Four operations cover a run: `Admit` before the first attempt, `Ask` before a retry's
+//! wait (only when there is a Retry-After to share: otherwise the run decides on what the
+//! store last told it), `Send` just before a retry is sent (the budget is charged here),
+//! and `Record` at the end (or when an answer that was not ready proves the target up).
+
+use crate::fleet::Millis;
+use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::record::{Limits, Target};
+use std::time::Duration;
+
+/// One operation on a target's record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// May the run start? The breaker's admission, taking the probe's lease for `lease`
+    /// (at least the cooldown, see `Breaker::admit`) under the run's number `id` when the
+    /// run is the half-open circuit's probe; and the shared Retry-After.
+    Admit {
+        /// How long the probe may hold the half-open circuit.
+        lease: Duration,
+        /// The run's number, for the lease.
+        id: u64,
+    },
+    /// Before a retry's wait: shares `hint` (this attempt's Retry-After, clamped), then
+    /// tells the shared Retry-After and, when `charge`, whether the budget would grant a
+    /// retry (charging nothing).
+    Ask {
+        /// The Retry-After to share, if any.
+        hint: Option<Duration>,
+        /// Whether the retry would be charged to the budget.
+        charge: bool,
+    },
+    /// Just before a retry is sent: a shared Retry-After that holds stops it (nothing
+    /// charged); otherwise, when `charge`, one retry is taken from the budget.
+    Send {
+        /// Whether the retry is charged to the budget.
+        charge: bool,
+    },
+    /// How the run ended: shares `hint` first, then tells the breaker (`probe`: the lease
+    /// the run took) and, for a success, the budget.
+    Record {
+        /// How the run counts.
+        result: RunResult,
+        /// The number of the probe's lease the run holds, if any.
+        probe: Option<u64>,
+        /// The Retry-After to share, if any.
+        hint: Option<Duration>,
+    },
+}
+
+/// What an operation answers. Times are as of the store's "now"; a shared Retry-After is
+/// not clamped here (each run clamps it to its own `--max-retry-after`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// `Op::Admit`: the breaker's answer, the shared Retry-After still holding, and
+    /// whether the budget would grant a retry now (what the run goes by before a retry's
+    /// wait when it has nothing to share).
+    Admitted {
+        /// The breaker's answer.
+        admission: Admission,
+        /// The shared Retry-After: how long it still holds.
+        held: Option<Duration>,
+        /// The budget's answer to a retry now: `Err` says how it is spent.
+        budget: Result<(), String>,
+    },
+    /// `Op::Ask` and `Op::Send`: the shared Retry-After (for `Send`, when it holds,
+    /// nothing was charged) and the budget's answer (`Ok` when nothing was to be charged).
+    Told {
+        /// The shared Retry-After: how long it still holds.
+        held: Option<Duration>,
+        /// The budget's answer: `Err` says how it is spent.
+        budget: Result<(), String>,
+    },
+    /// `Op::Record`: done.
+    Recorded,
+}
+
+impl Op {
+    /// The operation on `t` at `now`: the rule every store follows.
+    pub fn run(&self, t: &mut Target, now: Millis, limits: &Limits) -> Reply {
+        match *self {
+            Op::Admit { lease, id } => {
+                let admission = t.admit(now, limits, lease, id);
+                Reply::Admitted {
+                    admission,
+                    held: t.held(now),
+                    budget: t.may_retry(now, limits),
+                }
+            }
+            Op::Ask { hint, charge } => {
+                if let Some(h) = hint {
+                    t.hold(now, h);
+                }
+                Reply::Told {
+                    held: t.held(now),
+                    budget: if charge {
+                        t.may_retry(now, limits)
+                    } else {
+                        Ok(())
+                    },
+                }
+            }
+            Op::Send { charge } => {
+                let held = t.held(now);
+                let budget = if held.is_none() && charge {
+                    t.take_retry(now, limits)
+                } else {
+                    Ok(())
+                };
+                Reply::Told { held, budget }
+            }
+            Op::Record {
+                result,
+                probe,
+                hint,
+            } => {
+                if let Some(h) = hint {
+                    t.hold(now, h);
+                }
+                t.finish(now, result, probe, limits);
+                Reply::Recorded
+            }
+        }
+    }
+}

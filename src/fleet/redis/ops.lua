@@ -1,0 +1,349 @@
+-- One operation of retry-http's shared state on one target's record, decided on the
+-- server in one step (see src/fleet/redis/ops.rs, which sends it, and src/fleet/op.rs,
+-- whose `Op::run` is the rule this script follows line for line: the property test in
+-- src/fleet/redis/tests.rs feeds both the same events and compares them).
+--
+-- KEYS[1]  the target's key; its value is the record as JSON:
+--          {"format":"retry-http-state","rev":N,"target":{...}} (README, "--state redis://")
+-- ARGV[1]  the operation: admit, ask, send or record
+-- ARGV[2]  "now" in ms since the epoch, or "" for the server's TIME
+-- ARGV[3]  the longest value read as a record, in bytes
+-- ARGV[4..9] the limits: threshold, cooldown ms, budget percent, window ms, floor, ttl ms
+-- ARGV[10..12] the operation's arguments:
+--          admit:  lease ms, run id
+--          ask:    hint ms ("" for none), charge (1 or 0)
+--          send:   -, charge
+--          record: hint ms ("" for none), result (success, answered, failure, neutral),
+--                  probe id ("" for none)
+--
+-- Answers {now, warning, detail, a, b, c, d, e, f, g}:
+--   warning 0: none; 1: the value was longer than ARGV[3] (detail: a NUL, "oversized ",
+--   its length); 2: not a record of ours; 3: times in the future were discarded (detail,
+--   for 2 and 3: the text as read, for the client to say what was wrong). The record was
+--   started afresh (1, 2) or repaired (3).
+--   admit:  a = 0 run, 1 probe, 2 refused (open), 3 refused (probe in flight);
+--           b = refused until (ms); c = failures; d = the shared hold left (ms, 0: none);
+--           e = 1 when the budget has no retry left now, f = retries taken in the
+--           window, g = successes in the window
+--   ask, send: a = the shared hold left (ms, 0: none); b = 1 when the budget refused;
+--           c = retries taken in the window; d = successes in the window
+--   record: nothing more.
+
+local FORMAT = 'retry-http-state'
+local MAX_STAMP = 253402300799000
+local BUCKETS = 10
+local MAX_BUCKETS = 20
+local MAX_LEASE = 3600000
+local MAX_COUNT = 9007199254740992
+local MAX_FAILURES = 4294967295
+
+local key = KEYS[1]
+local op = ARGV[1]
+local now
+if ARGV[2] ~= '' then
+  now = tonumber(ARGV[2])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local L = {
+  threshold = tonumber(ARGV[4]),
+  cooldown = tonumber(ARGV[5]),
+  pct = tonumber(ARGV[6]),
+  window = tonumber(ARGV[7]),
+  floor = tonumber(ARGV[8]),
+  ttl = tonumber(ARGV[9]),
+}
+
+local function whole(v, max)
+  return type(v) == 'number' and v >= 0 and v <= max and v == math.floor(v)
+end
+
+-- A list (a JSON array): every key 1..n, nothing else.
+local function list(v)
+  if type(v) ~= 'table' then return false end
+  local n = 0
+  for _ in pairs(v) do n = n + 1 end
+  return n == #v
+end
+
+-- An optional timestamp: ok, value (nil for absent or null).
+local function optional(v)
+  if v == nil or v == cjson.null then return true, nil end
+  if whole(v, MAX_STAMP) then return true, v end
+  return false, nil
+end
+
+local function fresh()
+  return { failures = 0, budget = {}, seen = 0 }
+end
+
+-- The record in `text`, or nil when it is not one of ours (the rules of record.rs's
+-- target_from_json, version 2).
+local function decode(text)
+  local ok, v = pcall(cjson.decode, text)
+  if not ok or type(v) ~= 'table' or v.format ~= FORMAT or not whole(v.rev, MAX_COUNT) then
+    return nil
+  end
+  local t, r = v.target, {}
+  if type(t) ~= 'table' or type(t.breaker) ~= 'table' then return nil end
+  local b = t.breaker
+  if not whole(b.failures, MAX_FAILURES) then return nil end
+  r.failures = b.failures
+  local good
+  good, r.opened_at = optional(b.opened_at)
+  if not good then return nil end
+  good, r.probe_until = optional(b.probe_until)
+  if not good then return nil end
+  if b.probe_id ~= nil and b.probe_id ~= cjson.null then
+    if not whole(b.probe_id, MAX_COUNT) then return nil end
+    r.probe_id = b.probe_id
+  end
+  if not list(t.budget) or #t.budget > MAX_BUCKETS then return nil end
+  r.budget = {}
+  for i, x in ipairs(t.budget) do
+    if not list(x) or #x ~= 3 or not whole(x[1], MAX_STAMP)
+        or not whole(x[2], MAX_COUNT) or not whole(x[3], MAX_COUNT) then
+      return nil
+    end
+    if i > 1 and r.budget[i - 1][1] >= x[1] then return nil end
+    r.budget[i] = { x[1], x[2], x[3] }
+  end
+  good, r.hold_until = optional(t.hold_until)
+  if not good then return nil end
+  good, r.seen = optional(t.seen)
+  if not good then return nil end
+  r.seen = r.seen or now
+  return r, v.rev
+end
+
+local function num(x)
+  if x == nil then return 'null' end
+  return string.format('%d', x)
+end
+
+-- The JSON form, its keys in the order serde_json writes them.
+local function encode(t, rev)
+  local buckets = {}
+  for i, b in ipairs(t.budget) do
+    buckets[i] = '[' .. num(b[1]) .. ',' .. num(b[2]) .. ',' .. num(b[3]) .. ']'
+  end
+  return '{"format":"' .. FORMAT .. '","rev":' .. num(rev) .. ',"target":{"breaker":{'
+    .. '"failures":' .. num(t.failures) .. ',"opened_at":' .. num(t.opened_at)
+    .. ',"probe_id":' .. num(t.probe_id) .. ',"probe_until":' .. num(t.probe_until)
+    .. '},"budget":[' .. table.concat(buckets, ',') .. '],"hold_until":' .. num(t.hold_until)
+    .. ',"seen":' .. num(t.seen) .. '}}'
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  c.budget = {}
+  for i, b in ipairs(t.budget) do c.budget[i] = { b[1], b[2], b[3] } end
+  return c
+end
+
+local function longest_lease()
+  return math.max(L.cooldown, MAX_LEASE)
+end
+
+-- Breaker::damage and Budget::drop_future: whether anything was discarded.
+local function repair(t)
+  local damaged = (t.opened_at and t.opened_at > now + L.cooldown)
+    or (t.probe_until and t.probe_until > now + longest_lease())
+  if damaged then
+    t.failures, t.opened_at, t.probe_until, t.probe_id = 0, nil, nil, nil
+  end
+  local kept, latest = {}, now + L.window
+  for _, b in ipairs(t.budget) do
+    if b[1] <= latest then kept[#kept + 1] = b end
+  end
+  local dropped = #kept ~= #t.budget
+  t.budget = kept
+  return damaged or dropped
+end
+
+local function prune(t)
+  local since = math.max(now - L.window, 0)
+  local kept = {}
+  for _, b in ipairs(t.budget) do
+    if b[1] > since or now < L.window then kept[#kept + 1] = b end
+  end
+  while #kept > MAX_BUCKETS do table.remove(kept, 1) end
+  t.budget = kept
+end
+
+local function held(t)
+  if t.hold_until and t.hold_until > now then return t.hold_until - now end
+  return nil
+end
+
+local function expires_at(t)
+  local at = t.seen + L.ttl
+  if t.opened_at then at = math.max(at, t.opened_at + L.cooldown) end
+  if t.probe_until then at = math.max(at, t.probe_until) end
+  if t.hold_until then at = math.max(at, t.hold_until) end
+  return at
+end
+
+local function closed(t)
+  return t.failures == 0 and t.opened_at == nil and t.probe_until == nil and t.probe_id == nil
+end
+
+-- Target::tidy: whether the record is still worth keeping.
+local function tidy(t)
+  t.seen = math.min(t.seen, now)
+  prune(t)
+  if held(t) == nil then t.hold_until = nil end
+  local empty = #t.budget == 0 and closed(t) and t.hold_until == nil
+  return not empty and now < expires_at(t)
+end
+
+local function counts(t)
+  local s, r = 0, 0
+  for _, b in ipairs(t.budget) do s, r = s + b[2], r + b[3] end
+  return s, r
+end
+
+-- Budget::allowance then the check of take_retry: whether a retry is refused, and the
+-- counts the refusal names.
+local function refused(t)
+  local s, r = counts(t)
+  local allowed = math.max(math.floor(s * L.pct / 100), L.floor)
+  return r >= allowed, r, s
+end
+
+local function bucket(t)
+  local w = math.max(math.floor(L.window / BUCKETS), 1)
+  local start = now - now % w
+  for i, b in ipairs(t.budget) do
+    if b[1] == start then return b end
+    if b[1] > start then
+      local fresh_bucket = { start, 0, 0 }
+      table.insert(t.budget, i, fresh_bucket)
+      return fresh_bucket
+    end
+  end
+  local last = { start, 0, 0 }
+  t.budget[#t.budget + 1] = last
+  return last
+end
+
+local function hold(t, wait)
+  t.seen = now
+  local till = math.min(now + wait, MAX_STAMP)
+  t.hold_until = math.max(t.hold_until or till, till)
+end
+
+local function admit(t, lease, id)
+  t.seen = now
+  if t.opened_at == nil then return 0, 0 end
+  local reopen = t.opened_at + L.cooldown
+  if now < reopen then return 2, reopen end
+  if t.probe_until and now < t.probe_until then return 3, t.probe_until end
+  lease = math.min(math.max(lease, L.cooldown), longest_lease())
+  t.probe_until, t.probe_id = now + lease, id
+  return 1, 0
+end
+
+local function finish(t, result, probe)
+  t.seen = now
+  if result == 'success' then
+    prune(t)
+    local b = bucket(t)
+    b[2] = math.min(b[2] + 1, MAX_COUNT)
+  end
+  local holder = probe ~= nil and t.probe_until ~= nil and t.probe_id == probe
+  if result == 'success' or result == 'answered' then
+    t.failures, t.opened_at, t.probe_until, t.probe_id = 0, nil, nil, nil
+  elseif result == 'failure' then
+    t.failures = math.min(t.failures + 1, MAX_FAILURES)
+    if holder or t.failures >= L.threshold then t.opened_at = now end
+  end
+  if holder then t.probe_until, t.probe_id = nil, nil end
+end
+
+local function hint_of(arg)
+  if arg == '' then return nil end
+  return tonumber(arg)
+end
+
+-- The operation itself on `t`: its answer's a to g.
+local function run(t)
+  if op == 'admit' then
+    local kind, till = admit(t, tonumber(ARGV[10]), tonumber(ARGV[11]))
+    local no, r, s = refused(t)
+    return { kind, till, t.failures, held(t) or 0, no and 1 or 0, r, s }
+  elseif op == 'ask' then
+    local h = hint_of(ARGV[10])
+    if h then hold(t, h) end
+    local no, r, s = false, 0, 0
+    if ARGV[11] == '1' then no, r, s = refused(t) end
+    return { held(t) or 0, no and 1 or 0, r, s, 0, 0, 0 }
+  elseif op == 'send' then
+    local h = held(t)
+    if h or ARGV[11] ~= '1' then return { h or 0, 0, 0, 0, 0, 0, 0 } end
+    t.seen = now
+    prune(t)
+    local no, r, s = refused(t)
+    if not no then
+      local b = bucket(t)
+      b[3] = math.min(b[3] + 1, MAX_COUNT)
+    end
+    return { 0, no and 1 or 0, r, s, 0, 0, 0 }
+  elseif op == 'record' then
+    local h = hint_of(ARGV[10])
+    if h then hold(t, h) end
+    local probe = ARGV[12] ~= '' and tonumber(ARGV[12]) or nil
+    finish(t, ARGV[11], probe)
+    return { 0, 0, 0, 0, 0, 0, 0 }
+  end
+  return redis.error_reply('ERR unknown operation ' .. tostring(op))
+end
+
+-- Read: the value's length is measured first, so a huge one is never sent back or decoded.
+local warning, detail, text = 0, '', ''
+local length = redis.call('STRLEN', key)
+if length > tonumber(ARGV[3]) then
+  warning, detail, text = 1, '\0oversized ' .. length, '-'
+else
+  text = redis.call('GET', key) or ''
+end
+local t, rev = fresh(), 0
+if warning == 0 and text ~= '' then
+  local read, r = decode(text)
+  if read == nil then
+    warning, detail = 2, text
+  else
+    t, rev = read, r
+    if repair(t) then warning, detail = 3, text end
+  end
+end
+if not tidy(t) then t = fresh() end
+
+local before = copy(t)
+local answer = run(t)
+if answer.err then return answer end
+
+-- Target::worth_writing: a change other than `seen`, or `seen` moved by a tenth of the TTL.
+local function worth(a, b)
+  for _, f in ipairs({ 'failures', 'opened_at', 'probe_until', 'probe_id', 'hold_until' }) do
+    if a[f] ~= b[f] then return true end
+  end
+  if #a.budget ~= #b.budget then return true end
+  for i, x in ipairs(a.budget) do
+    local y = b.budget[i]
+    if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then return true end
+  end
+  return math.max(a.seen - b.seen, 0) >= math.floor(L.ttl / 10)
+end
+
+local changed = worth(t, before)
+if not tidy(t) then
+  if text ~= '' then redis.call('DEL', key) end
+elseif changed or warning == 3 then
+  local ttl = math.max(expires_at(t) - now, 1)
+  redis.call('SET', key, encode(t, (rev + 1) % MAX_COUNT), 'PX', ttl)
+end
+return { now, warning, detail, answer[1], answer[2], answer[3], answer[4], answer[5],
+  answer[6], answer[7] }

@@ -1,0 +1,174 @@
+//! The Redis store's operations: each `op::Op` is one `EVAL` of `ops.lua`, which reads the
+//! target's record, decides and writes it back on the server, in one step that no other
+//! run's operation can come between. A fleet's runs therefore never conflict on a hot key
+//! and never retry: however many run at once, each operation is one round trip, and each
+//! outcome is counted once. (The script follows `Op::run` rule for rule; the property test
+//! in `tests.rs` holds them to each other.)
+
+use super::{MAX_RECORD, RedisStore, other, within};
+use crate::fleet::Millis;
+use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::budget::spent;
+use crate::fleet::op::{Op, Reply};
+use crate::fleet::record::Limits;
+use crate::units::millis;
+use std::time::{Duration, Instant};
+
+/// The script, sent whole by `EVAL` each time: one round trip, and nothing to load again
+/// when the server's scripts were flushed or it restarted (`EVALSHA` would cost a second
+/// round trip then). Redis caches it by its digest.
+const SCRIPT: &str = include_str!("ops.lua");
+
+/// What the script answers: the server's "now", a warning and what it read (see
+/// `RedisStore::parse`), and the operation's seven numbers (see the head of `ops.lua`).
+struct Answer {
+    now: Millis,
+    warning: i64,
+    detail: String,
+    values: [u64; 7],
+}
+
+impl RedisStore {
+    /// `Store::apply`: `op` on `key`'s record in one `EVAL`, within `bound`.
+    pub(super) fn run_op(
+        &self,
+        key: &str,
+        op: &Op,
+        bound: Duration,
+        warn: &dyn Fn(&str),
+    ) -> std::io::Result<(Reply, Millis)> {
+        let until = Instant::now() + bound;
+        let name = self.key(key);
+        let cmd = self.command(&name, op);
+        let answer = self
+            .send(cmd, until, "asking the store")
+            .map_err(|e| within(e, bound))?;
+        let answer = read_answer(answer)?;
+        self.tell(&name, &answer, warn);
+        Ok((reply(op, &answer, &self.limits), answer.now))
+    }
+
+    /// The `EVAL` of `op` on the key `name`.
+    fn command(&self, name: &str, op: &Op) -> redis::Cmd {
+        let l = &self.limits;
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SCRIPT).arg(1).arg(name);
+        let (verb, args) = arguments(op);
+        let now = self
+            .clock
+            .manual_time()
+            .map_or(String::new(), |t| t.to_string());
+        cmd.arg(verb).arg(now).arg(MAX_RECORD);
+        cmd.arg(l.threshold)
+            .arg(millis(l.cooldown))
+            .arg(l.budget_pct.to_string())
+            .arg(millis(l.window))
+            .arg(l.floor)
+            .arg(millis(l.ttl));
+        for a in args {
+            cmd.arg(a);
+        }
+        cmd
+    }
+
+    /// Says what the script found wrong with the record it replaced or repaired: the
+    /// script sends back what it read, and the warning is the one a read of it gives.
+    fn tell(&self, name: &str, answer: &Answer, warn: &dyn Fn(&str)) {
+        if answer.warning != 0 {
+            self.parse(name, answer.detail.clone(), answer.now, warn);
+        }
+    }
+}
+
+/// The script's name of `op` and its three arguments.
+fn arguments(op: &Op) -> (&'static str, [String; 3]) {
+    let hint = |h: Option<Duration>| h.map_or(String::new(), |h| millis(h).to_string());
+    let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    match *op {
+        Op::Admit { lease, id } => (
+            "admit",
+            [millis(lease).to_string(), id.to_string(), String::new()],
+        ),
+        Op::Ask { hint: h, charge } => ("ask", [hint(h), flag(charge), String::new()]),
+        Op::Send { charge } => ("send", [String::new(), flag(charge), String::new()]),
+        Op::Record {
+            result,
+            probe,
+            hint: h,
+        } => {
+            let result = match result {
+                RunResult::Success => "success",
+                RunResult::Answered => "answered",
+                RunResult::Failure => "failure",
+                RunResult::Neutral => "neutral",
+            };
+            let probe = probe.map_or(String::new(), |p| p.to_string());
+            ("record", [hint(h), result.to_string(), probe])
+        }
+    }
+}
+
+/// The script's answer, checked.
+fn read_answer(v: redis::Value) -> std::io::Result<Answer> {
+    let nonsense = || other("the store's script answered nonsense".into());
+    let items: Vec<redis::Value> = redis::from_redis_value(v).map_err(|_| nonsense())?;
+    let [now, warning, detail, rest @ ..] = items.as_slice() else {
+        return Err(nonsense());
+    };
+    let int = |v: &redis::Value| match v {
+        redis::Value::Int(n) => Ok(*n),
+        _ => Err(nonsense()),
+    };
+    let mut values = [0u64; 7];
+    if rest.len() != values.len() {
+        return Err(nonsense());
+    }
+    for (slot, v) in values.iter_mut().zip(rest) {
+        *slot = u64::try_from(int(v)?).map_err(|_| nonsense())?;
+    }
+    Ok(Answer {
+        now: u64::try_from(int(now)?).map_err(|_| nonsense())?,
+        warning: int(warning)?,
+        detail: super::string(detail),
+        values,
+    })
+}
+
+/// A hold of `ms` milliseconds (0: none).
+fn held(ms: u64) -> Option<Duration> {
+    (ms > 0).then(|| Duration::from_millis(ms))
+}
+
+/// The reply to `op` that the script's numbers stand for, its messages made here as
+/// `Op::run` makes them.
+fn reply(op: &Op, a: &Answer, l: &Limits) -> Reply {
+    let [v0, v1, v2, v3, v4, v5, v6] = a.values;
+    let budget = |refused: bool, taken: u64, successes: u64| {
+        if refused {
+            Err(spent(taken, successes, l.budget_pct, l.window, l.floor))
+        } else {
+            Ok(())
+        }
+    };
+    match op {
+        Op::Admit { .. } => {
+            let failures = u32::try_from(v2).unwrap_or(u32::MAX);
+            let admission = match v0 {
+                1 => Admission::Probe,
+                2 => Admission::open(v1, failures),
+                3 => Admission::probing(v1),
+                _ => Admission::Run,
+            };
+            Reply::Admitted {
+                admission,
+                held: held(v3),
+                budget: budget(v4 == 1, v5, v6),
+            }
+        }
+        Op::Ask { .. } | Op::Send { .. } => Reply::Told {
+            held: held(v0),
+            budget: budget(v1 == 1, v2, v3),
+        },
+        Op::Record { .. } => Reply::Recorded,
+    }
+}
