@@ -13,7 +13,8 @@
 //! - `location`: what `--state` names, read and described, and the store it names opened
 //!   (the only file that knows every kind of store);
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
-//! - `redis`: the store of `--state redis://...` (one key per target, compare-and-set);
+//! - `redis`: the store of `--state redis://...` (one key per target, one script per
+//!   operation);
 //! - `splay`: the stable per-host offset of `--splay` that spreads a fleet's first tries;
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
 //!   recording how the run ended.

@@ -1,11 +1,11 @@
 //! The Redis store of `--state redis://...`: one key per target (`PREFIX` + the target's
-//! key), its value the target's record as JSON with a revision number. An update reads the
-//! key and the server's `TIME` in one round trip, lets the pure decision change the record,
-//! and writes it back with a compare-and-set: a small script that replaces the value only
-//! if it is still the text that was read (the revision makes every write's text new), and
-//! otherwise answers the current text and time, so the decision is made again on it. The
-//! loop ends within the operation's bound. The time is always the server's, since hosts'
-//! clocks differ; keys expire by themselves when `record::Target::expires_at` passes.
+//! key), its value the target's record as JSON with a revision number. Each operation
+//! (`op::Op`) is one script on the server (`ops.lua`, sent by `ops`), which reads the record
+//! and the server's `TIME`, decides by the same rules as `Op::run`, and writes the record
+//! back in one step, so runs never conflict and never retry. The time is always the
+//! server's, since hosts' clocks differ; keys expire by themselves when
+//! `record::Target::expires_at` passes. `--explain`'s read-only peek reads the key with a
+//! smaller script (`READ`) and decides nothing.
 //!
 //! Every operation, connecting and resolving the server's name included, ends within its
 //! bound: the name is resolved on a thread of its own and given up on at the bound, the
@@ -359,14 +359,9 @@ struct Worker {
     jobs: mpsc::Sender<Job>,
 }
 
-/// A record as read: the key's text (what the compare-and-set compares with), the record,
-/// its revision, and the server's time.
+/// A record as read, tidied, and the server's time.
 struct Read {
-    text: String,
-    /// The record had times in the future that were discarded: it is written back.
-    repaired: bool,
     target: Target,
-    rev: u64,
     now: Millis,
 }
 
@@ -487,49 +482,42 @@ impl RedisStore {
     }
 
     /// The record in `text` (empty: none), tidied as of `now`. A value retry-http cannot
-    /// read is reported and replaced, as a corrupt state file of ours is; times in the
-    /// future that no run could have written are reported and discarded
-    /// (`Target::repair`), and the record is written back without them.
+    /// read is reported (and read as a fresh record), as a corrupt state file of ours is;
+    /// times in the future that no run could have written are reported and discarded
+    /// (`Target::repair`). (The script that makes an operation replaces or repairs the key
+    /// itself, and sends what it read here to be reported in these same words.)
     fn parse(&self, key: &str, text: String, now: Millis, warn: &dyn Fn(&str)) -> Read {
         let mut read = Read {
-            text,
-            repaired: false,
             target: Target::default(),
-            rev: 0,
             now,
         };
-        if read.text.is_empty() {
+        if text.is_empty() {
             return read;
         }
-        if let Some(length) = read.text.strip_prefix(OVERSIZED) {
+        if let Some(length) = text.strip_prefix(OVERSIZED) {
             warn(&format!(
                 "the key {key} in the state store holds {length} bytes, more than the {} KiB a record may have; starting it afresh",
                 MAX_RECORD >> 10
             ));
             return read;
         }
-        let parsed = serde_json::from_str::<Value>(&read.text)
-            .ok()
-            .and_then(|v| {
-                let rev = v.get("rev")?.as_u64()?;
-                if v.get("format")? != crate::fleet::record::FORMAT {
-                    return None;
-                }
-                Some((rev, target_from_value(v.get("target")?, now)?))
-            });
+        let parsed = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
+            v.get("rev")?.as_u64()?;
+            if v.get("format")? != crate::fleet::record::FORMAT {
+                return None;
+            }
+            target_from_value(v.get("target")?, now)
+        });
         match parsed {
-            Some((rev, mut target)) => {
-                read.rev = rev;
+            Some(mut target) => {
                 if let Some(why) = target.repair(now, &self.limits) {
                     warn(&format!(
                         "the key {key} in the state store lies in the future ({why})"
                     ));
-                    read.repaired = true;
                 }
-                if !target.tidy(now, &self.limits) {
-                    target = Target::default();
+                if target.tidy(now, &self.limits) {
+                    read.target = target;
                 }
-                read.target = target;
             }
             None => warn(&format!(
                 "the key {key} in the state store is not a record of retry-http's; starting it afresh"
