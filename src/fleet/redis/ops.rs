@@ -1,6 +1,9 @@
-//! The Redis store's operations: each `op::Op` is one `EVAL` of `ops.lua`, which reads the
-//! target's record, decides and writes it back on the server, in one step that no other
-//! run's operation can come between. A fleet's runs therefore never conflict on a hot key
+//! The Redis store's operations: each `op::Op` is one call of the script `ops.lua`, which
+//! reads the target's record, decides and writes it back on the server, in one step that
+//! no other run's operation can come between. The script is named by its digest
+//! (`EVALSHA`, 40 bytes) and sent whole (`EVAL`) only when the server does not have it:
+//! one round trip an operation, and one more for the first run after the server lost its
+//! script cache (a restart, a failover, `SCRIPT FLUSH`). A fleet's runs therefore never conflict on a hot key
 //! and never retry: however many run at once, each operation is one round trip, and each
 //! outcome is counted once. (The script follows `Op::run` rule for rule; the property test
 //! in `tests.rs` holds them to each other.)
@@ -12,12 +15,22 @@ use crate::fleet::budget::spent;
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::Limits;
 use crate::units::millis;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-/// The script, sent whole by `EVAL` each time: one round trip, and nothing to load again
-/// when the server's scripts were flushed or it restarted (`EVALSHA` would cost a second
-/// round trip then). Redis caches it by its digest.
-const SCRIPT: &str = include_str!("ops.lua");
+/// The script as it is sent: `ops.lua` without its comments and indentation (8.6 KB
+/// instead of 12), and its SHA-1, by which `EVALSHA` names it.
+static SCRIPT: LazyLock<(String, String)> = LazyLock::new(|| {
+    let text: String = include_str!("ops.lua")
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| !l.is_empty() && !l.starts_with("--"))
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let digest = ring::digest::digest(&ring::digest::SHA1_FOR_LEGACY_USE_ONLY, text.as_bytes());
+    let sha = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    (text, sha)
+});
 
 /// What the script answers: the server's "now", a warning and what it read (see
 /// `RedisStore::parse`), and the operation's seven numbers (see the head of `ops.lua`).
@@ -39,20 +52,33 @@ impl RedisStore {
     ) -> std::io::Result<(Reply, Millis)> {
         let until = Instant::now() + bound;
         let name = self.key(key);
-        let cmd = self.command(&name, op);
-        let answer = self
-            .send(cmd, until, "asking the store")
-            .map_err(|e| within(e, bound))?;
+        let (text, sha) = &*SCRIPT;
+        let answer = match self.send(
+            self.command("EVALSHA", sha, &name, op),
+            until,
+            "asking the store",
+        ) {
+            // Not in the server's cache (a restart, a failover, SCRIPT FLUSH): sent whole,
+            // which caches it for every run after this one.
+            Err(e) if e.to_string().contains("NOSCRIPT") => self.send(
+                self.command("EVAL", text, &name, op),
+                until,
+                "asking the store",
+            ),
+            other => other,
+        }
+        .map_err(|e| within(e, bound))?;
         let answer = read_answer(answer)?;
         self.tell(&name, &answer, warn);
         Ok((reply(op, &answer, &self.limits), answer.now))
     }
 
-    /// The `EVAL` of `op` on the key `name`.
-    fn command(&self, name: &str, op: &Op) -> redis::Cmd {
+    /// The `EVALSHA` (`how`, with the script's digest as `script`) or `EVAL` (with its
+    /// text) of `op` on the key `name`.
+    fn command(&self, how: &str, script: &str, name: &str, op: &Op) -> redis::Cmd {
         let l = &self.limits;
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(SCRIPT).arg(1).arg(name);
+        let mut cmd = redis::cmd(how);
+        cmd.arg(script).arg(1).arg(name);
         let (verb, args) = arguments(op);
         let now = self
             .clock
