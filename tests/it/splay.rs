@@ -280,12 +280,19 @@ fn the_splay_and_the_host_come_from_the_environment() {
     assert_eq!(s.requests().len(), 4);
 }
 
+/// A bad command line: its flags, its environment, and what its error says.
+type BadCase = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
 /// A value that is no duration, from the flag or its variable, and an empty host id, are
 /// usage errors: one line naming what was wrong and what is accepted, exit 2, nothing sent.
 #[test]
 fn bad_values_are_usage_errors_and_nothing_is_sent() {
     let s = ok_server(1);
-    let cases: [(&[&str], &[(&str, &str)], &str); 5] = [
+    let cases: [BadCase; 5] = [
         (
             &["--splay", "soon"],
             &[],
