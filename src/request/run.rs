@@ -1,7 +1,8 @@
 //! One request's run, once it is built (see `prepare`): the wait of `--splay`, admission
 //! through `--state`, the attempt loop, and the end of the request (see `ending`). What
-//! belongs to the process (the deadline's watchdog, signals, the summary, the exit status) is lent by the session
-//! as a `Lent`; the request's run returns how it ended, for the session to sum up.
+//! belongs to the process (the deadline's watchdog, signals, the summary, the exit status)
+//! is lent by the session as a `Lent`; the request's run returns how it ended, for the
+//! session to sum up.
 
 use crate::config::Config;
 use crate::exit::Outcome;
