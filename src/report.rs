@@ -429,6 +429,18 @@ impl Reporter {
         }
     }
 
+    /// A line of a kind of its own (not with `-s`): `text` in the text log, `object` in the
+    /// JSON log (which names its `type`).
+    pub fn event(&self, text: &str, object: Value) {
+        if self.quiet() {
+            return;
+        }
+        match self.log.format {
+            LogFormat::Json => self.json(object),
+            LogFormat::Text => self.write_line(&format!("{PREFIX} {text}")),
+        }
+    }
+
     /// A verbose-only line (headers, seed).
     pub fn detail(&self, msg: &str) {
         if self.verbose() {

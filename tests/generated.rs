@@ -104,6 +104,10 @@ fn environment(cmd: &clap::Command) -> Vec<(String, String)> {
             "Turn colour on stderr off, or force it on.",
         ),
         (
+            "RETRY_HTTP_HOST_ID",
+            "Names this host for --splay instead of its host name (containers that share one).",
+        ),
+        (
             "TMPDIR",
             "Where stdout bodies and large request bodies are spooled.",
         ),

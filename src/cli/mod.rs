@@ -312,6 +312,15 @@ pub struct PolicyFlags {
     #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_DEADLINE", allow_hyphen_values = true, value_parser = values::duration)]
     pub deadline: Option<Duration>,
 
+    /// Before the first attempt, wait an offset in [0, DURATION) that is the same on every
+    /// run of this host towards this target, so a fleet on one cron schedule is spread (0: none).
+    ///
+    /// The offset comes from the host name ($RETRY_HTTP_HOST_ID replaces it) and the target,
+    /// counted from start-up; it comes before --state is asked. It counts inside --deadline:
+    /// the splay is cut to leave the run half of the deadline, or its --timeout when shorter.
+    #[arg(hide_short_help = true, long, value_name = "DURATION", env = "RETRY_HTTP_SPLAY", allow_hyphen_values = true, value_parser = values::duration)]
+    pub splay: Option<Duration>,
+
     /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default.
     #[arg(hide_short_help = true, long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set)]
     pub retry_on: StatusSet,

@@ -6,8 +6,8 @@
 //! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
 //! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags,
 //! `request` drafts the request from the request and body flags and finishes it with the
-//! protocol and destination flags' parts, and `log` makes the stderr log's settings from
-//! the logging flags. [`build`] makes each part once and assembles the [`Config`] from
+//! protocol and destination flags' parts, `log` makes the stderr log's settings from
+//! the logging flags, and `splay` names the host whose `--splay` offset the run waits. [`build`] makes each part once and assembles the [`Config`] from
 //! them: nothing changes it afterwards.
 
 mod bodies;
@@ -18,6 +18,7 @@ pub mod network;
 pub mod protocols;
 mod readiness;
 mod request;
+pub mod splay;
 
 use crate::cli::config_file::Found;
 use crate::cli::values::{self, HeaderArg};
@@ -179,6 +180,8 @@ pub struct Config {
     pub output: OutputConfig,
     /// `--explain`: print the policy and send nothing.
     pub explain: bool,
+    /// `--splay`: the wait before the first attempt (none: `--splay 0` or not given).
+    pub splay: Option<splay::SplayConfig>,
     /// `--state`: the shared state, its limits and how its store is used.
     pub state: Option<crate::fleet::admission::StateConfig>,
     /// `--until-*`: what makes an answer ready (none given: a success is).
@@ -330,8 +333,8 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 /// step, and the configuration is assembled from them at the end: nothing changes it
 /// afterwards. The checks run in a fixed order (so a command line with several faults
 /// always gets the same error first): curl's flags, the target, the policy's durations,
-/// the request as its flags draft it, the key, the timeouts, the conditional flags,
-/// `--state`, the protocol flags, the destination flags (output path included), and the
+/// the request as its flags draft it, the key, the timeouts, the splay's host, the
+/// conditional flags, `--state`, the protocol flags, the destination flags (output path included), and the
 /// readiness conditions.
 pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
@@ -345,6 +348,7 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let curl = a.curl_retry.mapped.clone();
     let retry = retry(&a.policy, given_attempts(a), curl, &drafted)?;
     let timeouts = network::timeouts(timeouts(&a.policy)?, &drafted.network);
+    let splay = splay::build(a.policy.splay)?;
     let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
     let state = state(&a.fleet, a.policy.max_retry_after)?;
     let request = request::finished(a, found, drafted)?;
@@ -356,6 +360,7 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
         retry,
         timeouts,
         explain: a.policy.explain,
+        splay,
         state,
         ready,
         conditional,

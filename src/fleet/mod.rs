@@ -15,7 +15,8 @@
 //! - `file`: the store of `--state FILE` (ownership marker, lock file, atomic rename);
 //! - `redis`: the store of `--state redis://...` (one key per target, one script per
 //!   operation);
-//! - `splay`: the stable per-host offset of `--splay` that spreads a fleet's first tries;
+//! - `splay`: the stable per-host offset of `--splay` that spreads a fleet's first tries,
+//!   and how a run's deadline cuts the splay;
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
 //!   recording how the run ended.
 

@@ -7,8 +7,86 @@
 //! than the schedule says), while the offsets of many hosts are spread evenly over
 //! `[0, splay)`. It is derived from the SHA-256 of both names (FIPS 180-4), so it is the
 //! same on every platform and in every version of this tool that keeps this function.
+//!
+//! A run's [`plan`] fits the splay inside its `--deadline` (see [`room`]): the offset is
+//! counted from start-up, and the splay is shrunk when the deadline would otherwise leave
+//! the first attempt too little time. Nothing here waits: the request's run does.
 
+use crate::units::fmt_duration;
 use std::time::Duration;
+
+/// Where a run's first attempt starts under `--splay`, counted from start-up: the offset,
+/// and the splay it was drawn in once the deadline had its say. `--explain` shows it, the
+/// run logs it and waits it out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// The splay asked for (`--splay`, more than zero).
+    pub asked: Duration,
+    /// The splay the offset is drawn in: `asked`, or less when the deadline cuts it
+    /// (see [`room`]).
+    pub span: Duration,
+    /// The deadline that cut the splay, when one did (`span < asked`).
+    pub cut_by: Option<Duration>,
+    /// The offset, in `[0, span)`: [`offset`] of the host and the target in `span`.
+    pub offset: Duration,
+}
+
+impl Plan {
+    /// The plan in words, for the log and `--explain`: "offset 15.11s of 1m for host web-17
+    /// (the host name) and https://api.example:443", the cut said when there is one ("of
+    /// 25s (the 1m splay cut to leave the run 25s of its 50s deadline)"). `source` says
+    /// where the host's name came from.
+    pub fn words(&self, host: &str, source: &str, target: &str) -> String {
+        let cut = match self.cut_by {
+            Some(deadline) => format!(
+                " (the {} splay cut to leave the run {} of its {} deadline)",
+                fmt_duration(self.asked),
+                fmt_duration(deadline.saturating_sub(self.span)),
+                fmt_duration(deadline)
+            ),
+            None => String::new(),
+        };
+        format!(
+            "offset {} of {}{cut} for host {host} ({source}) and {target}",
+            fmt_duration(self.offset),
+            fmt_duration(self.span)
+        )
+    }
+}
+
+/// The longest splay a run may wait before its first attempt, within its `deadline`
+/// (`None`: no deadline, no limit): what leaves the run, after the splay, half of its
+/// deadline, or only its attempt `timeout` when that is shorter (the first attempt then
+/// fits whole, and retries get what is left). So a splay never takes more than half the
+/// deadline unless `--timeout` says an attempt needs less than that.
+pub fn room(deadline: Option<Duration>, timeout: Option<Duration>) -> Option<Duration> {
+    let deadline = deadline?;
+    let keep = timeout.map_or(deadline / 2, |t| t.min(deadline / 2));
+    Some(deadline - keep)
+}
+
+/// The plan of a run of `host` towards `target` that asked for a splay of `asked`, within
+/// its `deadline` and attempt `timeout` (see [`room`]). A splay cut to fit is the same
+/// splay shrunk, not clipped: the offset keeps its place in it (the same fraction of the
+/// span), so a fleet whose deadline cuts its splay stays evenly spread over what is left,
+/// rather than piling up at the cut.
+pub fn plan(
+    host: &str,
+    target: &str,
+    asked: Duration,
+    (deadline, timeout): (Option<Duration>, Option<Duration>),
+) -> Plan {
+    let (span, cut_by) = match room(deadline, timeout) {
+        Some(room) if room < asked => (room, deadline),
+        _ => (asked, None),
+    };
+    Plan {
+        asked,
+        span,
+        cut_by,
+        offset: offset(host, target, span),
+    }
+}
 
 /// The offset in `[0, splay)` of `host` for `target`, to the microsecond: the first 64
 /// bits of SHA-256(host, NUL, target) scaled to the splay (multiply and shift, so every
@@ -18,13 +96,6 @@ use std::time::Duration;
 /// `host` is what names the host (`RETRY_HTTP_HOST_ID`, else the host name); `target` is
 /// the target's key (scheme://host:port), so one host's jobs towards different targets
 /// start at different offsets too.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the --splay flag and simulate's cron model are built on it next"
-    )
-)]
 pub fn offset(host: &str, target: &str, splay: Duration) -> Duration {
     let span = u64::try_from(splay.as_micros()).unwrap_or(u64::MAX);
     if span == 0 {
@@ -66,6 +137,39 @@ mod tests {
         assert_eq!(a, Duration::from_micros(15_109_475));
         let huge = offset("h", "t", Duration::MAX);
         assert!(huge < Duration::MAX);
+    }
+
+    #[test]
+    fn the_deadline_cuts_the_splay_to_leave_half_of_it_or_the_attempts_timeout() {
+        let s = Duration::from_secs;
+        assert_eq!(room(None, Some(s(10))), None);
+        assert_eq!(room(Some(s(50)), None), Some(s(25)));
+        assert_eq!(room(Some(s(55)), Some(s(5))), Some(s(50)));
+        assert_eq!(room(Some(s(50)), Some(s(40))), Some(s(25)));
+        let host = "web-17";
+        let target = "https://api.example:443";
+        let free = plan(host, target, MINUTE, (None, None));
+        assert_eq!((free.span, free.cut_by), (MINUTE, None));
+        assert_eq!(free.offset, offset(host, target, MINUTE));
+        let fits = plan(host, target, s(20), (Some(s(50)), None));
+        assert_eq!((fits.span, fits.cut_by), (s(20), None));
+        let cut = plan(host, target, MINUTE, (Some(s(50)), None));
+        assert_eq!((cut.span, cut.cut_by), (s(25), Some(s(50))));
+        assert!(cut.offset < s(25));
+        // The same place in the shrunk splay: 15.109475s of 60s is 6.295614s of 25s.
+        assert_eq!(cut.offset, Duration::from_micros(6_295_614));
+        assert_eq!(
+            cut.words(host, "the host name", target),
+            "offset 6.3s of 25s (the 1m splay cut to leave the run 25s of its 50s deadline) \
+             for host web-17 (the host name) and https://api.example:443"
+        );
+        assert_eq!(
+            fits.words(host, "$RETRY_HTTP_HOST_ID", target),
+            format!(
+                "offset {} of 20s for host web-17 ($RETRY_HTTP_HOST_ID) and https://api.example:443",
+                fmt_duration(fits.offset)
+            )
+        );
     }
 
     #[test]

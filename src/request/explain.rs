@@ -1,5 +1,6 @@
-//! `--explain`: the resolved policy and the schedule it implies, as text for stdout. Pure:
-//! computed from the configuration alone, nothing is sent.
+//! `--explain`: the resolved policy (the splay's offset included) and the schedule it
+//! implies, as text for stdout. Pure: computed from the configuration alone, nothing is
+//! sent and nothing waited.
 
 use crate::config::Config;
 use crate::policy::{self, FailureKind, Jitter};
@@ -188,6 +189,7 @@ fn waits(cfg: &Config) -> String {
         jitter_rule(b.jitter)
     );
     let _ = writeln!(s, "  deadline      {}", opt(r.deadline, "none"));
+    s.push_str(&splay(cfg));
     let _ = writeln!(
         s,
         "  timeouts      attempt {}, connect {}, stall {}",
@@ -208,6 +210,30 @@ fn waits(cfg: &Config) -> String {
         fmt_duration(r.max_retry_after)
     );
     s
+}
+
+/// `--splay`: the host's name and where it came from, the target, the offset and whether
+/// the deadline cuts the splay (see `fleet::splay`); nothing when there is no splay.
+/// `--explain` itself does not wait.
+fn splay(cfg: &Config) -> String {
+    let Some(given) = &cfg.splay else {
+        return String::new();
+    };
+    let target = crate::fleet::admission::target_key(
+        &cfg.request.url,
+        cfg.request.network.unix_socket.as_deref(),
+    );
+    let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
+    let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
+    let cut = match (plan.cut_by, cfg.retry.deadline) {
+        (Some(_), _) => "cut by the deadline",
+        (None, Some(_)) => "within the deadline, not cut",
+        (None, None) => "no deadline to cut it",
+    };
+    format!(
+        "  splay         {}: the first attempt starts that long after start-up ({cut}), before --state is asked; the schedule below follows it (--explain does not wait)\n",
+        plan.words(&given.host, given.source.name(), &target)
+    )
 }
 
 /// What is retried, what never is, and when a request is replayed: read from the policy.

@@ -1,7 +1,8 @@
 //! One URL's run. `prepare` holds the [`Request`] value and the checks and reads that build
 //! it from the frozen configuration (nothing is sent on a usage error); `run` performs it
-//! with what the session lends it: admission through `--state`, then `attempt`, the attempt
-//! loop, which asks `policy::decision` what to do after each attempt and performs the
+//! with what the session lends it: the wait of `--splay`, admission through `--state`, then
+//! `attempt`, the attempt loop, which asks `policy::decision` what to do after each attempt
+//! and performs the
 //! verdict, with `answer` (sending, classifying the answer's head, delivering a success),
 //! `line` (the attempt's log line) and `pause` (the waits between attempts); `http::carrier` is
 //! the trait the loop and the delivery reach the transport through (a scripted one,

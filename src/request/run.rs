@@ -1,24 +1,35 @@
-//! One request's run, once it is built (see `prepare`): admission through `--state`, the
-//! attempt loop, and the end of the request (see `ending`). What belongs to the process
-//! (the deadline's watchdog, signals, the summary, the exit status) is lent by the session
-//! as a `Lent`; the request's run returns how it ended, for the session to sum up.
+//! One request's run, once it is built (see `prepare`): the wait of `--splay`, admission
+//! through `--state`, the attempt loop, and the end of the request (see `ending`). What
+//! belongs to the process (the deadline's watchdog, signals, the summary, the exit status)
+//! is lent by the session as a `Lent`; the request's run returns how it ended, for the
+//! session to sum up.
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Admitted, Between, Shared};
+use crate::fleet::admission::{Admitted, Between, Shared, target_key};
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
 use crate::request::ending::{self, Ending};
-use crate::request::{Lent, Request};
+use crate::request::{Lent, Request, pause};
+use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// Runs `request`: asks `--state` whether it may go, makes its attempts, then writes what
-/// its end writes (`-D`, `--etag-save`, the state, `-w`). Returns how it ended; the
-/// session writes the summary.
+/// Runs `request`: waits out its `--splay`, asks `--state` whether it may go, makes its
+/// attempts, then writes what its end writes (`-D`, `--etag-save`, the state, `-w`).
+/// Returns how it ended; the session writes the summary.
 pub fn perform(request: &Request, lent: &Lent) -> Ending {
+    if let Some(outcome) = splay(request, lent) {
+        // A signal during the splay: nothing was sent and the store was never asked.
+        let ended = Ended {
+            outcome,
+            ..Ended::before_any_attempt()
+        };
+        return ending::finish(request, lent, None, ended);
+    }
     let (shared, hold) = match admit(request, lent.reporter, lent.start) {
         Ok(admitted) => (admitted.shared, admitted.hold),
         Err(why) => return refused_before_sending(request, lent, &why),
@@ -80,6 +91,43 @@ fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
         last: why.to_string(),
         reason,
     }
+}
+
+/// `--splay`: says in one line where the first attempt starts and waits until then
+/// (counted from start-up, so the time spent reading the inputs counts). It comes before
+/// `--state` is first asked, so the store's operations are spread as the requests are; the
+/// deadline has cut the splay already (see `fleet::splay::room`), so the first attempt fits
+/// after it. `Some` when a signal ended the run during the wait, with its outcome (as
+/// during a backoff: promptly, the signal's exit status).
+fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
+    let cfg = request.cfg;
+    let given = cfg.splay.as_ref()?;
+    let target = target_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+    let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
+    let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
+    let wait = plan.offset.saturating_sub(lent.start.elapsed());
+    let words = plan.words(&given.host, given.source.name(), &target);
+    let text = format!(
+        "splay: {words}; waiting {} before the first attempt",
+        fmt_duration(wait)
+    );
+    let object = json!({
+        "type": "splay",
+        "message": text,
+        "host": given.host,
+        "host_from": given.source.key(),
+        "target": target,
+        "splay_ms": millis(plan.asked),
+        "span_ms": millis(plan.span),
+        "cut": plan.cut_by.is_some(),
+        "offset_ms": millis(plan.offset),
+        "offset_us": micros(plan.offset),
+        "wait_ms": millis(wait),
+        "wait_us": micros(wait),
+    });
+    lent.reporter.event(&text, object);
+    let signal = pause::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
+    Some(signal.outcome())
 }
 
 /// With `--state`, asks the circuit breaker and the shared Retry-After whether this run may

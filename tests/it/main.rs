@@ -51,6 +51,7 @@ mod simulate;
 mod simulate_golden;
 mod simulate_models;
 mod special_files;
+mod splay;
 mod state;
 mod state_redis;
 mod state_report;

@@ -14,6 +14,7 @@
 //!   field, and `\%` becomes `%` (cron's own rule); the environment line of the cron file,
 //!   shown in a comment, is set in the environment;
 //! - a docker-compose `healthcheck` runs the string of its `CMD-SHELL` test;
+//! - a `--splay` is cut to `--splay 300ms` (its wait is real time);
 //! - `logger` is a stand-in on PATH that writes its arguments to a file.
 
 use crate::common::*;
@@ -143,6 +144,11 @@ fn stand_in(text: &str, port: u16, redis: Option<&str>, root: &Path) -> String {
     out.push_str(rest);
     if let Some(r) = redis {
         out = out.replace("redis.internal:6379", r);
+    }
+    if let Some(at) = out.find("--splay ") {
+        let value = at + "--splay ".len();
+        let end = out[value..].find(' ').map_or(out.len(), |e| value + e);
+        out.replace_range(value..end, "300ms");
     }
     let root = root.display().to_string();
     for dir in ["/etc/", "/var/"] {
@@ -405,7 +411,7 @@ fn the_download_is_complete_or_absent() {
 }
 
 /// The fleet's cron job, two hosts and one Redis (a user `report` with its password, the
-/// prefix of the recipe): a success writes the file; then a 429 with `Retry-After: 120`
+/// prefix of the recipe): a success writes the file, after one line for the splay; then a 429 with `Retry-After: 120`
 /// told to one host ends its run with 5 at once (the hint reaches past its 50 s deadline)
 /// and holds the next run on another host without a request (7); `--explain` shows the
 /// hold for two minutes, not the default clamp's one; and the circuit stays closed.
@@ -431,10 +437,14 @@ fn the_fleet_recipe_shares_a_two_minute_retry_after() {
     .unwrap();
     let ran = run_recipe(&r, &server, Some(&address), root.path(), &[]);
     assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
-    // One log line, the attempt's; no warning: the store was used.
+    // The splay's line, then the attempt's; no warning: the store was used.
     let log = stderr(&ran.out);
+    let lines: Vec<&str> = log.lines().collect();
     assert!(
-        log.lines().count() == 1 && log.starts_with("retry-http: attempt 1 GET http://127.0.0.1:"),
+        lines.len() == 2
+            && lines[0].starts_with("retry-http: splay: offset ")
+            && lines[0].contains(" of 300ms for host ")
+            && lines[1].starts_with("retry-http: attempt 1 GET http://127.0.0.1:"),
         "{}",
         show(&ran)
     );
