@@ -683,7 +683,7 @@ fn describe(code: &str, detail: &str) -> String {
         "WRONGTYPE" => "the key holds a value of another type than a string".into(),
         "NOPERM" => {
             format!(
-                "the user may not run what the store needs: EVAL, and in it TIME, STRLEN, GET, SET, DEL ({detail})"
+                "the user may not run what the store needs: EVALSHA and EVAL, and in them TIME, STRLEN, GET, SET, DEL ({detail})"
             )
         }
         code => format!("the server answered {code} {detail}"),

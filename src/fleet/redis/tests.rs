@@ -424,6 +424,28 @@ fn a_password_the_server_wants_is_asked_for_without_the_url() {
     apply(&right, "t", fail()).expect("the right password works");
 }
 
+/// An ACL user (Redis 6) allowed only some of what the store runs is told what it needs,
+/// naming both ways the script is called; one allowed all of it keeps records.
+#[test]
+fn an_acl_user_is_told_what_the_store_needs() {
+    let server = RedisServer::start();
+    let l = contract::limits();
+    let rules = "on >pw ~retry-http:* +time +strlen +get +set +del";
+    for (user, extra) in [("short", "+eval"), ("full", "+eval +evalsha")] {
+        let mut acl = vec!["ACL", "SETUSER", user];
+        acl.extend(rules.split(' ').chain(extra.split(' ')));
+        assert_eq!(server.cli(&acl), "OK");
+    }
+    let url = |user: &str| server.url().replace("//", &format!("//{user}:pw@"));
+    let short = open_url(&url("short"), &l, Clock::own());
+    let e = apply(&short, "t", fail()).expect_err("EVALSHA is not allowed");
+    assert!(e.to_string().contains("EVALSHA and EVAL"), "{e}");
+    let full = open_url(&url("full"), &l, Clock::own());
+    apply(&full, "t", fail()).expect("everything the store needs is allowed");
+    let (t, _) = full.peek("t", BOUND).expect("the store answers");
+    assert_eq!(t.breaker.failures, 1);
+}
+
 /// A server out of memory, and a read-only replica: the update fails and says which.
 #[test]
 fn a_server_that_refuses_writes_says_why() {
