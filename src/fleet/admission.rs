@@ -327,7 +327,7 @@ impl<'a> Shared<'a> {
         }
         let (held, budget) = if hint.is_some() {
             match self.ask(Op::Ask { hint, charge }) {
-                Ok(Reply::Told { held, budget }) => (held, budget),
+                Ok(Reply::Told { held, budget, .. }) => (held, budget),
                 Ok(_) => (None, Ok(())),
                 Err(why) => return Gate::Spent(why),
             }
@@ -376,10 +376,10 @@ impl<'a> Shared<'a> {
             .apply(&self.key, &op, self.bound(Duration::ZERO), &warn)
         {
             Ok((reply, _)) => {
-                if let Reply::Told { held, budget } = &reply
+                if let Reply::Told { held, next, .. } = &reply
                     && let Ok(mut v) = self.view.lock()
                 {
-                    *v = View::told(*held, budget);
+                    *v = View::told(*held, next);
                 }
                 Ok(reply)
             }
@@ -767,7 +767,7 @@ mod tests {
         let ask = |t: &mut Target, now, hint, left, charge| match (Op::Ask { hint, charge })
             .run(t, now, &l)
         {
-            Reply::Told { held, budget } => gate(held, budget, left, "k"),
+            Reply::Told { held, budget, .. } => gate(held, budget, left, "k"),
             other => panic!("{other:?}"),
         };
         let send =

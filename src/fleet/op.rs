@@ -71,12 +71,16 @@ pub enum Reply {
         budget: Result<(), String>,
     },
     /// `Op::Ask` and `Op::Send`: the shared Retry-After (for `Send`, when it holds,
-    /// nothing was charged) and the budget's answer (`Ok` when nothing was to be charged).
+    /// nothing was charged), the budget's answer (`Ok` when nothing was to be charged),
+    /// and its answer to one more retry after this operation (what the run goes by before
+    /// its next retry's wait, when it has nothing to share).
     Told {
         /// The shared Retry-After: how long it still holds.
         held: Option<Duration>,
         /// The budget's answer: `Err` says how it is spent.
         budget: Result<(), String>,
+        /// The budget's answer to one more retry, as of now.
+        next: Result<(), String>,
     },
     /// `Op::Record`: done.
     Recorded,
@@ -98,13 +102,11 @@ impl Op {
                 if let Some(h) = hint {
                     t.hold(now, h);
                 }
+                let next = t.may_retry(now, limits);
                 Reply::Told {
                     held: t.held(now),
-                    budget: if charge {
-                        t.may_retry(now, limits)
-                    } else {
-                        Ok(())
-                    },
+                    budget: if charge { next.clone() } else { Ok(()) },
+                    next,
                 }
             }
             Op::Send { charge } => {
@@ -114,7 +116,11 @@ impl Op {
                 } else {
                     Ok(())
                 };
-                Reply::Told { held, budget }
+                Reply::Told {
+                    held,
+                    budget,
+                    next: t.may_retry(now, limits),
+                }
             }
             Op::Record {
                 result,

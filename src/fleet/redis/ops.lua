@@ -26,7 +26,9 @@
 --           e = 1 when the budget has no retry left now, f = retries taken in the
 --           window, g = successes in the window
 --   ask, send: a = the shared hold left (ms, 0: none); b = 1 when the budget refused;
---           c = retries taken in the window; d = successes in the window
+--           c = retries taken in the window; d = successes in the window (before a retry
+--           is taken); e, f, g: the budget's answer to one more retry after the
+--           operation, as b, c, d
 --   record: nothing more.
 
 local FORMAT = 'retry-http-state'
@@ -277,20 +279,24 @@ local function run(t)
   elseif op == 'ask' then
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end
-    local no, r, s = false, 0, 0
-    if ARGV[11] == '1' then no, r, s = refused(t) end
-    return { held(t) or 0, no and 1 or 0, r, s, 0, 0, 0 }
+    local no, r, s = refused(t)
+    if ARGV[11] ~= '1' then no, r, s = false, 0, 0 end
+    local later, r2, s2 = refused(t)
+    return { held(t) or 0, no and 1 or 0, r, s, later and 1 or 0, r2, s2 }
   elseif op == 'send' then
     local h = held(t)
-    if h or ARGV[11] ~= '1' then return { h or 0, 0, 0, 0, 0, 0, 0 } end
-    t.seen = now
-    prune(t)
-    local no, r, s = refused(t)
-    if not no then
-      local b = bucket(t)
-      b[3] = math.min(b[3] + 1, MAX_COUNT)
+    local no, r, s = false, 0, 0
+    if not h and ARGV[11] == '1' then
+      t.seen = now
+      prune(t)
+      no, r, s = refused(t)
+      if not no then
+        local b = bucket(t)
+        b[3] = math.min(b[3] + 1, MAX_COUNT)
+      end
     end
-    return { 0, no and 1 or 0, r, s, 0, 0, 0 }
+    local later, r2, s2 = refused(t)
+    return { h or 0, no and 1 or 0, r, s, later and 1 or 0, r2, s2 }
   elseif op == 'record' then
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end

@@ -194,6 +194,7 @@ fn reply(op: &Op, a: &Answer, l: &Limits) -> Reply {
         Op::Ask { .. } | Op::Send { .. } => Reply::Told {
             held: held(v0),
             budget: budget(v1 == 1, v2, v3),
+            next: budget(v4 == 1, v5, v6),
         },
         Op::Record { .. } => Reply::Recorded,
     }

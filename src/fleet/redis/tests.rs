@@ -539,7 +539,8 @@ fn a_record_with_nothing_to_remember_deletes_its_key() {
         (
             Reply::Told {
                 held: None,
-                budget: Ok(())
+                budget: Ok(()),
+                next: Ok(())
             },
             "0".into()
         ),
