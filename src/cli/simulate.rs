@@ -1,8 +1,8 @@
 //! `retry-http simulate`'s flags: those every model takes, then one group per model (the
 //! outage model's; the overload model's; those the overload and failure-rate models share;
-//! the failure-rate model's), each under its own help heading, each saying which of its
-//! flags were given. `simulate::command` knows the models each group belongs to, refuses a
-//! flag given to another model, picks each model's defaults and checks the values together.
+//! the failure-rate model's), each under its own help heading; `SimulateArgs::model_flags`
+//! lists the flags given with the models they belong to. `simulate::command` refuses a flag
+//! given to another model, picks each model's defaults and checks the values together.
 
 use super::values;
 use clap::{Args, ValueEnum};
@@ -115,12 +115,44 @@ pub struct SimulateArgs {
     pub failure: FailureRateArgs,
 }
 
-/// The first of `flags` given, by name.
-fn first_given(flags: &[(&'static str, bool)]) -> Option<&'static str> {
-    flags
-        .iter()
-        .find(|(_, given)| *given)
-        .map(|(name, _)| *name)
+impl SimulateArgs {
+    /// The flags given that only some models take, each with those models, in the order of
+    /// the help (`--sweep` after the outage model's flags).
+    pub fn model_flags(&self) -> Vec<(&'static str, &'static [SimModel])> {
+        use SimModel::{FailureRate, Outage, Overload};
+        let (o, v, l, f) = (&self.outage, &self.overload, &self.load, &self.failure);
+        let outage: &[SimModel] = &[Outage];
+        let overload: &[SimModel] = &[Overload];
+        let both: &[SimModel] = &[Overload, FailureRate];
+        let failure: &[SimModel] = &[FailureRate];
+        [
+            ("--outage", o.outage.is_some(), outage),
+            ("--capacity", o.capacity.is_some(), outage),
+            ("--window", o.window.is_some(), outage),
+            ("--deadline", o.deadline.is_some(), outage),
+            ("--search", o.search, outage),
+            ("--retry-budget", o.retry_budget.is_some(), outage),
+            ("--budget-floor", o.budget_floor.is_some(), outage),
+            ("--breaker-threshold", o.breaker_threshold.is_some(), outage),
+            ("--sweep", self.sweep, both),
+            ("--population", v.population.is_some(), overload),
+            ("--spike-rate", v.spike_rate.is_some(), overload),
+            ("--trigger-at", v.trigger_at.is_some(), overload),
+            ("--trigger-for", v.trigger_for.is_some(), overload),
+            ("--capacity-drop", v.capacity_drop.is_some(), overload),
+            ("--timeout", v.timeout.is_some(), overload),
+            ("--per-request", v.per_request.is_some(), overload),
+            ("--network", v.network.is_some(), overload),
+            ("--base-rate", l.base_rate.is_some(), both),
+            ("--duration", l.duration.is_some(), both),
+            ("--latency", l.latency.is_some(), both),
+            ("--failure-rate", f.failure_rate.is_some(), failure),
+        ]
+        .into_iter()
+        .filter(|(_, given, _)| *given)
+        .map(|(name, _, models)| (name, models))
+        .collect()
+    }
 }
 
 /// The outage model's flags.
@@ -158,22 +190,6 @@ pub struct OutageArgs {
     pub breaker_threshold: Option<u32>,
 }
 
-impl OutageArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--outage", self.outage.is_some()),
-            ("--capacity", self.capacity.is_some()),
-            ("--window", self.window.is_some()),
-            ("--deadline", self.deadline.is_some()),
-            ("--search", self.search),
-            ("--retry-budget", self.retry_budget.is_some()),
-            ("--budget-floor", self.budget_floor.is_some()),
-            ("--breaker-threshold", self.breaker_threshold.is_some()),
-        ])
-    }
-}
-
 /// The overload model's flags.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -206,22 +222,6 @@ pub struct OverloadArgs {
     pub network: Option<Duration>,
 }
 
-impl OverloadArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--population", self.population.is_some()),
-            ("--spike-rate", self.spike_rate.is_some()),
-            ("--trigger-at", self.trigger_at.is_some()),
-            ("--trigger-for", self.trigger_for.is_some()),
-            ("--capacity-drop", self.capacity_drop.is_some()),
-            ("--timeout", self.timeout.is_some()),
-            ("--per-request", self.per_request.is_some()),
-            ("--network", self.network.is_some()),
-        ])
-    }
-}
-
 /// The flags the overload and failure-rate models share.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -240,17 +240,6 @@ pub struct LoadArgs {
     pub latency: Option<Duration>,
 }
 
-impl LoadArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--base-rate", self.base_rate.is_some()),
-            ("--duration", self.duration.is_some()),
-            ("--latency", self.latency.is_some()),
-        ])
-    }
-}
-
 /// The failure-rate model's flags.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -259,13 +248,6 @@ pub struct FailureRateArgs {
     /// The probability that a call fails (default 0.1; 0 to 1).
     #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = probability)]
     pub failure_rate: Option<f64>,
-}
-
-impl FailureRateArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[("--failure-rate", self.failure_rate.is_some())])
-    }
 }
 
 /// `s` as a number within `lo..=hi`, if it is one.

@@ -34,15 +34,10 @@ const MAX_SIM_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 /// What one command does, checked.
 enum Job {
-    /// The outage model: the strategies averaged over `runs` seeds from `seed`, or the
-    /// search of the policy space.
-    Outage {
-        sc: Scenario,
-        strategies: Vec<Strategy>,
-        seed: u64,
-        runs: u32,
-        search: bool,
-    },
+    /// The outage model: the strategies averaged over `runs` seeds from `seed`.
+    Outage(Scenario, Vec<Strategy>, u64, u32),
+    /// The search of the outage model's policy space, over `runs` seeds from `seed`.
+    Search(Scenario, u64, u32),
     Overload(OverloadRun, Vec<Strategy>),
     /// The boundary sweep, over the run's seeds at each point.
     Boundary(OverloadRun, Vec<Strategy>),
@@ -108,13 +103,17 @@ impl Job {
     /// Plays the job: what it prints, and whether the plot asked for was drawn.
     fn run(self, out: Answer) -> (String, Result<(), String>) {
         match self {
-            Job::Outage {
-                sc,
-                strategies,
-                seed,
-                runs,
-                search,
-            } => outage_output(&sc, &strategies, (seed, runs, search), out),
+            Job::Outage(sc, strategies, seed, runs) => {
+                outage_output(&sc, &strategies, (seed, runs), out)
+            }
+            Job::Search(sc, seed, runs) => {
+                let limit = outage::physical_limit(&sc);
+                out.give(
+                    || report::search_json(&sc, seed, runs, &limit),
+                    || report::search_table(&sc, seed, runs, &limit),
+                    |_| Ok(()),
+                )
+            }
             Job::Overload(run, strategies) => {
                 let figures = sweep::overload_figures(&run, &strategies);
                 out.give(
@@ -155,21 +154,14 @@ impl Job {
     }
 }
 
-/// The outage model: the strategies (or the search), as a table or JSON, and the plot.
+/// The outage model: the strategies as a table or JSON, and the plot.
 fn outage_output(
     sc: &Scenario,
     strategies: &[Strategy],
-    (seed, runs, search): (u64, u32, bool),
+    (seed, runs): (u64, u32),
     out: Answer,
 ) -> (String, Result<(), String>) {
     let limit = outage::physical_limit(sc);
-    if search {
-        return out.give(
-            || report::search_json(sc, seed, runs, &limit),
-            || report::search_table(sc, seed, runs, &limit),
-            |_| Ok(()),
-        );
-    }
     let results: Vec<outage::Figures> = strategies
         .iter()
         .map(|k| {
@@ -204,29 +196,20 @@ fn models_words(models: &[SimModel]) -> String {
 }
 
 /// The first flag given that the chosen model does not take, as a usage error naming the
-/// models it belongs to: each group's flags belong to the group's models, and `--sweep`
-/// to the overload and failure-rate models. Groups are checked in the order of the help.
+/// models it belongs to (flags in the order of the help).
 fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
-    use SimModel::{FailureRate, Outage, Overload};
-    let groups: [(Option<&str>, &[SimModel]); 5] = [
-        (a.outage.given(), &[Outage]),
-        (a.sweep.then_some("--sweep"), &[Overload, FailureRate]),
-        (a.overload.given(), &[Overload]),
-        (a.load.given(), &[Overload, FailureRate]),
-        (a.failure.given(), &[FailureRate]),
-    ];
-    for (given, models) in groups {
-        if let Some(name) = given
-            && !models.contains(&a.model)
-        {
-            return Err(format!(
-                "{name} belongs to --model {}, not --model {}",
-                models_words(models),
-                models_words(&[a.model])
-            ));
-        }
+    match a
+        .model_flags()
+        .into_iter()
+        .find(|(_, m)| !m.contains(&a.model))
+    {
+        Some((name, models)) => Err(format!(
+            "{name} belongs to --model {}, not --model {}",
+            models_words(models),
+            models_words(&[a.model])
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks the command before any work is done: the flags against the model, then the
@@ -311,12 +294,9 @@ fn plan_outage(a: &SimulateArgs) -> Result<Job, String> {
         ));
     }
     plot_folder(a)?;
-    Ok(Job::Outage {
-        sc,
-        strategies,
-        seed: a.seed,
-        runs,
-        search,
+    Ok(match search {
+        true => Job::Search(sc, a.seed, runs),
+        false => Job::Outage(sc, strategies, a.seed, runs),
     })
 }
 
