@@ -1,8 +1,9 @@
-//! `retry-http simulate`'s flags: those every model takes, then one group per model (the
+//! `retry-http simulate`'s flags: those several models take, then one group per model (the
 //! outage model's; the overload model's; those the overload and failure-rate models share;
-//! the failure-rate model's), each under its own help heading; `SimulateArgs::model_flags`
-//! lists the flags given with the models they belong to. `simulate::command` refuses a flag
-//! given to another model, picks each model's defaults and checks the values together.
+//! the failure-rate model's; the cron model's), each under its own help heading.
+//! `SimulateArgs::model_flags` lists the flags given with the models they belong to;
+//! `simulate::command` refuses a flag given to another model, picks each model's defaults
+//! and checks the values together.
 
 use super::values;
 use clap::{Args, ValueEnum};
@@ -40,6 +41,9 @@ pub enum SimModel {
     /// Calls that fail independently with probability p (after Brooker, Fixing retries with
     /// token buckets and circuit breakers, 2022).
     FailureRate,
+    /// A fleet of hosts on one cron schedule, with or without a splay: the busiest second of
+    /// each period against the mean, per request and per store operation.
+    Cron,
 }
 
 /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
@@ -52,12 +56,14 @@ pub enum SimModel {
 pub struct SimulateArgs {
     /// The model: outage (the server is down, then serves a fixed capacity), overload (latency
     /// grows with load, clients time out and retry, a short trigger), failure-rate (each call
-    /// fails with probability p).
+    /// fails with probability p), cron (a fleet on one cron schedule: where each period's load
+    /// lands, with or without --splay; it takes --clients, --format and its own flags).
     #[arg(long, value_enum, default_value = "outage")]
     pub model: SimModel,
     /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.
     /// Overload: 1000, each first try from one of them at random (closed population: each
-    /// waits for its run to end). Failure-rate: 100, sharing the load.
+    /// waits for its run to end). Failure-rate: 100, sharing the load. Cron: 100000 hosts,
+    /// each running once a period.
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub clients: Option<u32>,
     /// Attempts per run, the first included (1 to 1000). Outage: 8; overload and
@@ -113,19 +119,30 @@ pub struct SimulateArgs {
     /// The failure-rate model's flags.
     #[command(flatten)]
     pub failure: FailureRateArgs,
+    /// The cron model's flags.
+    #[command(flatten)]
+    pub cron: CronArgs,
 }
 
 impl SimulateArgs {
     /// The flags given that only some models take, each with those models, in the order of
     /// the help (`--sweep` after the outage model's flags).
     pub fn model_flags(&self) -> Vec<(&'static str, &'static [SimModel])> {
-        use SimModel::{FailureRate, Outage, Overload};
+        use SimModel::{Cron, FailureRate, Outage, Overload};
         let (o, v, l, f) = (&self.outage, &self.overload, &self.load, &self.failure);
+        let retrying: &[SimModel] = &[Outage, Overload, FailureRate];
         let outage: &[SimModel] = &[Outage];
         let overload: &[SimModel] = &[Overload];
         let both: &[SimModel] = &[Overload, FailureRate];
         let failure: &[SimModel] = &[FailureRate];
+        let c = &self.cron;
         [
+            ("--attempts", self.attempts.is_some(), retrying),
+            ("--base", self.base.is_some(), retrying),
+            ("--cap", self.cap.is_some(), retrying),
+            ("--runs", self.runs.is_some(), retrying),
+            ("--strategies", self.strategies.is_some(), retrying),
+            ("--plot", self.plot.is_some(), retrying),
             ("--outage", o.outage.is_some(), outage),
             ("--capacity", o.capacity.is_some(), outage),
             ("--window", o.window.is_some(), outage),
@@ -147,6 +164,9 @@ impl SimulateArgs {
             ("--duration", l.duration.is_some(), both),
             ("--latency", l.latency.is_some(), both),
             ("--failure-rate", f.failure_rate.is_some(), failure),
+            ("--splay", c.splay.is_some(), &[Cron]),
+            ("--period", c.period.is_some(), &[Cron]),
+            ("--store-ops", c.store_ops.is_some(), &[Cron]),
         ]
         .into_iter()
         .filter(|(_, given, _)| *given)
@@ -248,6 +268,25 @@ pub struct FailureRateArgs {
     /// The probability that a call fails (default 0.1; 0 to 1).
     #[arg(long, allow_hyphen_values = true, value_name = "P", value_parser = probability)]
     pub failure_rate: Option<f64>,
+}
+
+/// The cron model's flags.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Cron model")]
+pub struct CronArgs {
+    /// Each host waits a stable offset in [0, DURATION) before its run, as --splay does
+    /// (default 0: none; at most the period).
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
+    pub splay: Option<Duration>,
+    /// The schedule's period: every host's cron fires at its second 0 (default 1m; whole
+    /// seconds, 1s to 1d).
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
+    pub period: Option<Duration>,
+    /// Store round trips per run (default 3, the common path: connect, admission, final
+    /// record; 4 on a failure path; 1 to 10).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub store_ops: Option<u32>,
 }
 
 /// `s` as a number within `lo..=hi`, if it is one.

@@ -18,13 +18,6 @@ use std::time::Duration;
 /// `host` is what names the host (`RETRY_HTTP_HOST_ID`, else the host name); `target` is
 /// the target's key (scheme://host:port), so one host's jobs towards different targets
 /// start at different offsets too.
-#[cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the --splay flag and simulate's cron model are built on it next"
-    )
-)]
 pub fn offset(host: &str, target: &str, splay: Duration) -> Duration {
     let span = u64::try_from(splay.as_micros()).unwrap_or(u64::MAX);
     if span == 0 {

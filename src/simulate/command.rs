@@ -6,11 +6,11 @@
 use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
-use super::{failures, overload, plot, report};
+use super::{cron, failures, overload, plot, report};
 use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
-use crate::units::fmt_duration;
+use crate::units::{fmt_duration, fmt_given};
 use std::path::Path;
 use std::time::Duration;
 
@@ -43,6 +43,7 @@ enum Job {
     Boundary(OverloadRun, Vec<Strategy>),
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
+    Cron(cron::Scenario),
 }
 
 /// Runs `retry-http simulate`: a usage error (exit 2) before any work, else the output on
@@ -150,6 +151,14 @@ impl Job {
                     |p| plot::failure_sweep(p, &run, &rows),
                 )
             }
+            Job::Cron(sc) => {
+                let loads = cron::play(&sc);
+                out.give(
+                    || report::cron_json(&sc, &loads),
+                    || report::cron_table(&sc, &loads),
+                    |_| Ok(()),
+                )
+            }
         }
     }
 }
@@ -182,7 +191,8 @@ fn outage_output(
     )
 }
 
-/// The models' names as `--model` takes them, joined by "or".
+/// The models' names as `--model` takes them, the last two joined by "or", the others by
+/// commas: `outage, overload or failure-rate`.
 fn models_words(models: &[SimModel]) -> String {
     let names: Vec<&str> = models
         .iter()
@@ -190,9 +200,13 @@ fn models_words(models: &[SimModel]) -> String {
             SimModel::Outage => "outage",
             SimModel::Overload => "overload",
             SimModel::FailureRate => "failure-rate",
+            SimModel::Cron => "cron",
         })
         .collect();
-    names.join(" or ")
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
 }
 
 /// The first flag given that the chosen model does not take, as a usage error naming the
@@ -220,6 +234,7 @@ fn plan(a: &SimulateArgs) -> Result<Job, String> {
         SimModel::Outage => plan_outage(a),
         SimModel::Overload => plan_overload(a),
         SimModel::FailureRate => plan_failures(a),
+        SimModel::Cron => plan_cron(a).map(Job::Cron),
     }
 }
 
@@ -565,6 +580,41 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
     })
 }
 
+/// The longest period of the cron model: a day of per-second counts.
+const MAX_PERIOD: Duration = Duration::from_secs(24 * 3600);
+
+/// The cron model's scenario: its defaults with the flags; a period of whole seconds from
+/// 1 s to a day, and a splay of at most the period.
+fn plan_cron(a: &SimulateArgs) -> Result<cron::Scenario, String> {
+    let (d, c) = (cron::Scenario::default(), &a.cron);
+    let sc = cron::Scenario {
+        clients: a.clients.unwrap_or(d.clients),
+        period: c.period.unwrap_or(d.period),
+        splay: c.splay.unwrap_or(d.splay),
+        store_ops: c.store_ops.unwrap_or(d.store_ops),
+    };
+    let period = fmt_given(sc.period);
+    if sc.period.subsec_nanos() != 0 {
+        return Err(format!(
+            "--period {period} is not a whole number of seconds: the model counts per second"
+        ));
+    }
+    at_least("--period", sc.period, Duration::from_secs(1))?;
+    if sc.period > MAX_PERIOD {
+        return Err(format!(
+            "--period {period} is too long: expected at most {}",
+            fmt_duration(MAX_PERIOD)
+        ));
+    }
+    if sc.splay > sc.period {
+        return Err(format!(
+            "--splay {} is longer than --period {period}: a host would start after its next tick",
+            fmt_given(sc.splay)
+        ));
+    }
+    Ok(sc)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -620,10 +670,25 @@ mod tests {
             foreign(&["--model", "failure-rate", "--timeout", "1s"]),
             no("--timeout", "overload", "failure-rate")
         );
+        assert_eq!(
+            foreign(&["--model", "cron", "--splay", "1m", "--attempts", "3"]),
+            no("--attempts", "outage, overload or failure-rate", "cron")
+        );
+        assert_eq!(foreign(&["--splay", "1m"]), no("--splay", "cron", "outage"));
         for fine in [
             &["--model", "failure-rate", "--sweep", "--base-rate", "3"][..],
             &["--model", "overload", "--network", "0s", "--latency", "1s"],
             &["--search", "--breaker-threshold", "2"],
+            &[
+                "--model",
+                "cron",
+                "--clients",
+                "9",
+                "--period",
+                "1h",
+                "--store-ops",
+                "4",
+            ],
         ] {
             assert_eq!(foreign(fine), Ok(()), "{fine:?}");
         }
