@@ -29,7 +29,8 @@ const MAX_TRIES: f64 = 100_000_000.0;
 /// finished, answered or not), so this bounds its memory to a few hundred megabytes.
 const MAX_RUN_TRIES: f64 = 2_000_000.0;
 
-/// The longest overload or failure-rate run: the overload model keeps per-second series.
+/// The longest overload or failure-rate run (the overload model keeps per-second series),
+/// and the cron model's longest period (it counts per second).
 const MAX_SIM_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 /// What one command does, checked.
@@ -373,12 +374,12 @@ fn at_least(flag: &str, d: Duration, min: Duration) -> Result<(), String> {
     Ok(())
 }
 
-/// The run's length: at least `min`, at most `MAX_SIM_DURATION`.
-fn duration_ok(d: Duration, min: Duration) -> Result<(), String> {
-    at_least("--duration", d, min)?;
+/// A run's length or a period (`flag`): at least `min`, at most `MAX_SIM_DURATION`.
+fn duration_ok(flag: &str, d: Duration, min: Duration) -> Result<(), String> {
+    at_least(flag, d, min)?;
     if d > MAX_SIM_DURATION {
         return Err(format!(
-            "--duration {} is too long: expected at most {}",
+            "{flag} {} is too long: expected at most {}",
             fmt_duration(d),
             fmt_duration(MAX_SIM_DURATION)
         ));
@@ -482,7 +483,7 @@ fn overload_times(sc: &overload::Scenario, sweep: bool) -> Result<(), String> {
             fmt_duration(need)
         ));
     }
-    duration_ok(sc.duration, need)
+    duration_ok("--duration", sc.duration, need)
 }
 
 /// The overload model's work: the tries of its largest run, and of all its runs (with the
@@ -556,7 +557,7 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
         latency: l.latency.unwrap_or(d.latency),
         duration: l.duration.unwrap_or(d.duration),
     };
-    duration_ok(sc.duration, Duration::from_secs(1))?;
+    duration_ok("--duration", sc.duration, Duration::from_secs(1))?;
     let st = settings(a)?;
     let strategies = model_strategies(a)?;
     let runs = a.runs.unwrap_or(1);
@@ -580,9 +581,6 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
     })
 }
 
-/// The longest period of the cron model: a day of per-second counts.
-const MAX_PERIOD: Duration = Duration::from_secs(24 * 3600);
-
 /// The cron model's scenario: its defaults with the flags; a period of whole seconds from
 /// 1 s to a day, and a splay of at most the period.
 fn plan_cron(a: &SimulateArgs) -> Result<cron::Scenario, String> {
@@ -599,13 +597,7 @@ fn plan_cron(a: &SimulateArgs) -> Result<cron::Scenario, String> {
             "--period {period} is not a whole number of seconds: the model counts per second"
         ));
     }
-    at_least("--period", sc.period, Duration::from_secs(1))?;
-    if sc.period > MAX_PERIOD {
-        return Err(format!(
-            "--period {period} is too long: expected at most {}",
-            fmt_duration(MAX_PERIOD)
-        ));
-    }
+    duration_ok("--period", sc.period, Duration::from_secs(1))?;
     if sc.splay > sc.period {
         return Err(format!(
             "--splay {} is longer than --period {period}: a host would start after its next tick",
