@@ -40,6 +40,8 @@ CASES=(
     "failure-rate, every strategy|--model failure-rate"
     "failure-rate, p sweep (363 runs)|--model failure-rate --sweep"
     "outage (the default), every strategy|"
+    "cron, 100000 hosts, no splay|--model cron"
+    "cron, 1000000 hosts, splay 1m|--model cron --clients 1000000 --splay 1m"
 )
 
 echo "retry-http: $BIN ($("$BIN" --version 2>/dev/null | head -1))"

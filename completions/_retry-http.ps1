@@ -187,8 +187,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             break
         }
         'retry-http;simulate' {
-            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p)')
-            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p), cron (a fleet on one cron schedule: where each period''s load lands, with or without --splay; it takes --clients, --format and its own flags)')
+            [CompletionResult]::new('--clients', '--clients', [CompletionResultType]::ParameterName, 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load. Cron: 100000 hosts, each running once a period')
             [CompletionResult]::new('--attempts', '--attempts', [CompletionResultType]::ParameterName, 'Attempts per run, the first included (1 to 1000). Outage: 8; overload and failure-rate: 3')
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Backoff base (the pause of the fixed strategy). 100ms for every model')
             [CompletionResult]::new('--cap', '--cap', [CompletionResultType]::ParameterName, 'Backoff cap. Outage: 8s; overload and failure-rate: 2s')
@@ -216,6 +216,9 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--duration', '--duration', [CompletionResultType]::ParameterName, 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s')
             [CompletionResult]::new('--latency', '--latency', [CompletionResultType]::ParameterName, 'Overload: the server''s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)')
             [CompletionResult]::new('--failure-rate', '--failure-rate', [CompletionResultType]::ParameterName, 'The probability that a call fails (default 0.1; 0 to 1)')
+            [CompletionResult]::new('--splay', '--splay', [CompletionResultType]::ParameterName, 'Each host waits a stable offset in [0, DURATION) before its run, as --splay does (default 0: none; at most the period)')
+            [CompletionResult]::new('--period', '--period', [CompletionResultType]::ParameterName, 'The schedule''s period: every host''s cron fires at its second 0 (default 1m; whole seconds, 1s to 1d)')
+            [CompletionResult]::new('--store-ops', '--store-ops', [CompletionResultType]::ParameterName, 'Store round trips per run (default 3, the common path: connect, admission, final record; 4 on a failure path; 1 to 10)')
             [CompletionResult]::new('--sweep', '--sweep', [CompletionResultType]::ParameterName, 'Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0 to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load')
             [CompletionResult]::new('--search', '--search', [CompletionResultType]::ParameterName, 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -513,14 +513,14 @@ _retry__http() {
             return 0
             ;;
         retry__http__subcmd__simulate)
-            opts="-h --model --clients --attempts --base --cap --seed --runs --strategies --format --plot --sweep --outage --capacity --window --deadline --search --retry-budget --budget-floor --breaker-threshold --population --spike-rate --trigger-at --trigger-for --capacity-drop --timeout --per-request --network --base-rate --duration --latency --failure-rate --help"
+            opts="-h --model --clients --attempts --base --cap --seed --runs --strategies --format --plot --sweep --outage --capacity --window --deadline --search --retry-budget --budget-floor --breaker-threshold --population --spike-rate --trigger-at --trigger-for --capacity-drop --timeout --per-request --network --base-rate --duration --latency --failure-rate --splay --period --store-ops --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --model)
-                    COMPREPLY=($(compgen -W "outage overload failure-rate" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "outage overload failure-rate cron" -- "${cur}"))
                     return 0
                     ;;
                 --clients)
@@ -632,6 +632,18 @@ _retry__http() {
                     return 0
                     ;;
                 --failure-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --splay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store-ops)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -182,8 +182,8 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --help 'Print help'
         }
         &'retry-http;simulate'= {
-            cand --model 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p)'
-            cand --clients 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load'
+            cand --model 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p), cron (a fleet on one cron schedule: where each period''s load lands, with or without --splay; it takes --clients, --format and its own flags)'
+            cand --clients 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load. Cron: 100000 hosts, each running once a period'
             cand --attempts 'Attempts per run, the first included (1 to 1000). Outage: 8; overload and failure-rate: 3'
             cand --base 'Backoff base (the pause of the fixed strategy). 100ms for every model'
             cand --cap 'Backoff cap. Outage: 8s; overload and failure-rate: 2s'
@@ -211,6 +211,9 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --duration 'How long the simulated run lasts. Overload: 80s; failure-rate: 120s'
             cand --latency 'Overload: the server''s latency with nothing in flight (default 1s). Failure-rate: how long a call takes (default 10ms)'
             cand --failure-rate 'The probability that a call fails (default 0.1; 0 to 1)'
+            cand --splay 'Each host waits a stable offset in [0, DURATION) before its run, as --splay does (default 0: none; at most the period)'
+            cand --period 'The schedule''s period: every host''s cron fires at its second 0 (default 1m; whole seconds, 1s to 1d)'
+            cand --store-ops 'Store round trips per run (default 3, the common path: connect, admission, final record; 4 on a failure path; 1 to 10)'
             cand --sweep 'Overload: the vulnerability boundary, spike rate (50 to 100 first tries/s) x trigger length (1, 2, 5, 10, 20 s), recovered share over --runs seeds. Failure-rate: p from 0 to 0.5 by 0.05 x 10, 100 and 1000 clients sharing the load'
             cand --search 'Search the policy space (jitter x base x cap) and print the Pareto front of calls against time to the last success, as flags to paste'
             cand -h 'Print help (see more with ''--help'')'

@@ -1,8 +1,9 @@
-//! `retry-http simulate`'s flags: those every model takes, then one group per model (the
+//! `retry-http simulate`'s flags: those several models take, then one group per model (the
 //! outage model's; the overload model's; those the overload and failure-rate models share;
-//! the failure-rate model's), each under its own help heading, each saying which of its
-//! flags were given. `simulate::command` knows the models each group belongs to, refuses a
-//! flag given to another model, picks each model's defaults and checks the values together.
+//! the failure-rate model's; the cron model's), each under its own help heading.
+//! `SimulateArgs::model_flags` lists the flags given with the models they belong to;
+//! `simulate::command` refuses a flag given to another model, picks each model's defaults
+//! and checks the values together.
 
 use super::values;
 use clap::{Args, ValueEnum};
@@ -40,6 +41,9 @@ pub enum SimModel {
     /// Calls that fail independently with probability p (after Brooker, Fixing retries with
     /// token buckets and circuit breakers, 2022).
     FailureRate,
+    /// A fleet of hosts on one cron schedule, with or without a splay: the busiest second of
+    /// each period against the mean, per request and per store operation.
+    Cron,
 }
 
 /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
@@ -52,12 +56,14 @@ pub enum SimModel {
 pub struct SimulateArgs {
     /// The model: outage (the server is down, then serves a fixed capacity), overload (latency
     /// grows with load, clients time out and retry, a short trigger), failure-rate (each call
-    /// fails with probability p).
+    /// fails with probability p), cron (a fleet on one cron schedule: where each period's load
+    /// lands, with or without --splay; it takes --clients, --format and its own flags).
     #[arg(long, value_enum, default_value = "outage")]
     pub model: SimModel,
     /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.
     /// Overload: 1000, each first try from one of them at random (closed population: each
-    /// waits for its run to end). Failure-rate: 100, sharing the load.
+    /// waits for its run to end). Failure-rate: 100, sharing the load. Cron: 100000 hosts,
+    /// each running once a period.
     #[arg(long, allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub clients: Option<u32>,
     /// Attempts per run, the first included (1 to 1000). Outage: 8; overload and
@@ -113,14 +119,60 @@ pub struct SimulateArgs {
     /// The failure-rate model's flags.
     #[command(flatten)]
     pub failure: FailureRateArgs,
+    /// The cron model's flags.
+    #[command(flatten)]
+    pub cron: CronArgs,
 }
 
-/// The first of `flags` given, by name.
-fn first_given(flags: &[(&'static str, bool)]) -> Option<&'static str> {
-    flags
-        .iter()
-        .find(|(_, given)| *given)
-        .map(|(name, _)| *name)
+impl SimulateArgs {
+    /// The flags given that only some models take, each with those models, in the order of
+    /// the help (`--sweep` after the outage model's flags).
+    pub fn model_flags(&self) -> Vec<(&'static str, &'static [SimModel])> {
+        use SimModel::{Cron, FailureRate, Outage, Overload};
+        let (o, v, l, f) = (&self.outage, &self.overload, &self.load, &self.failure);
+        let retrying: &[SimModel] = &[Outage, Overload, FailureRate];
+        let outage: &[SimModel] = &[Outage];
+        let overload: &[SimModel] = &[Overload];
+        let both: &[SimModel] = &[Overload, FailureRate];
+        let failure: &[SimModel] = &[FailureRate];
+        let c = &self.cron;
+        [
+            ("--attempts", self.attempts.is_some(), retrying),
+            ("--base", self.base.is_some(), retrying),
+            ("--cap", self.cap.is_some(), retrying),
+            ("--runs", self.runs.is_some(), retrying),
+            ("--strategies", self.strategies.is_some(), retrying),
+            ("--plot", self.plot.is_some(), retrying),
+            ("--outage", o.outage.is_some(), outage),
+            ("--capacity", o.capacity.is_some(), outage),
+            ("--window", o.window.is_some(), outage),
+            ("--deadline", o.deadline.is_some(), outage),
+            ("--search", o.search, outage),
+            ("--retry-budget", o.retry_budget.is_some(), outage),
+            ("--budget-floor", o.budget_floor.is_some(), outage),
+            ("--breaker-threshold", o.breaker_threshold.is_some(), outage),
+            ("--sweep", self.sweep, both),
+            ("--population", v.population.is_some(), overload),
+            ("--spike-rate", v.spike_rate.is_some(), overload),
+            ("--trigger-at", v.trigger_at.is_some(), overload),
+            ("--trigger-for", v.trigger_for.is_some(), overload),
+            ("--capacity-drop", v.capacity_drop.is_some(), overload),
+            ("--timeout", v.timeout.is_some(), overload),
+            ("--per-request", v.per_request.is_some(), overload),
+            ("--network", v.network.is_some(), overload),
+            ("--base-rate", l.base_rate.is_some(), both),
+            ("--duration", l.duration.is_some(), both),
+            ("--latency", l.latency.is_some(), both),
+            ("--failure-rate", f.failure_rate.is_some(), failure),
+            ("--splay", c.splay.is_some(), &[Cron]),
+            ("--period", c.period.is_some(), &[Cron]),
+            ("--store-ops", c.store_ops.is_some(), &[Cron]),
+        ]
+        .into_iter()
+        .filter(|(_, given, _)| *given)
+        .map(|(name, _, models)| (name, models))
+        .collect()
+    }
 }
 
 /// The outage model's flags.
@@ -158,22 +210,6 @@ pub struct OutageArgs {
     pub breaker_threshold: Option<u32>,
 }
 
-impl OutageArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--outage", self.outage.is_some()),
-            ("--capacity", self.capacity.is_some()),
-            ("--window", self.window.is_some()),
-            ("--deadline", self.deadline.is_some()),
-            ("--search", self.search),
-            ("--retry-budget", self.retry_budget.is_some()),
-            ("--budget-floor", self.budget_floor.is_some()),
-            ("--breaker-threshold", self.breaker_threshold.is_some()),
-        ])
-    }
-}
-
 /// The overload model's flags.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -206,22 +242,6 @@ pub struct OverloadArgs {
     pub network: Option<Duration>,
 }
 
-impl OverloadArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--population", self.population.is_some()),
-            ("--spike-rate", self.spike_rate.is_some()),
-            ("--trigger-at", self.trigger_at.is_some()),
-            ("--trigger-for", self.trigger_for.is_some()),
-            ("--capacity-drop", self.capacity_drop.is_some()),
-            ("--timeout", self.timeout.is_some()),
-            ("--per-request", self.per_request.is_some()),
-            ("--network", self.network.is_some()),
-        ])
-    }
-}
-
 /// The flags the overload and failure-rate models share.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -240,17 +260,6 @@ pub struct LoadArgs {
     pub latency: Option<Duration>,
 }
 
-impl LoadArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[
-            ("--base-rate", self.base_rate.is_some()),
-            ("--duration", self.duration.is_some()),
-            ("--latency", self.latency.is_some()),
-        ])
-    }
-}
-
 /// The failure-rate model's flags.
 #[derive(Debug, Args)]
 #[group(skip)]
@@ -261,11 +270,23 @@ pub struct FailureRateArgs {
     pub failure_rate: Option<f64>,
 }
 
-impl FailureRateArgs {
-    /// The first of these flags given, by name.
-    pub fn given(&self) -> Option<&'static str> {
-        first_given(&[("--failure-rate", self.failure_rate.is_some())])
-    }
+/// The cron model's flags.
+#[derive(Debug, Args)]
+#[group(skip)]
+#[command(next_help_heading = "Cron model")]
+pub struct CronArgs {
+    /// Each host waits a stable offset in [0, DURATION) before its run, as --splay does
+    /// (default 0: none; at most the period).
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
+    pub splay: Option<Duration>,
+    /// The schedule's period: every host's cron fires at its second 0 (default 1m; whole
+    /// seconds, 1s to 1d).
+    #[arg(long, allow_hyphen_values = true, value_parser = values::duration)]
+    pub period: Option<Duration>,
+    /// Store round trips per run (default 3, the common path: connect, admission, final
+    /// record; 4 on a failure path; 1 to 10).
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub store_ops: Option<u32>,
 }
 
 /// `s` as a number within `lo..=hi`, if it is one.

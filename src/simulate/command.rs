@@ -6,11 +6,11 @@
 use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
-use super::{failures, overload, plot, report};
+use super::{cron, failures, overload, plot, report};
 use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
-use crate::units::fmt_duration;
+use crate::units::{fmt_duration, fmt_given};
 use std::path::Path;
 use std::time::Duration;
 
@@ -29,25 +29,22 @@ const MAX_TRIES: f64 = 100_000_000.0;
 /// finished, answered or not), so this bounds its memory to a few hundred megabytes.
 const MAX_RUN_TRIES: f64 = 2_000_000.0;
 
-/// The longest overload or failure-rate run: the overload model keeps per-second series.
+/// The longest overload or failure-rate run (the overload model keeps per-second series),
+/// and the cron model's longest period (it counts per second).
 const MAX_SIM_DURATION: Duration = Duration::from_secs(24 * 3600);
 
 /// What one command does, checked.
 enum Job {
-    /// The outage model: the strategies averaged over `runs` seeds from `seed`, or the
-    /// search of the policy space.
-    Outage {
-        sc: Scenario,
-        strategies: Vec<Strategy>,
-        seed: u64,
-        runs: u32,
-        search: bool,
-    },
+    /// The outage model: the strategies averaged over `runs` seeds from `seed`.
+    Outage(Scenario, Vec<Strategy>, u64, u32),
+    /// The search of the outage model's policy space, over `runs` seeds from `seed`.
+    Search(Scenario, u64, u32),
     Overload(OverloadRun, Vec<Strategy>),
     /// The boundary sweep, over the run's seeds at each point.
     Boundary(OverloadRun, Vec<Strategy>),
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
+    Cron(cron::Scenario),
 }
 
 /// Runs `retry-http simulate`: a usage error (exit 2) before any work, else the output on
@@ -108,13 +105,17 @@ impl Job {
     /// Plays the job: what it prints, and whether the plot asked for was drawn.
     fn run(self, out: Answer) -> (String, Result<(), String>) {
         match self {
-            Job::Outage {
-                sc,
-                strategies,
-                seed,
-                runs,
-                search,
-            } => outage_output(&sc, &strategies, (seed, runs, search), out),
+            Job::Outage(sc, strategies, seed, runs) => {
+                outage_output(&sc, &strategies, (seed, runs), out)
+            }
+            Job::Search(sc, seed, runs) => {
+                let limit = outage::physical_limit(&sc);
+                out.give(
+                    || report::search_json(&sc, seed, runs, &limit),
+                    || report::search_table(&sc, seed, runs, &limit),
+                    |_| Ok(()),
+                )
+            }
             Job::Overload(run, strategies) => {
                 let figures = sweep::overload_figures(&run, &strategies);
                 out.give(
@@ -151,25 +152,26 @@ impl Job {
                     |p| plot::failure_sweep(p, &run, &rows),
                 )
             }
+            Job::Cron(sc) => {
+                let loads = cron::play(&sc);
+                out.give(
+                    || report::cron_json(&sc, &loads),
+                    || report::cron_table(&sc, &loads),
+                    |_| Ok(()),
+                )
+            }
         }
     }
 }
 
-/// The outage model: the strategies (or the search), as a table or JSON, and the plot.
+/// The outage model: the strategies as a table or JSON, and the plot.
 fn outage_output(
     sc: &Scenario,
     strategies: &[Strategy],
-    (seed, runs, search): (u64, u32, bool),
+    (seed, runs): (u64, u32),
     out: Answer,
 ) -> (String, Result<(), String>) {
     let limit = outage::physical_limit(sc);
-    if search {
-        return out.give(
-            || report::search_json(sc, seed, runs, &limit),
-            || report::search_table(sc, seed, runs, &limit),
-            |_| Ok(()),
-        );
-    }
     let results: Vec<outage::Figures> = strategies
         .iter()
         .map(|k| {
@@ -190,7 +192,8 @@ fn outage_output(
     )
 }
 
-/// The models' names as `--model` takes them, joined by "or".
+/// The models' names as `--model` takes them, the last two joined by "or", the others by
+/// commas: `outage, overload or failure-rate`.
 fn models_words(models: &[SimModel]) -> String {
     let names: Vec<&str> = models
         .iter()
@@ -198,35 +201,30 @@ fn models_words(models: &[SimModel]) -> String {
             SimModel::Outage => "outage",
             SimModel::Overload => "overload",
             SimModel::FailureRate => "failure-rate",
+            SimModel::Cron => "cron",
         })
         .collect();
-    names.join(" or ")
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
 }
 
 /// The first flag given that the chosen model does not take, as a usage error naming the
-/// models it belongs to: each group's flags belong to the group's models, and `--sweep`
-/// to the overload and failure-rate models. Groups are checked in the order of the help.
+/// models it belongs to (flags in the order of the help).
 fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
-    use SimModel::{FailureRate, Outage, Overload};
-    let groups: [(Option<&str>, &[SimModel]); 5] = [
-        (a.outage.given(), &[Outage]),
-        (a.sweep.then_some("--sweep"), &[Overload, FailureRate]),
-        (a.overload.given(), &[Overload]),
-        (a.load.given(), &[Overload, FailureRate]),
-        (a.failure.given(), &[FailureRate]),
-    ];
-    for (given, models) in groups {
-        if let Some(name) = given
-            && !models.contains(&a.model)
-        {
-            return Err(format!(
-                "{name} belongs to --model {}, not --model {}",
-                models_words(models),
-                models_words(&[a.model])
-            ));
-        }
+    match a
+        .model_flags()
+        .into_iter()
+        .find(|(_, m)| !m.contains(&a.model))
+    {
+        Some((name, models)) => Err(format!(
+            "{name} belongs to --model {}, not --model {}",
+            models_words(models),
+            models_words(&[a.model])
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks the command before any work is done: the flags against the model, then the
@@ -237,6 +235,7 @@ fn plan(a: &SimulateArgs) -> Result<Job, String> {
         SimModel::Outage => plan_outage(a),
         SimModel::Overload => plan_overload(a),
         SimModel::FailureRate => plan_failures(a),
+        SimModel::Cron => plan_cron(a).map(Job::Cron),
     }
 }
 
@@ -311,12 +310,9 @@ fn plan_outage(a: &SimulateArgs) -> Result<Job, String> {
         ));
     }
     plot_folder(a)?;
-    Ok(Job::Outage {
-        sc,
-        strategies,
-        seed: a.seed,
-        runs,
-        search,
+    Ok(match search {
+        true => Job::Search(sc, a.seed, runs),
+        false => Job::Outage(sc, strategies, a.seed, runs),
     })
 }
 
@@ -378,12 +374,12 @@ fn at_least(flag: &str, d: Duration, min: Duration) -> Result<(), String> {
     Ok(())
 }
 
-/// The run's length: at least `min`, at most `MAX_SIM_DURATION`.
-fn duration_ok(d: Duration, min: Duration) -> Result<(), String> {
-    at_least("--duration", d, min)?;
+/// A run's length or a period (`flag`): at least `min`, at most `MAX_SIM_DURATION`.
+fn duration_ok(flag: &str, d: Duration, min: Duration) -> Result<(), String> {
+    at_least(flag, d, min)?;
     if d > MAX_SIM_DURATION {
         return Err(format!(
-            "--duration {} is too long: expected at most {}",
+            "{flag} {} is too long: expected at most {}",
             fmt_duration(d),
             fmt_duration(MAX_SIM_DURATION)
         ));
@@ -487,7 +483,7 @@ fn overload_times(sc: &overload::Scenario, sweep: bool) -> Result<(), String> {
             fmt_duration(need)
         ));
     }
-    duration_ok(sc.duration, need)
+    duration_ok("--duration", sc.duration, need)
 }
 
 /// The overload model's work: the tries of its largest run, and of all its runs (with the
@@ -561,7 +557,7 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
         latency: l.latency.unwrap_or(d.latency),
         duration: l.duration.unwrap_or(d.duration),
     };
-    duration_ok(sc.duration, Duration::from_secs(1))?;
+    duration_ok("--duration", sc.duration, Duration::from_secs(1))?;
     let st = settings(a)?;
     let strategies = model_strategies(a)?;
     let runs = a.runs.unwrap_or(1);
@@ -583,6 +579,32 @@ fn plan_failures(a: &SimulateArgs) -> Result<Job, String> {
         true => Job::FailureSweep(run, strategies),
         false => Job::Failures(run, strategies),
     })
+}
+
+/// The cron model's scenario: its defaults with the flags; a period of whole seconds from
+/// 1 s to a day, and a splay of at most the period.
+fn plan_cron(a: &SimulateArgs) -> Result<cron::Scenario, String> {
+    let (d, c) = (cron::Scenario::default(), &a.cron);
+    let sc = cron::Scenario {
+        clients: a.clients.unwrap_or(d.clients),
+        period: c.period.unwrap_or(d.period),
+        splay: c.splay.unwrap_or(d.splay),
+        store_ops: c.store_ops.unwrap_or(d.store_ops),
+    };
+    let period = fmt_given(sc.period);
+    if sc.period.subsec_nanos() != 0 {
+        return Err(format!(
+            "--period {period} is not a whole number of seconds: the model counts per second"
+        ));
+    }
+    duration_ok("--period", sc.period, Duration::from_secs(1))?;
+    if sc.splay > sc.period {
+        return Err(format!(
+            "--splay {} is longer than --period {period}: a host would start after its next tick",
+            fmt_given(sc.splay)
+        ));
+    }
+    Ok(sc)
 }
 
 #[cfg(test)]
@@ -640,10 +662,25 @@ mod tests {
             foreign(&["--model", "failure-rate", "--timeout", "1s"]),
             no("--timeout", "overload", "failure-rate")
         );
+        assert_eq!(
+            foreign(&["--model", "cron", "--splay", "1m", "--attempts", "3"]),
+            no("--attempts", "outage, overload or failure-rate", "cron")
+        );
+        assert_eq!(foreign(&["--splay", "1m"]), no("--splay", "cron", "outage"));
         for fine in [
             &["--model", "failure-rate", "--sweep", "--base-rate", "3"][..],
             &["--model", "overload", "--network", "0s", "--latency", "1s"],
             &["--search", "--breaker-threshold", "2"],
+            &[
+                "--model",
+                "cron",
+                "--clients",
+                "9",
+                "--period",
+                "1h",
+                "--store-ops",
+                "4",
+            ],
         ] {
             assert_eq!(foreign(fine), Ok(()), "{fine:?}");
         }

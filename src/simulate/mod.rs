@@ -1,7 +1,7 @@
 //! `retry-http simulate`: discrete-event simulations of a fleet of clients retrying, with
 //! no network and no sleeping; the clients draw their waits from the very policy code the
 //! real client uses, and the fleet-wide strategies run the very breaker and budget code of
-//! `--state`. Three models:
+//! `--state`. Four models:
 //!
 //! - `outage`: a server down for a while, then serving a fixed capacity per window (the
 //!   AWS Architecture Blog's "Exponential Backoff And Jitter" study); with the physical
@@ -10,14 +10,19 @@
 //!   short trigger that may leave the system stuck (Brooker's "Congestive collapse").
 //! - `failures`: calls that fail independently with probability p (Brooker's "Fixing
 //!   retries with token buckets and circuit breakers").
+//! - `cron`: a fleet on one cron schedule, with or without `--splay`: where each period's
+//!   requests and store operations land, second by second (arithmetic on the product's
+//!   own splay offsets, not a simulation in time).
 //!
-//! They run on one event engine (`engine`: the queue, the random delays, the counts) and
-//! one list of client strategies (`strategy`: the waits, the per-client bucket and breaker,
-//! the fleet's shared record). `sweep` plays the overload and failure-rate models over seeds
-//! and grids; `report` prints the tables and JSON of all three, `plot` draws their SVG
-//! charts; `command` turns the flags into a checked job and runs it.
+//! The first three run on one event engine (`engine`: the queue, the random delays, the
+//! counts) and one list of client strategies (`strategy`: the waits, the per-client bucket
+//! and breaker, the fleet's shared record). `sweep` plays the overload and failure-rate
+//! models over seeds and grids; `report` prints the tables and JSON of all four, `plot`
+//! draws the SVG charts of the first three; `command` turns the flags into a checked job and
+//! runs it.
 
 pub mod command;
+pub mod cron;
 pub mod engine;
 pub mod failures;
 pub mod outage;

@@ -700,30 +700,24 @@ mod tests {
         }
     }
 
+    /// A 5 s spike leaves three tries stuck, immediate or fixed, and backoff with jitter
+    /// does not remove the collapse.
     #[test]
-    fn a_5_s_spike_leaves_three_immediate_or_fixed_tries_stuck() {
+    fn a_5_s_spike_leaves_three_tries_stuck_with_or_without_backoff() {
         let sc = Scenario::default();
-        for s in [Strategy::Retries, Strategy::Fixed] {
+        use Strategy::{Decorrelated, Equal, Fixed, Full, Retries};
+        for s in [Retries, Fixed, Full, Equal, Decorrelated] {
             let runs = seeds(&sc, s, Settings::default());
             assert!(stuck(&runs) >= 4, "{}", show(&runs));
             assert!(mean(&runs, Figures::final_goodput) < 0.2, "{}", show(&runs));
             // Stuck, not merely slow: the retries keep the load above what the server
             // answers in time.
+            let amplification = mean(&runs, |f| f.counts.amplification());
             assert!(
-                mean(&runs, |f| f.counts.amplification()) > 2.0,
+                ![Retries, Fixed].contains(&s) || amplification > 2.0,
                 "{}",
                 show(&runs)
             );
-        }
-    }
-
-    #[test]
-    fn backoff_with_jitter_does_not_remove_the_collapse() {
-        let sc = Scenario::default();
-        for s in [Strategy::Full, Strategy::Equal, Strategy::Decorrelated] {
-            let runs = seeds(&sc, s, Settings::default());
-            assert!(stuck(&runs) >= 4, "{}", show(&runs));
-            assert!(mean(&runs, Figures::final_goodput) < 0.2, "{}", show(&runs));
         }
     }
 

@@ -12,6 +12,7 @@ use super::{failures, overload};
 use crate::units::fmt_duration;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
@@ -93,6 +94,23 @@ fn smooth(series: &[u32]) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A chart of numbers against numbers on `area`: its caption in text of `size` pixels, its
+/// margin, its label areas (across, up) in pixels, and `x` across, `y` up (no axes yet).
+fn chart<'a, 'b>(
+    area: &'a Area<'b>,
+    (caption, size): (&str, u32),
+    (margin, across, up): (u32, u32, u32),
+    (x, y): (Range<f64>, Range<f64>),
+) -> Result<Chart<'a, 'b>, String> {
+    ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", size))
+        .margin(margin)
+        .x_label_area_size(across)
+        .y_label_area_size(up)
+        .build_cartesian_2d(x, y)
+        .map_err(err)
+}
+
 /// The chart of a panel with `caption`: seconds across (to `end`), `y_desc` up to `top`,
 /// light grid lines.
 fn panel_chart<'a, 'b>(
@@ -101,15 +119,22 @@ fn panel_chart<'a, 'b>(
     end: f64,
     top: f64,
 ) -> Result<Chart<'a, 'b>, String> {
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 19))
-        .margin(10)
-        .x_label_area_size(44)
-        .y_label_area_size(64)
-        .build_cartesian_2d(0f64..end, 0f64..top)
-        .map_err(err)?;
+    let mut chart = chart(area, (caption, 19), (10, 44, 64), (0.0..end, 0.0..top))?;
     mesh(&mut chart, ("time (s)", y_desc), (0, 0), (14, 15))?;
     Ok(chart)
+}
+
+/// Each of `lines` (a strategy's name and its points), in the strategy's colour, the thick
+/// ones first so that the thin ones stay visible on top of them.
+fn draw_lines(chart: &mut Chart, mut lines: Vec<(&str, Vec<(f64, f64)>)>) -> Result<(), String> {
+    lines.sort_by_key(|(name, _)| std::cmp::Reverse(style(name).1));
+    for (name, points) in lines {
+        let (color, width) = style(name);
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(width)))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// The axes of a panel and its light grid lines: `desc` across and up, labels with
@@ -192,19 +217,8 @@ fn timeline_panel(
         * 1.1;
     let mut chart = panel_chart(area, texts, end, top)?;
     draw_trigger(&mut chart, sc, top, (reference, end))?;
-    // Thick lines first, so the thin ones stay visible on top of them.
-    let mut order: Vec<usize> = (0..figures.len()).collect();
-    order.sort_by_key(|i| std::cmp::Reverse(style(&figures[*i].strategy).1));
-    for i in order {
-        let (color, width) = style(&figures[i].strategy);
-        chart
-            .draw_series(LineSeries::new(
-                lines[i].iter().copied(),
-                color.stroke_width(width),
-            ))
-            .map_err(err)?;
-    }
-    Ok(())
+    let names = figures.iter().map(|f| f.strategy.as_str());
+    draw_lines(&mut chart, names.zip(lines).collect())
 }
 
 /// Goodput (top) and offered load (bottom) over time per strategy, the trigger shaded, as
@@ -576,32 +590,19 @@ fn failure_panel(
     (mine, names): (&[&failures::Figures], &[&str]),
     bound: Option<u32>,
 ) -> Result<(), String> {
-    let what = m.what;
-    let mut chart = ChartBuilder::on(area)
-        .caption(
-            format!("{n} clients: {}", what.split(' ').next().unwrap_or(what)),
-            ("sans-serif", 17),
-        )
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0f64..p_max, m.range.0..m.range.1)
-        .map_err(err)?;
+    let caption = format!(
+        "{n} clients: {}",
+        m.what.split(' ').next().unwrap_or(m.what)
+    );
+    let ranges = (0.0..p_max, m.range.0..m.range.1);
+    let mut chart = chart(area, (&caption, 17), (10, 40, 56), ranges)?;
     let desc = ("p, the probability a call fails", m.what);
     mesh(&mut chart, desc, (2, m.decimals), (13, 13))?;
-    let mut order: Vec<&&str> = names.iter().collect();
-    order.sort_by_key(|s| std::cmp::Reverse(style(s).1));
-    for name in order {
-        let (color, width) = style(name);
-        let points: Vec<(f64, f64)> = mine
-            .iter()
-            .filter(|r| r.strategy == **name)
-            .map(|r| (r.p, (m.value)(r)))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(width)))
-            .map_err(err)?;
-    }
+    let line = |name: &str| -> Vec<(f64, f64)> {
+        let mine = mine.iter().filter(|r| r.strategy == name);
+        mine.map(|r| (r.p, (m.value)(r))).collect()
+    };
+    draw_lines(&mut chart, names.iter().map(|n| (*n, line(n))).collect())?;
     if let Some(attempts) = bound {
         let n_tries = attempts.min(1000) as i32;
         let line = (0..=10).map(|k| {
@@ -738,20 +739,13 @@ pub fn outage(path: &Path, sc: &Scenario, results: &[Figures]) -> Result<(), Str
     } else {
         String::new()
     };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!(
-                "{} clients: requests per {} window{clipped}",
-                sc.clients,
-                fmt_duration(sc.window)
-            ),
-            ("sans-serif", 20),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0f64..end_s, 0f64..top * 1.08)
-        .map_err(err)?;
+    let caption = format!(
+        "{} clients: requests per {} window{clipped}",
+        sc.clients,
+        fmt_duration(sc.window)
+    );
+    let ranges = (0.0..end_s, 0.0..top * 1.08);
+    let mut chart = chart(&root, (&caption, 20), (12, 40, 56), ranges)?;
     chart
         .configure_mesh()
         .x_desc("time (s)")

@@ -1,12 +1,13 @@
-//! What `simulate` prints: the tables and the JSON of the three models. The outage model's
+//! What `simulate` prints: the tables and the JSON of the four models. The outage model's
 //! comparison table (the physical limit last) and the search's Pareto front as flags to
 //! paste; the overload model's table, its boundary map and their JSON; the failure-rate
-//! model's table, its sweep and their JSON. The figures come from `outage` and `sweep`.
+//! model's table, its sweep and their JSON; the cron model's busiest second against the
+//! mean, and its JSON. The figures come from `outage`, `sweep` and `cron`.
 
-use super::failures;
 use super::outage::{self, Figures, Scenario};
 use super::overload::{self, Population};
 use super::sweep::{FailureRun, OverloadRun, Point};
+use super::{cron, failures};
 use crate::policy::{Backoff, Jitter};
 use crate::units::{flag_value, fmt_duration};
 use serde_json::{Value, json};
@@ -524,6 +525,70 @@ pub fn failure_json(run: &FailureRun, rows: &[failures::Figures]) -> Value {
             })
             .collect(),
     )
+}
+
+/// The cron model's table: per request and per store operation, the busiest second of the
+/// period, its count, the mean per second and their ratio; then what the store's busiest
+/// second asks of one Redis primary.
+pub fn cron_table(sc: &cron::Scenario, loads: &[cron::Load]) -> String {
+    let mut s = String::new();
+    let splay = match sc.splay.is_zero() {
+        true => "no splay".to_string(),
+        false => format!("splay {}", fmt_duration(sc.splay)),
+    };
+    let _ = writeln!(
+        s,
+        "cron: {} hosts on one {} schedule, {splay}; {} store operations a run; target {}",
+        sc.clients,
+        fmt_duration(sc.period),
+        sc.store_ops,
+        cron::TARGET
+    );
+    let _ = writeln!(
+        s,
+        "{:<16} {:>14} {:>9} {:>9} {:>9}",
+        "", "busiest second", "peak/s", "mean/s", "peak/mean"
+    );
+    for l in loads {
+        let (at, peak) = l.peak();
+        let _ = writeln!(
+            s,
+            "{:<16} {at:>14} {peak:>9} {:>9.1} {:>9.2}",
+            l.what.replace('_', " "),
+            l.mean(),
+            l.peak_to_mean()
+        );
+    }
+    if let Some(ops) = loads.iter().find(|l| l.what == "store_operations") {
+        let _ = writeln!(
+            s,
+            "one Redis primary takes {} operations in the busiest second ({:.0}/s on average)",
+            ops.peak().1,
+            ops.mean()
+        );
+    }
+    s
+}
+
+/// The cron model as JSON: one object per load (`requests`, `store_operations`), each with
+/// its scenario, its busiest second, the mean, `peak_to_mean` and the counts per second.
+pub fn cron_json(sc: &cron::Scenario, loads: &[cron::Load]) -> Value {
+    let row = |l: &cron::Load| {
+        let (at, peak) = l.peak();
+        json!({
+            "what": l.what,
+            "clients": sc.clients,
+            "period_s": secs(sc.period),
+            "splay_s": secs(sc.splay),
+            "store_ops": sc.store_ops,
+            "busiest_second": at,
+            "peak": peak,
+            "mean": l.mean(),
+            "peak_to_mean": l.peak_to_mean(),
+            "per_second": l.per_second,
+        })
+    };
+    Value::Array(loads.iter().map(row).collect())
 }
 
 #[cfg(test)]

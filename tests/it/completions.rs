@@ -168,7 +168,7 @@ const ENUMERATED: &[(Option<&str>, &str, &[&str])] = &[
     (
         Some("simulate"),
         "--model",
-        &["outage", "overload", "failure-rate"],
+        &["outage", "overload", "failure-rate", "cron"],
     ),
     (Some("simulate"), "--format", &["table", "json"]),
     (Some("simulate"), "--population", &["open", "closed"]),

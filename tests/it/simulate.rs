@@ -1,6 +1,6 @@
 //! `retry-http simulate`: the study's findings, the JSON shape, the plot, a search whose
 //! answer pastes into the real client, and bounds (huge durations finish, a fleet too big to
-//! simulate is a usage error).
+//! simulate is a usage error), and the cron model as README shows it.
 
 use crate::common::*;
 use std::time::Duration;
@@ -260,5 +260,31 @@ fn the_fleet_recipe_simulates_as_readme_shows() {
         stderr(&out).contains("--budget-floor belongs to --model outage"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// README's two runs of the cron model print what README shows, each block a command
+/// followed by its output up to a blank line.
+#[test]
+fn the_cron_model_prints_what_readme_shows() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut shown = 0;
+    for (at, _) in readme.match_indices("$ retry-http simulate --model cron") {
+        let block = &readme[at..at + readme[at..].find("\n\n").unwrap()];
+        let block = block.split("\n```").next().unwrap();
+        let mut lines = block.lines();
+        let command = lines.next().unwrap();
+        let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let expected: Vec<&str> = lines.collect();
+        assert_eq!(printed.lines().collect::<Vec<_>>(), expected, "{command}");
+        shown += 1;
+    }
+    assert_eq!(
+        shown, 2,
+        "README shows the cron model without and with a splay"
     );
 }
