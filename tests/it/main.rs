@@ -52,6 +52,7 @@ mod simulate_golden;
 mod simulate_models;
 mod special_files;
 mod state;
+mod state_cluster;
 mod state_redis;
 mod state_report;
 mod terminal;

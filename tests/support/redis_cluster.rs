@@ -175,6 +175,45 @@ impl RedisCluster {
         }
     }
 
+    /// The port of the replica of the primary at `port`, as that primary sees it.
+    pub fn replica_of(&self, port: u16) -> u16 {
+        let id = self.cli(port, &["CLUSTER", "MYID"]);
+        let nodes = self.cli(port, &["CLUSTER", "NODES"]);
+        let replica = nodes.lines().find_map(|line| {
+            let words: Vec<&str> = line.split(' ').collect();
+            let is_replica = words.get(2)?.contains("slave") && *words.get(3)? == id;
+            let address = words.get(1)?.split(['@', ',']).next()?;
+            let port = address.rsplit_once(':')?.1.parse().ok()?;
+            is_replica.then_some(port)
+        });
+        replica.unwrap_or_else(|| panic!("the primary at {port} has no replica:\n{nodes}"))
+    }
+
+    /// Freezes the node at `port` (SIGSTOP): it neither answers nor takes part in a
+    /// failover until `cont`.
+    pub fn stop(&self, port: u16) {
+        self.signal(port, libc::SIGSTOP);
+    }
+
+    /// Thaws a node frozen by `stop` (SIGCONT).
+    pub fn cont(&self, port: u16) {
+        self.signal(port, libc::SIGCONT);
+    }
+
+    fn signal(&self, port: u16, signal: libc::c_int) {
+        let node = self.nodes.iter().find(|n| n.port == port);
+        let child = node.and_then(|n| n.child.as_ref());
+        let child = child.unwrap_or_else(|| panic!("no node runs on {port}"));
+        let pid = libc::pid_t::try_from(child.id()).expect("a pid fits in pid_t");
+        // SAFETY: kill(2) only sends a signal, to our own child, not yet waited for.
+        if unsafe { libc::kill(pid, signal) } != 0 {
+            panic!(
+                "signal {signal} to node {port}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+
     /// Waits until every live node says `cluster_state:ok` and knows `known` nodes, `timeout`
     /// at most (a panic, with what the nodes say, after it).
     pub fn wait_until_ok(&self, timeout: Duration, known: usize) {
@@ -237,10 +276,15 @@ impl RedisCluster {
 }
 
 impl Drop for RedisCluster {
-    /// Kills every node still running and waits for it; the directories go after.
+    /// Kills every node still running (SIGCONT first, so a frozen one can die) and waits for
+    /// it; the directories go after.
     fn drop(&mut self) {
         for node in &mut self.nodes {
             if let Some(mut child) = node.child.take() {
+                if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+                    // SAFETY: a signal to our own child, not yet waited for; harmless if it fails.
+                    unsafe { libc::kill(pid, libc::SIGCONT) };
+                }
                 let _ = child.kill();
                 let _ = child.wait();
             }
