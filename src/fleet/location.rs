@@ -240,6 +240,29 @@ mod tests {
         }
     }
 
+    /// A cluster URL is a Redis location: TLS with `rediss+cluster`, the password masked,
+    /// its records under hash-tagged keys; a mistyped one is refused, not taken for a file.
+    #[test]
+    fn a_cluster_url_is_a_redis_location() {
+        let l = Location::parse("redis+cluster://:pw@h:7000,g:7001?prefix=p:").expect("valid");
+        assert!(is_redis(&l) && !l.uses_tls());
+        assert_eq!(l.describe(), "redis+cluster://:***@h:7000,g:7001?prefix=p:");
+        assert_eq!(l.record_name("http://a:80"), "key p:{http://a:80}");
+        let tls = Location::parse("rediss+cluster://h:7000").expect("valid");
+        assert!(tls.uses_tls());
+        for typo in [
+            "redis+cluster:/u:pw@h",
+            "rediss+cluster:h",
+            "redis+cluster//h",
+        ] {
+            let why = Location::parse(typo).expect_err(typo);
+            assert!(
+                why.contains("looks like a Redis URL") && !why.contains("pw"),
+                "{why}"
+            );
+        }
+    }
+
     /// A `--state` value that is not UTF-8 is a file's path; one that is, is parsed.
     #[cfg(unix)]
     #[test]
