@@ -379,6 +379,40 @@ mod tests {
         assert_eq!(slot(b"no{close"), crc16(b"no{close") % SLOTS);
     }
 
+    /// `-MOVED` and `-ASK` are read into a `Redirect` (an IPv6 node, a node that does not
+    /// know its name); anything else is not one.
+    #[test]
+    fn redirections_are_read() {
+        use crate::fleet::redis::wire::Redirect;
+        let moved = Redirect::parse("MOVED", "3999 127.0.0.1:6381");
+        let want = |ask, host: &str, port| Redirect {
+            ask,
+            slot: 3999,
+            host: host.into(),
+            port,
+        };
+        assert_eq!(moved, Some(want(false, "127.0.0.1", 6381)));
+        let ask = Redirect::parse("ASK", "3999 [::1]:7000");
+        assert_eq!(ask, Some(want(true, "::1", 7000)));
+        assert_eq!(
+            Redirect::parse("ASK", "3999 ::1:7000"),
+            Some(want(true, "::1", 7000))
+        );
+        assert_eq!(
+            Redirect::parse("MOVED", "3999 :7000"),
+            Some(want(false, "", 7000))
+        );
+        for (code, detail) in [
+            ("MOVED", "16384 h:1"),
+            ("MOVED", "x h:1"),
+            ("MOVED", "1 h"),
+            ("MOVED", ""),
+            ("ERR", "3999 h:1"),
+        ] {
+            assert_eq!(Redirect::parse(code, detail), None, "{code} {detail}");
+        }
+    }
+
     /// A cache file's name depends on the seeds and TLS, and on nothing else.
     #[test]
     fn each_cluster_has_a_cache_file_of_its_own() {

@@ -1096,3 +1096,55 @@ fn a_dead_seed_gives_way_to_the_next() {
         "{e}"
     );
 }
+
+/// A `redis://` URL naming a cluster node that does not serve the key: the error says to
+/// name the cluster as such, and nothing is followed.
+#[test]
+fn a_single_server_url_on_a_cluster_node_says_to_name_the_cluster() {
+    let cluster = RedisCluster::start();
+    let l = contract::limits();
+    let key = RedisLocation::parse("redis://h").expect("valid").key("t");
+    let owner = cluster.owner_of(&key);
+    let other = cluster.primaries().into_iter().find(|p| *p != owner);
+    let url = format!("redis://127.0.0.1:{}", other.expect("another primary"));
+    let store = open_url(&url, &l, Clock::own());
+    let e = store
+        .peek("t", BOUND)
+        .expect_err("not the owner")
+        .to_string();
+    assert!(
+        e.contains("Redis Cluster") && e.contains("redis+cluster://"),
+        "{e}"
+    );
+    assert_eq!(store.round_trips(), 2, "no redirection followed");
+}
+
+/// A cluster that has lost a slot's primary and its replica answers `CLUSTERDOWN`: the
+/// operation fails at once, in words.
+#[test]
+fn a_cluster_that_is_down_says_so_in_words() {
+    let mut cluster = RedisCluster::start();
+    let l = contract::limits();
+    let location = RedisLocation::parse(&cluster.url()).expect("valid");
+    let owner = cluster.owner_of(&location.key("t"));
+    let replica = cluster.replica_of(owner);
+    cluster.kill(replica);
+    cluster.kill(owner);
+    let live = cluster.live_ports();
+    let down = |p: &u16| {
+        cluster
+            .cli(*p, &["CLUSTER", "INFO"])
+            .contains("cluster_state:fail")
+    };
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !live.iter().all(down) {
+        assert!(
+            Instant::now() < give_up,
+            "the cluster never said it is down"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let store = open_url(&cluster.url(), &l, Clock::own()).caching_in(None);
+    let e = fails_in_time(|bound| store.peek("t", bound)).to_string();
+    assert!(e.contains("the cluster cannot serve the key now"), "{e}");
+}
