@@ -234,6 +234,8 @@ fn unreachable_node(node: &Endpoint, e: std::io::Error) -> std::io::Error {
 #[derive(Default)]
 struct Owners {
     file: Option<PathBuf>,
+    /// Whether the cluster's nodes are reached over TLS.
+    tls: bool,
     known: HashMap<u16, Endpoint>,
 }
 
@@ -243,9 +245,10 @@ impl Owners {
     fn load(dir: &Path, seeds: &[(String, u16)], tls: bool) -> Owners {
         let mut owners = Owners {
             file: Some(dir.join(cache_name(seeds, tls))),
+            tls,
             known: HashMap::new(),
         };
-        owners.known = owners.read(tls);
+        owners.known = owners.read();
         owners
     }
 
@@ -272,7 +275,7 @@ impl Owners {
 
     /// The entries of the cache file: lines `SLOT HOST PORT` after `CACHE_HEADER`; a line
     /// that cannot be read is skipped.
-    fn read(&self, tls: bool) -> HashMap<u16, Endpoint> {
+    fn read(&self) -> HashMap<u16, Endpoint> {
         use std::io::Read;
         let mut text = String::new();
         let Some(file) = &self.file else {
@@ -290,7 +293,7 @@ impl Owners {
                 let slot = words.next()?.parse().ok().filter(|s| *s < SLOTS)?;
                 let host = words.next()?.to_string();
                 let port = words.next()?.parse().ok()?;
-                Some((slot, node(&(host, port), tls)))
+                Some((slot, node(&(host, port), self.tls)))
             })
             .collect()
     }
@@ -304,8 +307,7 @@ impl Owners {
         let Some(file) = &self.file else {
             return;
         };
-        let tls = matches!(owner, Some(Endpoint::Tcp { tls: true, .. }));
-        let mut entries = self.read(tls);
+        let mut entries = self.read();
         match owner {
             Some(node) => entries.insert(slot, node.clone()),
             None => entries.remove(&slot),
