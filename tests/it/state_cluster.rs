@@ -5,7 +5,8 @@
 //! used again once its replica is promoted; exact counts under 128 concurrent runs.
 //!
 //! Each run is given a cache folder of the test's own (`XDG_CACHE_HOME`), where the owners
-//! of slots are remembered between runs.
+//! of slots are remembered between runs. The store's round trips are counted as the kernel
+//! sees them, under strace(1).
 
 use crate::common::*;
 use serde_json::Value;
@@ -266,5 +267,106 @@ fn a_hundred_and_twenty_eight_runs_are_counted_exactly_on_a_cluster() {
     assert!(
         (quiet..=quiet + late).contains(&recorded),
         "{recorded} successes recorded, {quiet} runs did not warn, {late} wrote late"
+    );
+}
+
+/// The store's round trips in one run of the binary with `args` (cache folder `cache`), as
+/// the kernel sees them under strace(1): each connection to one of `ports`, and each write on
+/// such a connection (commands written together count once).
+fn store_round_trips(cache: &Path, ports: &[u16], args: &[&str]) -> usize {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let log = dir.path().join("trace.log");
+    let calls = "trace=connect,write,sendto,writev,sendmsg,close";
+    let strace = ["-f", "-qq", "-e", calls, "-o"];
+    let mut traced = command_for(Path::new("strace"));
+    traced
+        .args(strace)
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_retry-http"));
+    traced.args(args).env("XDG_CACHE_HOME", cache);
+    let out = traced
+        .output()
+        .expect("strace must be installed (Debian package strace)");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        warnings(&out).is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let trace = std::fs::read_to_string(&log).expect("strace wrote its log");
+    let mut open = std::collections::HashSet::new();
+    let mut trips = 0;
+    for line in trace.lines() {
+        let Some((_, call)) = line.split_once(' ') else {
+            continue;
+        };
+        let Some((name, rest)) = call.trim_start().split_once('(') else {
+            continue;
+        };
+        let Some(fd) = rest
+            .split([',', ')', ' '])
+            .next()
+            .and_then(|f| f.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        match name {
+            "connect" => {
+                let to_store = ports.iter().any(|p| rest.contains(&format!("htons({p})")));
+                if to_store {
+                    open.insert(fd);
+                    trips += 1;
+                } else {
+                    open.remove(&fd);
+                }
+            }
+            "close" => {
+                open.remove(&fd);
+            }
+            _ if open.contains(&fd) => trips += 1,
+            _ => {}
+        }
+    }
+    trips
+}
+
+/// A successful run costs as many round trips on a cluster as on one server once the
+/// owner of its slot is known (the cache folder), and two more (a connection to a seed that
+/// is not the owner, and its `MOVED`) before, or whenever the cache cannot be written.
+#[test]
+fn a_run_on_a_cluster_costs_what_it_costs_on_one_server_once_the_owner_is_known() {
+    let cluster = RedisCluster::start();
+    let single = crate::state_redis::redis_server::RedisServer::start();
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
+    let (url, target) = (s.url("/"), s.url(""));
+    let owner = cluster.owner_of(&key(&target));
+    let seed = cluster.primaries().into_iter().find(|p| *p != owner);
+    let state = format!("redis+cluster://127.0.0.1:{}", seed.expect("a primary"));
+    let cache = tempfile::tempdir().expect("a temporary folder");
+    let ports = [cluster.ports(), vec![single.port().expect("TCP")]].concat();
+    let trips = |state: &str, cache: &Path| {
+        // Patient: strace slows the run, and the other tests load the machine.
+        let patient = ["--state-timeout", "20s"];
+        store_round_trips(
+            cache,
+            &ports,
+            &[&patient[..], &["--state", state, &url]].concat(),
+        )
+    };
+    let one = trips(&single.url(), cache.path());
+    assert!(one >= 2, "a connection and a command at least: {one}");
+    assert_eq!(trips(&state, cache.path()), one + 2, "the first run: MOVED");
+    assert_eq!(trips(&state, cache.path()), one, "the owner is known");
+    let unwritable = cache.path().join("a-file");
+    std::fs::write(&unwritable, "").expect("a file");
+    assert_eq!(
+        trips(&state, &unwritable),
+        one + 2,
+        "no cache: MOVED each time"
     );
 }
