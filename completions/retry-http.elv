@@ -60,7 +60,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --until-body 'Ready when the body matches REGEX (the regex crate''s syntax). Repeatable: all must hold'
             cand --until-json 'Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green, /ready=true, /nodes/0/state="up". Repeatable'
             cand --until-header 'Ready when the response has header NAME with a value matching REGEX. Repeatable'
-            cand --state 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file''s path, or redis://, rediss://, redis+unix://)'
+            cand --state 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file''s path, or redis://, rediss://, redis+unix://, redis+cluster://)'
             cand --state-timeout 'With --state: the most each store operation may take, connecting included, and at most half of what is left of --deadline'
             cand --state-on-error 'With --state: what a store that cannot be used means: open (warn once, go on without it) or closed (send nothing, exit 7)'
             cand --state-cacert 'With --state rediss://: the CA certificates (PEM) the server''s must chain to, instead of the system''s'

@@ -61,7 +61,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l until-status -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-body -d 'Ready when the body matches REGEX (the regex crate\'s syntax). Repeatable: all must hold' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-json -d 'Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green, /ready=true, /nodes/0/state="up". Repeatable' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-header -d 'Ready when the response has header NAME with a value matching REGEX. Repeatable' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l state -d 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file\'s path, or redis://, rediss://, redis+unix://)' -r -F
+complete -c retry-http -n "__fish_retry_http_needs_command" -l state -d 'Share a circuit breaker, a retry budget and Retry-After per target with other runs through a file or a Redis server (STORE: a file\'s path, or redis://, rediss://, redis+unix://, redis+cluster://)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-timeout -d 'With --state: the most each store operation may take, connecting included, and at most half of what is left of --deadline' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-on-error -d 'With --state: what a store that cannot be used means: open (warn once, go on without it) or closed (send nothing, exit 7)' -r -f -a "open\t''
 closed\t''"

@@ -414,14 +414,15 @@ pub struct ReadinessFlags {
 pub struct FleetFlags {
     /// Share a circuit breaker, a retry budget and Retry-After per target with other runs
     /// through a file or a Redis server (STORE: a file's path, or redis://, rediss://,
-    /// redis+unix://).
+    /// redis+unix://, redis+cluster://).
     ///
     /// A file: a link is followed. Only a file that retry-http wrote, or an empty one, is ever
     /// replaced: any other is left untouched (no FILE.lock either). The file keeps at most 1000
     /// targets; one over 4 MiB is not read. Redis:
     /// redis://[USER:PASSWORD@]HOST[:PORT][/DB][?prefix=P] (prefix retry-http: by default),
-    /// rediss://... for TLS, redis+unix:///PATH[?db=N&prefix=P]; the password is never
-    /// printed. A store that cannot be used is reported once, then --state-on-error decides.
+    /// rediss://... for TLS, redis+unix:///PATH[?db=N&prefix=P], a Redis Cluster by its seeds
+    /// as redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][?prefix=P] (or
+    /// rediss+cluster://); the password is never printed. A store that cannot be used is reported once, then --state-on-error decides.
     #[arg(
         hide_short_help = true,
         long,

@@ -5,7 +5,7 @@
 
 use crate::fleet::file::FileStore;
 use crate::fleet::record::Limits;
-use crate::fleet::redis::{Endpoint, RedisLocation, RedisStore};
+use crate::fleet::redis::{RedisLocation, RedisStore};
 use crate::fleet::store::{Clock, Store};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -19,7 +19,8 @@ pub struct Location(Kind);
 enum Kind {
     /// `--state FILE`.
     File(PathBuf),
-    /// `--state redis://...`, `rediss://...` or `redis+unix://...`.
+    /// `--state redis://...`, `rediss://...`, `redis+unix://...`, `redis+cluster://...` or
+    /// `rediss+cluster://...`.
     Redis(RedisLocation),
 }
 
@@ -52,7 +53,7 @@ impl Location {
         let proper = has_redis_scheme(trimmed);
         if !proper && looks_like_redis(trimmed) {
             return Err(
-                "--state: this looks like a Redis URL but is not one: write redis://HOST, rediss://HOST or redis+unix:///PATH (or ./NAME for a file)"
+                "--state: this looks like a Redis URL but is not one: write redis://HOST, rediss://HOST, redis+unix:///PATH or redis+cluster://HOST:PORT,... (or ./NAME for a file)"
                     .into(),
             );
         }
@@ -62,7 +63,7 @@ impl Location {
                 Ok(Location(Kind::Redis(RedisLocation::parse(value)?)))
             }
             Some(s) => Err(format!(
-                "--state does not know the scheme {s}://: give a file's path, or a URL of redis://, rediss:// or redis+unix://"
+                "--state does not know the scheme {s}://: give a file's path, or a URL of redis://, rediss://, redis+unix://, redis+cluster:// or rediss+cluster://"
             )),
             None => Ok(Location::file(PathBuf::from(value))),
         }
@@ -91,10 +92,10 @@ impl Location {
         }
     }
 
-    /// Whether the store is reached over TLS (`rediss://`), the only kind `--state-cacert`
-    /// is for.
+    /// Whether the store is reached over TLS (`rediss://`, `rediss+cluster://`), the only
+    /// kind `--state-cacert` is for.
     pub fn uses_tls(&self) -> bool {
-        matches!(&self.0, Kind::Redis(r) if matches!(r.endpoint, Endpoint::Tcp { tls: true, .. }))
+        matches!(&self.0, Kind::Redis(r) if r.uses_tls())
     }
 
     /// How messages name the store: the file's path, or the URL with its password masked.
@@ -113,11 +114,11 @@ impl Location {
         }
     }
 
-    /// How `--explain` names where the record of target `key` is kept: the Redis key (the
-    /// prefix, then `key`), or the target in the file.
+    /// How `--explain` names where the record of target `key` is kept: the Redis key (see
+    /// `RedisLocation::key`), or the target in the file.
     pub fn record_name(&self, key: &str) -> String {
         match &self.0 {
-            Kind::Redis(r) => format!("key {}{key}", r.prefix),
+            Kind::Redis(r) => format!("key {}", r.key(key)),
             Kind::File(_) => format!("target {key}"),
         }
     }
@@ -142,16 +143,18 @@ fn has_redis_scheme(value: &str) -> bool {
         .any(|s| lower.starts_with(&format!("{s}://")))
 }
 
-/// Whether `value` begins like a Redis URL mistyped: `redis`, `rediss` or `redis+unix`,
-/// then `:` or `/` (`redis:/h`, `redis//h`, `rediss:h`).
+/// Whether `value` begins like a Redis URL mistyped: `redis`, `rediss`, `redis+unix`,
+/// `redis+cluster` or `rediss+cluster`, then `:` or `/` (`redis:/h`, `redis//h`,
+/// `rediss:h`, `redis+cluster:/h`).
 fn looks_like_redis(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     let Some(rest) = lower.strip_prefix("redis") else {
         return false;
     };
-    let rest = rest
-        .strip_prefix("+unix")
-        .or_else(|| rest.strip_prefix('s'))
+    let rest = rest.strip_prefix('s').unwrap_or(rest);
+    let rest = ["+unix", "+cluster"]
+        .iter()
+        .find_map(|s| rest.strip_prefix(s))
         .unwrap_or(rest);
     rest.starts_with([':', '/'])
 }
@@ -234,6 +237,29 @@ mod tests {
         for plain in ["redis://h", "redis+unix:///run/r.sock"] {
             let l = Location::parse(plain).expect(plain);
             assert!(!l.uses_tls() && l.file_path().is_none(), "{plain}");
+        }
+    }
+
+    /// A cluster URL is a Redis location: TLS with `rediss+cluster`, the password masked,
+    /// its records under hash-tagged keys; a mistyped one is refused, not taken for a file.
+    #[test]
+    fn a_cluster_url_is_a_redis_location() {
+        let l = Location::parse("redis+cluster://:pw@h:7000,g:7001?prefix=p:").expect("valid");
+        assert!(is_redis(&l) && !l.uses_tls());
+        assert_eq!(l.describe(), "redis+cluster://:***@h:7000,g:7001?prefix=p:");
+        assert_eq!(l.record_name("http://a:80"), "key p:{http://a:80}");
+        let tls = Location::parse("rediss+cluster://h:7000").expect("valid");
+        assert!(tls.uses_tls());
+        for typo in [
+            "redis+cluster:/u:pw@h",
+            "rediss+cluster:h",
+            "redis+cluster//h",
+        ] {
+            let why = Location::parse(typo).expect_err(typo);
+            assert!(
+                why.contains("looks like a Redis URL") && !why.contains("pw"),
+                "{why}"
+            );
         }
     }
 

@@ -53,6 +53,7 @@ mod simulate_models;
 mod special_files;
 mod splay;
 mod state;
+mod state_cluster;
 mod state_redis;
 mod state_report;
 mod terminal;

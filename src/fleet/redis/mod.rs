@@ -1,11 +1,13 @@
-//! The Redis store of `--state redis://...`: one key per target (`PREFIX` + the target's
-//! key), its value the target's record as JSON with a revision number. Each operation
-//! (`op::Op`) is one script on the server (`ops.lua`, sent by `ops`), which reads the record
-//! and the server's `TIME`, decides by the same rules as `Op::run`, and writes the record
-//! back in one step, so runs never conflict and never retry. The time is always the
-//! server's, since hosts' clocks differ; keys expire by themselves when
-//! `record::Target::expires_at` passes. `--explain`'s read-only peek reads the key with a
-//! smaller script (`READ`) and decides nothing.
+//! The Redis store of `--state redis://...` and of a Redis Cluster (`redis+cluster://...`):
+//! one key per target (`PREFIX` + the target's key, on a cluster `PREFIX{TARGET}`: see
+//! `RedisLocation::key`; `cluster` routes each command to the node serving its key), its
+//! value the target's record as JSON with a revision number. Each operation (`op::Op`) is
+//! one script on the server (`ops.lua`, sent by `ops`), which reads the record and the
+//! server's `TIME`, decides by the same rules as `Op::run`, and writes the record back in
+//! one step, so runs never conflict and never retry. The time is always the server's, since
+//! hosts' clocks differ; keys expire by themselves when `record::Target::expires_at`
+//! passes. `--explain`'s read-only peek reads the key with a smaller script (`READ`) and
+//! decides nothing.
 //!
 //! Every operation, connecting and resolving the server's name included, ends within its
 //! bound: the name is resolved on a thread of its own and given up on at the bound, the
@@ -20,13 +22,15 @@ use crate::fleet::Millis;
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, Target, target_from_value};
 use crate::fleet::store::{Clock, Store};
+use cluster::Router;
 use serde_json::Value;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
-use wire::Wire;
 
+mod cluster;
 mod ops;
 mod wire;
 
@@ -63,7 +67,7 @@ pub struct RedisLocation {
 }
 
 /// How the server is reached.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Endpoint {
     /// `redis://HOST:PORT` (`tls: false`) or `rediss://HOST:PORT` (`tls: true`).
     Tcp {
@@ -76,7 +80,18 @@ pub enum Endpoint {
     },
     /// `redis+unix:///PATH`.
     Unix(PathBuf),
+    /// `redis+cluster://HOST:PORT[,HOST:PORT...]` (`tls: false`) or `rediss+cluster://...`
+    /// (`tls: true`): a Redis Cluster, reached through its seed nodes (see `cluster`).
+    Cluster {
+        /// The seed nodes, in the URL's order: host (IPv6 without brackets) and port.
+        seeds: Vec<(String, u16)>,
+        /// TLS, to every node.
+        tls: bool,
+    },
 }
+
+/// The number of hash slots of a Redis Cluster: a key's slot is below it.
+const SLOTS: u16 = 16384;
 
 impl std::fmt::Debug for RedisLocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -85,42 +100,60 @@ impl std::fmt::Debug for RedisLocation {
 }
 
 /// The form of a Redis URL, for messages.
-const FORMS: &str = "redis://[USER:PASSWORD@]HOST[:PORT][/DB][?prefix=P], rediss://... or redis+unix:///PATH[?db=N&prefix=P]";
+const FORMS: &str = "redis://[USER:PASSWORD@]HOST[:PORT][/DB][?prefix=P], rediss://..., redis+unix:///PATH[?db=N&prefix=P], or redis+cluster://[USER:PASSWORD@]HOST:PORT[,HOST:PORT...][?prefix=P] or rediss+cluster://...";
 
 impl RedisLocation {
-    /// The schemes read as a Redis server.
-    pub const SCHEMES: [&'static str; 3] = ["redis", "rediss", "redis+unix"];
+    /// The schemes read as a Redis server or cluster.
+    pub const SCHEMES: [&'static str; 5] = [
+        "redis",
+        "rediss",
+        "redis+unix",
+        "redis+cluster",
+        "rediss+cluster",
+    ];
 
     /// Reads a Redis URL (see `FORMS`). Errors say what is wrong and what is accepted, and
     /// never quote the password. A `prefix` that is empty or only white space is an error:
     /// the keys would then be bare origins, which another application may use.
     pub fn parse(value: &str) -> Result<RedisLocation, String> {
+        if let Some((rest, tls)) = cluster_scheme(value) {
+            return parse_cluster(rest, tls);
+        }
         let url = url::Url::parse(value).map_err(|e| bad(&format!("not a valid URL ({e})")))?;
-        let mut parts = credentials(&url)?;
-        if url.fragment().is_some() {
-            return Err(bad("a Redis URL has no #fragment"));
-        }
         let unix = url.scheme().eq_ignore_ascii_case("redis+unix");
-        parts.read_query(&url, unix)?;
-        // An empty prefix (`?prefix=$UNSET`) would name the keys by the bare origin, which
-        // another application's key may be called: refused, as white space alone is.
-        if parts.prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
-            return Err(bad(
-                "the prefix is empty: give ?prefix= a non-empty value, or leave it out for the default retry-http:",
-            ));
-        }
+        let mut parts = Parts::of(&url, unix)?;
         let endpoint = if unix {
             unix_endpoint(&url)?
         } else {
             tcp_endpoint(&url, &mut parts.db)?
         };
-        Ok(RedisLocation {
-            endpoint,
-            db: parts.db.unwrap_or(0),
-            user: parts.user,
-            password: parts.password,
-            prefix: parts.prefix.unwrap_or_else(|| DEFAULT_PREFIX.to_string()),
-        })
+        Ok(parts.located(endpoint))
+    }
+
+    /// The key of `target`'s record: the prefix, then the target. On a cluster the target is
+    /// a hash tag (`PREFIX{TARGET}`), so that every key made from it (this one, and any that
+    /// adds to its end, such as `PREFIX{TARGET}:job:DIGEST`) lives in one slot, and one
+    /// script may touch them all. On a single server the key stays `PREFIX` + `TARGET`, as
+    /// older versions wrote it.
+    pub fn key(&self, target: &str) -> String {
+        if self.is_cluster() {
+            format!("{}{{{target}}}", self.prefix)
+        } else {
+            format!("{}{target}", self.prefix)
+        }
+    }
+
+    /// Whether the URL names a Redis Cluster.
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.endpoint, Endpoint::Cluster { .. })
+    }
+
+    /// Whether the server (or every node of the cluster) is reached over TLS.
+    pub fn uses_tls(&self) -> bool {
+        matches!(
+            self.endpoint,
+            Endpoint::Tcp { tls: true, .. } | Endpoint::Cluster { tls: true, .. }
+        )
     }
 
     /// The URL as messages show it: the password masked as `***`, the prefix when it is not
@@ -134,16 +167,24 @@ impl RedisLocation {
             (None, None) => String::new(),
         };
         let prefix = (self.prefix != DEFAULT_PREFIX).then(|| format!("prefix={}", self.prefix));
+        let query = prefix.clone().map(|p| format!("?{p}")).unwrap_or_default();
         match &self.endpoint {
             Endpoint::Tcp { host, port, tls } => {
                 let scheme = if *tls { "rediss" } else { "redis" };
-                let host = if host.contains(':') {
-                    format!("[{host}]")
-                } else {
-                    host.clone()
-                };
-                let query = prefix.map(|p| format!("?{p}")).unwrap_or_default();
+                let host = bracketed(host);
                 format!("{scheme}://{auth}{host}:{port}/{}{query}", self.db)
+            }
+            Endpoint::Cluster { seeds, tls } => {
+                let scheme = if *tls {
+                    "rediss+cluster"
+                } else {
+                    "redis+cluster"
+                };
+                let seeds: Vec<String> = seeds
+                    .iter()
+                    .map(|(h, p)| format!("{}:{p}", bracketed(h)))
+                    .collect();
+                format!("{scheme}://{auth}{}{query}", seeds.join(","))
             }
             Endpoint::Unix(path) => {
                 let mut query: Vec<String> = Vec::new();
@@ -163,6 +204,68 @@ impl RedisLocation {
             }
         }
     }
+}
+
+/// A host as a URL writes it: an IPv6 address in brackets.
+fn bracketed(host: &str) -> String {
+    if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host.to_string()
+    }
+}
+
+/// What follows `redis+cluster://` (TLS: false) or `rediss+cluster://` (true), in any case;
+/// `None` for another scheme.
+fn cluster_scheme(value: &str) -> Option<(&str, bool)> {
+    [("redis+cluster://", false), ("rediss+cluster://", true)]
+        .into_iter()
+        .find_map(|(scheme, tls)| {
+            let head = value.get(..scheme.len())?;
+            head.eq_ignore_ascii_case(scheme)
+                .then(|| (&value[scheme.len()..], tls))
+        })
+}
+
+/// Reads a cluster URL, `rest` being what follows its scheme: the seeds (`HOST:PORT`
+/// separated by commas, the port 6379 when not written), then what a `redis://` URL has
+/// besides its host, read as there. A cluster has only database 0: another is refused.
+/// A seed that cannot be read is named by its place, never quoted: a password with a `/`
+/// not percent-encoded would end up in it.
+fn parse_cluster(rest: &str, tls: bool) -> Result<RedisLocation, String> {
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let (userinfo, hosts) = match authority.rsplit_once('@') {
+        Some((u, h)) => (format!("{u}@"), h),
+        None => (String::new(), authority),
+    };
+    let mut seeds = Vec::new();
+    for (i, seed) in hosts.split(',').enumerate() {
+        let n = i + 1;
+        let url = url::Url::parse(&format!("redis://{seed}")).map_err(|e| {
+            bad(&format!(
+                "seed node {n} of the cluster is not HOST:PORT ({e})"
+            ))
+        })?;
+        if seed.is_empty() || !url.username().is_empty() {
+            return Err(bad(&format!(
+                "seed node {n} of the cluster is not HOST:PORT (write them separated by commas)"
+            )));
+        }
+        if let Endpoint::Tcp { host, port, .. } = tcp_endpoint(&url, &mut None)? {
+            seeds.push((host, port));
+        }
+    }
+    let url = url::Url::parse(&format!("redis://{userinfo}cluster{tail}"))
+        .map_err(|e| bad(&format!("not a valid URL ({e})")))?;
+    let mut parts = Parts::of(&url, false)?;
+    tcp_endpoint(&url, &mut parts.db)?;
+    if parts.db.is_some_and(|db| db != 0) {
+        return Err(bad(
+            "a Redis Cluster has only database 0: leave the path out, or write /0",
+        ));
+    }
+    Ok(parts.located(Endpoint::Cluster { seeds, tls }))
 }
 
 /// The message of a Redis URL that cannot be read: `why`, then the forms accepted.
@@ -202,6 +305,35 @@ fn credentials(url: &url::Url) -> Result<Parts, String> {
 }
 
 impl Parts {
+    /// What `url` says besides where the server is: the credentials, the query (see
+    /// `read_query`); a fragment or an empty prefix is refused.
+    fn of(url: &url::Url, unix: bool) -> Result<Parts, String> {
+        let mut parts = credentials(url)?;
+        if url.fragment().is_some() {
+            return Err(bad("a Redis URL has no #fragment"));
+        }
+        parts.read_query(url, unix)?;
+        // An empty prefix (`?prefix=$UNSET`) would name the keys by the bare origin, which
+        // another application's key may be called: refused, as white space alone is.
+        if parts.prefix.as_deref().is_some_and(|p| p.trim().is_empty()) {
+            return Err(bad(
+                "the prefix is empty: give ?prefix= a non-empty value, or leave it out for the default retry-http:",
+            ));
+        }
+        Ok(parts)
+    }
+
+    /// The location of these parts at `endpoint`.
+    fn located(self, endpoint: Endpoint) -> RedisLocation {
+        RedisLocation {
+            endpoint,
+            db: self.db.unwrap_or(0),
+            user: self.user,
+            password: self.password,
+            prefix: self.prefix.unwrap_or_else(|| DEFAULT_PREFIX.to_string()),
+        }
+    }
+
     /// Reads the URL's query: `prefix` for every scheme; `db`, `user` and `password` too for
     /// a Unix socket (`unix`), whose URL has no path for the database. Each at most once,
     /// and the user and password only when the userinfo gave none; anything else is an
@@ -342,11 +474,17 @@ pub struct RedisStore {
 struct Dial {
     location: RedisLocation,
     cacert: Option<Vec<u8>>,
+    /// The round trips made so far: one per connection, one per write of commands.
+    trips: Arc<AtomicU64>,
+    /// The folder of the cache of a cluster's slot owners (see `cluster`); `None`: no cache.
+    cache: Option<PathBuf>,
 }
 
-/// A command for the worker, the instant its answer is due, and where to send it.
+/// A command for the worker, the key whose slot routes it on a cluster, the instant its
+/// answer is due, and where to send it.
 type Job = (
     redis::Cmd,
+    String,
     Instant,
     mpsc::Sender<std::io::Result<redis::Value>>,
 );
@@ -407,19 +545,46 @@ impl RedisStore {
             dial: Arc::new(Dial {
                 location: location.clone(),
                 cacert,
+                trips: Arc::new(AtomicU64::new(0)),
+                cache: location.is_cluster().then(cluster::cache_dir).flatten(),
             }),
             worker: Mutex::new(None),
         })
     }
 
+    /// The key of `target`'s record (see `RedisLocation::key`).
     fn key(&self, target: &str) -> String {
-        format!("{}{target}", self.location.prefix)
+        self.location.key(target)
+    }
+
+    /// The round trips this store has made: one per connection, one per write of commands
+    /// (pipelined commands count once), whatever node of a cluster they went to.
+    #[cfg(test)]
+    fn round_trips(&self) -> u64 {
+        self.dial.trips.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The store with its cluster's slot owners cached in `dir` (`None`: not cached), before
+    /// any operation.
+    #[cfg(test)]
+    fn caching_in(mut self, dir: Option<&Path>) -> RedisStore {
+        if let Some(dial) = Arc::get_mut(&mut self.dial) {
+            dial.cache = dir.map(Path::to_path_buf);
+        }
+        self
     }
 
     /// Sends `cmd` through the worker (started first if there is none) and waits for its
-    /// answer until `until`; `what` names the step in errors. A step that does not answer
-    /// in time leaves its worker behind: the next operation starts another.
-    fn send(&self, cmd: redis::Cmd, until: Instant, what: &str) -> std::io::Result<redis::Value> {
+    /// answer until `until`; `what` names the step in errors. On a cluster, `key` (a key
+    /// the command touches) decides the node: see `cluster::Router`. A step that does not
+    /// answer in time leaves its worker behind: the next operation starts another.
+    fn send(
+        &self,
+        cmd: redis::Cmd,
+        key: &str,
+        until: Instant,
+        what: &str,
+    ) -> std::io::Result<redis::Value> {
         let mut slot = self
             .worker
             .lock()
@@ -431,7 +596,7 @@ impl RedisStore {
             return Err(other("no worker".into()));
         };
         let (tx, rx) = mpsc::channel();
-        if worker.jobs.send((cmd, until, tx)).is_err() {
+        if worker.jobs.send((cmd, key.to_string(), until, tx)).is_err() {
             *slot = None;
             return Err(other("the store's worker stopped".into()));
         }
@@ -460,7 +625,7 @@ impl RedisStore {
     fn read(&self, key: &str, until: Instant, warn: &dyn Fn(&str)) -> std::io::Result<Read> {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(READ).arg(1).arg(key).arg(MAX_RECORD);
-        let answer = self.send(cmd, until, "reading the store")?;
+        let answer = self.send(cmd, key, until, "reading the store")?;
         let (secs, micros, text): (String, String, String) = redis::from_redis_value(answer)
             .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
         let now = self.time(&secs, &micros)?;
@@ -624,12 +789,9 @@ impl Worker {
         std::thread::Builder::new()
             .name("state-store".into())
             .spawn(move || {
-                let mut connection: Option<Wire> = None;
-                for (cmd, until, answer) in queue {
-                    let result = Worker::run(&dial, &mut connection, &cmd, until);
-                    if result.is_err() {
-                        connection = None;
-                    }
+                let mut router = Router::new(dial);
+                for (cmd, key, until, answer) in queue {
+                    let result = router.run(&cmd, &key, until);
                     if answer.send(result).is_err() {
                         // The store gave up waiting: this connection is not to be trusted.
                         return;
@@ -637,23 +799,6 @@ impl Worker {
                 }
             })?;
         Ok(Worker { jobs })
-    }
-
-    /// One command: connects first if needed; its answer is bounded in size and in time
-    /// (see `wire`).
-    fn run(
-        dial: &Dial,
-        connection: &mut Option<Wire>,
-        cmd: &redis::Cmd,
-        until: Instant,
-    ) -> std::io::Result<redis::Value> {
-        if connection.is_none() {
-            *connection = Some(Wire::connect(dial, until)?);
-        }
-        let Some(c) = connection.as_mut() else {
-            return Err(other("no connection".into()));
-        };
-        c.query(&cmd.get_packed_command(), until, "the store")
     }
 }
 
@@ -681,6 +826,9 @@ fn describe(code: &str, detail: &str) -> String {
         "OOM" => "the server is out of memory (maxmemory)".into(),
         "READONLY" => "the server is a read-only replica".into(),
         "WRONGTYPE" => "the key holds a value of another type than a string".into(),
+        "CLUSTERDOWN" => format!("the cluster cannot serve the key now ({detail})"),
+        "TRYAGAIN" => "the cluster is moving the key's slot between nodes (TRYAGAIN)".into(),
+        "CROSSSLOT" => "the cluster holds the keys of one command in different slots".into(),
         "NOPERM" => {
             format!(
                 "the user may not run what the store needs: EVALSHA and EVAL, and in them TIME, STRLEN, GET, SET, DEL ({detail})"
@@ -693,6 +841,10 @@ fn describe(code: &str, detail: &str) -> String {
 #[cfg(test)]
 #[path = "../../../tests/support/redis_server.rs"]
 mod redis_server;
+
+#[cfg(test)]
+#[path = "../../../tests/support/redis_cluster.rs"]
+mod redis_cluster;
 
 #[cfg(test)]
 mod tests;

@@ -55,6 +55,7 @@ impl RedisStore {
         let (text, sha) = &*SCRIPT;
         let answer = match self.send(
             self.command("EVALSHA", sha, &name, op),
+            &name,
             until,
             "asking the store",
         ) {
@@ -62,6 +63,7 @@ impl RedisStore {
             // which caches it for every run after this one.
             Err(e) if e.to_string().contains("NOSCRIPT") => self.send(
                 self.command("EVAL", text, &name, op),
+                &name,
                 until,
                 "asking the store",
             ),

@@ -2,6 +2,7 @@
 //! `tests/support/redis_server.rs`): the store contract, concurrency, the property test that
 //! feeds the file store and this one the same events, failures, expiry, URLs.
 
+use super::redis_cluster::RedisCluster;
 use super::redis_server::RedisServer;
 use super::*;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
@@ -930,4 +931,282 @@ fn a_store_given_up_on_stops_reading() {
         .recv_timeout(Duration::from_secs(20))
         .expect("the connection was closed");
     assert!(at - t0 < Duration::from_secs(10), "{:?}", at - t0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Round trips, and Redis Cluster.
+
+/// `AUTH` and `SELECT` go in the same write as the first command: a run on one server pays
+/// one round trip to connect and one per command, password and database or not. A wrong
+/// password is still refused in those words, without what the server said.
+#[test]
+fn connecting_costs_one_round_trip_with_auth_and_select() {
+    let server = RedisServer::start_with(&["--requirepass", "s3cret"]);
+    let l = contract::limits();
+    let url = server.url().replace("//", "//:s3cret@") + "/2";
+    let store = open_url(&url, &l, Clock::own());
+    store.peek("t", BOUND).expect("the store answers");
+    assert_eq!(store.round_trips(), 2, "a connection, then one write");
+    store.peek("t", BOUND).expect("the store answers");
+    assert_eq!(store.round_trips(), 3, "one more write");
+    apply(&store, "t", fail()).expect("the update succeeds");
+    assert_eq!(server.cli(&["-n", "2", "EXISTS", "retry-http:t"]), "1");
+
+    let wrong = open_url(&url.replace("s3cret", "wrong"), &l, Clock::own());
+    let e = wrong
+        .peek("t", BOUND)
+        .expect_err("a wrong password")
+        .to_string();
+    assert!(e.contains("refused the user or password"), "{e}");
+    assert!(!e.contains("WRONGPASS") && !e.contains("wrong"), "{e}");
+    let unix_server = RedisServer::start_unix();
+    let unix = open_url(&format!("{}?db=70000", unix_server.url()), &l, Clock::own());
+    let e = unix
+        .peek("t", BOUND)
+        .expect_err("no such database")
+        .to_string();
+    assert!(e.contains("DB index is out of range"), "{e}");
+}
+
+/// Cluster URLs: the seeds, TLS, the credentials and the prefix read as in `redis://`, the
+/// password masked; the key of a target is hash-tagged on a cluster only.
+#[test]
+fn cluster_urls_are_read_and_shown_masked() {
+    let r = RedisLocation::parse("redis+cluster://u:p%40ss@a:7000,[::1]:7001,b?prefix=ci:")
+        .expect("valid");
+    let seeds = vec![
+        ("a".to_string(), 7000),
+        ("::1".to_string(), 7001),
+        ("b".to_string(), 6379),
+    ];
+    assert_eq!(r.endpoint, Endpoint::Cluster { seeds, tls: false });
+    assert_eq!(
+        (r.user.as_deref(), r.password.as_deref()),
+        (Some("u"), Some("p@ss"))
+    );
+    assert_eq!(
+        r.display(),
+        "redis+cluster://u:***@a:7000,[::1]:7001,b:6379?prefix=ci:"
+    );
+    assert_eq!(r.key("http://h:80"), "ci:{http://h:80}");
+    assert!(!r.uses_tls() && r.is_cluster());
+    let r = RedisLocation::parse("REDISS+CLUSTER://:tok@h:1/0").expect("valid");
+    assert_eq!(r.display(), "rediss+cluster://:***@h:1");
+    assert!(r.uses_tls());
+    assert_eq!(r.key("http://h:80"), "retry-http:{http://h:80}");
+    let one = RedisLocation::parse("redis://h/0?prefix=ci:").expect("valid");
+    assert_eq!(
+        one.key("http://h:80"),
+        "ci:http://h:80",
+        "as older versions wrote it"
+    );
+}
+
+#[test]
+fn bad_cluster_urls_say_why_without_the_password() {
+    for (bad, why) in [
+        ("redis+cluster://u:s3cret@h:1/2", "only database 0"),
+        ("redis+cluster://u:s3cret@h:1,,h:2", "seed node 2"),
+        ("redis+cluster://u:s3cret@h:1,", "seed node 2"),
+        ("redis+cluster://u:s3cret@h:1,h:99999", "seed node 2"),
+        ("redis+cluster://u:s3cr/et@h:1", "seed node 1"),
+        ("redis+cluster://u:s3cret@", "seed node 1"),
+        ("redis+cluster://u:s3cret@h:1?db=1", "db="),
+        ("redis+cluster://u:s3cret@h:1?prefix=", "prefix is empty"),
+        ("redis+cluster://u:s3cret@h:1#x", "fragment"),
+    ] {
+        let e = RedisLocation::parse(bad).expect_err(bad);
+        assert!(e.contains(why), "{bad}: {e}");
+        assert!(!e.contains("s3cr"), "{bad}: {e}");
+        assert!(
+            e.starts_with("--state: ") && e.contains("redis+cluster://"),
+            "{e}"
+        );
+    }
+}
+
+/// The slots computed here are the cluster's (`CLUSTER KEYSLOT`), hash tags included.
+#[test]
+fn slots_are_the_clusters() {
+    let cluster = RedisCluster::start();
+    let location = RedisLocation::parse(&cluster.url()).expect("valid");
+    let tagged = location.key("https://api.example.test:443");
+    for key in [
+        "a",
+        "foo{bar}x",
+        "{}",
+        "x{}y",
+        "{{a}}",
+        "retry-http:h",
+        tagged.as_str(),
+    ] {
+        assert_eq!(cluster::slot(key.as_bytes()), cluster.slot_of(key), "{key}");
+    }
+    let job = format!("{tagged}:job:0123abcd");
+    assert_eq!(
+        cluster.slot_of(&job),
+        cluster.slot_of(&tagged),
+        "one target, one slot"
+    );
+}
+
+/// A store given only a seed that does not own the target's slot: the first operation is
+/// redirected (`MOVED`: a connection and a write to the seed, then to the owner) and the
+/// record lands on the owner; the owner is remembered in the cache, so the next store (the
+/// next run) goes straight there: a connection and a write. Without the cache it pays the
+/// redirection again.
+#[test]
+fn a_cluster_store_follows_moved_and_remembers_the_owner() {
+    let cluster = RedisCluster::start();
+    let l = contract::limits();
+    let cache = tempfile::tempdir().expect("a temporary folder");
+    let target = "http://127.0.0.1:1";
+    let location = RedisLocation::parse(&cluster.url()).expect("valid");
+    let key = location.key(target);
+    let owner = cluster.owner_of(&key);
+    let seed = cluster.primaries().into_iter().find(|p| *p != owner);
+    let url = format!(
+        "redis+cluster://127.0.0.1:{}",
+        seed.expect("another primary")
+    );
+    let open = |cached: Option<&Path>| open_url(&url, &l, Clock::own()).caching_in(cached);
+
+    let first = open(Some(cache.path()));
+    first.peek(target, BOUND).expect("the cluster answers");
+    assert_eq!(
+        first.round_trips(),
+        4,
+        "seed: connect, MOVED; owner: connect, answer"
+    );
+    apply(&first, target, fail()).expect("the update succeeds");
+    let text = cluster.get(owner, &key);
+    assert!(
+        text.contains("\"failures\":1"),
+        "the owner holds it: {text}"
+    );
+
+    let next = open(Some(cache.path()));
+    let (t, _) = next.peek(target, BOUND).expect("the cluster answers");
+    assert_eq!(t.breaker.failures, 1);
+    assert_eq!(next.round_trips(), 2, "straight to the owner");
+
+    let uncached = open(None);
+    uncached.peek(target, BOUND).expect("the cluster answers");
+    assert_eq!(uncached.round_trips(), 4, "the redirection again");
+}
+
+/// A slot being migrated: the owner answers `-ASK` for a key it does not hold, and the
+/// command goes to the importing node after `ASKING`; the owner is not remembered as moved.
+#[test]
+fn a_cluster_store_follows_ask_during_a_migration() {
+    let cluster = RedisCluster::start();
+    let l = contract::limits();
+    let target = "http://127.0.0.1:2";
+    let location = RedisLocation::parse(&cluster.url()).expect("valid");
+    let key = location.key(target);
+    let (owner, slot) = (cluster.owner_of(&key), cluster.slot_of(&key).to_string());
+    let dest = cluster.primaries().into_iter().find(|p| *p != owner);
+    let dest = dest.expect("another primary");
+    let id = |port| cluster.cli(port, &["CLUSTER", "MYID"]);
+    let (owner_id, dest_id) = (id(owner), id(dest));
+    assert_eq!(
+        cluster.cli(dest, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &owner_id]),
+        "OK"
+    );
+    assert_eq!(
+        cluster.cli(owner, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &dest_id]),
+        "OK"
+    );
+    let store = open_url(
+        &format!("redis+cluster://127.0.0.1:{owner}"),
+        &l,
+        Clock::own(),
+    )
+    .caching_in(None);
+    apply(&store, target, fail()).expect("the update succeeds");
+    let (t, _) = store.peek(target, BOUND).expect("the cluster answers");
+    assert_eq!(t.breaker.failures, 1);
+    assert_eq!(
+        cluster.cli(dest, &["CLUSTER", "COUNTKEYSINSLOT", &slot]),
+        "1"
+    );
+    assert_eq!(
+        cluster.cli(owner, &["CLUSTER", "COUNTKEYSINSLOT", &slot]),
+        "0"
+    );
+}
+
+/// Seeds that cannot be connected to give way to the next, within the bound; when none
+/// can, the error names the last one tried.
+#[test]
+fn a_dead_seed_gives_way_to_the_next() {
+    let cluster = RedisCluster::start();
+    let l = contract::limits();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").and_then(|s| s.local_addr());
+    let closed = closed.expect("a port").port();
+    let url = format!("redis+cluster://127.0.0.1:{closed},{}", cluster.seeds());
+    let store = open_url(&url, &l, Clock::own()).caching_in(None);
+    apply(&store, "t", fail()).expect("the next seed answers");
+    let none = open_url(
+        &format!("redis+cluster://127.0.0.1:{closed}"),
+        &l,
+        Clock::own(),
+    );
+    let e = fails_in_time(|bound| none.peek("t", bound)).to_string();
+    assert!(
+        e.contains(&format!("127.0.0.1:{closed}")) && e.contains("refused"),
+        "{e}"
+    );
+}
+
+/// A `redis://` URL naming a cluster node that does not serve the key: the error says to
+/// name the cluster as such, and nothing is followed.
+#[test]
+fn a_single_server_url_on_a_cluster_node_says_to_name_the_cluster() {
+    let cluster = RedisCluster::start();
+    let l = contract::limits();
+    let key = RedisLocation::parse("redis://h").expect("valid").key("t");
+    let owner = cluster.owner_of(&key);
+    let other = cluster.primaries().into_iter().find(|p| *p != owner);
+    let url = format!("redis://127.0.0.1:{}", other.expect("another primary"));
+    let store = open_url(&url, &l, Clock::own());
+    let e = store
+        .peek("t", BOUND)
+        .expect_err("not the owner")
+        .to_string();
+    assert!(
+        e.contains("Redis Cluster") && e.contains("redis+cluster://"),
+        "{e}"
+    );
+    assert_eq!(store.round_trips(), 2, "no redirection followed");
+}
+
+/// A cluster that has lost a slot's primary and its replica answers `CLUSTERDOWN`: the
+/// operation fails at once, in words.
+#[test]
+fn a_cluster_that_is_down_says_so_in_words() {
+    let mut cluster = RedisCluster::start();
+    let l = contract::limits();
+    let location = RedisLocation::parse(&cluster.url()).expect("valid");
+    let owner = cluster.owner_of(&location.key("t"));
+    let replica = cluster.replica_of(owner);
+    cluster.kill(replica);
+    cluster.kill(owner);
+    let live = cluster.live_ports();
+    let down = |p: &u16| {
+        cluster
+            .cli(*p, &["CLUSTER", "INFO"])
+            .contains("cluster_state:fail")
+    };
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !live.iter().all(down) {
+        assert!(
+            Instant::now() < give_up,
+            "the cluster never said it is down"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let store = open_url(&cluster.url(), &l, Clock::own()).caching_in(None);
+    let e = fails_in_time(|bound| store.peek("t", bound)).to_string();
+    assert!(e.contains("the cluster cannot serve the key now"), "{e}");
 }

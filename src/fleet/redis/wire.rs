@@ -1,6 +1,8 @@
 //! The connection to a Redis server, with bounds on what it reads: TCP, TLS (rustls, the
 //! system's CA certificates or `--state-cacert`'s) or a Unix socket; `AUTH` and `SELECT`
-//! when the URL asks for them; then one command at a time, each answer read in RESP2.
+//! when the URL asks for them, written with the first command (one round trip, not three);
+//! then one write of commands at a time, each answer read in RESP2 in order. A cluster
+//! node's `-MOVED` and `-ASK` are read into a `Redirect` for `cluster` to follow.
 //!
 //! No answer may be longer than `MAX_ANSWER` bytes: a length announced past what is left
 //! of it (a bulk string of 512 MiB, an array of a billion elements) is refused before
@@ -14,6 +16,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The longest answer read, in bytes (1 MiB): a record is a few hundred bytes, and the
@@ -79,6 +82,11 @@ impl Write for Stream {
 /// A connection to the server, ready for commands.
 pub struct Wire {
     stream: BufReader<Stream>,
+    /// What a new connection sends before its first command (`AUTH`, `SELECT`), packed:
+    /// sent in the same write, its answers read first.
+    pending: Vec<(Preamble, Vec<u8>)>,
+    /// The round trips of the store, counted: one per connection, one per write.
+    trips: Arc<AtomicU64>,
 }
 
 /// The time left before `until`, or a time-out naming `what`.
@@ -139,73 +147,76 @@ fn tls_config(cacert: Option<&[u8]>) -> std::io::Result<Arc<rustls::ClientConfig
 }
 
 impl Wire {
-    /// Connects as `dial` says, within what is left before `until`: resolves the name,
-    /// connects, shakes hands (TLS), authenticates and selects the database.
-    pub fn connect(dial: &Dial, until: Instant) -> std::io::Result<Wire> {
-        let stream = match &dial.location.endpoint {
-            Endpoint::Unix(path) => {
-                let s = UnixStream::connect(path).map_err(|e| io(e, "connecting"))?;
-                Stream::Unix(s)
-            }
-            Endpoint::Tcp { host, port, tls } => {
-                let addr = resolve(host, *port, left(until, "connecting")?)?;
-                let tcp = TcpStream::connect_timeout(&addr, left(until, "connecting")?)
-                    .map_err(|e| io(e, "connecting"))?;
-                let _ = tcp.set_nodelay(true);
-                if *tls {
-                    let name = rustls::pki_types::ServerName::try_from(host.clone())
-                        .map_err(|e| other(format!("{host} is not a TLS server name ({e})")))?;
-                    let conn =
-                        rustls::ClientConnection::new(tls_config(dial.cacert.as_deref())?, name)
-                            .map_err(|e| other(format!("TLS cannot be set up ({e})")))?;
-                    Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp)))
-                } else {
-                    Stream::Tcp(tcp)
-                }
-            }
-        };
-        let mut wire = Wire {
-            stream: BufReader::new(stream),
-        };
-        if let Some(password) = &dial.location.password {
+    /// Connects to `endpoint` as `dial` says, within what is left before `until`: resolves
+    /// the name, connects and, for TLS, prepares the handshake (made with the first write).
+    /// `AUTH` and `SELECT`, when the URL asks for them, are not sent now: they go in the same
+    /// write as the first command (see `query`), so connecting costs one round trip.
+    pub fn connect(dial: &Dial, endpoint: &Endpoint, until: Instant) -> std::io::Result<Wire> {
+        let stream = open(dial, endpoint, until)?;
+        let trips = Arc::clone(&dial.trips);
+        trips.fetch_add(1, Ordering::Relaxed);
+        let location = &dial.location;
+        let mut pending = Vec::new();
+        if let Some(password) = &location.password {
             let mut auth = redis::cmd("AUTH");
-            if let Some(user) = &dial.location.user {
+            if let Some(user) = &location.user {
                 auth.arg(user);
             }
             auth.arg(password);
-            wire.query(&auth.get_packed_command(), until, "connecting")
-                .map_err(|e| {
-                    if e.kind() == std::io::ErrorKind::TimedOut {
-                        e
-                    } else {
-                        // What the server says of a refused AUTH is not kept: some
-                        // servers quote what they were sent.
-                        other("the server refused the user or password".into())
-                    }
-                })?;
+            pending.push((Preamble::Auth, auth.get_packed_command()));
         }
-        if dial.location.db != 0 {
+        if location.db != 0 {
             let mut select = redis::cmd("SELECT");
-            select.arg(dial.location.db);
-            wire.query(&select.get_packed_command(), until, "connecting")?;
+            select.arg(location.db);
+            pending.push((Preamble::Select, select.get_packed_command()));
         }
-        Ok(wire)
+        Ok(Wire {
+            stream: BufReader::new(stream),
+            pending,
+            trips,
+        })
     }
 
-    /// Sends `packed` (a command in RESP) and reads its answer, before `until`; `what`
-    /// names the step in a time-out. A server error is an error, in words (`describe`).
+    /// Sends `commands` (each in RESP) in one write, after what connecting left to send, and
+    /// reads every answer in order, before `until`; answers the last command's. `what` names
+    /// the step in a time-out. A server error is an error, in words (`describe`), or a
+    /// `Redirect`; after any error but a `Redirect` of the last command, the answers are no
+    /// longer in step with the commands, and the connection is not to be used again.
     pub fn query(
         &mut self,
-        packed: &[u8],
+        commands: &[&[u8]],
         until: Instant,
         what: &str,
     ) -> std::io::Result<redis::Value> {
+        let pending = std::mem::take(&mut self.pending);
+        let mut packed = Vec::new();
+        for part in pending
+            .iter()
+            .map(|(_, p)| p.as_slice())
+            .chain(commands.iter().copied())
+        {
+            packed.extend_from_slice(part);
+        }
         let stream = self.stream.get_mut();
         stream.timeouts(left(until, what)?)?;
         stream
-            .write_all(packed)
+            .write_all(&packed)
             .and_then(|()| stream.flush())
             .map_err(|e| io(e, what))?;
+        self.trips.fetch_add(1, Ordering::Relaxed);
+        for (preamble, _) in &pending {
+            self.answer(until, "connecting")
+                .map_err(|e| preamble.failed(e))?;
+        }
+        let mut last = Ok(redis::Value::Nil);
+        for _ in commands {
+            last = Ok(self.answer(until, what)?);
+        }
+        last
+    }
+
+    /// Reads one answer, before `until`.
+    fn answer(&mut self, until: Instant, what: &str) -> std::io::Result<redis::Value> {
         let mut answer = Answer {
             stream: &mut self.stream,
             left: MAX_ANSWER,
@@ -214,6 +225,118 @@ impl Wire {
         };
         answer.value(0)
     }
+}
+
+/// A command sent ahead of the first one on a new connection.
+#[derive(Clone, Copy)]
+enum Preamble {
+    Auth,
+    Select,
+}
+
+impl Preamble {
+    /// The error of its answer: a refused `AUTH` says only that (what the server says of it
+    /// is not kept: some servers quote what they were sent); `SELECT`'s as the server said.
+    fn failed(self, e: std::io::Error) -> std::io::Error {
+        match self {
+            Preamble::Auth if e.kind() != std::io::ErrorKind::TimedOut => {
+                other("the server refused the user or password".into())
+            }
+            _ => e,
+        }
+    }
+}
+
+/// Opens the socket of `endpoint` (a single server or a cluster node, never the cluster
+/// itself), within what is left before `until`.
+fn open(dial: &Dial, endpoint: &Endpoint, until: Instant) -> std::io::Result<Stream> {
+    match endpoint {
+        Endpoint::Unix(path) => {
+            let s = UnixStream::connect(path).map_err(|e| io(e, "connecting"))?;
+            Ok(Stream::Unix(s))
+        }
+        Endpoint::Tcp { host, port, tls } => {
+            let addr = resolve(host, *port, left(until, "connecting")?)?;
+            let tcp = TcpStream::connect_timeout(&addr, left(until, "connecting")?)
+                .map_err(|e| io(e, "connecting"))?;
+            let _ = tcp.set_nodelay(true);
+            if !*tls {
+                return Ok(Stream::Tcp(tcp));
+            }
+            let name = rustls::pki_types::ServerName::try_from(host.clone())
+                .map_err(|e| other(format!("{host} is not a TLS server name ({e})")))?;
+            let conn = rustls::ClientConnection::new(tls_config(dial.cacert.as_deref())?, name)
+                .map_err(|e| other(format!("TLS cannot be set up ({e})")))?;
+            Ok(Stream::Tls(Box::new(rustls::StreamOwned::new(conn, tcp))))
+        }
+        Endpoint::Cluster { .. } => Err(other(
+            "a cluster is reached through one of its nodes".into(),
+        )),
+    }
+}
+
+/// What a Redis Cluster node answers instead of running a command on a key it does not
+/// serve: `-MOVED SLOT HOST:PORT` (the slot's owner is that node: ask it from now on) or
+/// `-ASK SLOT HOST:PORT` (the slot is moving: send this one command there, after `ASKING`).
+/// The error of `query` carries it: see `redirect`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// `ASK` (this command only), else `MOVED`.
+    pub ask: bool,
+    /// The slot (0 to 16383).
+    pub slot: u16,
+    /// The node's host (an IPv6 address without brackets); empty when the node does not
+    /// know the name it is reached by, which then is the answering node's.
+    pub host: String,
+    /// The node's port.
+    pub port: u16,
+}
+
+impl Redirect {
+    /// Reads `-MOVED 3999 127.0.0.1:6381` (`code`, then `detail`); `None` for any other
+    /// error, and for a redirection that cannot be read (then shown as the server said it).
+    pub fn parse(code: &str, detail: &str) -> Option<Redirect> {
+        let ask = match code {
+            "MOVED" => false,
+            "ASK" => true,
+            _ => return None,
+        };
+        let (slot, node) = detail.trim().split_once(' ')?;
+        let (host, port) = node.rsplit_once(':')?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        Some(Redirect {
+            ask,
+            slot: slot.parse().ok().filter(|s| *s < super::SLOTS)?,
+            host: host.to_string(),
+            port: port.parse().ok()?,
+        })
+    }
+}
+
+impl std::fmt::Display for Redirect {
+    /// Said to a user only when the redirection is not followed: a `redis://` URL given a
+    /// cluster node, or too many redirections.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.ask { "ASK" } else { "MOVED" };
+        write!(
+            f,
+            "the server is a node of a Redis Cluster that sends the key's slot {} to {}:{} ({kind}): name the cluster with redis+cluster://",
+            self.slot, self.host, self.port
+        )
+    }
+}
+
+impl std::error::Error for Redirect {}
+
+/// The redirection an error of `Wire::query` carries, if it is one.
+pub fn redirect(e: &std::io::Error) -> Option<&Redirect> {
+    e.get_ref()
+        .and_then(|inner| inner.downcast_ref::<Redirect>())
+}
+
+/// An error carrying `redirect`.
+fn other_error(redirect: Redirect) -> std::io::Error {
+    std::io::Error::other(redirect)
 }
 
 /// One answer being read: what is left of `MAX_ANSWER`, and of the time.
@@ -318,7 +441,10 @@ impl Answer<'_> {
             b'-' => {
                 let text = String::from_utf8_lossy(rest);
                 let (code, detail) = text.split_once(' ').unwrap_or((&text, ""));
-                Err(other(describe(code, detail)))
+                Err(match Redirect::parse(code, detail) {
+                    Some(redirect) => other_error(redirect),
+                    None => other(describe(code, detail)),
+                })
             }
             b':' => Ok(redis::Value::Int(self.number(rest)?)),
             b'$' => match self.number(rest)? {
