@@ -54,6 +54,7 @@ mod special_files;
 mod state;
 mod state_redis;
 mod state_report;
+mod state_scale;
 mod terminal;
 mod tls;
 mod tls_faults;
