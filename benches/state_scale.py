@@ -3,7 +3,7 @@
 all sharing one redis-server through `--state redis://`, measured from outside.
 
     python3 benches/state_scale.py --bin BIN --target URL --redis-port PORT \
-        [--levels 1,64,128,1000] [--label before] [--out RAW.json] [--results RESULTS.md]
+        --proxy PROXY [--levels 1,64,128,1000] [--label before] [--out RAW.json] [--results RESULTS.md]
 
 For each level N (runs launched back to back, as fast as posix_spawn goes, then reaped as
 they end):
@@ -20,8 +20,9 @@ they end):
   the commands a script runs too (`EVAL` and the `GET` inside it are two calls); the script
   calls alone are given beside. Redis's own CPU for the batch (`INFO cpu`, main thread) per
   run bounds what one primary sustains: 1 s / CPU per run, runs per second;
-- round trips per run: one more batch of N through a loopback proxy in this process that
-  counts, per connection, the connect as one round trip and then each client write that
+- round trips per run: one more batch of N through a loopback proxy (--proxy, built from
+  benches/state_scale/proxy.rs: the tests' tests/support/round_trips.rs) that counts, per
+  connection, the connect as one round trip and then each client write that
   follows server bytes (writes with no server byte between them count once); the total
   over the batch's connections / N.
 
@@ -33,7 +34,6 @@ into --results between `<!-- state-scale:LABEL -->` and `<!-- /state-scale:LABEL
 """
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -52,89 +52,22 @@ STORE_WARNING = re.compile(r"warning: cannot (use the state store|record the run
 # ------------------------------------------------------------------------------ proxy ---
 
 class Proxy:
-    """A loopback TCP proxy in front of redis that counts connections and round trips,
-    on an asyncio loop of its own thread."""
+    """The round-trip counting proxy (benches/state_scale/proxy.rs, the tests' proxy as a
+    program) in front of redis, as a child process."""
 
-    def __init__(self, upstream_port):
-        self.upstream_port = upstream_port
-        self.connections = 0
-        self.round_trips = 0
-        self.open = 0
-        self.lock = threading.Lock()
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self.thread.start()
-        ready.wait()
+    def __init__(self, binary, upstream_port):
+        self.child = subprocess.Popen([binary, str(upstream_port)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        self.port = int(self.child.stdout.readline())
 
-    def _run(self, ready):
-        asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(
-            asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=4096))
-        self.port = server.sockets[0].getsockname()[1]
-        ready.set()
-        self.loop.run_forever()
-
-    async def _serve(self, creader, cwriter):
-        try:
-            ureader, uwriter = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        except OSError:
-            cwriter.close()
-            return
-        with self.lock:
-            self.connections += 1
-            self.round_trips += 1  # connecting
-            self.open += 1
-        answered = [False]
-
-        async def up():
-            while True:
-                data = await creader.read(65536)
-                if not data:
-                    break
-                if answered[0]:
-                    answered[0] = False
-                    with self.lock:
-                        self.round_trips += 1
-                uwriter.write(data)
-                await uwriter.drain()
-            if uwriter.can_write_eof():
-                uwriter.write_eof()
-
-        async def down():
-            while True:
-                data = await ureader.read(65536)
-                if not data:
-                    break
-                answered[0] = True  # before the client can see the bytes
-                cwriter.write(data)
-                await cwriter.drain()
-            cwriter.close()
-
-        try:
-            await asyncio.gather(up(), down())
-        except (OSError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            for w in (cwriter, uwriter):
-                w.close()
-            with self.lock:
-                self.open -= 1
-
-    def reset(self):
-        with self.lock:
-            self.connections = self.round_trips = 0
-
-    def settle(self, limit=30.0):
-        """(connections, round trips) once every connection has closed."""
-        until = time.monotonic() + limit
-        while True:
-            with self.lock:
-                if self.open == 0:
-                    return self.connections, self.round_trips
-            if time.monotonic() > until:
-                sys.exit(f"state_scale.py: {self.open} proxy connections still open")
-            time.sleep(0.01)
+    def settle(self):
+        """(connections, round trips) so far, once every connection has closed."""
+        self.child.stdin.write("\n")
+        self.child.stdin.flush()
+        line = self.child.stdout.readline().split()
+        if len(line) != 2:
+            sys.exit("state_scale.py: the proxy stopped")
+        return int(line[0]), int(line[1])
 
 
 # ---------------------------------------------------------------------------- batches ---
@@ -145,15 +78,17 @@ def batch(argv, n, tmp):
     devnull = os.open(os.devnull, os.O_RDWR)
     started, ended = {}, {}
     paths = {}
-    done = threading.Event()
+    spawned = threading.Semaphore(0)
 
     def reap():
-        while len(ended) < n:
+        # One wait per child spawned, never before it is: wait4 with no child fails.
+        for _ in range(n):
+            spawned.acquire()
             pid, status, _ = os.wait4(-1, 0)
             ended[pid] = (time.perf_counter(), os.waitstatus_to_exitcode(status))
-        done.set()
 
     reaper = threading.Thread(target=reap, daemon=True)
+    reaper.start()
     first = time.perf_counter()
     for i in range(n):
         path = os.path.join(tmp, f"err{i}")
@@ -164,11 +99,10 @@ def batch(argv, n, tmp):
             (os.POSIX_SPAWN_DUP2, devnull, 1),
             (os.POSIX_SPAWN_DUP2, fd, 2),
         ])
+        spawned.release()
         os.close(fd)
         started[pid], paths[pid] = t, path
-        if i == 0:
-            reaper.start()
-    done.wait()
+    reaper.join()
     last = max(t for t, _ in ended.values())
     os.close(devnull)
     runs = []
@@ -270,10 +204,10 @@ class Bench:
 
     def round_trips(self, n, proxy):
         state = self.fresh_state(proxy.port)
-        proxy.settle()
-        proxy.reset()
+        conns0, trips0 = proxy.settle()
         runs, _ = batch(self.argv(state), n, self.tmp)
         conns, trips = proxy.settle()
+        conns, trips = conns - conns0, trips - trips0
         warned = sum(1 for r in runs if STORE_WARNING.search(r["stderr"]))
         return {"connections": conns, "round_trips": trips, "runs": n, "warned": warned}
 
@@ -332,6 +266,12 @@ def summarise(n, without, withs, trips):
 
 # ---------------------------------------------------------------------------- writing ---
 
+def proxy_warned(s):
+    """" (W of N warned)" for the runs through the proxy that gave up on the store, if any."""
+    w = sum(t["warned"] for t in s["proxy"])
+    return f" ({w} of {sum(t['runs'] for t in s['proxy'])} warned)" if w else ""
+
+
 def table(label, machine, levels):
     rows = [
         f"<!-- state-scale:{label} -->",
@@ -349,7 +289,7 @@ def table(label, machine, levels):
         if s["level"] == 1:
             lost = f"{sum(s['lost'])} of {s['runs_with_state']} runs"
         rows.append(
-            f"| {s['level']} | {s['batches']} | {s['round_trips_per_run']:.2f} | "
+            f"| {s['level']} | {s['batches']} | {s['round_trips_per_run']:.2f}{proxy_warned(s)} | "
             f"{s['calls_per_run']:.2f} | {s['script_calls_per_run']:.2f} | {s['ops_per_s']:,.0f} | "
             f"{s['redis_cpu_per_run_us']:.0f} µs | "
             f"{s['p50_without_ms']:.2f} / {s['p50_with_ms']:.2f} ms ({s['added_p50_ms']:+.2f}) | "
@@ -358,8 +298,10 @@ def table(label, machine, levels):
     rows.append("")
     for s in levels:
         calls = ", ".join(f"{k} {v}" for k, v in sorted(s["calls"].items()))
+        walls = s["batch_wall_s"]
         rows.append(f"- {s['level']} at once: commands counted by Redis over the batches: {calls}; "
-                    f"batch walls {s['batch_wall_s']} s")
+                    f"batch wall (first spawn to last reap) median {pct(walls, 50):.3f} s, "
+                    f"{min(walls):.3f}–{max(walls):.3f} s")
         for w in s["warnings"]:
             rows.append(f"  - warning seen: `{w}`")
     rows += ["", f"<!-- /state-scale:{label} -->"]
@@ -385,12 +327,13 @@ def main():
     p.add_argument("--redis-port", type=int, required=True)
     p.add_argument("--levels", default="1,64,128,1000")
     p.add_argument("--label", default="before")
+    p.add_argument("--proxy", required=True, help="benches/state_scale/proxy.rs, built")
     p.add_argument("--machine", default="", help="a file describing the machine")
     p.add_argument("--out")
     p.add_argument("--results")
     a = p.parse_args()
     bench = Bench(a)
-    proxy = Proxy(a.redis_port)
+    proxy = Proxy(a.proxy, a.redis_port)
     levels = []
     for n in [int(x) for x in a.levels.split(",")]:
         t = time.monotonic()
@@ -400,8 +343,8 @@ def main():
               f"{s['calls_per_run']:.2f} commands/run, {s['ops_per_s']:,.0f} ops/s, "
               f"Redis CPU {s['redis_cpu_per_run_us']:.0f} us/run, "
               f"added p50 {s['added_p50_ms']:+.2f} ms p99 {s['added_p99_ms']:+.2f} ms, "
-              f"warned {s['warned']}, expected {s['expected']}, recorded {s['recorded']}, "
-              f"lost {s['lost']} ({time.monotonic() - t:.0f} s)", flush=True)
+              f"warned {sum(s['warned'])} (through the proxy {sum(t['warned'] for t in s['proxy'])}), lost in silence {sum(s['lost'])} of "
+              f"{s['runs_with_state']} ({time.monotonic() - t:.0f} s)", flush=True)
     machine = open(a.machine).read() if a.machine else ""
     with open("/proc/loadavg") as f:
         machine = machine.rstrip("\n") + f"\nloadavg at end: {f.read().strip()}\n"

@@ -10,7 +10,8 @@
 # Writes benches/results/state_scale-LABEL.json (raw) and the block of LABEL in
 # benches/RESULTS-state.md (section 9, below the findings, so report_state.py keeps it;
 # the other label's block is kept too). A few minutes on 2 cores (the 1,000 level most).
-# Needs nginx (Debian's nginx-light), redis-server and redis-cli, python3; installs the
+# Round trips are counted by benches/state_scale/proxy.rs, the tests' proxy as a program.
+# Needs rustc, nginx (Debian's nginx-light), redis-server and redis-cli, python3; installs the
 # Debian packages it misses (as root). 1,000 runs at once need 4,096 open files: the
 # script raises its soft limit, or stops if the hard limit is lower.
 set -euo pipefail
@@ -107,9 +108,12 @@ done
     echo "loadavg at start: $(cat /proc/loadavg)"
 } >"$WORK/machine.txt"
 
+# The tests' round-trip counting proxy, as a program (std only: rustc alone builds it).
+rustc --edition 2024 -O -o "$WORK/proxy" "$HERE/state_scale/proxy.rs" || die "cannot build the proxy"
+
 mkdir -p "$HERE/results"
 log "levels $LEVELS, label $LABEL; target $TARGET, redis on $RPORT"
 python3 "$HERE/state_scale.py" --bin "$BIN" --target "$TARGET" --redis-port "$RPORT" \
-    --levels "$LEVELS" --label "$LABEL" --machine "$WORK/machine.txt" \
+    --proxy "$WORK/proxy" --levels "$LEVELS" --label "$LABEL" --machine "$WORK/machine.txt" \
     --out "$HERE/results/state_scale-$LABEL.json" --results "$HERE/RESULTS-state.md"
 log "wrote benches/results/state_scale-$LABEL.json and the $LABEL block of benches/RESULTS-state.md"
