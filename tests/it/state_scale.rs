@@ -269,6 +269,13 @@ fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
         }
     }
     let shown = explain(&state, &flags, &url);
+    assert_eq!(shown.allowed, 20, "the floor, with no success");
+    assert_eq!(shown.left, 0, "200 runs want a retry: the floor is spent");
+    assert_eq!(
+        s.requests().len(),
+        200 + 20 + unguarded,
+        "{unguarded} retries sent without the store"
+    );
     let most = outs.len() / RARE_WARNINGS;
     let warned = warned(&outs);
     assert!(
@@ -276,13 +283,6 @@ fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
         "{} of 200 runs gave up on the store, more than {most}; the first: {:?}",
         warned.len(),
         warned.first()
-    );
-    assert_eq!(shown.allowed, 20, "the floor, with no success");
-    assert_eq!(shown.left, 0, "200 runs want a retry: the floor is spent");
-    assert_eq!(
-        s.requests().len(),
-        200 + 20 + unguarded,
-        "{unguarded} retries sent without the store"
     );
     assert_eq!(
         attempts,
