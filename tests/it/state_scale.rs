@@ -304,7 +304,14 @@ fn successes_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String, n: us
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let proxy = RoundTripProxy::start(address(r));
     let (url, through) = (s.url("/"), state(proxy.port()));
-    let outs = run_batch(n, &owned(&["--state", &through, &url]));
+    // Patient: the proxy's own threads, two a connection, add their scheduling delays to
+    // every round trip on a loaded machine; a run that gave up would cost fewer round
+    // trips. (Exactness at the default bound is tested above, without the proxy.)
+    let patient = ["--state-timeout", "10s"];
+    let outs = run_batch(
+        n,
+        &owned(&[&patient[..], &["--state", &through, &url]].concat()),
+    );
     for out in &outs {
         assert_eq!(code(out), 0, "{}", stderr(out));
     }
