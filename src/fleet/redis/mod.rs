@@ -156,6 +156,14 @@ impl RedisLocation {
         )
     }
 
+    /// Whether the store is reached over TLS (`rediss://`, `rediss+cluster://`).
+    pub fn tls(&self) -> bool {
+        matches!(
+            self.endpoint,
+            Endpoint::Tcp { tls: true, .. } | Endpoint::Cluster { tls: true, .. }
+        )
+    }
+
     /// The URL as messages show it: the password masked as `***`, the prefix when it is not
     /// the default.
     pub fn display(&self) -> String {
@@ -466,8 +474,10 @@ pub struct RedisStore {
     clock: Clock,
     /// Where to connect, and the PEM of `--state-cacert` (read when the store was opened).
     dial: Arc<Dial>,
-    /// The worker that holds the connection, started by the first operation.
+    /// The worker that holds a TLS connection, started by the first operation.
     worker: Mutex<Option<Worker>>,
+    /// The connection of a plain (TCP or Unix) endpoint, used on the caller's thread.
+    plain: Mutex<Option<Router>>,
 }
 
 /// What connecting needs, shared with the worker thread.
@@ -549,6 +559,7 @@ impl RedisStore {
                 cache: location.is_cluster().then(cluster::cache_dir).flatten(),
             }),
             worker: Mutex::new(None),
+            plain: Mutex::new(None),
         })
     }
 
@@ -585,6 +596,9 @@ impl RedisStore {
         until: Instant,
         what: &str,
     ) -> std::io::Result<redis::Value> {
+        if !self.location.tls() {
+            return self.send_here(cmd, key, until, what);
+        }
         let mut slot = self
             .worker
             .lock()
@@ -616,6 +630,40 @@ impl RedisStore {
                 Err(timed_out(what))
             }
         }
+    }
+
+    /// `send` on the caller's thread, for an endpoint without TLS: every step of it is
+    /// bounded by `until` where it happens (the name resolved on a thread of its own, a
+    /// connect timeout, each write and each read of the answer given the time left, so a
+    /// server that trickles its answer is cut off at `until`), and it costs no hand-over
+    /// between threads: on a host whose cores are all busy (a CI runner, 128 runs on 2
+    /// cores) every hand-over waits for the scheduler, and three of them made operations
+    /// miss their bound. A TLS handshake reads without a fresh deadline for each read, so
+    /// TLS goes through the worker, which the store leaves behind at the bound.
+    fn send_here(
+        &self,
+        cmd: redis::Cmd,
+        key: &str,
+        until: Instant,
+        what: &str,
+    ) -> std::io::Result<redis::Value> {
+        let mut slot = self
+            .plain
+            .lock()
+            .map_err(|_| other("the store's connection was poisoned".into()))?;
+        let router = slot.get_or_insert_with(|| Router::new(Arc::clone(&self.dial)));
+        let result = router.run(&cmd, key, until);
+        if result.is_err() {
+            // A connection that failed or timed out is not to be trusted.
+            *slot = None;
+        }
+        result.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::TimedOut {
+                timed_out(what)
+            } else {
+                e
+            }
+        })
     }
 
     /// Reads `key` and the server's time in one round trip: one command with one answer
