@@ -434,8 +434,15 @@ impl<'a> Shared<'a> {
             .apply(&self.key, &op, self.bound(FINISH_GRACE), &warn);
         if let Err(e) = recorded {
             self.reporter.note_state(StateUse::Unavailable);
+            // An operation that was sent but not answered in time may still be made by the
+            // store (at most once): the line says so rather than that it was lost.
+            let late = if e.kind() == std::io::ErrorKind::TimedOut {
+                "; if the store received it late, it may still count it (once)"
+            } else {
+                ""
+            };
             self.reporter.notice(&format!(
-                "cannot record the run in {} {}: {e}",
+                "cannot record the run in {} {}: {e}{late}",
                 self.settings.location.noun(),
                 self.settings.location.describe()
             ));
