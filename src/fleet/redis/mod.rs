@@ -519,12 +519,15 @@ impl RedisStore {
                     read.target = target;
                 }
             }
-            None => warn(&format!(
-                "the key {key} in the state store is not a record of retry-http's; starting it afresh"
-            )),
+            None => warn(&not_ours(key)),
         }
         read
     }
+}
+
+/// The warning for the key `key`, whose value is not a record of retry-http's.
+fn not_ours(key: &str) -> String {
+    format!("the key {key} in the state store is not a record of retry-http's; starting it afresh")
 }
 
 impl Store for RedisStore {

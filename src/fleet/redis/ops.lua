@@ -78,13 +78,93 @@ local function fresh()
   return { failures = 0, budget = {}, seen = 0 }
 end
 
--- The record in `text`, or nil when it is not one of ours (the rules of record.rs's
--- target_from_json, version 2).
-local function decode(text)
-  local ok, v = pcall(cjson.decode, text)
-  if not ok or type(v) ~= 'table' or v.format ~= FORMAT or not whole(v.rev, MAX_COUNT) then
+-- The largest integers JSON readers keep exact (2^53) and serde's u64, as digits.
+local EXACT_DIGITS = '9007199254740992'
+local U64_DIGITS = '18446744073709551615'
+-- How deep serde_json nests arrays and objects before it gives up.
+local MAX_DEPTH = 127
+
+-- Whether the digits `d` (no sign, no leading zero) stand for more than `limit`'s.
+local function above(d, limit)
+  return #d > #limit or (#d == #limit and d > limit)
+end
+
+-- A number token as serde_json reads it: the token kept when it is an integer a u64
+-- holds exactly as a double; '0.5' (a number no field accepts, and which no text can
+-- give, since fractions become strings here) when it is above 2^53 and a u64 still
+-- holds it; '"n"' (read as a u64 by nothing) for fractions, exponents, negative numbers
+-- and larger integers; nil when it is not JSON (hex, Infinity, NaN, 01, +1, 1.), which
+-- serde refuses and cjson reads.
+local function number_token(tok)
+  local int, rest = tok:match('^(%-?%d+)(.*)$')
+  if not int or int:find('^%-?0%d') then return nil end
+  if rest ~= '' and not (rest:find('^%.%d+$') or rest:find('^%.%d+[eE][%+%-]?%d+$')
+      or rest:find('^[eE][%+%-]?%d+$')) then
     return nil
   end
+  if rest ~= '' or int:sub(1, 1) == '-' or above(int, U64_DIGITS) then return '"n"' end
+  if above(int, EXACT_DIGITS) then return '0.5' end
+  return tok
+end
+
+-- `text` rewritten so that cjson reads it as serde_json does, or nil when serde_json
+-- would refuse it: cjson reads hex, Infinity, 1.0 as 1 and raw control characters in
+-- strings, rounds integers past 2^53, nests up to 1000 deep and reads {} as an empty
+-- list; serde_json does none of these. Strings are kept as they are.
+local function strict(text)
+  local out, i, n, depth = {}, 1, #text, 0
+  while i <= n do
+    local c = text:sub(i, i)
+    local j
+    if c == '"' then
+      j = i + 1
+      while true do
+        local k = text:find('["\\]', j)
+        if not k then return nil end
+        if text:sub(k, k) == '"' then j = k + 1 break end
+        j = k + 2
+      end
+      local literal = text:sub(i, j - 1)
+      if literal:find('[%z\1-\31]') then return nil end
+      out[#out + 1] = literal
+    elseif c:find('[%-%+%.%w]') then
+      j = text:find('[^%-%+%.%w]', i) or n + 1
+      local tok = text:sub(i, j - 1)
+      if tok ~= 'true' and tok ~= 'false' and tok ~= 'null' then
+        tok = number_token(tok)
+        if not tok then return nil end
+      end
+      out[#out + 1] = tok
+    else
+      j = i + 1
+      if c == '[' or c == '{' then
+        depth = depth + 1
+        if depth > MAX_DEPTH then return nil end
+      elseif c == ']' or c == '}' then
+        depth = depth - 1
+      end
+      local close = c == '{' and text:find('^[ \t\r\n]*}', j)
+      if close then
+        -- An empty object: one cjson cannot tell from an empty list.
+        c, j, depth = '{"":0}', text:find('}', j) + 1, depth - 1
+      end
+      out[#out + 1] = c
+    end
+    i = j
+  end
+  return table.concat(out)
+end
+
+-- The record in `text`, or nil when it is not one of ours (the rules of record.rs's
+-- target_from_json, version 2, as serde_json reads the text: see `strict`).
+local function decode(text)
+  text = strict(text)
+  if not text then return nil end
+  local ok, v = pcall(cjson.decode, text)
+  if not ok or type(v) ~= 'table' or v.format ~= FORMAT then return nil end
+  -- Any u64 is a revision to serde; one past 2^53 (0.5, see `number_token`) starts again.
+  if v.rev == 0.5 then v.rev = 0 end
+  if not whole(v.rev, MAX_COUNT) then return nil end
   local t, r = v.target, {}
   if type(t) ~= 'table' or type(t.breaker) ~= 'table' then return nil end
   local b = t.breaker

@@ -930,3 +930,121 @@ fn a_store_given_up_on_stops_reading() {
         .expect("the connection was closed");
     assert!(at - t0 < Duration::from_secs(10), "{:?}", at - t0);
 }
+
+/// Values written by hand (or by an older binary) that cjson and serde_json read apart,
+/// in the fields of a record and outside them: each is a record to the script exactly
+/// when it is one to `target_from_value` (which the file store reads with), and one the
+/// script replaces is said to be replaced. Reads that kept it go on from what it held.
+#[test]
+fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
+    let server = RedisServer::start();
+    let l = contract::limits();
+    let store = open_on(&server, &l, Clock::own());
+    let with = |rev: &str, failures: &str, rest: &str| {
+        format!(
+            "{{\"format\":\"retry-http-state\",\"rev\":{rev},\"target\":{{\"breaker\":{{\"failures\":{failures}{rest}}},\"budget\":[]}}}}"
+        )
+    };
+    let deep = |n: usize| format!(",\"x\":{}{}", "[".repeat(n), "]".repeat(n));
+    let mut texts = Vec::new();
+    for rev in [
+        "1",
+        "1.0",
+        "1e0",
+        "-0",
+        "0x1",
+        "01",
+        "+1",
+        "1.",
+        "Infinity",
+        "NaN",
+        "-1",
+        "9007199254740992",
+        "9007199254740993",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1E+2",
+    ] {
+        texts.push(with(rev, "2", ""));
+    }
+    for failures in [
+        "2.0",
+        "2e0",
+        "-0",
+        "0x2",
+        "\"2\"",
+        "4294967295",
+        "4294967296",
+        "[2]",
+        "{}",
+    ] {
+        texts.push(with("1", failures, ""));
+    }
+    for rest in [
+        ",\"probe_id\":9007199254740992",
+        ",\"probe_id\":9007199254740993",
+        ",\"probe_id\":18446744073709551615",
+        ",\"probe_id\":5.0",
+        ",\"x\":1.5",
+        ",\"x\":-7",
+        ",\"x\":0x1",
+        ",\"x\":{}",
+        ",\"x\":{ \n}",
+        ",\"x\":\"a\\\"1.5\\u0000\"",
+        ",\"x\":\"raw\ttab\"",
+        ",\"x\":\"\\x\"",
+        &deep(100),
+        &deep(124),
+        &deep(125),
+        &deep(126),
+        &deep(127),
+        &deep(400),
+    ] {
+        texts.push(with("1", "2", rest));
+    }
+    let good = with("1", "2", "");
+    for (from, to) in [
+        ("\"budget\":[]", "\"budget\":{}"),
+        ("\"budget\":[]", "\"budget\":{ }"),
+        ("\"budget\":[]", "\"budget\":[[5,1.0,0]]"),
+        ("\"budget\":[]", "\"budget\":[[5,9007199254740993,0]]"),
+        ("\"budget\":[]", "\"budget\":[{}]"),
+        ("\"budget\":[]", "\"budget\":[],\"seen\":1e3"),
+        ("\"budget\":[]", "\"budget\":[],\"hold_until\":{}"),
+    ] {
+        texts.push(good.replace(from, to));
+    }
+    for text in texts {
+        let said = Mutex::new(Vec::new());
+        let warn = |m: &str| said.lock().expect("one thread").push(m.to_string());
+        let read = store.parse("k", text.clone(), T0, &warn);
+        let ours = said.lock().expect("one thread").is_empty();
+        let before = if ours {
+            read.target.breaker.failures
+        } else {
+            0
+        };
+        server.cli(&["SET", "retry-http:t", &text]);
+        let warnings = Mutex::new(Vec::new());
+        let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
+        store
+            .apply("t", &fail(), BOUND, &warn)
+            .expect("the record is read or replaced");
+        let warnings = warnings.into_inner().expect("one thread");
+        if ours {
+            assert!(
+                warnings.is_empty(),
+                "{text}: read as a record: {warnings:?}"
+            );
+        } else {
+            assert_eq!(
+                warnings.len(),
+                1,
+                "{text}: replaced, and said so: {warnings:?}"
+            );
+            assert!(warnings[0].contains("not a record"), "{text}: {warnings:?}");
+        }
+        let (t, _) = store.peek("t", BOUND).expect("the store answers");
+        assert_eq!(t.breaker.failures, before.saturating_add(1), "{text}");
+    }
+}
