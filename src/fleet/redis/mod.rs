@@ -539,15 +539,56 @@ impl Store for RedisStore {
         warn: &dyn Fn(&str),
     ) -> std::io::Result<(Reply, Millis)> {
         self.run_op(key, op, bound, warn)
+            .map_err(|e| self.unquoted(e))
     }
 
     fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
         let until = Instant::now() + bound;
         let read = self
             .read(&self.key(key), until, &|_| {})
-            .map_err(|e| within(e, bound))?;
+            .map_err(|e| self.unquoted(within(e, bound)))?;
         Ok((read.target, read.now))
     }
+}
+
+/// The shortest piece of the password masked wherever a server's words quote it, in
+/// characters: the whole password is masked from 3 (`redact`), but a server may quote only
+/// its beginning (Redis cuts the arguments it quotes in an error at 128 bytes).
+const QUOTED_PIECE: usize = 6;
+
+impl RedisStore {
+    /// `e` with every piece of the password that its words quote masked: an error's words
+    /// may hold what the server answered (an error line, a value it was not to send), and
+    /// a server may quote what it was sent, the `AUTH` before.
+    fn unquoted(&self, e: std::io::Error) -> std::io::Error {
+        match &self.location.password {
+            Some(p) => std::io::Error::new(e.kind(), without_pieces(&e.to_string(), p)),
+            None => e,
+        }
+    }
+}
+
+/// `text` with every run of at least `QUOTED_PIECE` characters that `secret` holds shown
+/// as the mask, the longest run first at each place.
+fn without_pieces(text: &str, secret: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let mut piece = QUOTED_PIECE;
+        while i + piece <= chars.len() && secret.contains(&String::from_iter(&chars[i..i + piece]))
+        {
+            piece += 1;
+        }
+        if piece > QUOTED_PIECE {
+            out.push_str(crate::redact::MASK);
+            i += piece - 1;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Reads `--state-cacert`: at most `MAX_CACERT` bytes, within `bound`. It is opened

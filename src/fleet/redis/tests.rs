@@ -1048,3 +1048,82 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
         assert_eq!(t.breaker.failures, before.saturating_add(1), "{text}");
     }
 }
+
+/// A "server" that takes any `AUTH` and answers every other command with what `answer`
+/// makes of the arguments it was sent before (the password among them).
+fn quoting(answer: fn(&str) -> String) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for c in listener.incoming() {
+            let Ok(mut c) = c else { return };
+            let mut sent = String::new();
+            let mut command = [0u8; 65536];
+            while let Ok(n) = c.read(&mut command) {
+                if n == 0 {
+                    break;
+                }
+                let text = String::from_utf8_lossy(&command[..n]).into_owned();
+                let reply = if text.contains("AUTH") {
+                    sent.push_str(&text);
+                    "+OK\r\n".to_string()
+                } else {
+                    answer(&sent)
+                };
+                if c.write_all(reply.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    port
+}
+
+/// The password of the quoting tests: long, so that a server quotes only its beginning.
+const LONG_PASSWORD: &str = "Correct-horse-battery-staple-and-then-some-more-words-past-forty";
+
+/// The first 40 characters of the password in what the server was sent.
+fn password_start(sent: &str) -> &str {
+    let at = sent.find("Correct").unwrap_or(0);
+    &sent[at..(at + 40).min(sent.len())]
+}
+
+/// A server that quotes what it was sent, the password cut short as Redis cuts what it
+/// quotes, in an error line or in a value the read did not expect: no piece of the
+/// password is in the error an operation or a peek returns (and so in any warning, JSON
+/// log line or `--explain` line made of it).
+#[test]
+fn a_server_quoting_the_password_cut_short_is_not_repeated() {
+    let l = contract::limits();
+    let error: fn(&str) -> String = |sent| format!("-ERR you said {}\r\n", password_start(sent));
+    let value: fn(&str) -> String = |sent| {
+        let quoted = format!("you said {}", password_start(sent));
+        format!("${}\r\n{quoted}\r\n", quoted.len())
+    };
+    for answer in [error, value] {
+        let port = quoting(answer);
+        for url in [
+            format!("redis://:{LONG_PASSWORD}@127.0.0.1:{port}"),
+            format!("redis://ops:{LONG_PASSWORD}@127.0.0.1:{port}/2"),
+        ] {
+            let store = open_url(&url, &l, Clock::own());
+            let said = [
+                apply(&store, "t", fail())
+                    .expect_err("not an answer")
+                    .to_string(),
+                store
+                    .peek("t", BOUND)
+                    .expect_err("not an answer")
+                    .to_string(),
+            ];
+            for e in said {
+                assert!(e.contains("you said") || e.contains("nonsense"), "{e}");
+                for piece in LONG_PASSWORD.as_bytes().windows(8) {
+                    let piece = std::str::from_utf8(piece).expect("ASCII");
+                    assert!(!e.contains(piece), "{piece} in {e}");
+                }
+            }
+        }
+    }
+}
