@@ -107,11 +107,34 @@ local function number_token(tok)
   return tok
 end
 
+-- Whether `s` is UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF),
+-- as a Rust string must be and cjson does not ask.
+local function utf8(s)
+  local i = s:find('[\128-\255]')
+  while i do
+    local c, b = s:byte(i), s:byte(i + 1) or 0
+    local len = (c >= 0xC2 and c <= 0xDF and 2) or (c >= 0xE0 and c <= 0xEF and 3)
+      or (c >= 0xF0 and c <= 0xF4 and 4)
+    if not len or (c == 0xE0 and b < 0xA0) or (c == 0xED and b > 0x9F)
+        or (c == 0xF0 and b < 0x90) or (c == 0xF4 and b > 0x8F) then
+      return false
+    end
+    for k = 1, len - 1 do
+      local x = s:byte(i + k)
+      if not x or x < 0x80 or x > 0xBF then return false end
+    end
+    i = s:find('[\128-\255]', i + len)
+  end
+  return true
+end
+
 -- `text` rewritten so that cjson reads it as serde_json does, or nil when serde_json
--- would refuse it: cjson reads hex, Infinity, 1.0 as 1 and raw control characters in
--- strings, rounds integers past 2^53, nests up to 1000 deep and reads {} as an empty
--- list; serde_json does none of these. Strings are kept as they are.
+-- would refuse it: cjson reads hex, Infinity, 1.0 as 1, bytes that are not UTF-8 and
+-- raw control characters in strings, rounds integers past 2^53, nests up to 1000 deep
+-- and reads {} as an empty list; serde_json does none of these. Strings are kept as
+-- they are.
 local function strict(text)
+  if not utf8(text) then return nil end
   local out, i, n, depth = {}, 1, #text, 0
   while i <= n do
     local c = text:sub(i, i)

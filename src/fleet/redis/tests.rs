@@ -1127,3 +1127,52 @@ fn a_server_quoting_the_password_cut_short_is_not_repeated() {
         }
     }
 }
+
+/// A value that is not UTF-8 (here only in a field retry-http does not read) is no record
+/// to a Rust reader, the file store's: the script replaces it with one warning, whatever
+/// the bytes (a stray continuation byte, an overlong form, a surrogate, one past U+10FFFF,
+/// a sequence cut short); UTF-8 of every length is kept.
+#[test]
+fn a_record_that_is_not_utf8_is_replaced_as_a_file_would_be() {
+    let server = RedisServer::start();
+    let l = contract::limits();
+    let store = open_on(&server, &l, Clock::own());
+    let mut c = connection(&server);
+    let record = |x: &[u8]| {
+        let mut v = b"{\"format\":\"retry-http-state\",\"rev\":1,\"target\":{\"breaker\":{\"failures\":2},\"budget\":[],\"x\":\"".to_vec();
+        v.extend_from_slice(x);
+        v.extend_from_slice(b"\"}}");
+        v
+    };
+    let kept: [&[u8]; 4] = [b"plain", "é".as_bytes(), "€".as_bytes(), "😀".as_bytes()];
+    let bad: [&[u8]; 6] = [
+        b"\x80",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xe2\x82",
+        b"\xff",
+    ];
+    for (x, valid) in kept
+        .iter()
+        .map(|x| (x, true))
+        .chain(bad.iter().map(|x| (x, false)))
+    {
+        let text = record(x);
+        assert_eq!(std::str::from_utf8(&text).is_ok(), valid, "{x:?}");
+        let () = redis::cmd("SET")
+            .arg("retry-http:t")
+            .arg(&text)
+            .query(&mut c)
+            .expect("SET");
+        let warnings = Mutex::new(Vec::new());
+        let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
+        store
+            .apply("t", &fail(), BOUND, &warn)
+            .expect("the record is read or replaced");
+        let warnings = warnings.into_inner().expect("one thread");
+        assert_eq!(warnings.len(), usize::from(!valid), "{x:?}: {warnings:?}");
+        let (t, _) = store.peek("t", BOUND).expect("the store answers");
+        assert_eq!(t.breaker.failures, if valid { 3 } else { 1 }, "{x:?}");
+    }
+}
