@@ -178,11 +178,9 @@ local function strict(text)
   return table.concat(out)
 end
 
--- The record in `text`, or nil when it is not one of ours (the rules of record.rs's
--- target_from_json, version 2, as serde_json reads the text: see `strict`).
-local function decode(text)
-  text = strict(text)
-  if not text then return nil end
+-- The record cjson reads in `text`, or nil when it is not one of ours (the rules of
+-- record.rs's target_from_json, version 2); see `decode`.
+local function read_record(text)
   local ok, v = pcall(cjson.decode, text)
   if not ok or type(v) ~= 'table' or v.format ~= FORMAT then return nil end
   -- Any u64 is a revision to serde; one past 2^53 (0.5, see `number_token`) starts again.
@@ -236,6 +234,18 @@ local function encode(t, rev)
     .. ',"probe_id":' .. num(t.probe_id) .. ',"probe_until":' .. num(t.probe_until)
     .. '},"budget":[' .. table.concat(buckets, ',') .. '],"hold_until":' .. num(t.hold_until)
     .. ',"seen":' .. num(t.seen) .. '}}'
+end
+
+-- The record in `text` as serde_json reads it, or nil when it is not one of ours. A text
+-- this script wrote (the record read, encoded again, is the text itself) holds nothing
+-- `strict` would change and is read at once; any other is made `strict` first, which
+-- would double the script's time if every operation paid for it.
+local function decode(text)
+  local r, rev = read_record(text)
+  if r and encode(r, rev) == text then return r, rev end
+  text = strict(text)
+  if not text then return nil end
+  return read_record(text)
 end
 
 local function copy(t)
