@@ -128,6 +128,36 @@ local function utf8(s)
   return true
 end
 
+-- The text between two strings, `seg`, as serde_json reads it (see `strict`), and the
+-- depth of nesting after it, from `depth`; nil when serde_json would refuse it. Passes
+-- in C over the whole of it, and Lua only for each bracket and each number that needs
+-- rewriting, so that a long value costs what decoding it does.
+local function bare(seg, depth)
+  if not seg:find('[^ \t\r\n,:]') then return seg, depth end
+  for c in seg:gmatch('[%[%]{}]') do
+    if c == '[' or c == '{' then
+      depth = depth + 1
+      if depth > MAX_DEPTH then return nil end
+    else
+      depth = depth - 1
+    end
+  end
+  -- An empty object: one cjson cannot tell from an empty list.
+  seg = seg:gsub('{[ \t\r\n]*}', '{"":0}')
+  if seg:find('[%-%+%.%a]') or seg:find('%f[%d]0%d')
+      or seg:find('%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d') then
+    local wrong = false
+    seg = seg:gsub('[%-%+%.%w]+', function(tok)
+      if tok == 'true' or tok == 'false' or tok == 'null' then return tok end
+      local fixed = number_token(tok)
+      if not fixed then wrong = true end
+      return fixed or tok
+    end)
+    if wrong then return nil end
+  end
+  return seg, depth
+end
+
 -- `text` rewritten so that cjson reads it as serde_json does, or nil when serde_json
 -- would refuse it: cjson reads hex, Infinity, 1.0 as 1, bytes that are not UTF-8 and
 -- raw control characters in strings, rounds integers past 2^53, nests up to 1000 deep
@@ -137,42 +167,22 @@ local function strict(text)
   if not utf8(text) then return nil end
   local out, i, n, depth = {}, 1, #text, 0
   while i <= n do
-    local c = text:sub(i, i)
-    local j
-    if c == '"' then
-      j = i + 1
-      while true do
-        local k = text:find('["\\]', j)
-        if not k then return nil end
-        if text:sub(k, k) == '"' then j = k + 1 break end
-        j = k + 2
-      end
-      local literal = text:sub(i, j - 1)
-      if literal:find('[%z\1-\31]') then return nil end
-      out[#out + 1] = literal
-    elseif c:find('[%-%+%.%w]') then
-      j = text:find('[^%-%+%.%w]', i) or n + 1
-      local tok = text:sub(i, j - 1)
-      if tok ~= 'true' and tok ~= 'false' and tok ~= 'null' then
-        tok = number_token(tok)
-        if not tok then return nil end
-      end
-      out[#out + 1] = tok
-    else
-      j = i + 1
-      if c == '[' or c == '{' then
-        depth = depth + 1
-        if depth > MAX_DEPTH then return nil end
-      elseif c == ']' or c == '}' then
-        depth = depth - 1
-      end
-      local close = c == '{' and text:find('^[ \t\r\n]*}', j)
-      if close then
-        -- An empty object: one cjson cannot tell from an empty list.
-        c, j, depth = '{"":0}', text:find('}', j) + 1, depth - 1
-      end
-      out[#out + 1] = c
+    local q = text:find('"', i, true) or n + 1
+    if q > i then
+      out[#out + 1], depth = bare(text:sub(i, q - 1), depth)
+      if not depth then return nil end
     end
+    if q > n then break end
+    local j = q + 1
+    while true do
+      local k = text:find('["\\]', j)
+      if not k then return nil end
+      if text:sub(k, k) == '"' then j = k + 1 break end
+      j = k + 2
+    end
+    local literal = text:sub(q, j - 1)
+    if literal:find('[%z\1-\31]') then return nil end
+    out[#out + 1] = literal
     i = j
   end
   return table.concat(out)

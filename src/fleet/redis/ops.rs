@@ -19,7 +19,7 @@ use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 /// The script as it is sent: `ops.lua` without its comments and indentation (11 KB
-/// instead of 16), and its SHA-1, by which `EVALSHA` names it.
+/// instead of 17), and its SHA-1, by which `EVALSHA` names it.
 static SCRIPT: LazyLock<(String, String)> = LazyLock::new(|| {
     let text: String = include_str!("ops.lua")
         .lines()
