@@ -14,7 +14,9 @@
 //! What is read is bounded too: the scripts never answer a value longer than `MAX_RECORD`
 //! (a longer one is measured with `STRLEN` on the server, not sent, and is replaced as a
 //! value that is not a record of ours), and the connection (`wire`) reads no answer past
-//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends.
+//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends. Nor does what it
+//! returns repeat the password: a server that quotes what it was sent, even cut short,
+//! has each piece of it masked (`RedisStore::unquoted`).
 
 use crate::fleet::Millis;
 use crate::fleet::op::{Op, Reply};
