@@ -562,13 +562,26 @@ impl RedisStore {
     /// `e` with every piece of the password that its words quote masked: an error's words
     /// may hold what the server answered (an error line, a value it was not to send), and
     /// a server may quote what it was sent, the `AUTH` before.
+    /// The words are cut at `MAX_QUOTED` characters first: looking for pieces costs in
+    /// proportion to the words' length and the password's, and a server can answer an
+    /// error line of a megabyte that repeats a long password, which took longer than a
+    /// deadline of seconds to mask.
     fn unquoted(&self, e: std::io::Error) -> std::io::Error {
-        match &self.location.password {
-            Some(p) => std::io::Error::new(e.kind(), without_pieces(&e.to_string(), p)),
-            None => e,
+        let Some(p) = &self.location.password else {
+            return e;
+        };
+        let words = e.to_string();
+        let mut kept: String = words.chars().take(MAX_QUOTED).collect();
+        if kept.len() < words.len() {
+            kept.push_str("...");
         }
+        std::io::Error::new(e.kind(), without_pieces(&kept, p))
     }
 }
+
+/// The most of an error's words kept when the store has a password, in characters (an
+/// error line of Redis is a few dozen).
+const MAX_QUOTED: usize = 2048;
 
 /// `text` with every run of at least `QUOTED_PIECE` characters that `secret` holds shown
 /// as the mask, the longest run first at each place.

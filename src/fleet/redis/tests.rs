@@ -1180,3 +1180,31 @@ fn a_record_that_is_not_utf8_is_replaced_as_a_file_would_be() {
         assert_eq!(t.breaker.failures, if valid { 3 } else { 1 }, "{x:?}");
     }
 }
+
+/// A server that answers an error line of 900 KiB repeating a long password: the
+/// error is masked and cut short, in much less than the operation's bound would allow.
+#[test]
+fn a_long_error_quoting_a_long_password_is_masked_in_time() {
+    let l = contract::limits();
+    let port = quoting(|sent| {
+        let at = sent.find("Correct").unwrap_or(0);
+        let password = sent[at..].lines().next().unwrap_or("");
+        format!(
+            "-ERR {}\r\n",
+            password.repeat((900 << 10) / password.len().max(1))
+        )
+    });
+    let password = LONG_PASSWORD.repeat(16);
+    let store = open_url(
+        &format!("redis://:{password}@127.0.0.1:{port}"),
+        &l,
+        Clock::own(),
+    );
+    let t0 = Instant::now();
+    let e = apply(&store, "t", fail())
+        .expect_err("not an answer")
+        .to_string();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(e.len() < 4096, "{}", e.len());
+    assert!(!e.contains(&LONG_PASSWORD[..8]), "{e}");
+}
