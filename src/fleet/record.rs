@@ -305,7 +305,8 @@ impl State {
     }
 }
 
-/// A count of a bucket: a number up to 2^53, as JSON numbers go.
+/// A count of a bucket, or a probe lease's number: a number up to 2^53, as JSON numbers go
+/// (every reader, the store's script too, keeps it exact).
 fn count(v: &Value) -> Option<u64> {
     v.as_u64().filter(|n| *n <= 1 << 53)
 }
@@ -360,7 +361,7 @@ fn target_from_json(t: &Value, now: Millis, version: u64) -> Option<Target> {
     let b = t.get("breaker")?;
     let probe_id = match b.get("probe_id") {
         None | Some(Value::Null) => None,
-        Some(id) => Some(id.as_u64()?),
+        Some(id) => Some(count(id)?),
     };
     let breaker = Breaker {
         failures: u32::try_from(b.get("failures")?.as_u64()?).ok()?,

@@ -24,6 +24,7 @@ mod docs;
 mod environment;
 mod exits;
 mod explain;
+mod fleet_hostile;
 mod footprint;
 mod golden;
 mod headers;

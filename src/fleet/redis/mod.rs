@@ -16,7 +16,9 @@
 //! What is read is bounded too: the scripts never answer a value longer than `MAX_RECORD`
 //! (a longer one is measured with `STRLEN` on the server, not sent, and is replaced as a
 //! value that is not a record of ours), and the connection (`wire`) reads no answer past
-//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends.
+//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends. Nor does what it
+//! returns repeat the password: a server that quotes what it was sent, even cut short,
+//! has each piece of it masked (`RedisStore::unquoted`).
 
 use crate::fleet::Millis;
 use crate::fleet::op::{Op, Reply};
@@ -732,12 +734,15 @@ impl RedisStore {
                     read.target = target;
                 }
             }
-            None => warn(&format!(
-                "the key {key} in the state store is not a record of retry-http's; starting it afresh"
-            )),
+            None => warn(&not_ours(key)),
         }
         read
     }
+}
+
+/// The warning for the key `key`, whose value is not a record of retry-http's.
+fn not_ours(key: &str) -> String {
+    format!("the key {key} in the state store is not a record of retry-http's; starting it afresh")
 }
 
 impl Store for RedisStore {
@@ -749,15 +754,69 @@ impl Store for RedisStore {
         warn: &dyn Fn(&str),
     ) -> std::io::Result<(Reply, Millis)> {
         self.run_op(key, op, bound, warn)
+            .map_err(|e| self.unquoted(e))
     }
 
     fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
         let until = Instant::now() + bound;
         let read = self
             .read(&self.key(key), until, &|_| {})
-            .map_err(|e| within(e, bound))?;
+            .map_err(|e| self.unquoted(within(e, bound)))?;
         Ok((read.target, read.now))
     }
+}
+
+/// The shortest piece of the password masked wherever a server's words quote it, in
+/// characters: the whole password is masked from 3 (`redact`), but a server may quote only
+/// its beginning (Redis cuts the arguments it quotes in an error at 128 bytes).
+const QUOTED_PIECE: usize = 6;
+
+impl RedisStore {
+    /// `e` with every piece of the password that its words quote masked: an error's words
+    /// may hold what the server answered (an error line, a value it was not to send), and
+    /// a server may quote what it was sent, the `AUTH` before.
+    /// The words are cut at `MAX_QUOTED` characters first: looking for pieces costs in
+    /// proportion to the words' length and the password's, and a server can answer an
+    /// error line of a megabyte that repeats a long password, which took longer than a
+    /// deadline of seconds to mask.
+    fn unquoted(&self, e: std::io::Error) -> std::io::Error {
+        let Some(p) = &self.location.password else {
+            return e;
+        };
+        let words = e.to_string();
+        let mut kept: String = words.chars().take(MAX_QUOTED).collect();
+        if kept.len() < words.len() {
+            kept.push_str("...");
+        }
+        std::io::Error::new(e.kind(), without_pieces(&kept, p))
+    }
+}
+
+/// The most of an error's words kept when the store has a password, in characters (an
+/// error line of Redis is a few dozen).
+const MAX_QUOTED: usize = 2048;
+
+/// `text` with every run of at least `QUOTED_PIECE` characters that `secret` holds shown
+/// as the mask, the longest run first at each place.
+fn without_pieces(text: &str, secret: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let mut piece = QUOTED_PIECE;
+        while i + piece <= chars.len() && secret.contains(&String::from_iter(&chars[i..i + piece]))
+        {
+            piece += 1;
+        }
+        if piece > QUOTED_PIECE {
+            out.push_str(crate::redact::MASK);
+            i += piece - 1;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Reads `--state-cacert`: at most `MAX_CACERT` bytes, within `bound`. It is opened

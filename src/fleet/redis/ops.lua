@@ -80,13 +80,124 @@ local function fresh()
   return { failures = 0, budget = {}, seen = 0 }
 end
 
--- The record in `text`, or nil when it is not one of ours (the rules of record.rs's
--- target_from_json, version 2).
-local function decode(text)
-  local ok, v = pcall(cjson.decode, text)
-  if not ok or type(v) ~= 'table' or v.format ~= FORMAT or not whole(v.rev, MAX_COUNT) then
+-- The largest integers JSON readers keep exact (2^53) and serde's u64, as digits.
+local EXACT_DIGITS = '9007199254740992'
+local U64_DIGITS = '18446744073709551615'
+-- How deep serde_json nests arrays and objects before it gives up.
+local MAX_DEPTH = 127
+
+-- Whether the digits `d` (no sign, no leading zero) stand for more than `limit`'s.
+local function above(d, limit)
+  return #d > #limit or (#d == #limit and d > limit)
+end
+
+-- A number token as serde_json reads it: the token kept when it is an integer a u64
+-- holds exactly as a double; '0.5' (a number no field accepts, and which no text can
+-- give, since fractions become strings here) when it is above 2^53 and a u64 still
+-- holds it; '"n"' (read as a u64 by nothing) for fractions, exponents, negative numbers
+-- and larger integers; nil when it is not JSON (hex, Infinity, NaN, 01, +1, 1.), which
+-- serde refuses and cjson reads.
+local function number_token(tok)
+  local int, rest = tok:match('^(%-?%d+)(.*)$')
+  if not int or int:find('^%-?0%d') then return nil end
+  if rest ~= '' and not (rest:find('^%.%d+$') or rest:find('^%.%d+[eE][%+%-]?%d+$')
+      or rest:find('^[eE][%+%-]?%d+$')) then
     return nil
   end
+  if rest ~= '' or int:sub(1, 1) == '-' or above(int, U64_DIGITS) then return '"n"' end
+  if above(int, EXACT_DIGITS) then return '0.5' end
+  return tok
+end
+
+-- Whether `s` is UTF-8 (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF),
+-- as a Rust string must be and cjson does not ask.
+local function utf8(s)
+  local i = s:find('[\128-\255]')
+  while i do
+    local c, b = s:byte(i), s:byte(i + 1) or 0
+    local len = (c >= 0xC2 and c <= 0xDF and 2) or (c >= 0xE0 and c <= 0xEF and 3)
+      or (c >= 0xF0 and c <= 0xF4 and 4)
+    if not len or (c == 0xE0 and b < 0xA0) or (c == 0xED and b > 0x9F)
+        or (c == 0xF0 and b < 0x90) or (c == 0xF4 and b > 0x8F) then
+      return false
+    end
+    for k = 1, len - 1 do
+      local x = s:byte(i + k)
+      if not x or x < 0x80 or x > 0xBF then return false end
+    end
+    i = s:find('[\128-\255]', i + len)
+  end
+  return true
+end
+
+-- The text between two strings, `seg`, as serde_json reads it (see `strict`), and the
+-- depth of nesting after it, from `depth`; nil when serde_json would refuse it. Passes
+-- in C over the whole of it, and Lua only for each bracket and each number that needs
+-- rewriting, so that a long value costs what decoding it does.
+local function bare(seg, depth)
+  if not seg:find('[^ \t\r\n,:]') then return seg, depth end
+  for c in seg:gmatch('[%[%]{}]') do
+    if c == '[' or c == '{' then
+      depth = depth + 1
+      if depth > MAX_DEPTH then return nil end
+    else
+      depth = depth - 1
+    end
+  end
+  -- An empty object: one cjson cannot tell from an empty list.
+  seg = seg:gsub('{[ \t\r\n]*}', '{"":0}')
+  if seg:find('[%-%+%.%a]') or seg:find('%f[%d]0%d')
+      or seg:find('%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d') then
+    local wrong = false
+    seg = seg:gsub('[%-%+%.%w]+', function(tok)
+      if tok == 'true' or tok == 'false' or tok == 'null' then return tok end
+      local fixed = number_token(tok)
+      if not fixed then wrong = true end
+      return fixed or tok
+    end)
+    if wrong then return nil end
+  end
+  return seg, depth
+end
+
+-- `text` rewritten so that cjson reads it as serde_json does, or nil when serde_json
+-- would refuse it: cjson reads hex, Infinity, 1.0 as 1, bytes that are not UTF-8 and
+-- raw control characters in strings, rounds integers past 2^53, nests up to 1000 deep
+-- and reads {} as an empty list; serde_json does none of these. Strings are kept as
+-- they are.
+local function strict(text)
+  if not utf8(text) then return nil end
+  local out, i, n, depth = {}, 1, #text, 0
+  while i <= n do
+    local q = text:find('"', i, true) or n + 1
+    if q > i then
+      out[#out + 1], depth = bare(text:sub(i, q - 1), depth)
+      if not depth then return nil end
+    end
+    if q > n then break end
+    local j = q + 1
+    while true do
+      local k = text:find('["\\]', j)
+      if not k then return nil end
+      if text:sub(k, k) == '"' then j = k + 1 break end
+      j = k + 2
+    end
+    local literal = text:sub(q, j - 1)
+    if literal:find('[%z\1-\31]') then return nil end
+    out[#out + 1] = literal
+    i = j
+  end
+  return table.concat(out)
+end
+
+-- The record cjson reads in `text`, or nil when it is not one of ours (the rules of
+-- record.rs's target_from_json, version 2); see `decode`.
+local function read_record(text)
+  local ok, v = pcall(cjson.decode, text)
+  if not ok or type(v) ~= 'table' or v.format ~= FORMAT then return nil end
+  -- Any u64 is a revision to serde; one past 2^53 (0.5, see `number_token`) starts again.
+  if v.rev == 0.5 then v.rev = 0 end
+  if not whole(v.rev, MAX_COUNT) then return nil end
   local t, r = v.target, {}
   if type(t) ~= 'table' or type(t.breaker) ~= 'table' then return nil end
   local b = t.breaker
@@ -135,6 +246,18 @@ local function encode(t, rev)
     .. ',"probe_id":' .. num(t.probe_id) .. ',"probe_until":' .. num(t.probe_until)
     .. '},"budget":[' .. table.concat(buckets, ',') .. '],"hold_until":' .. num(t.hold_until)
     .. ',"seen":' .. num(t.seen) .. '}}'
+end
+
+-- The record in `text` as serde_json reads it, or nil when it is not one of ours. A text
+-- this script wrote (the record read, encoded again, is the text itself) holds nothing
+-- `strict` would change and is read at once; any other is made `strict` first, which
+-- would double the script's time if every operation paid for it.
+local function decode(text)
+  local r, rev = read_record(text)
+  if r and encode(r, rev) == text then return r, rev end
+  text = strict(text)
+  if not text then return nil end
+  return read_record(text)
 end
 
 local function copy(t)

@@ -18,8 +18,8 @@ use crate::units::millis;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
-/// The script as it is sent: `ops.lua` without its comments and indentation (8.6 KB
-/// instead of 12), and its SHA-1, by which `EVALSHA` names it.
+/// The script as it is sent: `ops.lua` without its comments and indentation (11 KB
+/// instead of 17), and its SHA-1, by which `EVALSHA` names it.
 static SCRIPT: LazyLock<(String, String)> = LazyLock::new(|| {
     let text: String = include_str!("ops.lua")
         .lines()
@@ -100,10 +100,16 @@ impl RedisStore {
     }
 
     /// Says what the script found wrong with the record it replaced or repaired: the
-    /// script sends back what it read, and the warning is the one a read of it gives.
+    /// script sends back what it read, and the warning is the one a read of it gives. A
+    /// value the script replaced is said to be so whatever the read makes of it: the
+    /// script's word decides, so that no record is ever dropped in silence.
     fn tell(&self, name: &str, answer: &Answer, warn: &dyn Fn(&str)) {
-        if answer.warning != 0 {
-            self.parse(name, answer.detail.clone(), answer.now, warn);
+        match answer.warning {
+            0 => {}
+            2 => warn(&super::not_ours(name)),
+            _ => {
+                self.parse(name, answer.detail.clone(), answer.now, warn);
+            }
         }
     }
 }

@@ -1234,3 +1234,306 @@ fn a_cluster_that_is_down_says_so_in_words() {
     let e = fails_in_time(|bound| store.peek("t", bound)).to_string();
     assert!(e.contains("the cluster cannot serve the key now"), "{e}");
 }
+
+/// Values written by hand (or by an older binary) that cjson and serde_json read apart,
+/// in the fields of a record and outside them: each is a record to the script exactly
+/// when it is one to `target_from_value` (which the file store reads with), and one the
+/// script replaces is said to be replaced. Reads that kept it go on from what it held.
+#[test]
+fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
+    let server = RedisServer::start();
+    let l = contract::limits();
+    let store = open_on(&server, &l, Clock::own());
+    let with = |rev: &str, failures: &str, rest: &str| {
+        format!(
+            "{{\"format\":\"retry-http-state\",\"rev\":{rev},\"target\":{{\"breaker\":{{\"failures\":{failures}{rest}}},\"budget\":[]}}}}"
+        )
+    };
+    let deep = |n: usize| format!(",\"x\":{}{}", "[".repeat(n), "]".repeat(n));
+    let mut texts = Vec::new();
+    for rev in [
+        "1",
+        "1.0",
+        "1e0",
+        "-0",
+        "0x1",
+        "01",
+        "+1",
+        "1.",
+        "Infinity",
+        "NaN",
+        "-1",
+        "9007199254740992",
+        "9007199254740993",
+        "18446744073709551615",
+        "18446744073709551616",
+        "1E+2",
+    ] {
+        texts.push(with(rev, "2", ""));
+    }
+    for failures in [
+        "2.0",
+        "2e0",
+        "-0",
+        "0x2",
+        "\"2\"",
+        "4294967295",
+        "4294967296",
+        "[2]",
+        "{}",
+    ] {
+        texts.push(with("1", failures, ""));
+    }
+    for rest in [
+        ",\"probe_id\":9007199254740992",
+        ",\"probe_id\":9007199254740993",
+        ",\"probe_id\":18446744073709551615",
+        ",\"probe_id\":5.0",
+        ",\"x\":1.5",
+        ",\"x\":-7",
+        ",\"x\":0x1",
+        ",\"x\":{}",
+        ",\"x\":{ \n}",
+        ",\"x\":\"a\\\"1.5\\u0000\"",
+        ",\"x\":\"raw\ttab\"",
+        ",\"x\":\"\\x\"",
+        ",\"x\":[\"a\",1.5,\"b\",-0,\"c\"]",
+        ",\"x\":[\"a\",0x1,\"b\"]",
+        ",\"x\":[\"}\",{ },\"{[\",01]",
+        ",\"x\":[\"]]]\",[[]],\"[[[\"]",
+        &deep(100),
+        &deep(124),
+        &deep(125),
+        &deep(126),
+        &deep(127),
+        &deep(400),
+    ] {
+        texts.push(with("1", "2", rest));
+    }
+    let good = with("1", "2", "");
+    for (from, to) in [
+        ("\"budget\":[]", "\"budget\":{}"),
+        ("\"budget\":[]", "\"budget\":{ }"),
+        ("\"budget\":[]", "\"budget\":[[5,1.0,0]]"),
+        ("\"budget\":[]", "\"budget\":[[5,9007199254740993,0]]"),
+        ("\"budget\":[]", "\"budget\":[{}]"),
+        ("\"budget\":[]", "\"budget\":[],\"seen\":1e3"),
+        ("\"budget\":[]", "\"budget\":[],\"hold_until\":{}"),
+    ] {
+        texts.push(good.replace(from, to));
+    }
+    for text in texts {
+        let said = Mutex::new(Vec::new());
+        let warn = |m: &str| said.lock().expect("one thread").push(m.to_string());
+        let read = store.parse("k", text.clone(), T0, &warn);
+        let ours = said.lock().expect("one thread").is_empty();
+        let before = if ours {
+            read.target.breaker.failures
+        } else {
+            0
+        };
+        server.cli(&["SET", "retry-http:t", &text]);
+        let warnings = Mutex::new(Vec::new());
+        let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
+        store
+            .apply("t", &fail(), BOUND, &warn)
+            .expect("the record is read or replaced");
+        let warnings = warnings.into_inner().expect("one thread");
+        if ours {
+            assert!(
+                warnings.is_empty(),
+                "{text}: read as a record: {warnings:?}"
+            );
+        } else {
+            assert_eq!(
+                warnings.len(),
+                1,
+                "{text}: replaced, and said so: {warnings:?}"
+            );
+            assert!(warnings[0].contains("not a record"), "{text}: {warnings:?}");
+        }
+        let (t, _) = store.peek("t", BOUND).expect("the store answers");
+        assert_eq!(t.breaker.failures, before.saturating_add(1), "{text}");
+    }
+}
+
+/// A "server" that takes any `AUTH` and answers every other command with what `answer`
+/// makes of the arguments it was sent before (the password among them).
+fn quoting(answer: fn(&str) -> String) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        for c in listener.incoming() {
+            let Ok(mut c) = c else { return };
+            let mut sent = String::new();
+            let mut command = [0u8; 65536];
+            while let Ok(n) = c.read(&mut command) {
+                if n == 0 {
+                    break;
+                }
+                let text = String::from_utf8_lossy(&command[..n]).into_owned();
+                // One answer for each command of the write (AUTH and SELECT come pipelined
+                // with the first command): `+OK` to those two, the quote to the others.
+                let mut reply = String::new();
+                for name in command_names(&text) {
+                    if name == "AUTH" {
+                        sent.push_str(&text);
+                    }
+                    if name == "AUTH" || name == "SELECT" {
+                        reply.push_str("+OK\r\n");
+                    } else {
+                        reply.push_str(&answer(&sent));
+                    }
+                }
+                if c.write_all(reply.as_bytes()).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    port
+}
+
+/// The names of the RESP commands in `text` (arrays of bulk strings, whole), in order.
+fn command_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut lines = text.split("\r\n");
+    while let Some(head) = lines.next() {
+        let Some(n) = head.strip_prefix('*').and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let mut args = Vec::new();
+        for _ in 0..n {
+            lines.next();
+            args.push(lines.next().unwrap_or_default().to_string());
+        }
+        names.push(args.first().cloned().unwrap_or_default().to_uppercase());
+    }
+    names
+}
+
+/// The password of the quoting tests: long, so that a server quotes only its beginning.
+const LONG_PASSWORD: &str = "Correct-horse-battery-staple-and-then-some-more-words-past-forty";
+
+/// The first 40 characters of the password in what the server was sent.
+fn password_start(sent: &str) -> &str {
+    let at = sent.find("Correct").unwrap_or(0);
+    &sent[at..(at + 40).min(sent.len())]
+}
+
+/// A server that quotes what it was sent, the password cut short as Redis cuts what it
+/// quotes, in an error line or in a value the read did not expect: no piece of the
+/// password is in the error an operation or a peek returns (and so in any warning, JSON
+/// log line or `--explain` line made of it).
+#[test]
+fn a_server_quoting_the_password_cut_short_is_not_repeated() {
+    let l = contract::limits();
+    let error: fn(&str) -> String = |sent| format!("-ERR you said {}\r\n", password_start(sent));
+    let value: fn(&str) -> String = |sent| {
+        let quoted = format!("you said {}", password_start(sent));
+        format!("${}\r\n{quoted}\r\n", quoted.len())
+    };
+    for answer in [error, value] {
+        let port = quoting(answer);
+        for url in [
+            format!("redis://:{LONG_PASSWORD}@127.0.0.1:{port}"),
+            format!("redis://ops:{LONG_PASSWORD}@127.0.0.1:{port}/2"),
+        ] {
+            let store = open_url(&url, &l, Clock::own());
+            let said = [
+                apply(&store, "t", fail())
+                    .expect_err("not an answer")
+                    .to_string(),
+                store
+                    .peek("t", BOUND)
+                    .expect_err("not an answer")
+                    .to_string(),
+            ];
+            for e in said {
+                assert!(e.contains("you said") || e.contains("nonsense"), "{e}");
+                for piece in LONG_PASSWORD.as_bytes().windows(8) {
+                    let piece = std::str::from_utf8(piece).expect("ASCII");
+                    assert!(!e.contains(piece), "{piece} in {e}");
+                }
+            }
+        }
+    }
+}
+
+/// A value that is not UTF-8 (here only in a field retry-http does not read) is no record
+/// to a Rust reader, the file store's: the script replaces it with one warning, whatever
+/// the bytes (a stray continuation byte, an overlong form, a surrogate, one past U+10FFFF,
+/// a sequence cut short); UTF-8 of every length is kept.
+#[test]
+fn a_record_that_is_not_utf8_is_replaced_as_a_file_would_be() {
+    let server = RedisServer::start();
+    let l = contract::limits();
+    let store = open_on(&server, &l, Clock::own());
+    let mut c = connection(&server);
+    let record = |x: &[u8]| {
+        let mut v = b"{\"format\":\"retry-http-state\",\"rev\":1,\"target\":{\"breaker\":{\"failures\":2},\"budget\":[],\"x\":\"".to_vec();
+        v.extend_from_slice(x);
+        v.extend_from_slice(b"\"}}");
+        v
+    };
+    let kept: [&[u8]; 4] = [b"plain", "é".as_bytes(), "€".as_bytes(), "😀".as_bytes()];
+    let bad: [&[u8]; 6] = [
+        b"\x80",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xe2\x82",
+        b"\xff",
+    ];
+    for (x, valid) in kept
+        .iter()
+        .map(|x| (x, true))
+        .chain(bad.iter().map(|x| (x, false)))
+    {
+        let text = record(x);
+        assert_eq!(std::str::from_utf8(&text).is_ok(), valid, "{x:?}");
+        let () = redis::cmd("SET")
+            .arg("retry-http:t")
+            .arg(&text)
+            .query(&mut c)
+            .expect("SET");
+        let warnings = Mutex::new(Vec::new());
+        let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
+        store
+            .apply("t", &fail(), BOUND, &warn)
+            .expect("the record is read or replaced");
+        let warnings = warnings.into_inner().expect("one thread");
+        assert_eq!(warnings.len(), usize::from(!valid), "{x:?}: {warnings:?}");
+        let (t, _) = store.peek("t", BOUND).expect("the store answers");
+        assert_eq!(t.breaker.failures, if valid { 3 } else { 1 }, "{x:?}");
+    }
+}
+
+/// A server that answers an error line of 900 KiB repeating a long password: the
+/// error is masked and cut short, in much less than the operation's bound would allow.
+#[test]
+fn a_long_error_quoting_a_long_password_is_masked_in_time() {
+    let l = contract::limits();
+    let port = quoting(|sent| {
+        let at = sent.find("Correct").unwrap_or(0);
+        let password = sent[at..].lines().next().unwrap_or("");
+        format!(
+            "-ERR {}\r\n",
+            password.repeat((900 << 10) / password.len().max(1))
+        )
+    });
+    let password = LONG_PASSWORD.repeat(16);
+    let store = open_url(
+        &format!("redis://:{password}@127.0.0.1:{port}"),
+        &l,
+        Clock::own(),
+    );
+    let t0 = Instant::now();
+    let e = apply(&store, "t", fail())
+        .expect_err("not an answer")
+        .to_string();
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert!(e.len() < 4096, "{}", e.len());
+    assert!(!e.contains(&LONG_PASSWORD[..8]), "{e}");
+}
