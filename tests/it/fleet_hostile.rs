@@ -6,8 +6,11 @@
 
 use crate::common::*;
 use crate::state_redis::redis_server::RedisServer;
+use quoting_redis::{LONG_PASSWORD, password_start};
 use serde_json::Value;
-use std::io::{Read, Write};
+
+#[path = "../support/quoting_redis.rs"]
+mod quoting_redis;
 
 /// One target's record as the file store keeps it, `target` its JSON text.
 fn state_file(dir: &std::path::Path, key: &str, target: &str) -> std::path::PathBuf {
@@ -88,69 +91,15 @@ fn a_hand_written_record_means_the_same_to_both_stores() {
     }
 }
 
-/// The password of the quoting test: long, so that the server quotes only its start.
-const LONG_PASSWORD: &str = "Correct-horse-battery-staple-and-then-some-more-words-past-forty";
-
-/// A "server" that takes any `AUTH` and answers every other command with an error that
-/// quotes the first 40 characters of the password it was sent, as Redis cuts what it
-/// quotes.
-fn quoting_server() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for c in listener.incoming() {
-            let Ok(mut c) = c else { return };
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                while let Ok(n) = c.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    let text = String::from_utf8_lossy(&buf[..n]);
-                    // One answer per command of the write (AUTH and SELECT come pipelined
-                    // with the first command): `+OK` to those two, the quote to the others.
-                    let mut reply = String::new();
-                    for name in command_names(&text) {
-                        if name == "AUTH" || name == "SELECT" {
-                            reply.push_str("+OK\r\n");
-                        } else {
-                            reply.push_str(&format!("-ERR you said {}\r\n", &LONG_PASSWORD[..40]));
-                        }
-                    }
-                    if c.write_all(reply.as_bytes()).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
-    port
-}
-
-/// The names of the RESP commands in `text` (arrays of bulk strings, whole), in order.
-fn command_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut lines = text.split("\r\n");
-    while let Some(head) = lines.next() {
-        let Some(n) = head.strip_prefix('*').and_then(|n| n.parse::<usize>().ok()) else {
-            continue;
-        };
-        let mut args = Vec::new();
-        for _ in 0..n {
-            lines.next();
-            args.push(lines.next().unwrap_or_default().to_string());
-        }
-        names.push(args.first().cloned().unwrap_or_default().to_uppercase());
-    }
-    names
-}
-
 /// No piece of the password (8 characters or more) in the text log, the JSON log or
 /// `--explain`, though the server quoted its start in every answer.
 #[test]
 fn a_store_quoting_the_password_cut_short_is_not_repeated() {
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
-    let state = format!("redis://ops:{LONG_PASSWORD}@127.0.0.1:{}", quoting_server());
+    let state = format!(
+        "redis://ops:{LONG_PASSWORD}@127.0.0.1:{}",
+        quoting_redis::start(|sent| format!("-ERR you said {}\r\n", password_start(sent)))
+    );
     let url = s.url("/");
     let runs = [
         vec!["--state", &state, &url],

@@ -954,4 +954,8 @@ mod redis_server;
 mod redis_cluster;
 
 #[cfg(test)]
+#[path = "../../../tests/support/quoting_redis.rs"]
+mod quoting_redis;
+
+#[cfg(test)]
 mod tests;

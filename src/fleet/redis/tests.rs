@@ -2,6 +2,7 @@
 //! `tests/support/redis_server.rs`): the store contract, concurrency, the property test that
 //! feeds the file store and this one the same events, failures, expiry, URLs.
 
+use super::quoting_redis::{LONG_PASSWORD, password_start};
 use super::redis_cluster::RedisCluster;
 use super::redis_server::RedisServer;
 use super::*;
@@ -1357,71 +1358,6 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
     }
 }
 
-/// A "server" that takes any `AUTH` and answers every other command with what `answer`
-/// makes of the arguments it was sent before (the password among them).
-fn quoting(answer: fn(&str) -> String) -> u16 {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for c in listener.incoming() {
-            let Ok(mut c) = c else { return };
-            let mut sent = String::new();
-            let mut command = [0u8; 65536];
-            while let Ok(n) = c.read(&mut command) {
-                if n == 0 {
-                    break;
-                }
-                let text = String::from_utf8_lossy(&command[..n]).into_owned();
-                // One answer for each command of the write (AUTH and SELECT come pipelined
-                // with the first command): `+OK` to those two, the quote to the others.
-                let mut reply = String::new();
-                for name in command_names(&text) {
-                    if name == "AUTH" {
-                        sent.push_str(&text);
-                    }
-                    if name == "AUTH" || name == "SELECT" {
-                        reply.push_str("+OK\r\n");
-                    } else {
-                        reply.push_str(&answer(&sent));
-                    }
-                }
-                if c.write_all(reply.as_bytes()).is_err() {
-                    break;
-                }
-            }
-        }
-    });
-    port
-}
-
-/// The names of the RESP commands in `text` (arrays of bulk strings, whole), in order.
-fn command_names(text: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut lines = text.split("\r\n");
-    while let Some(head) = lines.next() {
-        let Some(n) = head.strip_prefix('*').and_then(|n| n.parse::<usize>().ok()) else {
-            continue;
-        };
-        let mut args = Vec::new();
-        for _ in 0..n {
-            lines.next();
-            args.push(lines.next().unwrap_or_default().to_string());
-        }
-        names.push(args.first().cloned().unwrap_or_default().to_uppercase());
-    }
-    names
-}
-
-/// The password of the quoting tests: long, so that a server quotes only its beginning.
-const LONG_PASSWORD: &str = "Correct-horse-battery-staple-and-then-some-more-words-past-forty";
-
-/// The first 40 characters of the password in what the server was sent.
-fn password_start(sent: &str) -> &str {
-    let at = sent.find("Correct").unwrap_or(0);
-    &sent[at..(at + 40).min(sent.len())]
-}
-
 /// A server that quotes what it was sent, the password cut short as Redis cuts what it
 /// quotes, in an error line or in a value the read did not expect: no piece of the
 /// password is in the error an operation or a peek returns (and so in any warning, JSON
@@ -1435,7 +1371,7 @@ fn a_server_quoting_the_password_cut_short_is_not_repeated() {
         format!("${}\r\n{quoted}\r\n", quoted.len())
     };
     for answer in [error, value] {
-        let port = quoting(answer);
+        let port = quoting_redis::start(answer);
         for url in [
             format!("redis://:{LONG_PASSWORD}@127.0.0.1:{port}"),
             format!("redis://ops:{LONG_PASSWORD}@127.0.0.1:{port}/2"),
@@ -1515,7 +1451,7 @@ fn a_record_that_is_not_utf8_is_replaced_as_a_file_would_be() {
 #[test]
 fn a_long_error_quoting_a_long_password_is_masked_in_time() {
     let l = contract::limits();
-    let port = quoting(|sent| {
+    let port = quoting_redis::start(|sent| {
         let at = sent.find("Correct").unwrap_or(0);
         let password = sent[at..].lines().next().unwrap_or("");
         format!(
