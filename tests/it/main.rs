@@ -57,7 +57,6 @@ mod state;
 mod state_cluster;
 mod state_redis;
 mod state_report;
-mod state_scale;
 mod terminal;
 mod tls;
 mod tls_faults;
