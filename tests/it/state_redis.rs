@@ -1696,3 +1696,57 @@ fn an_oversized_key_under_the_prefix_is_measured_not_read() {
     let (out, _) = run(&["--state", &r.url(), &s.url("/")]);
     assert!(warnings(&out).is_empty(), "{}", stderr(&out));
 }
+
+/// A store that stops answering while the run's request is in flight: the run's record of
+/// its end is not confirmed within its bound, and its one warning says it may still be
+/// counted (the command was sent, at most once), not that it was lost; once the server
+/// wakes, it is counted once.
+#[test]
+fn a_record_not_confirmed_in_time_may_still_count_once() {
+    let r = RedisServer::start();
+    // The answer comes in two parts, a second apart: the test freezes the store between.
+    let head = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n".to_vec();
+    let parts = vec![head, b"ok".to_vec()];
+    let pause = Duration::from_millis(1500);
+    let s = Server::start(vec![Step::RawPaced { parts, pause }]).expect("server");
+    let state = r.url();
+    let args = [
+        "--state",
+        &state,
+        "--state-timeout",
+        "300ms",
+        "-o",
+        "/dev/null",
+    ];
+    let url = s.url("/");
+    let run = std::thread::spawn({
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        move || {
+            let mut all: Vec<&str> = args.iter().map(String::as_str).collect();
+            all.push(&url);
+            run(&all).0
+        }
+    });
+    let until = Instant::now() + Duration::from_secs(20);
+    while s.requests().is_empty() {
+        assert!(Instant::now() < until, "the request never came");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    r.stop_signal();
+    let out = run.join().expect("the run");
+    r.cont_signal();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let w = warnings(&out);
+    assert_eq!(w.len(), 1, "{}", stderr(&out));
+    assert!(w[0].contains("cannot record the run"), "{}", w[0]);
+    assert!(
+        w[0].ends_with("timed out after 300ms (--state-timeout, and at most half the time left before the deadline); if the store received it late, it may still count it (once)"),
+        "{}",
+        w[0]
+    );
+    assert_eq!(
+        counted(&redis_record(&r, &target_of(&s)), 1),
+        1,
+        "counted once"
+    );
+}
