@@ -938,7 +938,7 @@ fn describe(code: &str, detail: &str) -> String {
         "CROSSSLOT" => "the cluster holds the keys of one command in different slots".into(),
         "NOPERM" => {
             format!(
-                "the user may not run what the store needs: EVALSHA and EVAL, and in them TIME, STRLEN, GET, SET, DEL ({detail})"
+                "the user may not run what the store needs: EVALSHA and EVAL, and in them TIME, STRLEN, GET, SET, DEL, and SELECT for a database other than 0 ({detail})"
             )
         }
         code => format!("the server answered {code} {detail}"),
