@@ -79,6 +79,15 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The warning lines of a text log.
+pub fn warnings(out: &Output) -> Vec<String> {
+    stderr(out)
+        .lines()
+        .filter(|l| l.starts_with("retry-http: warning:"))
+        .map(String::from)
+        .collect()
+}
+
 /// The per-attempt lines of a text log.
 pub fn attempt_lines(out: &Output) -> Vec<String> {
     stderr(out)

@@ -35,15 +35,6 @@ fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// The warning lines of a text log.
-fn warnings(out: &std::process::Output) -> Vec<String> {
-    stderr(out)
-        .lines()
-        .filter(|l| l.starts_with("retry-http: warning:"))
-        .map(String::from)
-        .collect()
-}
-
 /// The names in a folder, sorted.
 fn names(dir: &std::path::Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -57,15 +57,6 @@ fn run_many(cache: &Path, n: usize, args: &[&str]) -> Vec<(Output, Duration)> {
         .collect()
 }
 
-/// The warning lines of a text log.
-fn warnings(out: &Output) -> Vec<String> {
-    stderr(out)
-        .lines()
-        .filter(|l| l.starts_with("retry-http: warning:"))
-        .map(String::from)
-        .collect()
-}
-
 /// The key of `target` on a cluster, under the default prefix: the target hash-tagged.
 fn key(target: &str) -> String {
     format!("retry-http:{{{target}}}")

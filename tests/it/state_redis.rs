@@ -93,15 +93,6 @@ fn counted(record: &Value, column: usize) -> u64 {
         .sum()
 }
 
-/// The warning lines of a text log.
-fn warnings(out: &Output) -> Vec<String> {
-    stderr(out)
-        .lines()
-        .filter(|l| l.starts_with("retry-http: warning:"))
-        .map(String::from)
-        .collect()
-}
-
 /// Runs the binary `n` times at once (each on a thread of its own, released together).
 fn run_many(n: usize, args: &[&str]) -> Vec<Output> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
