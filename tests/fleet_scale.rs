@@ -1,21 +1,23 @@
 //! `--state redis://...` at fleet scale, measured from outside: the real binary, a real
 //! redis-server, and between them, where round trips are counted, a loopback proxy
-//! (tests/support/round_trips.rs). Exact counts with the default `--state-timeout`
+//! (tests/support/round_trips.rs). Exact counts when the store is given time
 //! (successes and failures of 512 runs, 128 at once; the retries granted to 200 runs at
-//! once), and the round trips a run costs, alone and at 128 at once, with a password and a
-//! database number too. The tests of this file run one at a time.
+//! once), the same invariant at the default `--state-timeout`, and the round trips a run
+//! costs, alone and at 128 at once, with a password and a database number too. The tests
+//! of this file run one at a time.
 //!
 //! What the store holds is read back with `retry-http --explain` (the circuit's failures
 //! in a row, the budget's successes and retries left), not from the key's text, so these
 //! tests hold whatever form the store gives a record.
 //!
-//! Exactness, when runs may give up on the store: a run that could not use the store in
-//! time says so (one warning, "cannot use the state store" or "cannot record the run"),
-//! and counts as such; every other run's outcome must be in the store. A run that warned
-//! may still have had its write applied (the answer came after its bound), so the store
-//! holds between the silent runs and all the runs: never fewer (an outcome lost in
-//! silence), never more (one counted twice). Runs that warn must stay rare: at most
-//! `RARE_WARNINGS` of a batch (see there why that many).
+//! Exactness is tested twice. Given a patient bound (`--state-timeout 10s`), no run may
+//! give up on the store and the store must hold every outcome exactly once: an outcome
+//! lost under contention fails it whatever the machine's load. At the default bound
+//! (250 ms), a run may give up on the store when the machine is loaded (128 processes on
+//! two cores wait for the CPU between a command and its answer); such a run says so (one
+//! warning, "cannot use the state store" or "cannot record the run") and its write may
+//! still have been applied, so the store holds between the silent runs and all the runs:
+//! never fewer (an outcome lost in silence), never more (one counted twice).
 
 // This file is a test binary of its own, not one of `it`'s files: cargo runs test binaries
 // one after the other, so its batches of 128 and 200 processes never share the 2 cores with
@@ -42,15 +44,16 @@ use std::time::Duration;
 mod round_trips;
 use round_trips::{Counts, RoundTripProxy};
 
-/// The share of a batch's runs that may give up on the store: one in `RARE_WARNINGS`, an
-/// eighth. The store's bound is the default `--state-timeout` (250 ms), counted from the
-/// start of each operation; on two cores at a load average of 15, with 128 processes of
-/// the batch runnable besides, a process can wait about that long for the CPU between
-/// sending a command and reading its answer, which says nothing of the store (at a load
-/// average of 16, 3 of 512 debug runs timed out on a plain read). An eighth still fails a
-/// store that gives up as a matter of course under contention: the compare-and-set retried
-/// on a hot key until its bound made a sixth to a half of the runs give up there.
-const RARE_WARNINGS: usize = 8;
+/// The bound given to the store in the exact-count batches: far beyond what a loaded
+/// machine's scheduling adds to a round trip, so that a run that gives up on the store is
+/// the store's failure, not the machine's.
+const PATIENT: [&str; 2] = ["--state-timeout", "10s"];
+
+/// At the default bound, the least share of a batch that must use the store throughout
+/// for the invariant to say anything: one run in `SILENT_AT_LEAST`. Measured: 0 of 512
+/// runs warned on an idle machine, 66 of 512 on a slower one running the suite; the
+/// compare-and-set retried on a hot key until its bound made a sixth to a half give up.
+const SILENT_AT_LEAST: usize = 4;
 
 /// Runs at once in the exact-count batches, and how many each of those runs one after the
 /// other: 512 runs, 128 at a time, so that the store is contended for the whole batch
@@ -123,11 +126,6 @@ fn store_warning(out: &Output) -> Option<String> {
     found
 }
 
-/// Whether a run went on without the store (it warned it could not use it).
-fn went_without_store(out: &Output) -> bool {
-    store_warning(out).is_some_and(|w| w.contains("cannot use the state store"))
-}
-
 /// The warnings of the runs of `outs` that warned about the store, one per such run.
 fn warned(outs: &[Output]) -> Vec<String> {
     outs.iter().filter_map(store_warning).collect()
@@ -180,7 +178,9 @@ fn explain(state: &str, flags: &[&str], url: &str) -> Shown {
 
 /// Asserts that the store holds, as `recorded`, between the runs of `outs` that used it
 /// throughout and all of them, and that the runs that warned are rare.
-fn assert_exact(what: &str, recorded: u64, outs: &[Output]) {
+/// Asserts the invariant of a batch at the default bound: every silent run's outcome is in
+/// `recorded`, none twice, and enough runs were silent for that to mean something.
+fn assert_reported(what: &str, recorded: u64, outs: &[Output]) {
     let warned = warned(outs);
     let runs = outs.len();
     let silent = (runs - warned.len()) as u64;
@@ -195,12 +195,24 @@ fn assert_exact(what: &str, recorded: u64, outs: &[Output]) {
         recorded <= runs as u64,
         "{what}: {recorded} recorded of {runs} runs: counted twice"
     );
-    let most = runs / RARE_WARNINGS;
+    let least = (runs / SILENT_AT_LEAST) as u64;
     assert!(
-        warned.len() <= most,
-        "{what}: {} of {runs} runs gave up on the store, more than {most} ({recorded} recorded); the first: {first:?}",
-        warned.len()
+        silent >= least,
+        "{what}: only {silent} of {runs} runs used the store throughout, fewer than {least}; the first warning: {first:?}"
     );
+}
+
+/// Asserts a patient batch: no run gave up on the store, and it holds each outcome once.
+fn assert_exact(what: &str, recorded: u64, outs: &[Output]) {
+    let warned = warned(outs);
+    assert!(
+        warned.is_empty(),
+        "{what}: {} of {} runs gave up on a store given 10 s; the first: {:?}",
+        warned.len(),
+        outs.len(),
+        warned.first()
+    );
+    assert_eq!(recorded, outs.len() as u64, "{what}: recorded of runs");
 }
 
 /// The address of a TCP redis-server.
@@ -212,25 +224,40 @@ fn address(r: &RedisServer) -> SocketAddr {
 // ---------------------------------------------------------------------------------------
 // Every outcome recorded, at 128 and 200 at once.
 
-/// 512 successful runs, 128 at once: the store counts a success for every run that did
-/// not warn, and none twice.
-#[test]
-fn successes_of_128_runs_at_once_are_all_recorded() {
-    let _alone = one_at_a_time();
+/// Runs 512 successful runs, 128 at once, with `flags`, and returns their outputs and the
+/// successes the store holds afterwards; the server saw each run once.
+fn successes_of_512(flags: &[&str]) -> (Vec<Output>, u64) {
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let r = RedisServer::start();
     let (url, state) = (s.url("/"), r.url());
-    let outs = run_pool(AT_ONCE, EACH, &owned(&["--state", &state, &url]));
+    let args = [flags, &["--state", &state, &url]].concat();
+    let outs = run_pool(AT_ONCE, EACH, &owned(&args));
     for out in &outs {
         assert_eq!(code(out), 0, "{}", stderr(out));
     }
-    let shown = explain(&state, &[], &url);
-    assert_exact("successes", shown.successes, &outs);
     assert_eq!(s.requests().len(), outs.len());
+    let recorded = explain(&state, &[], &url).successes;
+    (outs, recorded)
+}
+
+/// 512 successful runs, 128 at once, the store given time: it counts every one, once.
+#[test]
+fn successes_of_128_runs_at_once_are_all_recorded() {
+    let _alone = one_at_a_time();
+    let (outs, recorded) = successes_of_512(&PATIENT);
+    assert_exact("successes", recorded, &outs);
+}
+
+/// The same at the default bound: every run that did not warn is counted, none twice.
+#[test]
+fn successes_at_the_default_bound_are_recorded_or_reported() {
+    let _alone = one_at_a_time();
+    let (outs, recorded) = successes_of_512(&[]);
+    assert_reported("successes", recorded, &outs);
 }
 
 /// 512 failing runs, 128 at once (one attempt each, a threshold the count stays under):
-/// the breaker counts a failure for every run that did not warn, and none twice.
+/// the store given time, the breaker counts every one, once.
 #[test]
 fn failures_of_128_runs_at_once_are_all_recorded() {
     let _alone = one_at_a_time();
@@ -240,6 +267,7 @@ fn failures_of_128_runs_at_once_are_all_recorded() {
     let breaker = ["--breaker-threshold", "1000"];
     let args = [
         &["--state", &state, "--attempts", "1"][..],
+        &PATIENT,
         &breaker,
         &[&url],
     ]
@@ -254,8 +282,8 @@ fn failures_of_128_runs_at_once_are_all_recorded() {
 }
 
 /// 200 failing runs at once, each allowed one retry by its flags, share a budget that
-/// allows the fleet only its floor of 20: the server gets 200 first tries and exactly 20
-/// retries, besides those of runs that said they went on without the store.
+/// allows the fleet only its floor of 20: the store given time, the server gets 200 first
+/// tries and exactly 20 retries.
 #[test]
 fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
     let _alone = one_at_a_time();
@@ -271,34 +299,28 @@ fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
         "1000",
     ];
     let fast = ["--retry", "1", "--base", "1ms", "--cap", "5ms"];
-    let args = [&["--state", &state][..], &flags, &fast, &[&url]].concat();
+    let args = [&["--state", &state][..], &PATIENT, &flags, &fast, &[&url]].concat();
     let outs = run_batch(200, &owned(&args));
-    let mut unguarded = 0;
     let mut attempts = 0;
     for out in &outs {
         let err = stderr(out);
         assert!(matches!(code(out), 4 | 7), "{err}");
-        let sent = attempt_lines(out).len();
-        attempts += sent;
-        if went_without_store(out) {
-            unguarded += sent - 1;
-        }
+        attempts += attempt_lines(out).len();
     }
+    let warned = warned(&outs);
+    assert!(
+        warned.is_empty(),
+        "{} of 200 runs gave up on a store given 10 s; the first: {:?}",
+        warned.len(),
+        warned.first()
+    );
     let shown = explain(&state, &flags, &url);
     assert_eq!(shown.allowed, 20, "the floor, with no success");
     assert_eq!(shown.left, 0, "200 runs want a retry: the floor is spent");
     assert_eq!(
         s.requests().len(),
-        200 + 20 + unguarded,
-        "{unguarded} retries sent without the store"
-    );
-    let most = outs.len() / RARE_WARNINGS;
-    let warned = warned(&outs);
-    assert!(
-        warned.len() <= most,
-        "{} of 200 runs gave up on the store, more than {most}; the first: {:?}",
-        warned.len(),
-        warned.first()
+        200 + 20,
+        "200 first tries and the floor"
     );
     assert_eq!(
         attempts,
