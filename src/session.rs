@@ -104,7 +104,9 @@ impl Session {
             Ok(request) => request,
             Err(outcome) => return outcome,
         };
+        let origins = crate::fleet::origins::Origins::new();
         let lent = Lent {
+            origins: &origins,
             reporter: &self.reporter,
             interrupt: &self.interrupt,
             watchdog: &self.watchdog,

@@ -188,6 +188,92 @@ pub struct Config {
     pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
     pub conditional: conditional::ConditionalConfig,
+    /// The URLs of the run (one or many) and how a run of several is scheduled.
+    pub batch: BatchConfig,
+}
+
+#[allow(dead_code)] // Read by the batch (being built).
+/// One transfer of a run: a URL and where its body goes.
+#[derive(Debug, Clone)]
+pub struct Transfer {
+    /// The URL, checked as `url` checks it.
+    pub url: Url,
+    /// Its `-o` file (paired in order, or made by `-O`, `--output-dir` applied); `None`:
+    /// stdout.
+    pub output: Option<PathBuf>,
+}
+
+/// `--rate N/U`: at most `count` transfers started per `per` (curl's `--rate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rate {
+    /// Transfers started per period (1 or more).
+    pub count: u32,
+    /// The period: a second, a minute, an hour (or a day, as curl takes it).
+    pub per: std::time::Duration,
+}
+
+#[allow(dead_code)] // Read by the batch (being built).
+/// The transfers of a run and how they are scheduled. A run of one URL has one transfer,
+/// which is `Config::request.url` and `Config::output.path`.
+#[derive(Debug, Clone)]
+pub struct BatchConfig {
+    /// Every transfer, in URL order (at least one); shared, so that a transfer's copy of
+    /// the configuration does not copy the list.
+    pub transfers: std::sync::Arc<Vec<Transfer>>,
+    /// `-Z`/`--parallel`: run transfers at the same time.
+    pub parallel: bool,
+    /// `--parallel-max N`: transfers in flight at once under `-Z` (1 to 1000; 50 default).
+    pub parallel_max: usize,
+    /// `--parallel-max-host N`: transfers in flight at once to one origin (6 default).
+    pub parallel_max_host: usize,
+    /// `--fail-early`: start nothing new after the first failed transfer.
+    pub fail_early: bool,
+    /// `--rate`: transfers started per period, at most.
+    pub rate: Option<Rate>,
+}
+
+/// `--parallel-max`'s default, as curl's.
+pub const PARALLEL_MAX: usize = 50;
+/// `--parallel-max-host`'s default: six transfers in flight to one origin, as browsers
+/// open at most six connections to one host (curl has no limit by default).
+pub const PARALLEL_MAX_HOST: usize = 6;
+
+#[allow(dead_code)] // Read by the batch (being built).
+impl BatchConfig {
+    /// The schedule of a run of the one URL `url`, written to `output`.
+    pub fn single(url: &Url, output: Option<&std::path::Path>) -> BatchConfig {
+        BatchConfig {
+            transfers: std::sync::Arc::new(vec![Transfer {
+                url: url.clone(),
+                output: output.map(|p| p.to_path_buf()),
+            }]),
+            parallel: false,
+            parallel_max: PARALLEL_MAX,
+            parallel_max_host: PARALLEL_MAX_HOST,
+            fail_early: false,
+            rate: None,
+        }
+    }
+
+    /// Whether the run has several transfers (or asked for `-Z`): the batch's log tags,
+    /// summary and exit rule apply.
+    pub fn is_batch(&self) -> bool {
+        self.transfers.len() > 1 || self.parallel
+    }
+}
+
+#[allow(dead_code)] // Read by the batch (being built).
+impl Config {
+    /// The configuration of transfer `i` (0-based) of the batch: this one with its URL
+    /// and output.
+    pub fn transfer(&self, i: usize) -> Config {
+        let mut cfg = self.clone();
+        if let Some(t) = self.batch.transfers.get(i) {
+            cfg.request.url = t.url.clone();
+            cfg.output.path = t.output.clone();
+        }
+        cfg
+    }
 }
 
 /// A usage error: one line saying what was wrong and what is accepted (exit 2).
@@ -354,7 +440,9 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let request = request::finished(a, found, drafted)?;
     let path = destination::output_file(a, &request.url)?;
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
+    let batch = BatchConfig::single(&request.url, path.as_deref());
     Ok(Config {
+        batch,
         output: output(a, path, ready.needs_body()),
         request,
         retry,

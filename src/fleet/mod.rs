@@ -17,6 +17,8 @@
 //!   operation);
 //! - `splay`: the stable per-host offset of `--splay` that spreads a fleet's first tries,
 //!   and how a run's deadline cuts the splay;
+//! - `origins`: the careful client per origin in process (a Retry-After hold, RateLimit
+//!   pacing, transfers in flight), shared by the transfers of one run;
 //! - `admission`: a run's side, asking before the first attempt and before each retry and
 //!   recording how the run ended.
 
@@ -26,6 +28,7 @@ pub mod budget;
 pub mod file;
 pub mod location;
 pub mod op;
+pub mod origins;
 pub mod record;
 pub mod redis;
 pub mod splay;

@@ -57,6 +57,8 @@ pub struct Lent<'s> {
     pub start: Instant,
     /// The seed of every random draw of the run.
     pub seed: u64,
+    /// What the run's transfers share per origin (see `fleet::origins`).
+    pub origins: &'s crate::fleet::origins::Origins,
 }
 
 /// What the files of a request hold, read and checked before anything is sent: the parts
