@@ -73,14 +73,31 @@ pub(super) fn placed(i: usize, n: usize, e: UsageError) -> UsageError {
 }
 
 /// Every URL parsed and checked as [`super::url`] checks one, in order; the first bad one
-/// is the error, with its place.
+/// is the error, with its place. Among several, a bare word (see [`bare`]) is refused.
 pub(super) fn urls(typed: &[&String]) -> Result<Vec<Url>, UsageError> {
     let n = typed.len();
     typed
         .iter()
         .enumerate()
-        .map(|(i, t)| super::url(t).map_err(|e| placed(i, n, e)))
+        .map(|(i, t)| {
+            if n > 1 && bare(t) {
+                // Not quoted: it may be a secret that lost its flag.
+                return Err(placed(i, n, UsageError(BARE.into())));
+            }
+            super::url(t).map_err(|e| placed(i, n, e))
+        })
         .collect()
+}
+
+/// Why a bare word is refused among several URLs.
+const BARE: &str = "a bare word (no scheme, '.', ':' or '/'; not quoted) is not taken for a host among several URLs: it is more likely a value that lost its flag (-H 'Authorization: Bearer' TOKEN); write http://NAME/ for a host of that name";
+
+/// A word with no scheme, `.`, `:`, `/`, `@` or `[`, other than `localhost`: the host
+/// name curl would make of it is a single label (`web`), but among several URLs such a
+/// word is far more often a token or a value whose flag was lost (`-H 'Authorization:
+/// Bearer' TOKEN URL`); taken for a host, it would be looked up and logged.
+fn bare(w: &str) -> bool {
+    !w.eq_ignore_ascii_case("localhost") && !w.contains(['.', ':', '/', '@', '['])
 }
 
 /// The flags that make no sense for several transfers, refused with what to do instead
@@ -385,6 +402,12 @@ mod tests {
             "{}",
             e.0
         );
+        // A bare word among several is refused, unquoted; alone (or localhost) it is a host.
+        let (word, host) = ("SKtoken9".to_string(), "localhost".to_string());
+        let e = urls(&[&a, &word]).expect_err("a bare word");
+        assert!(e.0.starts_with("URL 2 of 2: a bare word"), "{}", e.0);
+        assert!(!e.0.contains("SKtoken9"), "{}", e.0);
+        assert!(urls(&[&word]).is_ok() && urls(&[&host, &a]).is_ok());
     }
 
     fn paths(line: &[&str]) -> Result<Vec<Option<PathBuf>>, UsageError> {
