@@ -484,7 +484,12 @@ fn mark_secrets(a: &RequestArgs) {
     let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
     for typed in a.target.iter().chain(&a.destination.request.url) {
         redact::mark(redact::Secret::Url(typed));
-        if let Ok(u) = with_scheme(typed) {
+        // Marked again only when the scheme curl would add makes it another text: a list
+        // of 100,000 URLs with their schemes is read once (the marking is most of the
+        // time such a list takes to check).
+        if let Ok(u) = with_scheme(typed)
+            && u != *typed
+        {
             redact::mark(redact::Secret::Url(&u));
         }
     }
