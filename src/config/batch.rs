@@ -506,6 +506,56 @@ mod tests {
         assert!(paths(&["-o", "f", "-o", "sub/f", a, b]).is_ok());
     }
 
+    /// Each transfer's configuration has its URL and output, `--output-dir` applied and
+    /// `--create-dirs` kept; transfer 0 is the request's own; the schedule's flags are read.
+    #[test]
+    fn each_transfer_gets_its_url_and_output() {
+        let line = [
+            "--create-dirs",
+            "--output-dir",
+            "d",
+            "-O",
+            "-o",
+            "sub/x",
+            "-Z",
+            "--parallel-max",
+            "9",
+            "--parallel-max-host",
+            "2",
+            "--fail-early",
+            "--rate",
+            "3/m",
+            "-G",
+            "-d",
+            "q=1",
+            "http://h/a.txt",
+            "http://h/b.txt",
+            "http://h/c.txt",
+        ];
+        let cfg = super::super::build(&args(&line), Default::default()).expect("a valid line");
+        let b = &cfg.batch;
+        assert_eq!(b.transfers.len(), 3);
+        assert!(b.is_batch() && b.parallel && b.fail_early);
+        assert_eq!((b.parallel_max, b.parallel_max_host), (9, 2));
+        let per = std::time::Duration::from_secs(60);
+        assert_eq!(b.rate, Some(Rate { count: 3, per }));
+        assert_eq!(cfg.request.url.as_str(), "http://h/a.txt?q=1");
+        assert_eq!(cfg.output.path, Some(PathBuf::from("d/a.txt")));
+        let t = cfg.transfer(1);
+        assert_eq!(t.request.url.as_str(), "http://h/b.txt?q=1");
+        assert_eq!(t.output.path, Some(PathBuf::from("d/sub/x")));
+        assert!(t.output.create_dirs);
+        let t = cfg.transfer(2);
+        assert_eq!(
+            (t.request.url.as_str(), t.output.path),
+            ("http://h/c.txt?q=1", None)
+        );
+        let one = super::super::build(&args(&["http://h/"]), Default::default()).expect("one");
+        assert!(!one.batch.is_batch());
+        assert_eq!(one.batch.parallel_max, super::super::PARALLEL_MAX);
+        assert_eq!(one.batch.parallel_max_host, super::super::PARALLEL_MAX_HOST);
+    }
+
     #[test]
     fn flags_of_one_transfer_are_refused_for_several() {
         let two = ["http://h/a", "http://h/b"];
