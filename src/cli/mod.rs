@@ -106,7 +106,7 @@ pub struct RequestArgs {
     /// written: case matters, as in curl), then its URL (unless --url gives it). One
     /// request per run.
     // clap shows it as `[[METHOD] URL]...`; `target_shown` rewrites that.
-    #[arg(hide_short_help = true, value_name = TARGET, num_args = 1..=2, required_unless_present = "url")]
+    #[arg(hide_short_help = true, value_name = TARGET, num_args = 1.., required_unless_present = "url")]
     pub target: Vec<String>,
 
     /// What is sent, and how the connection is made.
@@ -160,6 +160,26 @@ pub struct RequestArgs {
     /// line, and curl's flags accepted with no effect or refused.
     #[command(flatten)]
     pub protocols: protocols::ProtocolFlags,
+    /// TEMPORARY: the batch's flags until the command line's own land.
+    #[command(flatten)]
+    pub batch_tmp: BatchTmpFlags,
+}
+
+/// TEMPORARY: the batch's flags, hidden, until the command line's own land.
+#[derive(Debug, Args)]
+pub struct BatchTmpFlags {
+    /// -Z.
+    #[arg(short = 'Z', long = "parallel", hide = true)]
+    pub parallel: bool,
+    /// --parallel-max.
+    #[arg(long = "parallel-max", hide = true)]
+    pub parallel_max: Option<usize>,
+    /// --parallel-max-host.
+    #[arg(long = "parallel-max-host", hide = true)]
+    pub parallel_max_host: Option<usize>,
+    /// --rate N/s|m|h.
+    #[arg(long = "rate", hide = true)]
+    pub rate: Option<String>,
 }
 
 impl RequestArgs {
@@ -490,8 +510,8 @@ pub struct OutputFlags {
     /// Write the body to FILE.
     ///
     /// It is renamed into place only when complete and successful.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[arg(short = 'o', long, value_name = "FILE", action = clap::ArgAction::Append)]
+    pub output: Vec<PathBuf>,
 
     /// Include the final response's status line and headers in the output, as the server sent them.
     #[arg(hide_short_help = true, short = 'i', long)]

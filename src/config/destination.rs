@@ -30,7 +30,20 @@ pub enum Family {
 pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
     match (a.destination.request.url.as_slice(), a.target.as_slice()) {
         ([], _) => positional(a),
+        // TEMPORARY: `--url @FILE`: its first URL (the batch reads the rest).
+        ([u], []) if u.starts_with('@') => {
+            let text = std::fs::read_to_string(&u[1..])
+                .map_err(|e| UsageError(format!("--url {u}: {e}")))?;
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim();
+            Ok((None, Box::leak(Box::new(first.to_string()))))
+        }
         ([u], []) => Ok((None, u)),
+        // TEMPORARY: several URLs make a batch (see `config::tmp_batch`).
+        (us, []) => Ok((None, &us[0])),
         ([_], _) => usage(
             "a URL is given with --url and as an argument: give one (one request per run; the method goes with -X)",
         ),
@@ -42,7 +55,10 @@ pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), Usag
 fn positional(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
     let (positional_method, target) = match a.target.as_slice() {
         [u] => (None, u),
-        [m, u] => (Some(m), u),
+        [m, u] if !m.contains([':', '.', '/']) && m.chars().all(|c| c.is_ascii_uppercase()) => {
+            (Some(m), u)
+        }
+        [u, ..] => (None, u),
         _ => return usage("expected [METHOD] URL"),
     };
     if positional_method.is_some() && a.request.method.is_some() {
@@ -173,7 +189,7 @@ pub(super) fn family(a: &RequestArgs, url: &Url) -> Result<Family, UsageError> {
 /// The output file of `a` for `url` (the URL sent, `-T`'s file name included): see
 /// [`output_path`].
 pub(super) fn output_file(a: &RequestArgs, url: &Url) -> Result<Option<PathBuf>, UsageError> {
-    output_path(a.output.output.clone(), &a.destination.output, url)
+    output_path(a.output.output.last().cloned(), &a.destination.output, url)
 }
 
 /// The `-o` path, or `-O`'s name from the URL, under `--output-dir` when relative; `-`

@@ -440,7 +440,7 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let request = request::finished(a, found, drafted)?;
     let path = destination::output_file(a, &request.url)?;
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
-    let batch = BatchConfig::single(&request.url, path.as_deref());
+    let batch = tmp_batch(a, &request.url, path.as_deref())?;
     Ok(Config {
         batch,
         output: output(a, path, ready.needs_body()),
@@ -453,6 +453,83 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
         ready,
         conditional,
     })
+}
+
+/// TEMPORARY: the batch from the positionals and `--url` (`@FILE` read), `-o` paired in
+/// order, and the hidden batch flags, until the command line's own land.
+fn tmp_batch(
+    a: &RequestArgs,
+    url0: &Url,
+    path: Option<&std::path::Path>,
+) -> Result<BatchConfig, UsageError> {
+    let mut typed: Vec<String> = Vec::new();
+    let pos = a.target.as_slice();
+    let pos = match pos {
+        [m, _, ..] if !m.contains([':', '.', '/']) && m.chars().all(|c| c.is_ascii_uppercase()) => {
+            &pos[1..]
+        }
+        _ => pos,
+    };
+    typed.extend(pos.iter().cloned());
+    for u in &a.destination.request.url {
+        match u.strip_prefix('@') {
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .map_err(|e| UsageError(format!("--url @{file}: {e}")))?;
+                typed.extend(
+                    text.lines()
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                        .map(String::from),
+                );
+            }
+            None => typed.push(u.clone()),
+        }
+    }
+    let mut batch = BatchConfig::single(url0, path);
+    if typed.len() > 1 {
+        let mut transfers = Vec::new();
+        for (i, t) in typed.iter().enumerate() {
+            let u = url(t)?;
+            let output =
+                a.output
+                    .output
+                    .get(i)
+                    .cloned()
+                    .map(|p| match &a.destination.output.output_dir {
+                        Some(d) if p.is_relative() => d.join(p),
+                        _ => p,
+                    });
+            transfers.push(Transfer { url: u, output });
+        }
+        batch.transfers = std::sync::Arc::new(transfers);
+    }
+    tmp_flags(a, &mut batch)?;
+    Ok(batch)
+}
+
+/// TEMPORARY: the hidden batch flags.
+fn tmp_flags(a: &RequestArgs, batch: &mut BatchConfig) -> Result<(), UsageError> {
+    let b = &a.batch_tmp;
+    batch.parallel = b.parallel;
+    batch.parallel_max = b.parallel_max.unwrap_or(PARALLEL_MAX);
+    batch.parallel_max_host = b.parallel_max_host.unwrap_or(PARALLEL_MAX_HOST);
+    batch.fail_early = a.protocols.request.fail_early;
+    if let Some(r) = &b.rate {
+        let (n, u) = r.split_once('/').unwrap_or((r, "s"));
+        let count: u32 = n.parse().map_err(|_| UsageError(format!("--rate {r}")))?;
+        let per = match u {
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            _ => return Err(UsageError(format!("--rate {r}"))),
+        };
+        batch.rate = Some(Rate {
+            count: count.max(1),
+            per,
+        });
+    }
+    Ok(())
 }
 
 /// Marks every secret the command line (with its `-K` lines) and the environment give, before
