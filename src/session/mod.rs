@@ -39,7 +39,8 @@ pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Outcome {
         Ok(cfg) => cfg,
         Err(e) => return unusable(args, found, &reporter, start, e.0),
     };
-    let session = Session::begin(&cfg, reporter, start, found.from_file);
+    let mut session = Session::begin(&cfg, reporter, start, found.from_file);
+    session.shared = batch::shared_state(args, &cfg);
     let outcome = session.run(&cfg);
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
@@ -98,6 +99,9 @@ pub struct Session {
     /// A batch's transfers counted by outcome so far, for a summary written by the
     /// watchdog or the signal handler (see `batch::last_words`).
     tally: Arc<Mutex<schedule::Tally>>,
+    /// What a batch's transfers share per origin (breaker, budget, Retry-After): `--state`
+    /// when given, else a store in memory of the batch's own (see `batch::shared_state`).
+    shared: Option<crate::fleet::admission::StateConfig>,
 }
 
 impl Session {
@@ -121,6 +125,7 @@ impl Session {
             aborts,
             unquote,
             tally,
+            shared: None,
         }
     }
 
