@@ -592,20 +592,28 @@ pub(crate) mod memory {
                     format!("http://h{i}:80"),
                     Target {
                         seen: 1_000_000,
+                        hold_until: Some(1_000_000 + 60_000),
                         ..Target::default()
                     },
                 );
             }
         }
-        let op = Op::Admit {
-            lease: Duration::from_secs(1),
-            id: 1,
+        // A failure is worth keeping: under the bound it would be kept.
+        let op = Op::Record {
+            result: crate::fleet::breaker::RunResult::Failure,
+            probe: None,
+            hint: None,
         };
         store
             .apply("http://new:80", &op, Duration::from_secs(1), &|_| {})
             .unwrap();
         assert_eq!(store.state().unwrap().targets.len(), MAX_TARGETS);
         assert!(!store.state().unwrap().targets.contains_key("http://new:80"));
+        store.state().unwrap().targets.remove("http://h0:80");
+        store
+            .apply("http://new:80", &op, Duration::from_secs(1), &|_| {})
+            .unwrap();
+        assert!(store.state().unwrap().targets.contains_key("http://new:80"));
     }
 
     #[cfg(test)]
