@@ -68,6 +68,14 @@ fn unusable(
     Outcome::Usage
 }
 
+/// The seed of transfer `transfer` (0-based) of a run seeded with `seed`: the seed itself
+/// for the first (a run of one URL draws as before), then a different stream for each
+/// transfer (Weyl's step, as splitmix64 takes it), so that transfers failing together do
+/// not wait in lockstep, and `--seed` still replays every one of them.
+fn transfer_seed(seed: u64, transfer: usize) -> u64 {
+    seed.wrapping_add((transfer as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
 /// Why [`Session::build`] made no request.
 enum Unbuilt {
     /// A usage error (exit 2), nothing sent: what was wrong.
@@ -161,7 +169,7 @@ impl Session {
             interrupt: &self.interrupt,
             watchdog: &self.watchdog,
             start: self.start,
-            seed: self.seed,
+            seed: transfer_seed(self.seed, transfer),
             transfer,
         }
     }
@@ -408,5 +416,16 @@ fn forced_summary(
         };
         let line = (words.line)(n, &last, sig.outcome(), "stopping: interrupted");
         deadline::last_line(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_transfer_draws_from_a_seed_of_its_own_and_the_first_from_the_run_s() {
+        assert_eq!(super::transfer_seed(42, 0), 42);
+        let seeds: std::collections::BTreeSet<u64> =
+            (0..1000).map(|i| super::transfer_seed(42, i)).collect();
+        assert_eq!(seeds.len(), 1000);
     }
 }
