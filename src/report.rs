@@ -601,8 +601,9 @@ pub fn batch_summary_line(
                 0 => "0 failed".to_string(),
                 n => format!("{n} failed (exit {})", outcome.code()),
             };
+            let plural = if c.transfers == 1 { "" } else { "s" };
             let head = format!(
-                "{} transfers: {} succeeded, {failed}, {} not started, in {}",
+                "{} transfer{plural}: {} succeeded, {failed}, {} not started, in {}",
                 c.transfers,
                 c.succeeded,
                 c.not_started,
