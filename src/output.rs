@@ -5,7 +5,9 @@
 //! beside it, renamed into place on success, so an existing file is never clobbered by a
 //! failed attempt. For stdout and for special files (`/dev/null`, a FIFO) the spool is an
 //! unnamed temporary file, copied out on success: memory stays bounded and a failed attempt
-//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
+//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead. In a
+//! batch, a transfer's "stdout" is a spool of its own (see [`capture_stdout`]), copied to
+//! stdout in URL order ([`copy_to_stdout`]).
 
 use crate::config::{OutputConfig, UsageError};
 use crate::files::{
