@@ -71,18 +71,23 @@ fn serve(conn: TcpStream, counts: &Counts) {
             .lock()
             .unwrap()
             .push((Instant::now(), path.clone()));
-        let ok = answer(&mut out, &path);
-        counts.in_flight.fetch_sub(1, Ordering::SeqCst);
-        if !ok {
+        // The request leaves the count before its answer is written: once the client has
+        // the answer, it may send its next request at once, before this thread runs again.
+        let done = || {
+            counts.in_flight.fetch_sub(1, Ordering::SeqCst);
+        };
+        if !answer(&mut out, &path, done) {
             return;
         }
     }
 }
 
-/// Answers `path`; false when the connection is to be dropped.
-fn answer(out: &mut TcpStream, path: &str) -> bool {
+/// Answers `path`, calling `done` just before the answer is written; false when the
+/// connection is to be dropped.
+fn answer(out: &mut TcpStream, path: &str, done: impl FnOnce()) -> bool {
     let parts: Vec<&str> = path.trim_start_matches('/').splitn(3, '/').collect();
     if parts[0] == "cut" {
+        done();
         let _ = out.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
         let _ = out.flush();
         std::thread::sleep(Duration::from_secs(60));
@@ -92,6 +97,7 @@ fn answer(out: &mut TcpStream, path: &str) -> bool {
     let status: u16 = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(200);
     let body = parts.get(2).copied().unwrap_or("");
     std::thread::sleep(Duration::from_millis(delay));
+    done();
     let head = format!(
         "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nContent-Type: text/plain\r\n\r\n",
         body.len()
