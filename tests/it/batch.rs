@@ -447,3 +447,34 @@ fn a_breaker_opened_by_some_transfers_refuses_the_others_to_that_origin_only() {
         "{err}"
     );
 }
+
+/// A body read from stdin is read once and sent whole by every transfer, serial or under
+/// -Z, small (held in memory) or large (spooled: transfers sent at the same time each read
+/// the spool from its start).
+#[test]
+fn a_body_from_stdin_is_sent_whole_by_every_transfer() {
+    use crate::scripted::{Server as Scripted, Step};
+    let small = b"one body for all".to_vec();
+    let large: Vec<u8> = (0..3 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
+    for (body, parallel) in [(&small, false), (&large, true), (&large, false)] {
+        let s = Scripted::start(vec![Step::status(200, "ok"); 3]).expect("server");
+        let (a, b, c) = (s.url("/a"), s.url("/b"), s.url("/c"));
+        let mut args = vec!["-s", "--data-binary", "@-"];
+        if parallel {
+            args.push("-Z");
+        }
+        args.extend([a.as_str(), b.as_str(), c.as_str()]);
+        let (out, _) = crate::common::run_with_stdin(&args, Some(body));
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let got = s.requests();
+        assert_eq!(got.len(), 3, "{}", stderr(&out));
+        for r in &got {
+            assert!(
+                r.body == *body,
+                "{} bytes of {} sent",
+                r.body.len(),
+                body.len()
+            );
+        }
+    }
+}
