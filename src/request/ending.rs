@@ -114,7 +114,7 @@ pub fn print_write_out(
 ) -> Result<(), String> {
     let reporter = lent.reporter;
     let mut vars = write_out_vars(request, ended, (outcome, reason));
-    vars.time_total = lent.start.elapsed();
+    vars.time_total = lent.began.elapsed();
     vars.urlnum = lent.transfer;
     vars.idempotency_key = reporter.key_handle().get().cloned();
     vars.state = reporter.state();

@@ -61,6 +61,9 @@ pub struct Lent<'s> {
     pub origins: &'s crate::fleet::origins::Origins,
     /// The transfer's place in the batch, 0-based (`%{urlnum}`; 0 for a run of one URL).
     pub transfer: usize,
+    /// When this transfer began (`%{time_total}` counts from here; for a run of one URL,
+    /// when the process started).
+    pub began: Instant,
 }
 
 /// What the files of a request hold, read and checked before anything is sent: the parts

@@ -224,7 +224,7 @@ impl Batch<'_> {
         };
         let ticket =
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
-        let lent = self.session.lend(&self.origins, reporter, i);
+        let lent = self.session.lend(&self.origins, reporter, (i, began));
         let ending = run::perform(&request, &lent);
         reporter.summary(
             ending.outcome,

@@ -159,17 +159,18 @@ impl Session {
         };
         self.aborts.add(request.transport.abort_handle());
         let origins = crate::fleet::origins::Origins::new();
-        let lent = self.lend(&origins, &self.reporter, 0);
+        let lent = self.lend(&origins, &self.reporter, (0, self.start));
         let ending = run::perform(&request, &lent);
         self.conclude(&ending)
     }
 
-    /// What the session lends transfer `transfer` (0-based), written to by `reporter`.
+    /// What the session lends transfer `transfer` (0-based), begun at `began`, written to
+    /// by `reporter`.
     fn lend<'s>(
         &'s self,
         origins: &'s crate::fleet::origins::Origins,
         reporter: &'s Reporter,
-        transfer: usize,
+        (transfer, began): (usize, Instant),
     ) -> Lent<'s> {
         Lent {
             origins,
@@ -179,6 +180,7 @@ impl Session {
             start: self.start,
             seed: transfer_seed(self.seed, transfer),
             transfer,
+            began,
         }
     }
 

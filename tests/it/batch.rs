@@ -478,3 +478,28 @@ fn a_body_from_stdin_is_sent_whole_by_every_transfer() {
         }
     }
 }
+
+/// `%{time_total}` is each transfer's own time, not the time since the run began: the
+/// second of two serial transfers, answered at once, took less than the first (2 s).
+#[test]
+fn time_total_is_each_transfer_s_own() {
+    let s = Server::start();
+    let null = ["-o", "/dev/null", "-o", "/dev/null"];
+    let mut args = strings(&[&["-s", "-w", "%{urlnum} %{time_total}\\n"][..], &null].concat());
+    args.extend([s.url("/2000/200/a"), s.url("/0/200/b")]);
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let times: Vec<f64> = text
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|t| t.parse().ok())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(times.len(), 2, "{text}");
+    assert!(text.starts_with("0 ") && text.contains("\n1 "), "{text}");
+    assert!(times[0] >= 2.0 && times[1] < times[0], "{text}");
+}
