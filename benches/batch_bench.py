@@ -1,0 +1,556 @@
+#!/usr/bin/env python3
+"""Runs the batch benchmark's clients side by side and writes benches/RESULTS-batch.md.
+Started by benches/batch.sh, which builds the binary, starts nginx and describes the machine.
+
+    python3 benches/batch_bench.py --bin retry-http --nginx-port P --machine machine.txt \
+        --out results/batch.json --results RESULTS-batch.md \
+        [--rate 40] [--urls 300] [--rounds 2] [--gets 1000] [--get-rounds 3] \
+        [--mem 10000,100000] [--parallel 50] [--sections rate,ratelimit,gets,memory]
+
+Clients, each started with /usr/bin/time (wall from spawn to exit, CPU = user + system of
+the process and everything it waited for, peak RSS); stdout to /dev/null, stderr kept:
+  curl      curl -Z --parallel-max P --retry 5 -s URL...
+  batch     retry-http -Z --parallel-max P URL...   (only when this build has -Z; else the
+            results say "not measured" and the script is ready for the build that does)
+  procs     one retry-http process per URL, P at a time: xargs -P P -n 1 retry-http -s -o /dev/null
+
+Sections:
+  rate       N URLs at /f/1..N of batch_server.py allowing R a second (fixed 1 s windows,
+             429 + Retry-After beyond): every client, ROUNDS rounds, alternating. Each run
+             starts 10 ms after a whole second of the wall clock, when a window opens, so
+             runs are alike. The server counts the 429s, the requests started during an
+             announced hold, the transfers that never got a 200, and the holds.
+  ratelimit  the same URLs against the server announcing its quota (draft 12's RateLimit and
+             RateLimit-Policy; the earlier drafts' RateLimit-Limit/-Remaining/-Reset; and
+             X-RateLimit-* with the reset as epoch seconds and as a delay): the batch once per
+             dialect (goal: no 429, >= 90% of the quota used), curl once with draft 12 beside.
+  gets       G small GETs to one origin with no limit (nginx, 1 KiB, /small.bin?n=I so every
+             URL differs; batch_server.py --rate 0 when nginx is absent): batch, procs and
+             curl, GET_ROUNDS rounds alternating; wall and CPU, medians.
+  memory     peak RSS of the batch given --url @FILE of M URLs (each size in --mem), with
+             curl -Z -K FILE (url = lines) beside.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] batch: {msg}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ servers ---
+class RateServer:
+    """One batch_server.py of ours; stopped by stop()."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(HERE, "batch_server.py"), "--port", "0", *args],
+            stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline().split()
+        if len(line) != 2 or line[0] != "ready":
+            raise SystemExit(f"batch_server.py {' '.join(args)} did not start")
+        self.port = int(line[1])
+        self.args = args
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stats(self, reset=True):
+        q = "?reset=1" if reset else ""
+        with urllib.request.urlopen(self.url(f"/_stats{q}"), timeout=10) as r:
+            return json.load(r)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+# ------------------------------------------------------------------ clients ---
+TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
+
+
+def run(argv, work, label, stdin_path=None, timeout=600):
+    """Runs argv; wall (spawn to exit), CPU, peak RSS, exit code and the end of stderr."""
+    tfile = os.path.join(work, f"{label}.time")
+    efile = os.path.join(work, f"{label}.stderr")
+    full = [TIME, "-f", "%U %S %M", "-o", tfile, *argv] if TIME else argv
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    with open(efile, "wb") as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(full, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
+        hwm = 0
+        while True:
+            try:
+                code = p.wait(0.01 if not TIME else timeout)
+                break
+            except subprocess.TimeoutExpired:
+                if TIME:
+                    p.kill()
+                    code = p.wait()
+                    break
+                hwm = max(hwm, vm_hwm(p.pid))
+        wall = time.perf_counter() - t0
+    if stdin_path:
+        stdin.close()
+    cpu = rss = None
+    if TIME and os.path.exists(tfile):
+        last = [line for line in open(tfile).read().splitlines() if line.strip()][-1].split()
+        try:
+            cpu, rss = float(last[0]) + float(last[1]), int(last[2])
+        except (ValueError, IndexError):
+            pass
+    elif not TIME:
+        rss = hwm or None
+    tail = open(efile, errors="replace").read().splitlines()[-3:]
+    return {"wall_s": wall, "cpu_s": cpu, "rss_kib": rss, "exit": code, "stderr_tail": tail,
+            "stderr_lines": sum(1 for _ in open(efile, errors="replace"))}
+
+
+def vm_hwm(pid):
+    """VmHWM of pid and its children (KiB), for machines without /usr/bin/time."""
+    best = 0
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            for child in open(f"/proc/{pid}/task/{tid}/children").read().split():
+                best = max(best, vm_hwm(int(child)))
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                best = max(best, int(line.split()[1]))
+    except OSError:
+        pass
+    return best
+
+
+def has_batch(binary):
+    """Whether this build runs many URLs in one process (-Z and --parallel-max)."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    return "--parallel-max" in out
+
+
+def align():
+    """Sleeps until 10 ms after the next whole second of the wall clock (a window opens)."""
+    now = time.time()
+    time.sleep((int(now) + 1 + 0.010) - now)
+
+
+def commands(a, urls, url_file):
+    """The clients of the rate sections, by name: argv and stdin."""
+    p = str(a.parallel)
+    cmds = {
+        "curl": ([a.curl, "-Z", "--parallel-max", p, "--retry", "5", "-s", *urls], None),
+        "procs": (["xargs", "-P", p, "-n", "1", a.bin, "-s", "-o", "/dev/null"], url_file),
+    }
+    if a.batch:
+        cmds["batch"] = ([a.bin, "-Z", "--parallel-max", p, *a.batch_flags, *urls], None)
+    return cmds
+
+
+# ------------------------------------------------------------------ sections ---
+def rate_section(a, work, out):
+    srv = RateServer("--rate", str(a.rate))
+    try:
+        urls = [srv.url(f"/f/{i}") for i in range(1, a.urls + 1)]
+        url_file = os.path.join(work, "rate-urls.txt")
+        open(url_file, "w").write("\n".join(urls) + "\n")
+        cmds = commands(a, urls, url_file)
+        runs = {k: [] for k in cmds}
+        for r in range(a.rounds):
+            order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
+            for name in order:
+                argv, stdin = cmds[name]
+                srv.stats(reset=True)
+                align()
+                res = run(argv, work, f"rate-{name}-{r}", stdin)
+                res["server"] = srv.stats(reset=True)
+                runs[name].append(res)
+                s = res["server"]
+                log(f"rate {name} round {r + 1}: {res['wall_s']:.2f} s, exit {res['exit']}, "
+                    f"{s['r429']} x 429, {s['during_hold']} started during a hold, "
+                    f"{a.urls - s['paths_served']} failed")
+        out["rate"] = {"runs": runs, "argv": {k: shown(v[0], a) for k, v in cmds.items()}}
+    finally:
+        srv.stop()
+
+
+def ratelimit_section(a, work, out):
+    dialects = [("draft12", []), ("legacy", []), ("x", ["--x-reset", "epoch"]),
+                ("x-delay", ["--x-reset", "delay"])]
+    res_all = {}
+    for name, extra in dialects:
+        srv = RateServer("--rate", str(a.rate), "--announce", name.split("-")[0], *extra)
+        try:
+            urls = [srv.url(f"/f/{i}") for i in range(1, a.urls + 1)]
+            cmds = commands(a, urls, None)
+            who = ["batch"] if a.batch else []
+            if name == "draft12":
+                who.append("curl")
+            for client in who:
+                argv, _ = cmds[client]
+                srv.stats(reset=True)
+                align()
+                res = run(argv, work, f"rl-{name}-{client}")
+                res["server"] = s = srv.stats(reset=True)
+                res_all[f"{name}/{client}"] = res
+                share = s["quota_share_interior"]
+                log(f"ratelimit {name} {client}: {res['wall_s']:.2f} s, {s['r429']} x 429, "
+                    f"quota used {share * 100 if share is not None else float('nan'):.0f}%")
+        finally:
+            srv.stop()
+    out["ratelimit"] = res_all
+
+
+def gets_section(a, work, out):
+    srv = None
+    if a.nginx_port:
+        base = f"http://127.0.0.1:{a.nginx_port}/small.bin?n="
+        target = "nginx"
+    else:
+        srv = RateServer("--rate", "0")
+        base = srv.url("/f/")
+        target = "batch_server.py --rate 0"
+    try:
+        urls = [f"{base}{i}" for i in range(1, a.gets + 1)]
+        url_file = os.path.join(work, "gets-urls.txt")
+        open(url_file, "w").write("\n".join(urls) + "\n")
+        p = str(a.parallel)
+        cmds = {
+            "batch": [a.bin, "-Z", "--parallel-max", p, "-s", *a.batch_flags, "--url", "@" + url_file],
+            "procs": ["xargs", "-P", p, "-n", "1", a.bin, "-s", "-o", "/dev/null"],
+            "curl": [a.curl, "-Z", "--parallel-max", p, "-s", *urls],
+        }
+        if not a.batch:
+            del cmds["batch"]
+        runs = {k: [] for k in cmds}
+        for r in range(a.get_rounds):
+            order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
+            for name in order:
+                res = run(cmds[name], work, f"gets-{name}-{r}",
+                          url_file if name == "procs" else None)
+                runs[name].append(res)
+                log(f"gets {name} round {r + 1}: wall {res['wall_s']:.2f} s, "
+                    f"CPU {res['cpu_s'] or 0:.2f} s, exit {res['exit']}")
+        out["gets"] = {"target": target, "runs": runs,
+                       "argv": {k: shown(v, a) for k, v in cmds.items()}}
+    finally:
+        if srv:
+            srv.stop()
+
+
+def memory_section(a, work, out):
+    if not a.nginx_port:
+        srv = RateServer("--rate", "0")
+        base = srv.url("/f/")
+    else:
+        srv, base = None, f"http://127.0.0.1:{a.nginx_port}/small.bin?n="
+    res = {}
+    try:
+        for m in a.mem:
+            url_file = os.path.join(work, f"mem-{m}.txt")
+            with open(url_file, "w") as f:
+                for i in range(1, m + 1):
+                    f.write(f"{base}{i}\n")
+            conf = os.path.join(work, f"mem-{m}.curlrc")
+            with open(conf, "w") as f:
+                for i in range(1, m + 1):
+                    f.write(f'url = "{base}{i}"\n')
+            p = str(a.parallel)
+            cmds = {"curl": [a.curl, "-Z", "--parallel-max", p, "-s", "-K", conf]}
+            if a.batch:
+                cmds["batch"] = [a.bin, "-Z", "--parallel-max", p, "-s", *a.batch_flags,
+                                 "--url", "@" + url_file]
+            for name, argv in cmds.items():
+                r = run(argv, work, f"mem-{name}-{m}")
+                res[f"{name}/{m}"] = r
+                log(f"memory {name} {m} URLs: peak RSS {r['rss_kib']} KiB, "
+                    f"wall {r['wall_s']:.1f} s, exit {r['exit']}")
+            os.unlink(conf)
+    finally:
+        if srv:
+            srv.stop()
+    out["memory"] = res
+
+
+def shown(argv, a):
+    """A command line as the results show it: no local paths, URLs elided."""
+    out, urls = [], 0
+    for x in argv:
+        if x.startswith("http://"):
+            urls += 1
+            if urls == 1:
+                out.append("URL...")
+            continue
+        if x == a.bin:
+            x = "retry-http"
+        elif x == a.curl:
+            x = "curl"
+        elif x.startswith("@/"):
+            x = "@FILE"
+        elif x.startswith("/") and x != "/dev/null":
+            x = "FILE"
+        out.append(x)
+    return shlex.join(out)
+
+
+# ------------------------------------------------------------------ report ---
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt(x, f="{:.2f}", none="n/a"):
+    return none if x is None else f.format(x)
+
+
+def table(lines, head, rows):
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for r in rows:
+        lines.append("| " + " | ".join(str(c) for c in r) + " |")
+    lines.append("")
+
+
+NAMES = {"curl": "curl -Z", "batch": "retry-http -Z (one process)",
+         "procs": "retry-http, a process per URL (xargs -P)"}
+
+
+def report(a, out, machine):
+    L = []
+    L.append("# retry-http benchmark results: many URLs in one run")
+    L.append("")
+    raw = os.path.relpath(os.path.abspath(a.out), HERE)
+    L.append(f"Generated by `bash benches/batch.sh`; raw data in `benches/{raw}` (not kept in "
+             f"git). Re-running regenerates everything above the findings marker; the "
+             f"servers, the clients and how each figure is taken are described in "
+             f"`benches/batch_server.py` and `benches/batch_bench.py`.")
+    L.append("")
+    L.append("## Machine, versions, date")
+    L.append("")
+    L.append("```")
+    L.extend(machine.rstrip("\n").splitlines())
+    L.append("loadavg at end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
+    L.append("```")
+    L.append("")
+    if not a.batch:
+        L.append("**This build has no `-Z`**: the batch's columns are not measured. The script "
+                 "runs them as soon as `retry-http --help` lists `--parallel-max`.")
+        L.append("")
+    summary = []
+    rate_report(a, out, L, summary)
+    ratelimit_report(a, out, L, summary)
+    gets_report(a, out, L, summary)
+    memory_report(a, out, L, summary)
+    head = L[:L.index("## Machine, versions, date")]
+    rest = L[len(head):]
+    S = ["## Summary", ""]
+    table(S, ("figure", "value"), summary)
+    return "\n".join(head + S + rest)
+
+
+def rate_report(a, out, L, summary):
+    d = out.get("rate")
+    if not d:
+        return
+    ideal = a.urls / a.rate
+    L.append(f"## {a.urls} URLs against a limit of {a.rate:g} a second")
+    L.append("")
+    L.append(f"`benches/batch_server.py --rate {a.rate:g}`: fixed windows of 1 s aligned to the "
+             f"wall clock, {a.rate:g} requests each per origin, 429 with `Retry-After` (the time "
+             f"to the window's end, rounded up to whole seconds: 1) beyond. Each run starts 10 ms "
+             f"into a window. A request started during a hold arrived more than 5 ms after an "
+             f"earlier 429 for the origin was written and before the hold it announced ended "
+             f"(within 5 ms it may have been in flight); a failed transfer is a URL that never "
+             f"got a 200, whatever the client's exit status. The ideal: {a.urls}/R = "
+             f"{ideal:.2f} s; \"+ holds\" adds the time the 429s held the origin beyond the end "
+             f"of the full window (quota the whole-second rounding withheld). Medians of "
+             f"{a.rounds} runs each (every run in raw data), runs alternating.")
+    L.append("")
+    rows = []
+    for name, runs in d["runs"].items():
+        S = [r["server"] for r in runs]
+        wall = med([r["wall_s"] for r in runs])
+        beyond = med([s["hold_beyond_window_s"] for s in S])
+        rows.append((
+            NAMES[name], fmt(wall), f"{wall / ideal:.2f}x",
+            f"{wall / (ideal + beyond):.2f}x" if beyond is not None else "n/a",
+            fmt(med([s["requests"] for s in S]), "{:.0f}"),
+            fmt(med([s["r429"] for s in S]), "{:.0f}"),
+            fmt(med([s["during_hold"] for s in S]), "{:.0f}") + " (" +
+            fmt(med([s["during_hold_429"] for s in S]), "{:.0f}") + " got 429)",
+            fmt(med([a.urls - s["paths_served"] for s in S]), "{:.0f}"),
+            "/".join(str(r["exit"]) for r in runs),
+            fmt(med([s["hold_s"] for s in S])), fmt(beyond),
+            fmt(med([r["cpu_s"] for r in runs]))))
+        summary.append((f"{a.urls} URLs at {a.rate:g}/s, {NAMES[name]}: completion, 429s, "
+                        f"started during a hold, failed",
+                        f"{wall:.2f} s ({wall / ideal:.2f}x of {ideal:.2f} s), "
+                        f"{rows[-1][5]}, {rows[-1][6]}, {rows[-1][7]}"))
+    table(L, ("client", "completion s", "vs N/R", "vs N/R + holds", "requests", "429s",
+              "started during a hold", "failed transfers", "exit codes", "held s (union)",
+              "held beyond the window s", "CPU s"), rows)
+    L.append("Commands:")
+    L.append("")
+    L.append("```")
+    for name, cmd in d["argv"].items():
+        L.append(cmd + ("   # URLs one a line on stdin" if name == "procs" else ""))
+    L.append("```")
+    L.append("")
+
+
+def ratelimit_report(a, out, L, summary):
+    d = out.get("ratelimit")
+    if d is None:
+        return
+    L.append("## The same server announcing its quota (RateLimit fields)")
+    L.append("")
+    L.append("The same limit, every answer carrying the quota: draft 12 `RateLimit-Policy: "
+             f"\"default\";q={int(a.rate)};w=1` and `RateLimit: \"default\";r=LEFT;t=SECONDS`; "
+             "the earlier drafts' `RateLimit-Limit`/`-Remaining`/`-Reset` (a delay); "
+             "`X-RateLimit-*` with the reset as epoch seconds, and as a delay. Goal: no 429, "
+             "at least 90% of the quota used. The share counts the windows between the first "
+             "and the last with a 200, those two left out (partial by nature).")
+    L.append("")
+    if not d:
+        L.append("Not measured: this build has no `-Z`.")
+        L.append("")
+        return
+    rows = []
+    for key, r in d.items():
+        dialect, client = key.split("/")
+        s = r["server"]
+        share = s["quota_share_interior"]
+        rows.append((dialect, NAMES[client], fmt(r["wall_s"]),
+                     f"{r['wall_s'] / (a.urls / a.rate):.2f}x", s["r429"],
+                     fmt(share * 100 if share is not None else None, "{:.0f}%"),
+                     a.urls - s["paths_served"], r["exit"],
+                     " ".join(map(str, s["served_per_window"]))))
+        if client == "batch":
+            summary.append((f"RateLimit fields ({dialect}), {NAMES[client]}: 429s, quota used",
+                            f"{s['r429']}, {rows[-1][5]}"))
+    table(L, ("dialect", "client", "completion s", f"vs {a.urls}/R", "429s", "quota used",
+              "failed", "exit", "200s per window"), rows)
+
+
+def gets_report(a, out, L, summary):
+    d = out.get("gets")
+    if not d:
+        return
+    L.append(f"## {a.gets} small GETs to one origin, no limit")
+    L.append("")
+    L.append(f"Target: {d['target']} on loopback, 1 KiB, every URL different (a query). "
+             f"Wall from spawn to exit; CPU = user + system of the client and everything it "
+             f"started (xargs's children included). Medians of {a.get_rounds} rounds, the "
+             f"order reversed every other round.")
+    L.append("")
+    meds = {k: (med([r["wall_s"] for r in v]), med([r["cpu_s"] for r in v]))
+            for k, v in d["runs"].items()}
+    rows = []
+    for name, runs in d["runs"].items():
+        w, c = meds[name]
+        vs = lambda other, i: (f"{meds[name][i] / meds[other][i]:.2f}x"  # noqa: E731
+                               if other in meds and meds[other][i] else "")
+        rows.append((NAMES[name], fmt(w), fmt(c), vs("curl", 0), vs("curl", 1),
+                     vs("procs", 0), vs("procs", 1),
+                     fmt(med([r["rss_kib"] for r in runs]), "{:.0f}"),
+                     "/".join(str(r["exit"]) for r in runs)))
+        summary.append((f"{a.gets} GETs, {NAMES[name]}: wall, CPU", f"{w:.2f} s, {fmt(c)} s"
+                        + (f" ({vs('curl', 0)} / {vs('curl', 1)} of curl's)" if name != "curl" else "")))
+    table(L, ("client", "wall s", "CPU s", "wall vs curl", "CPU vs curl", "wall vs procs",
+              "CPU vs procs", "peak RSS KiB", "exit codes"), rows)
+    L.append("```")
+    for name, cmd in d["argv"].items():
+        L.append(cmd + ("   # URLs one a line on stdin" if name == "procs" else ""))
+    L.append("```")
+    L.append("")
+
+
+def memory_report(a, out, L, summary):
+    d = out.get("memory")
+    if not d:
+        return
+    L.append("## Memory: peak RSS by the length of the URL list")
+    L.append("")
+    L.append("Peak RSS (`/usr/bin/time`'s %M, else VmHWM from /proc) of one run over a list of "
+             "URLs from a file (retry-http `--url @FILE`, curl `-K FILE` of `url =` lines), "
+             "bodies to /dev/null.")
+    L.append("")
+    rows = []
+    sizes = sorted({int(k.split("/")[1]) for k in d})
+    for client in ("batch", "curl"):
+        cells = [d.get(f"{client}/{m}") for m in sizes]
+        if not any(cells):
+            continue
+        rss = [c["rss_kib"] if c else None for c in cells]
+        grow = (f"{rss[-1] / rss[0]:.2f}x" if len(rss) > 1 and rss[0] and rss[-1] else "")
+        rows.append((NAMES[client], *[fmt(x / 1024 if x else None, "{:.1f} MiB") for x in rss],
+                     grow, *[fmt(c["wall_s"] if c else None, "{:.1f} s") for c in cells],
+                     "/".join(str(c["exit"]) for c in cells if c)))
+        if len(rss) > 1:
+            summary.append((f"peak RSS, {NAMES[client]}, {sizes[0]:,} → {sizes[-1]:,} URLs",
+                            " → ".join(fmt(x / 1024 if x else None, "{:.1f} MiB") for x in rss)
+                            + f" ({grow})"))
+    table(L, ("client", *[f"{m:,} URLs" for m in sizes], f"{sizes[-1]:,} / {sizes[0]:,}",
+              *[f"wall, {m:,}" for m in sizes], "exit codes"), rows)
+
+
+# ------------------------------------------------------------------ main ---
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bin", required=True)
+    p.add_argument("--curl", default="curl")
+    p.add_argument("--nginx-port", type=int, default=0)
+    p.add_argument("--machine", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--results", required=True)
+    p.add_argument("--rate", type=float, default=40)
+    p.add_argument("--urls", type=int, default=300)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--gets", type=int, default=1000)
+    p.add_argument("--get-rounds", type=int, default=3)
+    p.add_argument("--mem", default="10000,100000")
+    p.add_argument("--parallel", type=int, default=50)
+    p.add_argument("--sections", default="rate,ratelimit,gets,memory")
+    p.add_argument("--batch-flags", default="", help="more flags for the batch (split by shlex)")
+    a = p.parse_args()
+    a.mem = [int(x) for x in a.mem.split(",") if x]
+    a.batch = has_batch(a.bin)
+    a.batch_flags = shlex.split(a.batch_flags)
+    log(f"the batch: {'measured' if a.batch else 'not in this build (no --parallel-max)'}")
+    out = {"params": {k: getattr(a, k) for k in ("rate", "urls", "rounds", "gets",
+                                                 "get_rounds", "mem", "parallel", "batch")}}
+    want = a.sections.split(",")
+    with tempfile.TemporaryDirectory(prefix="retry-http-batch.") as work:
+        for name, fn in (("rate", rate_section), ("ratelimit", ratelimit_section),
+                         ("gets", gets_section), ("memory", memory_section)):
+            if name in want:
+                fn(a, work, out)
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+    text = report(a, out, open(a.machine).read())
+    findings = ""
+    mark = "<!-- findings -->"
+    if os.path.exists(a.results):
+        old = open(a.results).read()
+        if mark in old:
+            findings = old[old.index(mark):]
+    with open(a.results, "w") as f:
+        f.write(text.rstrip("\n") + "\n\n" + (findings or mark + "\n"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
