@@ -13,6 +13,8 @@ the process and everything it waited for, peak RSS); stdout to /dev/null, stderr
   batch     retry-http -Z --parallel-max P URL...   (only when this build has -Z; else the
             results say "not measured" and the script is ready for the build that does)
   procs     one retry-http process per URL, P at a time: xargs -P P -n 1 retry-http -s -o /dev/null
+  procs-state  the same sharing one --state FILE (a fresh one each run): the processes share
+            the origin's Retry-After, its retry budget and its breaker (the rate section only)
 
 Sections:
   rate       N URLs at /f/1..N of batch_server.py allowing R a second (fixed 1 s windows,
@@ -147,13 +149,16 @@ def align():
     time.sleep((int(now) + 1 + 0.010) - now)
 
 
-def commands(a, urls, url_file):
+def commands(a, urls, url_file, state=None):
     """The clients of the rate sections, by name: argv and stdin."""
     p = str(a.parallel)
+    procs = ["xargs", "-P", p, "-n", "1", a.bin, "-s", "-o", "/dev/null"]
     cmds = {
         "curl": ([a.curl, "-Z", "--parallel-max", p, "--retry", "5", "-s", *urls], None),
-        "procs": (["xargs", "-P", p, "-n", "1", a.bin, "-s", "-o", "/dev/null"], url_file),
+        "procs": (procs, url_file),
     }
+    if state:
+        cmds["procs-state"] = ([*procs, "--state", state], url_file)
     if a.batch:
         cmds["batch"] = ([a.bin, "-Z", "--parallel-max", p, *a.batch_flags, *urls], None)
     return cmds
@@ -166,12 +171,15 @@ def rate_section(a, work, out):
         urls = [srv.url(f"/f/{i}") for i in range(1, a.urls + 1)]
         url_file = os.path.join(work, "rate-urls.txt")
         open(url_file, "w").write("\n".join(urls) + "\n")
-        cmds = commands(a, urls, url_file)
+        state = os.path.join(work, "state.json")
+        cmds = commands(a, urls, url_file, state)
         runs = {k: [] for k in cmds}
         for r in range(a.rounds):
             order = list(cmds) if r % 2 == 0 else list(reversed(list(cmds)))
             for name in order:
                 argv, stdin = cmds[name]
+                if os.path.exists(state):
+                    os.unlink(state)  # every run with --state starts from a fresh one
                 srv.stats(reset=True)
                 align()
                 res = run(argv, work, f"rate-{name}-{r}", stdin)
@@ -324,7 +332,8 @@ def table(lines, head, rows):
 
 
 NAMES = {"curl": "curl -Z", "batch": "retry-http -Z (one process)",
-         "procs": "retry-http, a process per URL (xargs -P)"}
+         "procs": "retry-http, a process per URL (xargs -P)",
+         "procs-state": "the same, sharing --state FILE"}
 
 
 def report(a, out, machine):
@@ -365,7 +374,7 @@ def rate_report(a, out, L, summary):
     if not d:
         return
     ideal = a.urls / a.rate
-    L.append(f"## {a.urls} URLs against a limit of {a.rate:g} a second")
+    L.append(f"## {a.urls:,} URLs against a limit of {a.rate:g} a second")
     L.append("")
     L.append(f"`benches/batch_server.py --rate {a.rate:g}`: fixed windows of 1 s aligned to the "
              f"wall clock, {a.rate:g} requests each per origin, 429 with `Retry-After` (the time "
@@ -401,11 +410,16 @@ def rate_report(a, out, L, summary):
     table(L, ("client", "completion s", "vs N/R", "vs N/R + holds", "requests", "429s",
               "started during a hold", "failed transfers", "exit codes", "held s (union)",
               "held beyond the window s", "CPU s"), rows)
+    for r in d["runs"].get("batch", [])[:1]:
+        if r["stderr_tail"]:
+            L.append(f"The batch's last line on stderr (its summary), first run: "
+                     f"`{r['stderr_tail'][-1]}` ({r['stderr_lines']} lines in all).")
+            L.append("")
     L.append("Commands:")
     L.append("")
     L.append("```")
     for name, cmd in d["argv"].items():
-        L.append(cmd + ("   # URLs one a line on stdin" if name == "procs" else ""))
+        L.append(cmd + ("   # URLs one a line on stdin" if name.startswith("procs") else ""))
     L.append("```")
     L.append("")
 
@@ -448,7 +462,7 @@ def gets_report(a, out, L, summary):
     d = out.get("gets")
     if not d:
         return
-    L.append(f"## {a.gets} small GETs to one origin, no limit")
+    L.append(f"## {a.gets:,} small GETs to one origin, no limit")
     L.append("")
     L.append(f"Target: {d['target']} on loopback, 1 KiB, every URL different (a query). "
              f"Wall from spawn to exit; CPU = user + system of the client and everything it "
@@ -466,7 +480,7 @@ def gets_report(a, out, L, summary):
                      vs("procs", 0), vs("procs", 1),
                      fmt(med([r["rss_kib"] for r in runs]), "{:.0f}"),
                      "/".join(str(r["exit"]) for r in runs)))
-        summary.append((f"{a.gets} GETs, {NAMES[name]}: wall, CPU", f"{w:.2f} s, {fmt(c)} s"
+        summary.append((f"{a.gets:,} GETs, {NAMES[name]}: wall, CPU", f"{w:.2f} s, {fmt(c)} s"
                         + (f" ({vs('curl', 0)} / {vs('curl', 1)} of curl's)" if name != "curl" else "")))
     table(L, ("client", "wall s", "CPU s", "wall vs curl", "CPU vs curl", "wall vs procs",
               "CPU vs procs", "peak RSS KiB", "exit codes"), rows)

@@ -126,7 +126,7 @@ class Limiter:
         secs = max(1, math.ceil(to_end - 1e-9)) if limited else math.ceil(to_end - 1e-9)
         return (429 if limited else 200), left, secs, w, end, o
 
-    def fields(self, left, secs, end):
+    def fields(self, left, secs, w):
         a, q = self.a, self.quota
         if a.announce == "draft12":
             return [("RateLimit-Policy", f'"default";q={q};w={a.window:g}'),
@@ -135,7 +135,8 @@ class Limiter:
             return [("RateLimit-Limit", str(q)), ("RateLimit-Remaining", str(left)),
                     ("RateLimit-Reset", str(secs))]
         if a.announce == "x":
-            reset = secs if a.x_reset == "delay" else math.ceil(end + self.offset - 1e-9)
+            # the window's end on the wall clock, from its index (exact; no float rounding)
+            reset = secs if a.x_reset == "delay" else round((w + 1) * a.window)
             return [("X-RateLimit-Limit", str(q)), ("X-RateLimit-Remaining", str(left)),
                     ("X-RateLimit-Reset", str(reset))]
         return []
@@ -246,7 +247,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         host = self.headers.get("Host", "")
         status, left, secs, w, end, o = lim.decide(host, t)
-        fields = lim.fields(left, secs, end)
+        fields = lim.fields(left, secs, w)
         if status == 429:
             fields.append(("Retry-After", str(secs)))
             self.send(429, b"too many requests\n", fields)
