@@ -44,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -89,40 +90,44 @@ TIME = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
 
 
 def run(argv, work, label, stdin_path=None, timeout=600):
-    """Runs argv; wall (spawn to exit), CPU, peak RSS, exit code and the end of stderr."""
+    """Runs argv; wall (spawn to exit), CPU, peak RSS, exit code and the end of stderr.
+
+    With /usr/bin/time, CPU and peak RSS are its %U + %S and %M (it forks, so the RSS is the
+    client's own, not this script's). Without it, CPU comes from wait4 (the process and all
+    it waited for) and peak RSS from VmHWM in /proc, read every 10 ms while it runs (the
+    largest of the process and its children)."""
     tfile = os.path.join(work, f"{label}.time")
     efile = os.path.join(work, f"{label}.stderr")
     full = [TIME, "-f", "%U %S %M", "-o", tfile, *argv] if TIME else argv
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    hwm = 0
     with open(efile, "wb") as err:
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdin=stdin, stdout=subprocess.DEVNULL, stderr=err)
-        hwm = 0
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
         while True:
-            try:
-                code = p.wait(0.01 if not TIME else timeout)
+            pid, status, usage = os.wait4(p.pid, 0 if TIME else os.WNOHANG)
+            if pid:
                 break
-            except subprocess.TimeoutExpired:
-                if TIME:
-                    p.kill()
-                    code = p.wait()
-                    break
-                hwm = max(hwm, vm_hwm(p.pid))
+            hwm = max(hwm, vm_hwm(p.pid))
+            time.sleep(0.01)
         wall = time.perf_counter() - t0
+        killer.cancel()
+        p.returncode = code = os.waitstatus_to_exitcode(status)
     if stdin_path:
         stdin.close()
-    cpu = rss = None
+    cpu, rss = usage.ru_utime + usage.ru_stime, hwm or None
     if TIME and os.path.exists(tfile):
-        last = [line for line in open(tfile).read().splitlines() if line.strip()][-1].split()
+        lines = [line for line in open(tfile).read().splitlines() if line.strip()]
         try:
+            last = lines[-1].split()
             cpu, rss = float(last[0]) + float(last[1]), int(last[2])
         except (ValueError, IndexError):
             pass
-    elif not TIME:
-        rss = hwm or None
-    tail = open(efile, errors="replace").read().splitlines()[-3:]
-    return {"wall_s": wall, "cpu_s": cpu, "rss_kib": rss, "exit": code, "stderr_tail": tail,
-            "stderr_lines": sum(1 for _ in open(efile, errors="replace"))}
+    tail = open(efile, errors="replace").read().splitlines()
+    return {"wall_s": wall, "cpu_s": cpu, "rss_kib": rss, "exit": code,
+            "stderr_tail": tail[-3:], "stderr_lines": len(tail)}
 
 
 def vm_hwm(pid):
@@ -360,7 +365,6 @@ def report(a, out, machine):
     L.append("")
     L.append("```")
     L.extend(machine.rstrip("\n").splitlines())
-    L.append("loadavg at end: " + " ".join(open("/proc/loadavg").read().split()[:3]))
     L.append("```")
     L.append("")
     if not a.batch:
@@ -426,7 +430,7 @@ def rate_report(a, out, L, summary):
             m("requests"), m("r429"),
             f"{m('during_hold')} ({m('during_hold_429')} met a 429, "
             f"{m('during_hold_50ms')} > 50 ms in)",
-            fmt(med([a.urls - s["paths_served"] for s in S]), "{:.0f}"),
+            "/".join(str(a.urls - s["paths_served"]) for s in S),
             "/".join(str(r["exit"]) for r in runs),
             fmt(med([s["hold_s"] for s in S])),
             fmt(med([r["cpu_s"] for r in runs]))))
@@ -435,7 +439,7 @@ def rate_report(a, out, L, summary):
                         f"{wall:.2f} s ({wall / ideal:.2f}x of {a.urls}/R, {wall / careful:.2f}x "
                         f"of the careful ideal), {rows[-1][5]}, {rows[-1][6]}, {rows[-1][7]}"))
     table(L, ("client", "completion s", f"vs {a.urls}/R", "vs careful ideal", "requests",
-              "429s", "started during a hold", "failed transfers", "exit codes",
+              "429s", "started during a hold", "failed transfers, each run", "exit codes",
               "held s (union)", "CPU s"), rows)
     for r in d["runs"].get("batch", [])[:1]:
         if r["stderr_tail"]:
@@ -554,7 +558,7 @@ def main():
     p.add_argument("--bin", required=True)
     p.add_argument("--curl", default="curl")
     p.add_argument("--nginx-port", type=int, default=0)
-    p.add_argument("--machine", required=True)
+    p.add_argument("--machine", help="the machine's description (batch.sh writes it)")
     p.add_argument("--out", required=True)
     p.add_argument("--results", required=True)
     p.add_argument("--rate", type=float, default=40)
@@ -566,23 +570,33 @@ def main():
     p.add_argument("--parallel", type=int, default=50)
     p.add_argument("--sections", default="rate,ratelimit,gets,memory")
     p.add_argument("--batch-flags", default="", help="more flags for the batch (split by shlex)")
+    p.add_argument("--report-only", action="store_true",
+                   help="write --results again from the raw data in --out, measuring nothing")
     a = p.parse_args()
     a.mem = [int(x) for x in a.mem.split(",") if x]
-    a.batch = has_batch(a.bin)
+    a.batch = has_batch(a.bin) if not a.report_only else False
     a.batch_flags = shlex.split(a.batch_flags)
-    log(f"the batch: {'measured' if a.batch else 'not in this build (no --parallel-max)'}")
-    out = {"params": {k: getattr(a, k) for k in ("rate", "urls", "rounds", "gets",
-                                                 "get_rounds", "mem", "parallel", "batch")}}
-    want = a.sections.split(",")
-    with tempfile.TemporaryDirectory(prefix="retry-http-batch.") as work:
-        for name, fn in (("rate", rate_section), ("ratelimit", ratelimit_section),
-                         ("gets", gets_section), ("memory", memory_section)):
-            if name in want:
-                fn(a, work, out)
-    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-    text = report(a, out, open(a.machine).read())
+    if not a.report_only:
+        log(f"the batch: {'measured' if a.batch else 'not in this build (no --parallel-max)'}")
+    out = {"params": {k: getattr(a, k) for k in ("rate", "urls", "rounds", "gets", "get_rounds",
+                                                 "mem", "parallel", "batch", "batch_flags")}}
+    if a.report_only:
+        out = json.load(open(a.out))
+        for k, v in out["params"].items():
+            setattr(a, k, v)
+    else:
+        want = a.sections.split(",")
+        with tempfile.TemporaryDirectory(prefix="retry-http-batch.") as work:
+            for name, fn in (("rate", rate_section), ("ratelimit", ratelimit_section),
+                             ("gets", gets_section), ("memory", memory_section)):
+                if name in want:
+                    fn(a, work, out)
+        out["machine"] = (open(a.machine).read().rstrip("\n") + "\nloadavg at end: "
+                          + " ".join(open("/proc/loadavg").read().split()[:3]) + "\n")
+        os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+        with open(a.out, "w") as f:
+            json.dump(out, f, indent=1)
+    text = report(a, out, out.get("machine", ""))
     findings = ""
     mark = "<!-- findings -->"
     if os.path.exists(a.results):
