@@ -27,7 +27,9 @@ Sections:
   ratelimit  the same URLs against the server announcing its quota (draft 12's RateLimit and
              RateLimit-Policy; the earlier drafts' RateLimit-Limit/-Remaining/-Reset; and
              X-RateLimit-* with the reset as epoch seconds and as a delay): the batch once per
-             dialect (goal: no 429, >= 90% of the quota used), curl once with draft 12 beside.
+             dialect (goal: no 429, >= 90% of the quota used), curl once with draft 12 beside,
+             and the reference client pacing by the fields (batch_careful.py --pace) with
+             draft 12 and with X-RateLimit-* (epoch reset).
   gets       G small GETs to one origin with no limit (nginx, 1 KiB, /small.bin?n=I so every
              URL differs; batch_server.py --rate 0 when nginx is absent): batch, procs and
              curl, GET_ROUNDS rounds alternating; wall and CPU, medians.
@@ -212,15 +214,21 @@ def ratelimit_section(a, work, out):
         srv = RateServer("--rate", str(a.rate), "--announce", name.split("-")[0], *extra)
         try:
             urls = [srv.url(f"/f/{i}") for i in range(1, a.urls + 1)]
-            cmds = commands(a, urls, None)
+            url_file = os.path.join(work, "rl-urls.txt")
+            open(url_file, "w").write("\n".join(urls) + "\n")
+            cmds = commands(a, urls, url_file)
+            cmds["pacer"] = ([sys.executable, os.path.join(HERE, "batch_careful.py"),
+                              "--connections", "6", "--pace"], url_file)
             who = ["batch"] if a.batch else []
+            if name in ("draft12", "x"):
+                who.append("pacer")
             if name == "draft12":
                 who.append("curl")
             for client in who:
-                argv, _ = cmds[client]
+                argv, stdin = cmds[client]
                 srv.stats(reset=True)
                 align()
-                res = run(argv, work, f"rl-{name}-{client}")
+                res = run(argv, work, f"rl-{name}-{client}", stdin)
                 res["server"] = s = srv.stats(reset=True)
                 res_all[f"{name}/{client}"] = res
                 share = s["quota_share_interior"]
@@ -348,7 +356,8 @@ def table(lines, head, rows):
 NAMES = {"curl": "curl -Z", "batch": "retry-http -Z (one process)",
          "procs": "retry-http, a process per URL (xargs -P)",
          "procs-state": "the same, sharing --state FILE",
-         "careful": "reference: batch_careful.py (6 connections, one hold)"}
+         "careful": "reference: batch_careful.py (6 connections, one hold)",
+         "pacer": "reference: batch_careful.py --pace (6 connections)"}
 
 
 def report(a, out, machine):
@@ -469,10 +478,9 @@ def ratelimit_report(a, out, L, summary):
              "at least 90% of the quota used. The share counts the windows between the first "
              "and the last with a 200, those two left out (partial by nature).")
     L.append("")
-    if not d:
-        L.append("Not measured: this build has no `-Z`.")
+    if not a.batch:
+        L.append("The batch: not measured, this build has no `-Z`.")
         L.append("")
-        return
     rows = []
     for key, r in d.items():
         dialect, client = key.split("/")
@@ -483,7 +491,7 @@ def ratelimit_report(a, out, L, summary):
                      fmt(share * 100 if share is not None else None, "{:.0f}%"),
                      a.urls - s["paths_served"], r["exit"],
                      " ".join(map(str, s["served_per_window"]))))
-        if client == "batch":
+        if client in ("batch", "pacer"):
             summary.append((f"RateLimit fields ({dialect}), {NAMES[client]}: 429s, quota used",
                             f"{s['r429']}, {rows[-1][5]}"))
     table(L, ("dialect", "client", "completion s", f"vs {a.urls}/R", "429s", "quota used",
