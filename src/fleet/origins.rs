@@ -3,19 +3,797 @@
 //! hold on the monotonic clock, pacing from the server's RateLimit fields, and the
 //! transfers in flight. A run of one URL has a table of its own; a batch shares one
 //! between its transfers.
+//!
+//! The attempt loop asks the table before every attempt, the first included
+//! ([`Origins::before_send`]: go, wait this long and why, or stop because the wait would
+//! end past the deadline), and tells it after every attempt ([`Origins::after`]: the
+//! request is no longer in flight; what the origin that answered said). That is all a
+//! batch has to do: lend ONE table to all its transfers (the same `&Origins` in every
+//! `Lent`); the table is `Sync` (one `Mutex` inside, held only for a decision, never
+//! across a wait or a request), so transfers on several threads share it as they are.
+//!
+//! The rules, each decided with the clock passed in (pure apart from the lock):
+//! - **Hold.** A 429 or 503 with a Retry-After, clamped to `--max-retry-after`, holds the
+//!   origin that answered until then, on the monotonic clock to the millisecond; so does
+//!   a quota reported spent (0 left) until its reset. An update keeps the later of the two
+//!   ends (a shorter hint given later never shortens a hold). Every transfer asking while
+//!   it holds waits until its end plus its own uniform(0, `--retry-after-spread`), so held
+//!   transfers are not released in one instant; one whose wait would end past its
+//!   deadline stops at once. The first transfer to meet a hold says so (once per hold).
+//! - **Pacing.** Until the origin's first answer arrives, one request is in flight to it.
+//!   After that, when it reported a quota with its reset, no more requests are in flight
+//!   than the quota left as last reported less those sent since (requests still in
+//!   flight when a report arrives count as sent since: they may not have been counted).
+//!   When that is low ([`low`]: a tenth of the quota or less, or [`LOW_LEFT`] when the
+//!   quota's size is not said), sends are spread evenly over the time to the reset; when
+//!   none is left, the origin waits for the reset (with the spread, as a hold). A quota
+//!   whose reset was not said (or could not be read) is not paced on; a reset further
+//!   than `--max-retry-after` is taken to be that far, as a Retry-After is clamped.
+//! - **Bounds.** At most [`MAX_ORIGINS`] origins are kept. An entry expires once its
+//!   hold and its quota's reset are over and nothing is in flight; when the table is
+//!   full, expired entries go first, then the one used longest ago.
 
+use crate::policy::decision::{hold_fits, wait_for_hold};
+use crate::policy::ratelimit::{self, Quota};
+use crate::units::fmt_duration;
+use rand::Rng;
+use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+use url::Url;
+
+/// The most origins the table keeps (a batch of many hosts drops the least recently used
+/// beyond this; what is lost is only pacing knowledge, re-learnt from the next answer).
+pub const MAX_ORIGINS: usize = 1024;
+
+/// How long a transfer waits before asking again when the origin has no room in flight
+/// (its first answer not yet in, or its quota taken by requests in flight).
+pub const POLL: Duration = Duration::from_millis(20);
+
+/// The quota left at or below which sends are spread over the time to the reset, when
+/// the server did not say the quota's size (with it: a tenth of the quota).
+pub const LOW_LEFT: u64 = 5;
+
+/// The origin of a URL as the table keys it: `scheme://host:port`.
+pub fn origin_of(url: &Url) -> String {
+    format!(
+        "{}://{}:{}",
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    )
+}
+
+/// Whether `left` requests of a quota of `limit` (when said) is low: spread them out.
+pub fn low(left: u64, limit: Option<u64>) -> bool {
+    match limit {
+        Some(l) => left.saturating_mul(10) <= l,
+        None => left <= LOW_LEFT,
+    }
+}
 
 /// The table of origins of one run, shared by its transfers (bounded; entries expire).
 #[derive(Debug, Default)]
 pub struct Origins {
-    #[allow(dead_code)] // Filled in with the hold and pacing rules (being built).
-    table: Mutex<()>,
+    table: Mutex<HashMap<String, Entry>>,
+}
+
+/// What one origin's entry holds.
+#[derive(Debug, Clone)]
+struct Entry {
+    /// A hold (Retry-After, or a spent quota) and whether it was said.
+    hold: Option<Hold>,
+    /// The last quota reported with its reset.
+    quota: Option<Seen>,
+    /// Whether a first answer arrived.
+    answered: bool,
+    /// Requests in flight to it (sent from this table, not yet told back).
+    in_flight: u32,
+    /// Pacing: the earliest the next send may go while the quota is low.
+    next_at: Option<Instant>,
+    /// When the entry was last asked or told (the oldest goes first when the table is full).
+    used: Instant,
+    /// A RateLimit field that could not be read was said already.
+    warned: bool,
+}
+
+/// A hold on an origin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hold {
+    until: Instant,
+    cause: Cause,
+    said: bool,
+}
+
+/// What set a hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A 429 or 503's Retry-After: as asked (before the clamp).
+    RetryAfter(Duration),
+    /// A quota reported spent: its size, when said.
+    Quota(Option<u64>),
+}
+
+/// The last quota an origin reported, with its reset on the monotonic clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    limit: Option<u64>,
+    remaining: u64,
+    reset_at: Instant,
+    sent_since: u64,
+}
+
+impl Entry {
+    fn new(at: Instant) -> Entry {
+        Entry {
+            hold: None,
+            quota: None,
+            answered: false,
+            in_flight: 0,
+            next_at: None,
+            used: at,
+            warned: false,
+        }
+    }
+
+    /// Over: no hold, no quota window, nothing in flight (what the table may forget).
+    fn expired(&self, at: Instant) -> bool {
+        self.in_flight == 0
+            && self.hold.is_none_or(|h| h.until <= at)
+            && self.quota.is_none_or(|q| q.reset_at <= at)
+    }
+
+    /// Sets a hold until `until`, keeping the later of the two ends (a new end is a new
+    /// hold, said again).
+    fn hold(&mut self, until: Instant, cause: Cause) {
+        match &mut self.hold {
+            Some(h) if h.until >= until => {}
+            slot => {
+                *slot = Some(Hold {
+                    until,
+                    cause,
+                    said: false,
+                })
+            }
+        }
+    }
+}
+
+/// What the table says before a send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Before {
+    /// Send now (counted in flight until [`Origins::after`]).
+    Go,
+    /// Wait this long, then ask again.
+    Wait {
+        /// How long.
+        wait: Duration,
+        /// Why.
+        why: Why,
+    },
+    /// The wait would end past the deadline: stop now; why.
+    Stop(String),
+}
+
+/// Why a send waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Why {
+    /// The origin is held: the line to say, for the first transfer to meet this hold.
+    Held(Option<String>),
+    /// Pacing from the quota: the line saying why.
+    Pacing(String),
+    /// No room in flight (the first answer not in yet, or the quota in flight): silent.
+    Room,
+}
+
+/// What an answer told, read from its head as it arrived, kept until the attempt is over
+/// and the table hears it (see [`Told::answer`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Told {
+    /// The origin that answered (the last hop's).
+    pub origin: String,
+    /// Its status.
+    pub status: u16,
+    /// Its RateLimit fields.
+    pub rate: ratelimit::Reading,
+}
+
+impl Told {
+    /// What an answer from `url` (the URL that answered) with `status` and `headers` tells,
+    /// read at `now`.
+    pub fn read(url: &Url, status: u16, headers: &[(String, String)], now: SystemTime) -> Told {
+        Told {
+            origin: origin_of(url),
+            status,
+            rate: ratelimit::read(headers, now),
+        }
+    }
+
+    /// The answer as the table hears it: with the attempt's Retry-After as asked and as
+    /// clamped (`retry_after`), and `--max-retry-after` (`max_hold`).
+    pub fn answer(
+        &self,
+        retry_after: Option<(Duration, Duration)>,
+        max_hold: Duration,
+    ) -> Answer<'_> {
+        Answer {
+            origin: &self.origin,
+            status: self.status,
+            retry_after,
+            quota: self.rate.quota,
+            malformed: !self.rate.invalid.is_empty(),
+            max_hold,
+        }
+    }
+}
+
+/// What an answer said, for [`Origins::after`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer<'a> {
+    /// The origin that answered (the last hop).
+    pub origin: &'a str,
+    /// Its status.
+    pub status: u16,
+    /// Its Retry-After as asked and as clamped (`--max-retry-after`), when it had one.
+    pub retry_after: Option<(Duration, Duration)>,
+    /// The quota its RateLimit fields reported.
+    pub quota: Option<Quota>,
+    /// Whether a RateLimit field could not be read.
+    pub malformed: bool,
+    /// `--max-retry-after`, which clamps a hold from a spent quota too.
+    pub max_hold: Duration,
+}
+
+/// What the table made of an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct After {
+    /// A spent quota held the origin this long (clamped): shared through `--state` as a
+    /// Retry-After is.
+    pub spent: Option<Duration>,
+    /// A RateLimit field could not be read and this is the first time for the origin:
+    /// say it.
+    pub say_malformed: bool,
 }
 
 impl Origins {
     /// An empty table.
     pub fn new() -> Origins {
         Origins::default()
+    }
+
+    /// Before a request to `origin` at `at` (`left`: time left before the deadline; a
+    /// hold's release adds uniform(0, `spread`) drawn from `rng`). On `Go` the request is
+    /// counted in flight until [`Origins::after`].
+    pub fn before_send(
+        &self,
+        origin: &str,
+        at: Instant,
+        left: Option<Duration>,
+        (spread, rng): (Duration, &mut dyn Rng),
+    ) -> Before {
+        let Ok(mut table) = self.table.lock() else {
+            return Before::Go;
+        };
+        let e = entry(&mut table, origin, at);
+        e.used = at;
+        if e.quota.is_some_and(|q| q.reset_at <= at) {
+            e.quota = None;
+            e.next_at = None;
+        }
+        if let Some(said) = hold_says(e, origin, at, left, (spread, &mut *rng)) {
+            return said;
+        }
+        if !e.answered && e.in_flight > 0 {
+            return room();
+        }
+        if let Some(said) = quota_says(e, at, left, (spread, rng)) {
+            return said;
+        }
+        e.in_flight += 1;
+        if let Some(q) = e.quota.as_mut() {
+            q.sent_since += 1;
+        }
+        Before::Go
+    }
+
+    /// After a request sent to `sent` (the origin `before_send` let go) at `at`: it is no
+    /// longer in flight; `answer`, when one arrived, is what the origin that answered said.
+    pub fn after(&self, sent: &str, answer: Option<Answer>, at: Instant) -> After {
+        let Ok(mut table) = self.table.lock() else {
+            return After::default();
+        };
+        if let Some(e) = table.get_mut(sent) {
+            e.in_flight = e.in_flight.saturating_sub(1);
+            e.answered |= answer.is_some();
+            e.used = at;
+        }
+        let Some(a) = answer else {
+            return After::default();
+        };
+        let e = entry(&mut table, a.origin, at);
+        e.answered = true;
+        e.used = at;
+        let mut told = After {
+            spent: None,
+            say_malformed: a.malformed && !std::mem::replace(&mut e.warned, true),
+        };
+        if let Some((asked, clamped)) = a.retry_after
+            && matches!(a.status, 429 | 503)
+            && !clamped.is_zero()
+        {
+            e.hold(at + clamped, Cause::RetryAfter(asked));
+        }
+        if let Some(q) = a.quota
+            && let Some(reset) = q.reset
+        {
+            let hold = reset.min(a.max_hold);
+            e.quota = Some(Seen {
+                limit: q.limit,
+                remaining: q.remaining,
+                reset_at: at + hold,
+                sent_since: u64::from(e.in_flight),
+            });
+            if q.remaining == 0 && !hold.is_zero() {
+                e.hold(at + hold, Cause::Quota(q.limit));
+                told.spent = Some(hold);
+            }
+        }
+        told
+    }
+
+    /// How many origins the table holds (for tests and the bound).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.table.lock().map(|t| t.len()).unwrap_or(0)
+    }
+}
+
+/// A hold on the origin of `e` at `at`: the wait until its end plus the spread, said by
+/// the first transfer to meet it, or a stop when it would end past the deadline (`left`).
+/// None: no hold.
+fn hold_says(
+    e: &mut Entry,
+    origin: &str,
+    at: Instant,
+    left: Option<Duration>,
+    (spread, rng): (Duration, &mut dyn Rng),
+) -> Option<Before> {
+    let h = e.hold.as_mut().filter(|h| h.until > at)?;
+    let held = h.until - at;
+    let Some(wait) = wait_for_hold(held, spread, left, rng) else {
+        return Some(Before::Stop(past_deadline(origin, held, h.cause, left)));
+    };
+    let say = !std::mem::replace(&mut h.said, true);
+    let line = say.then(|| holding(origin, held, h.cause));
+    Some(Before::Wait {
+        wait,
+        why: Why::Held(line),
+    })
+}
+
+/// What the last quota reported says about one more send at `at`: no room in flight, a
+/// wait for the reset (none left) or for the next even share of the time to it (little
+/// left), a stop when that wait would end past the deadline, or None: go (the next share
+/// is then set when the quota is low).
+fn quota_says(
+    e: &mut Entry,
+    at: Instant,
+    left: Option<Duration>,
+    (spread, rng): (Duration, &mut dyn Rng),
+) -> Option<Before> {
+    let q = e.quota?;
+    let left_q = q.remaining.saturating_sub(q.sent_since);
+    let to_reset = q.reset_at - at;
+    if u64::from(e.in_flight) >= left_q && (left_q > 0 || e.in_flight > 0) {
+        // No room; with none left, the answers in flight may bring a fresh count.
+        return Some(room());
+    }
+    let words = pacing_words(left_q, q.limit, to_reset);
+    let wait = if left_q == 0 {
+        wait_for_hold(to_reset, spread, left, rng)
+    } else if low(left_q, q.limit) {
+        match e.next_at.filter(|n| *n > at) {
+            Some(next) => Some(next - at).filter(|w| hold_fits(*w, left)),
+            None => {
+                e.next_at = Some(at + to_reset / u32::try_from(left_q).unwrap_or(u32::MAX));
+                return None;
+            }
+        }
+    } else {
+        return None;
+    };
+    Some(match wait {
+        Some(wait) => Before::Wait {
+            wait,
+            why: Why::Pacing(format!("{words}; waiting {}", fmt_duration(wait))),
+        },
+        None => Before::Stop(format!(
+            "stopping: {words}, a wait that would end past the deadline ({} left)",
+            fmt_duration(left.unwrap_or_default())
+        )),
+    })
+}
+
+/// The entry of `origin`, made when missing; a full table first forgets the expired
+/// entries, then the one used longest ago.
+fn entry<'t>(table: &'t mut HashMap<String, Entry>, origin: &str, at: Instant) -> &'t mut Entry {
+    if !table.contains_key(origin) && table.len() >= MAX_ORIGINS {
+        table.retain(|_, e| !e.expired(at));
+        if table.len() >= MAX_ORIGINS {
+            let oldest = table
+                .iter()
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone());
+            if let Some(k) = oldest {
+                table.remove(&k);
+            }
+        }
+    }
+    table
+        .entry(origin.to_string())
+        .or_insert_with(|| Entry::new(at))
+}
+
+fn room() -> Before {
+    Before::Wait {
+        wait: POLL,
+        why: Why::Room,
+    }
+}
+
+/// "3 of 100 requests left until the reset in 20s".
+fn pacing_words(left: u64, limit: Option<u64>, to_reset: Duration) -> String {
+    let of = limit.map(|l| format!(" of {l}")).unwrap_or_default();
+    format!(
+        "pacing: {left}{of} requests left until the reset in {}",
+        fmt_duration(to_reset)
+    )
+}
+
+/// What a hold's cause says in a line.
+fn cause_words(cause: Cause) -> String {
+    match cause {
+        Cause::RetryAfter(asked) => format!("Retry-After {}", fmt_duration(asked)),
+        Cause::Quota(limit) => {
+            let of = limit.map(|l| format!(" of {l}")).unwrap_or_default();
+            format!("RateLimit: 0{of} requests left until the reset")
+        }
+    }
+}
+
+/// "holding requests to ORIGIN until DATE (Retry-After 2s)", said once per hold.
+fn holding(origin: &str, held: Duration, cause: Cause) -> String {
+    let when = httpdate::fmt_http_date(SystemTime::now() + held);
+    format!(
+        "holding requests to {origin} until {when}, {} from now ({})",
+        fmt_duration(held),
+        cause_words(cause)
+    )
+}
+
+/// Why a transfer stops when the origin's hold would end past its deadline: in the words
+/// of row 12 of `policy::decision` (the server's Retry-After past the deadline).
+fn past_deadline(origin: &str, held: Duration, cause: Cause, left: Option<Duration>) -> String {
+    format!(
+        "stopping: the hold on {origin} ({}, {} more) would end past the deadline ({} left)",
+        cause_words(cause),
+        fmt_duration(held),
+        fmt_duration(left.unwrap_or_default())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::ratelimit::Dialect;
+    use rand::SeedableRng;
+    use rand::rngs::StdRng;
+
+    const O: &str = "http://a:80";
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn rng() -> StdRng {
+        StdRng::seed_from_u64(7)
+    }
+
+    fn ask(t: &Origins, at: Instant, spread: Duration) -> Before {
+        t.before_send(O, at, None, (spread, &mut rng()))
+    }
+
+    fn answer(status: u16, retry_after: Option<u64>, quota: Option<Quota>) -> Answer<'static> {
+        Answer {
+            origin: O,
+            status,
+            retry_after: retry_after.map(|s| (ms(s), ms(s))),
+            quota,
+            malformed: false,
+            max_hold: Duration::from_secs(600),
+        }
+    }
+
+    fn quota(limit: u64, remaining: u64, reset_ms: u64) -> Option<Quota> {
+        Some(Quota {
+            limit: Some(limit),
+            remaining,
+            reset: Some(ms(reset_ms)),
+            dialect: Dialect::Older,
+        })
+    }
+
+    fn waited(b: &Before) -> Duration {
+        match b {
+            Before::Wait { wait, .. } => *wait,
+            other => panic!("a wait, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_later_end_wins_and_a_shorter_later_hint_does_not_shorten() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        t.after(O, Some(answer(429, Some(3000), None)), t0);
+        // A later, shorter hint: the hold still ends at t0 + 3 s.
+        t.after(O, Some(answer(503, Some(500), None)), t0 + ms(1000));
+        assert_eq!(waited(&ask(&t, t0 + ms(1000), ms(0))), ms(2000));
+        // A later, longer one moves the end.
+        t.after(O, Some(answer(429, Some(4000), None)), t0 + ms(1000));
+        assert_eq!(waited(&ask(&t, t0 + ms(1000), ms(0))), ms(4000));
+        // Held to the millisecond; over once its end is reached.
+        assert_eq!(waited(&ask(&t, t0 + ms(4999), ms(0))), ms(1));
+        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Before::Go);
+    }
+
+    #[test]
+    fn only_429_and_503_hold_and_a_hold_is_said_once() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        t.after(O, Some(answer(500, Some(2000), None)), t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        t.after(O, Some(answer(429, Some(2000), None)), t0);
+        let first = ask(&t, t0 + ms(10), ms(0));
+        let second = ask(&t, t0 + ms(20), ms(0));
+        let Before::Wait {
+            why: Why::Held(Some(line)),
+            ..
+        } = first
+        else {
+            panic!("said: {first:?}")
+        };
+        assert!(
+            line.starts_with("holding requests to http://a:80 until "),
+            "{line}"
+        );
+        assert!(line.contains("(Retry-After 2s)"), "{line}");
+        assert!(matches!(
+            second,
+            Before::Wait {
+                why: Why::Held(None),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_hold_past_the_deadline_stops() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        t.after(O, Some(answer(429, Some(3000), None)), t0);
+        let b = t.before_send(O, t0, Some(ms(2000)), (ms(0), &mut rng()));
+        let Before::Stop(why) = b else {
+            panic!("a stop: {b:?}")
+        };
+        assert!(why.contains("past the deadline"), "{why}");
+        assert!(matches!(
+            t.before_send(O, t0, Some(ms(5000)), (ms(0), &mut rng())),
+            Before::Wait { .. }
+        ));
+    }
+
+    #[test]
+    fn held_transfers_are_released_over_the_spread() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        t.after(O, Some(answer(429, Some(1000), None)), t0);
+        let mut r = StdRng::seed_from_u64(11);
+        let waits: Vec<Duration> = (0..50)
+            .map(|_| waited(&t.before_send(O, t0, None, (ms(1000), &mut r))))
+            .collect();
+        assert!(waits.iter().all(|w| *w >= ms(1000) && *w <= ms(2000)));
+        let distinct: std::collections::BTreeSet<_> = waits.iter().collect();
+        assert!(distinct.len() > 40, "released together: {waits:?}");
+        let (lo, hi) = (waits.iter().min(), waits.iter().max());
+        assert!(hi.zip(lo).is_some_and(|(h, l)| *h - *l > ms(500)));
+    }
+
+    #[test]
+    fn one_in_flight_before_the_first_answer() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(
+            ask(&t, t0, ms(0)),
+            Before::Wait {
+                wait: POLL,
+                why: Why::Room
+            }
+        );
+        // A failure without an answer frees the place, but the next still goes alone.
+        t.after(O, None, t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert!(matches!(
+            ask(&t, t0, ms(0)),
+            Before::Wait { why: Why::Room, .. }
+        ));
+        // Once an answer arrived, requests go in parallel.
+        t.after(O, Some(answer(200, None, None)), t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+    }
+
+    #[test]
+    fn in_flight_limited_by_the_quota_left_less_those_sent_since() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        // 50 of 100 left: not low; five go, then one answer says 3 left (the four still
+        // in flight count as sent since): nothing more may go until one comes back.
+        t.after(O, Some(answer(200, None, quota(100, 50, 60_000))), t0);
+        for _ in 0..5 {
+            assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        }
+        t.after(O, Some(answer(200, None, quota(100, 3, 60_000))), t0);
+        assert!(matches!(
+            ask(&t, t0, ms(0)),
+            Before::Wait { why: Why::Room, .. }
+        ));
+        // The four in flight counted as sent since: 3 - 4 = none left. While some are in
+        // flight, their answers may bring news; once none is, wait for the reset.
+        for _ in 0..3 {
+            t.after(O, None, t0);
+            assert!(matches!(
+                ask(&t, t0, ms(0)),
+                Before::Wait { why: Why::Room, .. }
+            ));
+        }
+        t.after(O, None, t0);
+        let b = ask(&t, t0, ms(0));
+        let Before::Wait {
+            wait,
+            why: Why::Pacing(line),
+        } = &b
+        else {
+            panic!("pacing: {b:?}")
+        };
+        assert_eq!(*wait, ms(60_000));
+        assert!(
+            line.starts_with("pacing: 0 of 100 requests left until the reset in 1m"),
+            "{line}"
+        );
+        // At the reset the quota is forgotten.
+        assert_eq!(ask(&t, t0 + ms(60_000), ms(0)), Before::Go);
+    }
+
+    #[test]
+    fn a_low_quota_spreads_sends_over_the_time_to_the_reset() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        t.after(O, Some(answer(200, None, quota(100, 4, 20_000))), t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        // 3 left after it: the next waits a quarter of the 20 s.
+        let b = ask(&t, t0, ms(0));
+        let Before::Wait {
+            wait,
+            why: Why::Pacing(line),
+        } = &b
+        else {
+            panic!("pacing: {b:?}")
+        };
+        assert_eq!(*wait, ms(5000));
+        assert!(
+            line.starts_with("pacing: 3 of 100 requests left until the reset in 20s"),
+            "{line}"
+        );
+        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Before::Go);
+        // Past the deadline: stop.
+        t.after(O, None, t0 + ms(5000));
+        t.after(O, None, t0 + ms(5000));
+        let b = t.before_send(O, t0 + ms(5000), Some(ms(1000)), (ms(0), &mut rng()));
+        assert!(matches!(b, Before::Stop(_)), "{b:?}");
+    }
+
+    #[test]
+    fn a_spent_quota_holds_until_the_reset_clamped_and_is_shared() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        let mut a = answer(200, None, quota(10, 0, 2000));
+        let told = t.after(O, Some(a.clone()), t0);
+        assert_eq!(told.spent, Some(ms(2000)));
+        let b = ask(&t, t0, ms(0));
+        let Before::Wait {
+            wait,
+            why: Why::Held(Some(line)),
+        } = &b
+        else {
+            panic!("held: {b:?}")
+        };
+        assert_eq!(*wait, ms(2000));
+        assert!(line.contains("RateLimit: 0 of 10 requests left"), "{line}");
+        a.max_hold = ms(500);
+        a.origin = "http://b:80";
+        assert_eq!(t.after("http://b:80", Some(a), t0).spent, Some(ms(500)));
+        // A quota without a reset is not paced on.
+        let q = quota(10, 0, 0).map(|q| Quota { reset: None, ..q });
+        assert_eq!(
+            t.after(O, Some(answer(200, None, q)), t0 + ms(2000)).spent,
+            None
+        );
+    }
+
+    #[test]
+    fn the_answering_origin_is_held_not_the_one_asked() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        let mut a = answer(429, Some(1000), None);
+        a.origin = "http://b:80";
+        t.after(O, Some(a), t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        let b = t.before_send("http://b:80", t0, None, (ms(0), &mut rng()));
+        assert_eq!(waited(&b), ms(1000));
+    }
+
+    #[test]
+    fn malformed_fields_are_said_once_per_origin() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        let mut a = answer(200, None, None);
+        a.malformed = true;
+        assert!(t.after(O, Some(a.clone()), t0).say_malformed);
+        assert!(!t.after(O, Some(a), t0).say_malformed);
+    }
+
+    #[test]
+    fn entries_expire_and_the_table_is_bounded() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        for i in 0..MAX_ORIGINS + 10 {
+            let o = format!("http://h{i}:80");
+            let at = t0 + ms(i as u64);
+            assert_eq!(t.before_send(&o, at, None, (ms(0), &mut rng())), Before::Go);
+            let mut a = answer(429, Some(10_000), None);
+            a.origin = &o;
+            t.after(&o, Some(a), at);
+        }
+        // Full of live holds: the oldest went first, the newest are kept.
+        assert_eq!(t.len(), MAX_ORIGINS);
+        let newest = format!("http://h{}:80", MAX_ORIGINS + 9);
+        let b = t.before_send(&newest, t0 + ms(2000), None, (ms(0), &mut rng()));
+        assert!(matches!(b, Before::Wait { .. }));
+        let b = t.before_send("http://h0:80", t0 + ms(2000), None, (ms(0), &mut rng()));
+        assert_eq!(b, Before::Go, "the oldest was dropped");
+        // Once the holds are over, every entry is expired: a new origin clears them.
+        let late = t0 + ms(60_000);
+        t.after("http://h0:80", None, late);
+        t.before_send("http://new:80", late, None, (ms(0), &mut rng()));
+        assert!(t.len() < MAX_ORIGINS);
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn origins_are_scheme_host_and_port() {
+        let u = |s: &str| Url::parse(s).expect("a URL");
+        assert_eq!(origin_of(&u("http://a/x")), "http://a:80");
+        assert_eq!(origin_of(&u("https://A:8443/y?q")), "https://a:8443");
+        assert!(low(10, Some(100)) && !low(11, Some(100)));
+        assert!(low(5, None) && !low(6, None));
     }
 }

@@ -65,13 +65,21 @@
 //! | 19 | the deadline passed before the next attempt                | 5       |
 //! | 20 | a signal arrived during a wait                             | 129-143 |
 //! | 21 | just before a retry is sent, the budget was spent meanwhile | 7      |
-//! | 22 | a Retry-After shared by the runs cannot end before the deadline ([`wait_for_hold`]) | 5 |
+//! | 22 | a Retry-After shared by the runs, or the hold or pacing of the origin (`fleet::origins`), cannot end before the deadline ([`wait_for_hold`]) | 5 |
 //! | 23 | the attempts ended with 5 (any row) after an answer that was not ready | 8 |
 //! | 24 | the run's end: the deadline passed while an error body, `-D` or `-w` was written | 5 |
 //! | 25 | then a file the run writes at its end (`-D`, `--etag-save`, `-w`) cannot be written | 1 |
 //!
 //! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`], row
-//! 25 [`unwritten`]. A
+//! 25 [`unwritten`].
+//!
+//! Rate limiting is not an outage, for the retry budget either ([`charged`]): a retry
+//! after a 429 (waiting out its Retry-After, or its backoff when it has none) is not
+//! charged to the budget, nor is one after an answer whose RateLimit fields said the quota
+//! was spent (the loop adds that), nor a poll of an answer that was not ready. The hold is
+//! what protects the server; charging those retries would end a batch that meets a rate
+//! limit with exit 7. A
+
 //! response is judged on its status before the deadline (the answer arrived, whatever the
 //! clock says); a transport failure at the deadline is the deadline's (the watchdog's cut is
 //! what broke the exchange, so its kind says nothing).
@@ -272,9 +280,16 @@ pub fn decide(
         },
         hint: a.hint.map(|h| h.wait),
         left: a.left,
-        charge: !matches!(a.happened, Happened::NotReady(_)),
+        charge: charged(&a.happened),
     };
     admit(rules, retry, gate(ask), rng)
+}
+
+/// Whether a retry after an attempt that ended as `happened` is charged to the retry
+/// budget: not after a 429 (rate limiting, not an outage: the server's hold protects it),
+/// nor to poll an answer that was not ready (the service is up and answering).
+pub fn charged(happened: &Happened) -> bool {
+    !matches!(happened, Happened::NotReady(_) | Happened::Status(429))
 }
 
 /// Whether the server's Retry-After matters to the attempt: rows 1 to 10 let the run go
@@ -326,6 +341,9 @@ pub enum Pause {
     Spent(String),
     /// A Retry-After shared by the runs cannot end before the deadline (row 22).
     HoldPastDeadline,
+    /// The origin's hold, or its pacing, would end past the deadline (row 22); why, in
+    /// the words of row 12.
+    OriginHeld(String),
 }
 
 /// Rows 19 to 22: the outcome of a run that ended between attempts, and why as the summary
@@ -336,6 +354,7 @@ pub fn between(pause: Pause) -> (Outcome, Option<String>) {
         Pause::Signal(outcome) => (outcome, None),
         Pause::Spent(why) => (Outcome::Refused, Some(format!("not retried: {why}"))),
         Pause::HoldPastDeadline => (Outcome::Deadline, Some(HOLD_PAST_DEADLINE.into())),
+        Pause::OriginHeld(why) => (Outcome::Deadline, Some(why)),
     }
 }
 
@@ -829,6 +848,12 @@ mod tests {
             )
             .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
             case(
+                22,
+                "the origin's hold past the deadline",
+                Case::Between(Pause::OriginHeld("stopping: the hold on o".into())),
+            )
+            .gives(Some(Outcome::Deadline), "stopping: the hold on o"),
+            case(
                 23,
                 "5 after an answer not ready",
                 Case::AfterLoop(Outcome::Deadline, true),
@@ -1079,6 +1104,36 @@ mod tests {
             },
         ];
         assert_eq!(asked, expected);
+    }
+
+    /// A retry after a 429 is not charged to the budget, with or without a Retry-After;
+    /// one after a 503 is.
+    #[test]
+    fn a_retry_after_a_429_is_not_charged() {
+        let set = retry_on();
+        let r = rules(&set);
+        let mut asked = Vec::new();
+        let mut gate = |ask: Ask| {
+            asked.push((ask.status, ask.charge));
+            Clearance::Go
+        };
+        let rng = &mut StdRng::seed_from_u64(1);
+        let mut hinted = attempt(Happened::Status(429));
+        hinted.hint = Some(Hint {
+            wait: Duration::from_millis(40),
+            clamped: false,
+        });
+        for a in [
+            attempt(Happened::Status(429)),
+            hinted,
+            attempt(Happened::Status(503)),
+        ] {
+            assert!(matches!(decide(&r, &a, &mut gate, rng), Verdict::Retry(_)));
+        }
+        let expected = [(Some(429), false), (Some(429), false), (Some(503), true)];
+        assert_eq!(asked, expected);
+        assert!(charged(&Happened::Failure(FailureKind::Reset)));
+        assert!(!charged(&Happened::NotReady("no".into())));
     }
 
     /// A shared Retry-After that outlasts the backoff becomes the wait, with this run's

@@ -4,6 +4,7 @@
 //! - `backoff`: capped exponential backoff with full, equal, decorrelated, additive or no
 //!   jitter, and how a wait is fitted to the deadline;
 //! - `retry_after`: reading the Retry-After header (RFC 9110 section 10.2.3);
+//! - `ratelimit`: reading the RateLimit fields of the three dialects into one quota;
 //! - `replay`: the failure kinds, `--retry-on`, and whether a request may be sent again;
 //! - `decision`: THE decision after an attempt, stop (with which outcome and why) or retry
 //!   (after how long); the single source of the exit-code precedence;
@@ -11,6 +12,7 @@
 
 pub mod backoff;
 pub mod decision;
+pub mod ratelimit;
 pub mod readiness;
 pub mod replay;
 pub mod retry_after;

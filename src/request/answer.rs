@@ -3,6 +3,7 @@
 //! readiness conditions, the kept part), then a success's body delivered, and the result
 //! said in the decision's terms (`Happened`) with the attempt's line filled in (`line`).
 
+use crate::fleet::origins::Told;
 use crate::http::conditional::{self, Answer, Asked};
 use crate::http::resume::{self, Continuation};
 use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
@@ -188,6 +189,12 @@ impl Loop<'_> {
     /// success's body.
     fn take(&self, ex: Exchange, partial: Option<Partial>, notes: Notes) -> Happened {
         self.log_response_headers(&ex.head);
+        notes.2.told = Some(Told::read(
+            &ex.head.url,
+            ex.head.status,
+            &ex.head.headers,
+            std::time::SystemTime::now(),
+        ));
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);
         match classify(&ex.head, &self.prior.asked, ready, partial.as_ref()) {

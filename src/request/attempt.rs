@@ -5,14 +5,20 @@
 //! attempt's line to the reporter as soon as the attempt ends, and returns everything the
 //! end of the run needs.
 //!
+//! Before every attempt, the first included, the origin's table (`fleet::origins`, lent by
+//! the session, shared by a batch's transfers) is asked whether to send, wait (a hold,
+//! pacing) or stop; after every attempt it is told what the origin that answered said.
+//!
 //! Taking an answer (classifying its head, delivering a success's body) is `answer`'s; the
-//! attempt's log line is `line`'s; the waits between attempts are `pause`'s; getting a body
+//! attempt's log line is `line`'s; the waits between attempts and the table's hook are
+//! `pause`'s; getting a body
 //! to its destination is `delivery`'s; what to do after an attempt (and how the run ends)
 //! is `policy::decision`'s.
 
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::{Between, Gate, shares_hint};
+use crate::fleet::origins::{Origins, Told};
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
@@ -68,6 +74,9 @@ pub struct Loop<'a> {
     /// What earlier runs left and the conditional flags asked (`-C -`'s range, the
     /// conditions), to judge the answer.
     pub prior: &'a Prior,
+    /// The per-origin table (holds, pacing, requests in flight), shared by the transfers of
+    /// the run.
+    pub origins: &'a Origins,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -171,6 +180,13 @@ pub(super) struct Carry {
     pub(super) pending: Option<Pending>,
     /// This attempt's Retry-After, as read (None: no answer that may carry one).
     pub(super) reading: Option<Reading>,
+    /// What this attempt's answer told the origins' table (None: no answer).
+    pub(super) told: Option<Told>,
+    /// This attempt's answer said the quota was spent: the origin is held this long
+    /// (clamped), which `--state` shares and which makes the retry free of charge.
+    pub(super) spent: Option<Duration>,
+    /// The retry now planned is charged to the budget when it is sent.
+    pub(super) charge: bool,
     /// What the end of the run needs, as the attempts so far left it.
     pub(super) seen: Ended,
 }
@@ -225,6 +241,9 @@ impl Loop<'_> {
             fitted: false,
             pending: None,
             reading: None,
+            told: None,
+            spent: None,
+            charge: true,
             seen: Ended::before_any_attempt(),
         };
         carry.partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
@@ -248,6 +267,17 @@ impl Loop<'_> {
             if self.deadline_passed() {
                 return decision::between(Pause::Deadline);
             }
+            // The origin's hold and pacing first; a retry is charged after them, as it goes.
+            let origin = match self.pace(carry, rng) {
+                Ok(origin) => origin,
+                Err(stop) => return stop,
+            };
+            if *made > 0
+                && let Some(stop) = self.clear_to_send(carry.charge, rng)
+            {
+                self.origins.after(&origin, None, Instant::now());
+                return stop;
+            }
             *made += 1;
             let retry = match self.attempt(*made, carry, rng) {
                 Verdict::Done => return (Outcome::Success, None),
@@ -257,9 +287,6 @@ impl Loop<'_> {
             let why = countdown(&retry, &carry.seen.last);
             if let Some(sig) = self.sleep_visibly(retry.wait, &why) {
                 return decision::between(Pause::Signal(sig.outcome()));
-            }
-            if let Some(stop) = self.clear_to_send(carry.not_ready, rng) {
-                return stop;
             }
         }
     }
@@ -295,6 +322,7 @@ impl Loop<'_> {
         let (happened, sent) = self.try_once(first, &mut line, carry);
         line.elapsed = begun.elapsed();
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
+        self.tell_origins(&sent, carry);
         carry.seen.method = Some(sent.last.method.clone());
         carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.seen.last);
@@ -318,7 +346,11 @@ impl Loop<'_> {
             _ => None,
         };
         carry.seen.hint = facts.hint.map(|h| h.wait);
-        let verdict = self.decide(&facts, carry.reading.as_ref(), rng);
+        let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), carry.spent), rng);
+        carry.charge = charge;
+        if !matches!(verdict, Verdict::Retry(_)) {
+            self.share_spent_quota(carry.spent);
+        }
         let verdict = self.perform(verdict, line, sent, carry);
         if let Some(news) = closed {
             self.reporter.info(&news);
@@ -344,28 +376,44 @@ impl Loop<'_> {
         }
     }
 
-    /// The decision about an attempt. Where a retry is allowed, the server's Retry-After
-    /// values that could not be read are reported (they are ignored, never read as 0); the
-    /// shared state is asked about a retry the decision would make (see [`Loop::ask_gate`]).
-    fn decide(&self, facts: &Attempt, reading: Option<&Reading>, rng: &mut dyn Rng) -> Verdict {
+    /// The decision about an attempt, and whether the retry it may plan is charged to the
+    /// budget. Where a retry is allowed, the server's Retry-After values that could not be
+    /// read are reported (they are ignored, never read as 0); the shared state is asked
+    /// about a retry the decision would make (see [`Loop::ask_gate`]). `spent`: the
+    /// answer said its quota was spent, and the origin is held this long.
+    fn decide(
+        &self,
+        facts: &Attempt,
+        (reading, spent): (Option<&Reading>, Option<Duration>),
+        rng: &mut dyn Rng,
+    ) -> (Verdict, bool) {
         let rules = self.rules();
         if decision::reads_retry_after(&rules, facts) {
             for bad in reading.iter().flat_map(|r| &r.invalid) {
                 self.reporter.warn(&bad.to_string());
             }
         }
-        let mut gate = |ask: Ask| self.ask_gate(ask);
-        decision::decide(&rules, facts, &mut gate, rng)
+        let mut charge = true;
+        let mut gate = |mut ask: Ask| {
+            // Waiting for a spent quota's reset is rate limiting too: not charged.
+            ask.charge &= spent.is_none();
+            charge = ask.charge;
+            self.ask_gate(ask, spent)
+        };
+        let verdict = decision::decide(&rules, facts, &mut gate, rng);
+        (verdict, charge)
     }
 
     /// The shared state's answer about a retry: it hears the attempt's Retry-After (429 and
-    /// 503) to share it, and refuses a retry the budget has no room for. It charges nothing
-    /// yet: that is done when the retry is sent (`clear_to_send`). No state: go.
-    fn ask_gate(&self, ask: Ask) -> Clearance {
+    /// 503), or the hold of a quota the answer said was spent (`spent`), to share it, and
+    /// refuses a retry the budget has no room for. It charges nothing yet: that is done
+    /// when the retry is sent (`clear_to_send`). No state: go.
+    fn ask_gate(&self, ask: Ask, spent: Option<Duration>) -> Clearance {
         let Some(shared) = self.shared else {
             return Clearance::Go;
         };
         let hint = ask.hint.filter(|_| ask.status.is_some_and(shares_hint));
+        let hint = hint.max(spent);
         match shared.before_retry(hint, ask.left, ask.charge) {
             Gate::Go(Some(held)) => Clearance::Held {
                 held,

@@ -3,6 +3,7 @@
 //! hop that failed under `-L`, the Retry-After as sent, why an answer was not ready), in
 //! the same step that says what happened in the decision's terms (`Happened`).
 
+use crate::fleet::origins::Told;
 use crate::http::transport::{Exchange, Failure, Head, Hop};
 use crate::policy::FailureKind;
 use crate::policy::decision::Happened;
@@ -144,6 +145,12 @@ impl Loop<'_> {
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
         self.note_answer(&ex.head, sent, line, carry);
+        carry.told = Some(Told::read(
+            &ex.head.url,
+            ex.head.status,
+            &ex.head.headers,
+            std::time::SystemTime::now(),
+        ));
         carry.pending = Some(Pending::Unread(Box::new(ex)));
         Happened::Declined(why)
     }

@@ -4,7 +4,8 @@
 //! `attempt`, the attempt loop, which asks `policy::decision` what to do after each attempt
 //! and performs the
 //! verdict, with `answer` (sending, classifying the answer's head, delivering a success),
-//! `line` (the attempt's log line) and `pause` (the waits between attempts); `http::carrier` is
+//! `line` (the attempt's log line) and `pause` (the waits between attempts, and the
+//! origin's hold and pacing from `fleet::origins`); `http::carrier` is
 //! the trait the loop and the delivery reach the transport through (a scripted one,
 //! `scripted`, in unit tests). `delivery` gets a body to its destination; `leftover` keeps
 //! a broken download's bytes for the next run under `-C -`; `ending` writes what the end of

@@ -1,15 +1,17 @@
 //! The waits between attempts: the backoff or Retry-After the decision chose (with a
 //! countdown on a terminal), a Retry-After another run shared through `--state` (before the
-//! first attempt, and again just before a retry is sent), and the budget charged as a
-//! retry goes. A wait that must end the run instead says how, in the decision's words
+//! first attempt, and again just before a retry is sent), the origin's hold and pacing
+//! (`fleet::origins`, asked before every attempt and told after it), and the budget charged
+//! as a retry goes. A wait that must end the run instead says how, in the decision's words
 //! (`policy::decision::between`).
 
 use crate::exit::Outcome;
 use crate::fleet::admission::Pass;
+use crate::fleet::origins::{Before, Why, origin_of};
 use crate::policy::decision::{self, Pause};
 use crate::process::interrupt::{Interrupt, Signal};
 use crate::report::Reporter;
-use crate::request::attempt::Loop;
+use crate::request::attempt::{Carry, Loop, Sent};
 use rand::Rng;
 use std::time::{Duration, Instant};
 
@@ -20,15 +22,16 @@ impl Loop<'_> {
         self.honour_hold(self.hold?, "before the first attempt", rng)
     }
 
-    /// After a retry's wait, just before it is sent: the state charges it to the budget
-    /// now (unless it polls an answer that was not ready), so that a retry that is not sent
-    /// is never charged. A Retry-After that another run was told meanwhile is waited for
+    /// After a retry's wait (and the origin's hold and pacing), just before it is sent: the
+    /// state charges it to the budget now when `charge` (see `policy::decision::charged`:
+    /// not to poll an answer that was not ready, nor after a 429 or a spent quota), so that
+    /// a retry that is not sent is never charged. A Retry-After that another run was told meanwhile is waited for
     /// first (or stops the run with 5 when it holds past the deadline), as one of the run's
     /// own would be; the deadline or a signal may end the run before anything is charged.
     /// `Some` when the run ends instead, and why.
     pub(super) fn clear_to_send(
         &self,
-        polling: bool,
+        charge: bool,
         rng: &mut dyn Rng,
     ) -> Option<(Outcome, Option<String>)> {
         let shared = self.shared?;
@@ -36,7 +39,7 @@ impl Loop<'_> {
             if self.deadline_passed() {
                 return Some(decision::between(Pause::Deadline));
             }
-            match shared.send_retry(!polling) {
+            match shared.send_retry(charge) {
                 Pass::Go => return None,
                 Pass::Held(held) => {
                     if let Some(stop) = self.honour_hold(held, "more", rng) {
@@ -67,6 +70,83 @@ impl Loop<'_> {
         ));
         let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;
         Some(decision::between(Pause::Signal(sig.outcome())))
+    }
+
+    /// Before an attempt, the first included: asks the origins' table about the origin the
+    /// attempt starts at, and waits as it says (a hold, said once per hold; pacing, said
+    /// with why; room in flight, silently), interruptibly. `Ok`: send now, to this origin
+    /// (counted in flight until `tell_origins`); `Err`: the run ends instead (a wait past
+    /// the deadline, in row 12's words; the deadline; a signal).
+    pub(super) fn pace(
+        &self,
+        carry: &Carry,
+        rng: &mut dyn Rng,
+    ) -> Result<String, (Outcome, Option<String>)> {
+        let origin = match &carry.from {
+            Some(hop) => origin_of(&hop.url),
+            None => origin_of(self.url),
+        };
+        let spread = self.cfg.retry.retry_after_spread;
+        loop {
+            if self.deadline_passed() {
+                return Err(decision::between(Pause::Deadline));
+            }
+            let (wait, why) = match self.origins.before_send(
+                &origin,
+                Instant::now(),
+                self.deadline_left(),
+                (spread, &mut *rng),
+            ) {
+                Before::Go => return Ok(origin),
+                Before::Stop(why) => return Err(decision::between(Pause::OriginHeld(why))),
+                Before::Wait { wait, why } => (wait, why),
+            };
+            let countdown = match why {
+                Why::Held(line) => {
+                    line.iter().for_each(|l| self.reporter.info(l));
+                    format!("requests to {origin} held")
+                }
+                Why::Pacing(line) => {
+                    self.reporter.info(&line);
+                    "pacing".to_string()
+                }
+                Why::Room => String::new(),
+            };
+            if let Some(sig) = self.sleep_visibly(wait, &countdown) {
+                return Err(decision::between(Pause::Signal(sig.outcome())));
+            }
+        }
+    }
+
+    /// After an attempt: the request `sent` is no longer in flight, and the table hears
+    /// what the origin that answered said (its status, its Retry-After as read and
+    /// clamped, its RateLimit fields). RateLimit fields that could not be read are said
+    /// once per origin; a quota said spent is kept in `carry.spent`.
+    pub(super) fn tell_origins(&self, sent: &Sent, carry: &mut Carry) {
+        let told = carry.told.take();
+        let retry_after = carry
+            .reading
+            .as_ref()
+            .and_then(|r| r.asked.zip(r.hint.map(|h| h.wait)));
+        let max_hold = self.cfg.retry.max_retry_after;
+        let answer = told.as_ref().map(|t| t.answer(retry_after, max_hold));
+        let after = self
+            .origins
+            .after(&origin_of(&sent.first.url), answer, Instant::now());
+        if after.say_malformed {
+            for bad in told.iter().flat_map(|t| &t.rate.invalid) {
+                self.reporter.warn(&bad.to_string());
+            }
+        }
+        carry.spent = after.spent;
+    }
+
+    /// With `--state`, a quota the last answer said was spent holds the other runs too,
+    /// shared as a Retry-After is (a retry shares it as it asks the state: see `ask_gate`).
+    pub(super) fn share_spent_quota(&self, spent: Option<Duration>) {
+        if let (Some(shared), Some(held)) = (self.shared, spent) {
+            let _ = shared.before_retry(Some(held), None, false);
+        }
     }
 
     /// Sleeps, showing a countdown on a terminal when the wait is long enough to wonder

@@ -58,7 +58,6 @@ pub struct Lent<'s> {
     /// The seed of every random draw of the run.
     pub seed: u64,
     /// What the run's transfers share per origin (see `fleet::origins`).
-    #[allow(dead_code)] // Read by the loop (being built).
     pub origins: &'s crate::fleet::origins::Origins,
 }
 

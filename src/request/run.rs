@@ -63,6 +63,7 @@ fn attempts(
         hold,
         watchdog: lent.watchdog,
         prior: &request.prior,
+        origins: lent.origins,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
 }

@@ -221,6 +221,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
         shared,
         hold: None,
         prior: &prior,
+        origins: &crate::fleet::origins::Origins::new(),
     };
     let ended = run.run(&mut StdRng::seed_from_u64(1));
     Ran {

@@ -37,6 +37,7 @@ mod limits;
 mod network;
 mod oracle;
 mod output;
+mod pacing;
 mod preflight;
 mod proxies;
 mod readiness;
