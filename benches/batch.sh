@@ -15,9 +15,9 @@
 #   RETRY_HTTP=path/to/retry-http bash benches/batch.sh
 #   BATCH_FLAGS='--parallel-max-host 50' bash benches/batch.sh   # more flags for the batch
 #
-# A build without -Z (no --parallel-max in its --help) is measured where it can be (curl,
-# a process per URL); the batch's cells then say "not measured", and the same command
-# measures them once the build has it. The servers and the measuring are
+# A build without -Z (two URLs under -Z --parallel-max 2 not both served) is measured where
+# it can be (curl, a process per URL); the batch's cells then say "not measured", and the
+# same command measures them once the build has it. The servers and the measuring are
 # benches/batch_server.py and benches/batch_bench.py (their docstrings say how each figure
 # is taken). Writes benches/RESULTS-batch.md (above its findings marker) and
 # benches/results/batch.json (--quick, a smoke run: benches/results-quick/). About 2 to 3

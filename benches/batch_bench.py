@@ -10,8 +10,9 @@ Started by benches/batch.sh, which builds the binary, starts nginx and describes
 Clients, each started with /usr/bin/time (wall from spawn to exit, CPU = user + system of
 the process and everything it waited for, peak RSS); stdout to /dev/null, stderr kept:
   curl      curl -Z --parallel-max P --retry 5 -s URL...
-  batch     retry-http -Z --parallel-max P URL...   (only when this build has -Z; else the
-            results say "not measured" and the script is ready for the build that does)
+  batch     retry-http -Z --parallel-max P URL...   (only when this build has -Z, found by
+            running two URLs with it; else the results say "not measured" and the script is
+            ready for the build that does)
   procs     one retry-http process per URL, P at a time: xargs -P P -n 1 retry-http -s -o /dev/null
   procs-state  the same sharing one --state FILE (a fresh one each run): the processes share
             the origin's Retry-After, its retry budget and its breaker (the rate section only)
@@ -148,9 +149,19 @@ def vm_hwm(pid):
 
 
 def has_batch(binary):
-    """Whether this build runs many URLs in one process (-Z and --parallel-max)."""
-    out = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
-    return "--parallel-max" in out
+    """Whether this build runs many URLs in one process: two URLs under -Z --parallel-max 2
+    against a server of ours, both served, exit 0 (a probe, not --help: a build may accept
+    the flags before its help lists them)."""
+    srv = RateServer("--rate", "0")
+    try:
+        argv = [binary, "-s", "-Z", "--parallel-max", "2", srv.url("/f/1"), srv.url("/f/2")]
+        code = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=60).returncode
+        return code == 0 and srv.stats()["paths_served"] == 2
+    except subprocess.TimeoutExpired:
+        return False
+    finally:
+        srv.stop()
 
 
 def align():
@@ -377,8 +388,8 @@ def report(a, out, machine):
     L.append("```")
     L.append("")
     if not a.batch:
-        L.append("**This build has no `-Z`**: the batch's columns are not measured. The script "
-                 "runs them as soon as `retry-http --help` lists `--parallel-max`.")
+        L.append("**This build has no `-Z`**: the batch's rows are not measured. The script "
+                 "measures them with a build that runs two URLs under `-Z --parallel-max 2`.")
         L.append("")
     summary = []
     rate_report(a, out, L, summary)
@@ -585,7 +596,7 @@ def main():
     a.batch = has_batch(a.bin) if not a.report_only else False
     a.batch_flags = shlex.split(a.batch_flags)
     if not a.report_only:
-        log(f"the batch: {'measured' if a.batch else 'not in this build (no --parallel-max)'}")
+        log(f"the batch: {'measured' if a.batch else 'not in this build (no -Z)'}")
     out = {"params": {k: getattr(a, k) for k in ("rate", "urls", "rounds", "gets", "get_rounds",
                                                  "mem", "parallel", "batch", "batch_flags")}}
     if a.report_only:
