@@ -517,7 +517,10 @@ def gets_report(a, out, L, summary):
     L.append("")
     L.append(f"Target: {d['target']} on loopback, 1 KiB, every URL different (a query). "
              f"Wall from spawn to exit; CPU = user + system of the client and everything it "
-             f"started (xargs's children included). Medians of {a.get_rounds} rounds, the "
+             f"started (xargs's children included). The batch keeps at most "
+             f"`--parallel-max-host` transfers in flight to one origin (its default unless the "
+             f"command says otherwise); curl 7.88 has no such limit and keeps {a.parallel}. "
+             f"Medians of {a.get_rounds} rounds, the "
              f"order reversed every other round.")
     L.append("")
     meds = {k: (med([r["wall_s"] for r in v]), med([r["cpu_s"] for r in v]))
