@@ -41,7 +41,7 @@ _retry__http() {
 
     case "${cmd}" in
         retry__http)
-            opts="-X -H -d -u -A -L -I -x -k -G -F -K -m -o -i -D -N -w -s -v -E -n -Y -y -C -R -z -b -e -4 -6 -O -f -S -T -g -q -p -# -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --get --data-urlencode --form --config --attempts --base --cap --jitter --deadline --splay --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --until-status --until-body --until-json --until-header --state --state-timeout --state-on-error --state-cacert --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --resolve --connect-to --unix-socket --cert --key --cert-type --netrc --netrc-file --netrc-optional --speed-limit --speed-time --continue-at --remote-time --etag-save --etag-compare --time-cond --cookie --url --referer --http1.1 --ipv4 --ipv6 --remote-name --output-dir --create-dirs --fail --show-error --upload-file --data-raw --oauth2-bearer --proto --proto-redir --tlsv1.2 --tlsv1.3 --tls-max --globoff --fail-early --disable --basic --proxytunnel --remove-on-error --no-styled-output --tcp-nodelay --tcp-fastopen --no-keepalive --keepalive-time --progress-bar --no-progress-meter --help --version demo simulate help"
+            opts="-X -H -d -u -A -L -I -x -k -G -F -K -m -o -i -D -N -w -Z -s -v -E -n -Y -y -C -R -z -b -e -4 -6 -O -f -S -T -g -q -p -# -h -V --request --header --data --data-binary --json --user --user-agent --location --max-redirs --head --proxy --noproxy --insecure --cacert --compressed --get --data-urlencode --form --config --attempts --base --cap --jitter --deadline --splay --retry-on --max-retry-after --retry-after-spread --timeout --max-time --connect-timeout --stall-timeout --seed --idempotency-key --retry-unsafe --explain --until-status --until-body --until-json --until-header --state --state-timeout --state-on-error --state-cacert --breaker-threshold --breaker-cooldown --retry-budget --budget-window --budget-floor --state-ttl --output --include --dump-header --fail-with-body --no-buffer --max-filesize --write-out --parallel --parallel-max --parallel-max-host --fail-early --rate --parallel-immediate --silent --verbose --log-format --color --retry --retry-delay --retry-max-time --retry-connrefused --retry-all-errors --resolve --connect-to --unix-socket --cert --key --cert-type --netrc --netrc-file --netrc-optional --speed-limit --speed-time --continue-at --remote-time --etag-save --etag-compare --time-cond --cookie --url --referer --http1.1 --ipv4 --ipv6 --remote-name --remote-name-all --output-dir --create-dirs --fail --show-error --upload-file --data-raw --oauth2-bearer --proto --proto-redir --tlsv1.2 --tlsv1.3 --tls-max --globoff --disable --basic --proxytunnel --remove-on-error --no-styled-output --tcp-nodelay --tcp-fastopen --no-keepalive --keepalive-time --progress-bar --no-progress-meter --help --version demo simulate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -280,6 +280,18 @@ _retry__http() {
                     return 0
                     ;;
                 -w)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parallel-max)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parallel-max-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

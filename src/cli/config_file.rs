@@ -1,8 +1,8 @@
 //! Arguments expanded before clap parses them. `-K FILE` (curl's config file) becomes the
 //! flags its lines give, at its place, so they beat the `RETRY_HTTP_*` defaults as typed
 //! flags do; then `-H @FILE` (`@-`: stdin) becomes one `--header=LINE` per line, each
-//! checked as a `-H` value, so secrets stay out of the process's argv. Files are read once,
-//! at most 1 MiB each. Errors name the file and the line, never a value. `-K` is also
+//! checked as a `-H` value, so secrets stay out of the process's argv, and `--url @FILE`
+//! one `--url=URL` per line. Files are read once, at most 1 MiB each (a URL list 256 MiB). Errors name the file and the line, never a value. `-K` is also
 //! declared here for clap ([`ConfigFileFlags`]), so that `--help`, the man page and the
 //! completions know it, with what the expansion found.
 
@@ -20,8 +20,8 @@ use std::path::PathBuf;
 pub struct ConfigFileFlags {
     /// Read more flags from FILE (curl's syntax): one per line, with or without the
     /// leading --, `name = value`, `name: value` or `name value`, "..." quoting with \
-    /// escapes, # comments; `url = URL` gives the URL. Its flags count as if typed at
-    /// the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K
+    /// escapes, # comments; `url = URL` adds a URL, as --url does. Its flags count as if
+    /// typed at the place of -K. No default file is read (not ~/.curlrc); at most 1 MiB; no -K
     /// inside.
     #[arg(
         hide_short_help = true,
@@ -34,6 +34,9 @@ pub struct ConfigFileFlags {
 
 /// The largest `-K` or `-H @` file read, in bytes.
 const MAX_FILE: u64 = 1 << 20;
+
+/// The largest `--url @` file read, in bytes: a million URLs of 200 bytes and more.
+const MAX_URL_FILE: u64 = 256 << 20;
 
 /// Why the command line could not be expanded.
 #[derive(Debug, PartialEq, Eq)]
@@ -63,7 +66,8 @@ pub struct Expanded {
 /// configuration and the session are built from, not flags.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Found {
-    /// What read stdin (`-H @-`), if anything: no body nor `-w @-` may read it again.
+    /// What read stdin (`-H @-`, `--url @-`), if anything: no body nor `-w @-` may read it
+    /// again.
     pub stdin_taken: Option<&'static str>,
     /// Some flags came from a `-K` file: their values are not quoted in errors.
     pub from_file: bool,
@@ -82,7 +86,9 @@ impl Options {
         let mut long = HashMap::new();
         let mut short = HashMap::new();
         for a in cmd.get_arguments().filter(|a| !a.is_positional()) {
-            let takes = a.get_action().takes_values();
+            // `-O` takes one value per occurrence, but none from the command line.
+            let takes = a.get_action().takes_values()
+                && a.get_num_args().is_none_or(|n| n.max_values() > 0);
             if let Some(l) = a.get_long() {
                 long.insert(l.to_string(), takes);
                 if let Some(s) = a.get_short() {
@@ -119,23 +125,22 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         });
     }
     let opts = Options::of_cli();
-    let mut urls = Vec::new();
     let mut from_file = false;
     let args = rewrite(args, &opts, &mut |long, value| match long {
         "config" => {
             from_file = true;
-            config_file(value, &opts, &mut urls, until).map(Some)
+            config_file(value, &opts, until).map(Some)
         }
         _ => Ok(None),
     })?;
     let mut stdin_taken = None;
-    let mut args = rewrite(args, &opts, &mut |long, value| match long {
+    let args = rewrite(args, &opts, &mut |long, value| match long {
         "header" if value.starts_with('@') => {
             header_file(&value[1..], &mut stdin_taken, until).map(Some)
         }
+        "url" if value.starts_with('@') => url_file(&value[1..], &mut stdin_taken, until).map(Some),
         _ => Ok(None),
     })?;
-    args.extend(urls);
     Ok(Expanded {
         args,
         found: Found {
@@ -259,31 +264,41 @@ pub(crate) fn typed_deadline(args: &[OsString]) -> Option<std::time::Duration> {
 /// [`read_file`], within `until` when there is one: a file still being read then is the
 /// deadline's.
 fn read_text(path: &str, what: &str, until: Option<std::time::Instant>) -> Result<String, Refusal> {
+    read_up_to(path, what, until, MAX_FILE)
+}
+
+/// [`read_text`] of a file of at most `max` bytes.
+fn read_up_to(
+    path: &str,
+    what: &str,
+    until: Option<std::time::Instant>,
+    max: u64,
+) -> Result<String, Refusal> {
     use crate::process::within::{Missed, within};
     let left = until.map(|u| u.saturating_duration_since(std::time::Instant::now()));
     let (p, w) = (path.to_string(), what.to_string());
-    match within(left, move || read_file(&p, &w)) {
+    match within(left, move || read_file(&p, &w, max)) {
         Ok(read) => Ok(read?),
         Err(Missed::Late) => Err(Refusal::Deadline(what.to_string())),
         Err(Missed::NoThread(e)) => Err(Refusal::Usage(format!("cannot read {what}: {e}"))),
     }
 }
 
-/// Reads at most [`MAX_FILE`] bytes of `path` (`-`: stdin) as text; `what` names it in
-/// errors ("config file x", "-H @x").
-fn read_file(path: &str, what: &str) -> Result<String, String> {
+/// Reads at most `max` bytes of `path` (`-`: stdin) as text; `what` names it in errors
+/// ("config file x", "-H @x").
+fn read_file(path: &str, what: &str, max: u64) -> Result<String, String> {
     let read = if path == "-" {
-        crate::files::read_bounded(std::io::stdin().lock(), MAX_FILE)
+        crate::files::read_bounded(std::io::stdin().lock(), max)
     } else {
         let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {e}"))?;
         if file.metadata().is_ok_and(|m| m.is_dir()) {
             return Err(format!("{what} is a directory: expected a file"));
         }
-        crate::files::read_bounded(file, MAX_FILE)
+        crate::files::read_bounded(file, max)
     };
     let bytes = read
         .map_err(|e| format!("cannot read {what}: {e}"))?
-        .ok_or_else(|| format!("{what} is over 1 MiB: expected a smaller file"))?;
+        .ok_or_else(|| format!("{what} is over {} MiB: expected a smaller file", max >> 20))?;
     String::from_utf8(bytes).map_err(|e| {
         let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
             .iter()
@@ -306,12 +321,19 @@ fn header_file(
     until: Option<std::time::Instant>,
 ) -> Result<Vec<OsString>, Refusal> {
     if is_stdin(path) {
-        if stdin_taken.is_some() {
-            return Err(Refusal::Usage(
-                "-H @- is given twice: stdin can be read only once".into(),
-            ));
+        match stdin_taken {
+            Some("-H @-") => {
+                return Err(Refusal::Usage(
+                    "-H @- is given twice: stdin can be read only once".into(),
+                ));
+            }
+            Some(taken) => {
+                return Err(Refusal::Usage(format!(
+                    "{taken} and -H @- both want stdin: it can be read only once"
+                )));
+            }
+            None => *stdin_taken = Some("-H @-"),
         }
-        *stdin_taken = Some("-H @-");
     }
     let what = if path == "-" {
         "-H @- (stdin)".to_string()
@@ -331,12 +353,56 @@ fn header_file(
     Ok(out)
 }
 
-/// `-K FILE`: the flags its lines give, as `--name=value` or `--name`; `url` lines are
-/// put in `urls`, to go last as the positional URL.
+/// `--url @FILE`: one `--url=URL` per line, in the file's order. Blank lines and lines
+/// whose first non-blank character is `#` are skipped; spaces, tabs and a CR around a URL
+/// are dropped. The URLs are checked later, with the others (`config::batch`).
+fn url_file(
+    path: &str,
+    stdin_taken: &mut Option<&'static str>,
+    until: Option<std::time::Instant>,
+) -> Result<Vec<OsString>, Refusal> {
+    if is_stdin(path) {
+        if let Some(taken) = stdin_taken {
+            return Err(Refusal::Usage(format!(
+                "{taken} and --url @- both want stdin: it can be read only once"
+            )));
+        }
+        *stdin_taken = Some("--url @-");
+    }
+    let what = if path == "-" {
+        "--url @- (stdin)".to_string()
+    } else {
+        format!("--url @{path}")
+    };
+    let text = read_up_to(path, &what, until, MAX_URL_FILE)?;
+    let args: Vec<OsString> = url_lines(&text)
+        .map(|u| {
+            let mut arg = OsString::with_capacity(6 + u.len());
+            arg.push("--url=");
+            arg.push(u);
+            arg
+        })
+        .collect();
+    if args.is_empty() {
+        return Err(Refusal::Usage(format!(
+            "{what} holds no URL (blank lines and lines starting with # are skipped): expected one URL a line"
+        )));
+    }
+    Ok(args)
+}
+
+/// The URLs of a URL list: its lines without the blank ones and the `#` comments, trimmed.
+fn url_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split('\n')
+        .map(|l| l.trim_matches([' ', '\t', '\r']))
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// `-K FILE`: the flags its lines give, as `--name=value` or `--name`, at the place of
+/// `-K`; a `url` line is `--url=URL`, in order with the command line's URLs (as curl).
 fn config_file(
     path: &str,
     opts: &Options,
-    urls: &mut Vec<OsString>,
     until: Option<std::time::Instant>,
 ) -> Result<Vec<OsString>, Refusal> {
     if is_stdin(path) {
@@ -359,12 +425,10 @@ fn config_file(
                 Some(v) if v.chars().count() >= 3 => m.replace(v.as_str(), crate::redact::MASK),
                 _ => m,
             };
-            config_option(&name, value.clone(), opts, (&mut out, &mut *urls)).map_err(
-                |e| match e {
-                    Refusal::Usage(m) => Refusal::Usage(at(hide(m))),
-                    other => other,
-                },
-            )?;
+            config_option(&name, value.clone(), opts, &mut out).map_err(|e| match e {
+                Refusal::Usage(m) => Refusal::Usage(at(hide(m))),
+                other => other,
+            })?;
         }
     }
     Ok(out)
@@ -402,17 +466,17 @@ fn bundle(name: &str, value: Option<String>, opts: &Options) -> Vec<(String, Opt
     out
 }
 
-/// One option of a config file, added to `out` (or to `urls`, for `url`).
+/// One option of a config file, added to `out`.
 fn config_option(
     name: &str,
     value: Option<String>,
     opts: &Options,
-    (out, urls): (&mut Vec<OsString>, &mut Vec<OsString>),
+    out: &mut Vec<OsString>,
 ) -> Result<(), Refusal> {
     {
         let long = option_name(name, opts)?;
         match (long.as_str(), opts.long.get(&long), value) {
-            ("url", _, Some(v)) => urls.push(v.into()),
+            ("url", _, Some(v)) => out.push(format!("--url={v}").into()),
             ("config", _, _) => {
                 return Err(Refusal::Usage(
                     "-K inside a config file is not followed: put its lines here".into(),

@@ -343,9 +343,8 @@ fn specific(long: &str) -> Option<&'static str> {
         "remote-header-name" => "the file name must be known before the request: use -o NAME or -O",
         "stderr" => "redirect stderr with 2>FILE",
         "limit-rate" => "transfers are never slowed down here; drop it",
-        "next" => "one request per run: run retry-http once per request",
-        "parallel" | "parallel-immediate" | "parallel-max" => {
-            "one request per run: start one retry-http per URL (--state shares a circuit breaker between them)"
+        "next" => {
+            "the URLs of a run share one set of options here: run retry-http once per set of options"
         }
         "tlsv1" | "tlsv1.0" | "tlsv1.1" | "sslv2" | "sslv3" | "proxy-tlsv1" => {
             "TLS below 1.2 is not supported (1.2 and 1.3 are; --tlsv1.2 is the floor already)"

@@ -1,7 +1,7 @@
 //! curl's flags for where the request goes and where its body is saved: the URL (`--url`),
 //! the Referer (`-e`), the address family (`-4`/`-6`) and HTTP version (`--http1.1`; `--http2`
 //! and `--http3` refused with a clear line), and the file named from the URL (`-O`,
-//! `--output-dir`, `--create-dirs`); with them `-f` and `-S`, which scripts pass in `-fsSL`
+//! `--remote-name-all`, `--output-dir`, `--create-dirs`); with them `-f` and `-S`, which scripts pass in `-fsSL`
 //! and which this tool does anyway. The checks are in `config::destination`.
 
 use clap::Args;
@@ -50,12 +50,13 @@ impl DestinationFlags {
 #[group(skip)]
 #[command(next_help_heading = "Request")]
 pub struct UrlFlags {
-    /// The URL, as curl's --url gives it, instead of the positional URL (one of the two,
-    /// once: one request per run).
+    /// A URL, as curl's --url gives it (repeatable; in order with the positional URLs);
+    /// @FILE reads one URL a line from FILE (@-: stdin).
     ///
     /// A URL without a scheme is http://, as in curl (localhost:8080/health); a host name
     /// starting with ftp., dict., ldap., imap., smtp. or pop3. is refused, since curl would
-    /// use that protocol.
+    /// use that protocol. In a @FILE, blank lines and lines starting with # are skipped and
+    /// the spaces around a URL dropped; it is read within --deadline.
     #[arg(long = "url", value_name = "URL", hide_short_help = true)]
     pub url: Vec<String>,
 
@@ -117,7 +118,7 @@ pub struct UrlFlags {
     pub ipv6: bool,
 }
 
-/// `-O`, `--output-dir`, `--create-dirs` and `-f`.
+/// `-O`, `--remote-name-all`, `--output-dir`, `--create-dirs` and `-f`.
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Output")]
@@ -127,11 +128,18 @@ pub struct SavedFileFlags {
     /// The name is taken as it stands in the URL, not percent-decoded (as curl 7.88 does:
     /// /a%20b.txt is saved as a%20b.txt); the query is not part of it; a redirect does not
     /// change it. A URL whose path ends in / (no name) is a usage error, nothing sent.
-    /// Giving -o too is a usage error.
-    #[arg(short = 'O', long = "remote-name", hide_short_help = true)]
-    pub remote_name: bool,
+    /// With one URL, giving -o too is a usage error; with several, each -O (like each -o)
+    /// goes with the next URL in order.
+    // One value per occurrence, so that the parse knows where each -O stands among the -o.
+    #[arg(short = 'O', long = "remote-name", hide_short_help = true, action = clap::ArgAction::Append, num_args = 0, default_missing_value = "true", value_parser = occurrence)]
+    pub remote_name: Vec<bool>,
 
-    /// The folder a relative -o or -O file goes in (an absolute -o path is used as it is).
+    /// Give every URL without an -o or -O its remote name, as -O does (curl's flag).
+    #[arg(long = "remote-name-all", hide_short_help = true)]
+    pub remote_name_all: bool,
+
+    /// The folder a relative -o or -O file goes in (an absolute -o path is used as it is),
+    /// for every URL.
     #[arg(long, value_name = "DIR", hide_short_help = true)]
     pub output_dir: Option<PathBuf>,
 
@@ -150,6 +158,12 @@ pub struct SavedFileFlags {
     /// curl's 22.
     #[arg(short = 'f', long = "fail", hide_short_help = true)]
     pub fail: bool,
+}
+
+/// One occurrence of a flag that clap records as a value (`-O`), so that its place among
+/// the other flags is known; it names no values for the completion scripts to offer.
+fn occurrence(_: &str) -> Result<bool, String> {
+    Ok(true)
 }
 
 /// `-S`.

@@ -12,8 +12,11 @@
 //! every curl option and the line each one not implemented gets. `config_file`
 //! declares `-K` and expands it and `-H @FILE` before clap parses; `values` parses flag
 //! values; `usage` turns clap's errors into the tool's one line.
-//! `simulate` holds the flags of the simulate subcommand, a group per model.
+//! `batch` holds the flags of a run of several URLs (`-Z`, `--rate`, ...) and keeps the
+//! order of the URLs and output flags. `simulate` holds the flags of the simulate
+//! subcommand, a group per model.
 
+pub mod batch;
 pub mod bodies;
 pub mod conditional;
 pub mod config_file;
@@ -36,13 +39,13 @@ use std::time::Duration;
 /// The positional's name as clap knows it.
 const TARGET: &str = "[METHOD] URL";
 
-/// `text` (help, a man page, an error) with clap's rendering of the positional, which
-/// suggests several URLs (`[[METHOD] URL]...`, `<[METHOD] URL>...`), as the usage line
-/// writes it: `[METHOD] <URL>`. clap cannot say that an optional word comes before a
-/// required one when flags may stand between them.
+/// `text` (help, a man page, an error) with clap's rendering of the positional
+/// (`[[METHOD] URL]...`, `<[METHOD] URL>...`), as the usage line writes it: `[METHOD]
+/// <URL>...`. clap cannot say that an optional word comes before the URLs when flags may
+/// stand between them.
 pub fn target_shown(text: &str) -> String {
-    text.replace("[[METHOD] URL]...", "[METHOD] <URL>")
-        .replace("<[METHOD] URL>...", "[METHOD] <URL>")
+    text.replace("[[METHOD] URL]...", "[METHOD] <URL>...")
+        .replace("<[METHOD] URL>...", "[METHOD] <URL>...")
 }
 
 /// Shown after `-h`: the exit codes in one line (from [`Outcome`]), and where the rest is.
@@ -67,7 +70,7 @@ fn long_after_help() -> String {
 #[command(
     name = "retry-http",
     version,
-    override_usage = "retry-http [OPTIONS] [METHOD] <URL>\n       retry-http simulate [OPTIONS]\n       retry-http demo",
+    override_usage = "retry-http [OPTIONS] [METHOD] <URL>...\n       retry-http simulate [OPTIONS]\n       retry-http demo",
     after_help = short_after_help(),
     after_long_help = long_after_help(),
     args_conflicts_with_subcommands = true,
@@ -81,7 +84,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// The request: an optional METHOD (GET, or POST when a body is given), then the URL.
+    /// The request: an optional METHOD (GET, or POST when a body is given), then the URLs.
     #[command(flatten)]
     pub request: RequestArgs,
 }
@@ -103,10 +106,15 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RequestArgs {
     /// The request's method, which is optional (GET, or POST when a body is given; sent as
-    /// written: case matters, as in curl), then its URL (unless --url gives it). One
-    /// request per run.
+    /// written: case matters, as in curl), then its URLs (--url gives more).
+    ///
+    /// With two words or more (--url's included), the first is the METHOD when it comes
+    /// before every URL and is all capitals with no '.', ':' or '/' (GET a.example
+    /// b.example: a GET of two URLs; localhost:8080 b.example: two URLs); one word alone is
+    /// the URL. Several URLs make several transfers, in the order given, with the same
+    /// options (see -Z, and -o to pair outputs with them).
     // clap shows it as `[[METHOD] URL]...`; `target_shown` rewrites that.
-    #[arg(hide_short_help = true, value_name = TARGET, num_args = 1..=2, required_unless_present = "url")]
+    #[arg(hide_short_help = true, value_name = TARGET, num_args = 1.., required_unless_present = "url")]
     pub target: Vec<String>,
 
     /// What is sent, and how the connection is made.
@@ -136,6 +144,11 @@ pub struct RequestArgs {
     /// Where the response goes.
     #[command(flatten)]
     pub output: OutputFlags,
+
+    /// How the transfers of several URLs are scheduled (and the order of the URLs and
+    /// output flags).
+    #[command(flatten)]
+    pub batch: batch::BatchFlags,
 
     /// What stderr shows.
     #[command(flatten)]
@@ -489,9 +502,11 @@ pub struct FleetFlags {
 pub struct OutputFlags {
     /// Write the body to FILE.
     ///
-    /// It is renamed into place only when complete and successful.
-    #[arg(short = 'o', long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// It is renamed into place only when complete and successful. With several URLs, each
+    /// -o (and -O) goes with the next URL in order; a URL without one goes to stdout. With
+    /// one URL, the last -o counts.
+    #[arg(short = 'o', long, value_name = "FILE", action = clap::ArgAction::Append)]
+    pub output: Vec<PathBuf>,
 
     /// Include the final response's status line and headers in the output, as the server sent them.
     #[arg(hide_short_help = true, short = 'i', long)]
@@ -599,15 +614,18 @@ pub struct CurlRetryFlags {
 }
 
 /// Parses the whole command line (program name first) as [`Cli::try_parse_from`] does,
-/// and records the data flags' values in the order they were given. The order is read
+/// and records the data flags' values, the URLs and the output flags in the order they
+/// were given. The order is read
 /// first: the matches are then moved into the fields (`from_arg_matches_mut`), not cloned
 /// (`from_arg_matches` clones them all, about 3% of a start-up's instructions).
 pub fn parse(args: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let mut matches = Cli::command().try_get_matches_from(args.iter().cloned())?;
     let ordered = bodies::ordered_data(&matches);
+    let order = batch::ordered(&matches);
     let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
     cli.request.bodies.ordered = ordered;
+    cli.request.batch.order = order;
     Ok(cli)
 }
 

@@ -46,7 +46,7 @@ impl ProtocolFlags {
     }
 }
 
-/// `-T`, `--data-raw`, `--oauth2-bearer`, `--proto`, the TLS versions, `-g`, `--fail-early`.
+/// `-T`, `--data-raw`, `--oauth2-bearer`, `--proto`, the TLS versions, `-g`.
 #[derive(Debug, Args)]
 #[group(skip)]
 #[command(next_help_heading = "Request")]
@@ -55,8 +55,8 @@ pub struct ProtocolRequest {
     /// given.
     ///
     /// A URL whose path ends in / gets the file's name appended (percent-encoded), as in
-    /// curl; not for stdin. Not with another body flag, -G or -I. PUT is idempotent, so it
-    /// is retried like GET.
+    /// curl; not for stdin. Not with another body flag, -G or -I, nor with several URLs.
+    /// PUT is idempotent, so it is retried like GET.
     #[arg(
         short = 'T',
         long = "upload-file",
@@ -124,10 +124,6 @@ pub struct ProtocolRequest {
     /// sent percent-encoded.
     #[arg(short = 'g', long = "globoff", hide_short_help = true)]
     pub globoff: bool,
-
-    /// Accepted: there is one URL per run, so the first failure is the run's.
-    #[arg(long = "fail-early", hide_short_help = true)]
-    pub fail_early: bool,
 
     /// Accepted: no ~/.curlrc is read anyway (curl's -q, first on its command line).
     #[arg(short = 'q', long = "disable", hide_short_help = true)]
@@ -208,7 +204,7 @@ pub struct RefusedFlags {
     #[arg(long = "limit-rate", value_name = "SPEED", hide = true)]
     pub limit_rate: Option<String>,
 
-    /// curl's flag, refused: one request per run.
+    /// curl's flag, refused: several URLs share one set of options here.
     #[arg(short = ':', long = "next", hide = true)]
     pub next: bool,
 

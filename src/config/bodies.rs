@@ -19,6 +19,9 @@ pub(super) struct Made {
     pub body: Option<BodySpec>,
     /// `-G` data to read, then append to the URL's query.
     pub query: Option<BodySpec>,
+    /// `-G`'s inline data, appended to the URL's query already (and to be appended to the
+    /// other URLs of a run of several).
+    pub appended: Option<Vec<u8>>,
 }
 
 /// The body (or `-G` query) of the request, and the Content-Type it implies; `stdin_taken`
@@ -35,6 +38,7 @@ pub(super) fn body(
         Made {
             body: Some(multipart(&b.form, headers)?),
             query: None,
+            appended: None,
         }
     } else if b.get {
         if !r.json.is_empty() {
@@ -44,14 +48,22 @@ pub(super) fn body(
         match query.as_ref().and_then(inline_bytes) {
             Some(bytes) => {
                 append_query(url, &bytes);
-                Made::default()
+                Made {
+                    appended: Some(bytes),
+                    ..Made::default()
+                }
             }
-            None => Made { body: None, query },
+            None => Made {
+                body: None,
+                query,
+                appended: None,
+            },
         }
     } else if !r.json.is_empty() {
         Made {
             body: Some(super::json_body(&r.json, headers)),
             query: None,
+            appended: None,
         }
     } else {
         // -d, --data-binary, --data-urlencode and --data-raw join with & in the order
@@ -61,7 +73,11 @@ pub(super) fn body(
             let ct = "application/x-www-form-urlencoded";
             headers.push(("Content-Type".into(), ct.into()));
         }
-        Made { body, query: None }
+        Made {
+            body,
+            query: None,
+            appended: None,
+        }
     };
     if r.head && made.body.is_some() {
         return usage(

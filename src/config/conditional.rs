@@ -105,13 +105,13 @@ pub fn condition_header(unmodified: bool) -> &'static str {
 }
 
 /// Whether the body goes to a named file: `-o FILE` (not `-o -`, stdout) or `-O` (the
-/// URL's file name), under `--output-dir` or not.
+/// URL's file name), under `--output-dir` or not. (With several URLs, that each one does
+/// is checked with the transfers, in `batch`.)
 fn names_a_file(a: &RequestArgs) -> bool {
-    a.destination.output.remote_name
-        || a.output
-            .output
-            .as_ref()
-            .is_some_and(|p| p.as_os_str() != "-")
+    let saved = &a.destination.output;
+    !saved.remote_name.is_empty()
+        || saved.remote_name_all
+        || a.output.output.iter().any(|p| p.as_os_str() != "-")
 }
 
 /// `-C -`: only `-`, with a regular `-o` or `-O` file, without what would write into it or replace

@@ -1,5 +1,5 @@
-//! The checks of curl's destination flags (`cli::destination`): `--url` against the positional
-//! URL, the scheme curl guesses for a URL without one, `-O`'s file name, `--output-dir`,
+//! The checks of curl's destination flags (`cli::destination`): the scheme curl guesses
+//! for a URL without one, `-O`'s file name, `--output-dir`,
 //! `-e`, `-4`/`-6`, and `-f` against `--fail-with-body`.
 //! Nothing here does I/O.
 
@@ -22,33 +22,6 @@ pub enum Family {
     V4,
     /// IPv6 only (`-6`).
     V6,
-}
-
-/// Splits the target into `[METHOD]` and the URL: the positional words, or `--url` (then
-/// no positional word is accepted, and `--url` once). A positional METHOD and `-X`
-/// together are an error.
-pub(super) fn target(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
-    match (a.destination.request.url.as_slice(), a.target.as_slice()) {
-        ([], _) => positional(a),
-        ([u], []) => Ok((None, u)),
-        ([_], _) => usage(
-            "a URL is given with --url and as an argument: give one (one request per run; the method goes with -X)",
-        ),
-        _ => usage("--url is given more than once: one request per run is accepted"),
-    }
-}
-
-/// Splits the positional `[METHOD] URL`; a positional METHOD and `-X` together are an error.
-fn positional(a: &RequestArgs) -> Result<(Option<&String>, &String), UsageError> {
-    let (positional_method, target) = match a.target.as_slice() {
-        [u] => (None, u),
-        [m, u] => (Some(m), u),
-        _ => return usage("expected [METHOD] URL"),
-    };
-    if positional_method.is_some() && a.request.method.is_some() {
-        return usage("the method is given twice (-X and a positional METHOD): give one");
-    }
-    Ok((positional_method, target))
 }
 
 /// Host-name prefixes for which curl guesses a protocol other than http.
@@ -89,17 +62,20 @@ pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
         return Ok(Cow::Borrowed(typed));
     }
     let lower = typed.to_ascii_lowercase();
-    let shown = redact::url_text(typed);
+    // Masked only for an error: a list of many URLs is checked in one go.
+    let shown = || redact::url_text(typed);
     if lower.starts_with("file:") {
         return usage(format!(
-            "unsupported URL scheme \"file\" in {shown:?}: only http and https are accepted"
+            "unsupported URL scheme \"file\" in {:?}: only http and https are accepted",
+            shown()
         ));
     }
     // The host starts after any userinfo, as curl reads it.
     let host = lower.rsplit_once('@').map_or(lower.as_str(), |(_, h)| h);
     if let Some((_, scheme)) = GUESSED.iter().find(|(p, _)| host.starts_with(p)) {
         return usage(format!(
-            "unsupported URL scheme {scheme:?} in {shown:?} (curl reads a host named {scheme}.* as {scheme}://): give http:// or https:// in front"
+            "unsupported URL scheme {scheme:?} in {:?} (curl reads a host named {scheme}.* as {scheme}://): give http:// or https:// in front",
+            shown()
         ));
     }
     Ok(Cow::Owned(format!("http://{typed}")))
@@ -170,20 +146,15 @@ pub(super) fn family(a: &RequestArgs, url: &Url) -> Result<Family, UsageError> {
     }
 }
 
-/// The output file of `a` for `url` (the URL sent, `-T`'s file name included): see
-/// [`output_path`].
-pub(super) fn output_file(a: &RequestArgs, url: &Url) -> Result<Option<PathBuf>, UsageError> {
-    output_path(a.output.output.clone(), &a.destination.output, url)
-}
-
-/// The `-o` path, or `-O`'s name from the URL, under `--output-dir` when relative; `-`
-/// stays stdout.
-fn output_path(
+/// The `-o` path `given`, or with `remote` (`-O`) the name from `url`, under
+/// `--output-dir` when relative; `-` stays stdout. `-o` and `-O` together are an error.
+pub(super) fn output_path(
     given: Option<PathBuf>,
+    remote: bool,
     b: &SavedFileFlags,
     url: &Url,
 ) -> Result<Option<PathBuf>, UsageError> {
-    let path = match (given, b.remote_name) {
+    let path = match (given, remote) {
         (Some(_), true) => return usage("-o and -O both name the output file: give one"),
         (Some(p), false) if p.as_os_str() == "-" => return Ok(Some(p)),
         (Some(p), false) => p,
@@ -306,15 +277,19 @@ mod tests {
 
     #[test]
     fn the_output_dir_takes_relative_paths_only() {
-        let b = |dir: Option<&str>, o: bool| SavedFileFlags {
-            remote_name: o,
-            output_dir: dir.map(PathBuf::from),
-            create_dirs: false,
-            fail: false,
+        let b = |dir: Option<&str>, o: bool| {
+            let flags = SavedFileFlags {
+                remote_name: Vec::new(),
+                remote_name_all: false,
+                output_dir: dir.map(PathBuf::from),
+                create_dirs: false,
+                fail: false,
+            };
+            (flags, o)
         };
         let url = u("http://h/f.txt");
-        let path = |given: Option<&str>, b: &SavedFileFlags| {
-            output_path(given.map(PathBuf::from), b, &url).expect("a path")
+        let path = |given: Option<&str>, (b, o): &(SavedFileFlags, bool)| {
+            output_path(given.map(PathBuf::from), *o, b, &url).expect("a path")
         };
         assert_eq!(path(Some("x"), &b(Some("d"), false)), Some("d/x".into()));
         assert_eq!(
@@ -325,6 +300,7 @@ mod tests {
         assert_eq!(path(None, &b(Some("d"), true)), Some("d/f.txt".into()));
         assert_eq!(path(None, &b(None, true)), Some("f.txt".into()));
         assert_eq!(path(None, &b(Some("d"), false)), None);
-        assert!(output_path(Some("x".into()), &b(None, true), &url).is_err());
+        let (flags, _) = b(None, true);
+        assert!(output_path(Some("x".into()), true, &flags, &url).is_err());
     }
 }

@@ -3,13 +3,16 @@
 //! (`body`, `output`), still before anything is sent. The checks of each group of curl's
 //! flags (see `cli`) are in the file of the same name: `destination` (the URL, `-e`,
 //! `-4`/`-6`, `-O`), `bodies`, `network`, `conditional` (`-C -`, the ETag flags, `-z`, `-R`,
-//! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`); `curl_retry`
+//! `-b`), `protocols` (`--proto`, the TLS versions, `-T`, `--oauth2-bearer`), `batch`
+//! (the URLs of a run, in order, with the METHOD rule; their outputs; the schedule of
+//! several transfers; the flags refused for several); `curl_retry`
 //! maps curl's retry flags onto the policy, `readiness` checks the `--until-*` flags,
 //! `request` drafts the request from the request and body flags and finishes it with the
 //! protocol and destination flags' parts, `log` makes the stderr log's settings from
 //! the logging flags, and `splay` names the host whose `--splay` offset the run waits. [`build`] makes each part once and assembles the [`Config`] from
 //! them: nothing changes it afterwards.
 
+mod batch;
 mod bodies;
 pub mod conditional;
 pub mod curl_retry;
@@ -192,7 +195,6 @@ pub struct Config {
     pub batch: BatchConfig,
 }
 
-#[allow(dead_code)] // Read by the batch (being built).
 /// One transfer of a run: a URL and where its body goes.
 #[derive(Debug, Clone)]
 pub struct Transfer {
@@ -206,13 +208,13 @@ pub struct Transfer {
 /// `--rate N/U`: at most `count` transfers started per `per` (curl's `--rate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
-    /// Transfers started per period (1 or more).
+    /// Transfers started per period (1 to the period's milliseconds).
     pub count: u32,
-    /// The period: a second, a minute, an hour (or a day, as curl takes it).
+    /// The period: a number of seconds, minutes, hours or days, as curl 8.10 takes it
+    /// (`5/15s`); from 1 second to 10 years.
     pub per: std::time::Duration,
 }
 
-#[allow(dead_code)] // Read by the batch (being built).
 /// The transfers of a run and how they are scheduled. A run of one URL has one transfer,
 /// which is `Config::request.url` and `Config::output.path`.
 #[derive(Debug, Clone)]
@@ -224,7 +226,8 @@ pub struct BatchConfig {
     pub parallel: bool,
     /// `--parallel-max N`: transfers in flight at once under `-Z` (1 to 1000; 50 default).
     pub parallel_max: usize,
-    /// `--parallel-max-host N`: transfers in flight at once to one origin (6 default).
+    /// `--parallel-max-host N`: transfers in flight at once to one origin under `-Z` (1 to
+    /// 1000; 6 default).
     pub parallel_max_host: usize,
     /// `--fail-early`: start nothing new after the first failed transfer.
     pub fail_early: bool,
@@ -320,8 +323,9 @@ fn check_header(name: &str, value: &str) -> Result<(), UsageError> {
 /// Checks a URL: http or https, with a host; without a scheme it is http (see
 /// [`destination::with_scheme`]).
 pub fn url(typed: &str) -> Result<Url, UsageError> {
-    // Errors quote the URL with any password or secret parameter masked.
-    let s = &crate::redact::url_text(typed);
+    // Errors quote the URL with any password or secret parameter masked (made only for an
+    // error: a list of many URLs is checked in one go).
+    let s = &Shown(typed);
     let full = destination::with_scheme(typed)?;
     if crate::redact::hides_userinfo(&full) {
         return usage(format!(
@@ -357,6 +361,15 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
         ));
     }
     Ok(parsed)
+}
+
+/// A URL as typed, shown masked (`{:?}` quotes it) only when an error is written.
+struct Shown<'a>(&'a str);
+
+impl std::fmt::Debug for Shown<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", crate::redact::url_text(self.0))
+    }
 }
 
 fn body_source(arg: &str, strip_newlines: bool) -> BodySource {
@@ -418,17 +431,19 @@ fn nonzero(d: Option<Duration>) -> Option<Duration> {
 /// into a configuration, or says which flag is wrong. Each part is made once, by its own
 /// step, and the configuration is assembled from them at the end: nothing changes it
 /// afterwards. The checks run in a fixed order (so a command line with several faults
-/// always gets the same error first): curl's flags, the target, the policy's durations,
+/// always gets the same error first): curl's flags, the URLs (each one, and the flags
+/// refused for several), the policy's durations,
 /// the request as its flags draft it, the key, the timeouts, the splay's host, the
-/// conditional flags, `--state`, the protocol flags, the destination flags (output path included), and the
-/// readiness conditions.
+/// conditional flags, `--state`, the protocol flags, the destination flags, the transfers
+/// (each URL's checks and output path), and the readiness conditions.
 pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
-    let (positional_method, target) = destination::target(a)?;
-    let url = url(target)?;
+    let (positional_method, typed) = batch::targets(a)?;
+    let urls = batch::urls(&typed)?;
+    batch::several(a, urls.len())?;
     check_durations(&a.policy, &a.fleet)?;
-    let drafted = request::drafted(a, found, positional_method, url)?;
+    let drafted = request::drafted(a, found, positional_method, urls[0].clone())?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
     let curl = a.curl_retry.mapped.clone();
@@ -437,10 +452,11 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let splay = splay::build(a.policy.splay)?;
     let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
     let state = state(&a.fleet, a.policy.max_retry_after)?;
+    let added = drafted.query_added.clone();
     let request = request::finished(a, found, drafted)?;
-    let path = destination::output_file(a, &request.url)?;
+    let batch = batch::transfers(a, &request.url, urls, added.as_deref(), &conditional)?;
+    let path = batch.transfers.first().and_then(|t| t.output.clone());
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
-    let batch = BatchConfig::single(&request.url, path.as_deref());
     Ok(Config {
         batch,
         output: output(a, path, ready.needs_body()),
@@ -468,7 +484,12 @@ fn mark_secrets(a: &RequestArgs) {
     let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
     for typed in a.target.iter().chain(&a.destination.request.url) {
         redact::mark(redact::Secret::Url(typed));
-        if let Ok(u) = with_scheme(typed) {
+        // Marked again only when the scheme curl would add makes it another text: a list
+        // of 100,000 URLs with their schemes is read once (the marking is most of the
+        // time such a list takes to check).
+        if let Ok(u) = with_scheme(typed)
+            && u != *typed
+        {
             redact::mark(redact::Secret::Url(&u));
         }
     }

@@ -28,6 +28,8 @@ pub(super) struct Drafted {
     pub body: Option<BodySpec>,
     /// `-G` data from files or stdin.
     pub get_data: Option<BodySpec>,
+    /// `-G`'s inline data, in `url`'s query already.
+    pub query_added: Option<Vec<u8>>,
     /// How the connection is made.
     pub network: network::NetworkConfig,
 }
@@ -67,6 +69,7 @@ pub(super) fn drafted(
         removed,
         body,
         get_data: made.query,
+        query_added: made.appended,
         network: network::build(&a.network)?,
     })
 }
@@ -88,6 +91,7 @@ pub(super) fn finished(
         mut body,
         get_data,
         network,
+        ..
     } = d;
     let protocols = protocols::protocols(a, &url)?;
     if let Some(value) = protocols::bearer(a, &removed)? {
@@ -243,9 +247,10 @@ fn method(m: &str) -> Result<String, UsageError> {
     // A method is a token, never with `/` or `:`: such a word is a URL (perhaps without
     // its scheme).
     if m.contains('/') || m.contains(':') {
-        return usage(
-            "two URLs given: one request per run is accepted (the word before the URL is the method)",
-        );
+        return usage(format!(
+            "invalid method {:?}: a method has no '/' or ':' (this looks like a URL)",
+            crate::redact::url_text(m)
+        ));
     }
     if !values::is_token(m) {
         return usage(format!(

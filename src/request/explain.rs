@@ -1,5 +1,6 @@
 //! `--explain`: the resolved policy (the splay's offset included) and the schedule it
-//! implies, as text for stdout. Pure: computed from the configuration alone, nothing is
+//! implies, and for a run of several URLs each transfer's URL and output, as text for
+//! stdout. Pure: computed from the configuration alone, nothing is
 //! sent and nothing waited.
 
 use crate::config::Config;
@@ -91,6 +92,47 @@ pub fn explain(cfg: &Config) -> String {
         }
     }
     s.push_str(&schedule(cfg));
+    s.push_str(&transfers(cfg));
+    s
+}
+
+/// A run of several URLs: how its transfers are scheduled, then each one's URL and where
+/// its body goes (the policy above applies to each).
+fn transfers(cfg: &Config) -> String {
+    let b = &cfg.batch;
+    if !b.is_batch() {
+        return String::new();
+    }
+    let mut s = String::new();
+    let how = if b.parallel {
+        format!(
+            "at most {} at once, {} to one origin (-Z)",
+            b.parallel_max, b.parallel_max_host
+        )
+    } else {
+        "one after the other, in URL order".to_string()
+    };
+    let _ = write!(s, "  transfers     {}, {how}", b.transfers.len());
+    if let Some(r) = b.rate {
+        let _ = write!(
+            s,
+            "; at most {} started per {}",
+            r.count,
+            fmt_duration(r.per)
+        );
+    }
+    if b.fail_early {
+        s.push_str("; none started after the first that fails (--fail-early)");
+    }
+    s.push_str("; each with the policy above\n");
+    for (i, t) in b.transfers.iter().enumerate() {
+        let to = t
+            .output
+            .as_deref()
+            .filter(|p| p.as_os_str() != "-")
+            .map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+        let _ = writeln!(s, "    {:>5}  {} -> {to}", i + 1, redact::url(&t.url));
+    }
     s
 }
 

@@ -74,7 +74,7 @@ fn silent_with_verbose_shows_what_verbose_shows() {
 }
 
 #[test]
-fn url_flag_gives_the_url_once() {
+fn url_flag_gives_a_url_in_order() {
     let s = Server::start(vec![Step::status(200, "by --url")]).unwrap();
     let (out, _) = run(&["-s", "--url", &s.url("/u")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -85,16 +85,20 @@ fn url_flag_gives_the_url_once() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(s.requests()[1].method, "PUT");
 
-    let refused: [&[&str]; 3] = [
-        &["--url", &s.url("/a"), &s.url("/b")],
-        &["--url", &s.url("/a"), "--url", &s.url("/b")],
-        &["--url", &s.url("/a"), "POST"],
-    ];
-    for args in refused {
+    // With positionals or more --url, each is a URL of its own, in order.
+    for args in [
+        &["--explain", "--url", &s.url("/a"), &s.url("/b")][..],
+        &["--explain", "--url", &s.url("/a"), "--url", &s.url("/b")],
+    ] {
         let (out, _) = run(args);
-        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
-        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("transfers     2, "), "{args:?}: {text}");
     }
+    // A capital word after a URL is no method: a bare word among URLs is refused.
+    let (out, _) = run(&["--url", &s.url("/a"), "POST"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 2, "a refused run sent something");
 }
 

@@ -355,9 +355,9 @@ fn curls_no_op_flags_are_accepted() {
         (last.method.as_str(), last.body.as_slice()),
         ("POST", &b"a=1"[..])
     );
-    // -: (curl's --next) is refused: one request per run.
+    // -: (curl's --next) is refused: the URLs of a run share one set of options.
     let (out, _) = run(&["-:", &s.url("/")]);
-    assert_usage(&out, "one request per run", "-:");
+    assert_usage(&out, "once per set of options", "-:");
     for (flags, says) in [
         (&["-J", "-O"][..], "use -o NAME or -O"),
         (&["--stderr", "e.txt"], "2>FILE"),
@@ -445,16 +445,16 @@ fn other_unknown_flags_keep_only_the_helpful_tip() {
 }
 
 #[test]
-fn the_help_shows_one_method_and_one_url() {
+fn the_help_shows_one_method_then_the_urls() {
     for flag in ["-h", "--help"] {
         let (out, _) = run(&[flag]);
         let help = String::from_utf8_lossy(&out.stdout);
         assert!(!help.contains("URL]..."), "{flag}: {help}");
-        assert!(help.contains("[METHOD] <URL>"), "{flag}: {help}");
+        assert!(help.contains("[METHOD] <URL>..."), "{flag}: {help}");
     }
     let (out, _) = run(&["--help"]);
     let help = String::from_utf8_lossy(&out.stdout);
-    assert!(help.contains("  [METHOD] <URL>\n"), "{help}");
+    assert!(help.contains("  [METHOD] <URL>...\n"), "{help}");
     let (out, _) = run(&[]);
     assert_usage(&out, "not provided: [METHOD] <URL>", "no URL");
 }

@@ -120,7 +120,11 @@ fn usage_errors_of_every_kind() {
         (vec![&url, "--jitter"], vec![], "--jitter"),
         (vec!["--color", "mauve", &url], vec![], "mauve"),
         (vec![], vec![], "required"),
-        (vec!["GET", &url, "extra"], vec![], "unexpected value '***'"),
+        (
+            vec!["GET", &url, "extra"],
+            vec![],
+            "URL 2 of 2: a bare word",
+        ),
         // A bad value from the environment.
         (
             vec![&url],

@@ -34,6 +34,7 @@ mod jitter;
 mod json_log;
 mod leftover;
 mod limits;
+mod many_urls_cli;
 mod network;
 mod oracle;
 mod output;

@@ -194,8 +194,8 @@ fn headers_that_do_not_parse_leak_nothing() {
 #[test]
 fn rejected_values_with_credentials_are_masked() {
     for args in [
-        // An extra positional, a value the parser rejects, one from the environment.
-        &["GET", "http://h.test/", "http://bob:hunt3r2@h.test/"][..],
+        // A bad URL among several, a value the parser rejects, one from the environment.
+        &["GET", "http://h.test/", "http://bob:hunt3r2@h .test/"][..],
         &["--jitter", "http://bob:hunt3r2@h.test/", "http://h.test/"],
         &["--retry-on", "x:hunt3r2@y", "http://h.test/"],
         &[

@@ -35,7 +35,10 @@ fn every_bad_input_gets_one_line_and_exit_2_without_a_request() {
         (vec!["--no-such-flag", &url], "unexpected argument"),
         (vec!["-u", "alice", &url], "no password"),
         (vec!["--budget-window", "0", &url], "at least 1s"),
-        (vec![&url, &url], "two URLs"),
+        (
+            vec!["-o", "a", "-o", "b", "-o", "c", &url, &url],
+            "3 outputs",
+        ),
         (vec!["--timeout", "1s", "-m", "2", &url], "give one"),
         (vec!["-H", "Content-Length: 3", &url], "framing"),
         (

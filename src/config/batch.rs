@@ -1,0 +1,577 @@
+//! The URLs of a run and where each one's body goes, checked before anything is sent: the
+//! positional words and `--url` values in command-line order, with the METHOD rule
+//! ([`targets`]); every URL parsed, an error naming its place ("URL 3 of 12") when there
+//! are several ([`urls`]); `-o` and `-O` paired with the URLs in order,
+//! `--remote-name-all`, `--output-dir`, and two transfers writing one file refused
+//! ([`outputs`]); the flags that make no sense for several transfers refused
+//! ([`several`]); and the schedule (`-Z`, `--parallel-max`, `--parallel-max-host`,
+//! `--rate`, `--fail-early`). Nothing here does I/O.
+
+use super::{BatchConfig, Rate, Transfer, UsageError, destination, usage};
+use crate::cli::RequestArgs;
+use crate::cli::batch::{OutputAt, UrlAt};
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use url::Url;
+
+/// Splits the URL words (positionals and `--url` values, in command-line order) into an
+/// optional METHOD and the URLs. With two words or more, the first is the METHOD when it
+/// is a positional standing before every URL and looks like one ([`looks_like_method`]);
+/// a word alone is a URL. A positional METHOD and `-X` together are an error.
+pub(super) fn targets(a: &RequestArgs) -> Result<(Option<&String>, Vec<&String>), UsageError> {
+    let words = words(a);
+    let method = match words.as_slice() {
+        [first, _, ..] if first.0 && looks_like_method(first.1) => Some(first.1),
+        _ => None,
+    };
+    if method.is_some() && a.request.method.is_some() {
+        return usage("the method is given twice (-X and a positional METHOD): give one");
+    }
+    let skip = usize::from(method.is_some());
+    let urls: Vec<&String> = words.into_iter().skip(skip).map(|(_, w)| w).collect();
+    if urls.is_empty() {
+        return usage("no URL given: expected [METHOD] URL...");
+    }
+    Ok((method, urls))
+}
+
+/// The URL words in command-line order, each with whether it is a positional. The order
+/// `cli::parse` recorded, or (for arguments parsed otherwise) the positionals first.
+fn words(a: &RequestArgs) -> Vec<(bool, &String)> {
+    let (target, flag) = (&a.target, &a.destination.request.url);
+    let order = &a.batch.order.urls;
+    if order.len() != target.len() + flag.len() {
+        let positionals = target.iter().map(|w| (true, w));
+        return positionals.chain(flag.iter().map(|w| (false, w))).collect();
+    }
+    order
+        .iter()
+        .filter_map(|at| match *at {
+            UrlAt::Positional(i) => target.get(i).map(|w| (true, w)),
+            UrlAt::Flag(i) => flag.get(i).map(|w| (false, w)),
+        })
+        .collect()
+}
+
+/// Whether a word before the URLs is a METHOD: an HTTP token in capitals (digits, `-` and
+/// `_` allowed) with no `.` (`GET`, `VERSION-CONTROL`); a host name (`localhost`,
+/// `a.example`) or `host:port` is not.
+pub fn looks_like_method(w: &str) -> bool {
+    crate::cli::values::is_token(w)
+        && !w.contains('.')
+        && w.bytes().any(|b| b.is_ascii_uppercase())
+        && !w.bytes().any(|b| b.is_ascii_lowercase())
+}
+
+/// `e` with the place of URL `i` (0-based) of `n` in front, when there are several.
+pub(super) fn placed(i: usize, n: usize, e: UsageError) -> UsageError {
+    if n < 2 {
+        return e;
+    }
+    UsageError(format!("URL {} of {n}: {}", i + 1, e.0))
+}
+
+/// Every URL parsed and checked as [`super::url`] checks one, in order; the first bad one
+/// is the error, with its place. Among several, a bare word (see [`bare`]) is refused.
+pub(super) fn urls(typed: &[&String]) -> Result<Vec<Url>, UsageError> {
+    let n = typed.len();
+    typed
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            if n > 1 && bare(t) {
+                // Not quoted: it may be a secret that lost its flag.
+                return Err(placed(i, n, UsageError(BARE.into())));
+            }
+            super::url(t).map_err(|e| placed(i, n, e))
+        })
+        .collect()
+}
+
+/// Why a bare word is refused among several URLs.
+const BARE: &str = "a bare word (no scheme, '.', ':' or '/'; not quoted) is not taken for a host among several URLs: it is more likely a value that lost its flag (-H 'Authorization: Bearer' TOKEN); write http://NAME/ for a host of that name";
+
+/// A word with no scheme, `.`, `:`, `/`, `@` or `[`, other than `localhost`: the host
+/// name curl would make of it is a single label (`web`), but among several URLs such a
+/// word is far more often a token or a value whose flag was lost (`-H 'Authorization:
+/// Bearer' TOKEN URL`); taken for a host, it would be looked up and logged.
+fn bare(w: &str) -> bool {
+    !w.eq_ignore_ascii_case("localhost") && !w.contains(['.', ':', '/', '@', '['])
+}
+
+/// The flags that make no sense for several transfers, refused with what to do instead
+/// (`n`: the number of URLs). `-T` uploads one file; `--etag-save` and `--etag-compare`
+/// keep one ETag; `-D FILE` would be replaced by each transfer's head (`-D -` writes
+/// each head before its body, so it is allowed).
+pub(super) fn several(a: &RequestArgs, n: usize) -> Result<(), UsageError> {
+    if n < 2 {
+        return Ok(());
+    }
+    if a.protocols.request.upload_file.is_some() {
+        return usage(format!(
+            "-T uploads one file to one URL, and {n} URLs are given: run retry-http once per upload"
+        ));
+    }
+    let c = &a.conditional;
+    for (flag, given) in [
+        ("--etag-save", c.etag_save.is_some()),
+        ("--etag-compare", c.etag_compare.is_some()),
+    ] {
+        if given {
+            return usage(format!(
+                "{flag} keeps the ETag of one URL, and {n} URLs are given: run retry-http once per URL"
+            ));
+        }
+    }
+    if a.output
+        .dump_header
+        .as_ref()
+        .is_some_and(|p| p.as_os_str() != "-")
+    {
+        return usage(format!(
+            "-D FILE keeps the head of one URL, and {n} URLs are given: use -D - (each head before its body) or run once per URL"
+        ));
+    }
+    Ok(())
+}
+
+/// Where each URL's body goes (`None`: stdout), in URL order. With one URL, as before
+/// several were accepted: the last `-o`, or `-O`'s name (`-o` and `-O` together are an
+/// error), of `url0` (the URL sent, `-T`'s file name included). With several, each `-o`
+/// and `-O` goes with the next URL in command-line order, `--remote-name-all` names those
+/// left, and more outputs than URLs is an error. `--output-dir` applies to relative paths
+/// and names. Two transfers writing one file are refused.
+pub(super) fn outputs(
+    a: &RequestArgs,
+    url0: &Url,
+    urls: &[Url],
+) -> Result<Vec<Option<PathBuf>>, UsageError> {
+    let saved = &a.destination.output;
+    if urls.len() < 2 {
+        let remote = !saved.remote_name.is_empty();
+        let given = a.output.output.last().cloned();
+        let path = match (given, remote || saved.remote_name_all) {
+            (None, true) => destination::output_path(None, true, saved, url0)?,
+            (given, _) => destination::output_path(given, remote, saved, url0)?,
+        };
+        return Ok(vec![path]);
+    }
+    let order = output_order(a);
+    if order.len() > urls.len() {
+        return usage(format!(
+            "{} outputs (-o, -O) are given for {} URLs: give at most one per URL, in URL order",
+            order.len(),
+            urls.len()
+        ));
+    }
+    let n = urls.len();
+    let mut paths = Vec::with_capacity(n);
+    for (i, url) in urls.iter().enumerate() {
+        let (file, remote) = match order.get(i) {
+            Some(OutputAt::File(k)) => (a.output.output.get(*k).cloned(), false),
+            Some(OutputAt::RemoteName) => (None, true),
+            None => (None, saved.remote_name_all),
+        };
+        let path =
+            destination::output_path(file, remote, saved, url).map_err(|e| placed(i, n, e))?;
+        paths.push(path);
+    }
+    distinct(&paths)?;
+    Ok(paths)
+}
+
+/// The `-o` and `-O` flags in command-line order (as `cli::parse` recorded it, or every
+/// `-o` then every `-O` for arguments parsed otherwise).
+fn output_order(a: &RequestArgs) -> Vec<OutputAt> {
+    let (files, remote) = (
+        a.output.output.len(),
+        a.destination.output.remote_name.len(),
+    );
+    let order = &a.batch.order.outputs;
+    if order.len() == files + remote {
+        return order.clone();
+    }
+    (0..files)
+        .map(OutputAt::File)
+        .chain((0..remote).map(|_| OutputAt::RemoteName))
+        .collect()
+}
+
+/// Two transfers writing one file would overwrite each other (curl does not check): an
+/// error naming both places. stdout (`-`) and `/dev/null` may be shared. Paths are compared
+/// as written, `.` components and repeated slashes aside, relative ones from the current
+/// folder.
+fn distinct(paths: &[Option<PathBuf>]) -> Result<(), UsageError> {
+    let here = std::env::current_dir().ok();
+    let mut seen: HashMap<PathBuf, usize> = HashMap::new();
+    let n = paths.len();
+    for (i, p) in paths.iter().enumerate() {
+        let Some(p) = p.as_deref().filter(|p| !shareable(p)) else {
+            continue;
+        };
+        let key = normal(here.as_deref(), p);
+        if let Some(first) = seen.insert(key, i) {
+            return usage(format!(
+                "URL {} and URL {} of {n} both write {}: they would overwrite each other; give each its own -o",
+                first + 1,
+                i + 1,
+                p.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Outputs that several transfers may share: stdout and `/dev/null`.
+fn shareable(p: &Path) -> bool {
+    p.as_os_str() == "-" || p == Path::new("/dev/null")
+}
+
+/// `p` without `.` components (and the repeated slashes `components` drops), under
+/// `here` when relative.
+fn normal(here: Option<&Path>, p: &Path) -> PathBuf {
+    let kept = p.components().filter(|c| *c != Component::CurDir);
+    match here {
+        Some(h) if p.is_relative() => h.components().chain(kept).collect(),
+        _ => kept.collect(),
+    }
+}
+
+/// The checks every transfer's URL gets that the request's own URL got while the request
+/// was made: the scheme `--proto` allows, and the address family of `-4`/`-6`.
+fn per_url(a: &RequestArgs, i: usize, n: usize, url: &Url) -> Result<(), UsageError> {
+    let check = || -> Result<(), UsageError> {
+        if a.protocols.request.proto.is_some() {
+            super::protocols::protocols(a, url)?;
+        }
+        destination::family(a, url)?;
+        Ok(())
+    };
+    check().map_err(|e| placed(i, n, e))
+}
+
+/// With `-C -` or `-R`, every transfer of several must write a file: stdout can be neither
+/// resumed nor given a time.
+fn each_writes_a_file(
+    conditional: &super::conditional::ConditionalConfig,
+    paths: &[Option<PathBuf>],
+) -> Result<(), UsageError> {
+    let flag = match (conditional.resume, conditional.remote_time) {
+        (true, _) => "-C -",
+        (_, true) => "-R",
+        _ => return Ok(()),
+    };
+    let n = paths.len();
+    match paths
+        .iter()
+        .position(|p| p.as_deref().is_none_or(|p| p.as_os_str() == "-"))
+    {
+        Some(i) if n > 1 => usage(format!(
+            "URL {} of {n} goes to stdout, and {flag} applies to each transfer's file: give every URL an -o or -O (or --remote-name-all)",
+            i + 1
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The transfers of the run and their schedule: `urls` as typed and parsed, the first
+/// replaced by the request's (`sent`: with `-G`'s data and `-T`'s file name), the others
+/// given `-G`'s inline data (`added`) and checked as the request's was; each one's output
+/// (see [`outputs`]).
+pub(super) fn transfers(
+    a: &RequestArgs,
+    sent: &Url,
+    mut urls: Vec<Url>,
+    added: Option<&[u8]>,
+    conditional: &super::conditional::ConditionalConfig,
+) -> Result<BatchConfig, UsageError> {
+    let n = urls.len();
+    for (i, url) in urls.iter_mut().enumerate() {
+        if i == 0 {
+            *url = sent.clone();
+            continue;
+        }
+        if let Some(data) = added {
+            super::append_query(url, data);
+        }
+        per_url(a, i, n, url)?;
+    }
+    let paths = outputs(a, sent, &urls)?;
+    each_writes_a_file(conditional, &paths)?;
+    Ok(schedule(a, urls, paths))
+}
+
+/// The schedule of the run: `urls` (each transfer's URL, the first the request's) with
+/// their `paths`, and the scheduling flags.
+fn schedule(a: &RequestArgs, urls: Vec<Url>, paths: Vec<Option<PathBuf>>) -> BatchConfig {
+    let b = &a.batch;
+    let transfers: Vec<Transfer> = urls
+        .into_iter()
+        .zip(paths)
+        .map(|(url, output)| Transfer { url, output })
+        .collect();
+    BatchConfig {
+        transfers: Arc::new(transfers),
+        parallel: b.parallel,
+        parallel_max: usize::try_from(b.parallel_max).unwrap_or(super::PARALLEL_MAX),
+        parallel_max_host: usize::try_from(b.parallel_max_host).unwrap_or(super::PARALLEL_MAX_HOST),
+        fail_early: b.fail_early,
+        rate: b.rate.map(|r| Rate {
+            count: r.count,
+            per: r.per,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::args_of as args;
+    use super::*;
+
+    fn split(line: &[&str]) -> Result<(Option<String>, Vec<String>), UsageError> {
+        let a = args(line);
+        let (m, u) = targets(&a)?;
+        Ok((m.cloned(), u.into_iter().cloned().collect()))
+    }
+
+    fn ok(m: Option<&str>, urls: &[&str]) -> Result<(Option<String>, Vec<String>), UsageError> {
+        Ok((
+            m.map(String::from),
+            urls.iter().map(|u| u.to_string()).collect(),
+        ))
+    }
+
+    /// The first of two words or more is a METHOD only when in capitals with no `.`, `:`
+    /// or `/`, and before every URL.
+    #[test]
+    fn the_method_rule() {
+        assert_eq!(
+            split(&["GET", "a.example", "b.example"]),
+            ok(Some("GET"), &["a.example", "b.example"])
+        );
+        assert_eq!(
+            split(&["localhost:8080", "b"]),
+            ok(None, &["localhost:8080", "b"])
+        );
+        assert_eq!(
+            split(&["POST", "http://h/"]),
+            ok(Some("POST"), &["http://h/"])
+        );
+        assert_eq!(split(&["GET"]), ok(None, &["GET"]));
+        assert_eq!(
+            split(&["get", "http://h/"]),
+            ok(None, &["get", "http://h/"])
+        );
+        assert_eq!(
+            split(&["A.B", "http://h/"]),
+            ok(None, &["A.B", "http://h/"])
+        );
+        assert_eq!(
+            split(&["VERSION-CONTROL", "h"]),
+            ok(Some("VERSION-CONTROL"), &["h"])
+        );
+        assert_eq!(split(&["PUT", "--url", "h"]), ok(Some("PUT"), &["h"]));
+        assert_eq!(split(&["--url", "h", "PUT"]), ok(None, &["h", "PUT"]));
+        assert_eq!(
+            split(&["--url", "a", "b", "--url", "c"]),
+            ok(None, &["a", "b", "c"])
+        );
+        assert!(split(&["-X", "GET", "POST", "http://h/"]).is_err());
+        assert!(
+            looks_like_method("M-SEARCH") && !looks_like_method("Get") && !looks_like_method("1")
+        );
+    }
+
+    /// A bad URL names its place among several; alone, it does not.
+    #[test]
+    fn a_bad_url_is_named_by_its_place() {
+        let (a, b, bad) = (
+            "http://a/".to_string(),
+            "http://b/".to_string(),
+            "ftp://c/".to_string(),
+        );
+        let e = urls(&[&a, &b, &bad]).expect_err("ftp");
+        assert!(e.0.starts_with("URL 3 of 3: "), "{}", e.0);
+        let e = urls(&[&bad]).expect_err("ftp");
+        assert!(e.0.starts_with("unsupported URL scheme"), "{}", e.0);
+        let secret = "http://u:pw7secret@exa mple/".to_string();
+        let e = urls(&[&a, &secret]).expect_err("a space");
+        assert!(
+            e.0.starts_with("URL 2 of 2: ") && !e.0.contains("pw7secret"),
+            "{}",
+            e.0
+        );
+        // A bare word among several is refused, unquoted; alone (or localhost) it is a host.
+        let (word, host) = ("SKtoken9".to_string(), "localhost".to_string());
+        let e = urls(&[&a, &word]).expect_err("a bare word");
+        assert!(e.0.starts_with("URL 2 of 2: a bare word"), "{}", e.0);
+        assert!(!e.0.contains("SKtoken9"), "{}", e.0);
+        assert!(urls(&[&word]).is_ok() && urls(&[&host, &a]).is_ok());
+    }
+
+    fn paths(line: &[&str]) -> Result<Vec<Option<PathBuf>>, UsageError> {
+        let a = args(line);
+        let (_, typed) = targets(&a)?;
+        let parsed = urls(&typed)?;
+        outputs(&a, &parsed[0], &parsed)
+    }
+
+    fn some(p: &[Option<&str>]) -> Result<Vec<Option<PathBuf>>, UsageError> {
+        Ok(p.iter().map(|p| p.map(PathBuf::from)).collect())
+    }
+
+    /// `-o` and `-O` pair with the URLs in order, wherever they stand; the others go to
+    /// stdout, or take their remote names with `--remote-name-all`.
+    #[test]
+    fn outputs_pair_with_urls_in_order() {
+        let (a, b, c) = ("http://h/a.txt", "http://h/b.txt", "http://h/c.txt");
+        assert_eq!(paths(&["-o", "x", a, b, c]), some(&[Some("x"), None, None]));
+        assert_eq!(
+            paths(&[a, b, "-o", "x", "-O"]),
+            some(&[Some("x"), Some("b.txt")])
+        );
+        assert_eq!(paths(&[a, b, c, "-O"]), some(&[Some("a.txt"), None, None]));
+        assert_eq!(
+            paths(&["-O", a, "-o", "y", b, c]),
+            some(&[Some("a.txt"), Some("y"), None])
+        );
+        assert_eq!(
+            paths(&["--remote-name-all", "-o", "x", a, b, c]),
+            some(&[Some("x"), Some("b.txt"), Some("c.txt")])
+        );
+        assert_eq!(
+            paths(&["--output-dir", "d", "-o", "x", "-o", "/abs", "-O", a, b, c]),
+            some(&[Some("d/x"), Some("/abs"), Some("d/c.txt")])
+        );
+        assert_eq!(
+            paths(&["-o", "-", "-o", "-", a, b]),
+            some(&[Some("-"), Some("-")])
+        );
+        assert_eq!(
+            paths(&["-o", "/dev/null", "-o", "/dev/null", a, b]),
+            some(&[Some("/dev/null"), Some("/dev/null")])
+        );
+    }
+
+    /// One URL keeps the rules from before: the last `-o` counts; `-o` with `-O` is an
+    /// error; `--remote-name-all` names it when nothing else does.
+    #[test]
+    fn one_url_keeps_its_rules() {
+        let a = "http://h/a.txt";
+        assert_eq!(paths(&["-o", "x", "-o", "y", a]), some(&[Some("y")]));
+        assert!(paths(&["-o", "x", "-O", a]).is_err());
+        assert_eq!(paths(&["-O", "-O", a]), some(&[Some("a.txt")]));
+        assert_eq!(paths(&["--remote-name-all", a]), some(&[Some("a.txt")]));
+        assert_eq!(
+            paths(&["--remote-name-all", "-o", "x", a]),
+            some(&[Some("x")])
+        );
+        assert!(paths(&["-O", "http://h/"]).is_err());
+    }
+
+    #[test]
+    fn outputs_that_cannot_be_paired_are_refused() {
+        let (a, b) = ("http://h/a.txt", "http://h/dir/");
+        let e = paths(&["-o", "x", "-o", "y", "-o", "z", a, a]).expect_err("three for two");
+        assert!(
+            e.0.contains("3 outputs (-o, -O) are given for 2 URLs"),
+            "{}",
+            e.0
+        );
+        let e = paths(&["-O", "-O", a, b]).expect_err("no name");
+        assert!(e.0.starts_with("URL 2 of 2: -O: "), "{}", e.0);
+        let e = paths(&["--remote-name-all", a, b]).expect_err("no name");
+        assert!(e.0.starts_with("URL 2 of 2: "), "{}", e.0);
+    }
+
+    /// Two transfers writing one file are named, whatever the spelling of the path.
+    #[test]
+    fn two_transfers_writing_one_file_are_refused() {
+        let (a, b, c) = ("http://h/a.txt", "http://h/x/a.txt", "http://h/c");
+        let e = paths(&["-O", "-O", a, b]).expect_err("a.txt twice");
+        assert!(
+            e.0.contains("URL 1 and URL 2 of 2 both write a.txt"),
+            "{}",
+            e.0
+        );
+        let e = paths(&["-o", "f", "-o", "g", "-o", "./f", a, b, c]).expect_err("f twice");
+        assert!(e.0.contains("URL 1 and URL 3 of 3"), "{}", e.0);
+        let e = paths(&["--output-dir", "d", "-o", "a.txt", "-O", c, a]).expect_err("d/a.txt");
+        assert!(e.0.contains("URL 1 and URL 2"), "{}", e.0);
+        let here = std::env::current_dir().expect("a current folder");
+        let abs = here.join("f");
+        let abs = abs.to_str().expect("UTF-8");
+        assert!(paths(&["-o", "f", "-o", abs, a, b]).is_err());
+        assert!(paths(&["-o", "f", "-o", "sub/f", a, b]).is_ok());
+    }
+
+    /// Each transfer's configuration has its URL and output, `--output-dir` applied and
+    /// `--create-dirs` kept; transfer 0 is the request's own; the schedule's flags are read.
+    #[test]
+    fn each_transfer_gets_its_url_and_output() {
+        let line = [
+            "--create-dirs",
+            "--output-dir",
+            "d",
+            "-O",
+            "-o",
+            "sub/x",
+            "-Z",
+            "--parallel-max",
+            "9",
+            "--parallel-max-host",
+            "2",
+            "--fail-early",
+            "--rate",
+            "3/m",
+            "-G",
+            "-d",
+            "q=1",
+            "http://h/a.txt",
+            "http://h/b.txt",
+            "http://h/c.txt",
+        ];
+        let cfg = super::super::build(&args(&line), Default::default()).expect("a valid line");
+        let b = &cfg.batch;
+        assert_eq!(b.transfers.len(), 3);
+        assert!(b.is_batch() && b.parallel && b.fail_early);
+        assert_eq!((b.parallel_max, b.parallel_max_host), (9, 2));
+        let per = std::time::Duration::from_secs(60);
+        assert_eq!(b.rate, Some(Rate { count: 3, per }));
+        assert_eq!(cfg.request.url.as_str(), "http://h/a.txt?q=1");
+        assert_eq!(cfg.output.path, Some(PathBuf::from("d/a.txt")));
+        let t = cfg.transfer(1);
+        assert_eq!(t.request.url.as_str(), "http://h/b.txt?q=1");
+        assert_eq!(t.output.path, Some(PathBuf::from("d/sub/x")));
+        assert!(t.output.create_dirs);
+        let t = cfg.transfer(2);
+        assert_eq!(
+            (t.request.url.as_str(), t.output.path),
+            ("http://h/c.txt?q=1", None)
+        );
+        let one = super::super::build(&args(&["http://h/"]), Default::default()).expect("one");
+        assert!(!one.batch.is_batch());
+        assert_eq!(one.batch.parallel_max, super::super::PARALLEL_MAX);
+        assert_eq!(one.batch.parallel_max_host, super::super::PARALLEL_MAX_HOST);
+    }
+
+    #[test]
+    fn flags_of_one_transfer_are_refused_for_several() {
+        let two = ["http://h/a", "http://h/b"];
+        for (flags, says) in [
+            (&["-T", "f"][..], "-T uploads one file"),
+            (&["--etag-save", "e"], "--etag-save keeps"),
+            (&["--etag-compare", "e"], "--etag-compare keeps"),
+            (&["-D", "h.txt"], "-D FILE keeps"),
+        ] {
+            let mut line = flags.to_vec();
+            line.extend(two);
+            let e = several(&args(&line), 2).expect_err(says);
+            assert!(e.0.contains(says), "{}", e.0);
+            line.pop();
+            assert!(several(&args(&line), 1).is_ok(), "{line:?}");
+        }
+        assert!(several(&args(&["-D", "-", two[0], two[1]]), 2).is_ok());
+    }
+}

@@ -1,0 +1,250 @@
+//! The command line of several URLs: a URL list that cannot be run as given is a usage
+//! error (exit 2, one line, nothing sent) that names the place of what is wrong and masks
+//! secrets; the URL order of positionals, `--url`, `--url @FILE` and `-K`'s `url` lines;
+//! a URL list that never closes is bounded by the deadline; a long list is read quickly.
+
+use crate::common::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// Runs `args` and asserts a usage error: exit 2, one `retry-http: error:` line holding
+/// `needle`, no secret of the URLs below, and no request at the server `s`.
+fn assert_refused(s: &Server, args: &[&str], needle: &str) -> String {
+    let (out, _) = run(args);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: one line expected: {err}");
+    assert!(err.starts_with("retry-http: error: "), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    for secret in ["pw9secret", "tok7secret"] {
+        assert!(!err.contains(secret), "{args:?}: a secret shown: {err}");
+    }
+    assert!(s.requests().is_empty(), "{args:?}: a request was sent");
+    err
+}
+
+#[test]
+fn command_lines_of_several_urls_that_cannot_run_send_nothing() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (a, b, dir_url) = (s.url("/a.txt"), s.url("/b.txt"), s.url("/dir/"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("f");
+    let f = f.to_str().unwrap();
+    let upload = dir.path().join("up.txt");
+    std::fs::write(&upload, "x").unwrap();
+    let upload = upload.to_str().unwrap();
+    let bad = "http://u:pw9secret@exa mple/?access_token=tok7secret";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec![&a, &b, bad, &a], "URL 3 of 4: invalid URL"),
+        (
+            vec![&a, "ftp://h/x", &b],
+            "URL 2 of 3: unsupported URL scheme",
+        ),
+        (
+            vec!["-o", f, "-o", "g", "-o", "h", &a, &b],
+            "3 outputs (-o, -O) are given for 2 URLs",
+        ),
+        (
+            vec!["-o", f, "-o", f, &a, &b],
+            "URL 1 and URL 2 of 2 both write",
+        ),
+        (vec!["-O", "-O", &a, &dir_url], "URL 2 of 2: -O"),
+        (vec!["-T", upload, &a, &b], "-T uploads one file"),
+        (
+            vec!["--etag-save", f, &a, &b],
+            "--etag-save keeps the ETag of one URL",
+        ),
+        (vec!["-D", f, &a, &b], "-D FILE keeps the head of one URL"),
+        (
+            vec!["-C", "-", "-o", f, &a, &b],
+            "URL 2 of 2 goes to stdout",
+        ),
+        (vec!["--rate", "0/s", &a, &b], "invalid rate"),
+        (vec!["--rate", "2/x", &a, &b], "N/UNIT"),
+        (vec!["--rate", "1001/s", &a, &b], "at most 1000/s"),
+        (vec!["-Z", "--parallel-max", "0", &a, &b], "--parallel-max"),
+        (
+            vec!["-Z", "--parallel-max", "1001", &a, &b],
+            "--parallel-max",
+        ),
+        (
+            vec!["-Z", "--parallel-max-host", "0", &a, &b],
+            "--parallel-max-host",
+        ),
+        (vec!["-:", &a, &b], "run retry-http once per set of options"),
+        (
+            vec!["-X", "PUT", "POST", &a, &b],
+            "the method is given twice",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_refused(&s, &args, needle);
+    }
+}
+
+/// URLs are taken in command-line order, positionals, `--url`, `--url @FILE` and `-K`'s
+/// `url` lines mixed: the place an error names shows it.
+#[test]
+fn urls_keep_their_command_line_order() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let a = s.url("/a");
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let text = format!("# the list\n{a}\n\n   {a}  \r\n# {a}\nftp://h/x\n");
+    std::fs::write(&list, text).unwrap();
+    let at = format!("@{}", list.display());
+    // a, a (list line 2), a (line 4), ftp (line 6), then a.
+    assert_refused(
+        &s,
+        &[&a, "--url", &at, &a],
+        "URL 4 of 5: unsupported URL scheme",
+    );
+    let cfg = dir.path().join("cfg");
+    std::fs::write(&cfg, "url = \"ftp://h/y\"\n").unwrap();
+    let cfg = cfg.to_str().unwrap();
+    assert_refused(
+        &s,
+        &[&a, "-K", cfg, &a],
+        "URL 2 of 3: unsupported URL scheme",
+    );
+    assert_refused(
+        &s,
+        &[&a, "--url", &a, "-K", cfg],
+        "URL 3 of 3: unsupported URL scheme",
+    );
+    // A METHOD comes before every URL; after one, a capital word is a URL.
+    assert_refused(
+        &s,
+        &["POST", &a, "-K", cfg],
+        "URL 2 of 2: unsupported URL scheme",
+    );
+    assert_refused(
+        &s,
+        &["--url", "ftp://h/", "GET", &a],
+        "URL 1 of 3: unsupported URL scheme",
+    );
+}
+
+#[test]
+fn url_lists_that_hold_nothing_or_fight_for_stdin_are_refused() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "# nothing\n\n  \n").unwrap();
+    let at = format!("@{}", empty.display());
+    assert_refused(&s, &["--url", &at], "holds no URL");
+    let (out, _) = run_with_stdin(&["--url", "@-", "-d", "@-"], Some(b"http://h/\n"));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("both want stdin"), "{}", stderr(&out));
+    let missing = format!("@{}", dir.path().join("none").display());
+    assert_refused(&s, &["--url", &missing], "cannot read --url @");
+}
+
+/// A URL list from a pipe that never closes ends with the deadline (exit 5), nothing
+/// sent.
+#[test]
+fn a_url_list_that_never_closes_cannot_outlive_the_deadline() {
+    let s = Server::start(vec![Step::status(200, "x")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("f");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let at = format!("@{}", fifo.display());
+    let (out, took) = run(&["--deadline", "1s", "--url", &at]);
+    assert_eq!(code(&out), 5, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("was still being read"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let mut child = std_command()
+        .args(["--deadline", "1s", "--url", "@-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stdin_kept_open = child.stdin.take();
+    let t = Instant::now();
+    assert_eq!(child.wait().unwrap().code(), Some(5));
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert!(s.requests().is_empty());
+}
+
+/// A list of 100,000 URLs is read and every URL checked quickly: the last one is bad, and
+/// the error names it.
+#[test]
+fn a_long_url_list_is_checked_quickly() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let mut text = String::with_capacity(4 << 20);
+    for i in 0..100_000 {
+        text.push_str(&format!("{}\n", s.url(&format!("/file/{i}.json?page={i}"))));
+    }
+    text.push_str("http://exa mple/\n");
+    std::fs::write(&list, text).unwrap();
+    let at = format!("@{}", list.display());
+    let t = Instant::now();
+    let err = assert_refused(&s, &["--url", &at], "URL 100001 of 100001: invalid URL");
+    let took = t.elapsed();
+    assert!(took < Duration::from_secs(30), "{took:?}: {err}");
+}
+
+/// `--explain` lists the transfers in URL order with their outputs: `-o` and `-O` paired in
+/// order wherever they stand, `--output-dir` applied, the rest to stdout; nothing is sent.
+#[test]
+fn explain_lists_the_transfers_with_their_outputs() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let (a, b, c) = (s.url("/a.txt"), s.url("/b.txt"), s.url("/c.txt"));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cfg = dir.path().join("cfg");
+    std::fs::write(&cfg, format!("url = \"{c}\"\n")).unwrap();
+    let cfg = cfg.to_str().unwrap();
+    let (out, _) = run(&[
+        "--explain",
+        "--output-dir",
+        d,
+        "GET",
+        "-o",
+        "x.json",
+        &a,
+        "-K",
+        cfg,
+        "-O",
+        "--url",
+        &b,
+        "-Z",
+        "--parallel-max",
+        "7",
+        "--rate",
+        "5/15s",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with(&format!("policy for GET {a}")), "{text}");
+    assert!(
+        text.contains(
+            "transfers     3, at most 7 at once, 6 to one origin (-Z); at most 5 started per 15s"
+        ),
+        "{text}"
+    );
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(" -> ")).collect();
+    assert_eq!(
+        lines,
+        [
+            format!("        1  {a} -> {d}/x.json"),
+            format!("        2  {c} -> {d}/c.txt"),
+            format!("        3  {b} -> stdout"),
+        ],
+        "{text}"
+    );
+    // One URL is no batch: nothing listed.
+    let (out, _) = run(&["--explain", &a]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("transfers "));
+    assert!(s.requests().is_empty());
+}
