@@ -4,7 +4,8 @@
 //! Data flows one way: `cli` (the clap definition in groups named for what they hold, the
 //! flag parsers, `-K`, clap's errors) -> `config` (flags turned into a frozen configuration;
 //! every cross-flag check) -> `session` (the process: the deadline watchdog, signals, the
-//! summary, the exit status; it runs one request) -> `request` (one URL's run as a value:
+//! summary, the exit status; it runs one request, or a batch of them: `session::batch`)
+//! -> `request` (one URL's run as a value:
 //! prepared from the configuration, then the attempt loop, which asks `policy::decision`
 //! what to do after each attempt and only performs the verdict; delivery, `-w`,
 //! `--explain`), which sends through `http` (the `carrier` trait in front of the ureq

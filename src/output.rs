@@ -5,7 +5,9 @@
 //! beside it, renamed into place on success, so an existing file is never clobbered by a
 //! failed attempt. For stdout and for special files (`/dev/null`, a FIFO) the spool is an
 //! unnamed temporary file, copied out on success: memory stays bounded and a failed attempt
-//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead.
+//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead. In a
+//! batch, a transfer's "stdout" is a spool of its own (see [`capture_stdout`]), copied to
+//! stdout in URL order ([`copy_to_stdout`]).
 
 use crate::config::{OutputConfig, UsageError};
 use crate::files::{
@@ -411,24 +413,74 @@ impl Output {
     }
 }
 
+std::thread_local! {
+    /// Where this thread's stdout goes instead of descriptor 1, when set: a transfer of a
+    /// batch run on this thread writes its body, `-D -` and `-w` into a spool of its own,
+    /// which the batch copies to stdout in URL order (see `batch::order`).
+    static CAPTURED: std::sync::Mutex<Option<File>> = const { std::sync::Mutex::new(None) };
+}
+
+/// Sends this thread's stdout to `spool` from now on (`None`: to stdout again); returns
+/// what it went to before.
+pub fn capture_stdout(spool: Option<File>) -> Option<File> {
+    CAPTURED.with(|c| match c.lock() {
+        Ok(mut held) => std::mem::replace(&mut *held, spool),
+        Err(_) => None,
+    })
+}
+
+/// This thread's captured stdout, as a descriptor of its own (sharing the spool's offset).
+fn captured() -> Option<io::Result<File>> {
+    CAPTURED.with(|c| {
+        c.lock()
+            .ok()
+            .and_then(|held| held.as_ref().map(File::try_clone))
+    })
+}
+
+/// Copies `spool` (a batch's transfer's captured stdout: see [`capture_stdout`]) from its
+/// start to stdout; a reader that went away is no error.
+pub fn copy_to_stdout(mut spool: File) -> io::Result<()> {
+    spool.seek(SeekFrom::Start(0))?;
+    let copied = raw_stdout().and_then(|mut out| io::copy(&mut spool, &mut out));
+    match copied {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Writes text that is not a body (`--explain`, `simulate`, `-w`) to stdout. A reader that
 /// went away (`| head -1`, a closed pipe) ends the writing quietly, as for a body; any
 /// other failure (a full disk, `>/dev/full`) is an error, with what it was.
 pub fn print_stdout(text: &str) -> Result<(), String> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(format!("cannot write to stdout: {e}"))
+    print_bytes(text.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}"))
+}
+
+/// Writes `bytes` to stdout (this thread's captured stdout when one is set: see
+/// [`capture_stdout`]); a reader that went away is no error.
+pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
+    let written = match captured() {
+        Some(spool) => spool.and_then(|mut f| f.write_all(bytes)),
+        None => {
+            let mut out = io::stdout().lock();
+            out.write_all(bytes).and_then(|_| out.flush())
         }
+    };
+    match written {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
         _ => Ok(()),
     }
 }
 
 /// Standard output as an unbuffered file of its own (a duplicate of descriptor 1): the
 /// body goes out in the chunks it arrives in, and copies from the spool can be done by the
-/// kernel. Nothing else writes to stdout before the body.
+/// kernel. Nothing else writes to stdout before the body. A transfer of a batch gets its
+/// captured stdout instead (see [`capture_stdout`]).
 fn raw_stdout() -> io::Result<File> {
     use std::os::fd::AsFd;
+    if let Some(spool) = captured() {
+        return spool;
+    }
     let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     // F_SETPIPE_SZ is Linux's.
     #[cfg(target_os = "linux")]

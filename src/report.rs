@@ -148,6 +148,9 @@ pub struct Reporter {
     /// What became of `--state` so far (a [`StateUse`] as its number), shared with the
     /// summaries written from other threads.
     state: Arc<AtomicU8>,
+    /// In a batch, the transfer this reporter writes for: its number (1-based) and the
+    /// batch's count, tagging every line (`[3/300]`, `"transfer": 3`).
+    tag: Option<(usize, usize)>,
 }
 
 const PREFIX: &str = "retry-http:";
@@ -215,6 +218,23 @@ impl Reporter {
             color,
             key: Arc::default(),
             state: Arc::default(),
+            tag: None,
+        }
+    }
+
+    /// The reporter of transfer `number` (1-based) of a batch of `count`: the same log,
+    /// every line tagged `[number/count]` (`"transfer": number` in JSON), no live line
+    /// (countdowns of several transfers would overwrite each other), an Idempotency-Key of
+    /// its own, and what became of `--state` shared with the batch's summary.
+    pub fn tagged(&self, number: usize, count: usize) -> Reporter {
+        Reporter {
+            live: false,
+            dirty: AtomicBool::new(false),
+            log: self.log,
+            color: self.color,
+            key: Arc::default(),
+            state: self.state.clone(),
+            tag: Some((number, count)),
         }
     }
 
@@ -323,6 +343,11 @@ impl Reporter {
         // a file name or server text holding CR or LF must not forge a second log line.
         let line = crate::redact::marked(line);
         let mut line = line.replace('\r', "\\r").replace('\n', "\\n");
+        if let Some((i, n)) = self.tag
+            && let Some(rest) = line.strip_prefix(PREFIX)
+        {
+            line = format!("{PREFIX} [{i}/{n}]{rest}");
+        }
         // Colours only where stderr takes them; then the whole line in one write, so the
         // lines of runs that share one log (`xargs -P ... 2>>log`) never interleave.
         let choice = anstream::AutoStream::new(std::io::stderr(), self.color).current_choice();
@@ -334,7 +359,10 @@ impl Reporter {
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 
-    fn json(&self, v: Value) {
+    fn json(&self, mut v: Value) {
+        if let (Some((i, _)), Some(object)) = (self.tag, v.as_object_mut()) {
+            object.insert("transfer".into(), i.into());
+        }
         self.write_line(&v.to_string());
     }
 
@@ -509,6 +537,86 @@ impl Reporter {
             LogFormat::Text => {}
         }
     }
+}
+
+/// How the transfers of a batch ended, for its summary line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    /// Transfers in the batch.
+    pub transfers: usize,
+    /// Transfers that succeeded.
+    pub succeeded: usize,
+    /// Transfers that ended otherwise.
+    pub failed: usize,
+    /// Transfers never started (`--fail-early`, the deadline, a signal), or still under way
+    /// when the run was ended from another thread.
+    pub not_started: usize,
+}
+
+impl Reporter {
+    /// The batch's closing line: the transfers counted by outcome, and the batch's exit
+    /// code (see `session::schedule::Tally::outcome`). In text, an error line when the
+    /// batch failed (shown under `-s`), else an informational one; in JSON, always, as
+    /// `"type": "batch_summary"`.
+    pub fn batch_summary(
+        &self,
+        counts: Counts,
+        outcome: Outcome,
+        elapsed: Duration,
+        reason: Option<&str>,
+    ) {
+        let line = batch_summary_line(self.log.format, counts, outcome, elapsed, reason);
+        match (self.log.format, outcome) {
+            (LogFormat::Text, Outcome::Success) if self.quiet() => {}
+            _ => self.write_line(&line),
+        }
+    }
+}
+
+/// The batch's summary line, as [`Reporter::batch_summary`] writes it (and the watchdog
+/// or the signal handler, when they end a batch).
+pub fn batch_summary_line(
+    format: LogFormat,
+    c: Counts,
+    outcome: Outcome,
+    elapsed: Duration,
+    reason: Option<&str>,
+) -> String {
+    let reason = reason.filter(|_| outcome != Outcome::Success);
+    let line = match format {
+        LogFormat::Json => json!({
+            "type": "batch_summary",
+            "transfers": c.transfers,
+            "succeeded": c.succeeded,
+            "failed": c.failed,
+            "not_started": c.not_started,
+            "outcome": outcome.name(),
+            "exit_code": outcome.code(),
+            "elapsed_ms": millis(elapsed),
+            "reason": reason,
+        })
+        .to_string(),
+        LogFormat::Text => {
+            let failed = match c.failed {
+                0 => "0 failed".to_string(),
+                n => format!("{n} failed (exit {})", outcome.code()),
+            };
+            let plural = if c.transfers == 1 { "" } else { "s" };
+            let head = format!(
+                "{} transfer{plural}: {} succeeded, {failed}, {} not started, in {}",
+                c.transfers,
+                c.succeeded,
+                c.not_started,
+                fmt_duration(elapsed)
+            );
+            match (outcome, reason) {
+                (Outcome::Success, _) => format!("{PREFIX} {head}"),
+                (_, Some(why)) => format!("{PREFIX} error: {head}; {why}; exit {}", outcome.code()),
+                (_, None) => format!("{PREFIX} error: {head}; exit {}", outcome.code()),
+            }
+        }
+    };
+    crate::redact::marked(&line)
 }
 
 /// The text summary after "error: ": the outcome, the attempts made and the time taken,

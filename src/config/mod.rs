@@ -744,14 +744,7 @@ fn state(
             env_note(&[("STATE_TIMEOUT", f.state_timeout)])
         ));
     }
-    let limits = crate::fleet::record::Limits {
-        threshold: f.breaker_threshold,
-        cooldown: f.breaker_cooldown,
-        budget_pct: f.retry_budget,
-        window: f.budget_window,
-        floor: f.budget_floor,
-        ttl: f.state_ttl,
-    };
+    let limits = fleet_limits(f);
     Ok(Some(StateConfig {
         location,
         limits,
@@ -764,6 +757,19 @@ fn state(
         cacert: f.state_cacert.clone(),
         max_hold,
     }))
+}
+
+/// The breaker's and the budget's settings the fleet flags give (with `--state`, or for
+/// the store in memory a batch shares without it).
+pub fn fleet_limits(f: &FleetFlags) -> crate::fleet::record::Limits {
+    crate::fleet::record::Limits {
+        threshold: f.breaker_threshold,
+        cooldown: f.breaker_cooldown,
+        budget_pct: f.retry_budget,
+        window: f.budget_window,
+        floor: f.budget_floor,
+        ttl: f.state_ttl,
+    }
 }
 
 #[cfg(test)]

@@ -235,7 +235,10 @@ impl<'a> Shared<'a> {
             Ok(a) => a,
             Err(e) => return unusable(settings, reporter, &e.to_string()),
         };
-        reporter.note_state(StateUse::Used);
+        if !settings.location.is_memory() {
+            // A batch's own store is no `--state`: `%{state}` stays "none".
+            reporter.note_state(StateUse::Used);
+        }
         let probe = probe_or_refusal(admission, id, now, &key, reporter)?;
         let shared = Shared {
             store,

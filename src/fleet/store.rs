@@ -10,7 +10,8 @@
 //! operation one script on the server (so concurrent runs never conflict, however many),
 //! and `location::Location` reads `--state` and opens the one it names. The `contract`
 //! tests at the end of this file are written once for every store and run on each (see
-//! `store_contract!`), here on a store in memory.
+//! `store_contract!`), here on the store in memory (`memory`), which a batch also uses to
+//! share the breaker and the budget between its transfers when no `--state` is given.
 
 use crate::fleet::Millis;
 use crate::fleet::op::{Op, Reply};
@@ -469,30 +470,46 @@ macro_rules! store_contract {
 #[cfg(test)]
 pub(crate) use store_contract;
 
-/// A store in memory, for the tests: the second implementation the contract runs on, and
-/// one of those the property test of the Redis store compares.
-#[cfg(test)]
+/// A store in memory, shared by the transfers of one batch (the careful client per origin
+/// in process, when no `--state` is given: see `session::batch`): the same records and
+/// operations as the file and Redis stores, forgotten by the same rules (`State::prune`),
+/// and at most [`memory::MAX_TARGETS`] of them. It is also the second implementation the
+/// contract tests run on, and one of those the property test of the Redis store compares.
 pub(crate) mod memory {
     use super::{Clock, Store};
     use crate::fleet::Millis;
     use crate::fleet::op::{Op, Reply};
     use crate::fleet::record::{Limits, State, Target};
-    use std::path::Path;
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
+    /// The most targets kept: a record for a new target beyond it is not kept (its
+    /// operation is answered as on a fresh record), so a batch of a million origins keeps
+    /// memory bounded. Records are forgotten as the other stores forget them.
+    pub const MAX_TARGETS: usize = 10_000;
+
     /// The records in a map behind a mutex; forgets as the file store does.
-    struct MemoryStore {
+    #[derive(Debug)]
+    pub struct MemoryStore {
         limits: Limits,
         clock: Clock,
         state: Mutex<State>,
     }
 
     impl MemoryStore {
+        /// An empty store with these limits and this clock.
+        pub fn new(limits: &Limits, clock: Clock) -> MemoryStore {
+            MemoryStore {
+                limits: *limits,
+                clock,
+                state: Mutex::new(State::default()),
+            }
+        }
+
         fn state(&self) -> std::io::Result<std::sync::MutexGuard<'_, State>> {
             self.state
                 .lock()
-                .map_err(|_| std::io::Error::other("a test panicked holding the store"))
+                .map_err(|_| std::io::Error::other("a panic while the store was held"))
         }
     }
 
@@ -510,6 +527,10 @@ pub(crate) mod memory {
                 warn(&format!("{target} lies in the future ({why})"));
             }
             state.prune(now, &self.limits);
+            if !state.targets.contains_key(key) && state.targets.len() >= MAX_TARGETS {
+                let mut fresh = Target::default();
+                return Ok((op.run(&mut fresh, now, &self.limits), now));
+            }
             let record = state.targets.entry(key.to_string()).or_default();
             let was = record.clone();
             let reply = op.run(record, now, &self.limits);
@@ -529,14 +550,72 @@ pub(crate) mod memory {
         }
     }
 
-    /// The store in memory, with these limits and this clock.
-    pub(crate) fn memory_store(_: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
-        Box::new(MemoryStore {
-            limits: *limits,
-            clock,
-            state: Mutex::new(State::default()),
-        })
+    /// One memory store shared by several users, each holding it as a `Store` of its own.
+    #[derive(Debug, Clone)]
+    pub struct SharedMemory(pub Arc<MemoryStore>);
+
+    impl Store for SharedMemory {
+        fn apply(
+            &self,
+            key: &str,
+            op: &Op,
+            bound: Duration,
+            warn: &dyn Fn(&str),
+        ) -> std::io::Result<(Reply, Millis)> {
+            self.0.apply(key, op, bound, warn)
+        }
+
+        fn peek(&self, key: &str, bound: Duration) -> std::io::Result<(Target, Millis)> {
+            self.0.peek(key, bound)
+        }
     }
 
+    /// The store in memory, with these limits and this clock.
+    #[cfg(test)]
+    pub(crate) fn memory_store(
+        _: &std::path::Path,
+        limits: &Limits,
+        clock: Clock,
+    ) -> Box<dyn Store> {
+        Box::new(MemoryStore::new(limits, clock))
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn a_new_target_beyond_the_bound_is_answered_but_not_kept() {
+        let limits = super::contract::limits();
+        let store = MemoryStore::new(&limits, Clock::manual(1_000_000));
+        {
+            let mut state = store.state().unwrap();
+            for i in 0..MAX_TARGETS {
+                state.targets.insert(
+                    format!("http://h{i}:80"),
+                    Target {
+                        seen: 1_000_000,
+                        hold_until: Some(1_000_000 + 60_000),
+                        ..Target::default()
+                    },
+                );
+            }
+        }
+        // A failure is worth keeping: under the bound it would be kept.
+        let op = Op::Record {
+            result: crate::fleet::breaker::RunResult::Failure,
+            probe: None,
+            hint: None,
+        };
+        store
+            .apply("http://new:80", &op, Duration::from_secs(1), &|_| {})
+            .unwrap();
+        assert_eq!(store.state().unwrap().targets.len(), MAX_TARGETS);
+        assert!(!store.state().unwrap().targets.contains_key("http://new:80"));
+        store.state().unwrap().targets.remove("http://h0:80");
+        store
+            .apply("http://new:80", &op, Duration::from_secs(1), &|_| {})
+            .unwrap();
+        assert!(store.state().unwrap().targets.contains_key("http://new:80"));
+    }
+
+    #[cfg(test)]
     super::store_contract!(memory_store);
 }

@@ -1,8 +1,10 @@
-//! How the process ends, whatever ends it: the deadline kept by a watchdog thread
+//! How the process ends, whatever ends it: the agents to shut down to stop the exchanges
+//! in flight (`abort`), the deadline kept by a watchdog thread
 //! (`deadline`), signals and the temporary files they must not leak (`interrupt`), and
 //! large spools freed after the exit rather than before it (`release`); and work that may
 //! block for ever, waited for at most a limit (`within`).
 
+pub mod abort;
 pub mod deadline;
 pub mod interrupt;
 pub mod release;

@@ -57,6 +57,21 @@ pub fn forget(file: &File) {
     }
 }
 
+/// Drops the duplicates kept for small files (below the size worth freeing in the
+/// background): a batch calls it after each transfer, so that the spools of thousands of
+/// finished transfers hold no descriptor and no disk space until the end of the run.
+/// Closing a duplicate of a spool still in use only closes the duplicate.
+pub fn forget_small() {
+    #[cfg(target_os = "linux")]
+    if let Ok(mut files) = registry().lock() {
+        files.retain(large);
+    }
+    #[cfg(not(target_os = "linux"))]
+    if let Ok(mut files) = registry().lock() {
+        files.clear();
+    }
+}
+
 /// Whether a descriptor refers to a file large enough to be worth freeing in the
 /// background.
 #[cfg(target_os = "linux")]

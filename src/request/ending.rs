@@ -13,7 +13,6 @@ use crate::redact;
 use crate::request::attempt::Ended;
 use crate::request::write_out;
 use crate::request::{Lent, Request};
-use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -98,9 +97,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
 fn dump_header(path: &Path, head: &Head) -> std::io::Result<()> {
     let text = output::head_text(head);
     if path.as_os_str() == "-" {
-        let mut out = std::io::stdout().lock();
-        out.write_all(&text)?;
-        return out.flush();
+        return output::print_bytes(&text);
     }
     std::fs::write(path, text)
 }
@@ -118,6 +115,7 @@ pub fn print_write_out(
     let reporter = lent.reporter;
     let mut vars = write_out_vars(request, ended, (outcome, reason));
     vars.time_total = lent.start.elapsed();
+    vars.urlnum = lent.transfer;
     vars.idempotency_key = reporter.key_handle().get().cloned();
     vars.state = reporter.state();
     let rendered = write_out::render(format, &vars);

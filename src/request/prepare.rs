@@ -59,6 +59,8 @@ pub struct Lent<'s> {
     pub seed: u64,
     /// What the run's transfers share per origin (see `fleet::origins`).
     pub origins: &'s crate::fleet::origins::Origins,
+    /// The transfer's place in the batch, 0-based (`%{urlnum}`; 0 for a run of one URL).
+    pub transfer: usize,
 }
 
 /// What the files of a request hold, read and checked before anything is sent: the parts
@@ -162,8 +164,14 @@ pub struct Opened {
 
 impl Opened {
     /// The `-w` format, the output, the `-D` file, the other paths (see [`other_files`])
-    /// and the transport: each may be a usage error (`Err`), found before anything is sent.
-    pub fn open(cfg: &Config, note: &dyn Fn(&str)) -> Result<Opened, String> {
+    /// and the transport (`reuse` when given: a transport an earlier transfer of a batch
+    /// built for the same origin, whose connections it keeps): each may be a usage error
+    /// (`Err`), found before anything is sent.
+    pub fn open(
+        cfg: &Config,
+        note: &dyn Fn(&str),
+        reuse: Option<Transport>,
+    ) -> Result<Opened, String> {
         let format = cfg.output.write_out.as_deref();
         if let Some(file) = format.filter(|w| w.starts_with('@')) {
             note(&format!("-w {file}"));
@@ -177,7 +185,10 @@ impl Opened {
         if cfg.request.cacert.is_some() || cfg.request.network.client_cert.is_some() {
             note("a --cacert, --cert or --key file");
         }
-        let transport = Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| e.0)?;
+        let transport = match reuse {
+            Some(t) => t,
+            None => Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| e.0)?,
+        };
         Ok(Opened {
             write_out,
             output,
@@ -478,7 +489,7 @@ mod tests {
         let sources = Sources {
             url: cfg.request.url.clone(),
             credentials: credentials(&cfg, &note).expect("no netrc to read"),
-            opened: Opened::open(&cfg, &note).unwrap_or_else(|e| panic!("{e}")),
+            opened: Opened::open(&cfg, &note, None).unwrap_or_else(|e| panic!("{e}")),
             prior,
             payload: None,
         };

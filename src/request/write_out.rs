@@ -28,6 +28,8 @@ pub struct Times {
 /// The values `-w` can show.
 #[derive(Debug, Clone, Default)]
 pub struct Vars {
+    /// `%{urlnum}`: the transfer's place in the batch, 0-based (0 for a run of one URL).
+    pub urlnum: usize,
     /// The final response's status; None when no response arrived (shown as 000, as curl).
     pub http_code: Option<u16>,
     /// Attempts made minus one.
@@ -248,7 +250,7 @@ fn value(name: &str, v: &Vars) -> Option<String> {
         "speed_download" => speed(v.size_download, v).to_string(),
         "speed_upload" => speed(v.size_upload, v).to_string(),
         // One URL per run: always the first (curl counts from 0).
-        "urlnum" => "0".into(),
+        "urlnum" => v.urlnum.to_string(),
         "json" => json(v),
         _ => return None,
     })
@@ -348,7 +350,7 @@ fn exchange_fields(v: &Vars) -> Vec<(&'static str, String)> {
         ("state", quoted(v.state.name())),
         ("url", quoted(&v.url)),
         ("url_effective", quoted(&v.url_effective)),
-        ("urlnum", "0".into()),
+        ("urlnum", v.urlnum.to_string()),
     ]
 }
 

@@ -7,6 +7,7 @@ mod common;
 #[path = "../support/scripted.rs"]
 mod scripted;
 
+mod batch;
 mod blocked_output;
 mod bodies;
 mod broken_pipe;

@@ -2,14 +2,21 @@
 //! the signal handling, the summary line and the exit status. A [`Session`] builds one
 //! [`Request`] from the frozen configuration (reading the files it names within the
 //! deadline: a usage error sends nothing) and runs it; what is per process stays here and
-//! is lent to the request (see `request::Lent`), so that a run of several URLs can
-//! run several requests in one session.
+//! is lent to the request (see `request::Lent`). A run of several URLs (or `-Z`) is a
+//! batch (`batch`: its workers, transports kept per origin, stdout in URL order, its
+//! summary and exit rule; `schedule`: which transfer starts when), whose transfers are
+//! built and run by the same steps as a run of one.
+
+mod batch;
+mod schedule;
 
 use crate::cli::RequestArgs;
 use crate::cli::config_file::Found;
 use crate::config::{self, Config};
 use crate::exit::Outcome;
+use crate::http::transport::Transport;
 use crate::output;
+use crate::process::abort::Aborts;
 use crate::process::deadline::{self, LastWords, Watchdog};
 use crate::process::interrupt::{self, Interrupt};
 use crate::redact;
@@ -20,7 +27,7 @@ use crate::request::prepare::{self, Opened, Sources, Unread};
 use crate::request::run;
 use crate::request::{Lent, Request};
 use rand::RngExt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Runs the main command: one request with retries; `found` is what reading the `-K` and
@@ -32,7 +39,8 @@ pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Outcome {
         Ok(cfg) => cfg,
         Err(e) => return unusable(args, found, &reporter, start, e.0),
     };
-    let session = Session::begin(&cfg, reporter, start, found.from_file);
+    let mut session = Session::begin(&cfg, reporter, start, found.from_file);
+    session.shared = batch::shared_state(args, &cfg);
     let outcome = session.run(&cfg);
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
@@ -60,6 +68,24 @@ fn unusable(
     Outcome::Usage
 }
 
+/// The seed of transfer `transfer` (0-based) of a run seeded with `seed`: the seed itself
+/// for the first (a run of one URL draws as before), then a different stream for each
+/// transfer (Weyl's step, as splitmix64 takes it), so that transfers failing together do
+/// not wait in lockstep, and `--seed` still replays every one of them.
+fn transfer_seed(seed: u64, transfer: usize) -> u64 {
+    seed.wrapping_add((transfer as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Why [`Session::build`] made no request.
+enum Unbuilt {
+    /// A usage error (exit 2), nothing sent: what was wrong.
+    Usage(String),
+    /// The deadline passed while the request body was read (exit 5), nothing sent.
+    BodyUnread,
+    /// `--explain`: the policy is shown instead.
+    Explain,
+}
+
 /// What one process keeps while it runs its request.
 pub struct Session {
     /// The one writer to stderr.
@@ -74,78 +100,115 @@ pub struct Session {
     watchdog: Watchdog,
     /// Set by the signals that stop a run.
     interrupt: Interrupt,
-    /// What aborts the exchange in flight, once a request's transport exists.
-    agent: Arc<OnceLock<ureq::Agent>>,
+    /// What aborts the exchanges in flight, once a request's transport exists.
+    aborts: Aborts,
     /// Flags came from a `-K` file: values are not quoted back in errors.
     unquote: bool,
+    /// A batch's transfers counted by outcome so far, for a summary written by the
+    /// watchdog or the signal handler (see `batch::last_words`).
+    tally: Arc<Mutex<schedule::Tally>>,
+    /// What a batch's transfers share per origin (breaker, budget, Retry-After): `--state`
+    /// when given, else a store in memory of the batch's own (see `batch::shared_state`).
+    shared: Option<crate::fleet::admission::StateConfig>,
 }
 
 impl Session {
     /// Starts the watchdog (with a `--deadline`) and the signal handling for `cfg`.
     fn begin(cfg: &Config, reporter: Reporter, start: Instant, unquote: bool) -> Session {
         let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
-        let agent = Arc::new(OnceLock::new());
-        let watchdog = start_watchdog(cfg, agent.clone(), &reporter, start, seed);
-        let interrupt = install_interrupt(&watchdog, agent.clone(), &reporter, start, seed);
+        let aborts = Aborts::new();
+        let tally = Arc::default();
+        let words = match cfg.batch.is_batch() && !cfg.explain {
+            true => batch::last_words(&reporter, start, &tally),
+            false => single_last_words(&reporter, start, seed),
+        };
+        let watchdog = start_watchdog(cfg, aborts.clone(), words.0);
+        let interrupt = install_interrupt(&watchdog, aborts.clone(), &reporter, words.1);
         Session {
             reporter,
             start,
             seed,
             watchdog,
             interrupt,
-            agent,
+            aborts,
             unquote,
+            tally,
+            shared: None,
         }
     }
 
-    /// Builds the request and runs it, then writes the summary; returns the outcome.
+    /// Builds the request and runs it, then writes the summary; returns the outcome. A
+    /// batch (several URLs, or `-Z`) runs through `batch`.
     fn run(&self, cfg: &Config) -> Outcome {
-        let request = match self.build(cfg) {
+        if cfg.batch.is_batch() && !cfg.explain {
+            return batch::run(self, cfg);
+        }
+        let request = match self.build(cfg, &self.reporter, (true, None)) {
             Ok(request) => request,
-            Err(outcome) => return outcome,
+            Err(Unbuilt::Usage(msg)) => return self.usage(&msg),
+            Err(Unbuilt::BodyUnread) => return self.body_unread(),
+            Err(Unbuilt::Explain) => return self.explain(cfg),
         };
+        self.aborts.add(request.transport.abort_handle());
         let origins = crate::fleet::origins::Origins::new();
-        let lent = Lent {
-            origins: &origins,
-            reporter: &self.reporter,
-            interrupt: &self.interrupt,
-            watchdog: &self.watchdog,
-            start: self.start,
-            seed: self.seed,
-        };
+        let lent = self.lend(&origins, &self.reporter, 0);
         let ending = run::perform(&request, &lent);
         self.conclude(&ending)
     }
 
-    /// Reads and checks everything the request needs before its first attempt, in a fixed
-    /// order, and builds it. `Err` is the outcome the run has ended with (a usage error, the
-    /// deadline passing while the body is read, or `--explain`'s success).
-    fn build<'c>(&self, cfg: &'c Config) -> Result<Request<'c>, Outcome> {
-        let note = |what: &str| self.reading(what);
-        let credentials = prepare::credentials(cfg, &note).map_err(|e| self.usage(&e))?;
-        let opened = Opened::open(cfg, &note).map_err(|e| self.usage(&e))?;
-        let _ = self.agent.set(opened.transport.abort_handle());
-        let prior = prepare::prior(cfg, &note).map_err(|e| self.usage(&e))?;
-        for w in &prior.warnings {
-            self.reporter.warn(w);
+    /// What the session lends transfer `transfer` (0-based), written to by `reporter`.
+    fn lend<'s>(
+        &'s self,
+        origins: &'s crate::fleet::origins::Origins,
+        reporter: &'s Reporter,
+        transfer: usize,
+    ) -> Lent<'s> {
+        Lent {
+            origins,
+            reporter,
+            interrupt: &self.interrupt,
+            watchdog: &self.watchdog,
+            start: self.start,
+            seed: transfer_seed(self.seed, transfer),
+            transfer,
         }
-        if let Some(mapped) = cfg.retry.curl.as_deref().filter(|_| !cfg.explain) {
-            // One line, once (not under -s); --explain shows it with the policy instead.
-            self.reporter
-                .info(&format!("curl's retry flags, as this tool's: {mapped}"));
+    }
+
+    /// Reads and checks everything the request needs before its first attempt, in a fixed
+    /// order, and builds it, its lines written by `reporter`. `single`: the run's only
+    /// request, which says the lines a batch says once for all (see `batch::say_once`);
+    /// `reuse`: a transport to send with instead of a new one (see `batch`). `Err` is why there is no request (a usage error,
+    /// the deadline passing while the body is read, or `--explain`).
+    fn build<'c>(
+        &self,
+        cfg: &'c Config,
+        reporter: &Reporter,
+        (single, reuse): (bool, Option<Transport>),
+    ) -> Result<Request<'c>, Unbuilt> {
+        let note = |what: &str| self.reading(what);
+        let credentials = prepare::credentials(cfg, &note).map_err(Unbuilt::Usage)?;
+        let opened = Opened::open(cfg, &note, reuse).map_err(Unbuilt::Usage)?;
+        let prior = prepare::prior(cfg, &note).map_err(Unbuilt::Usage)?;
+        for w in &prior.warnings {
+            reporter.warn(w);
+        }
+        if single {
+            self.curl_flags_line(cfg);
         }
         if cfg.explain {
             // After every check, so --explain answers what the run would do, usage errors too.
-            return Err(self.explain(cfg));
+            return Err(Unbuilt::Explain);
         }
         let (payload, query) =
             prepare::load_bodies(cfg, self.start, &note).map_err(|e| match e {
-                Unread::Usage(msg) => self.usage(&msg),
-                Unread::Deadline => self.body_unread(),
+                Unread::Usage(msg) => Unbuilt::Usage(msg),
+                Unread::Deadline => Unbuilt::BodyUnread,
             })?;
-        let url = prepare::url_with_query(cfg, query).map_err(|e| self.usage(&e))?;
+        let url = prepare::url_with_query(cfg, query).map_err(Unbuilt::Usage)?;
         self.watchdog.note_last("no attempt made");
-        self.before_sending(cfg);
+        if single {
+            self.before_sending(cfg);
+        }
         let sources = Sources {
             url,
             credentials,
@@ -153,7 +216,16 @@ impl Session {
             prior,
             payload,
         };
-        Ok(Request::new(cfg, sources, &self.reporter))
+        Ok(Request::new(cfg, sources, reporter))
+    }
+
+    /// What curl's retry flags mean here, in one line, once (not under -s); --explain shows
+    /// it with the policy instead.
+    fn curl_flags_line(&self, cfg: &Config) {
+        if let Some(mapped) = cfg.retry.curl.as_deref().filter(|_| !cfg.explain) {
+            self.reporter
+                .info(&format!("curl's retry flags, as this tool's: {mapped}"));
+        }
     }
 
     /// The lines said once everything is read, before the first attempt.
@@ -258,20 +330,17 @@ impl Session {
 /// its summary. A signal stops anything from being put in place, then the exchange.
 fn install_interrupt(
     watchdog: &Watchdog,
-    agent: Arc<OnceLock<ureq::Agent>>,
+    aborts: Aborts,
     reporter: &Reporter,
-    start: Instant,
-    seed: u64,
+    words: SummaryLine,
 ) -> Interrupt {
     let stopper = watchdog.clone();
     Interrupt::install(
         move || {
             stopper.stop();
-            if let Some(a) = agent.get() {
-                a.clone().shutdown();
-            }
+            aborts.fire();
         },
-        forced_summary(watchdog, reporter, start, seed),
+        forced_summary(watchdog, words),
     )
     .unwrap_or_else(|e| {
         reporter.warn(&format!("cannot install the signal handler: {e}"));
@@ -281,68 +350,82 @@ fn install_interrupt(
 
 /// With a `--deadline`, the watchdog that keeps it (see `deadline`): it aborts the exchange
 /// in flight at the deadline, and ends the process itself if the run does not.
-fn start_watchdog(
-    cfg: &Config,
-    agent: Arc<OnceLock<ureq::Agent>>,
-    reporter: &Reporter,
-    start: Instant,
-    seed: u64,
-) -> Watchdog {
+fn start_watchdog(cfg: &Config, aborts: Aborts, summary: SummaryLine) -> Watchdog {
     let Some(d) = cfg.retry.deadline else {
         return Watchdog::none();
     };
-    let format = reporter.format();
-    let key = reporter.key_handle();
-    let state = reporter.state_handle();
+    let start = summary.start;
     Watchdog::start(
         start + d,
         LastWords {
-            // The agent exists once the transport is built; before that nothing is in flight.
-            abort: Box::new(move || {
-                if let Some(a) = agent.get() {
-                    a.clone().shutdown();
-                }
-            }),
+            // The agents exist once the transports are built; before that nothing is in
+            // flight.
+            abort: Box::new(move || aborts.fire()),
             summary: Box::new(move |n, last, outcome| {
-                report::forced_summary(
-                    format,
-                    outcome,
-                    (n, start.elapsed(), seed),
-                    last,
-                    "stopping: the deadline passed",
-                    (key.get().map(String::as_str), Reporter::state_of(&state)),
-                )
+                (summary.line)(n, last, outcome, "stopping: the deadline passed")
             }),
             end: deadline::exit_now(),
         },
     )
 }
 
+/// The summary line written when the run is ended from another thread (the watchdog's,
+/// the signal handler's), given the attempts made, the last result, the outcome and why;
+/// `start` is when the process started.
+struct SummaryLine {
+    start: Instant,
+    line: LineOf,
+}
+
+/// Writes a summary line from the attempts made, the last result, the outcome and why.
+type LineOf = Box<dyn Fn(u32, &str, Outcome, &str) -> String + Send + Sync>;
+
+/// The ending lines of a run of one URL: one for the watchdog, one for the signal handler.
+fn single_last_words(reporter: &Reporter, start: Instant, seed: u64) -> (SummaryLine, SummaryLine) {
+    let make = || {
+        let format = reporter.format();
+        let key = reporter.key_handle();
+        let state = reporter.state_handle();
+        SummaryLine {
+            start,
+            line: Box::new(move |n, last, outcome, why| {
+                report::forced_summary(
+                    format,
+                    outcome,
+                    (n, start.elapsed(), seed),
+                    last,
+                    why,
+                    (key.get().map(String::as_str), Reporter::state_of(&state)),
+                )
+            }),
+        }
+    };
+    (make(), make())
+}
+
 /// What the signal handler writes when it must end the run itself: the summary, unless
 /// the run has claimed its ending (then the run writes it) or the watchdog is ending it.
 fn forced_summary(
     watchdog: &Watchdog,
-    reporter: &Reporter,
-    start: Instant,
-    seed: u64,
+    words: SummaryLine,
 ) -> impl FnOnce(interrupt::Signal) + Send + 'static {
     let watchdog = watchdog.clone();
-    let format = reporter.format();
-    let key = reporter.key_handle();
-    let state = reporter.state_handle();
     move |sig| {
         let Some((n, last)) = watchdog.take_over() else {
             return;
         };
-        let outcome = sig.outcome();
-        let line = report::forced_summary(
-            format,
-            outcome,
-            (n, start.elapsed(), seed),
-            &last,
-            "stopping: interrupted",
-            (key.get().map(String::as_str), Reporter::state_of(&state)),
-        );
+        let line = (words.line)(n, &last, sig.outcome(), "stopping: interrupted");
         deadline::last_line(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_transfer_draws_from_a_seed_of_its_own_and_the_first_from_the_run_s() {
+        assert_eq!(super::transfer_seed(42, 0), 42);
+        let seeds: std::collections::BTreeSet<u64> =
+            (0..1000).map(|i| super::transfer_seed(42, i)).collect();
+        assert_eq!(seeds.len(), 1000);
     }
 }

@@ -1,0 +1,389 @@
+//! A run of several URLs (or `-Z`): the transfers of `Config::batch`, each built and run by
+//! the session's own steps (`Session::build`, `run::perform`) with its configuration
+//! (`Config::transfer`), on one worker thread without `-Z` or up to `--parallel-max` with
+//! it, as `schedule` allows. What the transfers share: one `fleet::origins` table (the
+//! careful client per origin), the session's watchdog and signal handling (one abort list
+//! for every transport), and each worker's transports, kept per origin (at most
+//! [`KEPT`]) so that the connections to an origin are reused from one transfer to the
+//! next. Each transfer's stdout (its body, `-D -`, `-w`) goes to a spool of its own
+//! (`output::capture_stdout`), copied to stdout in URL order as soon as every earlier one is
+//! out; `-o` files are put in place as each transfer ends. Every log line is tagged with
+//! the transfer (`report::Reporter::tagged`); a failed transfer writes its own summary, and
+//! the batch a last line counting the transfers by outcome.
+//!
+//! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
+//! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
+//! Transfers that `--fail-early` kept from starting do not change it. The deadline passing
+//! mid-batch ends the batch with 5, and a signal with its own code, as for one URL.
+
+use super::schedule::{Limits, Next, Schedule, Start, Tally};
+use super::{Session, SummaryLine, Unbuilt};
+use crate::config::Config;
+use crate::exit::Outcome;
+use crate::fleet::admission::target_key;
+use crate::fleet::origins::Origins;
+use crate::http::transport::Transport;
+use crate::output;
+use crate::process::abort::Ticket;
+use crate::report::{self, Counts, Reporter};
+use crate::request::run;
+use std::fs::File;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Transports a worker keeps, one per origin, the least recently used dropped first.
+const KEPT: usize = 4;
+
+/// How long a worker waiting for a transfer to start sleeps at most before it looks again
+/// (it is woken as soon as a transfer ends; this only bounds a missed wake-up).
+const RECHECK: Duration = Duration::from_millis(200);
+
+/// What the workers of one batch share.
+struct Batch<'s> {
+    session: &'s Session,
+    cfg: &'s Config,
+    /// The one table of origins of the batch (see `fleet::origins`).
+    origins: Origins,
+    /// Which transfer starts when, and the outputs waiting for their turn on stdout.
+    schedule: Mutex<Schedule<Option<File>>>,
+    /// Wakes the workers waiting for a transfer to start.
+    wake: Condvar,
+    /// The tally as the watchdog's and the signal handler's summary read it.
+    tally: Arc<Mutex<Tally>>,
+    /// Writing a transfer's output to stdout failed (not for a reader that went away).
+    unwritten: Mutex<Option<String>>,
+}
+
+/// Runs the batch of `cfg` in `session`: the transfers, stdout in URL order, the summary;
+/// returns the batch's outcome (see the module's exit rule).
+pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
+    session.curl_flags_line(cfg);
+    session.before_sending(cfg);
+    let b = &cfg.batch;
+    let count = b.transfers.len();
+    let limits = Limits {
+        count,
+        ahead: if b.parallel { b.parallel_max.max(1) } else { 1 },
+        per_origin: b.parallel_max_host.max(1),
+        spacing: b.rate.map(|r| r.per / r.count.max(1)),
+        fail_early: b.fail_early,
+    };
+    let batch = Batch {
+        session,
+        cfg,
+        origins: Origins::new(),
+        schedule: Mutex::new(Schedule::new(limits)),
+        wake: Condvar::new(),
+        tally: session.tally.clone(),
+        unwritten: Mutex::new(None),
+    };
+    batch.publish(&batch.lock());
+    let workers = limits.ahead.min(count).max(1);
+    std::thread::scope(|scope| {
+        let spawned = (0..workers)
+            .filter(|_| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, || batch.work())
+                    .is_ok()
+            })
+            .count();
+        if spawned == 0 {
+            batch.work();
+        }
+    });
+    batch.conclude()
+}
+
+impl Batch<'_> {
+    fn lock(&self) -> MutexGuard<'_, Schedule<Option<File>>> {
+        // A panic elsewhere while holding it leaves plain data: still usable.
+        self.schedule.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The origin transfer `i` counts against (`--parallel-max-host`), as `--state` keys it.
+    fn origin(&self, i: usize) -> String {
+        let url = &self.cfg.batch.transfers[i].url;
+        target_key(url, self.cfg.request.network.unix_socket.as_deref())
+    }
+
+    /// Whether the batch must stop starting transfers: a signal, or the deadline.
+    fn halted(&self) -> bool {
+        self.session.interrupt.fired().is_some() || self.session.watchdog.expired()
+    }
+
+    /// One worker: starts transfers while the schedule gives it some, each at its time.
+    fn work(&self) {
+        let mut kept = Kept::default();
+        while let Some(start) = self.next() {
+            let origin = self.origin(start.index);
+            let wait = start.at.saturating_duration_since(Instant::now());
+            let signal = self.session.interrupt.sleep(wait);
+            if signal.is_some() || self.halted() || self.lock().stopped() {
+                let mut s = self.lock();
+                s.stop();
+                s.not_started(start.index, &origin);
+                drop(s);
+                self.wake.notify_all();
+                continue;
+            }
+            let (outcome, spool) = self.transfer(start.index, &mut kept);
+            crate::process::release::forget_small();
+            self.lock().ended(start.index, &origin, outcome, spool);
+            self.wake.notify_all();
+            self.write_ready();
+        }
+        kept.drop_all(self.session);
+        self.write_ready();
+    }
+
+    /// The next transfer this worker starts, waiting while every one it could start is
+    /// held by a limit; `None`: nothing is left to start.
+    fn next(&self) -> Option<Start> {
+        let mut s = self.lock();
+        loop {
+            if self.halted() {
+                s.stop();
+            }
+            match s.next(Instant::now(), |i| self.origin(i)) {
+                Next::Start(start) => return Some(start),
+                Next::Finished => return None,
+                Next::Wait => {
+                    s = match self.wake.wait_timeout(s, RECHECK) {
+                        Ok((s, _)) => s,
+                        Err(e) => e.into_inner().0,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes to stdout, in URL order, every output whose turn has come (one writer at a
+    /// time; another worker writes what is ready meanwhile).
+    fn write_ready(&self) {
+        loop {
+            let spool = {
+                let mut s = self.lock();
+                let Some(spool) = s.next_output() else { return };
+                self.publish(&s);
+                spool
+            };
+            if let Some(Err(e)) = spool.map(output::copy_to_stdout) {
+                let mut unwritten = self.unwritten.lock().unwrap_or_else(|e| e.into_inner());
+                unwritten.get_or_insert_with(|| format!("cannot write to stdout: {e}"));
+            }
+            self.lock().written();
+            self.wake.notify_all();
+        }
+    }
+
+    /// Copies the schedule's tally where the watchdog and the signal handler read it.
+    fn publish(&self, s: &Schedule<Option<File>>) {
+        if let Ok(mut t) = self.tally.lock() {
+            *t = s.tally();
+        }
+    }
+
+    /// Transfer `i`, its stdout captured in a spool of its own: its outcome and the spool.
+    fn transfer(&self, i: usize, kept: &mut Kept) -> (Outcome, Option<File>) {
+        let count = self.cfg.batch.transfers.len();
+        let reporter = self.session.reporter.tagged(i + 1, count);
+        let spool = match tempfile::tempfile() {
+            Ok(f) => f,
+            Err(e) => {
+                reporter.error(&format!(
+                    "cannot make a temporary file for the transfer's output in {} ({e}): set TMPDIR to a writable folder",
+                    std::env::temp_dir().display()
+                ));
+                return (Outcome::Local, None);
+            }
+        };
+        let before = output::capture_stdout(spool.try_clone().ok());
+        let outcome = self.perform(i, &reporter, kept);
+        output::capture_stdout(before);
+        (outcome, Some(spool))
+    }
+
+    /// Builds transfer `i` with the session's steps (reusing a transport kept for its
+    /// origin) and runs it; writes its summary. Returns its outcome.
+    fn perform(&self, i: usize, reporter: &Reporter, kept: &mut Kept) -> Outcome {
+        let began = Instant::now();
+        let mut cfg = self.cfg.transfer(i);
+        cfg.state = self.session.shared.clone();
+        let origin = self.origin(i);
+        let reused = kept.take(&origin);
+        let ticket = reused.as_ref().map(|(_, t)| *t);
+        let reuse = reused.map(|(transport, _)| transport);
+        let request = match self.session.build(&cfg, reporter, (false, reuse)) {
+            Ok(request) => request,
+            Err(unbuilt) => {
+                if let Some(t) = ticket {
+                    self.session.aborts.remove(t);
+                }
+                return unbuilt_transfer(reporter, unbuilt, began);
+            }
+        };
+        let ticket =
+            ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
+        let lent = self.session.lend(&self.origins, reporter, i);
+        let ending = run::perform(&request, &lent);
+        reporter.summary(
+            ending.outcome,
+            ending.attempts,
+            began.elapsed(),
+            self.session.seed,
+            &ending.last,
+            Some(&ending.reason),
+        );
+        if let Some(dropped) = kept.put(origin, request.transport, ticket) {
+            self.session.aborts.remove(dropped);
+        }
+        ending.outcome
+    }
+
+    /// The batch's end: what is left for stdout written, the outcome settled and claimed,
+    /// the summary written.
+    fn conclude(&self) -> Outcome {
+        {
+            let mut s = self.lock();
+            s.stop();
+        }
+        self.write_ready();
+        let tally = self.lock().tally();
+        let (mut outcome, reason) = match self.session.interrupt.fired() {
+            Some(sig) => (sig.outcome(), Some("stopping: interrupted".to_string())),
+            None if self.session.watchdog.expired() => (
+                Outcome::Deadline,
+                Some("the deadline passed before every transfer ended".to_string()),
+            ),
+            None => (tally.outcome(Outcome::Deadline), None),
+        };
+        let unwritten = self.unwritten.lock().ok().and_then(|mut u| u.take());
+        if let Some(e) = &unwritten {
+            self.session.reporter.error(e);
+            if outcome == Outcome::Success {
+                outcome = Outcome::Local;
+            }
+        }
+        self.session.watchdog.claim(outcome.code());
+        let elapsed = self.session.start.elapsed();
+        let why = reason.or(unwritten).or_else(|| first_failure(&tally));
+        self.session
+            .reporter
+            .batch_summary(counts(&tally), outcome, elapsed, why.as_deref());
+        outcome
+    }
+}
+
+/// Why a batch failed, when one of its transfers did: which one.
+fn first_failure(tally: &Tally) -> Option<String> {
+    let (i, outcome) = tally.first_failure?;
+    Some(format!(
+        "the first failure in URL order is transfer {} (exit {})",
+        i + 1,
+        outcome.code()
+    ))
+}
+
+/// A transfer that could not be built: its error line and summary, and its outcome.
+fn unbuilt_transfer(reporter: &Reporter, unbuilt: Unbuilt, began: Instant) -> Outcome {
+    let (outcome, why) = match unbuilt {
+        Unbuilt::Usage(msg) => (Outcome::Usage, msg),
+        Unbuilt::BodyUnread => (
+            Outcome::Deadline,
+            "nothing sent: the request body was still being read".to_string(),
+        ),
+        Unbuilt::Explain => (
+            Outcome::Usage,
+            "--explain shows one URL's policy".to_string(),
+        ),
+    };
+    if outcome == Outcome::Usage {
+        reporter.error(&why);
+    }
+    reporter.summary(outcome, 0, began.elapsed(), 0, "nothing sent", Some(&why));
+    outcome
+}
+
+/// What the transfers of a batch share per origin: the `--state` store when one is given
+/// (shared by the transfers as by separate runs), else a store in memory of the batch's
+/// own, with the fleet flags' limits, so that the transfers to one origin share one
+/// circuit breaker, one retry budget and the Retry-After holds (one careful client per
+/// origin). A run of one URL keeps no store in memory: it would change nothing for it.
+pub(super) fn shared_state(
+    args: &crate::cli::RequestArgs,
+    cfg: &Config,
+) -> Option<crate::fleet::admission::StateConfig> {
+    use crate::fleet::admission::{OnError, StateConfig};
+    if cfg.state.is_some() || !cfg.batch.is_batch() {
+        return cfg.state.clone();
+    }
+    let limits = crate::config::fleet_limits(&args.fleet);
+    Some(StateConfig {
+        location: crate::fleet::location::Location::memory(&limits),
+        limits,
+        timeout: args.fleet.state_timeout,
+        on_error: OnError::Open,
+        cacert: None,
+        max_hold: cfg.retry.max_retry_after,
+    })
+}
+
+/// The tally as the summary counts it.
+fn counts(t: &Tally) -> Counts {
+    Counts {
+        transfers: t.count,
+        succeeded: t.succeeded,
+        failed: t.failed,
+        not_started: t.not_started(),
+    }
+}
+
+/// The watchdog's and the signal handler's summary of a batch: the transfers counted so
+/// far (those under way count as not started), read from `tally`, which the batch keeps
+/// up to date.
+pub(super) fn last_words(
+    reporter: &Reporter,
+    start: Instant,
+    tally: &Arc<Mutex<Tally>>,
+) -> (SummaryLine, SummaryLine) {
+    let make = || {
+        let format = reporter.format();
+        let tally = tally.clone();
+        SummaryLine {
+            start,
+            line: Box::new(move |_, _, outcome, why| {
+                let t = tally.lock().map(|t| *t).unwrap_or_default();
+                report::batch_summary_line(format, counts(&t), outcome, start.elapsed(), Some(why))
+            }),
+        }
+    };
+    (make(), make())
+}
+
+/// A worker's transports, one per origin, most recently used last, each with its place
+/// in the session's abort list.
+#[derive(Default)]
+struct Kept(Vec<(String, Transport, Ticket)>);
+
+impl Kept {
+    /// The transport kept for `origin`, taken out.
+    fn take(&mut self, origin: &str) -> Option<(Transport, Ticket)> {
+        let k = self.0.iter().position(|(o, ..)| o == origin)?;
+        let (_, transport, ticket) = self.0.remove(k);
+        Some((transport, ticket))
+    }
+
+    /// Keeps `transport` for `origin`; returns the ticket of the transport dropped to make
+    /// room, if one was.
+    fn put(&mut self, origin: String, transport: Transport, ticket: Ticket) -> Option<Ticket> {
+        self.0.push((origin, transport, ticket));
+        (self.0.len() > KEPT).then(|| self.0.remove(0).2)
+    }
+
+    /// Drops every transport, taking it out of the abort list.
+    fn drop_all(&mut self, session: &Session) {
+        for (_, _, ticket) in self.0.drain(..) {
+            session.aborts.remove(ticket);
+        }
+    }
+}

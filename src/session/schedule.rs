@@ -1,0 +1,389 @@
+//! Which transfer of a batch starts when, as plain data the workers share under one lock:
+//! transfers start in URL order within a window of at most `parallel_max` transfers
+//! from the first whose output has not gone out yet (a transfer waiting for its turn on
+//! stdout counts as in flight, so at most that many spools exist), at most
+//! `parallel_max_host` in flight to one origin (a later transfer to another origin may
+//! start first), starts spaced evenly by `--rate`, nothing new once the batch is stopped
+//! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
+//! order; the tally counts them. Memory is bounded by the window, whatever the batch's
+//! length.
+
+use crate::exit::Outcome;
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// One transfer in the window.
+#[derive(Debug)]
+enum Slot<T> {
+    /// Not started yet.
+    Waiting,
+    /// Started by a worker.
+    Running,
+    /// Ended, with what it left for stdout (`T`, its spool) and its outcome.
+    Done(Outcome, T),
+}
+
+/// How the transfers of a batch ended so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Transfers in the batch.
+    pub count: usize,
+    /// Transfers that succeeded.
+    pub succeeded: usize,
+    /// Transfers that ended with another outcome.
+    pub failed: usize,
+    /// The first failed transfer in URL order (0-based) and its outcome.
+    pub first_failure: Option<(usize, Outcome)>,
+}
+
+impl Tally {
+    /// Transfers never started (or not yet).
+    pub fn not_started(&self) -> usize {
+        self.count - self.succeeded - self.failed
+    }
+
+    /// The batch's exit rule: success when every transfer succeeded; otherwise the outcome
+    /// of the first failed transfer in URL order (the same under `-Z` and without); with no
+    /// failure but transfers not started, `stopped` (why they were not).
+    pub fn outcome(&self, stopped: Outcome) -> Outcome {
+        match self.first_failure {
+            Some((_, outcome)) => outcome,
+            None if self.not_started() > 0 => stopped,
+            None => Outcome::Success,
+        }
+    }
+
+    fn count(&mut self, i: usize, outcome: Outcome) {
+        if outcome == Outcome::Success {
+            self.succeeded += 1;
+            return;
+        }
+        self.failed += 1;
+        if self.first_failure.is_none_or(|(j, _)| i < j) {
+            self.first_failure = Some((i, outcome));
+        }
+    }
+}
+
+/// The limits a schedule keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Transfers in the batch.
+    pub count: usize,
+    /// Transfers in flight at once (waiting for their turn on stdout included): 1 without
+    /// `-Z`.
+    pub ahead: usize,
+    /// Transfers in flight at once to one origin.
+    pub per_origin: usize,
+    /// The time between two starts (`--rate`), if any.
+    pub spacing: Option<Duration>,
+    /// Stop starting transfers after the first failure (`--fail-early`).
+    pub fail_early: bool,
+}
+
+/// The batch's schedule: the window of transfers in flight, the origins' counts, the next
+/// start allowed, the tally. `T` is what an ended transfer leaves for stdout.
+#[derive(Debug)]
+pub struct Schedule<T> {
+    limits: Limits,
+    /// The transfers `first..first + window.len()`.
+    window: VecDeque<Slot<T>>,
+    /// The first transfer whose output has not gone out (the window's front).
+    first: usize,
+    /// Transfers in flight per origin (an origin with none has no entry).
+    in_flight: HashMap<String, usize>,
+    /// The earliest moment the next transfer may start (`--rate`).
+    next_start: Option<Instant>,
+    /// Nothing new starts (`--fail-early`, the deadline, a signal).
+    stopped: bool,
+    /// A worker is writing an output to stdout: no other writes meanwhile.
+    writing: bool,
+    /// How the transfers ended so far.
+    tally: Tally,
+}
+
+/// A transfer a worker may start: its number (0-based) and when (`--rate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    /// The transfer (0-based).
+    pub index: usize,
+    /// When it may start.
+    pub at: Instant,
+}
+
+/// What a worker is to do next.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Start this transfer.
+    Start(Start),
+    /// Wait: every transfer it may start is blocked by a limit for now.
+    Wait,
+    /// Nothing is left to start: the worker ends.
+    Finished,
+}
+
+impl<T> Schedule<T> {
+    /// A schedule of `limits.count` transfers, none started.
+    pub fn new(limits: Limits) -> Schedule<T> {
+        Schedule {
+            limits,
+            window: VecDeque::new(),
+            first: 0,
+            in_flight: HashMap::new(),
+            next_start: None,
+            stopped: false,
+            writing: false,
+            tally: Tally {
+                count: limits.count,
+                ..Tally::default()
+            },
+        }
+    }
+
+    /// How the transfers ended so far.
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+
+    /// Starts nothing new from now on.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether nothing new starts.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The next transfer to start at `now`, whose origin `origin_of` gives: the first
+    /// waiting one in the window whose origin has room, the window growing up to its
+    /// limit. The transfer is marked running and its origin counted.
+    pub fn next(&mut self, now: Instant, origin_of: impl Fn(usize) -> String) -> Next {
+        if self.stopped {
+            return Next::Finished;
+        }
+        while self.window.len() < self.limits.ahead
+            && self.first + self.window.len() < self.limits.count
+        {
+            self.window.push_back(Slot::Waiting);
+        }
+        let mut any_waiting = false;
+        for k in 0..self.window.len() {
+            if !matches!(self.window[k], Slot::Waiting) {
+                continue;
+            }
+            any_waiting = true;
+            let index = self.first + k;
+            let origin = origin_of(index);
+            let busy = self.in_flight.get(&origin).copied().unwrap_or(0);
+            if busy >= self.limits.per_origin {
+                continue;
+            }
+            self.window[k] = Slot::Running;
+            *self.in_flight.entry(origin).or_default() += 1;
+            let at = self.next_start.map_or(now, |t| t.max(now));
+            self.next_start = self.limits.spacing.map(|d| at + d);
+            return Next::Start(Start { index, at });
+        }
+        let more = self.first + self.window.len() < self.limits.count;
+        match any_waiting || more {
+            true => Next::Wait,
+            false => Next::Finished,
+        }
+    }
+
+    /// Transfer `index` (to `origin`) ended with `outcome`, leaving `spool` for stdout.
+    pub fn ended(&mut self, index: usize, origin: &str, outcome: Outcome, spool: T) {
+        if let Some(n) = self.in_flight.get_mut(origin) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_flight.remove(origin);
+            }
+        }
+        if let Some(slot) = self.window.get_mut(index - self.first) {
+            *slot = Slot::Done(outcome, spool);
+        }
+        if outcome != Outcome::Success && self.limits.fail_early {
+            self.stopped = true;
+        }
+    }
+
+    /// Transfer `index` was picked but not started (the batch stopped meanwhile).
+    pub fn not_started(&mut self, index: usize, origin: &str) {
+        if let Some(n) = self.in_flight.get_mut(origin) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.in_flight.remove(origin);
+            }
+        }
+        if let Some(slot) = self.window.get_mut(index - self.first) {
+            *slot = Slot::Waiting;
+        }
+    }
+
+    /// The next output to write to stdout, in URL order, unless another worker is writing
+    /// one: the window's front once it has ended (a transfer that will never start is
+    /// passed over once the batch is stopped). The caller writes it, then calls
+    /// [`Schedule::written`].
+    pub fn next_output(&mut self) -> Option<T> {
+        if self.writing {
+            return None;
+        }
+        loop {
+            match self.window.front() {
+                Some(Slot::Done(..)) => break,
+                Some(Slot::Waiting) if self.stopped => {
+                    self.window.pop_front();
+                    self.first += 1;
+                }
+                _ => return None,
+            }
+        }
+        let Some(Slot::Done(outcome, spool)) = self.window.pop_front() else {
+            return None;
+        };
+        self.tally.count(self.first, outcome);
+        self.first += 1;
+        self.writing = true;
+        Some(spool)
+    }
+
+    /// The output [`Schedule::next_output`] gave is written.
+    pub fn written(&mut self) {
+        self.writing = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(count: usize, ahead: usize, per_origin: usize) -> Limits {
+        Limits {
+            count,
+            ahead,
+            per_origin,
+            spacing: None,
+            fail_early: false,
+        }
+    }
+
+    fn start(s: &mut Schedule<usize>, now: Instant, origins: &[&str]) -> Option<usize> {
+        match s.next(now, |i| origins[i].to_string()) {
+            Next::Start(st) => Some(st.index),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn serial_runs_one_at_a_time_in_url_order() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(3, 1, 6));
+        let o = ["a", "a", "b"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
+        s.ended(0, "a", Outcome::Success, 10);
+        assert_eq!(s.next_output(), Some(10));
+        s.written();
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        s.ended(1, "a", Outcome::AttemptsExhausted, 11);
+        assert_eq!(s.next_output(), Some(11));
+        s.written();
+        assert_eq!(start(&mut s, now, &o), Some(2));
+        s.ended(2, "b", Outcome::Success, 12);
+        assert_eq!(s.next_output(), Some(12));
+        s.written();
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
+        let t = s.tally();
+        assert_eq!((t.succeeded, t.failed, t.not_started()), (2, 1, 0));
+        assert_eq!(t.outcome(Outcome::Deadline), Outcome::AttemptsExhausted);
+    }
+
+    #[test]
+    fn outputs_leave_in_url_order_and_the_window_bounds_what_starts() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(5, 2, 6));
+        let o = ["a"; 5];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        // Two in flight: the third waits though a worker is free.
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
+        s.ended(1, "a", Outcome::Success, 1);
+        assert_eq!(s.next_output(), None, "transfer 0 goes first");
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
+        s.ended(0, "a", Outcome::Success, 0);
+        assert_eq!(s.next_output(), Some(0));
+        assert_eq!(s.next_output(), None, "one writer at a time");
+        s.written();
+        assert_eq!(s.next_output(), Some(1));
+        s.written();
+        assert_eq!(start(&mut s, now, &o), Some(2));
+    }
+
+    #[test]
+    fn an_origin_at_its_limit_lets_another_origin_start() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(4, 4, 1));
+        let o = ["a", "a", "b", "a"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(start(&mut s, now, &o), Some(2));
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
+        s.ended(0, "a", Outcome::Success, 0);
+        assert_eq!(start(&mut s, now, &o), Some(1));
+    }
+
+    #[test]
+    fn rate_spaces_the_starts() {
+        let now = Instant::now();
+        let mut s: Schedule<usize> = Schedule::new(Limits {
+            spacing: Some(Duration::from_millis(100)),
+            ..limits(3, 3, 6)
+        });
+        let at: Vec<Instant> = (0..3)
+            .map(|_| match s.next(now, |_| "a".into()) {
+                Next::Start(st) => st.at,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(at[0], now);
+        assert_eq!(at[1], now + Duration::from_millis(100));
+        assert_eq!(at[2], now + Duration::from_millis(200));
+    }
+
+    #[test]
+    fn fail_early_starts_nothing_new_and_counts_the_rest_not_started() {
+        let now = Instant::now();
+        let mut s = Schedule::new(Limits {
+            fail_early: true,
+            ..limits(4, 2, 6)
+        });
+        let o = ["a"; 4];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        s.ended(1, "a", Outcome::Refused, 1);
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
+        s.ended(0, "a", Outcome::AttemptsExhausted, 0);
+        assert_eq!(s.next_output(), Some(0));
+        s.written();
+        assert_eq!(s.next_output(), Some(1));
+        s.written();
+        assert_eq!(s.next_output(), None);
+        let t = s.tally();
+        assert_eq!((t.succeeded, t.failed, t.not_started()), (0, 2, 2));
+        // The first failure in URL order, not in time.
+        assert_eq!(t.outcome(Outcome::Deadline), Outcome::AttemptsExhausted);
+    }
+
+    #[test]
+    fn transfers_not_started_without_a_failure_take_the_reason_they_stopped() {
+        let t = Tally {
+            count: 3,
+            succeeded: 1,
+            failed: 0,
+            first_failure: None,
+        };
+        assert_eq!(t.outcome(Outcome::Deadline), Outcome::Deadline);
+        let all = Tally { succeeded: 3, ..t };
+        assert_eq!(all.outcome(Outcome::Deadline), Outcome::Success);
+    }
+}
