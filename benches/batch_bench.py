@@ -242,7 +242,7 @@ def ratelimit_section(a, work, out):
                 res = run(argv, work, f"rl-{name}-{client}", stdin)
                 res["server"] = s = srv.stats(reset=True)
                 res_all[f"{name}/{client}"] = res
-                share = s["quota_share_interior"]
+                share = quota_share(s)
                 log(f"ratelimit {name} {client}: {res['wall_s']:.2f} s, {s['r429']} x 429, "
                     f"quota used {share * 100 if share is not None else float('nan'):.0f}%")
         finally:
@@ -447,7 +447,7 @@ def rate_report(a, out, L, summary):
         m = lambda k: fmt(med([s[k] for s in S]), "{:.0f}")  # noqa: E731
         rows.append((
             NAMES[name], fmt(wall), f"{wall / ideal:.2f}x", f"{wall / careful:.2f}x",
-            m("requests"), m("r429"),
+            m("requests"), fmt(med([s.get("connections") for s in S]), "{:.0f}"), m("r429"),
             f"{m('during_hold')} ({m('during_hold_429')} met a 429, "
             f"{m('during_hold_50ms')} > 50 ms in)",
             "/".join(str(a.urls - s["paths_served"]) for s in S),
@@ -457,9 +457,9 @@ def rate_report(a, out, L, summary):
         summary.append((f"{a.urls} URLs at {a.rate:g}/s, {NAMES[name]}: completion, 429s, "
                         f"started during a hold, failed",
                         f"{wall:.2f} s ({wall / ideal:.2f}x of {a.urls}/R, {wall / careful:.2f}x "
-                        f"of the careful ideal), {rows[-1][5]}, {rows[-1][6]}, {rows[-1][7]}"))
+                        f"of the careful ideal), {rows[-1][6]}, {rows[-1][7]}, {rows[-1][8]}"))
     table(L, ("client", "completion s", f"vs {a.urls}/R", "vs careful ideal", "requests",
-              "429s", "started during a hold", "failed transfers, each run", "exit codes",
+              "connections", "429s", "started during a hold", "failed transfers, each run", "exit codes",
               "held s (union)", "CPU s"), rows)
     for r in d["runs"].get("batch", [])[:1]:
         if r["stderr_tail"]:
@@ -474,6 +474,13 @@ def rate_report(a, out, L, summary):
         L.append(cmd + ("   # URLs one a line on stdin" if stdin else ""))
     L.append("```")
     L.append("")
+
+
+def quota_share(s):
+    """The share of the quota used in the windows strictly between the first and the last
+    with a 200, empty windows included (from the 200s per window)."""
+    inner = s["served_per_window"][1:-1]
+    return sum(inner) / (s["quota"] * len(inner)) if inner and s["quota"] else None
 
 
 def ratelimit_report(a, out, L, summary):
@@ -496,7 +503,7 @@ def ratelimit_report(a, out, L, summary):
     for key, r in d.items():
         dialect, client = key.split("/")
         s = r["server"]
-        share = s["quota_share_interior"]
+        share = quota_share(s)
         rows.append((dialect, NAMES[client], fmt(r["wall_s"]),
                      f"{r['wall_s'] / (a.urls / a.rate):.2f}x", s["r429"],
                      fmt(share * 100 if share is not None else None, "{:.0f}%"),

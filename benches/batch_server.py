@@ -32,7 +32,7 @@ client can keep under the limit and never meet a 429:
 What it counts, between two reads of /_stats (GET /_stats?reset=1 answers the JSON below
 and starts a new period with fresh windows and no hold; the client under test never asks
 for it):
-  requests, answers by status, the distinct paths served 200 (a transfer that never got a
+  requests, connections accepted, answers by status, the distinct paths served 200 (a transfer that never got a
   200 failed), paths served more than once;
   holds: each 429 announces a hold of its origin from the moment its answer was written to
   that moment + S; the period keeps their union (`hold_s`);
@@ -82,6 +82,7 @@ class Limiter:
     def reset(self):
         self.origins = {}
         self.requests = 0
+        self.connections = 0  # accepted (a client that reuses them opens few)
         self.status = {}
         self.served = {}  # path -> times served 200
         self.first = None
@@ -174,10 +175,10 @@ def union(intervals):
 
 def summarize(lim):
     served_windows = sorted(lim.win_served)
-    interior = served_windows[1:-1] if len(served_windows) > 2 else []
-    span = interior and range(interior[0], interior[-1] + 1)
-    used = sum(lim.win_served.get(w, 0) for w in span) if span else 0
-    share = used / (lim.quota * len(span)) if span and lim.quota else None
+    # the windows strictly between the first and the last with a 200, empty ones included
+    span = range(served_windows[0] + 1, served_windows[-1]) if served_windows else range(0)
+    used = sum(lim.win_served.get(w, 0) for w in span)
+    share = used / (lim.quota * len(span)) if len(span) and lim.quota else None
     during = [(d, st) for d, st in lim.during if d > lim.a.grace_ms / 1e3]
     return {
         "rate": lim.a.rate,
@@ -187,6 +188,7 @@ def summarize(lim):
         "x_reset": lim.a.x_reset,
         "grace_ms": lim.a.grace_ms,
         "requests": lim.requests,
+        "connections": lim.connections,
         "status": {str(k): v for k, v in sorted(lim.status.items())},
         "r429": lim.status.get(429, 0),
         "paths_served": len(lim.served),
@@ -200,7 +202,7 @@ def summarize(lim):
         "during_hold_max_delay_ms": max((d for d, _ in during), default=0) * 1e3,
         "span_s": (lim.last - lim.first) if lim.first is not None and lim.last else None,
         "windows_served": len(served_windows),
-        "interior_windows": len(span) if span else 0,
+        "interior_windows": len(span),
         "quota_share_interior": share,
         "served_per_window": [lim.win_served.get(w, 0) for w in
                               range(served_windows[0], served_windows[-1] + 1)]
@@ -216,6 +218,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        super().setup()
+        lim = self.server.limiter
+        with lim.lock:
+            lim.connections += 1
 
     # Head and body leave in one write, with Nagle off: written apart, the body would wait
     # for the client's delayed ACK of the head (40 ms a request on Linux).
