@@ -20,8 +20,8 @@
 # same command measures them once the build has it. The servers and the measuring are
 # benches/batch_server.py and benches/batch_bench.py (their docstrings say how each figure
 # is taken). Writes benches/RESULTS-batch.md (above its findings marker) and
-# benches/results/batch.json (--quick, a smoke run: benches/results-quick/). About 2 to 3
-# minutes on 2 cores (--quick: under a minute).
+# benches/results/batch.json (--quick, a smoke run: benches/results-quick/). About 7
+# minutes on 2 cores, 3 of them the batch's 100,000 URLs (--quick: about 2 minutes).
 # Needs curl, python3, xargs, nginx (Debian's nginx-light; without it the no-limit
 # sections use batch_server.py --rate 0) and GNU time (/usr/bin/time; without it peak RSS
 # is read from /proc). Every server listens on 127.0.0.1, on a free port, and is stopped
