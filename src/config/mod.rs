@@ -241,23 +241,7 @@ pub const PARALLEL_MAX: usize = 50;
 /// open at most six connections to one host (curl has no limit by default).
 pub const PARALLEL_MAX_HOST: usize = 6;
 
-#[allow(dead_code)] // Read by the batch (being built).
 impl BatchConfig {
-    /// The schedule of a run of the one URL `url`, written to `output`.
-    pub fn single(url: &Url, output: Option<&std::path::Path>) -> BatchConfig {
-        BatchConfig {
-            transfers: std::sync::Arc::new(vec![Transfer {
-                url: url.clone(),
-                output: output.map(|p| p.to_path_buf()),
-            }]),
-            parallel: false,
-            parallel_max: PARALLEL_MAX,
-            parallel_max_host: PARALLEL_MAX_HOST,
-            fail_early: false,
-            rate: None,
-        }
-    }
-
     /// Whether the run has several transfers (or asked for `-Z`): the batch's log tags,
     /// summary and exit rule apply.
     pub fn is_batch(&self) -> bool {
@@ -265,7 +249,6 @@ impl BatchConfig {
     }
 }
 
-#[allow(dead_code)] // Read by the batch (being built).
 impl Config {
     /// The configuration of transfer `i` (0-based) of the batch: this one with its URL
     /// and output.

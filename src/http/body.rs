@@ -32,6 +32,26 @@ impl Payload {
         }
     }
 
+    /// Another payload of the same bytes, for another request: a copy of a small body, or
+    /// the spool opened again (its own read position, so that requests sent at the same
+    /// time read it apart), or copied into a new spool where it cannot be opened again.
+    pub fn duplicate(&self) -> io::Result<Payload> {
+        match self {
+            Payload::Memory(v) => Ok(Payload::Memory(v.clone())),
+            Payload::Spooled { file, len } => {
+                let file = match reopen(file) {
+                    Ok(f) => f,
+                    Err(_) => {
+                        let mut copy = tempfile::tempfile()?;
+                        io::copy(&mut self.reader()?, &mut copy)?;
+                        copy
+                    }
+                };
+                Ok(Payload::Spooled { file, len: *len })
+            }
+        }
+    }
+
     /// A reader over the whole body, from its first byte (call once per attempt). It owns
     /// what it reads: a copy of a small body (at most 1 MiB), or its own handle on the spool.
     pub fn reader(&self) -> io::Result<Box<dyn Read + Send + 'static>> {
@@ -44,6 +64,13 @@ impl Payload {
             }
         }
     }
+}
+
+/// `file` opened again through /proc: a handle with a read position of its own (a cloned
+/// handle shares its position with the original).
+fn reopen(file: &File) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    File::open(format!("/proc/self/fd/{}", file.as_raw_fd()))
 }
 
 /// What is done to a part's bytes on their way to the sink.

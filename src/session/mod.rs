@@ -14,6 +14,7 @@ use crate::cli::RequestArgs;
 use crate::cli::config_file::Found;
 use crate::config::{self, Config};
 use crate::exit::Outcome;
+use crate::http::body::Payload;
 use crate::http::transport::Transport;
 use crate::output;
 use crate::process::abort::Aborts;
@@ -110,7 +111,13 @@ pub struct Session {
     /// What a batch's transfers share per origin (breaker, budget, Retry-After): `--state`
     /// when given, else a store in memory of the batch's own (see `batch::shared_state`).
     shared: Option<crate::fleet::admission::StateConfig>,
+    /// The request body and `-G`'s data, read once for every transfer of the run: a body
+    /// from stdin or a pipe can be read only once, and each transfer sends the same bytes.
+    bodies: Mutex<Option<Bodies>>,
 }
+
+/// The request body and `-G`'s data, as read (see `prepare::load_bodies`).
+type Bodies = (Option<Payload>, Option<Payload>);
 
 impl Session {
     /// Starts the watchdog (with a `--deadline`) and the signal handling for `cfg`.
@@ -125,6 +132,7 @@ impl Session {
         let watchdog = start_watchdog(cfg, aborts.clone(), words.0);
         let interrupt = install_interrupt(&watchdog, aborts.clone(), &reporter, words.1);
         Session {
+            bodies: Mutex::new(None),
             reporter,
             start,
             seed,
@@ -199,11 +207,7 @@ impl Session {
             // After every check, so --explain answers what the run would do, usage errors too.
             return Err(Unbuilt::Explain);
         }
-        let (payload, query) =
-            prepare::load_bodies(cfg, self.start, &note).map_err(|e| match e {
-                Unread::Usage(msg) => Unbuilt::Usage(msg),
-                Unread::Deadline => Unbuilt::BodyUnread,
-            })?;
+        let (payload, query) = self.bodies(cfg, &note)?;
         let url = prepare::url_with_query(cfg, query).map_err(Unbuilt::Usage)?;
         self.watchdog.note_last("no attempt made");
         if single {
@@ -217,6 +221,29 @@ impl Session {
             payload,
         };
         Ok(Request::new(cfg, sources, reporter))
+    }
+
+    /// The request body and `-G`'s data for a request of `cfg`: read by the first request
+    /// of the run (within the deadline), and a copy of what it read for every later one.
+    /// Under `-Z`, the others wait for the first read to end.
+    fn bodies(&self, cfg: &Config, note: &dyn Fn(&str)) -> Result<Bodies, Unbuilt> {
+        let mut read = self.bodies.lock().unwrap_or_else(|e| e.into_inner());
+        if read.is_none() {
+            let loaded = prepare::load_bodies(cfg, self.start, note).map_err(|e| match e {
+                Unread::Usage(msg) => Unbuilt::Usage(msg),
+                Unread::Deadline => Unbuilt::BodyUnread,
+            })?;
+            *read = Some(loaded);
+        }
+        let copy = |p: &Option<Payload>| p.as_ref().map(Payload::duplicate).transpose();
+        let (payload, query) = read
+            .as_ref()
+            .map(|(p, q)| (copy(p), copy(q)))
+            .unwrap_or((Ok(None), Ok(None)));
+        let unread = |e: std::io::Error| {
+            Unbuilt::Usage(format!("cannot copy the request body for a transfer: {e}"))
+        };
+        Ok((payload.map_err(unread)?, query.map_err(unread)?))
     }
 
     /// What curl's retry flags mean here, in one line, once (not under -s); --explain shows

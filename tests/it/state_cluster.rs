@@ -248,7 +248,12 @@ fn a_hundred_and_twenty_eight_runs_are_counted_exactly_on_a_cluster() {
         assert_eq!(code(out), 0, "{}", stderr(out));
         match warnings(out).as_slice() {
             [] => quiet += 1,
-            [w] if w.contains("writing to the store timed out") => late += 1,
+            // A record sent whose answer came late (its line says it may still count).
+            [w] if w.contains("writing to the store timed out")
+                || w.contains("it may still count it (once)") =>
+            {
+                late += 1
+            }
             [_] => {}
             more => panic!("more than one warning: {more:?}"),
         }
