@@ -64,8 +64,20 @@ impl Loop<'_> {
         let Some(wait) = decision::wait_for_hold(held, spread, self.deadline_left(), rng) else {
             return Some(decision::between(Pause::HoldPastDeadline));
         };
+        // A batch without --state shares its transfers' store in memory: the Retry-After
+        // was told to another transfer of this run, not to another run.
+        let in_memory = self
+            .cfg
+            .state
+            .as_ref()
+            .is_some_and(|s| s.location.is_memory());
+        let who = if in_memory {
+            "another transfer of this run"
+        } else {
+            "another run sharing --state"
+        };
         self.reporter.info(&format!(
-            "waiting {} {when}: another run sharing --state was told Retry-After",
+            "waiting {} {when}: {who} was told Retry-After",
             crate::units::fmt_duration(wait)
         ));
         let sig = self.sleep_visibly(wait, "Retry-After shared by the runs")?;

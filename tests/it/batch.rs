@@ -503,3 +503,42 @@ fn time_total_is_each_transfer_s_own() {
     assert!(text.starts_with("0 ") && text.contains("\n1 "), "{text}");
     assert!(times[0] >= 2.0 && times[1] < times[0], "{text}");
 }
+
+/// A batch without --state shares a Retry-After between its own transfers: after the first
+/// transfer's 429, no request starts to the origin before the hold ends, and the log says
+/// the hold came from this run, never from "another run sharing --state".
+#[test]
+fn a_retry_after_held_by_one_transfer_holds_the_others_of_the_run() {
+    use crate::scripted::{Server as Scripted, Step};
+    let script = vec![
+        Step::with_header(429, "Retry-After", "1"),
+        Step::status(200, "a"),
+        Step::status(200, "b"),
+        Step::status(200, "c"),
+    ];
+    let s = Scripted::start(script).expect("server");
+    let urls = [s.url("/a"), s.url("/b"), s.url("/c")];
+    let mut args = strings(&["-Z", "--retry-after-spread", "0"]);
+    args.extend(urls.iter().cloned());
+    let out = run(&args);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 0, "{err}");
+    assert!(!err.contains("another run sharing --state"), "{err}");
+    let got = s.requests();
+    assert_eq!(got.len(), 4, "{err}");
+    // Every request after the 429 started after its hold of 1 s (a second's Retry-After
+    // is read to the millisecond; the head's arrival is a few ms after the send).
+    for later in &got[1..] {
+        let after = later.at.duration_since(got[0].at);
+        assert!(
+            after >= Duration::from_millis(950),
+            "{} after {after:?}: {err}",
+            later.target
+        );
+    }
+    assert!(
+        err.contains("holding requests to")
+            || err.contains("another transfer of this run was told Retry-After"),
+        "{err}"
+    );
+}
