@@ -66,12 +66,12 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l state-timeout -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-on-error -d 'With --state: what a store that cannot be used means: open (warn once, go on without it) or closed (send nothing, exit 7)' -r -f -a "open\t''
 closed\t''"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-cacert -d 'With --state rediss://: the CA certificates (PEM) the server\'s must chain to, instead of the system\'s' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-threshold -d 'With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown -d 'With --state: how long an open circuit refuses (exit 7) before one run probes' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state: the sliding window of the retry budget (at least 1s)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state: retries always allowed per window, so a quiet job can still retry' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-threshold -d 'With --state or several URLs: consecutive failed runs (exit 4, 5, 6) that open the circuit' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown -d 'With --state or several URLs: how long an open circuit refuses (exit 7) before one run probes' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state or several URLs: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state or several URLs: the sliding window of the retry budget (at least 1s)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state or several URLs: retries always allowed per window, so a quiet job can still retry' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state or several URLs: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r

@@ -459,24 +459,24 @@ pub struct FleetFlags {
     #[arg(hide_short_help = true, long, value_name = "FILE")]
     pub state_cacert: Option<PathBuf>,
 
-    /// With --state: consecutive failed runs (exit 4, 5, 6) that open the circuit.
+    /// With --state or several URLs: consecutive failed runs (exit 4, 5, 6) that open the circuit.
     #[arg(hide_short_help = true, long, value_name = "N", default_value = "5", env = "RETRY_HTTP_BREAKER_THRESHOLD", value_parser = clap::value_parser!(u32).range(1..))]
     pub breaker_threshold: u32,
 
-    /// With --state: how long an open circuit refuses (exit 7) before one run probes.
+    /// With --state or several URLs: how long an open circuit refuses (exit 7) before one run probes.
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "30s", env = "RETRY_HTTP_BREAKER_COOLDOWN", allow_hyphen_values = true, value_parser = values::duration)]
     pub breaker_cooldown: Duration,
 
-    /// With --state: retries allowed, as a percentage of successful requests in the window
+    /// With --state or several URLs: retries allowed, as a percentage of successful requests in the window
     /// (0% and above: over 100% allows more retries than successes).
     #[arg(hide_short_help = true, long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent)]
     pub retry_budget: f64,
 
-    /// With --state: the sliding window of the retry budget (at least 1s).
+    /// With --state or several URLs: the sliding window of the retry budget (at least 1s).
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration)]
     pub budget_window: Duration,
 
-    /// With --state: retries always allowed per window, so a quiet job can still retry.
+    /// With --state or several URLs: retries always allowed per window, so a quiet job can still retry.
     #[arg(
         hide_short_help = true,
         long,
@@ -486,7 +486,7 @@ pub struct FleetFlags {
     )]
     pub budget_floor: u32,
 
-    /// With --state: a target with no run for this long is forgotten, unless it still refuses
+    /// With --state or several URLs: a target with no run for this long is forgotten, unless it still refuses
     /// runs (an open circuit in its cooldown, a probe's lease, a shared Retry-After).
     ///
     /// A duration such as 12h or 7d, from 1s to 10 years; 0 is refused (no failure could add up
