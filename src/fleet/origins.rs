@@ -326,11 +326,15 @@ impl Origins {
         if let Some(q) = a.quota
             && let Some(reset) = q.reset
         {
-            let hold = reset.min(a.max_hold);
+            let reset_at = same_window(e.quota.as_ref(), q.remaining, at)
+                .map_or(at + reset.min(a.max_hold), |earlier| {
+                    earlier.min(at + reset.min(a.max_hold))
+                });
+            let hold = reset_at - at;
             e.quota = Some(Seen {
                 limit: q.limit,
                 remaining: q.remaining,
-                reset_at: at + hold,
+                reset_at,
                 sent_since: u64::from(e.in_flight),
             });
             if q.remaining == 0 && !hold.is_zero() {
@@ -346,6 +350,17 @@ impl Origins {
     fn len(&self) -> usize {
         self.table.lock().map(|t| t.len()).unwrap_or(0)
     }
+}
+
+/// The reset of the last quota reported, when a report at `at` of `remaining` left is of
+/// the same window: the last reset is still ahead and the count has not gone up. A reset
+/// given in whole seconds is rounded (up, by the drafts' servers), so each report of one
+/// window names an end up to a second late; the earliest is the closest, and a window's
+/// end does not move later while its count goes down. (A reset taken from reports made
+/// late in the window would skip the next window whole.)
+fn same_window(last: Option<&Seen>, remaining: u64, at: Instant) -> Option<Instant> {
+    last.filter(|s| s.reset_at > at && remaining <= s.remaining)
+        .map(|s| s.reset_at)
 }
 
 /// A hold on the origin of `e` at `at`: the wait until its end plus the spread, said by
@@ -707,6 +722,38 @@ mod tests {
         t.after(O, None, t0 + ms(5000));
         let b = t.before_send(O, t0 + ms(5000), Some(ms(1000)), (ms(0), &mut rng()));
         assert!(matches!(b, Before::Stop(_)), "{b:?}");
+    }
+
+    #[test]
+    fn a_window_s_reset_does_not_move_later_while_its_count_goes_down() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        // Whole seconds, rounded up: 1 s at 10 ms into the window names its end at 1.01 s;
+        // the last of its quota, answered at 990 ms, says 1 s again (a second late).
+        t.after(O, Some(answer(200, None, quota(40, 39, 1000))), t0);
+        ask(&t, t0 + ms(980), ms(0));
+        let told = t.after(O, Some(answer(200, None, quota(40, 0, 1000))), t0 + ms(990));
+        assert_eq!(told.spent, Some(ms(10)), "held to the first report's end");
+        assert_eq!(ask(&t, t0 + ms(1000), ms(0)), Before::Go);
+        // A count that went up is a new window: its own reset stands.
+        ask(&t, t0 + ms(1000), ms(0));
+        t.after(
+            O,
+            Some(answer(200, None, quota(40, 39, 1000))),
+            t0 + ms(1000),
+        );
+        ask(&t, t0 + ms(1000), ms(0));
+        let told = t.after(
+            O,
+            Some(answer(200, None, quota(40, 0, 3000))),
+            t0 + ms(1500),
+        );
+        assert_eq!(
+            told.spent,
+            Some(ms(500)),
+            "the window's end, 2 s, not 4.5 s"
+        );
     }
 
     #[test]
