@@ -42,6 +42,10 @@ const BARE_OUTPUT: usize = 8 * 1024;
 /// header (its value, the URL's host and port, is counted with the URL), the blank line.
 const HEAD_FRAMING: usize = 256;
 
+/// How many origins' idle connections one pooled agent keeps at most (a batch's transport
+/// serves one origin, and the origins its redirects lead to).
+const POOL_ORIGINS: usize = 4;
+
 /// The output buffer size, in bytes, for `request`. A bare request (`bare`: no body, no
 /// proxy) whose head surely fits in [`BARE_OUTPUT`] gets that: the method, the URL twice
 /// (for the request line and the Host header), each header's name and value with their
@@ -79,14 +83,19 @@ pub struct Built {
     pub(crate) tap: Arc<Tap>,
 }
 
-/// Builds the agent for a run's requests. Fails only on a bad proxy or `--cacert` (a usage
-/// error).
-pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageError> {
+/// Builds the agent for a run's requests, keeping at most `pool` idle connections per
+/// origin (None: none, each request connects anew; see [`agent_config`]). Fails only on a
+/// bad proxy or `--cacert` (a usage error).
+pub fn build(
+    req: &RequestConfig,
+    timeouts: &Timeouts,
+    pool: Option<usize>,
+) -> Result<Built, UsageError> {
     // A request over a Unix socket goes to the socket, never through a proxy.
     let chosen = chosen_proxy(req).filter(|_| req.network.unix_socket.is_none());
     let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
     let tls = tls::config(req, proxy.as_ref())?;
-    let config = agent_config(req, timeouts, proxy, tls);
+    let config = agent_config(req, timeouts, proxy, tls, pool);
     let watch = Watch {
         connected: Arc::new(AtomicBool::new(false)),
         probe: Arc::new(Probe::default()),
@@ -103,14 +112,20 @@ pub fn build(req: &RequestConfig, timeouts: &Timeouts) -> Result<Built, UsageErr
 
 /// The agent's configuration. ureq follows no redirect (see `redirect`), takes no status
 /// for an error, and adds no header of its own but the User-Agent of a CONNECT (the
-/// transport adds the others itself: see `headers`). Idle connections are not kept: every
-/// attempt opens its own.
+/// transport adds the others itself: see `headers`). Idle connections are kept only when
+/// `pool` says how many per origin (a batch's transports: at most `--parallel-max-host`),
+/// and [`POOL_ORIGINS`] times that in all; a run of one URL keeps none, and every attempt
+/// opens its own connection. ureq lends a kept connection only to a request whose buffer
+/// sizes are the agent's (see `Transport::send`), after checking that the server has not
+/// closed it (`connection::Stream::is_open`).
 fn agent_config(
     req: &RequestConfig,
     timeouts: &Timeouts,
     proxy: Option<Proxy>,
     tls: TlsConfig,
+    pool: Option<usize>,
 ) -> Config {
+    let per_origin = pool.map_or(0, |n| n.max(1));
     let tunnel_agent = match Automatic::new(req).tunnel_user_agent() {
         Some(name) => AutoHeaderValue::Provided(Arc::new(name.to_string())),
         None => AutoHeaderValue::None,
@@ -132,7 +147,8 @@ fn agent_config(
         // write that made progress), so an upload to a server that stopped reading stalls.
         .timeout_per_read(timeouts.stall)
         .timeout_per_write(timeouts.stall)
-        .max_idle_connections(0)
+        .max_idle_connections(per_origin.saturating_mul(POOL_ORIGINS))
+        .max_idle_connections_per_host(per_origin)
         .input_buffer_size(FULL_BUFFER)
         .max_response_header_size(FULL_BUFFER)
         .output_buffer_size(FULL_BUFFER)

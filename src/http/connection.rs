@@ -6,10 +6,12 @@
 //! of the crate never names it.
 
 use crate::http::tap::{self, Raw, Tap};
+use crate::http::timing::Probe;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use ureq::config::Config;
@@ -131,6 +133,8 @@ pub(crate) trait Socket: Send + Sync + 'static {
     fn write_all_of(&self, buf: &[u8]) -> io::Result<()>;
     /// Shuts both directions down (a read in flight returns).
     fn shut(&self);
+    /// Makes reads return at once (`WouldBlock`) rather than wait, or wait again.
+    fn set_nonblocking(&self, on: bool) -> io::Result<()>;
     /// The descriptor, for a splice.
     fn fd(&self) -> RawFd;
     /// How ureq's own transport describes itself (`timing` reads the peer from it).
@@ -154,6 +158,9 @@ macro_rules! socket_of {
             }
             fn shut(&self) {
                 let _ = self.shutdown(std::net::Shutdown::Both);
+            }
+            fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+                <$t>::set_nonblocking(self, on)
             }
             fn fd(&self) -> RawFd {
                 self.as_raw_fd()
@@ -279,9 +286,19 @@ impl<S: Socket> Transport for Stream<S> {
         Ok(amount > 0)
     }
 
+    /// Whether the idle connection may carry another request: nothing waits to be read
+    /// on it (a byte there is one the last answer did not account for) and the server has
+    /// not closed or reset it, as far as a read that does not wait can tell (ureq's own
+    /// probe). A server may still close it an instant later: see `Bounded`.
     fn is_open(&mut self) -> bool {
-        // Connections are never reused (no idle pool), so none is probed.
-        false
+        let socket = &self.socket.0;
+        if socket.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8];
+        let idle =
+            matches!(socket.read_some(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        socket.set_nonblocking(false).is_ok() && idle
     }
 }
 
@@ -301,26 +318,65 @@ impl<S: Socket> Transport for Stream<S> {
 /// parses them: ureq (through the `http` crate) keeps field names in lower case, groups a
 /// repeated field with its first occurrence and drops the reason phrase, while `-i`, `-D`
 /// and `-v` show the head as the server sent it (as curl does).
-pub(crate) struct Bounded(
-    Box<dyn Transport>,
+pub(crate) struct Bounded {
+    inner: Box<dyn Transport>,
     /// The final head has begun: the input is no longer looked at for interim heads.
-    bool,
-    /// Where the final head's bytes go, and whether they went.
-    Arc<Tap>,
-    bool,
-);
+    final_begun: bool,
+    /// Where the final head's bytes go.
+    tap: Arc<Tap>,
+    /// Whether the final head went to the tap.
+    heard: bool,
+    /// Told when a kept connection is taken for a new request (see [`Reuse`]).
+    reuse: Reuse,
+    /// The connection was found open between two requests (ureq asks before it keeps an
+    /// idle connection and again before it lends one): the next write begins a request on
+    /// a kept connection.
+    kept: bool,
+}
+
+/// What a request sent on a kept connection tells the transport, which no connector does
+/// for it: that it may have reached the server, and when it was ready (see `timing`).
+#[derive(Clone)]
+pub(crate) struct Reuse {
+    /// Set (as the connector sets it for a new connection) when the first byte of a request
+    /// is handed to a kept connection: from then on the request may have been processed.
+    pub(crate) connected: Arc<AtomicBool>,
+    /// Notes that the request's connection was ready, and its peer.
+    pub(crate) probe: Arc<Probe>,
+}
 
 impl Bounded {
-    /// `inner`, bounded; its final head goes to `tap`.
-    pub(crate) fn new(inner: Box<dyn Transport>, tap: Arc<Tap>) -> Self {
-        Bounded(inner, false, tap, false)
+    /// `inner`, bounded; its final head goes to `tap`; `reuse` is told of each request
+    /// sent on it once it has been kept.
+    pub(crate) fn new(inner: Box<dyn Transport>, tap: Arc<Tap>, reuse: Reuse) -> Self {
+        Bounded {
+            inner,
+            final_begun: false,
+            tap,
+            heard: false,
+            reuse,
+            kept: false,
+        }
+    }
+
+    /// A new request begins on this connection after an earlier one: its head is yet to
+    /// come, and the transport learns that the request may reach the server from now on
+    /// (conservatively, before the write: a write that fails may have sent part of it).
+    fn begin_on_kept(&mut self) {
+        self.kept = false;
+        self.final_begun = false;
+        self.heard = false;
+        self.reuse.connected.store(true, Ordering::SeqCst);
+        self.reuse
+            .probe
+            .reused(|| crate::http::network::peer(&format!("{:?}", self.inner)));
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.
     fn bare_interims(&mut self) -> Result<(), ureq::Error> {
-        let buffers = self.0.buffers();
+        let buffers = self.inner.buffers();
         let (bare, final_head) = bare_interims(buffers.input());
-        self.1 = final_head;
+        self.final_begun = final_head;
         let Some(bare) = bare else {
             return Ok(());
         };
@@ -423,45 +479,50 @@ fn head_end(input: &[u8]) -> Option<(&[u8], usize)> {
 
 impl std::fmt::Debug for Bounded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        self.inner.fmt(f)
     }
 }
 
 impl Transport for Bounded {
     fn buffers(&mut self) -> &mut dyn Buffers {
-        self.0.buffers()
+        self.inner.buffers()
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        self.0.transmit_output(amount, timeout)
+        if self.kept {
+            self.begin_on_kept();
+        }
+        self.inner.transmit_output(amount, timeout)
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        let buffers = self.0.buffers();
+        let buffers = self.inner.buffers();
         if buffers.input_append_buf().is_empty() {
             let held = buffers.input().len();
             return Err(ureq::Error::LargeResponseHeader(held, held));
         }
-        let more = self.0.await_input(timeout)?;
-        if !self.1 {
+        let more = self.inner.await_input(timeout)?;
+        if !self.final_begun {
             self.bare_interims()?;
         }
-        if self.1
-            && !self.3
-            && let Some(head) = final_head(self.0.buffers().input())
+        if self.final_begun
+            && !self.heard
+            && let Some(head) = final_head(self.inner.buffers().input())
         {
-            self.2.heard(head.to_vec());
-            self.3 = true;
+            self.tap.heard(head.to_vec());
+            self.heard = true;
         }
         Ok(more)
     }
 
     fn is_open(&mut self) -> bool {
-        self.0.is_open()
+        let open = self.inner.is_open();
+        self.kept |= open;
+        open
     }
 
     fn is_tls(&self) -> bool {
-        self.0.is_tls()
+        self.inner.is_tls()
     }
 }
 

@@ -310,7 +310,7 @@ impl<In: Transport> Connector<In> for TlsProbe {
 
 /// The peer address in ureq's description of a TCP transport ("TcpTransport { addr:
 /// Some(127.0.0.1:80) }"), the only place ureq shows it; None when it is not there.
-fn peer(described: &str) -> Option<SocketAddr> {
+pub(crate) fn peer(described: &str) -> Option<SocketAddr> {
     let after = described.split_once("TcpTransport { addr: Some(")?.1;
     after.split_once(')')?.0.parse().ok()
 }
@@ -370,7 +370,13 @@ impl Connector<()> for Watched {
             self.tap.forget();
         }
         let out = out.map(|t| {
-            t.map(|t| Box::new(connection::Bounded::new(t, self.tap.clone())) as Box<dyn Transport>)
+            t.map(|t| {
+                let reuse = connection::Reuse {
+                    connected: self.connected.clone(),
+                    probe: self.probe.clone(),
+                };
+                Box::new(connection::Bounded::new(t, self.tap.clone(), reuse)) as Box<dyn Transport>
+            })
         });
         if outermost && matches!(out, Ok(Some(_))) {
             self.connected.store(true, Ordering::SeqCst);

@@ -103,6 +103,17 @@ impl Probe {
         }
     }
 
+    /// The hop's request goes on a connection kept from an earlier one, to `peer`: it is
+    /// ready now, and nothing was looked up, connected or secured for it (curl's `-w` says
+    /// 0 for those steps of a reused connection, and counts no connection).
+    pub(crate) fn reused(&self, peer: impl FnOnce() -> Option<SocketAddr>) {
+        let mut line = self.lock();
+        line.ready = Some(Instant::now());
+        if line.peer.is_none() {
+            line.peer = peer();
+        }
+    }
+
     /// What the attempt went through so far.
     pub fn snapshot(&self) -> Timeline {
         self.lock().clone()

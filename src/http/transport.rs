@@ -92,12 +92,26 @@ pub struct Transport {
     schemes: crate::config::protocols::Schemes,
     /// The plain socket of the request in flight (see `splice`).
     tap: Arc<Tap>,
+    /// Whether the agent keeps idle connections (then every request has the agent's
+    /// buffer sizes, or ureq would neither lend it one nor keep its own).
+    pooled: bool,
 }
 
 impl Transport {
-    /// Builds the agent. Fails only on a bad proxy or `--cacert` (a usage error).
-    pub fn new(req: &RequestConfig, timeouts: &Timeouts) -> Result<Self, UsageError> {
-        let built = agent::build(req, timeouts)?;
+    /// Builds the agent, keeping at most `pool` idle connections per origin for later
+    /// requests (None: none; a batch's transports keep them, a run of one URL does not).
+    /// Fails only on a bad proxy or `--cacert` (a usage error).
+    ///
+    /// A request sent on a kept connection counts as sent (it may have been processed)
+    /// from its first byte handed to the connection: a failure after that, even a reset
+    /// on a connection the server closed while it was idle, is never taken for "nothing
+    /// was sent", so a non-idempotent request is not replayed unless allowed.
+    pub fn new(
+        req: &RequestConfig,
+        timeouts: &Timeouts,
+        pool: Option<usize>,
+    ) -> Result<Self, UsageError> {
+        let built = agent::build(req, timeouts, pool)?;
         Ok(Transport {
             agent: built.agent,
             follow: req.follow,
@@ -111,6 +125,7 @@ impl Transport {
             speed: (req.network.speed, timeouts.stall),
             schemes: req.protocols.redirect_schemes,
             tap: built.tap,
+            pooled: pool.is_some(),
         })
     }
 
@@ -220,7 +235,8 @@ impl Transport {
     ) -> Result<Exchange, Failure> {
         let (connect, resolve) = connect_limits(self.connect, budget, &hop.url);
         let request = self.request(hop, body)?;
-        let output = agent::output_buffer(&request, body.is_none() && !self.proxied);
+        let bare = body.is_none() && !self.proxied && !self.pooled;
+        let output = agent::output_buffer(&request, bare);
         let request = self
             .agent
             .configure_request(request)
@@ -301,7 +317,8 @@ impl Transport {
     }
 
     /// Why a request to `url` got no answer. Whether anything of it was sent is the
-    /// connection's to say (see `failure::Stage`): before the connection was up nothing was,
+    /// connection's to say (see `failure::Stage`): before the connection was up (or, on a
+    /// kept connection, before the request's first byte was handed to it) nothing was,
     /// and through a proxy the connection that never opened may be the proxy's, so the proxy
     /// is named; once it was up, the request may have been, whatever the error.
     fn unanswered(&self, e: &ureq::Error, url: &Url) -> Failure {

@@ -190,7 +190,10 @@ impl Opened {
         }
         let transport = match reuse {
             Some(t) => t,
-            None => Transport::new(&cfg.request, &cfg.timeouts).map_err(|e| e.0)?,
+            None => {
+                let pool = cfg.batch.is_batch().then_some(cfg.batch.parallel_max_host);
+                Transport::new(&cfg.request, &cfg.timeouts, pool).map_err(|e| e.0)?
+            }
         };
         Ok(Opened {
             write_out,

@@ -3,8 +3,9 @@
 //! (`Config::transfer`), on one worker thread without `-Z` or up to `--parallel-max` with
 //! it, as `schedule` allows. What the transfers share: one `fleet::origins` table (the
 //! careful client per origin), the session's watchdog and signal handling (one abort list
-//! for every transport), and each worker's transports, kept per origin (at most
-//! [`KEPT`]) so that the connections to an origin are reused from one transfer to the
+//! for every transport), and the transports of ended transfers, kept per origin for the
+//! next transfer to it whichever worker starts it (at most as many as workers, and at
+//! least [`KEPT`]), so that the connections to an origin are reused from one transfer to the
 //! next. Each transfer's stdout (its body, `-D -`, `-w`) goes to a spool of its own
 //! (`output::capture_stdout`), copied to stdout in URL order as soon as every earlier one is
 //! out; `-o` files are put in place as each transfer ends. Every log line is tagged with
@@ -31,7 +32,8 @@ use std::fs::File;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Transports a worker keeps, one per origin, the least recently used dropped first.
+/// The fewest transports the batch keeps between transfers (more with more workers), the
+/// least recently used dropped first.
 const KEPT: usize = 4;
 
 /// How long a worker waiting for a transfer to start sleeps at most before it looks again
@@ -52,6 +54,8 @@ struct Batch<'s> {
     tally: Arc<Mutex<Tally>>,
     /// Writing a transfer's output to stdout failed (not for a reader that went away).
     unwritten: Mutex<Option<String>>,
+    /// The transports of ended transfers, for the next transfers to their origins.
+    kept: Mutex<Kept>,
 }
 
 /// Runs the batch of `cfg` in `session`: the transfers, stdout in URL order, the summary;
@@ -76,6 +80,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
         wake: Condvar::new(),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
+        kept: Mutex::new(Kept(Vec::new(), limits.ahead.min(count).max(KEPT))),
     };
     batch.publish(&batch.lock());
     let workers = limits.ahead.min(count).max(1);
@@ -91,10 +96,17 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
             batch.work();
         }
     });
+    batch.kept().drop_all(session);
     batch.conclude()
 }
 
 impl Batch<'_> {
+    /// The transports kept between transfers.
+    fn kept(&self) -> MutexGuard<'_, Kept> {
+        // A panic elsewhere while holding it leaves plain data: still usable.
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn lock(&self) -> MutexGuard<'_, Schedule<Option<File>>> {
         // A panic elsewhere while holding it leaves plain data: still usable.
         self.schedule.lock().unwrap_or_else(|e| e.into_inner())
@@ -113,7 +125,6 @@ impl Batch<'_> {
 
     /// One worker: starts transfers while the schedule gives it some, each at its time.
     fn work(&self) {
-        let mut kept = Kept::default();
         while let Some(start) = self.next() {
             let origin = self.origin(start.index);
             let wait = start.at.saturating_duration_since(Instant::now());
@@ -126,13 +137,12 @@ impl Batch<'_> {
                 self.wake.notify_all();
                 continue;
             }
-            let (outcome, spool) = self.transfer(start.index, &mut kept);
+            let (outcome, spool) = self.transfer(start.index);
             crate::process::release::forget_small();
             self.lock().ended(start.index, &origin, outcome, spool);
             self.wake.notify_all();
             self.write_ready();
         }
-        kept.drop_all(self.session);
         self.write_ready();
     }
 
@@ -184,7 +194,7 @@ impl Batch<'_> {
     }
 
     /// Transfer `i`, its stdout captured in a spool of its own: its outcome and the spool.
-    fn transfer(&self, i: usize, kept: &mut Kept) -> (Outcome, Option<File>) {
+    fn transfer(&self, i: usize) -> (Outcome, Option<File>) {
         let count = self.cfg.batch.transfers.len();
         let reporter = self.session.reporter.tagged(i + 1, count);
         let spool = match tempfile::tempfile() {
@@ -198,19 +208,19 @@ impl Batch<'_> {
             }
         };
         let before = output::capture_stdout(spool.try_clone().ok());
-        let outcome = self.perform(i, &reporter, kept);
+        let outcome = self.perform(i, &reporter);
         output::capture_stdout(before);
         (outcome, Some(spool))
     }
 
     /// Builds transfer `i` with the session's steps (reusing a transport kept for its
     /// origin) and runs it; writes its summary. Returns its outcome.
-    fn perform(&self, i: usize, reporter: &Reporter, kept: &mut Kept) -> Outcome {
+    fn perform(&self, i: usize, reporter: &Reporter) -> Outcome {
         let began = Instant::now();
         let mut cfg = self.cfg.transfer(i);
         cfg.state = self.session.shared.clone();
         let origin = self.origin(i);
-        let reused = kept.take(&origin);
+        let reused = self.kept().take(&origin);
         let ticket = reused.as_ref().map(|(_, t)| *t);
         let reuse = reused.map(|(transport, _)| transport);
         let request = match self.session.build(&cfg, reporter, (false, reuse)) {
@@ -234,7 +244,8 @@ impl Batch<'_> {
             &ending.last,
             Some(&ending.reason),
         );
-        if let Some(dropped) = kept.put(origin, request.transport, ticket) {
+        let dropped = self.kept().put(origin, request.transport, ticket);
+        if let Some(dropped) = dropped {
             self.session.aborts.remove(dropped);
         }
         ending.outcome
@@ -360,10 +371,9 @@ pub(super) fn last_words(
     (make(), make())
 }
 
-/// A worker's transports, one per origin, most recently used last, each with its place
-/// in the session's abort list.
-#[derive(Default)]
-struct Kept(Vec<(String, Transport, Ticket)>);
+/// The batch's idle transports with their origins, most recently used last, each with its
+/// place in the session's abort list; at most `.1` of them.
+struct Kept(Vec<(String, Transport, Ticket)>, usize);
 
 impl Kept {
     /// The transport kept for `origin`, taken out.
@@ -377,7 +387,7 @@ impl Kept {
     /// room, if one was.
     fn put(&mut self, origin: String, transport: Transport, ticket: Ticket) -> Option<Ticket> {
         self.0.push((origin, transport, ticket));
-        (self.0.len() > KEPT).then(|| self.0.remove(0).2)
+        (self.0.len() > self.1).then(|| self.0.remove(0).2)
     }
 
     /// Drops every transport, taking it out of the abort list.
