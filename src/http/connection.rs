@@ -1,14 +1,17 @@
 //! The connections themselves, as ureq transports: TCP (our connector in place of ureq's,
 //! trying the resolved addresses in turn) and Unix sockets, each shared with the agent so a
 //! shutdown ends a read in flight, and with the tap so a plain body can be spliced off it
-//! (see `splice`); and the guard that refuses a response head larger than the input buffer.
+//! (see `splice`); the guard that refuses a response head larger than the input buffer,
+//! which also tells the transport when a request goes on a connection kept from an earlier
+//! one (a batch's agents keep idle connections: see `agent`); and the probe ureq asks
+//! before it lends a kept connection.
 //! With `network`, one of the two walls around ureq's unversioned transport API: the rest
 //! of the crate never names it.
 
 use crate::http::tap::{self, Raw, Tap};
 use crate::http::timing::Probe;
 use std::io::{self, Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -210,6 +213,8 @@ pub(crate) struct Stream<S> {
     socket: Arc<Shared<S>>,
     buffers: LazyBuffers,
     tap: Arc<Tap>,
+    /// Whether the agent keeps idle connections: else none is probed (see `is_open`).
+    kept: bool,
 }
 
 impl<S: Socket> Stream<S> {
@@ -221,6 +226,7 @@ impl<S: Socket> Stream<S> {
             socket,
             buffers: LazyBuffers::new(config.input_buffer_size(), config.output_buffer_size()),
             tap: tap.clone(),
+            kept: config.max_idle_connections() > 0,
         }
     }
 
@@ -289,8 +295,12 @@ impl<S: Socket> Transport for Stream<S> {
     /// Whether the idle connection may carry another request: nothing waits to be read
     /// on it (a byte there is one the last answer did not account for) and the server has
     /// not closed or reset it, as far as a read that does not wait can tell (ureq's own
-    /// probe). A server may still close it an instant later: see `Bounded`.
+    /// probe). A server may still close it an instant later: see `Bounded`. An agent that
+    /// keeps no idle connection (a run of one URL) is told no without a probe.
     fn is_open(&mut self) -> bool {
+        if !self.kept {
+            return false;
+        }
         let socket = &self.socket.0;
         if socket.set_nonblocking(true).is_err() {
             return false;
@@ -300,6 +310,13 @@ impl<S: Socket> Transport for Stream<S> {
             matches!(socket.read_some(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
         socket.set_nonblocking(false).is_ok() && idle
     }
+}
+
+/// The peer address in ureq's description of a TCP transport ("TcpTransport { addr:
+/// Some(127.0.0.1:80) }"), the only place ureq shows it; None when it is not there.
+pub(crate) fn peer(described: &str) -> Option<SocketAddr> {
+    let after = described.split_once("TcpTransport { addr: Some(")?.1;
+    after.split_once(')')?.0.parse().ok()
 }
 
 /// A connection whose response head must fit its input buffer: asked for more input while
@@ -369,7 +386,7 @@ impl Bounded {
         self.reuse.connected.store(true, Ordering::SeqCst);
         self.reuse
             .probe
-            .reused(|| crate::http::network::peer(&format!("{:?}", self.inner)));
+            .reused(|| peer(&format!("{:?}", self.inner)));
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.

@@ -9,7 +9,7 @@
 //! and the TLS builder with its crypto provider (see `tls`).
 
 use crate::config::network::{ConnectTo, NetworkConfig, Resolve};
-use crate::http::connection;
+use crate::http::connection::{self, peer};
 use crate::http::tap::Tap;
 use crate::http::timing::Probe;
 use std::io;
@@ -306,13 +306,6 @@ impl<In: Transport> Connector<In> for TlsProbe {
         }
         Ok(chained.map(|t| Box::new(t) as Box<dyn Transport>))
     }
-}
-
-/// The peer address in ureq's description of a TCP transport ("TcpTransport { addr:
-/// Some(127.0.0.1:80) }"), the only place ureq shows it; None when it is not there.
-pub(crate) fn peer(described: &str) -> Option<SocketAddr> {
-    let after = described.split_once("TcpTransport { addr: Some(")?.1;
-    after.split_once(')')?.0.parse().ok()
 }
 
 /// A resolver (`--resolve`, `--connect-to`, else the system's), noting when the lookup

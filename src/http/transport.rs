@@ -255,7 +255,7 @@ impl Transport {
         self.probe.head_arrived();
         let (parts, body) = response.into_parts();
         // Only a plain body is spliced: over TLS the socket carries records, not the body.
-        let wire = (hop.url.scheme() == "http")
+        let wire = (hop.url.scheme() == "http" && self.may_splice(&parts))
             .then(|| self.tap.socket())
             .flatten()
             .map(|socket| Wired {
@@ -269,6 +269,20 @@ impl Transport {
             body,
             wire,
         })
+    }
+
+    /// Whether the body of the answer with these `parts` may be spliced off its socket: a
+    /// spliced connection is not kept (ureq does not see its body end), so on a pooled
+    /// agent only a body over [`SPLICE_KEPT_OVER`] is, where the copy it saves outweighs a
+    /// new connection for the next transfer.
+    fn may_splice(&self, parts: &http::response::Parts) -> bool {
+        !self.pooled
+            || parts
+                .headers
+                .get("content-length")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .is_some_and(|len| len > SPLICE_KEPT_OVER)
     }
 
     /// The request for `hop`: its own headers, the automatic ones, then the Content-Length
@@ -337,6 +351,11 @@ impl Transport {
         f
     }
 }
+
+/// The length in bytes over which a body on a kept connection is still spliced into its
+/// file (see `Transport::may_splice`): 1 MiB, about a millisecond of copying on loopback
+/// against a new connection's round trip.
+const SPLICE_KEPT_OVER: u64 = 1 << 20;
 
 /// Whether ureq frames a request of `method` as having a body even when none is given
 /// (POST, PUT, PATCH: it then sends `Transfer-Encoding: chunked` and an empty chunk, which

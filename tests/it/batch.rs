@@ -36,6 +36,9 @@ impl Server {
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 shared.connections.fetch_add(1, Ordering::SeqCst);
+                // As servers do on kept connections: the head and the body, written apart,
+                // must not wait for the client's delayed ACK (40 ms a transfer).
+                let _ = conn.set_nodelay(true);
                 let counts = shared.clone();
                 std::thread::spawn(move || serve(conn, &counts));
             }

@@ -34,6 +34,8 @@ impl Server {
         std::thread::spawn(move || {
             for conn in listener.incoming().flatten() {
                 shared.connections.fetch_add(1, Ordering::SeqCst);
+                // The head and the body go apart: neither waits for a delayed ACK.
+                let _ = conn.set_nodelay(true);
                 let counts = shared.clone();
                 std::thread::spawn(move || serve(conn, &counts, drop_at));
             }
