@@ -8,6 +8,7 @@ mod common;
 mod scripted;
 
 mod batch;
+mod batch_hostile;
 mod blocked_output;
 mod bodies;
 mod broken_pipe;
