@@ -3,7 +3,8 @@
 //! (its head in, its body trickling), and a hold past the deadline met with and without
 //! `-Z`. The server here answers by its path and closes each connection: `/ok/NAME` at once,
 //! `/trickle/NAME` a head announcing 20 bytes and then one byte every 150 ms, `/429/SECONDS`
-//! a 429 with that Retry-After. It records when each request arrived.
+//! a 429 with that Retry-After, `/spent/NAME` a 200 whose RateLimit fields say no request
+//! is left for 120 s. It records when each request arrived.
 
 use crate::common::{code, std_command, stderr};
 use std::io::{BufRead, BufReader, Write};
@@ -71,6 +72,10 @@ fn serve(conn: TcpStream, arrivals: &Arrivals) {
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
     let _ = match parts.as_slice() {
         ["trickle", ..] => trickle(&mut out),
+        ["spent", ..] => write!(
+            out,
+            "HTTP/1.1 200 OK\r\nRateLimit-Limit: 10\r\nRateLimit-Remaining: 0\r\nRateLimit-Reset: 120\r\nContent-Length: 3\r\nConnection: close\r\n\r\nok\n"
+        ),
         ["429", secs] => write!(
             out,
             "HTTP/1.1 429 Too Many Requests\r\nRetry-After: {secs}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno"
@@ -215,4 +220,36 @@ fn a_hold_past_the_deadline_ends_a_transfer_with_5_with_and_without_z() {
             "nothing is sent to a held origin:\n{err}"
         );
     }
+}
+
+/// The exit status follows the same rule with and without `-Z` (README, Exit codes): a
+/// first transfer whose answer says the quota is spent for 120 s holds its origin, and the
+/// second transfer, whose 5 s deadline the hold passes, ends the batch with the same code
+/// either way.
+#[test]
+#[ignore = "serially the second transfer is refused by the in-memory store's shared hold (exit 7); under -Z it meets the origin's hold (exit 5)"]
+fn a_spent_quota_past_the_deadline_ends_the_batch_alike_with_and_without_z() {
+    let mut codes = Vec::new();
+    for parallel in [false, true] {
+        let server = Server::start();
+        let mut args = vec!["--deadline".to_string(), "5s".to_string()];
+        if parallel {
+            args.push("-Z".to_string());
+        }
+        args.push(server.url("/spent/1"));
+        args.push(server.url("/spent/2"));
+        let out = run(&args);
+        assert_eq!(
+            server.arrived("/spent/").len(),
+            1,
+            "one request, then the hold:\n{}",
+            stderr(&out)
+        );
+        codes.push(code(&out));
+    }
+    assert_eq!(codes[0], codes[1], "serial, then -Z");
+    assert_eq!(
+        codes[0], 5,
+        "a hold past the deadline ends a transfer with 5"
+    );
 }
