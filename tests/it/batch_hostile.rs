@@ -192,7 +192,6 @@ fn a_slow_first_body_does_not_serialise_its_origin() {
 /// limits and pacing"), the same when the hold was set by an earlier transfer of a serial
 /// run as under `-Z`.
 #[test]
-#[ignore = "in a serial batch, the in-memory store's shared Retry-After refuses the next transfer with exit 7 before the origin's hold is asked (5 under -Z)"]
 fn a_hold_past_the_deadline_ends_a_transfer_with_5_with_and_without_z() {
     for parallel in [false, true] {
         let server = Server::start();
@@ -227,7 +226,6 @@ fn a_hold_past_the_deadline_ends_a_transfer_with_5_with_and_without_z() {
 /// second transfer, whose 5 s deadline the hold passes, ends the batch with the same code
 /// either way.
 #[test]
-#[ignore = "serially the second transfer is refused by the in-memory store's shared hold (exit 7); under -Z it meets the origin's hold (exit 5)"]
 fn a_spent_quota_past_the_deadline_ends_the_batch_alike_with_and_without_z() {
     let mut codes = Vec::new();
     for parallel in [false, true] {
