@@ -1,10 +1,11 @@
 //! Several URLs in one run, attacked: the summary's counts when the deadline stops a batch
 //! whose transfers are waiting on an origin, an origin's first answer that is slow to end
-//! (its head in, its body trickling), and a hold past the deadline met with and without
-//! `-Z`, a list of URLs each holding a token against the deadline. The server here answers by its path and closes each connection: `/ok/NAME` at once,
-//! `/trickle/NAME` a head announcing 20 bytes and then one byte every 150 ms, `/429/SECONDS`
-//! a 429 with that Retry-After, `/spent/NAME` a 200 whose RateLimit fields say no request
-//! is left for 120 s. It records when each request arrived.
+//! (its head in, its body trickling), a hold past the deadline met with and without `-Z`,
+//! and a list of URLs each holding a token against the deadline. The server here answers
+//! by its path and closes each connection: `/ok/NAME` at once, `/trickle/NAME` a head
+//! announcing 20 bytes and then one byte every 150 ms, `/429/SECONDS` a 429 with that
+//! Retry-After, `/spent/NAME` a 200 whose RateLimit fields say no request is left for
+//! 120 s. It records when each request arrived.
 
 use crate::common::{code, std_command, stderr};
 use std::io::{BufRead, BufReader, Write};
