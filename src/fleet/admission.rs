@@ -211,8 +211,10 @@ const FINISH_GRACE: Duration = Duration::from_millis(50);
 
 impl<'a> Shared<'a> {
     /// Asks whether the run may start. `Err` holds the reason for a refusal (exit 7), for
-    /// the summary line: the circuit is open, a shared Retry-After holds past the deadline,
-    /// or the store cannot be used and `--state-on-error` is closed.
+    /// the summary line: the circuit is open, a shared Retry-After holds past the deadline
+    /// (not in a batch's own store: there it is the run's own hold, which ends the
+    /// transfer with 5 in the loop), or the store cannot be used and `--state-on-error` is
+    /// closed.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
     /// run (its deadline or attempt timeout), and never less than the cooldown.
@@ -251,7 +253,10 @@ impl<'a> Shared<'a> {
             proven: AtomicBool::new(false),
             view: Mutex::new(view),
         };
-        if let Some(h) = hold {
+        // A batch's own store holds what its transfers were told: the run's own hold, which
+        // the loop meets before its first attempt and ends with 5 when it passes the
+        // deadline (as under -Z, where the origins' table says so first), not a refusal.
+        if let Some(h) = hold.filter(|_| !settings.location.is_memory()) {
             shared.refuse_a_hold_past_the_deadline(h, now)?;
         }
         Ok(Admitted {

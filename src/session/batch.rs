@@ -133,13 +133,17 @@ impl Batch<'_> {
                 let mut s = self.lock();
                 s.stop();
                 s.not_started(start.index, &origin);
+                self.publish(&s);
                 drop(s);
                 self.wake.notify_all();
                 continue;
             }
             let (outcome, spool) = self.transfer(start.index);
             crate::process::release::forget_small();
-            self.lock().ended(start.index, &origin, outcome, spool);
+            let mut s = self.lock();
+            s.ended(start.index, &origin, outcome, spool);
+            self.publish(&s);
+            drop(s);
             self.wake.notify_all();
             self.write_ready();
         }
@@ -155,7 +159,10 @@ impl Batch<'_> {
                 s.stop();
             }
             match s.next(Instant::now(), |i| self.origin(i)) {
-                Next::Start(start) => return Some(start),
+                Next::Start(start) => {
+                    self.publish(&s);
+                    return Some(start);
+                }
                 Next::Finished => return None,
                 Next::Wait => {
                     s = match self.wake.wait_timeout(s, RECHECK) {
@@ -339,19 +346,20 @@ pub(super) fn shared_state(
     })
 }
 
-/// The tally as the summary counts it.
+/// The tally as the summary counts it: a transfer still under way when the run ends (the
+/// deadline, a signal) is stopped by that end, so it counts as failed, not as not started.
 fn counts(t: &Tally) -> Counts {
     Counts {
         transfers: t.count,
         succeeded: t.succeeded,
-        failed: t.failed,
+        failed: t.failed + t.running,
         not_started: t.not_started(),
     }
 }
 
 /// The watchdog's and the signal handler's summary of a batch: the transfers counted so
-/// far (those under way count as not started), read from `tally`, which the batch keeps
-/// up to date.
+/// far (ended ones waiting for their turn on stdout included; those under way count as
+/// failed), read from `tally`, which the batch keeps up to date.
 pub(super) fn last_words(
     reporter: &Reporter,
     start: Instant,

@@ -34,12 +34,15 @@ pub struct Tally {
     pub failed: usize,
     /// The first failed transfer in URL order (0-based) and its outcome.
     pub first_failure: Option<(usize, Outcome)>,
+    /// Transfers started and not ended yet (0 once the batch is over; the watchdog and
+    /// the signal handler, which end the run while some are under way, count them failed).
+    pub running: usize,
 }
 
 impl Tally {
     /// Transfers never started (or not yet).
     pub fn not_started(&self) -> usize {
-        self.count - self.succeeded - self.failed
+        self.count - self.succeeded - self.failed - self.running
     }
 
     /// The batch's exit rule: success when every transfer succeeded; otherwise the outcome
@@ -140,9 +143,18 @@ impl<T> Schedule<T> {
         }
     }
 
-    /// How the transfers ended so far.
+    /// How the transfers ended so far: those whose output went out, those ended and
+    /// waiting for their turn on stdout, and those under way (`running`).
     pub fn tally(&self) -> Tally {
-        self.tally
+        let mut t = self.tally;
+        for (k, slot) in self.window.iter().enumerate() {
+            match slot {
+                Slot::Done(outcome, _) => t.count(self.first + k, *outcome),
+                Slot::Running => t.running += 1,
+                Slot::Waiting => {}
+            }
+        }
+        t
     }
 
     /// Starts nothing new from now on.
@@ -375,12 +387,31 @@ mod tests {
     }
 
     #[test]
+    fn the_tally_counts_ended_transfers_waiting_for_stdout_and_those_under_way() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(4, 4, 6));
+        let o = ["a", "b", "c", "d"];
+        for want in 0..3 {
+            assert_eq!(start(&mut s, now, &o), Some(want));
+        }
+        s.ended(1, "b", Outcome::Success, 11);
+        s.ended(2, "c", Outcome::AttemptsExhausted, 12);
+        // Transfer 0 is under way: nothing has gone to stdout yet.
+        assert_eq!(s.next_output(), None);
+        let t = s.tally();
+        assert_eq!((t.succeeded, t.failed, t.running), (1, 1, 1));
+        assert_eq!(t.not_started(), 1);
+        assert_eq!(t.first_failure, Some((2, Outcome::AttemptsExhausted)));
+    }
+
+    #[test]
     fn transfers_not_started_without_a_failure_take_the_reason_they_stopped() {
         let t = Tally {
             count: 3,
             succeeded: 1,
             failed: 0,
             first_failure: None,
+            running: 0,
         };
         assert_eq!(t.outcome(Outcome::Deadline), Outcome::Deadline);
         let all = Tally { succeeded: 3, ..t };

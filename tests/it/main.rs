@@ -8,6 +8,7 @@ mod common;
 mod scripted;
 
 mod batch;
+mod batch_hostile;
 mod batch_reuse;
 mod blocked_output;
 mod bodies;
