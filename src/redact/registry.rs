@@ -4,12 +4,81 @@
 //! shows it).
 
 use super::MASK;
+use aho_corasick::AhoCorasick;
+use std::collections::HashSet;
 use std::sync::Mutex;
 use url::Url;
 
-/// Secrets the run knows of, each in every form a writer may show it, longest first (so a
-/// secret that holds another is masked whole).
-pub(super) static MARKED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Secrets the run knows of, each in every form a writer may show it.
+pub(super) static MARKED: Mutex<Marked> = Mutex::new(Marked::new());
+
+/// The marked secrets, and a matcher of them all, built when a text is first masked after
+/// a secret was added. A run of many URLs may mark a secret per URL (a token in each
+/// query): a set and one matcher keep marking and masking in time linear in the texts, where
+/// a list searched and sorted per mark, and scanned per secret for every line, took minutes
+/// past the deadline for 20,000 URLs.
+pub(super) struct Marked {
+    /// Every form of every secret, once.
+    forms: Option<HashSet<String>>,
+    /// A matcher of `forms` (None: not built since the last mark, or nothing marked).
+    matcher: Option<AhoCorasick>,
+}
+
+impl Marked {
+    const fn new() -> Marked {
+        Marked {
+            forms: None,
+            matcher: None,
+        }
+    }
+
+    /// Adds `form` (the matcher is built again when it was new).
+    fn add(&mut self, form: String) {
+        if self.forms.get_or_insert_with(HashSet::new).insert(form) {
+            self.matcher = None;
+        }
+    }
+
+    /// `text` with every occurrence of every form shown as `***`: the bytes of all
+    /// occurrences (overlapping ones included) are masked, each run of overlapping ones
+    /// as one `***`.
+    fn mask(&mut self, text: &str) -> String {
+        let Some(forms) = self.forms.as_ref().filter(|f| !f.is_empty()) else {
+            return text.to_string();
+        };
+        if self.matcher.is_none() {
+            self.matcher = AhoCorasick::new(forms.iter()).ok();
+        }
+        match &self.matcher {
+            Some(m) => mask_spans(text, m),
+            // A matcher that cannot be built (too many patterns for its limits): one by one.
+            None => forms
+                .iter()
+                .fold(text.to_string(), |acc, f| acc.replace(f.as_str(), MASK)),
+        }
+    }
+}
+
+/// `text` with the spans `m` finds (overlapping ones merged) shown as `***`.
+fn mask_spans(text: &str, m: &AhoCorasick) -> String {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for found in m.find_overlapping_iter(text) {
+        let (start, end) = (found.start(), found.end());
+        match spans.last_mut() {
+            Some(last) if start < last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
+        }
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(MASK);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
 
 /// The shortest secret [`marked`] masks wherever it appears, in characters: a shorter one
 /// (a password `12`) would mask digits of every count and time in the log. Such a secret is
@@ -61,32 +130,24 @@ fn mark_from(secret: &str, min: usize) {
     }
     let mut known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
     for form in forms {
-        if form.chars().count() >= MARK_MIN && !known.contains(&form) {
-            known.push(form);
+        if form.chars().count() >= MARK_MIN {
+            known.add(form);
         }
     }
-    known.sort_by_key(|f| std::cmp::Reverse(f.len()));
 }
 
 /// `text` with every marked secret (see [`mark`](super::mark)) shown as `***`.
 pub fn marked(text: &str) -> String {
-    let known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
-    mask_all(&known, text)
+    let mut known = MARKED.lock().unwrap_or_else(|e| e.into_inner());
+    known.mask(text)
 }
 
 /// [`marked`] for a writer that must not wait on the registry (a panic's message, which may
 /// come from a thread holding it): `None` when the registry is busy.
 pub fn marked_now(text: &str) -> Option<String> {
     match MARKED.try_lock() {
-        Ok(known) => Some(mask_all(&known, text)),
-        Err(std::sync::TryLockError::Poisoned(e)) => Some(mask_all(&e.into_inner(), text)),
+        Ok(mut known) => Some(known.mask(text)),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner().mask(text)),
         Err(std::sync::TryLockError::WouldBlock) => None,
     }
-}
-
-/// `text` with every one of `known` shown as `***`, in order.
-fn mask_all(known: &[String], text: &str) -> String {
-    known
-        .iter()
-        .fold(text.to_string(), |acc, s| acc.replace(s.as_str(), MASK))
 }

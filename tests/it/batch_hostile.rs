@@ -255,9 +255,10 @@ fn a_spent_quota_past_the_deadline_ends_the_batch_alike_with_and_without_z() {
 
 /// The deadline bounds a batch whose URL list holds a secret per URL (a token in each
 /// query string): 20,000 such URLs to a closed port with a 2 s deadline must end within
-/// 30 s (exit 5 or a refusal), not spend minutes marking and masking the secrets.
+/// 10 s (exit 5 or a refusal), not spend minutes marking and masking the secrets (it ended
+/// in 2.0 s, from minutes when each mark searched and sorted every secret known and each
+/// line was masked against them one by one).
 #[test]
-#[ignore = "each secret is marked with a linear search and a sort of every secret known, and every log line is masked against all of them: 20,000 tokens take minutes, the deadline unchecked meanwhile"]
 fn a_list_of_urls_each_with_a_token_ends_by_the_deadline() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("urls");
@@ -277,14 +278,14 @@ fn a_list_of_urls_each_with_a_token_ends_by_the_deadline() {
         if let Some(status) = child.try_wait().unwrap() {
             break Some(status);
         }
-        if began.elapsed() > Duration::from_secs(30) {
+        if began.elapsed() > Duration::from_secs(10) {
             let _ = child.kill();
             let _ = child.wait();
             break None;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let status = status.expect("a 2 s deadline, still running after 30 s");
+    let status = status.expect("a 2 s deadline, still running after 10 s");
     // The deadline (5), or the retry budget the transfers to the closed port spent (7).
     assert!(
         matches!(status.code(), Some(5 | 7)),
