@@ -307,44 +307,75 @@ impl Origins {
             e.answered |= answer.is_some();
             e.used = at;
         }
-        let Some(a) = answer else {
-            return After::default();
-        };
-        let e = entry(&mut table, a.origin, at);
-        e.answered = true;
-        e.used = at;
-        let mut told = After {
-            spent: None,
-            say_malformed: a.malformed && !std::mem::replace(&mut e.warned, true),
-        };
-        if let Some((asked, clamped)) = a.retry_after
-            && matches!(a.status, 429 | 503)
-            && !clamped.is_zero()
-        {
-            e.hold(at + clamped, Cause::RetryAfter(asked));
+        match answer {
+            Some(a) => learn(&mut table, a, at),
+            None => After::default(),
         }
-        if let Some(q) = a.quota
-            && let Some(reset) = q.reset
-        {
-            let reset_at = same_window(e.quota.as_ref(), q.remaining, at)
-                .map_or(at + reset.min(a.max_hold), |earlier| {
-                    earlier.min(at + reset.min(a.max_hold))
-                });
-            let hold = reset_at - at;
-            e.quota = Some(Seen {
-                limit: q.limit,
-                remaining: q.remaining,
-                reset_at,
-                sent_since: u64::from(e.in_flight),
-            });
-            if q.remaining == 0 && !hold.is_zero() {
-                e.hold(at + hold, Cause::Quota(q.limit));
-                told.spent = Some(hold);
-            }
-        }
-        told
     }
 
+    /// As soon as the head of an answer to a request sent to `sent` arrives, before its
+    /// body: the origin has answered (the transfers waiting for its first answer may go),
+    /// and what the head says (a quota, a hold) counts from now. The request stays in
+    /// flight until [`Origins::after`], which hears the answer again (a field that could
+    /// not be read is said then, once). A slow first body then no longer holds every other
+    /// transfer to its origin.
+    pub fn heard(&self, sent: &str, answer: Answer, at: Instant) {
+        let Ok(mut table) = self.table.lock() else {
+            return;
+        };
+        if let Some(e) = table.get_mut(sent) {
+            e.answered = true;
+        }
+        learn(
+            &mut table,
+            Answer {
+                malformed: false,
+                ..answer
+            },
+            at,
+        );
+    }
+}
+
+/// What `a`, heard at `at`, tells the table: the answering origin has answered; a 429 or
+/// 503's Retry-After holds it; its quota is kept (a spent one holds it until the reset).
+fn learn(table: &mut HashMap<String, Entry>, a: Answer, at: Instant) -> After {
+    let e = entry(table, a.origin, at);
+    e.answered = true;
+    e.used = at;
+    let mut told = After {
+        spent: None,
+        say_malformed: a.malformed && !std::mem::replace(&mut e.warned, true),
+    };
+    if let Some((asked, clamped)) = a.retry_after
+        && matches!(a.status, 429 | 503)
+        && !clamped.is_zero()
+    {
+        e.hold(at + clamped, Cause::RetryAfter(asked));
+    }
+    if let Some(q) = a.quota
+        && let Some(reset) = q.reset
+    {
+        let reset_at = same_window(e.quota.as_ref(), q.remaining, at)
+            .map_or(at + reset.min(a.max_hold), |earlier| {
+                earlier.min(at + reset.min(a.max_hold))
+            });
+        let hold = reset_at - at;
+        e.quota = Some(Seen {
+            limit: q.limit,
+            remaining: q.remaining,
+            reset_at,
+            sent_since: u64::from(e.in_flight),
+        });
+        if q.remaining == 0 && !hold.is_zero() {
+            e.hold(at + hold, Cause::Quota(q.limit));
+            told.spent = Some(hold);
+        }
+    }
+    told
+}
+
+impl Origins {
     /// How many origins the table holds (for tests and the bound).
     #[cfg(test)]
     fn len(&self) -> usize {
@@ -637,6 +668,25 @@ mod tests {
         assert!(distinct.len() > 40, "released together: {waits:?}");
         let (lo, hi) = (waits.iter().min(), waits.iter().max());
         assert!(hi.zip(lo).is_some_and(|(h, l)| *h - *l > ms(500)));
+    }
+
+    #[test]
+    fn the_first_answer_s_head_lets_the_others_go_before_its_body_ends() {
+        let t = Origins::new();
+        let t0 = Instant::now();
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert!(matches!(
+            ask(&t, t0, ms(0)),
+            Before::Wait { why: Why::Room, .. }
+        ));
+        t.heard(O, answer(200, None, None), t0);
+        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        // A quota in the head meters at once: 1 left, 2 in flight (the first still is).
+        t.heard(O, answer(200, None, quota(10, 1, 1000)), t0);
+        assert!(matches!(
+            ask(&t, t0, ms(0)),
+            Before::Wait { why: Why::Room, .. }
+        ));
     }
 
     #[test]

@@ -166,7 +166,6 @@ fn the_deadline_summary_counts_what_ended_and_what_was_under_way() {
 /// it"). Two slow downloads from one origin under `-Z` must overlap, not run one after the
 /// other because the first one's body is still coming.
 #[test]
-#[ignore = "the origin table hears of the first answer only once its body has ended: a slow first download holds every other transfer to that origin"]
 fn a_slow_first_body_does_not_serialise_its_origin() {
     let server = Server::start();
     let args = vec![
