@@ -439,13 +439,14 @@ fn captured() -> Option<io::Result<File>> {
 }
 
 /// Copies `spool` (a batch's transfer's captured stdout: see [`capture_stdout`]) from its
-/// start to stdout; a reader that went away is no error.
-pub fn copy_to_stdout(mut spool: File) -> io::Result<()> {
+/// start to stdout; a reader that went away is no error: `Ok(false)` then (`true`: copied).
+pub fn copy_to_stdout(mut spool: File) -> io::Result<bool> {
     spool.seek(SeekFrom::Start(0))?;
     let copied = raw_stdout().and_then(|mut out| io::copy(&mut spool, &mut out));
     match copied {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
-        _ => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e),
+        Ok(_) => Ok(true),
     }
 }
 

@@ -29,6 +29,7 @@ use crate::process::abort::Ticket;
 use crate::report::{self, Counts, Reporter};
 use crate::request::run;
 use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,8 @@ struct Batch<'s> {
     tally: Arc<Mutex<Tally>>,
     /// Writing a transfer's output to stdout failed (not for a reader that went away).
     unwritten: Mutex<Option<String>>,
+    /// stdout's reader went away: the batch started nothing new after.
+    reader_gone: AtomicBool,
     /// The transports of ended transfers, for the next transfers to their origins.
     kept: Mutex<Kept>,
 }
@@ -80,6 +83,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
         wake: Condvar::new(),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
+        reader_gone: AtomicBool::new(false),
         kept: Mutex::new(Kept(Vec::new(), limits.ahead.min(count).max(KEPT))),
     };
     batch.publish(&batch.lock());
@@ -184,9 +188,18 @@ impl Batch<'_> {
                 self.publish(&s);
                 spool
             };
-            if let Some(Err(e)) = spool.map(output::copy_to_stdout) {
-                let mut unwritten = self.unwritten.lock().unwrap_or_else(|e| e.into_inner());
-                unwritten.get_or_insert_with(|| format!("cannot write to stdout: {e}"));
+            match spool.map(output::copy_to_stdout) {
+                Some(Err(e)) => {
+                    let mut unwritten = self.unwritten.lock().unwrap_or_else(|e| e.into_inner());
+                    unwritten.get_or_insert_with(|| format!("cannot write to stdout: {e}"));
+                }
+                Some(Ok(false)) => {
+                    // The reader went away (`| head`): what is left would be fetched for
+                    // nobody. The transfers under way end; nothing new starts.
+                    self.reader_gone.store(true, Ordering::SeqCst);
+                    self.lock().stop();
+                }
+                _ => {}
             }
             self.lock().written();
             self.wake.notify_all();
@@ -272,6 +285,10 @@ impl Batch<'_> {
             None if self.session.watchdog.expired() => (
                 Outcome::Deadline,
                 Some("the deadline passed before every transfer ended".to_string()),
+            ),
+            None if self.reader_gone.load(Ordering::SeqCst) => (
+                tally.outcome(Outcome::Success),
+                Some("stdout's reader went away: nothing new was started".to_string()),
             ),
             None => (tally.outcome(Outcome::Deadline), None),
         };

@@ -545,3 +545,32 @@ fn a_retry_after_held_by_one_transfer_holds_the_others_of_the_run() {
         "{err}"
     );
 }
+
+/// A reader of stdout that goes away (`| head -c 3`) ends the batch quietly: the transfers
+/// under way end, nothing new starts (20 serial transfers of 300 ms each would take 6 s),
+/// and the exit status is the code earned, 0.
+#[test]
+fn a_reader_that_goes_away_starts_nothing_new() {
+    use std::io::Read;
+    let s = Server::start();
+    let mut args = strings(&["-s"]);
+    args.extend((0..20).map(|i| s.url(&format!("/300/200/body{i}"))));
+    let mut child = std_command()
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 3];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe's read end is closed here, as `head -c 3` closes it.
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(&first, b"bod");
+    assert_eq!(code(&out), 0, "{err}");
+    let sent = s.counts.arrivals.lock().unwrap().len();
+    assert!(
+        sent < 10,
+        "{sent} of 20 sent after the reader went away: {err}"
+    );
+}
