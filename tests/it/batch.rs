@@ -5,9 +5,9 @@
 //! `/DELAY_MS/STATUS/BODY` after that delay, or `/cut/NAME` with a head announcing 100
 //! bytes, 10 of them, then silence.
 
-use crate::common::{code, command, std_command, stderr};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use crate::common::{code, command, read_head, serve_connections, std_command, stderr};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,19 +29,11 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let counts = Arc::new(Counts::default());
         let shared = counts.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                shared.connections.fetch_add(1, Ordering::SeqCst);
-                // As servers do on kept connections: the head and the body, written apart,
-                // must not wait for the client's delayed ACK (40 ms a transfer).
-                let _ = conn.set_nodelay(true);
-                let counts = shared.clone();
-                std::thread::spawn(move || serve(conn, &counts));
-            }
+        let port = serve_connections(move |conn| {
+            shared.connections.fetch_add(1, Ordering::SeqCst);
+            serve(conn, &shared)
         });
         Server { port, counts }
     }
@@ -55,18 +47,7 @@ impl Server {
 fn serve(conn: TcpStream, counts: &Counts) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-                break;
-            }
-        }
-        let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    while let Some((path, _)) = read_head(&mut reader) {
         let now = counts.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         counts.most_in_flight.fetch_max(now, Ordering::SeqCst);
         counts

@@ -7,9 +7,9 @@
 //! Retry-After, `/spent/NAME` a 200 whose RateLimit fields say no request is left for
 //! 120 s. It records when each request arrived.
 
-use crate::common::{code, std_command, stderr};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use crate::common::{code, read_head, serve_connections, std_command, stderr};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,16 +24,9 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let arrivals = Arrivals::default();
         let shared = arrivals.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let arrivals = shared.clone();
-                std::thread::spawn(move || serve(conn, &arrivals));
-            }
-        });
+        let port = serve_connections(move |conn| serve(conn, &shared));
         Server { port, arrivals }
     }
 
@@ -55,17 +48,9 @@ impl Server {
 fn serve(conn: TcpStream, arrivals: &Arrivals) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let Some((path, _)) = read_head(&mut reader) else {
         return;
-    }
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-            break;
-        }
-    }
-    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    };
     arrivals
         .lock()
         .unwrap()

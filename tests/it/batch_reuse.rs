@@ -6,9 +6,9 @@
 //! and the requests that arrived by path, and on a connection's request number `drop_at`
 //! (1-based; 0: never) reads the request and closes without an answer.
 
-use crate::common::{FAST, code, command, stderr};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use crate::common::{FAST, code, command, read_head, serve_connections, stderr};
+use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -27,18 +27,11 @@ struct Server {
 
 impl Server {
     fn start(drop_at: usize) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let counts = Arc::new(Counts::default());
         let shared = counts.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                shared.connections.fetch_add(1, Ordering::SeqCst);
-                // The head and the body go apart: neither waits for a delayed ACK.
-                let _ = conn.set_nodelay(true);
-                let counts = shared.clone();
-                std::thread::spawn(move || serve(conn, &counts, drop_at));
-            }
+        let port = serve_connections(move |conn| {
+            shared.connections.fetch_add(1, Ordering::SeqCst);
+            serve(conn, &shared, drop_at)
         });
         Server { port, counts }
     }
@@ -64,27 +57,13 @@ fn serve(conn: TcpStream, counts: &Counts, drop_at: usize) {
     let mut reader = BufReader::new(conn.try_clone().unwrap());
     let mut out = conn;
     for n in 1.. {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some((path, length)) = read_head(&mut reader) else {
             return;
-        }
-        let mut length = 0usize;
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-                break;
-            }
-            if let Some((name, value)) = h.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
+        };
         let mut body = vec![0u8; length];
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
         counts.arrived.lock().unwrap().push(path.clone());
         if n == drop_at {
             return;

@@ -186,3 +186,45 @@ pub fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
     let status = child.wait().unwrap();
     (status.code(), reader.join().unwrap())
 }
+
+/// Reads the next request's head on a connection: its path and its Content-Length (0
+/// without one); None once the client has closed the connection. The body is left unread.
+pub fn read_head(reader: &mut impl std::io::BufRead) -> Option<(String, usize)> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return None;
+    }
+    let mut length = 0;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = h.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().unwrap_or(0);
+        }
+    }
+    Some((
+        line.split_whitespace().nth(1).unwrap_or("/").to_string(),
+        length,
+    ))
+}
+
+/// Listens on a free loopback port and serves each connection with `serve` on a thread of
+/// its own, Nagle off (a head and a body written apart must not wait for the client's
+/// delayed ACK, 40 ms an answer); returns the port.
+pub fn serve_connections(serve: impl Fn(std::net::TcpStream) + Send + Sync + 'static) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    let serve = std::sync::Arc::new(serve);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let _ = conn.set_nodelay(true);
+            let serve = serve.clone();
+            std::thread::spawn(move || serve(conn));
+        }
+    });
+    port
+}
