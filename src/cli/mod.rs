@@ -343,8 +343,11 @@ pub struct PolicyFlags {
     pub max_retry_after: Duration,
 
     /// Random spread added after a Retry-After wait, so clients do not return together (0: off).
-    #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "1s", env = "RETRY_HTTP_RETRY_AFTER_SPREAD", allow_hyphen_values = true, value_parser = values::duration)]
-    pub retry_after_spread: Duration,
+    ///
+    /// Default 1s; 100ms between the transfers of a run of several URLs, which share one hold
+    /// and --parallel-max-host.
+    #[arg(hide_short_help = true, long, value_name = "DURATION", env = "RETRY_HTTP_RETRY_AFTER_SPREAD", allow_hyphen_values = true, value_parser = values::duration)]
+    pub retry_after_spread: Option<Duration>,
 
     /// Timeout of one attempt.
     ///

@@ -555,3 +555,26 @@ fn a_reader_that_goes_away_starts_nothing_new() {
         "{sent} of 20 sent after the reader went away: {err}"
     );
 }
+
+/// Between the transfers of a batch, a Retry-After's spread is 100 ms by default (they
+/// share the hold), 1 s in a run of one URL, and what `--retry-after-spread` says when given.
+#[test]
+fn a_batch_s_retry_after_spread_is_a_tenth_of_a_single_run_s() {
+    let spread_of = |args: &[&str]| -> String {
+        let out = run(&strings(&[&["--explain"][..], args].concat()));
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = text.lines().find(|l| l.contains("spread")).unwrap_or("");
+        line.to_string()
+    };
+    let (a, b) = ("http://127.0.0.1:9/a", "http://127.0.0.1:9/b");
+    for (args, spread) in [
+        (vec![a, b], "uniform(0, 100ms)"),
+        (vec!["-Z", a], "uniform(0, 100ms)"),
+        (vec![a], "uniform(0, 1s)"),
+        (vec!["--retry-after-spread", "2s", a, b], "uniform(0, 2s)"),
+    ] {
+        let line = spread_of(&args);
+        assert!(line.contains(spread), "{args:?}: {line}");
+    }
+}
