@@ -494,37 +494,57 @@ fn time_total_is_each_transfer_s_own() {
 #[test]
 fn a_retry_after_held_by_one_transfer_holds_the_others_of_the_run() {
     use crate::scripted::{Server as Scripted, Step};
-    let script = vec![
-        Step::with_header(429, "Retry-After", "1"),
-        Step::status(200, "a"),
-        Step::status(200, "b"),
-        Step::status(200, "c"),
-    ];
-    let s = Scripted::start(script).expect("server");
-    let urls = [s.url("/a"), s.url("/b"), s.url("/c")];
-    let mut args = strings(&["-Z", "--retry-after-spread", "0"]);
-    args.extend(urls.iter().cloned());
-    let out = run(&args);
-    let err = stderr(&out);
-    assert_eq!(code(&out), 0, "{err}");
-    assert!(!err.contains("another run sharing --state"), "{err}");
-    let got = s.requests();
-    assert_eq!(got.len(), 4, "{err}");
-    // Every request after the 429 started after its hold of 1 s (a second's Retry-After
-    // is read to the millisecond; the head's arrival is a few ms after the send).
-    for later in &got[1..] {
-        let after = later.at.duration_since(got[0].at);
+    for status in [429, 503] {
+        let script = vec![
+            Step::with_header(status, "Retry-After", "1"),
+            Step::status(200, "a"),
+            Step::status(200, "b"),
+            Step::status(200, "c"),
+        ];
+        let s = Scripted::start(script).expect("server");
+        let urls = [s.url("/a"), s.url("/b"), s.url("/c")];
+        let mut args = strings(&["-Z", "--retry-after-spread", "0"]);
+        args.extend(urls.iter().cloned());
+        let out = run(&args);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 0, "{status}: {err}");
+        assert!(!err.contains("another run sharing --state"), "{err}");
+        let got = s.requests();
+        assert_eq!(got.len(), 4, "{err}");
+        // Every request after the first answer started after its hold of 1 s (a second's
+        // Retry-After is read to the millisecond; the head's arrival is a few ms after the
+        // send).
+        for later in &got[1..] {
+            let after = later.at.duration_since(got[0].at);
+            assert!(
+                after >= Duration::from_millis(950),
+                "{status}: {} after {after:?}: {err}",
+                later.target
+            );
+        }
         assert!(
-            after >= Duration::from_millis(950),
-            "{} after {after:?}: {err}",
-            later.target
+            err.contains("holding requests to")
+                || err.contains("another transfer of this run was told Retry-After"),
+            "{err}"
         );
     }
-    assert!(
-        err.contains("holding requests to")
-            || err.contains("another transfer of this run was told Retry-After"),
-        "{err}"
-    );
+}
+
+/// `-w` is written per transfer with its own `%{urlnum}` and `%{filename_effective}`.
+#[test]
+fn write_out_names_each_transfer_and_its_file() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let mut args = strings(&["-s", "-w", "%{urlnum} %{filename_effective}\\n"]);
+    args.extend(["-o".into(), a.display().to_string(), "-o".into(), b.display().to_string()]);
+    args.extend([s.url("/0/200/aa"), s.url("/0/200/bb")]);
+    let out = run(&args);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let want = format!("0 {}\n1 {}\n", a.display(), b.display());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), "aa");
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), "bb");
 }
 
 /// A reader of stdout that goes away (`| head -c 3`) ends the batch quietly: the transfers
