@@ -537,7 +537,12 @@ fn write_out_names_each_transfer_and_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     let mut args = strings(&["-s", "-w", "%{urlnum} %{filename_effective}\\n"]);
-    args.extend(["-o".into(), a.display().to_string(), "-o".into(), b.display().to_string()]);
+    args.extend([
+        "-o".into(),
+        a.display().to_string(),
+        "-o".into(),
+        b.display().to_string(),
+    ]);
     args.extend([s.url("/0/200/aa"), s.url("/0/200/bb")]);
     let out = run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
