@@ -557,6 +557,17 @@ mod tests {
         StdRng::seed_from_u64(7)
     }
 
+    /// The wait and the line of a pacing wait (fails on anything else).
+    fn pacing(b: Before) -> (Duration, String) {
+        match b {
+            Before::Wait {
+                wait,
+                why: Why::Pacing(line),
+            } => (wait, line),
+            other => panic!("pacing: {other:?}"),
+        }
+    }
+
     fn ask(t: &Origins, at: Instant, spread: Duration) -> Before {
         t.before_send(O, at, None, (spread, &mut rng()))
     }
@@ -740,15 +751,8 @@ mod tests {
             ));
         }
         t.after(O, None, t0);
-        let b = ask(&t, t0, ms(0));
-        let Before::Wait {
-            wait,
-            why: Why::Pacing(line),
-        } = &b
-        else {
-            panic!("pacing: {b:?}")
-        };
-        assert_eq!(*wait, ms(60_000));
+        let (wait, line) = pacing(ask(&t, t0, ms(0)));
+        assert_eq!(wait, ms(60_000));
         assert!(
             line.starts_with("pacing: 0 of 100 requests left until the reset in 1m"),
             "{line}"
@@ -765,15 +769,8 @@ mod tests {
         t.after(O, Some(answer(200, None, quota(100, 4, 20_000))), t0);
         assert_eq!(ask(&t, t0, ms(0)), Before::Go);
         // 3 left after it: the next waits a quarter of the 20 s.
-        let b = ask(&t, t0, ms(0));
-        let Before::Wait {
-            wait,
-            why: Why::Pacing(line),
-        } = &b
-        else {
-            panic!("pacing: {b:?}")
-        };
-        assert_eq!(*wait, ms(5000));
+        let (wait, line) = pacing(ask(&t, t0, ms(0)));
+        assert_eq!(wait, ms(5000));
         assert!(
             line.starts_with("pacing: 3 of 100 requests left until the reset in 20s"),
             "{line}"
