@@ -2,6 +2,7 @@
 //! in a single run, and rate limiting kept off the retry budget.
 
 use crate::common::*;
+use std::process::Output;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A step answering `status` with these headers.
@@ -152,16 +153,12 @@ fn headers_words(headers: &[(&str, &str)]) -> String {
         .join("; ")
 }
 
-#[test]
-fn a_low_quota_spreads_attempts_and_says_why() {
-    let low = [
-        ("RateLimit-Limit", "10"),
-        ("RateLimit-Remaining", "1"),
-        ("RateLimit-Reset", "2"),
-    ];
+/// A run (`FAST`'s policy) against a server answering 503 with `fields` twice, then 200:
+/// the server, the run's output (it succeeded) and how long it took.
+fn two_503_then_ok(fields: &[(&str, &str)]) -> (Server, Output, Duration) {
     let s = Server::start(vec![
-        answer(503, &low),
-        answer(503, &low),
+        answer(503, fields),
+        answer(503, fields),
         Step::status(200, "ok"),
     ])
     .expect("a server");
@@ -170,6 +167,17 @@ fn a_low_quota_spreads_attempts_and_says_why() {
     args.push(&url);
     let (out, took) = run(&args);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
+    (s, out, took)
+}
+
+#[test]
+fn a_low_quota_spreads_attempts_and_says_why() {
+    let low = [
+        ("RateLimit-Limit", "10"),
+        ("RateLimit-Remaining", "1"),
+        ("RateLimit-Reset", "2"),
+    ];
+    let (s, out, took) = two_503_then_ok(&low);
     let reqs = s.requests();
     assert_eq!(reqs.len(), 3);
     // One request left for the 2 s to the reset: the second goes, the third waits for the
@@ -189,17 +197,7 @@ fn a_malformed_field_is_ignored_with_one_line() {
         ("X-RateLimit-Remaining", "soon"),
         ("X-RateLimit-Reset", "30"),
     ];
-    let s = Server::start(vec![
-        answer(503, &bad),
-        answer(503, &bad),
-        Step::status(200, "ok"),
-    ])
-    .expect("a server");
-    let url = s.url("/");
-    let mut args = FAST.to_vec();
-    args.push(&url);
-    let (out, took) = run(&args);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (s, out, took) = two_503_then_ok(&bad);
     assert_eq!(s.requests().len(), 3);
     let said: Vec<String> = warnings(&out)
         .into_iter()
