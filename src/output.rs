@@ -240,6 +240,15 @@ fn unusable_tmpdir(e: &io::Error) -> UsageError {
     ))
 }
 
+/// Checks a transfer's `-o` file before anything is sent, as a run of one URL checks its
+/// own when its output is prepared (`-` is stdout): a usage error if it cannot work.
+pub fn check_output(path: &Path, create_dirs: bool) -> Result<(), UsageError> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    check_path(path, create_dirs).map(|_| ())
+}
+
 /// Checks `-D FILE` before anything is sent, as `-o` is checked (`-` is stdout); see
 /// `files::check_writable`.
 pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {

@@ -64,6 +64,9 @@ struct Batch<'s> {
 /// Runs the batch of `cfg` in `session`: the transfers, stdout in URL order, the summary;
 /// returns the batch's outcome (see the module's exit rule).
 pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
+    if let Err(e) = check_outputs(cfg) {
+        return session.usage(&e);
+    }
     session.curl_flags_line(cfg);
     session.before_sending(cfg);
     let b = &cfg.batch;
@@ -307,6 +310,20 @@ impl Batch<'_> {
             .batch_summary(counts(&tally), outcome, elapsed, why.as_deref());
         outcome
     }
+}
+
+/// Every transfer's `-o` file checked before anything is sent (its folder exists, or
+/// `--create-dirs` makes it; not a folder itself...): a command line that cannot run sends
+/// nothing. `Err` names the transfer ("URL 2 of 3: ...").
+fn check_outputs(cfg: &Config) -> Result<(), String> {
+    let transfers = &cfg.batch.transfers;
+    for (i, t) in transfers.iter().enumerate() {
+        if let Some(path) = &t.output {
+            output::check_output(path, cfg.output.create_dirs)
+                .map_err(|e| format!("URL {} of {}: {e}", i + 1, transfers.len()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Why a batch failed, when one of its transfers did: which one.

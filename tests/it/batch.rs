@@ -603,3 +603,29 @@ fn a_batch_s_retry_after_spread_is_a_tenth_of_a_single_run_s() {
         assert!(line.contains(spread), "{args:?}: {line}");
     }
 }
+
+/// A transfer's `-o` in a folder that does not exist is a usage error before anything is
+/// sent, whichever transfer it is (exit 2 means nothing was sent), naming the transfer.
+#[test]
+fn an_output_that_cannot_be_written_sends_nothing() {
+    let s = Server::start();
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("missing/b"));
+    let mut args = strings(&["-Z"]);
+    args.extend([
+        "-o".into(),
+        a.display().to_string(),
+        "-o".into(),
+        b.display().to_string(),
+    ]);
+    args.extend([s.url("/0/200/aa"), s.url("/0/200/bb")]);
+    let out = run(&args);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(
+        err.contains("URL 2 of 2") && err.contains("does not exist"),
+        "{err}"
+    );
+    assert_eq!(s.counts.arrivals.lock().unwrap().len(), 0, "{err}");
+    assert!(!a.exists());
+}
