@@ -27,7 +27,8 @@ pub enum Outcome {
     /// Refused by the state shared through `--state`: the circuit breaker is open, the retry
     /// budget is spent, a Retry-After another run was told holds past this run's deadline
     /// (before its first attempt), or the store cannot be used and `--state-on-error` is
-    /// closed.
+    /// closed. In a run of several URLs without `--state`, the breaker and the budget the
+    /// transfers to one origin share refuse the same way.
     Refused,
     /// Not ready: the attempts ran out, the deadline passed or the next wait could not fit
     /// before it, and the last attempt's answer failed an `--until-*` condition.
@@ -171,7 +172,7 @@ impl Outcome {
                 "attempts exhausted: every attempt failed in a retryable way"
             }
             Outcome::Refused => {
-                "refused by --state: the circuit breaker is open, the retry budget is spent, a Retry-After shared by the runs holds past the deadline, or the store failed under --state-on-error closed"
+                "refused by --state: the circuit breaker is open, the retry budget is spent, a Retry-After shared by the runs holds past the deadline, or the store failed under --state-on-error closed (in a run of several URLs, without --state, the breaker and budget its transfers to one origin share)"
             }
             Outcome::Deadline => {
                 "deadline: the deadline passed, or the next wait would have crossed it"
