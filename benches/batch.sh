@@ -55,16 +55,9 @@ log() { printf '[%s] batch: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 for c in curl python3 xargs; do command -v "$c" >/dev/null || die "needs $c"; done
 
-if [[ -n "${RETRY_HTTP:-}" ]]; then
-    BIN="$(realpath "$RETRY_HTTP")"
-else
-    BIN="$ROOT/target/release/retry-http"
-    if [[ $BUILD == 1 ]]; then
-        log "cargo build --release"
-        (cd "$ROOT" && cargo build --release 2>&1 | tail -1 >&2)
-    fi
-fi
-[[ -x "$BIN" ]] || die "no binary at $BIN"
+# shellcheck source=benches/binary.sh
+source "$HERE/binary.sh"
+release_binary
 
 WORK="$(mktemp -d /tmp/retry-http-batch.XXXXXX)"
 chmod 755 "$WORK"

@@ -98,16 +98,9 @@ if want 7 || want 8; then
     { command -v redis-server >/dev/null && command -v redis-cli >/dev/null; } || apt_install redis-server
 fi
 
-if [[ -n "${RETRY_HTTP:-}" ]]; then
-    BIN="$(realpath "$RETRY_HTTP")"
-else
-    BIN="$ROOT/target/release/retry-http"
-    if [[ $BUILD == 1 ]]; then
-        log "cargo build --release"
-        cargo build --release 2>&1 | tail -1 >&2
-    fi
-fi
-[[ -x "$BIN" ]] || die "no binary at $BIN"
+# shellcheck source=benches/binary.sh
+source "$HERE/binary.sh"
+release_binary
 
 # ------------------------------------------------------------- workspace ---
 mkdir -p "$RES"

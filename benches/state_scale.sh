@@ -46,16 +46,9 @@ command -v python3 >/dev/null || apt_install python3
 
 ulimit -n 4096 2>/dev/null || die "cannot raise the open files limit to 4096 (hard limit $(ulimit -Hn))"
 
-if [[ -n "${RETRY_HTTP:-}" ]]; then
-    BIN="$(realpath "$RETRY_HTTP")"
-else
-    BIN="$ROOT/target/release/retry-http"
-    if [[ $BUILD == 1 ]]; then
-        log "cargo build --release"
-        (cd "$ROOT" && cargo build --release 2>&1 | tail -1 >&2)
-    fi
-fi
-[[ -x "$BIN" ]] || die "no binary at $BIN"
+# shellcheck source=benches/binary.sh
+source "$HERE/binary.sh"
+release_binary
 
 WORK="$(mktemp -d /tmp/retry-http-scale.XXXXXX)"
 chmod 755 "$WORK"
