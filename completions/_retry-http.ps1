@@ -136,6 +136,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--fail-with-body', '--fail-with-body', [CompletionResultType]::ParameterName, 'Also write the body of a final error response')
             [CompletionResult]::new('-N', '-N ', [CompletionResultType]::ParameterName, 'Stream the body as it arrives; a failure after the first byte is then not retried')
             [CompletionResult]::new('--no-buffer', '--no-buffer', [CompletionResultType]::ParameterName, 'Stream the body as it arrives; a failure after the first byte is then not retried')
+            [CompletionResult]::new('--health-exit', '--health-exit', [CompletionResultType]::ParameterName, 'Exit as a health check: 0 for success, 1 for every failure')
             [CompletionResult]::new('-Z', '-Z ', [CompletionResultType]::ParameterName, 'Run the transfers of several URLs at the same time (curl''s -Z), up to --parallel-max at once and --parallel-max-host to one origin; without it they run one after the other, in URL order')
             [CompletionResult]::new('--parallel', '--parallel', [CompletionResultType]::ParameterName, 'Run the transfers of several URLs at the same time (curl''s -Z), up to --parallel-max at once and --parallel-max-host to one origin; without it they run one after the other, in URL order')
             [CompletionResult]::new('--fail-early', '--fail-early', [CompletionResultType]::ParameterName, 'Start no new transfer after the first one that fails (those in flight finish)')

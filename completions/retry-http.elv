@@ -133,6 +133,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --fail-with-body 'Also write the body of a final error response'
             cand -N 'Stream the body as it arrives; a failure after the first byte is then not retried'
             cand --no-buffer 'Stream the body as it arrives; a failure after the first byte is then not retried'
+            cand --health-exit 'Exit as a health check: 0 for success, 1 for every failure'
             cand -Z 'Run the transfers of several URLs at the same time (curl''s -Z), up to --parallel-max at once and --parallel-max-host to one origin; without it they run one after the other, in URL order'
             cand --parallel 'Run the transfers of several URLs at the same time (curl''s -Z), up to --parallel-max at once and --parallel-max-host to one origin; without it they run one after the other, in URL order'
             cand --fail-early 'Start no new transfer after the first one that fails (those in flight finish)'

@@ -213,9 +213,63 @@ impl Outcome {
     }
 }
 
+/// Whether the process exits by Docker's health-check rule (`--health-exit`, or
+/// `RETRY_HTTP_HEALTH_EXIT` set to anything but empty, 0, false, no or off): 0 healthy,
+/// 1 unhealthy, and never 2, which Docker reserves (docs.docker.com, Dockerfile reference,
+/// HEALTHCHECK). Set once, before anything can end the process; read by every exit path.
+static HEALTH_EXIT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns Docker's rule on for the rest of the process when the command line (as given, or
+/// as `-K` expanded it) holds `--health-exit` before a `--`, or the environment asks for it.
+/// The command line is read as words, not parsed, so that a command line clap refuses still
+/// exits 1 and not 2.
+pub fn health_exit_from(args: &[std::ffi::OsString]) {
+    let flag = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--health-exit");
+    let env = std::env::var_os("RETRY_HTTP_HEALTH_EXIT").is_some_and(|v| truthy(&v));
+    if flag || env {
+        HEALTH_EXIT.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether an environment value turns a flag on, as clap reads a boolean flag's variable:
+/// everything but empty, 0, f, false, n, no and off (any case), as its `FalseyValueParser`.
+fn truthy(v: &std::ffi::OsStr) -> bool {
+    let v = v.to_string_lossy().trim().to_ascii_lowercase();
+    !matches!(v.as_str(), "" | "0" | "f" | "false" | "n" | "no" | "off")
+}
+
+/// The process's exit status for `code`: `code` itself, or under Docker's rule 0 for 0 and
+/// 1 for every other code (usage errors, signals and the deadline included).
+pub fn status(code: u8) -> u8 {
+    if code != 0 && HEALTH_EXIT.load(std::sync::atomic::Ordering::Relaxed) {
+        1
+    } else {
+        code
+    }
+}
+
+/// Whether Docker's rule is on (the panic hook then exits 1 instead of aborting).
+pub fn health_exit() -> bool {
+    HEALTH_EXIT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environment_values_read_as_clap_reads_them() {
+        for on in ["1", "true", "yes", "On", "anything"] {
+            assert!(super::truthy(std::ffi::OsStr::new(on)), "{on}");
+        }
+        for off in ["", "0", "false", "NO", "off", " 0 "] {
+            assert!(!super::truthy(std::ffi::OsStr::new(off)), "{off:?}");
+        }
+    }
 
     #[test]
     fn codes_are_distinct() {

@@ -52,13 +52,13 @@ pub fn main() -> ExitCode {
     let start = Instant::now();
     if version_alone() {
         cli::usage::bound_by_deadline(&[], start);
-        return ExitCode::from(version());
+        return ExitCode::from(exit::status(version()));
     }
     reuse_freed_memory();
     process::interrupt::clean_up_on_panic();
     let outcome = run_from(std::env::args_os(), start);
     process::release::release_at_exit();
-    ExitCode::from(outcome.code())
+    ExitCode::from(exit::status(outcome.code()))
 }
 
 /// Allocations up to 1 MiB come from the heap, not from a mapping of their own (glibc's
@@ -103,6 +103,7 @@ fn version() -> u8 {
 /// started, from which `--deadline` counts. Returns the outcome that sets the exit status.
 pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
     let args: Vec<OsString> = args.into_iter().collect();
+    exit::health_exit_from(&args);
     // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
     let expanded = match cli::config_file::expand(args.clone(), start) {
         Ok(x) => x,
@@ -114,6 +115,7 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         }
     };
     let args = expanded.args;
+    exit::health_exit_from(&args);
     let mut cli = match cli::parse(&args) {
         Ok(c) => c,
         Err(e) => return cli::usage::clap_error(&e, &args, start),

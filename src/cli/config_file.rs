@@ -489,6 +489,10 @@ fn config_option(
             }
             (_, Some(false), None) => {
                 refused(&long, None)?;
+                if long == "health-exit" {
+                    // Docker's rule holds from this line on, for a later line's error too.
+                    crate::exit::health_exit_from(&["".into(), "--health-exit".into()]);
+                }
                 out.push(format!("--{long}").into());
             }
             ("url", _, None) | (_, Some(true), None) => {

@@ -538,6 +538,14 @@ pub struct OutputFlags {
     /// ends are dropped as curl drops them (write \n where a newline goes).
     #[arg(short = 'w', long, value_name = "FORMAT")]
     pub write_out: Option<String>,
+
+    /// Exit as a health check: 0 for success, 1 for every failure.
+    ///
+    /// Docker's HEALTHCHECK reads 0 as healthy and 1 as unhealthy, and reserves 2: with
+    /// this flag usage errors, the deadline and signals exit 1 too. Without it the exit
+    /// codes are as listed below.
+    #[arg(long, env = "RETRY_HTTP_HEALTH_EXIT", value_parser = clap::builder::FalseyValueParser::new())]
+    pub health_exit: bool,
 }
 
 /// The flags under "Logging": how much stderr says, in which format, in colour or not.

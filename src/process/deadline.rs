@@ -79,7 +79,7 @@ fn end_process(line: Option<&str>, code: u8) {
         last_line(line);
     }
     // SAFETY: _exit ends the process at once; nothing else may run after the summary.
-    unsafe { libc::_exit(i32::from(code)) };
+    unsafe { libc::_exit(i32::from(crate::exit::status(code))) };
 }
 
 /// How long a usage error's lines may wait on their reader when no deadline bounds them:

@@ -73,6 +73,11 @@ pub fn clean_up_on_panic() {
         if backtrace.status() == std::backtrace::BacktraceStatus::Captured {
             let _ = writeln!(err, "{backtrace}");
         }
+        if crate::exit::health_exit() {
+            // Docker's rule: a panic is unhealthy (1), not an abort's signal.
+            // SAFETY: _exit ends the process at once; the temporary files are removed.
+            unsafe { libc::_exit(1) };
+        }
     }));
 }
 
@@ -182,7 +187,7 @@ impl Interrupt {
             remove_temps();
             crate::process::release::release_at_exit();
             last_words(sig);
-            std::process::exit(i32::from(sig.outcome().code()));
+            std::process::exit(i32::from(crate::exit::status(sig.outcome().code())));
         });
         Ok(me)
     }

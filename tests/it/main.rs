@@ -31,6 +31,7 @@ mod fleet_hostile;
 mod footprint;
 mod golden;
 mod headers;
+mod health_exit;
 mod hostile;
 mod interim;
 mod jitter;
