@@ -2,6 +2,8 @@
 //!
 //! The outcome is what stopped the attempt loop. Which one applies when several could is
 //! decided in one place, `policy::decision`, whose table lists the precedence row by row.
+//! Under `--health-exit` every code but 0 leaves the process as 1 (`status`), Docker's rule
+//! for a health check; every exit path goes through `status`.
 
 /// How a run ended, and the process exit status that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
