@@ -544,7 +544,12 @@ pub struct OutputFlags {
     /// Docker's HEALTHCHECK reads 0 as healthy and 1 as unhealthy, and reserves 2: with
     /// this flag usage errors, the deadline and signals exit 1 too. Without it the exit
     /// codes are as listed below.
-    #[arg(long, env = "RETRY_HTTP_HEALTH_EXIT", value_parser = clap::builder::FalseyValueParser::new())]
+    #[arg(
+        hide_short_help = true,
+        long,
+        env = "RETRY_HTTP_HEALTH_EXIT",
+        value_parser = clap::builder::FalseyValueParser::new()
+    )]
     pub health_exit: bool,
 }
 
