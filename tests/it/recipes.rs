@@ -285,8 +285,8 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("etc/jobs")).unwrap();
     std::fs::create_dir_all(root.path().join("var/lib/retry-http")).unwrap();
-    let job = br#"{"job":"nightly"}"#;
-    std::fs::write(root.path().join("etc/jobs/nightly.json"), job).unwrap();
+    let job = br#"{"job":"export"}"#;
+    std::fs::write(root.path().join("etc/jobs/export.json"), job).unwrap();
 
     let server = Server::start(vec![ok(503, "busy"), ok(201, "accepted")]).unwrap();
     let ran = run_recipe(&r, &server, None, root.path(), &[]);
