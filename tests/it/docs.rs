@@ -226,3 +226,28 @@ fn anchors_and_links_are_read_as_github_reads_them() {
     std::fs::write(dir.path().join("other.md"), "# x\n").unwrap();
     assert!(broken_links(&page).is_empty());
 }
+
+/// README starts fast: at most about 500 lines, with the install, the first example and the
+/// recipes in its first screenfuls (a screenful being some 40 lines); the rest of the
+/// manual belongs in docs/.
+#[test]
+fn the_readme_starts_fast() {
+    let readme = project_file("README.md");
+    let lines: Vec<&str> = readme.lines().collect();
+    assert!(lines.len() <= 520, "README has {} lines", lines.len());
+    let line_of = |heading: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(heading))
+            .unwrap_or_else(|| panic!("README has {heading:?}"))
+            + 1
+    };
+    for (heading, by) in [
+        ("## Install", 40),
+        ("## A first example", 80),
+        ("## Recipes", 120),
+    ] {
+        let at = line_of(heading);
+        assert!(at <= by, "{heading:?} at line {at}, past line {by}");
+    }
+}
