@@ -80,7 +80,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l parallel-max -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l parallel-max-host -d 'With -Z: the most transfers in flight at once to one origin (scheme, host, port), from 1 to 1000 [default: 6]' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l rate -d 'Start at most N transfers per unit of time, as curl\'s --rate: N/s, N/m, N/h, N/d, or N/5m (5 minutes; curl 8.10\'s form); N alone is per hour, as in curl' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l log-format -d 'Format of the stderr log' -r -f -a "text\t'One human-readable line per attempt'
-json\t'One JSON object per line (the schema is in README.md)'"
+json\t'One JSON object per line (the schema is in docs/output.md)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l color -d 'Colour on stderr (auto: on a terminal, honouring NO_COLOR and CLICOLOR_FORCE)' -r -f -a "auto\t'On a terminal, unless NO_COLOR is set (CLICOLOR_FORCE forces it)'
 always\t'Always'
 never\t'Never'"

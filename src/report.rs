@@ -44,7 +44,7 @@ pub enum Decision {
 pub enum LogFormat {
     /// One human-readable line per attempt.
     Text,
-    /// One JSON object per line (the schema is in README.md).
+    /// One JSON object per line (the schema is in docs/output.md).
     Json,
 }
 

@@ -1,5 +1,6 @@
-//! The man page, the shell completions, the README's help block and its exit-code table are
-//! generated from the clap definition and `exit::Outcome`, and checked in. This test regenerates them and fails on any difference;
+//! The man page, the shell completions and the README's exit-code table are generated from
+//! the clap definition and `exit::Outcome`, and checked in (`--help` itself is in the man
+//! page, not copied into the documentation). This test regenerates them and fails on any difference;
 //! `RETRY_HTTP_REGENERATE=1 cargo test --test generated` rewrites them.
 
 use clap::CommandFactory;
@@ -397,25 +398,13 @@ fn exit_table() -> String {
     t
 }
 
-/// Both generated blocks of the README in one test, so a regeneration writes the file once.
+/// The README's generated block, the exit-code table, is fresh.
 #[test]
-fn readme_help_block_and_exit_table_are_fresh() {
-    let help = retry_http::cli::target_shown(
-        &Cli::command()
-            .term_width(100)
-            .render_long_help()
-            .to_string(),
-    );
+fn readme_exit_table_is_fresh() {
     let readme_path = root().join("README.md");
     let readme = std::fs::read_to_string(&readme_path).unwrap();
     let fresh = fill_block(
         &readme,
-        "<!-- help:start -->\n```\n",
-        "```\n<!-- help:end -->",
-        &help,
-    );
-    let fresh = fill_block(
-        &fresh,
         "<!-- exits:start -->\n",
         "<!-- exits:end -->",
         &exit_table(),
@@ -433,16 +422,16 @@ fn exit_table_has_one_row_per_outcome() {
     }
 }
 
-/// Every flag README's "curl's flags at a glance" names is one the command line knows
+/// Every flag docs/curl.md's "curl's flags at a glance" names is one the command line knows
 /// (accepted, or hidden to be refused with its equivalent), so the table cannot promise a
 /// flag that is not there.
 #[test]
 fn the_curl_table_names_only_known_flags() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let start = readme
-        .find("### curl's flags at a glance")
+    let page = std::fs::read_to_string(root().join("docs/curl.md")).expect("docs/curl.md");
+    let start = page
+        .find("## curl's flags at a glance")
         .expect("the table's section");
-    let section = &readme[start..];
+    let section = &page[start..];
     let table: Vec<&str> = section
         .lines()
         .skip_while(|l| !l.starts_with("| curl flag"))

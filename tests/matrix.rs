@@ -1,7 +1,7 @@
 //! The fault matrix: the real binary against the scripted loopback server, over the product
 //! of faults × methods × outputs, each run checked against invariants that must hold
 //! whatever the combination. It finds bugs by itself: nobody writes the expected result of
-//! a combination by hand; a small oracle (`matrix/oracle.rs`) derives it from README's rules.
+//! a combination by hand; a small oracle (`matrix/oracle.rs`) derives it from the rules of docs/policy.md.
 //!
 //! The dimensions (`matrix/cases.rs`):
 //! - faults: refused (a bound port that never listens), reset before the response, reset
@@ -32,7 +32,7 @@
 //! The invariants, checked for every combination:
 //! 1. **A POST is processed at most once** (POST without a key and without
 //!    `--retry-unsafe`). Some answers prove the POST was not processed: a 307/308 (the
-//!    request is to be sent elsewhere, as is), 408, 429 and 503 (README: "the response is
+//!    request is to be sent elsewhere, as is), 408, 429 and 503 (docs/policy.md: "the response is
 //!    408, 429 or 503"); a refused connection never reaches the server. Every other answer
 //!    (a 303, a 500, a 200 whose body broke, a reset, no answer at all) may follow
 //!    processing. The rule: once the server recorded a POST with such an answer, it must
@@ -53,11 +53,11 @@
 //!    what the run did: on a loaded machine the wall time of starting a process alone can
 //!    pass the tight 800 ms deadline.)
 //! 5. **No secret** given on the command line appears on stderr (with `-v`).
-//! 6. **The exit code** is the one `oracle::expected_exit` derives from README (that
-//!    function's doc comment is the reading of README it encodes).
+//! 6. **The exit code** is the one `oracle::expected_exit` derives from docs/policy.md (that
+//!    function's doc comment is the reading of docs/policy.md it encodes).
 //! 7. **The requests as sent**: the method (GET after a 303), the body on each POST/PUT
 //!    and none on a GET, `Accept-Encoding` only with `--compressed`, no `Range` after a
-//!    gzip-encoded body (README: not resumed), the Idempotency-Key on every POST.
+//!    gzip-encoded body (docs/output.md: not resumed), the Idempotency-Key on every POST.
 //!
 //! Size: `RETRY_HTTP_MATRIX=full` runs the whole product (see `.ci/run`); otherwise a
 //! seeded sample of 60 combinations (`RETRY_HTTP_MATRIX_SEED=N` replays one; the seed is

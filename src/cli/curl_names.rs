@@ -331,7 +331,7 @@ pub fn reason(long: &str) -> &'static str {
     if long.starts_with("ssl") || long.starts_with("tls") || long.starts_with("doh-") {
         return TLS;
     }
-    "retry-http does not implement it (README's \"curl's flags at a glance\" lists what it does)"
+    "retry-http does not implement it (docs/curl.md lists what it does, flag by flag)"
 }
 
 /// What the TLS flags curl has and this tool lacks are told.

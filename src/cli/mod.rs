@@ -533,8 +533,8 @@ pub struct OutputFlags {
 
     /// After the run, print FORMAT on stdout (curl's -w).
     ///
-    /// Variables: curl's (%{http_code}, %{time_total}, %{json}, %header{NAME}...; README lists
-    /// them), \n for a newline; @FILE reads the format from FILE ('@-': stdin), whose line
+    /// Variables: curl's (%{http_code}, %{time_total}, %{json}, %header{NAME}...; docs/curl.md
+    /// lists them), \n for a newline; @FILE reads the format from FILE ('@-': stdin), whose line
     /// ends are dropped as curl drops them (write \n where a newline goes).
     #[arg(short = 'w', long, value_name = "FORMAT")]
     pub write_out: Option<String>,
@@ -594,7 +594,7 @@ pub struct LoggingFlags {
 }
 
 /// curl's retry flags, each mapped to the closest policy of this tool and never to a less
-/// safe one (`config::curl_retry` does the mapping; README has the table). Under "Policy",
+/// safe one (`config::curl_retry` does the mapping; docs/usage.md has the table). Under "Policy",
 /// in the long help only.
 #[derive(Debug, Args)]
 #[group(skip)]

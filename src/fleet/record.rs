@@ -1,7 +1,7 @@
 //! The shared state of `--state`: one record per target (scheme, host, port) holding its
 //! circuit breaker and its retry budget, so that cron jobs and CI steps that run again and
 //! again act as one careful client; the settings of both (`Limits`); the JSON form the
-//! records are kept in (see README, "`--state FILE`: one host"); and what bounds the memory:
+//! records are kept in (see docs/fleet.md, "`--state FILE`: one host"); and what bounds the memory:
 //!
 //! - a target with no event for `--state-ttl` is forgotten unless its circuit is open;
 //! - at most `MAX_TARGETS` targets are kept, and the JSON form never grows past
@@ -265,7 +265,7 @@ impl State {
         }
     }
 
-    /// Reads the JSON form (see README, "`--state FILE`: one host"); `None` when it does not match. The
+    /// Reads the JSON form (see docs/fleet.md, "`--state FILE`: one host"); `None` when it does not match. The
     /// `format` marker may be absent (files of retry-http 0.1.0); a target without `seen`
     /// (the same files) counts as seen `now`.
     pub fn from_json(text: &str, now: Millis) -> Option<State> {

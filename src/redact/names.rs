@@ -4,7 +4,7 @@
 
 /// Words that mark a header or query parameter name as holding a secret (case-insensitive).
 /// (`signature` holds `sig`, `password`, `passwd` hold `pass`, `sessionid` holds `session`,
-/// `apikey`, `api_key` hold `key`, `access_token` holds `token`: the README lists these
+/// `apikey`, `api_key` hold `key`, `access_token` holds `token`: docs/output.md lists these
 /// words exactly.)
 const SECRET_WORDS: [&str; 11] = [
     "token",

@@ -147,7 +147,7 @@ fn the_deadline_summary_counts_what_ended_and_what_was_under_way() {
 }
 
 /// An origin's first answer is its head: once it is in, the other transfers to that origin
-/// may go (README: "Until an origin's first answer arrives, one request is in flight to
+/// may go (docs/batch.md: "Until an origin's first answer arrives, one request is in flight to
 /// it"). Two slow downloads from one origin under `-Z` must overlap, not run one after the
 /// other because the first one's body is still coming.
 #[test]
@@ -173,7 +173,7 @@ fn a_slow_first_body_does_not_serialise_its_origin() {
     );
 }
 
-/// A transfer whose deadline an origin's hold would pass ends with exit 5 (README, "Rate
+/// A transfer whose deadline an origin's hold would pass ends with exit 5 (docs/batch.md, "Rate
 /// limits and pacing"), the same when the hold was set by an earlier transfer of a serial
 /// run as under `-Z`.
 #[test]
@@ -206,7 +206,7 @@ fn a_hold_past_the_deadline_ends_a_transfer_with_5_with_and_without_z() {
     }
 }
 
-/// The exit status follows the same rule with and without `-Z` (README, Exit codes): a
+/// The exit status follows the same rule with and without `-Z` (docs/batch.md, "The exit status"): a
 /// first transfer whose answer says the quota is spent for 120 s holds its origin, and the
 /// second transfer, whose 5 s deadline the hold passes, ends the batch with the same code
 /// either way.

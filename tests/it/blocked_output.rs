@@ -3,7 +3,7 @@
 //! Before, the run stood its watchdog down before writing its summary, so `-s --deadline 2s`
 //! against 503s with stderr full was still running long after.
 //!
-//! The rule the exit codes follow (README, "Retry policy", Deadline): a write still blocked
+//! The rule the exit codes follow (docs/policy.md, "Retry policy", Deadline): a write still blocked
 //! at the deadline ends the run with exit 5 if the outcome was not settled yet (a log line
 //! of an attempt, the body, `-w`, `--explain`'s policy); once the outcome is settled, only
 //! the summary remains, and a summary still blocked at the deadline ends the run with that

@@ -3,7 +3,7 @@
 //! ends quietly: no panic, no death by SIGPIPE, no error line about the write, and the exit
 //! code the run earned.
 //!
-//! Why the run's own code and not 1 (local failure): README says "A broken pipe on stdout
+//! Why the run's own code and not 1 (local failure): docs/output.md says "A broken pipe on stdout
 //! (`retry-http URL | head -1`) ends quietly, with the exit code the request earned", and
 //! every writer in the code treats a broken pipe as "nothing more to say to the reader". A
 //! reader that leaves has chosen to stop reading; what happened to the request is still

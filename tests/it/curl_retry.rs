@@ -1,5 +1,5 @@
 //! curl's retry flags (`--retry`, `--retry-delay`, `--retry-max-time`, `--retry-connrefused`,
-//! `--retry-all-errors`) run, on the command line and in `-K` files, as the policy README's
+//! `--retry-all-errors`) run, on the command line and in `-K` files, as the policy docs/usage.md's
 //! table maps them to: a run with curl's flags does what the run with the mapped flags does
 //! (exit code, requests, body), never replays what the mapped run would not, says the
 //! mapping once, and bad values are usage errors that send nothing.

@@ -1,5 +1,5 @@
 //! `--explain`: the policy printed as a table (the waits, the deadline, the replay rule),
-//! for the README's example policies, without sending a request.
+//! for the example policies of docs/policy.md, without sending a request.
 
 use crate::common::*;
 

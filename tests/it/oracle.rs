@@ -7,7 +7,7 @@
 //! and "curl's flags at a glance").
 //!
 //! Every difference found is either a case's failure or a row of [`DIFFERENCES`], the one
-//! list of deliberate differences (README's "Deliberate differences from curl" holds the
+//! list of deliberate differences (docs/curl.md's "Deliberate differences from curl" holds the
 //! same list). A case that meets a listed difference names its row, and the test checks the
 //! difference is still there, so the list cannot go stale.
 //!
@@ -22,7 +22,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
 /// The deliberate differences from curl 7.88 this test records: a key a case names, what
-/// differs, and why. README's "Deliberate differences from curl" lists the same.
+/// differs, and why. docs/curl.md's "Deliberate differences from curl" lists the same.
 const DIFFERENCES: &[(&str, &str, &str)] = &[
     (
         "header-case",
@@ -149,10 +149,10 @@ fn map_curl_exit(curl: i32, status: Option<u16>) -> i32 {
         2 | 3 | 26 => 2,
         // A refused or failed connection: retryable, and the attempts ran out.
         7 => 4,
-        // Too many redirects: a failure that is not retried (README: "too many redirects
+        // Too many redirects: a failure that is not retried (docs/policy.md: "too many redirects
         // ... never retried"), 6.
         47 => 6,
-        // A protocol not allowed (--proto-redir): a failure not retried (README's table:
+        // A protocol not allowed (--proto-redir): a failure not retried (docs/curl.md's table:
         // "exit 6 where curl exits 1").
         1 => 6,
         // The output cannot be written.
@@ -825,18 +825,18 @@ fn curl_and_retry_http_agree_on_the_same_command_lines() {
 }
 
 #[test]
-fn every_listed_difference_is_in_readme() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
-        .expect("README.md");
-    let section = readme
-        .split("### Deliberate differences from curl")
+fn every_listed_difference_is_in_the_manual() {
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/curl.md"))
+        .expect("docs/curl.md");
+    let section = page
+        .split("\n## Deliberate differences from curl")
         .nth(1)
-        .expect("README has a \"Deliberate differences from curl\" section");
+        .expect("docs/curl.md has a \"Deliberate differences from curl\" section");
     let section = section.split("\n#").next().unwrap_or(section);
     for (key, what, _) in DIFFERENCES {
         assert!(
             section.contains(&format!("`{key}`")),
-            "README's list lacks `{key}` ({what})"
+            "docs/curl.md's list lacks `{key}` ({what})"
         );
     }
 }

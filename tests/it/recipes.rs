@@ -1,8 +1,8 @@
-//! README's recipes run as written: each code block of the "Recipes" section and the fleet's
-//! "Recipe:" block is read from README.md and given to `sh -c`, with the binary cargo built
-//! first on PATH, against loopback servers standing in for the hosts it names. Each run's
-//! documented outcome is checked: the exit code, what reached the server, the file written,
-//! what stderr says.
+//! README's recipes run as written: each "###" recipe of the "Recipes" section is read from
+//! README.md, and its command is given to `sh -c` (a container probe's exec array is run
+//! as it is, without a shell), with the binary cargo built first on PATH, against loopback
+//! servers standing in for the hosts it names. Each run's documented outcome is checked:
+//! the exit code, what reached the server, the files written, what stderr says.
 //!
 //! What a test changes in the text, and nothing else (the mapping, applied by [`stand_in`]):
 //! - every `http://` or `https://` URL's scheme and authority become
@@ -13,7 +13,7 @@
 //! - a cron line loses its schedule (five fields) and, in an `/etc/cron.d` file, its user
 //!   field, and `\%` becomes `%` (cron's own rule); the environment line of the cron file,
 //!   shown in a comment, is set in the environment;
-//! - a docker-compose `healthcheck` runs the string of its `CMD-SHELL` test;
+//! - a container probe's `/retry-http` is the binary cargo built;
 //! - a `--splay` is cut to `--splay 300ms` (its wait is real time);
 //! - `logger` is a stand-in on PATH that writes its arguments to a file.
 
@@ -47,25 +47,29 @@ fn code_blocks(text: &str) -> Vec<(String, String)> {
     blocks
 }
 
-/// The recipes: the blocks of "## Recipes" (up to its first subsection), then the block
-/// after each "**Recipe:" paragraph elsewhere.
-fn recipes() -> Vec<String> {
+/// The recipes: each "###" subsection of "## Recipes", as its fenced code blocks.
+fn recipes() -> Vec<Vec<(String, String)>> {
     let text = readme();
-    let section: String = text
+    let section: Vec<&str> = text
         .lines()
         .skip_while(|l| *l != "## Recipes")
         .skip(1)
-        .take_while(|l| !l.starts_with("## ") && !l.starts_with("### "))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut out: Vec<String> = code_blocks(&section).into_iter().map(|(_, b)| b).collect();
-    for (at, _) in text.match_indices("\n**Recipe:") {
-        let after = &text[at..];
-        let (_, block) = code_blocks(after)
-            .into_iter()
-            .next()
-            .expect("a block after a Recipe: paragraph");
-        out.push(block);
+        .take_while(|l| !l.starts_with("## "))
+        .collect();
+    let mut out = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in section {
+        if line.starts_with("### ") {
+            if let Some(lines) = current.take() {
+                out.push(code_blocks(&lines.join("\n")));
+            }
+            current = Some(Vec::new());
+        } else if let Some(lines) = current.as_mut() {
+            lines.push(line);
+        }
+    }
+    if let Some(lines) = current {
+        out.push(code_blocks(&lines.join("\n")));
     }
     out
 }
@@ -89,12 +93,6 @@ fn command_of(recipe: &str) -> (String, Vec<(String, String)>) {
         lines.push(line);
     }
     let text = lines.join("\n");
-    if let Some(at) = text.find("\"CMD-SHELL\"") {
-        let array = &text[text[..at].rfind('[').expect("test: [")..];
-        let array = &array[..=array.find(']').expect("test: [...]")];
-        let test: Vec<String> = serde_json::from_str(array).expect("a JSON array");
-        return (test[1].clone(), env);
-    }
     let cron = text.starts_with("* ") || text.starts_with("*/") || text.starts_with("0 ");
     if !cron {
         return (text, env);
@@ -220,14 +218,21 @@ fn run_recipe(
     Ran { out, took, logged }
 }
 
-/// The recipe whose text contains `marker` (each is told apart by a word of its own).
-fn recipe(marker: &str) -> String {
-    let found: Vec<String> = recipes()
+/// The code blocks of the recipe whose text contains `marker` (each is told apart by a
+/// word of its own).
+fn recipe_blocks(marker: &str) -> Vec<(String, String)> {
+    let found: Vec<Vec<(String, String)>> = recipes()
         .into_iter()
-        .filter(|r| r.contains(marker))
+        .filter(|r| r.iter().any(|(_, b)| b.contains(marker)))
         .collect();
     assert_eq!(found.len(), 1, "one recipe with {marker:?}: {found:?}");
     found[0].clone()
+}
+
+/// The command of the recipe whose text contains `marker`: its first code block.
+fn recipe(marker: &str) -> String {
+    let blocks = recipe_blocks(marker);
+    blocks.first().expect("a recipe has a code block").1.clone()
 }
 
 fn ok(status: u16, body: &str) -> Step {
@@ -248,38 +253,40 @@ fn show(r: &Ran) -> String {
 /// Every recipe is one the tests below run: a new recipe in README needs its test here.
 #[test]
 fn every_recipe_is_run_by_a_test() {
-    const MARKERS: [&str; 7] = [
+    const MARKERS: [&str; 10] = [
         "api.example.test/jobs",
+        "report.csv",
         "localhost:8080/healthz",
+        "HEALTHCHECK",
+        "redis.internal",
+        "install.sh",
+        "urls.txt",
         "X-App-Version",
         "_cluster/health",
-        "CMD-SHELL",
-        "report.csv",
-        "redis.internal",
+        "data.etag",
     ];
     let all = recipes();
     assert_eq!(all.len(), MARKERS.len(), "README's recipes: {all:#?}");
     for r in &all {
-        let n = MARKERS.iter().filter(|m| r.contains(*m)).count();
-        assert_eq!(n, 1, "a recipe no test (or two) runs:\n{r}");
+        assert!(!r.is_empty(), "a recipe without a code block");
+        let text: Vec<&str> = r.iter().map(|(_, b)| b.as_str()).collect();
+        let text = text.join("\n");
+        let n = MARKERS.iter().filter(|m| text.contains(*m)).count();
+        assert_eq!(n, 1, "a recipe no test (or two) runs:\n{text}");
     }
 }
 
-/// The cron job: a 503 is retried under the idempotency key (the same key twice, the body
-/// from the file, the Content-Type given), exit 0 and nothing logged; a 400 is not retried
-/// and `logger` gets "job submit failed: 3".
+/// The cron job: a 503 is retried under the key `auto` made (the same key twice, the body
+/// from the file, the Content-Type given), exit 0, nothing logged and the state file
+/// written; a 400 is not retried and `logger` gets "job submit failed: 3".
 #[test]
 fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     let r = recipe("api.example.test/jobs");
     let root = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(root.path().join("etc/jobs")).unwrap();
-    let job = br#"{"job":"nightly"}"#;
-    std::fs::write(root.path().join("etc/jobs/nightly.json"), job).unwrap();
-    let today = std::process::Command::new("date")
-        .arg("+%F")
-        .output()
-        .unwrap();
-    let key = format!("nightly-{}", String::from_utf8_lossy(&today.stdout).trim());
+    std::fs::create_dir_all(root.path().join("var/lib/retry-http")).unwrap();
+    let job = br#"{"job":"export"}"#;
+    std::fs::write(root.path().join("etc/jobs/export.json"), job).unwrap();
 
     let server = Server::start(vec![ok(503, "busy"), ok(201, "accepted")]).unwrap();
     let ran = run_recipe(&r, &server, None, root.path(), &[]);
@@ -288,12 +295,24 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     assert_eq!(stderr(&ran.out), "", "-s: {}", show(&ran));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{}", show(&ran));
+    let key = reqs[0].header("idempotency-key").unwrap_or_default();
+    assert_eq!(key.len(), 36, "a random UUID: {key:?}");
     for q in &reqs {
         assert_eq!((q.method.as_str(), q.target.as_str()), ("POST", "/jobs"));
-        assert_eq!(q.header("idempotency-key"), Some(key.as_str()));
+        assert_eq!(
+            q.header("idempotency-key"),
+            Some(key),
+            "the same key on a retry"
+        );
         assert_eq!(q.header("content-type"), Some("application/json"));
         assert_eq!(q.body, job);
     }
+    let state = root.path().join("var/lib/retry-http/jobs.state");
+    let written = std::fs::read_to_string(&state).unwrap_or_default();
+    assert!(
+        written.contains("retry-http-state"),
+        "the state file: {written:?}"
+    );
 
     let refused = Server::start(vec![ok(400, "bad job")]).unwrap();
     let ran = run_recipe(&r, &refused, None, root.path(), &[]);
@@ -358,32 +377,6 @@ fn the_cluster_wait_ends_on_green() {
     assert_eq!(
         reqs[0].target,
         "/_cluster/health?wait_for_status=green&timeout=10s"
-    );
-}
-
-/// The compose healthcheck: ready is 0; never ready is 1 (not retry-http's own code), in
-/// about its 5 s deadline.
-#[test]
-fn the_healthcheck_maps_every_failure_to_1() {
-    let r = recipe("CMD-SHELL");
-    let root = tempfile::tempdir().unwrap();
-    let ready = Server::start(vec![
-        ok(200, r#"{"ready":false}"#),
-        ok(200, r#"{"ready":true}"#),
-    ])
-    .unwrap();
-    let ran = run_recipe(&r, &ready, None, root.path(), &[]);
-    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
-    assert_eq!(ready.requests().len(), 2);
-
-    let never = Server::start(vec![ok(200, r#"{"ready":false}"#)]).unwrap();
-    let ran = run_recipe(&r, &never, None, root.path(), &[]);
-    assert_eq!(ran.out.status.code(), Some(1), "{}", show(&ran));
-    // The deadline is 5 s; a loaded machine may add to the end, never remove from it.
-    assert!(
-        ran.took >= Duration::from_secs(4) && ran.took < Duration::from_secs(30),
-        "{}",
-        show(&ran)
     );
 }
 
@@ -501,4 +494,179 @@ fn held_for(explain: &str) -> Option<Duration> {
         None => return None,
     };
     Some(Duration::from_secs(minutes * 60) + Duration::from_secs_f64(seconds))
+}
+
+/// The JSON array that follows `key` in `text` (an exec-form command, written on one line).
+fn exec_array(text: &str, key: &str) -> Vec<String> {
+    let at = text
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} in {text}"))
+        + key.len();
+    let rest = text[at..].trim_start();
+    let array = &rest[..=rest.find(']').expect("the array's end")];
+    serde_json::from_str(array).unwrap_or_else(|e| panic!("{array}: {e}"))
+}
+
+/// The container probe: a `--health-exit` run, the binary for `/retry-http` and the
+/// scripted server (or a closed port) for the URL, run without a shell.
+fn probe(argv: &[String], url: &str, extra: &[&str]) -> (Output, Duration) {
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a loopback URL");
+    let root = tempfile::tempdir().unwrap();
+    assert_eq!(argv[0], "/retry-http", "the binary of the image");
+    let mut cmd = std_command();
+    let (url_arg, flags) = argv[1..].split_last().expect("a URL last");
+    cmd.args(flags).args(extra);
+    cmd.arg(stand_in(url_arg, port, None, root.path()));
+    let t = Instant::now();
+    let out = cmd.output().expect("the probe runs");
+    (out, t.elapsed())
+}
+
+/// The container health check: the Dockerfile's exec-form HEALTHCHECK, the Compose test
+/// and the Kubernetes exec probe run the same command; run as it is (no shell), it exits 0
+/// when the service answers, and 1 (Docker's "unhealthy", never 2) on a 503, a refused
+/// connection and a usage error, where the same run without `--health-exit` gives 4, 4
+/// and 2.
+#[test]
+fn the_container_probe_is_healthy_or_1() {
+    let blocks = recipe_blocks("HEALTHCHECK");
+    let block = |word: &str| -> String {
+        let found: Vec<&(String, String)> =
+            blocks.iter().filter(|(_, b)| b.contains(word)).collect();
+        assert_eq!(found.len(), 1, "one block with {word:?}: {blocks:?}");
+        found[0].1.clone()
+    };
+    let dockerfile = block("HEALTHCHECK");
+    assert!(dockerfile.starts_with("FROM scratch\n"), "{dockerfile}");
+    let docker = exec_array(&dockerfile, "CMD");
+    let compose = exec_array(&block("healthcheck:"), "test:");
+    let k8s = exec_array(&block("exec:"), "command:");
+    assert_eq!(compose[0], "CMD", "Compose's exec form");
+    assert_eq!(
+        compose[1..],
+        docker[..],
+        "Compose runs the Dockerfile's probe"
+    );
+    assert_eq!(k8s, docker, "Kubernetes runs the Dockerfile's probe");
+    assert!(docker.iter().any(|a| a == "--health-exit"), "{docker:?}");
+    let without: Vec<String> = docker
+        .iter()
+        .filter(|a| *a != "--health-exit")
+        .cloned()
+        .collect();
+
+    let healthy = Server::start(vec![ok(200, "ok")]).unwrap();
+    let (out, _) = probe(&docker, &healthy.url("/"), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(healthy.requests()[0].target, "/health");
+
+    let sick = Server::start(vec![ok(503, "down")]).unwrap();
+    let (out, took) = probe(&docker, &sick.url("/"), &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(sick.requests().len(), 3, "the probe's three attempts");
+    // The probe's deadline is 4 s, inside Docker's 5 s timeout; a loaded machine may add.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let (out, _) = probe(&without, &sick.url("/"), &[]);
+    assert_eq!(code(&out), 4, "without the flag: {}", stderr(&out));
+
+    let refused = closed_port_url();
+    let (out, _) = probe(&docker, &refused, &[]);
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    let (out, _) = probe(&without, &refused, &[]);
+    assert_eq!(code(&out), 4, "without the flag: {}", stderr(&out));
+
+    let (out, _) = probe(&docker, &healthy.url("/"), &["--attempts", "0"]);
+    assert_eq!(code(&out), 1, "a usage error: {}", stderr(&out));
+    let (out, _) = probe(&without, &healthy.url("/"), &["--attempts", "0"]);
+    assert_eq!(code(&out), 2, "without the flag: {}", stderr(&out));
+}
+
+/// The curl line: a 503 is retried (curl's --retry as this tool's policy), the whole
+/// script lands in install.sh and `sh` runs it; a 404 is not retried, and neither a file
+/// nor `sh` runs.
+#[test]
+fn the_curl_line_runs_the_whole_script_or_nothing() {
+    let r = recipe("install.sh");
+    let root = tempfile::tempdir().unwrap();
+    let script = "echo installed\n";
+    let server = Server::start(vec![ok(503, "busy"), ok(200, script)]).unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(String::from_utf8_lossy(&ran.out.stdout), "installed\n");
+    assert_eq!(stderr(&ran.out), "", "-s: {}", show(&ran));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", show(&ran));
+    let gap = gaps(&reqs)[0];
+    assert!(gap >= Duration::from_secs(1), "--retry-delay 1: {gap:?}");
+    let written = std::fs::read_to_string(root.path().join("install.sh")).unwrap();
+    assert_eq!(written, script);
+
+    let gone = tempfile::tempdir().unwrap();
+    let missing = Server::start(vec![ok(404, "echo wrong")]).unwrap();
+    let ran = run_recipe(&r, &missing, None, gone.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(3), "{}", show(&ran));
+    assert_eq!(missing.requests().len(), 1, "a 404 is not retried");
+    assert!(ran.out.stdout.is_empty(), "{}", show(&ran));
+    assert!(!gone.path().join("install.sh").exists());
+}
+
+/// The batch: three URLs from urls.txt, one answered 503 first, each saved under its
+/// remote name in the output folder (made by the run); exit 0.
+#[test]
+fn the_batch_saves_every_url() {
+    let r = recipe("urls.txt");
+    let root = tempfile::tempdir().unwrap();
+    let body = "<feed/>\n";
+    let server = Server::start(vec![ok(503, "busy"), ok(200, body)]).unwrap();
+    let list: Vec<String> = ["a.xml", "b.xml", "c.xml"]
+        .iter()
+        .map(|n| server.url(&format!("/feeds/{n}")))
+        .collect();
+    let urls = format!("# the feeds\n{}\n\n", list.join("\n"));
+    std::fs::write(root.path().join("urls.txt"), urls).unwrap();
+    let ran = run_recipe(&r, &server, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(server.requests().len(), 4, "{}", show(&ran));
+    for name in ["a.xml", "b.xml", "c.xml"] {
+        let path = root.path().join("var/cache/feeds").join(name);
+        let saved = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(saved, body, "{}: {}", path.display(), show(&ran));
+    }
+}
+
+/// The fetch that downloads only what changed: the first run saves the file and its ETag;
+/// the next sends the ETag, and its 304 leaves both as they were (exit 0).
+#[test]
+fn the_etag_fetch_downloads_only_what_changed() {
+    let r = recipe("data.etag");
+    let root = tempfile::tempdir().unwrap();
+    let body = "day,count\n2026-12-01,42\n";
+    let first = Server::start(vec![Step::Respond {
+        status: 200,
+        headers: vec![("ETag".into(), "\"v1\"".into())],
+        body: body.as_bytes().to_vec(),
+    }])
+    .unwrap();
+    let ran = run_recipe(&r, &first, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(first.requests()[0].header("if-none-match"), None);
+    let data = root.path().join("data.csv");
+    let etag = root.path().join("data.etag");
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), body);
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
+
+    let unchanged = Server::start(vec![Step::with_header(304, "ETag", "\"v1\"")]).unwrap();
+    let ran = run_recipe(&r, &unchanged, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(
+        unchanged.requests()[0].header("if-none-match"),
+        Some("\"v1\"")
+    );
+    assert_eq!(std::fs::read_to_string(&data).unwrap(), body);
+    assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
 }

@@ -1,6 +1,6 @@
 //! `retry-http simulate`: the study's findings, the JSON shape, the plot, a search whose
 //! answer pastes into the real client, and bounds (huge durations finish, a fleet too big to
-//! simulate is a usage error), and the cron model as README shows it.
+//! simulate is a usage error), and the cron model as docs/simulate.md shows it.
 
 use crate::common::*;
 use std::time::Duration;
@@ -227,16 +227,16 @@ fn the_outage_chart_shades_the_outage_and_keeps_the_capacity_line_visible() {
     }
 }
 
-/// README's simulation of the fleet recipe runs as written and prints what README shows:
+/// docs/simulate.md's simulation of the fleet recipe runs as written and prints what it shows:
 /// the shared strategies are the outage model's, with `--state`'s flags.
 #[test]
-fn the_fleet_recipe_simulates_as_readme_shows() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme
+fn the_fleet_recipe_simulates_as_the_manual_shows() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/simulate.md")).unwrap();
+    let start = page
         .find("$ retry-http simulate --clients 300")
-        .expect("README simulates the fleet recipe");
-    let block = &readme[start..start + readme[start..].find("```").unwrap()];
+        .expect("docs/simulate.md simulates the fleet recipe");
+    let block = &page[start..start + page[start..].find("```").unwrap()];
     let mut lines = block.lines();
     let mut command = String::new();
     for line in lines.by_ref() {
@@ -263,15 +263,15 @@ fn the_fleet_recipe_simulates_as_readme_shows() {
     );
 }
 
-/// README's two runs of the cron model print what README shows, each block a command
+/// docs/simulate.md's two runs of the cron model print what it shows, each block a command
 /// followed by its output up to a blank line.
 #[test]
-fn the_cron_model_prints_what_readme_shows() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_cron_model_prints_what_the_manual_shows() {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/simulate.md")).unwrap();
     let mut shown = 0;
-    for (at, _) in readme.match_indices("$ retry-http simulate --model cron") {
-        let block = &readme[at..at + readme[at..].find("\n\n").unwrap()];
+    for (at, _) in page.match_indices("$ retry-http simulate --model cron") {
+        let block = &page[at..at + page[at..].find("\n\n").unwrap()];
         let block = block.split("\n```").next().unwrap();
         let mut lines = block.lines();
         let command = lines.next().unwrap();
@@ -285,6 +285,6 @@ fn the_cron_model_prints_what_readme_shows() {
     }
     assert_eq!(
         shown, 2,
-        "README shows the cron model without and with a splay"
+        "docs/simulate.md shows the cron model without and with a splay"
     );
 }

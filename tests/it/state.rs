@@ -854,7 +854,7 @@ fn snapshot(path: &std::path::Path) -> (std::fs::FileType, Vec<String>) {
 /// elsewhere, a folder, a socket, a character device}: no run hangs on what lies there. At
 /// the lock's path each is refused as a foreign state file is: one warning, the request
 /// sent, nothing created or changed, and under `--state-on-error closed` exit 7 with
-/// nothing sent. At the state file's path a link is followed (README: a link to an empty
+/// nothing sent. At the state file's path a link is followed (docs/fleet.md: a link to an empty
 /// file, or to none yet, becomes the state), and the rest are refused the same way.
 #[test]
 fn special_files_at_the_state_and_lock_paths_never_hang() {

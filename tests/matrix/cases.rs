@@ -490,7 +490,7 @@ pub fn script(c: &Case, closed_port: u16) -> Vec<Step> {
     s
 }
 
-/// Whether a response of this step proves the request was not processed (README: 307/308
+/// Whether a response of this step proves the request was not processed (docs/policy.md: 307/308
 /// send it elsewhere; 408, 429 and 503 say it was not handled).
 pub fn proves_unprocessed(step: &Step) -> bool {
     matches!(step, Step::Respond { status, .. } if matches!(status, 307 | 308 | 408 | 429 | 503))

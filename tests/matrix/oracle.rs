@@ -1,9 +1,9 @@
-//! The oracle: the exit code README's rules give a combination, and the replay rule for
+//! The oracle: the exit code the rules of docs/policy.md give a combination, and the replay rule for
 //! non-idempotent requests. Pure functions of the case (and of what the server recorded).
 
 use super::cases::{Case, Fault, Method, Mode, Out, Wrap};
 
-/// How a fault ends an attempt, as README's rules see it.
+/// How a fault ends an attempt, as the rules of docs/policy.md see it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     /// A 200 at once: nothing to retry.
@@ -53,16 +53,16 @@ pub fn resumed(c: &Case) -> Option<bool> {
     }
 }
 
-/// The expected exit codes (one, or two where README leaves a choice) and the rule that
+/// The expected exit codes (one, or two where docs/policy.md leaves a choice) and the rule that
 /// gives them. `streamed`: whether bytes reached stdout (asked only of a chunk size that is
 /// not hexadecimal under `-N`, see rule 4).
 ///
-/// In README's order of precedence:
+/// In the order of precedence of docs/policy.md:
 /// 1. A 200 at once (the gzip body): 0.
 /// 2. The tight deadline (800 ms, no --timeout, a 5 s stall timeout, Retry-After not
 ///    clamped): a hang or a stall is cut by the deadline: 5 ("an attempt whose time was cut
 ///    to the deadline and ran out counts as the deadline passing (5), even for a POST");
-///    under -N a stall after streamed bytes may read as 5 or 6 (README's precedence puts
+///    under -N a stall after streamed bytes may read as 5 or 6 (docs/policy.md's precedence puts
 ///    "not retried (6)" first, its sentence on cut attempts says 5: both accepted). A
 ///    Retry-After: 1 is a wait whose floor ends past the deadline: 5 at once, unless the
 ///    status is not retried at all (a 500 to a POST without a key: 3).
@@ -75,7 +75,7 @@ pub fn resumed(c: &Case) -> Option<bool> {
 ///    sends at least 16 body bytes, apart from what breaks it, before it breaks (a gzip body
 ///    cut at half of 8 KB decodes to several KB), so bytes reach stdout. The exception is
 ///    the chunk size that is not hexadecimal: a decoder that reads ahead may refuse the
-///    body before handing out its first chunk, and then nothing reached stdout and README's
+///    body before handing out its first chunk, and then nothing reached stdout and docs/policy.md's
 ///    condition does not hold; so there, and only there, the rule depends on `streamed`.
 /// 5. The method of the request the fault answered: after a 303 it is the GET that
 ///    followed (idempotent, so retried from that hop: the POST is never re-sent); after a 307
@@ -88,8 +88,8 @@ pub fn resumed(c: &Case) -> Option<bool> {
 ///    run here ends far inside its deadline (six attempts of at most 200 ms of stall, waits
 ///    of at most 100 ms).
 ///
-/// Readings where README could be read two ways:
-/// - A chunk size that is not hexadecimal: README says a broken chunked encoding is "a
+/// Readings where docs/policy.md could be read two ways:
+/// - A chunk size that is not hexadecimal: docs/output.md says a broken chunked encoding is "a
 ///   failed attempt (retried like a reset)", and elsewhere that a protocol error is never
 ///   retried. The specific sentence about chunked encoding wins: retried like a reset.
 /// - A stall before any byte (the hang) is a timeout after sending: ambiguous for a POST.

@@ -542,7 +542,7 @@ fn check_secrets(ran: &Ran, f: &mut Findings) {
     }
 }
 
-/// Invariant 6: the exit code the oracle derives from README.
+/// Invariant 6: the exit code the oracle derives from docs/policy.md.
 fn check_exit(ran: &Ran, f: &mut Findings) {
     let (codes, why) = oracle::expected_exit(ran.c, !ran.stdout.is_empty());
     if !ran.code.is_some_and(|code| codes.contains(&code)) {
@@ -596,7 +596,7 @@ fn check_request(c: &Case, r: &Recorded, f: &mut Findings) {
         f.bad(
             7,
             format!(
-                "{} {} asked Range: {range} of a gzip-encoded body (README: not resumed)",
+                "{} {} asked Range: {range} of a gzip-encoded body (docs/output.md: not resumed)",
                 r.method, r.target
             ),
         );

@@ -4,7 +4,7 @@
 -- src/fleet/redis/tests.rs feeds both the same events and compares them).
 --
 -- KEYS[1]  the target's key; its value is the record as JSON:
---          {"format":"retry-http-state","rev":N,"target":{...}} (README, "--state redis://")
+--          {"format":"retry-http-state","rev":N,"target":{...}} (docs/fleet.md, "--state redis://")
 -- ARGV[1]  the operation: admit, ask, send or record
 -- ARGV[2]  "now" in ms since the epoch, or "" for the server's TIME
 -- ARGV[3]  the longest value read as a record, in bytes
