@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 #[path = "../support/redis_cluster.rs"]
-mod redis_cluster;
+pub(crate) mod redis_cluster;
 use redis_cluster::RedisCluster;
 
 /// The store timeout of the failover test.
