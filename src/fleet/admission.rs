@@ -267,12 +267,8 @@ impl<'a> Shared<'a> {
             Err(e) => return unusable(settings, reporter, &e.to_string(), job.is_some()),
         };
         let (admission, hold, view, now) = first;
-        if let Some(k) = kept.as_ref().and_then(|k| k.dropped) {
-            reporter.warn(&format!(
-                "{key} keeps at most {} Idempotency-Keys of jobs whose outcome is unknown: the oldest, made {} ago, was dropped (a re-run of its job will send a new key)",
-                crate::fleet::job::MAX_JOBS,
-                fmt_duration(Duration::from_millis(now.saturating_sub(k)))
-            ));
+        if let Some(made) = kept.as_ref().and_then(|k| k.dropped) {
+            warn_dropped(reporter, &key, made, now);
         }
         if !settings.location.is_memory() {
             // A batch's own store is no `--state`: `%{state}` stays "none".
@@ -679,6 +675,16 @@ fn unusable<'a>(
             "nothing sent: {noun} {name} cannot be used ({why}) and --state-on-error is closed"
         )),
     }
+}
+
+/// Says that the record of `key` dropped the key of another job still pending, made at
+/// `made` (`now`: the store's time), to make room for this run's.
+fn warn_dropped(reporter: &Reporter, key: &str, made: Millis, now: Millis) {
+    reporter.warn(&format!(
+        "{key} keeps at most {} Idempotency-Keys of jobs whose outcome is unknown: the oldest, made {} ago, was dropped (a re-run of its job will send a new key)",
+        crate::fleet::job::MAX_JOBS,
+        fmt_duration(Duration::from_millis(now.saturating_sub(made)))
+    ));
 }
 
 /// A number for this run's probe lease, unlikely to be any other run's (53 bits, so that

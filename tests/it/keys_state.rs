@@ -65,7 +65,10 @@ fn a_job_keeps_its_key_until_its_answer_is_final(state: &str, record: &dyn Fn(&s
     assert!(![0, 2].contains(&code(&first)), "{}", stderr(&first));
     let k1 = key_of(&first);
     let new = stderr(&first);
-    assert!(new.contains(&format!("Idempotency-Key: {k1} (new, kept")), "{new}");
+    assert!(
+        new.contains(&format!("Idempotency-Key: {k1} (new, kept")),
+        "{new}"
+    );
     let jobs = record(&s.url(""))["jobs"].clone();
     assert_eq!(jobs.as_array().map(Vec::len), Some(1), "kept: {jobs}");
     assert_eq!(jobs[0][1], k1.as_str(), "{jobs}");
@@ -187,7 +190,9 @@ fn the_store_holds_a_digest_and_explain_shows_the_key() {
     assert_eq!(digest.as_str().map(str::len), Some(64), "{text}");
     let shown = explain();
     assert!(
-        shown.contains(&format!("Idempotency-Key of this job: {key} pending, made ")),
+        shown.contains(&format!(
+            "Idempotency-Key of this job: {key} pending, made "
+        )),
         "{shown}"
     );
     assert_eq!(code(&post(&b.state(), &url, body, &[])), 0);
@@ -226,7 +231,11 @@ fn a_given_key_is_left_alone_and_the_json_log_names_the_key() {
     assert_eq!(said.len(), 1, "{}", stderr(&again));
     assert_eq!(said[0]["key"], key_of(&first).as_str());
     assert_eq!(said[0]["kept"], "reused");
-    assert!(said[0]["age_ms"].is_u64() && said[0]["made_ms"].is_u64(), "{}", said[0]);
+    assert!(
+        said[0]["age_ms"].is_u64() && said[0]["made_ms"].is_u64(),
+        "{}",
+        said[0]
+    );
     let summary = json_lines(&again, "summary");
     assert_eq!(summary.len(), 1, "{}", stderr(&again));
     assert!(

@@ -365,9 +365,20 @@ fn a_run_on_a_cluster_costs_what_it_costs_on_one_server_once_the_owner_is_known(
     assert_eq!(trips(&state, cache.path()), one, "the owner is known");
     // A job whose key the state keeps (taken at the admission, retired at the end) costs
     // nothing more.
-    let job = ["--state-timeout", "20s", "--idempotency-key", "auto", "-d", "job"];
+    let job = [
+        "--state-timeout",
+        "20s",
+        "--idempotency-key",
+        "auto",
+        "-d",
+        "job",
+    ];
     let with_job = [&job[..], &["--state", &state, &url]].concat();
-    assert_eq!(store_round_trips(cache.path(), &ports, &with_job), one, "a job");
+    assert_eq!(
+        store_round_trips(cache.path(), &ports, &with_job),
+        one,
+        "a job"
+    );
     let unwritable = cache.path().join("a-file");
     std::fs::write(&unwritable, "").expect("a file");
     assert_eq!(

@@ -1349,18 +1349,45 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
         ("\"budget\":[]", "\"budget\":[{}]"),
         ("\"budget\":[]", "\"budget\":[],\"seen\":1e3"),
         ("\"budget\":[]", "\"budget\":[],\"hold_until\":{}"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k-1\",5]]"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k-1\",5]]",
+        ),
         ("\"budget\":[]", "\"budget\":[],\"jobs\":[]"),
         ("\"budget\":[]", "\"budget\":[],\"jobs\":{}"),
         ("\"budget\":[]", "\"budget\":[],\"jobs\":null"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k 1\",5]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\",5]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB\",\"k\",5]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",5.0]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",-5]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\\u006b\",5]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\"]]"),
-        ("\"budget\":[]", "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",7,5]]"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k 1\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB\",\"k\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",5.0]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",-5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\\u006b\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\"]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",7,5]]",
+        ),
     ] {
         texts.push(good.replace(from, to));
     }
