@@ -68,6 +68,9 @@ pub struct Job {
     pub digest: Digest,
     /// The key proposed for a new job.
     pub fresh: uuid::Uuid,
+    /// The job starts afresh (`--idempotency-key new`): a key kept for it is replaced by
+    /// the one proposed.
+    pub renew: bool,
 }
 
 /// A key kept for a job whose outcome is unknown.
@@ -97,9 +100,12 @@ pub struct Kept {
 }
 
 /// The job's key in `jobs` at `now`, or `job.fresh`, kept as the job's from now (get or set:
-/// see the module's head).
+/// see the module's head); with `job.renew`, always `job.fresh`, which replaces the key kept.
 pub fn take(jobs: &mut Vec<Pending>, job: &Job, now: Millis) -> Kept {
     let digest = job.digest.hex();
+    if job.renew {
+        jobs.retain(|p| p.digest != digest);
+    }
     if let Some(p) = jobs.iter().find(|p| p.digest == digest) {
         return Kept {
             key: p.key.clone(),
@@ -194,6 +200,7 @@ mod tests {
         Job {
             digest: Digest([n; 32]),
             fresh: uuid::Uuid::from_u128(u128::from(n) + 1000),
+            renew: false,
         }
     }
 
@@ -215,6 +222,22 @@ mod tests {
         retire(&mut jobs, &job(1).digest);
         let third = take(&mut jobs, &again, 40);
         assert_eq!((third.key, third.reused), (again.fresh.to_string(), false));
+        assert_eq!(jobs.len(), 2);
+        let renewed = Job {
+            renew: true,
+            fresh: uuid::Uuid::from_u128(9),
+            ..job(2)
+        };
+        let fourth = take(&mut jobs, &renewed, 50);
+        assert_eq!(
+            (fourth.key, fourth.made, fourth.reused),
+            (renewed.fresh.to_string(), 50, false)
+        );
+        assert_eq!(
+            take(&mut jobs, &job(2), 60).key,
+            renewed.fresh.to_string(),
+            "kept"
+        );
         assert_eq!(jobs.len(), 2);
     }
 

@@ -439,6 +439,7 @@ pub mod job_contract {
         Job {
             digest: Digest([n; 32]),
             fresh: uuid::Uuid::from_u128(fresh),
+            renew: false,
         }
     }
 

@@ -19,7 +19,11 @@ use std::time::{Duration, SystemTime};
 pub fn job(request: &Request, reporter: &Reporter) -> Option<Job> {
     let fresh = request.proposed_key?;
     match digest(request) {
-        Ok(digest) => Some(Job { digest, fresh }),
+        Ok(digest) => Some(Job {
+            digest,
+            fresh,
+            renew: request.cfg.retry.idempotency_key == Some(KeySpec::New),
+        }),
         Err(e) => {
             reporter.notice(&format!(
                 "cannot read the request body to know its job ({e}): a fresh Idempotency-Key is sent, not kept in the state"
@@ -48,11 +52,13 @@ fn digest_of(method: &str, url: &str, payload: Option<&Payload>) -> std::io::Res
     }
 }
 
-/// Whether `cfg` has the job's key kept by its `--state` (`--idempotency-key auto`, a
+/// Whether `cfg` has the job's key kept by its `--state` (`--idempotency-key auto` or `new`, a
 /// store of the user's): what `prepare::add_key` decides, for `--explain`.
 pub fn kept_in_state(cfg: &Config) -> bool {
-    matches!(cfg.retry.idempotency_key, Some(KeySpec::Auto))
-        && cfg.state.as_ref().is_some_and(|s| !s.location.is_memory())
+    matches!(
+        cfg.retry.idempotency_key,
+        Some(KeySpec::Auto | KeySpec::New)
+    ) && cfg.state.as_ref().is_some_and(|s| !s.location.is_memory())
 }
 
 /// `--explain`'s digest of the job `cfg` describes, its files read as a run reads them

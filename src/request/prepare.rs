@@ -133,7 +133,7 @@ fn add_key(
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"));
     match &cfg.retry.idempotency_key {
-        Some(KeySpec::Auto) => {
+        Some(KeySpec::Auto | KeySpec::New) => {
             // Random on purpose, never derived from --seed: two runs must not share a key.
             let key = uuid::Uuid::new_v4();
             headers.push(("Idempotency-Key".into(), key.to_string()));

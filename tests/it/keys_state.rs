@@ -268,3 +268,65 @@ fn an_unusable_store_means_a_fresh_key_and_says_so() {
     let keys = sent(&s);
     assert_ne!(keys[0], keys[1], "nothing kept: {keys:?}");
 }
+
+/// `--idempotency-key new` starts a job afresh: a new key replaces the one kept, and is kept
+/// in its turn while the outcome is unknown.
+#[test]
+fn new_starts_a_job_afresh() {
+    let b = Backend::file();
+    let s = Server::start(vec![Step::Reset, Step::Reset, Step::status(200, "ok")]).expect("server");
+    let url = s.url("/");
+    let first = key_of(&post(&b.state(), &url, "x", &[]));
+    let args = [
+        "--state",
+        &b.state(),
+        "--idempotency-key",
+        "new",
+        "-d",
+        "x",
+        "--attempts",
+        "1",
+        "-w",
+        KEY_OUT,
+        &url,
+    ];
+    let renewed = key_of(&run(&args).0);
+    assert_ne!(renewed, first);
+    let last = post(&b.state(), &url, "x", &[]);
+    assert_eq!(code(&last), 0, "{}", stderr(&last));
+    assert_eq!(sent(&s), [first, renewed.clone(), renewed]);
+}
+
+/// In a batch, each transfer is a job of its own, with its own key; a re-run of the batch
+/// sends each transfer's kept key again.
+#[test]
+fn each_transfer_of_a_batch_is_a_job() {
+    let b = Backend::file();
+    let s = Server::start(vec![
+        Step::Reset,
+        Step::Reset,
+        Step::status(200, "a"),
+        Step::status(200, "b"),
+    ])
+    .expect("server");
+    let (a, bu) = (s.url("/a"), s.url("/b"));
+    let args = [
+        "--state",
+        &b.state(),
+        "--idempotency-key",
+        "auto",
+        "-d",
+        "x",
+        "--attempts",
+        "1",
+        &a,
+        &bu,
+    ];
+    let (first, _) = run(&args);
+    assert!(code(&first) != 0, "{}", stderr(&first));
+    let (again, _) = run(&args);
+    assert_eq!(code(&again), 0, "{}", stderr(&again));
+    let keys = sent(&s);
+    assert_ne!(keys[0], keys[1], "two jobs: {keys:?}");
+    assert_eq!(keys[2..], keys[..2], "each sent again: {keys:?}");
+}

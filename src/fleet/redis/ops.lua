@@ -10,7 +10,7 @@
 -- ARGV[3]  the longest value read as a record, in bytes
 -- ARGV[4..9] the limits: threshold, cooldown ms, budget percent, window ms, floor, ttl ms
 -- ARGV[10..12] the operation's arguments:
---          admit:  lease ms, run id
+--          admit:  lease ms, run id, 1 when the job starts afresh (its kept key replaced)
 --          ask:    hint ms ("" for none), charge (1 or 0)
 --          send:   -, charge
 --          record: hint ms ("" for none), result (success, answered, failure, neutral),
@@ -431,8 +431,16 @@ local function finish(t, result, probe)
   if holder then t.probe_until, t.probe_id = nil, nil end
 end
 
--- job::take: the job's key, or the one proposed kept as the job's; answers h to l.
-local function take(t, digest, proposed)
+-- job::take: the job's key, or the one proposed kept as the job's (always, when `renew`,
+-- which forgets the key kept); answers h to l.
+local function take(t, digest, proposed, renew)
+  if renew then
+    local kept = {}
+    for _, j in ipairs(t.jobs) do
+      if j[1] ~= digest then kept[#kept + 1] = j end
+    end
+    t.jobs = kept
+  end
   for _, j in ipairs(t.jobs) do
     if j[1] == digest then return { j[2], j[3], 1, 0, 0 } end
   end
@@ -464,7 +472,7 @@ local function run(t)
     local kind, till = admit(t, tonumber(ARGV[10]), tonumber(ARGV[11]))
     local no, r, s = refused(t)
     local job = { '', 0, 0, 0, 0 }
-    if ARGV[13] ~= '' then job = take(t, ARGV[13], ARGV[14]) end
+    if ARGV[13] ~= '' then job = take(t, ARGV[13], ARGV[14], ARGV[12] == '1') end
     return { kind, till, t.failures, held(t) or 0, no and 1 or 0, r, s }, job
   elseif op == 'ask' then
     local h = hint_of(ARGV[10])

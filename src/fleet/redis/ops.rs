@@ -117,17 +117,18 @@ impl RedisStore {
     }
 }
 
-/// The script's name of `op` and its five arguments.
+/// The script's name of `op` and its five arguments (ARGV[10..14]).
 fn arguments(op: &Op) -> (&'static str, [String; 5]) {
     let hint = |h: Option<Duration>| h.map_or(String::new(), |h| millis(h).to_string());
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
     let none = String::new;
     match *op {
         Op::Admit { lease, id, job } => {
-            let (digest, fresh) =
-                job.map_or((none(), none()), |j| (j.digest.hex(), j.fresh.to_string()));
+            let (digest, fresh, renew) = job.map_or((none(), none(), none()), |j| {
+                (j.digest.hex(), j.fresh.to_string(), flag(j.renew))
+            });
             let lease = millis(lease).to_string();
-            ("admit", [lease, id.to_string(), none(), digest, fresh])
+            ("admit", [lease, id.to_string(), renew, digest, fresh])
         }
         Op::Ask { hint: h, charge } => ("ask", [hint(h), flag(charge), none(), none(), none()]),
         Op::Send { charge } => ("send", [none(), flag(charge), none(), none(), none()]),

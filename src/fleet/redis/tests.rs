@@ -605,6 +605,7 @@ impl Event {
                     job: job.map(|n| Job {
                         digest: Digest([n; 32]),
                         fresh: uuid::Uuid::from_u128(u128::from(id) << 8 | u128::from(n)),
+                        renew: id == 4,
                     }),
                 },
             ),
