@@ -108,13 +108,14 @@ pub fn keyed_headers(
             v.clone_from(&key);
         }
     }
-    say(reporter, &key, kept);
+    say(reporter, &key, kept, job.renew);
     reporter.name_key(&key);
     headers
 }
 
-/// The log's line on the key sent: new, reused (since when), or fresh without the store.
-fn say(reporter: &Reporter, key: &str, kept: Option<&(Kept, Millis)>) {
+/// The log's line on the key sent: new (`renew`: the job started afresh), reused (since
+/// when), or fresh without the store.
+fn say(reporter: &Reporter, key: &str, kept: Option<&(Kept, Millis)>, renew: bool) {
     let (how, text, made, age) = match kept {
         Some((k, now)) if k.reused => {
             let age = Duration::from_millis(now.saturating_sub(k.made));
@@ -126,8 +127,13 @@ fn say(reporter: &Reporter, key: &str, kept: Option<&(Kept, Millis)>) {
             ("reused", text, Some(k.made), Some(age))
         }
         Some((k, _)) => {
+            let afresh = if renew {
+                ", the job started afresh"
+            } else {
+                ""
+            };
             let text = format!(
-                "Idempotency-Key: {key} (new, kept in the state until this request's answer is final)"
+                "Idempotency-Key: {key} (new{afresh}, kept in the state until this request's answer is final)"
             );
             ("new", text, Some(k.made), Some(Duration::ZERO))
         }

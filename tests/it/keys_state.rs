@@ -290,8 +290,11 @@ fn new_starts_a_job_afresh() {
         KEY_OUT,
         &url,
     ];
-    let renewed = key_of(&run(&args).0);
+    let (out, _) = run(&args);
+    let renewed = key_of(&out);
     assert_ne!(renewed, first);
+    let said = format!("Idempotency-Key: {renewed} (new, the job started afresh, kept");
+    assert!(stderr(&out).contains(&said), "{}", stderr(&out));
     let last = post(&b.state(), &url, "x", &[]);
     assert_eq!(code(&last), 0, "{}", stderr(&last));
     assert_eq!(sent(&s), [first, renewed.clone(), renewed]);
