@@ -13,7 +13,8 @@
 //! (stdout or `-o`, the final body only) and `report` (the one writer to stderr, built from
 //! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
 //! Retry-After, replay, readiness, and the decision's whole precedence table. Beside the
-//! request sits `fleet` (the circuit breaker and retry budget shared through `--state`: the
+//! request sits `fleet` (the circuit breaker, the retry budget and the jobs' kept
+//! Idempotency-Keys shared through `--state`: the
 //! store trait in `store`, what `--state` names and opening it in `location`, one file per
 //! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy
 //! list on the fleet's pure breaker and budget, one file per model). `process` keeps how the

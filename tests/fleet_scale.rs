@@ -337,6 +337,17 @@ fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
 /// round trips each; then that the runs used the store (every success recorded, few
 /// warnings: a run that gave up on the store costs fewer round trips).
 fn successes_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String, n: usize, most: f64) {
+    successes_through_proxy_with(r, state, n, most, &[]);
+}
+
+/// `successes_through_proxy` with `extra` flags on every run.
+fn successes_through_proxy_with(
+    r: &RedisServer,
+    state: impl Fn(u16) -> String,
+    n: usize,
+    most: f64,
+    extra: &[&str],
+) {
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let proxy = RoundTripProxy::start(address(r));
     let (url, through) = (s.url("/"), state(proxy.port()));
@@ -346,7 +357,7 @@ fn successes_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String, n: us
     let patient = ["--state-timeout", "10s"];
     let outs = run_batch(
         n,
-        &owned(&[&patient[..], &["--state", &through, &url]].concat()),
+        &owned(&[&patient[..], extra, &["--state", &through, &url]].concat()),
     );
     for out in &outs {
         assert_eq!(code(out), 0, "{}", stderr(out));
@@ -363,7 +374,9 @@ fn successes_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String, n: us
     assert_exact("successes", shown.successes, &outs);
 }
 
-/// One run with one retry (a 503, then a 200) through a proxy in front of `r`.
+/// One run with one retry (a 503, then a 200) through a proxy in front of `r`: a job whose
+/// key the state keeps (a POST with `--idempotency-key auto`), taken at the admission and
+/// retired by the final record, in the round trips a run makes anyway.
 fn one_retry_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String) -> Counts {
     let s =
         Server::start(vec![Step::status(503, "busy"), Step::status(200, "ok")]).expect("server");
@@ -376,6 +389,10 @@ fn one_retry_through_proxy(r: &RedisServer, state: impl Fn(u16) -> String) -> Co
         "2",
         "--base",
         "1ms",
+        "--idempotency-key",
+        "auto",
+        "-d",
+        "job",
         &url,
     ]);
     let err = stderr(&out);
@@ -425,6 +442,17 @@ fn successes_of_128_at_once_cost_at_most_three_round_trips_each() {
     let _alone = one_at_a_time();
     let r = RedisServer::start();
     successes_through_proxy(&r, plain, 128, SUCCESS_ROUND_TRIPS);
+}
+
+/// A job whose key the state keeps costs no round trip more: taken at the admission,
+/// retired by the final record.
+#[test]
+fn a_job_s_key_fits_in_the_same_round_trips() {
+    let _alone = one_at_a_time();
+    let r = RedisServer::start();
+    let job = ["--idempotency-key", "auto", "-d", "job"];
+    successes_through_proxy_with(&r, plain, 1, SUCCESS_ROUND_TRIPS, &job);
+    successes_through_proxy_with(&r, plain, 128, SUCCESS_ROUND_TRIPS, &job);
 }
 
 #[test]

@@ -67,8 +67,12 @@ pub struct BodySpec {
 pub enum KeySpec {
     /// This exact value.
     Given(String),
-    /// A random UUIDv4, made once per run (never derived from `--seed`).
+    /// A random UUIDv4, made once per run (never derived from `--seed`); with `--state`,
+    /// the job's key kept in the state, made once per job (see `fleet::job`).
     Auto,
+    /// `auto`, but a job's key kept in the state is replaced by a new one: the job starts
+    /// afresh.
+    New,
 }
 
 /// The retry policy, as the attempt loop needs it.
@@ -660,6 +664,7 @@ fn idempotency_key(
             );
         }
         Some("auto") => Some(KeySpec::Auto),
+        Some("new") => Some(KeySpec::New),
         Some(k) => Some(KeySpec::Given(k.to_string())),
         // A key that is empty or only white space of any kind (NBSP, U+2028 included: -H
         // keeps those as a value) identifies nothing: it is sent as given but does not
@@ -1032,6 +1037,19 @@ mod tests {
             panic!("accepted");
         };
         assert!(e.0.contains("removes it"), "{}", e.0);
+    }
+
+    #[test]
+    fn auto_and_new_are_drawn_and_any_other_value_is_the_key() {
+        for (given, want) in [
+            ("auto", KeySpec::Auto),
+            ("new", KeySpec::New),
+            ("New", KeySpec::Given("New".into())),
+            ("k-1", KeySpec::Given("k-1".into())),
+        ] {
+            let c = parse(&["POST", "http://h/", "--idempotency-key", given]).unwrap();
+            assert_eq!(c.retry.idempotency_key, Some(want), "{given}");
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@
 use crate::exit::Outcome;
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
+use crate::fleet::job::{Digest, Job, Kept};
 use crate::fleet::location::{Location, Opening};
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
@@ -140,6 +141,8 @@ pub struct Shared<'a> {
     /// What the store last told this run, which a retry's wait goes by when the run has no
     /// Retry-After to share (so that it costs no round trip): `Send` asks the store again.
     view: Mutex<View>,
+    /// The run's job, whose key the store keeps until an answer is final.
+    job: Option<Digest>,
 }
 
 /// What the store last told a run: until when a shared Retry-After holds (on this host's
@@ -180,6 +183,9 @@ pub struct Admitted<'a> {
     pub shared: Option<Shared<'a>>,
     /// A Retry-After that another run shared, still holding for this long: wait first.
     pub hold: Option<Duration>,
+    /// The job's key as the store keeps it, and the store's time then (`None`: no job was
+    /// brought, or the store could not be used, which was said).
+    pub job: Option<(Kept, Millis)>,
 }
 
 /// What the state says about a retry the run's own policy allows.
@@ -206,6 +212,20 @@ pub enum Pass {
     Spent(String),
 }
 
+/// What a job's key not retired after a final answer means, for the notice that says so.
+const KEPT_ON: &str = "the job's Idempotency-Key stays kept, and a later run of the same request will send it again (delete the state, or wait for --state-ttl, to start afresh)";
+
+/// Whether a run that ended with `outcome` (as the attempt loop decided it, before the
+/// files at its end are written) got a final answer to its job: a success, or a status
+/// that is not retried (exit 3). Every other ending leaves the outcome unknown (the server
+/// may have processed the request and its answer was lost: a timeout or a reset after
+/// sending, a cut body, retries exhausted on a retried status such as 503 or 409, the
+/// deadline, a signal, a failure of this host), or sent nothing (refused, connection
+/// refused, DNS): the job's key is kept, which is harmless when nothing was sent.
+pub fn job_settled(outcome: Outcome) -> bool {
+    matches!(outcome, Outcome::Success | Outcome::NonRetryableResponse)
+}
+
 /// The most the whole run's store time may pass the deadline by, for the final record.
 const FINISH_GRACE: Duration = Duration::from_millis(50);
 
@@ -217,10 +237,12 @@ impl<'a> Shared<'a> {
     /// closed.
     ///
     /// `lease` is how long a probe may hold the half-open circuit: as long as the probe can
-    /// run (its deadline or attempt timeout), and never less than the cooldown.
+    /// run (its deadline or attempt timeout), and never less than the cooldown. `job`: the
+    /// run's job, with `--idempotency-key auto`, whose key the same operation takes or keeps
+    /// (even for a run then refused: it sends nothing, and an earlier run's key stays).
     pub fn admit(
         settings: &StateConfig,
-        lease: Duration,
+        (lease, job): (Duration, Option<Job>),
         target: (&Url, Option<&Path>),
         reporter: &'a Reporter,
         deadline: Option<Instant>,
@@ -229,14 +251,25 @@ impl<'a> Shared<'a> {
         let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
         let store = match settings.open(bound) {
             Ok(s) => s,
-            Err(why) => return unusable(settings, reporter, &why),
+            Err(why) => return unusable(settings, reporter, &why, job.is_some()),
         };
         let id = probe_number();
-        let asked = first_question(store.as_ref(), &key, settings, (lease, id), bound, reporter);
-        let (admission, hold, view, now) = match asked {
+        let asked = first_question(
+            store.as_ref(),
+            &key,
+            settings,
+            (lease, id, job),
+            bound,
+            reporter,
+        );
+        let (first, kept) = match asked {
             Ok(a) => a,
-            Err(e) => return unusable(settings, reporter, &e.to_string()),
+            Err(e) => return unusable(settings, reporter, &e.to_string(), job.is_some()),
         };
+        let (admission, hold, view, now) = first;
+        if let Some(made) = kept.as_ref().and_then(|k| k.dropped) {
+            warn_dropped(reporter, &key, made, now);
+        }
         if !settings.location.is_memory() {
             // A batch's own store is no `--state`: `%{state}` stays "none".
             reporter.note_state(StateUse::Used);
@@ -252,6 +285,7 @@ impl<'a> Shared<'a> {
             broken: AtomicBool::new(false),
             proven: AtomicBool::new(false),
             view: Mutex::new(view),
+            job: job.map(|j| j.digest),
         };
         // A batch's own store holds what its transfers were told: the run's own hold, which
         // the loop meets before its first attempt and ends with 5 when it passes the
@@ -262,6 +296,7 @@ impl<'a> Shared<'a> {
         Ok(Admitted {
             shared: Some(shared),
             hold,
+            job: kept.map(|k| (k, now)),
         })
     }
 
@@ -276,7 +311,7 @@ impl<'a> Shared<'a> {
             return Ok(());
         }
         if self.probe.is_some() {
-            self.record(RunResult::Neutral, None);
+            self.record(RunResult::Neutral, None, false);
         }
         self.reporter.note_state(StateUse::Refused);
         Err(format!(
@@ -398,14 +433,22 @@ impl<'a> Shared<'a> {
     /// Records how the run ended: a failed run (exit 4, 5, 6, or refused by the budget)
     /// counts toward opening the circuit, unless the target was rate limiting it (its last
     /// answer a 429): that is not an outage, and the shared Retry-After governs it. The
-    /// last answer's Retry-After (`last`: its status and clamped hint) is shared.
-    pub fn finish(&self, outcome: Outcome, last: Option<(u16, Option<Duration>)>) {
+    /// last answer's Retry-After (`last`: its status and clamped hint) is shared. `settled`:
+    /// the run's answer was final (see `job_settled`), which retires the job's key.
+    pub fn finish(&self, outcome: Outcome, last: Option<(u16, Option<Duration>)>, settled: bool) {
         if self.broken.load(Ordering::Relaxed) {
+            if settled && self.job.is_some() {
+                self.reporter.notice(&format!(
+                    "the job's Idempotency-Key cannot be retired in {} {}, which failed earlier: {KEPT_ON}",
+                    self.settings.location.noun(),
+                    self.settings.location.describe()
+                ));
+            }
             return;
         }
         let result = run_result(outcome, last.map(|l| l.0));
         let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
-        self.record(result, hint);
+        self.record(result, hint, settled);
     }
 
     /// The target answered but was not ready (an `--until-*` condition failed): it is up,
@@ -419,7 +462,7 @@ impl<'a> Shared<'a> {
         if self.broken.load(Ordering::Relaxed) || self.proven.swap(true, Ordering::Relaxed) {
             return None;
         }
-        self.record(RunResult::Answered, None);
+        self.record(RunResult::Answered, None, false);
         self.probe.map(|_| {
             format!(
                 "{} answered (not ready yet): the circuit is closed and this run goes on polling",
@@ -428,14 +471,17 @@ impl<'a> Shared<'a> {
         })
     }
 
-    /// Records `result` in the breaker, and shares `hint`.
-    fn record(&self, result: RunResult, hint: Option<Duration>) {
+    /// Records `result` in the breaker, shares `hint`, and retires the job's key when
+    /// `settled`.
+    fn record(&self, result: RunResult, hint: Option<Duration>, settled: bool) {
         let probe = self.probe;
         let warn = |m: &str| self.reporter.warn(m);
+        let retire = self.job.filter(|_| settled);
         let op = Op::Record {
             result,
             probe,
             hint,
+            retire,
         };
         let recorded = self
             .store
@@ -449,8 +495,13 @@ impl<'a> Shared<'a> {
             } else {
                 ""
             };
+            let kept = if retire.is_some() {
+                format!("; {KEPT_ON}")
+            } else {
+                String::new()
+            };
             self.reporter.notice(&format!(
-                "cannot record the run in {} {}: {e}{late}",
+                "cannot record the run in {} {}: {e}{late}{kept}",
                 self.settings.location.noun(),
                 self.settings.location.describe()
             ));
@@ -537,16 +588,17 @@ fn first_question(
     store: &dyn Store,
     key: &str,
     settings: &StateConfig,
-    (lease, id): (Duration, u64),
+    (lease, id, job): (Duration, u64, Option<Job>),
     bound: Duration,
     reporter: &Reporter,
-) -> std::io::Result<(Admission, Option<Duration>, View, Millis)> {
+) -> std::io::Result<(First, Option<Kept>)> {
     let warn = |m: &str| reporter.warn(m);
-    let (reply, now) = store.apply(key, &Op::Admit { lease, id }, bound, &warn)?;
+    let (reply, now) = store.apply(key, &Op::Admit { lease, id, job }, bound, &warn)?;
     let Reply::Admitted {
         admission,
         held,
         budget,
+        job,
     } = reply
     else {
         return Err(std::io::Error::other(
@@ -554,8 +606,12 @@ fn first_question(
         ));
     };
     let held = held.map(|h| h.min(settings.max_hold));
-    Ok((admission, held, View::told(held, &budget), now))
+    Ok(((admission, held, View::told(held, &budget), now), job))
 }
+
+/// The first question's answer: the breaker's, the shared Retry-After (clamped), what the
+/// run goes by until it asks again, and the store's time.
+type First = (Admission, Option<Duration>, View, Millis);
 
 /// What the breaker's `admission` means for the run of `key`: the probe lease `id` it
 /// holds (`Some` when half-open, which is said), none for an ordinary run, or `Err` with
@@ -593,24 +649,42 @@ fn unusable<'a>(
     settings: &StateConfig,
     reporter: &Reporter,
     why: &str,
+    job: bool,
 ) -> Result<Admitted<'a>, String> {
     let noun = settings.location.noun();
     let name = settings.location.describe();
     reporter.note_state(StateUse::Unavailable);
     match settings.on_error {
         OnError::Open => {
+            // Never a silent loss: a key kept for this job by an earlier run is not read.
+            let key = if job {
+                " (with a fresh Idempotency-Key: a key an earlier run kept for this job cannot be read, and this run's is not kept)"
+            } else {
+                ""
+            };
             reporter.notice(&format!(
-                "cannot use {noun} {name}: {why}; going on without it"
+                "cannot use {noun} {name}: {why}; going on without it{key}"
             ));
             Ok(Admitted {
                 shared: None,
                 hold: None,
+                job: None,
             })
         }
         OnError::Closed => Err(format!(
             "nothing sent: {noun} {name} cannot be used ({why}) and --state-on-error is closed"
         )),
     }
+}
+
+/// Says that the record of `key` dropped the key of another job still pending, made at
+/// `made` (`now`: the store's time), to make room for this run's.
+fn warn_dropped(reporter: &Reporter, key: &str, made: Millis, now: Millis) {
+    reporter.warn(&format!(
+        "{key} keeps at most {} Idempotency-Keys of jobs whose outcome is unknown: the oldest, made {} ago, was dropped (a re-run of its job will send a new key)",
+        crate::fleet::job::MAX_JOBS,
+        fmt_duration(Duration::from_millis(now.saturating_sub(made)))
+    ));
 }
 
 /// A number for this run's probe lease, unlikely to be any other run's (53 bits, so that
@@ -620,8 +694,13 @@ fn probe_number() -> u64 {
 }
 
 /// What `--explain` shows of the state: the store, its failure policy, and what a run
-/// would be told now, from one read-only query (no lease taken, nothing charged).
-pub fn explain(settings: &StateConfig, target: (&Url, Option<&Path>)) -> Vec<String> {
+/// would be told now, from one read-only query (no lease taken, nothing charged, no key
+/// made): with `job` (`--idempotency-key auto`), the job's key kept, if any, and its age.
+pub fn explain(
+    settings: &StateConfig,
+    target: (&Url, Option<&Path>),
+    job: Option<&Digest>,
+) -> Vec<String> {
     let key = target_key(target.0, target.1);
     let loc = &settings.location;
     let policy = match settings.on_error {
@@ -643,7 +722,10 @@ pub fn explain(settings: &StateConfig, target: (&Url, Option<&Path>)) -> Vec<Str
         .open(settings.timeout)
         .and_then(|s| s.peek(&key, settings.timeout).map_err(|e| e.to_string()));
     match peeked {
-        Ok((t, now)) => lines.extend(what_a_run_is_told(&t, now, &settings.limits)),
+        Ok((t, now)) => {
+            lines.extend(what_a_run_is_told(&t, now, &settings.limits));
+            lines.extend(job.map(|d| job_line(&t, d, now)));
+        }
         Err(why) => lines.push(format!("              cannot be read now: {why}")),
     }
     lines
@@ -671,6 +753,23 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
         ),
         format!("              Retry-After shared by the runs: {held}"),
     ]
+}
+
+/// `--explain`'s line on the key of the job `digest` in the record `t` read at `now`.
+fn job_line(t: &Target, digest: &Digest, now: Millis) -> String {
+    let hex = digest.hex();
+    match t.jobs.iter().find(|p| p.digest == hex) {
+        Some(p) => format!(
+            "              Idempotency-Key of this job: {} pending, made {} ago ({}): its outcome is unknown, the next run sends it again",
+            p.key,
+            fmt_duration(Duration::from_millis(now.saturating_sub(p.made))),
+            http_date(p.made)
+        ),
+        None => {
+            "              Idempotency-Key of this job: none pending, the next run makes a new one"
+                .into()
+        }
+    }
 }
 
 /// The circuit `b` at `now`, in words: closed (and how many failed runs in a row), open

@@ -7,6 +7,8 @@
 //! - `budget`: the retry budget's pure decisions (a share of recent successes, a floor);
 //! - `record`: the per-target record holding both, their settings, the JSON form and the
 //!   bounds on what is remembered (TTL, targets, bytes);
+//! - `job`: a job's Idempotency-Key kept in the record until the job's answer is final
+//!   (`--idempotency-key auto` with `--state`), the job known by its digest alone;
 //! - `op`: the operations a run makes on its target's record, as values, and their rule;
 //! - `store`: the seam where records live, each operation decided and written back in one
 //!   step, and the store's clock; it knows no store in particular;
@@ -26,6 +28,7 @@ pub mod admission;
 pub mod breaker;
 pub mod budget;
 pub mod file;
+pub mod job;
 pub mod location;
 pub mod op;
 pub mod origins;

@@ -6,13 +6,16 @@
 //! does the same arithmetic, and the property test in `redis/tests.rs` feeds both the same
 //! events and compares what they answer and keep.
 //!
-//! Four operations cover a run: `Admit` before the first attempt, `Ask` before a retry's
+//! Four operations cover a run: `Admit` before the first attempt (which also takes the
+//! job's Idempotency-Key, or keeps the one proposed: see `job`), `Ask` before a retry's
 //! wait (only when there is a Retry-After to share: otherwise the run decides on what the
 //! store last told it), `Send` just before a retry is sent (the budget is charged here),
-//! and `Record` at the end (or when an answer that was not ready proves the target up).
+//! and `Record` at the end (or when an answer that was not ready proves the target up;
+//! it retires the job's key when the answer was final).
 
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
+use crate::fleet::job::{self, Digest, Job, Kept};
 use crate::fleet::record::{Limits, Target};
 use std::time::Duration;
 
@@ -27,6 +30,9 @@ pub enum Op {
         lease: Duration,
         /// The run's number, for the lease.
         id: u64,
+        /// The run's job, with `--idempotency-key auto`: its key is taken from the record,
+        /// or the one proposed is kept as the job's (get or set, in this one step).
+        job: Option<Job>,
     },
     /// Before a retry's wait: shares `hint` (this attempt's Retry-After, clamped), then
     /// tells the shared Retry-After and, when `charge`, whether the budget would grant a
@@ -52,6 +58,8 @@ pub enum Op {
         probe: Option<u64>,
         /// The Retry-After to share, if any.
         hint: Option<Duration>,
+        /// The job whose answer was final: its key is retired.
+        retire: Option<Digest>,
     },
 }
 
@@ -69,6 +77,8 @@ pub enum Reply {
         held: Option<Duration>,
         /// The budget's answer to a retry now: `Err` says how it is spent.
         budget: Result<(), String>,
+        /// The job's key, when the run brought a job.
+        job: Option<Kept>,
     },
     /// `Op::Ask` and `Op::Send`: the shared Retry-After (for `Send`, when it holds,
     /// nothing was charged), the budget's answer (`Ok` when nothing was to be charged),
@@ -90,12 +100,13 @@ impl Op {
     /// The operation on `t` at `now`: the rule every store follows.
     pub fn run(&self, t: &mut Target, now: Millis, limits: &Limits) -> Reply {
         match *self {
-            Op::Admit { lease, id } => {
+            Op::Admit { lease, id, job } => {
                 let admission = t.admit(now, limits, lease, id);
                 Reply::Admitted {
                     admission,
                     held: t.held(now),
                     budget: t.may_retry(now, limits),
+                    job: job.map(|j| job::take(&mut t.jobs, &j, now)),
                 }
             }
             Op::Ask { hint, charge } => {
@@ -126,9 +137,13 @@ impl Op {
                 result,
                 probe,
                 hint,
+                retire,
             } => {
                 if let Some(h) = hint {
                     t.hold(now, h);
+                }
+                if let Some(d) = retire {
+                    job::retire(&mut t.jobs, &d);
                 }
                 t.finish(now, result, probe, limits);
                 Reply::Recorded

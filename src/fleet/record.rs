@@ -1,9 +1,11 @@
 //! The shared state of `--state`: one record per target (scheme, host, port) holding its
-//! circuit breaker and its retry budget, so that cron jobs and CI steps that run again and
+//! circuit breaker, its retry budget and the Idempotency-Keys of its jobs whose outcome
+//! is unknown (`job`), so that cron jobs and CI steps that run again and
 //! again act as one careful client; the settings of both (`Limits`); the JSON form the
 //! records are kept in (see docs/fleet.md, "`--state FILE`: one host"); and what bounds the memory:
 //!
-//! - a target with no event for `--state-ttl` is forgotten unless its circuit is open;
+//! - a target with no event for `--state-ttl` is forgotten unless its circuit is open, and
+//!   a job's key `--state-ttl` after it was made; at most `job::MAX_JOBS` keys per target;
 //! - at most `MAX_TARGETS` targets are kept, and the JSON form never grows past
 //!   `MAX_FILE_BYTES`, the most a run reads.
 //!
@@ -13,6 +15,7 @@
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
 use crate::fleet::budget::{Bucket, Budget, MAX_BUCKETS};
+use crate::fleet::job::{self, Pending};
 use crate::units::millis;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -24,7 +27,8 @@ pub const FORMAT: &str = "retry-http-state";
 
 /// The format's version. Changes that only add keys keep it: older readers ignore them.
 /// Version 2 holds the retry budget in buckets, the shared Retry-After and the probe's
-/// number; version 1 files (timestamp lists) are still read.
+/// number (and, optionally, `jobs`: the pending Idempotency-Keys, added without a new
+/// version since older readers ignore it); version 1 files (timestamp lists) are still read.
 pub const VERSION: u64 = 2;
 
 /// The largest state file read, in bytes (4 MiB). What this tool writes stays below it
@@ -70,6 +74,8 @@ pub struct Target {
     /// When a run last asked about the target or told how it went: what `--state-ttl`
     /// counts from.
     pub seen: Millis,
+    /// The keys of jobs whose outcome is unknown, oldest first (see `job`).
+    pub jobs: Vec<Pending>,
 }
 
 /// The whole state: targets by "scheme://host:port".
@@ -184,19 +190,21 @@ impl Target {
     }
 
     /// Forgets what the record no longer needs at `now`: buckets older than the window, a
-    /// Retry-After that has passed, and a `seen` in the future (a clock set back), which then
+    /// Retry-After that has passed, jobs' keys made a TTL ago or more, and a `seen` in the future (a clock set back), which then
     /// counts from now. Returns whether the record is still worth keeping: it has not
     /// expired (see `expires_at`) and has something to remember (recent requests, failures,
-    /// an open circuit, a hold).
+    /// an open circuit, a hold, a job's key).
     pub fn tidy(&mut self, now: Millis, limits: &Limits) -> bool {
         self.seen = self.seen.min(now);
         self.budget.prune(now, limits.window);
         if self.held(now).is_none() {
             self.hold_until = None;
         }
+        job::expire(&mut self.jobs, now, limits.ttl);
         let empty = self.budget.is_empty()
             && self.breaker == Breaker::default()
-            && self.hold_until.is_none();
+            && self.hold_until.is_none()
+            && self.jobs.is_empty();
         !empty && now < self.expires_at(limits)
     }
 }
@@ -387,6 +395,7 @@ fn target_from_json(t: &Value, now: Millis, version: u64) -> Option<Target> {
         budget,
         hold_until: optional_stamp(t.get("hold_until"))?,
         seen: optional_stamp(t.get("seen"))?.unwrap_or(now),
+        jobs: job::from_json(t.get("jobs"), MAX_STAMP)?,
     })
 }
 
@@ -398,7 +407,7 @@ pub fn target_json(t: &Target) -> Value {
         .iter()
         .map(|b| json!([b.start, b.successes, b.retries]))
         .collect();
-    json!({
+    let mut v = json!({
         "breaker": {
             "failures": t.breaker.failures,
             "opened_at": t.breaker.opened_at,
@@ -408,7 +417,14 @@ pub fn target_json(t: &Target) -> Value {
         "budget": budget,
         "hold_until": t.hold_until,
         "seen": t.seen,
-    })
+    });
+    // Written only when there are some, so that a record without jobs reads as before.
+    if !t.jobs.is_empty()
+        && let Some(o) = v.as_object_mut()
+    {
+        o.insert("jobs".into(), job::to_json(&t.jobs));
+    }
+    v
 }
 
 /// Reads one target's record as `target_json` writes it; `None` when it does not match.
@@ -468,6 +484,11 @@ mod tests {
                 },
                 hold_until: Some(8),
                 seen: 7,
+                jobs: vec![Pending {
+                    digest: "0a".repeat(32),
+                    key: "k-1".into(),
+                    made: 6,
+                }],
             },
         );
         s.targets
@@ -479,7 +500,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("\n    \"http://h:80\": {\"breaker\":{\"failures\":2,\"opened_at\":5,\"probe_id\":77,\"probe_until\":9},\"budget\":[[0,2,0],[60000,0,1]],\"hold_until\":8,\"seen\":7},\n"),
+            text.contains("\n    \"http://h:80\": {\"breaker\":{\"failures\":2,\"opened_at\":5,\"probe_id\":77,\"probe_until\":9},\"budget\":[[0,2,0],[60000,0,1]],\"hold_until\":8,\"jobs\":[[\"0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a\",\"k-1\",6]],\"seen\":7},\n"),
             "{text}"
         );
         assert_eq!(

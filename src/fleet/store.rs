@@ -159,6 +159,7 @@ pub mod contract {
                     Op::Admit {
                         lease: Duration::ZERO,
                         id: 1,
+                        job: None,
                     },
                 ),
                 l,
@@ -172,6 +173,7 @@ pub mod contract {
                 result,
                 probe,
                 hint: None,
+                retire: None,
             };
             assert_eq!(self.op(now, key, op), Reply::Recorded);
         }
@@ -348,6 +350,7 @@ pub mod contract {
         let lease = Op::Admit {
             lease: Duration::from_secs(60),
             id: 7,
+            job: None,
         };
         assert_eq!(
             admission(u.op(year, "http://leased:80", lease), &l),
@@ -362,6 +365,7 @@ pub mod contract {
             let op = Op::Admit {
                 lease: Duration::ZERO,
                 id: 1,
+                job: None,
             };
             let (reply, _) = u
                 .store
@@ -397,6 +401,7 @@ pub mod contract {
             let op = Op::Admit {
                 lease: Duration::from_secs(lease),
                 id,
+                job: None,
             };
             admission(u.op(now, "t", op), &l)
         };
@@ -416,6 +421,100 @@ pub mod contract {
         u.finish("t", 63_000, &l, (RunResult::Success, Some(2)));
         assert_eq!(u.admit("t", 63_001, &l), Admission::Run);
         assert_eq!(u.record("t", 63_001).breaker, Default::default());
+    }
+}
+
+#[cfg(test)]
+pub mod job_contract {
+    //! The contract's part on the jobs' keys (see `fleet::job`), apart so that the
+    //! contract's file stays readable.
+    use super::contract::{Make, Under, limits};
+    use crate::fleet::Millis;
+    use crate::fleet::breaker::RunResult;
+    use crate::fleet::job::{Digest, Job, Kept, MAX_JOBS};
+    use crate::fleet::op::{Op, Reply};
+    use std::time::Duration;
+
+    fn job(n: u8, fresh: u128) -> Job {
+        Job {
+            digest: Digest([n; 32]),
+            fresh: uuid::Uuid::from_u128(fresh),
+            renew: false,
+        }
+    }
+
+    fn admit(u: &Under, now: Millis, j: Job) -> Kept {
+        let op = Op::Admit {
+            lease: Duration::ZERO,
+            id: 1,
+            job: Some(j),
+        };
+        match u.op(now, "t", op) {
+            Reply::Admitted { job: Some(k), .. } => k,
+            other => panic!("Admit answered {other:?}"),
+        }
+    }
+
+    fn end(u: &Under, now: Millis, result: RunResult, retire: Option<u8>) {
+        let op = Op::Record {
+            result,
+            probe: None,
+            hint: None,
+            retire: retire.map(|n| Digest([n; 32])),
+        };
+        assert_eq!(u.op(now, "t", op), Reply::Recorded);
+    }
+
+    /// A job's key is made once and kept across runs while its outcome is unknown (a run
+    /// that ends without a final answer leaves it), retired by a final answer (the next
+    /// run of the job gets a new key), and forgotten `--state-ttl` after it was made.
+    pub fn a_jobs_key_is_kept_until_its_answer_is_final(make: Make) {
+        let l = limits();
+        let u = Under::new(make, &l);
+        let uuid = |n: u128| uuid::Uuid::from_u128(n).to_string();
+        let first = admit(&u, 1_000, job(1, 11));
+        assert_eq!((first.key.clone(), first.reused), (uuid(11), false));
+        end(&u, 1_500, RunResult::Failure, None);
+        let again = admit(&u, 2_000, job(1, 12));
+        assert_eq!(
+            (again.key, again.made, again.reused),
+            (uuid(11), 1_000, true)
+        );
+        assert_eq!(admit(&u, 2_000, job(2, 13)).key, uuid(13), "another job");
+        assert_eq!(u.record("t", 2_001).jobs.len(), 2);
+        end(&u, 3_000, RunResult::Success, Some(1));
+        let third = admit(&u, 3_000, job(1, 14));
+        assert_eq!((third.key, third.reused), (uuid(14), false), "retired");
+        assert!(admit(&u, 4_000, job(2, 15)).reused, "the other job's stays");
+        let day = 24 * 3600 * 1000;
+        let late = admit(&u, 2_000 + day, job(2, 16));
+        assert_eq!((late.key, late.reused), (uuid(16), false), "expired");
+        assert_eq!(
+            u.record("t", 2_001 + day).jobs.len(),
+            2,
+            "job 1's, made later, stays"
+        );
+        assert!(
+            u.record("t", 3_000 + day).jobs.len() == 1,
+            "then it expires too"
+        );
+    }
+
+    /// A record keeps at most `MAX_JOBS` keys: the next job drops the oldest, and says
+    /// when it was made.
+    pub fn the_oldest_key_makes_room(make: Make) {
+        let l = limits();
+        let u = Under::new(make, &l);
+        for n in 0..MAX_JOBS as u8 {
+            let k = admit(&u, 1_000 + u64::from(n), job(n, u128::from(n)));
+            assert_eq!(k.dropped, None);
+        }
+        let k = admit(&u, 5_000, job(200, 200));
+        assert_eq!(k.dropped, Some(1_000));
+        let t = u.record("t", 5_001);
+        assert_eq!(t.jobs.len(), MAX_JOBS);
+        assert!(!admit(&u, 5_002, job(0, 300)).reused, "job 0 was dropped");
+        assert!(admit(&u, 5_003, job(63, 301)).reused);
     }
 }
 
@@ -464,6 +563,16 @@ macro_rules! store_contract {
         #[test]
         fn a_late_probe_cannot_free_a_newer_probes_lease() {
             $crate::fleet::store::contract::a_late_probe_cannot_free_a_newer_probes_lease($make);
+        }
+
+        #[test]
+        fn a_jobs_key_is_kept_until_its_answer_is_final() {
+            $crate::fleet::store::job_contract::a_jobs_key_is_kept_until_its_answer_is_final($make);
+        }
+
+        #[test]
+        fn the_oldest_key_makes_room() {
+            $crate::fleet::store::job_contract::the_oldest_key_makes_room($make);
         }
     };
 }
@@ -603,6 +712,7 @@ pub(crate) mod memory {
             result: crate::fleet::breaker::RunResult::Failure,
             probe: None,
             hint: None,
+            retire: None,
         };
         store
             .apply("http://new:80", &op, Duration::from_secs(1), &|_| {})

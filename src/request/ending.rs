@@ -33,6 +33,9 @@ pub struct Ending {
 /// [`decision::at_the_end`]); a file that cannot be written makes the outcome a local
 /// failure (exit 1).
 pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended: Ended) -> Ending {
+    // Whether the job's answer was final, as the attempts ended (a file at the end that
+    // cannot be written does not make the server's answer any less final).
+    let settled = crate::fleet::admission::job_settled(ended.outcome);
     let outcome = decision::at_the_end(ended.outcome, lent.watchdog.expired());
     if outcome != ended.outcome {
         ended.outcome = outcome;
@@ -41,7 +44,7 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
     let (mut outcome, mut reason) = write_files(request, lent, &ended);
     if let Some(s) = shared {
         let last = ended.status.map(|status| (status, ended.hint));
-        s.finish(outcome, last);
+        s.finish(outcome, last, settled);
     }
     if let Some(format) = &request.write_out
         && let Err(e) = print_write_out(format, request, lent, &ended, (outcome, &reason))

@@ -1,7 +1,8 @@
 //! `--explain`: the resolved policy (the splay's offset included) and the schedule it
 //! implies, and for a run of several URLs each transfer's URL and output, as text for
-//! stdout. Pure: computed from the configuration alone, nothing is
-//! sent and nothing waited.
+//! stdout. Computed from the configuration alone, nothing is sent and nothing waited; with
+//! `--state` the store is read (never written), and with `--idempotency-key auto` too the
+//! body's files, for the job's kept key (see `request::job`).
 
 use crate::config::Config;
 use crate::policy::{self, FailureKind, Jitter};
@@ -87,8 +88,17 @@ pub fn explain(cfg: &Config) -> String {
             fmt_duration(l.ttl)
         );
         let target = (&cfg.request.url, cfg.request.network.unix_socket.as_deref());
-        for line in crate::fleet::admission::explain(st, target) {
+        let job = crate::request::job::kept_in_state(cfg)
+            .then(|| crate::request::job::explain_digest(cfg));
+        let digest = job.as_ref().and_then(|j| j.as_ref().ok());
+        for line in crate::fleet::admission::explain(st, target, digest) {
             let _ = writeln!(s, "  {line}");
+        }
+        if let Some(Err(why)) = &job {
+            let _ = writeln!(
+                s,
+                "                Idempotency-Key of this job: not known here ({why})"
+            );
         }
     }
     s.push_str(&schedule(cfg));

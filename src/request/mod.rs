@@ -10,7 +10,8 @@
 //! `scripted`, in unit tests). `delivery` gets a body to its destination; `leftover` keeps
 //! a broken download's bytes for the next run under `-C -`; `ending` writes what the end of
 //! a request writes (`-D`, `--etag-save`, `-w`); `write_out` formats `-w`; `explain` prints
-//! the policy instead of sending; `prior` reads the files the conditional flags name (the -o
+//! the policy instead of sending; `job` is the request's job and the Idempotency-Key
+//! `--state` keeps for it; `prior` reads the files the conditional flags name (the -o
 //! file to resume, the ETag, -z's file, cookies) and saves the ETag.
 
 mod answer;
@@ -18,6 +19,7 @@ pub mod attempt;
 pub mod delivery;
 pub mod ending;
 pub mod explain;
+pub mod job;
 pub mod leftover;
 mod line;
 #[cfg(test)]

@@ -43,6 +43,9 @@ pub struct Request<'c> {
     pub prior: Prior,
     /// The `-w` format, its `@FILE` read.
     pub write_out: Option<String>,
+    /// With `--idempotency-key auto` and `--state`, the key proposed for the job (in
+    /// `headers` until the admission says which key the job has: see `fleet::job`).
+    pub proposed_key: Option<uuid::Uuid>,
 }
 
 /// What the session lends each request it runs: what is per process, not per URL.
@@ -95,7 +98,7 @@ impl<'c> Request<'c> {
         } = sources;
         let mut headers = cfg.request.headers.clone();
         headers.extend(credentials);
-        add_key(cfg, &mut headers, reporter);
+        let proposed_key = add_key(cfg, &mut headers, reporter);
         headers.extend(prior.headers.iter().cloned());
         Request {
             cfg,
@@ -106,6 +109,7 @@ impl<'c> Request<'c> {
             transport: opened.transport,
             prior,
             write_out: opened.write_out,
+            proposed_key,
         }
     }
 
@@ -116,17 +120,27 @@ impl<'c> Request<'c> {
 }
 
 /// Adds the Idempotency-Key to `headers` (`--idempotency-key auto`: a random one; a key
-/// given with `-H` is kept) and has the summary name the key sent.
-fn add_key(cfg: &Config, headers: &mut Vec<(String, String)>, reporter: &Reporter) {
+/// given with `-H` is kept) and has the summary name the key sent. With `auto` and a
+/// `--state` of the user's (not a batch's own store in memory), the job's key is the
+/// store's: the random one is only proposed (returned), and said once the admission has
+/// decided (`run::keyed_headers`).
+fn add_key(
+    cfg: &Config,
+    headers: &mut Vec<(String, String)>,
+    reporter: &Reporter,
+) -> Option<uuid::Uuid> {
     let has_key = headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("idempotency-key"));
     match &cfg.retry.idempotency_key {
-        Some(KeySpec::Auto) => {
+        Some(KeySpec::Auto | KeySpec::New) => {
             // Random on purpose, never derived from --seed: two runs must not share a key.
-            let key = uuid::Uuid::new_v4().to_string();
+            let key = uuid::Uuid::new_v4();
+            headers.push(("Idempotency-Key".into(), key.to_string()));
+            if cfg.state.as_ref().is_some_and(|s| !s.location.is_memory()) {
+                return Some(key);
+            }
             reporter.info(&format!("Idempotency-Key: {key}"));
-            headers.push(("Idempotency-Key".into(), key));
         }
         Some(KeySpec::Given(k)) if !has_key => headers.push(("Idempotency-Key".into(), k.clone())),
         _ => {}
@@ -139,6 +153,7 @@ fn add_key(cfg: &Config, headers: &mut Vec<(String, String)>, reporter: &Reporte
         // The summary names it: a run that fails can be resubmitted by hand with it.
         reporter.name_key(key);
     }
+    None
 }
 
 /// `--netrc`: the netrc file read (within the deadline, like the other files) and the

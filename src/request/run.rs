@@ -1,5 +1,5 @@
 //! One request's run, once it is built (see `prepare`): the wait of `--splay`, admission
-//! through `--state`, the attempt loop, and the end of the request (see `ending`). What
+//! through `--state` (which decides the job's Idempotency-Key: see `job`), the attempt loop, and the end of the request (see `ending`). What
 //! belongs to the process (the deadline's watchdog, signals, the summary, the exit status)
 //! is lent by the session as a `Lent`; the request's run returns how it ended, for the
 //! session to sum up.
@@ -7,11 +7,12 @@
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::{Admitted, Between, Shared, target_key};
+use crate::fleet::job::Job;
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
 use crate::request::ending::{self, Ending};
-use crate::request::{Lent, Request, pause};
+use crate::request::{Lent, Request, job, pause};
 use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -30,13 +31,15 @@ pub fn perform(request: &Request, lent: &Lent) -> Ending {
         };
         return ending::finish(request, lent, None, ended);
     }
-    let (shared, hold) = match admit(request, lent.reporter, lent.start) {
-        Ok(admitted) => (admitted.shared, admitted.hold),
+    let job = job::job(request, lent.reporter);
+    let (shared, hold, kept) = match admit(request, job, lent.reporter, lent.start) {
+        Ok(admitted) => (admitted.shared, admitted.hold, admitted.job),
         Err(why) => return refused_before_sending(request, lent, &why),
     };
-    log_request(lent.reporter, request);
+    let headers = job::keyed_headers(request, lent.reporter, job.as_ref(), kept.as_ref());
+    log_request(lent.reporter, request, &headers);
     let between = shared.as_ref().map(|s| s as &dyn Between);
-    let ended = attempts(request, lent, (between, hold));
+    let ended = attempts(request, lent, (between, hold), headers);
     ending::finish(request, lent, shared.as_ref(), ended)
 }
 
@@ -47,6 +50,7 @@ fn attempts(
     request: &Request,
     lent: &Lent,
     (shared, hold): (Option<&dyn Between>, Option<Duration>),
+    headers: Vec<(String, String)>,
 ) -> Ended {
     let run = Loop {
         cfg: request.cfg,
@@ -57,7 +61,7 @@ fn attempts(
         reporter: lent.reporter,
         interrupt: lent.interrupt,
         has_key: request.has_key(),
-        headers: request.headers.clone(),
+        headers,
         start: lent.start,
         shared,
         hold,
@@ -132,9 +136,10 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
 }
 
 /// With `--state`, asks the circuit breaker and the shared Retry-After whether this run may
-/// go (`Err`: refused, exit 7, and why).
+/// go (`Err`: refused, exit 7, and why), and takes the key of its `job`.
 fn admit<'r>(
     request: &Request,
+    job: Option<Job>,
     reporter: &'r Reporter,
     start: Instant,
 ) -> Result<Admitted<'r>, String> {
@@ -143,12 +148,13 @@ fn admit<'r>(
         return Ok(Admitted {
             shared: None,
             hold: None,
+            job: None,
         });
     };
     let deadline = cfg.retry.deadline.map(|d| start + d);
     Shared::admit(
         settings,
-        probe_lease(cfg),
+        (probe_lease(cfg), job),
         (&request.url, cfg.request.network.unix_socket.as_deref()),
         reporter,
         deadline,
@@ -166,11 +172,10 @@ fn probe_lease(cfg: &Config) -> Duration {
 
 /// `-v`: the request line and headers, secrets masked, then the automatic ones the
 /// transport adds to them (as it says: see `Transport::automatic_headers`).
-fn log_request(reporter: &Reporter, request: &Request) {
+fn log_request(reporter: &Reporter, request: &Request, headers: &[(String, String)]) {
     if !reporter.verbose() {
         return;
     }
-    let headers = &request.headers;
     reporter.detail(&format!(
         "> {} {}",
         request.cfg.request.method,

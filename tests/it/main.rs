@@ -36,6 +36,7 @@ mod hostile;
 mod interim;
 mod jitter;
 mod json_log;
+mod keys_state;
 mod leftover;
 mod limits;
 mod many_urls_cli;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 #[path = "../support/redis_cluster.rs"]
-mod redis_cluster;
+pub(crate) mod redis_cluster;
 use redis_cluster::RedisCluster;
 
 /// The store timeout of the failover test.
@@ -363,6 +363,22 @@ fn a_run_on_a_cluster_costs_what_it_costs_on_one_server_once_the_owner_is_known(
     assert!(one >= 2, "a connection and a command at least: {one}");
     assert_eq!(trips(&state, cache.path()), one + 2, "the first run: MOVED");
     assert_eq!(trips(&state, cache.path()), one, "the owner is known");
+    // A job whose key the state keeps (taken at the admission, retired at the end) costs
+    // nothing more.
+    let job = [
+        "--state-timeout",
+        "20s",
+        "--idempotency-key",
+        "auto",
+        "-d",
+        "job",
+    ];
+    let with_job = [&job[..], &["--state", &state, &url]].concat();
+    assert_eq!(
+        store_round_trips(cache.path(), &ports, &with_job),
+        one,
+        "a job"
+    );
     let unwritable = cache.path().join("a-file");
     std::fs::write(&unwritable, "").expect("a file");
     assert_eq!(

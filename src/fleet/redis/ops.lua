@@ -10,11 +10,14 @@
 -- ARGV[3]  the longest value read as a record, in bytes
 -- ARGV[4..9] the limits: threshold, cooldown ms, budget percent, window ms, floor, ttl ms
 -- ARGV[10..12] the operation's arguments:
---          admit:  lease ms, run id
+--          admit:  lease ms, run id, 1 when the job starts afresh (its kept key replaced)
 --          ask:    hint ms ("" for none), charge (1 or 0)
 --          send:   -, charge
 --          record: hint ms ("" for none), result (success, answered, failure, neutral),
 --                  probe id ("" for none)
+-- ARGV[13..14] the job (src/fleet/job.rs):
+--          admit:  the job's digest ("" for none), the key proposed for a new job
+--          record: the digest of the job whose key is retired ("" for none)
 --
 -- Answers {now, warning, detail, a, b, c, d, e, f, g}:
 --   warning 0: none; 1: the value was longer than ARGV[3] (detail: a NUL, "oversized ",
@@ -30,6 +33,10 @@
 --           is taken); e, f, g: the budget's answer to one more retry after the
 --           operation, as b, c, d
 --   record: nothing more.
+--   Then, for every operation, {h, i, j, k, l}: for an admit that brought a job, h = the
+--   job's key, i = when it was made, j = 1 when it was already kept (0: the one proposed),
+--   k = 1 when the oldest key was dropped to make room and l = when that one was made;
+--   otherwise '', 0, 0, 0, 0.
 
 local FORMAT = 'retry-http-state'
 local MAX_STAMP = 253402300799000
@@ -38,6 +45,8 @@ local MAX_BUCKETS = 20
 local MAX_LEASE = 3600000
 local MAX_COUNT = 9007199254740992
 local MAX_FAILURES = 4294967295
+local MAX_JOBS = 64
+local MAX_KEY_BYTES = 128
 
 local key = KEYS[1]
 local op = ARGV[1]
@@ -77,7 +86,7 @@ local function optional(v)
 end
 
 local function fresh()
-  return { failures = 0, budget = {}, seen = 0 }
+  return { failures = 0, budget = {}, seen = 0, jobs = {} }
 end
 
 -- The largest integers JSON readers keep exact (2^53) and serde's u64, as digits.
@@ -227,6 +236,19 @@ local function read_record(text)
   good, r.seen = optional(t.seen)
   if not good then return nil end
   r.seen = r.seen or now
+  r.jobs = {}
+  if t.jobs ~= nil then
+    if not list(t.jobs) or #t.jobs > MAX_JOBS then return nil end
+    for i, x in ipairs(t.jobs) do
+      if not list(x) or #x ~= 3 or type(x[1]) ~= 'string' or type(x[2]) ~= 'string'
+          or #x[1] ~= 64 or not x[1]:find('^[0-9a-f]+$')
+          or #x[2] > MAX_KEY_BYTES or not x[2]:find('^[%w%-%._~]+$')
+          or not whole(x[3], MAX_STAMP) then
+        return nil
+      end
+      r.jobs[i] = { x[1], x[2], x[3] }
+    end
+  end
   return r, v.rev
 end
 
@@ -241,11 +263,20 @@ local function encode(t, rev)
   for i, b in ipairs(t.budget) do
     buckets[i] = '[' .. num(b[1]) .. ',' .. num(b[2]) .. ',' .. num(b[3]) .. ']'
   end
+  -- The jobs' keys only when there are some, as record.rs writes them.
+  local jobs = ''
+  if #t.jobs > 0 then
+    local each = {}
+    for i, j in ipairs(t.jobs) do
+      each[i] = '["' .. j[1] .. '","' .. j[2] .. '",' .. num(j[3]) .. ']'
+    end
+    jobs = ',"jobs":[' .. table.concat(each, ',') .. ']'
+  end
   return '{"format":"' .. FORMAT .. '","rev":' .. num(rev) .. ',"target":{"breaker":{'
     .. '"failures":' .. num(t.failures) .. ',"opened_at":' .. num(t.opened_at)
     .. ',"probe_id":' .. num(t.probe_id) .. ',"probe_until":' .. num(t.probe_until)
     .. '},"budget":[' .. table.concat(buckets, ',') .. '],"hold_until":' .. num(t.hold_until)
-    .. ',"seen":' .. num(t.seen) .. '}}'
+    .. jobs .. ',"seen":' .. num(t.seen) .. '}}'
 end
 
 -- The record in `text` as serde_json reads it, or nil when it is not one of ours. A text
@@ -265,6 +296,8 @@ local function copy(t)
   for k, v in pairs(t) do c[k] = v end
   c.budget = {}
   for i, b in ipairs(t.budget) do c.budget[i] = { b[1], b[2], b[3] } end
+  c.jobs = {}
+  for i, j in ipairs(t.jobs) do c.jobs[i] = { j[1], j[2], j[3] } end
   return c
 end
 
@@ -315,12 +348,22 @@ local function closed(t)
   return t.failures == 0 and t.opened_at == nil and t.probe_until == nil and t.probe_id == nil
 end
 
+-- job::expire: the jobs' keys made a TTL ago or more are forgotten.
+local function expire(t)
+  local kept = {}
+  for _, j in ipairs(t.jobs) do
+    if j[3] + L.ttl > now then kept[#kept + 1] = j end
+  end
+  t.jobs = kept
+end
+
 -- Target::tidy: whether the record is still worth keeping.
 local function tidy(t)
   t.seen = math.min(t.seen, now)
   prune(t)
   if held(t) == nil then t.hold_until = nil end
-  local empty = #t.budget == 0 and closed(t) and t.hold_until == nil
+  expire(t)
+  local empty = #t.budget == 0 and closed(t) and t.hold_until == nil and #t.jobs == 0
   return not empty and now < expires_at(t)
 end
 
@@ -388,6 +431,36 @@ local function finish(t, result, probe)
   if holder then t.probe_until, t.probe_id = nil, nil end
 end
 
+-- job::take: the job's key, or the one proposed kept as the job's (always, when `renew`,
+-- which forgets the key kept); answers h to l.
+local function take(t, digest, proposed, renew)
+  if renew then
+    local kept = {}
+    for _, j in ipairs(t.jobs) do
+      if j[1] ~= digest then kept[#kept + 1] = j end
+    end
+    t.jobs = kept
+  end
+  for _, j in ipairs(t.jobs) do
+    if j[1] == digest then return { j[2], j[3], 1, 0, 0 } end
+  end
+  local dropped, made = 0, 0
+  if #t.jobs >= MAX_JOBS then
+    dropped, made = 1, table.remove(t.jobs, 1)[3]
+  end
+  t.jobs[#t.jobs + 1] = { digest, proposed, now }
+  return { proposed, now, 0, dropped, made }
+end
+
+-- job::retire: the key of the job `digest` is forgotten.
+local function retire(t, digest)
+  local kept = {}
+  for _, j in ipairs(t.jobs) do
+    if j[1] ~= digest then kept[#kept + 1] = j end
+  end
+  t.jobs = kept
+end
+
 local function hint_of(arg)
   if arg == '' then return nil end
   return tonumber(arg)
@@ -398,7 +471,9 @@ local function run(t)
   if op == 'admit' then
     local kind, till = admit(t, tonumber(ARGV[10]), tonumber(ARGV[11]))
     local no, r, s = refused(t)
-    return { kind, till, t.failures, held(t) or 0, no and 1 or 0, r, s }
+    local job = { '', 0, 0, 0, 0 }
+    if ARGV[13] ~= '' then job = take(t, ARGV[13], ARGV[14], ARGV[12] == '1') end
+    return { kind, till, t.failures, held(t) or 0, no and 1 or 0, r, s }, job
   elseif op == 'ask' then
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end
@@ -424,6 +499,7 @@ local function run(t)
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end
     local probe = ARGV[12] ~= '' and tonumber(ARGV[12]) or nil
+    if ARGV[13] ~= '' then retire(t, ARGV[13]) end
     finish(t, ARGV[11], probe)
     return { 0, 0, 0, 0, 0, 0, 0 }
   end
@@ -451,17 +527,22 @@ end
 if not tidy(t) then t = fresh() end
 
 local before = copy(t)
-local answer = run(t)
+local answer, job = run(t)
 if answer.err then return answer end
+job = job or { '', 0, 0, 0, 0 }
 
 -- Target::worth_writing: a change other than `seen`, or `seen` moved by a tenth of the TTL.
 local function worth(a, b)
   for _, f in ipairs({ 'failures', 'opened_at', 'probe_until', 'probe_id', 'hold_until' }) do
     if a[f] ~= b[f] then return true end
   end
-  if #a.budget ~= #b.budget then return true end
+  if #a.budget ~= #b.budget or #a.jobs ~= #b.jobs then return true end
   for i, x in ipairs(a.budget) do
     local y = b.budget[i]
+    if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then return true end
+  end
+  for i, x in ipairs(a.jobs) do
+    local y = b.jobs[i]
     if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then return true end
   end
   return math.max(a.seen - b.seen, 0) >= math.floor(L.ttl / 10)
@@ -475,4 +556,4 @@ elseif changed or warning == 3 then
   redis.call('SET', key, encode(t, (rev + 1) % MAX_COUNT), 'PX', ttl)
 end
 return { now, warning, detail, answer[1], answer[2], answer[3], answer[4], answer[5],
-  answer[6], answer[7] }
+  answer[6], answer[7], job[1], job[2], job[3], job[4], job[5] }

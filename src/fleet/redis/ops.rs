@@ -12,6 +12,7 @@ use super::{MAX_RECORD, RedisStore, other, within};
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
 use crate::fleet::budget::spent;
+use crate::fleet::job::Kept;
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::Limits;
 use crate::units::millis;
@@ -33,12 +34,14 @@ static SCRIPT: LazyLock<(String, String)> = LazyLock::new(|| {
 });
 
 /// What the script answers: the server's "now", a warning and what it read (see
-/// `RedisStore::parse`), and the operation's seven numbers (see the head of `ops.lua`).
+/// `RedisStore::parse`), the operation's seven numbers, and the job's key with its four
+/// numbers (see the head of `ops.lua`).
 struct Answer {
     now: Millis,
     warning: i64,
     detail: String,
     values: [u64; 7],
+    job: (String, [u64; 4]),
 }
 
 impl RedisStore {
@@ -114,21 +117,26 @@ impl RedisStore {
     }
 }
 
-/// The script's name of `op` and its three arguments.
-fn arguments(op: &Op) -> (&'static str, [String; 3]) {
+/// The script's name of `op` and its five arguments (ARGV[10..14]).
+fn arguments(op: &Op) -> (&'static str, [String; 5]) {
     let hint = |h: Option<Duration>| h.map_or(String::new(), |h| millis(h).to_string());
     let flag = |b: bool| if b { "1" } else { "0" }.to_string();
+    let none = String::new;
     match *op {
-        Op::Admit { lease, id } => (
-            "admit",
-            [millis(lease).to_string(), id.to_string(), String::new()],
-        ),
-        Op::Ask { hint: h, charge } => ("ask", [hint(h), flag(charge), String::new()]),
-        Op::Send { charge } => ("send", [String::new(), flag(charge), String::new()]),
+        Op::Admit { lease, id, job } => {
+            let (digest, fresh, renew) = job.map_or((none(), none(), none()), |j| {
+                (j.digest.hex(), j.fresh.to_string(), flag(j.renew))
+            });
+            let lease = millis(lease).to_string();
+            ("admit", [lease, id.to_string(), renew, digest, fresh])
+        }
+        Op::Ask { hint: h, charge } => ("ask", [hint(h), flag(charge), none(), none(), none()]),
+        Op::Send { charge } => ("send", [none(), flag(charge), none(), none(), none()]),
         Op::Record {
             result,
             probe,
             hint: h,
+            retire,
         } => {
             let result = match result {
                 RunResult::Success => "success",
@@ -137,7 +145,9 @@ fn arguments(op: &Op) -> (&'static str, [String; 3]) {
                 RunResult::Neutral => "neutral",
             };
             let probe = probe.map_or(String::new(), |p| p.to_string());
-            ("record", [hint(h), result.to_string(), probe])
+            let retire = retire.map_or(none(), |d| d.hex());
+            let args = [hint(h), result.to_string(), probe, retire, none()];
+            ("record", args)
         }
     }
 }
@@ -154,10 +164,18 @@ fn read_answer(v: redis::Value) -> std::io::Result<Answer> {
         _ => Err(nonsense()),
     };
     let mut values = [0u64; 7];
-    if rest.len() != values.len() {
+    let mut job = [0u64; 4];
+    let [numbers @ .., key, a, b, c, d] = rest else {
+        return Err(nonsense());
+    };
+    if numbers.len() != values.len() {
         return Err(nonsense());
     }
-    for (slot, v) in values.iter_mut().zip(rest) {
+    for (slot, v) in values
+        .iter_mut()
+        .chain(job.iter_mut())
+        .zip(numbers.iter().chain([a, b, c, d]))
+    {
         *slot = u64::try_from(int(v)?).map_err(|_| nonsense())?;
     }
     Ok(Answer {
@@ -165,6 +183,7 @@ fn read_answer(v: redis::Value) -> std::io::Result<Answer> {
         warning: int(warning)?,
         detail: super::string(detail),
         values,
+        job: (super::string(key), job),
     })
 }
 
@@ -193,10 +212,17 @@ fn reply(op: &Op, a: &Answer, l: &Limits) -> Reply {
                 3 => Admission::probing(v1),
                 _ => Admission::Run,
             };
+            let (key, [made, reused, dropped, dropped_made]) = &a.job;
             Reply::Admitted {
                 admission,
                 held: held(v3),
                 budget: budget(v4 == 1, v5, v6),
+                job: (!key.is_empty()).then(|| Kept {
+                    key: key.clone(),
+                    made: *made,
+                    reused: *reused == 1,
+                    dropped: (*dropped == 1).then_some(*dropped_made),
+                }),
             }
         }
         Op::Ask { .. } | Op::Send { .. } => Reply::Told {

@@ -8,6 +8,7 @@ use super::redis_server::RedisServer;
 use super::*;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
 use crate::fleet::file::FileStore;
+use crate::fleet::job::{Digest, Job};
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::store::contract;
 use proptest::prelude::*;
@@ -85,6 +86,7 @@ fn fail() -> Op {
         result: RunResult::Failure,
         probe: None,
         hint: None,
+        retire: None,
     }
 }
 
@@ -200,6 +202,7 @@ fn sixty_four_runs_race_for_one_probe() {
             let op = Op::Admit {
                 lease: Duration::from_secs(60),
                 id: i as u64 + 1,
+                job: None,
             };
             match apply(store, key, op).expect("the admission succeeds within its bound") {
                 Reply::Admitted { admission, .. } => admission,
@@ -524,6 +527,7 @@ fn a_record_with_nothing_to_remember_deletes_its_key() {
     let admit = Op::Admit {
         lease: Duration::ZERO,
         id: 1,
+        job: None,
     };
     apply(&store, "admitted", admit).expect("admitted");
     assert_eq!(
@@ -556,8 +560,14 @@ fn a_record_with_nothing_to_remember_deletes_its_key() {
 /// One event of the property test, on one of the targets.
 #[derive(Debug, Clone)]
 enum Event {
-    /// A run asks to start, with a lease of this many ms, as run number `id`.
-    Admit { key: usize, lease: u64, id: u64 },
+    /// A run asks to start, with a lease of this many ms, as run number `id`, bringing
+    /// job number `job` (its key proposed from `id` and `job`).
+    Admit {
+        key: usize,
+        lease: u64,
+        id: u64,
+        job: Option<u8>,
+    },
     /// A run ends (`probe`: the lease number it says it took; `hint`: a Retry-After of
     /// this many ms it shares).
     Finish {
@@ -565,6 +575,7 @@ enum Event {
         result: RunResult,
         probe: Option<u64>,
         hint: Option<u64>,
+        retire: Option<u8>,
     },
     /// A retry is sent (`charge`: charged to the budget).
     Send { key: usize, charge: bool },
@@ -581,11 +592,21 @@ impl Event {
     fn op(&self) -> Option<(usize, Op)> {
         let ms = Duration::from_millis;
         Some(match *self {
-            Event::Admit { key, lease, id } => (
+            Event::Admit {
+                key,
+                lease,
+                id,
+                job,
+            } => (
                 key,
                 Op::Admit {
                     lease: ms(lease),
                     id,
+                    job: job.map(|n| Job {
+                        digest: Digest([n; 32]),
+                        fresh: uuid::Uuid::from_u128(u128::from(id) << 8 | u128::from(n)),
+                        renew: id == 4,
+                    }),
                 },
             ),
             Event::Finish {
@@ -593,12 +614,14 @@ impl Event {
                 result,
                 probe,
                 hint,
+                retire,
             } => (
                 key,
                 Op::Record {
                     result,
                     probe,
                     hint: hint.map(ms),
+                    retire: retire.map(|n| Digest([n; 32])),
                 },
             ),
             Event::Send { key, charge } => (key, Op::Send { charge }),
@@ -625,15 +648,22 @@ fn event() -> impl Strategy<Value = Event> {
         1 => Just(RunResult::Neutral)
     ];
     prop_oneof![
-        4 => (key.clone(), 0u64..=120_000, 1u64..=4)
-            .prop_map(|(key, lease, id)| Event::Admit { key, lease, id }),
+        4 => (key.clone(), 0u64..=120_000, 1u64..=4, proptest::option::weighted(0.5, 0u8..4))
+            .prop_map(|(key, lease, id, job)| Event::Admit { key, lease, id, job }),
         4 => (
             key.clone(),
             result,
             proptest::option::of(1u64..=4),
-            proptest::option::weighted(0.2, 0u64..=60_000)
+            proptest::option::weighted(0.2, 0u64..=60_000),
+            proptest::option::weighted(0.3, 0u8..4)
         )
-            .prop_map(|(key, result, probe, hint)| Event::Finish { key, result, probe, hint }),
+            .prop_map(|(key, result, probe, hint, retire)| Event::Finish {
+                key,
+                result,
+                probe,
+                hint,
+                retire
+            }),
         2 => (key.clone(), proptest::bool::weighted(0.8))
             .prop_map(|(key, charge)| Event::Send { key, charge }),
         1 => (key.clone(), prop_oneof![0u64..=60_000, 0u64..=30 * HOUR])
@@ -1320,6 +1350,45 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
         ("\"budget\":[]", "\"budget\":[{}]"),
         ("\"budget\":[]", "\"budget\":[],\"seen\":1e3"),
         ("\"budget\":[]", "\"budget\":[],\"hold_until\":{}"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k-1\",5]]",
+        ),
+        ("\"budget\":[]", "\"budget\":[],\"jobs\":[]"),
+        ("\"budget\":[]", "\"budget\":[],\"jobs\":{}"),
+        ("\"budget\":[]", "\"budget\":[],\"jobs\":null"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k 1\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB\",\"k\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",5.0]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\",-5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"\\u006b\",5]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",\"k\"]]",
+        ),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",7,5]]",
+        ),
     ] {
         texts.push(good.replace(from, to));
     }
