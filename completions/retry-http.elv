@@ -55,7 +55,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --connect-timeout 'Timeout for opening the connection: DNS and TCP (0: none of its own)'
             cand --stall-timeout 'An attempt fails, retryably, when no byte arrives, or none of the request is taken by the kernel while it is sent, for this long (0: off)'
             cand --seed 'Seed for the random draws, so a run can be replayed (-v shows the one used)'
-            cand --idempotency-key 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run''s retries, not a re-run: derive a key from the job for that)'
+            cand --idempotency-key 'Send this Idempotency-Key on every attempt; allows replaying POST'
             cand --until-status 'Ready when the status is in LIST (codes, ranges, classes as in --retry-on), even a 4xx or 5xx; any other answer is not ready yet, 404 included'
             cand --until-body 'Ready when the body matches REGEX (the regex crate''s syntax). Repeatable: all must hold'
             cand --until-json 'Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green, /ready=true, /nodes/0/state="up". Repeatable'

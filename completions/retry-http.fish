@@ -56,7 +56,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives, or none of the request is taken by the kernel while it is sent, for this long (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l seed -d 'Seed for the random draws, so a run can be replayed (-v shows the one used)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -d 'Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run\'s retries, not a re-run: derive a key from the job for that)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l idempotency-key -d 'Send this Idempotency-Key on every attempt; allows replaying POST' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-status -d 'Ready when the status is in LIST (codes, ranges, classes as in --retry-on), even a 4xx or 5xx; any other answer is not ready yet, 404 included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-body -d 'Ready when the body matches REGEX (the regex crate\'s syntax). Repeatable: all must hold' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l until-json -d 'Ready when the JSON body has VALUE at the RFC 6901 POINTER: /status=green, /ready=true, /nodes/0/state="up". Repeatable' -r

@@ -379,8 +379,12 @@ pub struct PolicyFlags {
     )]
     pub seed: Option<u64>,
 
-    /// Send this Idempotency-Key on every attempt; allows replaying POST. auto: a new random UUID each run (it covers this run's retries, not a re-run: derive a key from the job for that).
-    #[arg(hide_short_help = true, long, value_name = "KEY|auto")]
+    /// Send this Idempotency-Key on every attempt; allows replaying POST.
+    ///
+    /// auto: a random UUID; with --state, one per job (method, URL, body), kept until an
+    /// answer is final so that a re-run sends it again; without --state, a new one each run.
+    /// new: as auto, but a key kept for the job is replaced (the job starts afresh).
+    #[arg(hide_short_help = true, long, value_name = "KEY|auto|new")]
     pub idempotency_key: Option<String>,
 
     /// Replay non-idempotent requests (POST, PATCH) after ambiguous failures, without a key.
