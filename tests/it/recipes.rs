@@ -314,6 +314,36 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
         "the state file: {written:?}"
     );
 
+    // The next hour: the server takes the POST and the answer is lost (a reset, one attempt
+    // allowed here). The hour after, the same job is sent again under the same key; once it
+    // is answered, the key is retired and the next job gets a new one.
+    // (One server for the three runs: the job is the method, the URL and the body, and a
+    // server on another port would be another URL.)
+    let host = Server::start(vec![Step::Reset, ok(201, "accepted"), ok(201, "accepted")]).unwrap();
+    let ran = run_recipe(
+        &r,
+        &host,
+        None,
+        root.path(),
+        &[("RETRY_HTTP_ATTEMPTS", "1")],
+    );
+    assert_eq!(ran.logged, "job submit failed: 4\n", "{}", show(&ran));
+    let ran = run_recipe(&r, &host, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    run_recipe(&r, &host, None, root.path(), &[]);
+    let keys: Vec<String> = host
+        .requests()
+        .iter()
+        .map(|q| q.header("idempotency-key").unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert!(keys.iter().all(|k| k.len() == 36), "{keys:?}");
+    assert_eq!(keys[1], keys[0], "the re-run sends the kept key");
+    assert_ne!(
+        keys[2], keys[1],
+        "a new job after a final answer, a new key"
+    );
+
     let refused = Server::start(vec![ok(400, "bad job")]).unwrap();
     let ran = run_recipe(&r, &refused, None, root.path(), &[]);
     assert_eq!(refused.requests().len(), 1, "a 400 is not retried");
