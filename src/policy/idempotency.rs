@@ -60,7 +60,7 @@ impl KeyAnswer {
         match self {
             KeyAnswer::InFlight => "a request with this Idempotency-Key is still being processed",
             KeyAnswer::Reused => {
-                "the Idempotency-Key was already used with a different request; this request with this key cannot succeed, a new request needs a new key"
+                "the Idempotency-Key was already used with a different request (or the server rejects this request's content); sent again with this key it cannot succeed"
             }
             KeyAnswer::Rejected => {
                 "the server may require an Idempotency-Key in another form, or the request is malformed"
