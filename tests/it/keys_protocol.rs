@@ -72,6 +72,31 @@ fn a_409_is_waited_out_and_the_post_sent_again_with_the_same_key() {
     }
 }
 
+/// The JSON log carries what the 409 meant, and the wait's reason.
+#[test]
+fn the_json_log_says_why_a_409_is_waited_out() {
+    let s = Server::start(vec![
+        Step::with_header(409, "Retry-After", "0"),
+        Step::status(201, ""),
+    ])
+    .unwrap();
+    let out = post(
+        &s.url("/"),
+        &["--idempotency-key", "k", "--log-format", "json"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let attempts = json_lines(&out, "attempt");
+    assert_eq!(attempts.len(), 2, "{}", stderr(&out));
+    assert_eq!(attempts[0]["status"], 409);
+    assert_eq!(
+        attempts[0]["note"],
+        "a request with this Idempotency-Key is still being processed"
+    );
+    assert_eq!(attempts[0]["retry_after"], "0");
+    assert!(attempts[0]["wait_ms"].is_number(), "{}", attempts[0]);
+    assert_eq!(attempts[1]["note"], serde_json::Value::Null);
+}
+
 #[test]
 fn a_409_that_lasts_ends_as_a_retried_status_does() {
     // Out of attempts: 4, every attempt with the one key.
