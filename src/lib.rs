@@ -12,7 +12,8 @@
 //! transport; ureq's unversioned API in `network` and `connection` only) -> `output`
 //! (stdout or `-o`, the final body only) and `report` (the one writer to stderr, built from
 //! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
-//! Retry-After, replay, readiness, and the decision's whole precedence table. Beside the
+//! Retry-After, replay, the Idempotency-Key's answers (409, 422, 400), readiness, and the
+//! decision's whole precedence table. Beside the
 //! request sits `fleet` (the circuit breaker and retry budget shared through `--state`: the
 //! store trait in `store`, what `--state` names and opening it in `location`, one file per
 //! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy
