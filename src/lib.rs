@@ -12,7 +12,8 @@
 //! transport; ureq's unversioned API in `network` and `connection` only) -> `output`
 //! (stdout or `-o`, the final body only) and `report` (the one writer to stderr, built from
 //! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
-//! Retry-After, replay, readiness, and the decision's whole precedence table. Beside the
+//! Retry-After, replay, the Idempotency-Key's answers (409, 422, 400), readiness, and the
+//! decision's whole precedence table. Beside the
 //! request sits `fleet` (the circuit breaker, the retry budget and the jobs' kept
 //! Idempotency-Keys shared through `--state`: the
 //! store trait in `store`, what `--state` names and opening it in `location`, one file per

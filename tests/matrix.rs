@@ -8,7 +8,8 @@
 //!   mid-body, a short Content-Length, a chunked body cut mid-chunk, a chunk size that is
 //!   not hexadecimal, a stall mid-body (past `--stall-timeout`), a hang (the request read,
 //!   never answered), 408/429/500/503 without Retry-After and with `Retry-After: 0` and `1`
-//!   (clamped by `--max-retry-after 100ms`), a gzip-encoded 200, a gzip body cut short, a
+//!   (clamped by `--max-retry-after 100ms`), the Idempotency-Key's answers (409 without
+//!   Retry-After and with `1`, 422, 400), a gzip-encoded 200, a gzip body cut short, a
 //!   resumable body (ETag, Accept-Ranges) cut short; each direct, after a 303 and after a
 //!   307 (with `-L`; the Location is another path on the same server, or, for refused, a
 //!   closed port); each followed by a 200 with a known body, or repeated forever (a refused
@@ -128,6 +129,21 @@ fn fixed() -> Vec<Case> {
         c(Temp307, Status(500, None), false, false, Post, FileExisting),
         c(Temp307, Refused, true, false, Post, Stdout),
         c(Temp307, Reset, false, false, PostKey, FileNew),
+        // The Idempotency-Key's answers: 409 retried with the key, 422 and 400 never; without
+        // a key, statuses outside --retry-on.
+        c(Direct, Status(409, None), false, false, PostKey, Stdout),
+        c(See303, Status(409, Some(1)), true, false, PostKey, FileNew),
+        c(
+            Direct,
+            Status(422, None),
+            false,
+            false,
+            PostKey,
+            FileExisting,
+        ),
+        c(Temp307, Status(400, None), false, false, PostKey, Stdout),
+        c(Direct, Status(409, None), false, false, Post, Stdout),
+        c(Direct, Status(409, None), false, false, Get, FileNew),
         // Direct.
         c(Direct, Reset, false, false, Post, Stdout),
         c(Direct, Status(500, None), true, false, PostUnsafe, Stdout),
@@ -175,6 +191,8 @@ fn fixed() -> Vec<Case> {
         t(Direct, Status(503, Some(1)), Post, Stdout),
         t(Direct, Status(500, Some(1)), Post, Stdout),
         t(See303, Status(429, Some(1)), Get, DevNull),
+        t(Direct, Status(409, Some(1)), PostKey, Stdout),
+        t(Direct, Status(409, Some(1)), Get, Stdout),
     ]);
     v
 }

@@ -432,10 +432,17 @@ impl<'a> Shared<'a> {
 
     /// Records how the run ended: a failed run (exit 4, 5, 6, or refused by the budget)
     /// counts toward opening the circuit, unless the target was rate limiting it (its last
-    /// answer a 429): that is not an outage, and the shared Retry-After governs it. The
-    /// last answer's Retry-After (`last`: its status and clamped hint) is shared. `settled`:
-    /// the run's answer was final (see `job_settled`), which retires the job's key.
-    pub fn finish(&self, outcome: Outcome, last: Option<(u16, Option<Duration>)>, settled: bool) {
+    /// answer a 429): that is not an outage, and the shared Retry-After governs it; nor is
+    /// a 409 to a request with an Idempotency-Key (`has_key`). The last answer's
+    /// Retry-After (`last`: its status and clamped hint) is shared. `settled`: the run's
+    /// answer was final (see `job_settled`), which retires the job's key.
+    pub fn finish(
+        &self,
+        outcome: Outcome,
+        last: Option<(u16, Option<Duration>)>,
+        settled: bool,
+        has_key: bool,
+    ) {
         if self.broken.load(Ordering::Relaxed) {
             if settled && self.job.is_some() {
                 self.reporter.notice(&format!(
@@ -446,7 +453,7 @@ impl<'a> Shared<'a> {
             }
             return;
         }
-        let result = run_result(outcome, last.map(|l| l.0));
+        let result = run_result(outcome, last.map(|l| l.0), has_key);
         let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
         self.record(result, hint, settled);
     }
@@ -551,12 +558,15 @@ pub fn shares_hint(status: u16) -> bool {
     matches!(status, 429 | 503)
 }
 
-/// How a run that ended with `outcome`, its last answer `status`, counts for the breaker.
-pub fn run_result(outcome: Outcome, status: Option<u16>) -> RunResult {
+/// How a run that ended with `outcome`, its last answer `status`, counts for the breaker
+/// (`has_key`: the request carried an Idempotency-Key, under which a 409 says the first
+/// request is still being processed: the target is up, see `policy::idempotency`).
+pub fn run_result(outcome: Outcome, status: Option<u16>, has_key: bool) -> RunResult {
+    let busy = status.is_some_and(|s| crate::policy::idempotency::breaker_neutral(s, has_key));
     match outcome {
         Outcome::Success => RunResult::Success,
         Outcome::NotReady => RunResult::Answered,
-        _ if status == Some(429) => RunResult::Neutral,
+        _ if status == Some(429) || busy => RunResult::Neutral,
         Outcome::AttemptsExhausted
         | Outcome::Deadline
         | Outcome::NonRetryableTransport
@@ -803,17 +813,43 @@ mod tests {
     #[test]
     fn rate_limiting_is_not_an_outage() {
         assert_eq!(
-            run_result(Outcome::AttemptsExhausted, Some(429)),
+            run_result(Outcome::AttemptsExhausted, Some(429), false),
             RunResult::Neutral
         );
-        assert_eq!(run_result(Outcome::Refused, Some(429)), RunResult::Neutral);
         assert_eq!(
-            run_result(Outcome::AttemptsExhausted, Some(503)),
+            run_result(Outcome::Refused, Some(429), false),
+            RunResult::Neutral
+        );
+        assert_eq!(
+            run_result(Outcome::AttemptsExhausted, Some(503), true),
             RunResult::Failure
         );
-        assert_eq!(run_result(Outcome::Deadline, None), RunResult::Failure);
-        assert_eq!(run_result(Outcome::Success, Some(200)), RunResult::Success);
-        assert_eq!(run_result(Outcome::NotReady, None), RunResult::Answered);
+        assert_eq!(
+            run_result(Outcome::Deadline, None, false),
+            RunResult::Failure
+        );
+        assert_eq!(
+            run_result(Outcome::Success, Some(200), false),
+            RunResult::Success
+        );
+        assert_eq!(
+            run_result(Outcome::NotReady, None, false),
+            RunResult::Answered
+        );
+    }
+
+    /// A 409 to a request with an Idempotency-Key is the server busy with the first
+    /// request, not down; without a key, a 409 retried through --retry-on counts as before.
+    #[test]
+    fn a_request_still_in_progress_is_not_an_outage() {
+        for outcome in [
+            Outcome::AttemptsExhausted,
+            Outcome::Deadline,
+            Outcome::Refused,
+        ] {
+            assert_eq!(run_result(outcome, Some(409), true), RunResult::Neutral);
+            assert_eq!(run_result(outcome, Some(409), false), RunResult::Failure);
+        }
         assert!(shares_hint(429) && shares_hint(503) && !shares_hint(500));
     }
 

@@ -12,7 +12,7 @@
 //! | 1 | a signal arrived during an attempt that did not succeed     | 129-143 |
 //! | 2 | the attempt succeeded                                       | 0       |
 //! | 3 | under `-L`, a redirect that would replay the request         | 3       |
-//! | 4 | a status not in `--retry-on`                                | 3       |
+//! | 4 | a status not in `--retry-on`; with an Idempotency-Key, a 422 or a 400 whatever `--retry-on` says (a 409 then goes on, whatever it says) | 3 |
 //! | 5 | a status the server may have acted on, for a request not safe to replay | 3 |
 //! | 6 | a local failure (writing the output)                        | 1       |
 //! | 7 | the deadline passed during the attempt                      | 5       |
@@ -73,6 +73,14 @@
 //! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`], row
 //! 25 [`unwritten`].
 //!
+//! With an Idempotency-Key, row 4 reads the key's own answers first (`idempotency`, the
+//! IETF httpapi draft): a 409 (a request with this key is still being processed) goes on
+//! to row 7 and the rows after it, as a retryable status does, even when `--retry-on` does
+//! not list it; the key makes its replay safe (row 5 allows it). A 422 (the key was used
+//! with a different request) and a 400 (the key may be required in another form, or the
+//! request is malformed) end the run with 3 even when `--retry-on` lists them: the same
+//! request with the same key gets the same answer. Without a key none of this applies.
+//!
 //! Rate limiting is not an outage, for the retry budget either ([`charged`]): a retry
 //! after a 429 (waiting out its Retry-After, or its backoff when it has none) is not
 //! charged to the budget, nor is one after an answer whose RateLimit fields said the quota
@@ -91,6 +99,7 @@ use super::backoff::{
     Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
     plan_wait, uniform,
 };
+use super::idempotency::key_answer;
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::Outcome;
 use crate::units::fmt_duration;
@@ -416,6 +425,18 @@ fn judge_attempt(rules: &Rules, a: &Attempt) -> Option<Verdict> {
 
 /// A response of 400 or more: a stop, or `None` when it may be retried (rows 4, 5, 7).
 fn judge_status(rules: &Rules, a: &Attempt, status: u16) -> Option<Verdict> {
+    match key_answer(status, rules.has_key) {
+        Some(answer) if !answer.retried() => {
+            return Some(Verdict::stop(
+                Outcome::NonRetryableResponse,
+                format!("not retried: {status}: {}", answer.meaning()),
+            ));
+        }
+        // The key makes the replay safe, and --retry-on is not asked: only the deadline
+        // (row 7) stops it here.
+        Some(_) => return late(a),
+        None => {}
+    }
     if !rules.retry_on.contains(status) {
         return Some(Verdict::stop(
             Outcome::NonRetryableResponse,
@@ -443,6 +464,11 @@ fn judge_status(rules: &Rules, a: &Attempt, status: u16) -> Option<Verdict> {
             ),
         ));
     }
+    late(a)
+}
+
+/// Row 7 for an answer that may be retried: the deadline passed during the attempt.
+fn late(a: &Attempt) -> Option<Verdict> {
     a.deadline_passed
         .then(|| Verdict::stop(Outcome::Deadline, DEADLINE_DURING))
 }
@@ -1029,6 +1055,54 @@ mod tests {
         ]
     }
 
+    /// The Idempotency-Key's answers (see `idempotency`): with a key, 409 goes through rows
+    /// 7 and 11 to 16 as a retryable status, 422 and 400 stop at row 4; without one, row 4
+    /// reads `--retry-on` as it does for any status.
+    fn rows_of_the_key() -> Vec<Row> {
+        use Happened as H;
+        let with_hint = |wait: u64, left: u64| {
+            let mut a = post(attempt(H::Status(409)));
+            a.left = Some(Duration::from_millis(left));
+            a.hint = Some(Hint {
+                wait: Duration::from_millis(wait),
+                clamped: false,
+            });
+            a
+        };
+        let nrr = Some(Outcome::NonRetryableResponse);
+        vec![
+            row(4, "a 422 to a POST with a key", post(attempt(H::Status(422)))).keyed()
+                .gives(nrr, "not retried: 422: the Idempotency-Key was already used with a different request"),
+            row(4, "a 400 to a GET with a key", attempt(H::Status(400))).keyed()
+                .gives(nrr, "not retried: 400: the server may require an Idempotency-Key in another form, or the request is malformed"),
+            row(4, "a 422 with a key, even late", late(post(attempt(H::Status(422))))).keyed()
+                .gives(nrr, "not retried: 422: the Idempotency-Key"),
+            row(4, "a 409 to a POST without a key", post(attempt(H::Status(409))))
+                .gives(nrr, "not retried: 409 is not in --retry-on"),
+            row(4, "a 422 to a GET without a key", attempt(H::Status(422)))
+                .gives(nrr, "not retried: 422 is not in --retry-on"),
+            row(4, "a 400 to a POST without a key", post(attempt(H::Status(400))))
+                .gives(nrr, "not retried: 400 is not in --retry-on"),
+            row(7, "a 409 with a key, late", late(post(attempt(H::Status(409))))).keyed()
+                .gives(Some(Outcome::Deadline), DEADLINE_DURING),
+            row(11, "a 409 with a key on the last attempt", last(post(attempt(H::Status(409))))).keyed()
+                .gives(Some(Outcome::AttemptsExhausted), "giving up: no attempts left"),
+            row(12, "a 409 with a key, its Retry-After past the deadline", with_hint(1000, 900)).keyed()
+                .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (1s) would end past the deadline (900ms left)"),
+            row(15, "a 409 to a POST with a key, after its Retry-After", with_hint(40, 60_000)).keyed()
+                .gives(None, ""),
+            row(15, "a 409 to a POST with a key, committed by an earlier hop", {
+                let mut a = post(attempt(H::Status(409)));
+                a.committed = true;
+                a
+            }).keyed()
+                .gives(None, ""),
+            row(16, "a 409 with a key, the budget spent", post(attempt(H::Status(409)))).keyed()
+                .gated(Clearance::Spent("the retry budget is spent".into()))
+                .gives(Some(Outcome::Refused), "not retried: the retry budget is spent"),
+        ]
+    }
+
     impl Row {
         fn keyed(mut self) -> Row {
             self.has_key = true;
@@ -1039,7 +1113,11 @@ mod tests {
     #[test]
     fn the_precedence_table() {
         let set = retry_on();
-        for r in rows().into_iter().chain(rows_beyond_the_attempt()) {
+        let all = rows()
+            .into_iter()
+            .chain(rows_beyond_the_attempt())
+            .chain(rows_of_the_key());
+        for r in all {
             let mut rules = rules(&set);
             rules.has_key = r.has_key;
             let (outcome, reason) = r.verdict(&rules);
@@ -1061,6 +1139,76 @@ mod tests {
             .map(|r| r.row)
             .collect();
         assert_eq!(listed, (1..=25).collect());
+    }
+
+    /// With a key, `--retry-on` decides nothing about the key's answers: a 409 is retried
+    /// when it does not list it, a 422 or a 400 ends the run when it lists them. A retry
+    /// after a 409 is charged to the budget, as any retry is.
+    #[test]
+    fn with_a_key_retry_on_does_not_decide_the_keys_answers() {
+        let rng = &mut StdRng::seed_from_u64(1);
+        for spec in [vec![(500, 504)], vec![(400, 599)]] {
+            let set = StatusSet::from_ranges(spec);
+            let mut r = rules(&set);
+            r.has_key = true;
+            let mut asked = Vec::new();
+            let mut gate = |ask: Ask| {
+                asked.push(ask.charge);
+                Clearance::Go
+            };
+            let v = decide(&r, &post(attempt(Happened::Status(409))), &mut gate, rng);
+            assert!(matches!(v, Verdict::Retry(_)), "{v:?}");
+            assert_eq!(asked, [true]);
+            for status in [422, 400] {
+                let v = decide(&r, &attempt(Happened::Status(status)), &mut open, rng);
+                assert_eq!(v.outcome(), Some(Outcome::NonRetryableResponse), "{v:?}");
+            }
+        }
+    }
+
+    /// Without a key, 400, 409 and 422 are judged as any other status is (418 stands for
+    /// them): the same verdict, for every method, --retry-on listing them or not, every
+    /// attempt number, deadline and flag that the table varies.
+    #[test]
+    fn without_a_key_the_keys_statuses_are_statuses_like_any_other() {
+        let variants = |status: u16| -> Vec<Attempt<'static>> {
+            let base = attempt(Happened::Status(status));
+            let mut committed = post(base.clone());
+            committed.committed = true;
+            vec![
+                base.clone(),
+                post(base.clone()),
+                last(base.clone()),
+                late(post(base.clone())),
+                committed,
+            ]
+        };
+        for spec in [
+            vec![(500, 504)],
+            vec![(400, 599)],
+            vec![(400, 400), (409, 409), (418, 418), (422, 422)],
+        ] {
+            let set = StatusSet::from_ranges(spec);
+            for unsafe_ in [false, true] {
+                let mut r = rules(&set);
+                r.retry_unsafe = unsafe_;
+                for status in [400, 409, 422] {
+                    for (a, other) in variants(status).into_iter().zip(variants(418)) {
+                        let rng = &mut StdRng::seed_from_u64(7);
+                        let v = decide(&r, &a, &mut open, rng);
+                        let rng = &mut StdRng::seed_from_u64(7);
+                        let w = decide(&r, &other, &mut open, rng);
+                        let w = match w {
+                            Verdict::Stop { outcome, reason } => {
+                                Verdict::stop(outcome, reason.replace("418", &status.to_string()))
+                            }
+                            w => w,
+                        };
+                        assert_eq!(v, w, "{status} {a:?}");
+                    }
+                }
+            }
+        }
     }
 
     /// The shared state is asked only about a retry the decision would make, and a poll of

@@ -8,6 +8,7 @@ use crate::http::conditional::{self, Answer, Asked};
 use crate::http::resume::{self, Continuation};
 use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
 use crate::policy::decision::Happened;
+use crate::policy::idempotency::key_answer;
 use crate::policy::readiness::{self, ByStatus};
 use crate::policy::{FailureKind, StatusSet};
 use crate::report::AttemptLine;
@@ -207,7 +208,8 @@ impl Loop<'_> {
         notes.2.told = Some(told);
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);
-        match classify(&ex.head, &self.prior.asked, ready, partial.as_ref()) {
+        let take = classify(&ex.head, &self.prior.asked, ready, partial.as_ref());
+        match self.keyed(take, ex.head.status) {
             Take::Unchanged(why) => {
                 if let Some(p) = partial {
                     self.output.discard(p.spool);
@@ -239,6 +241,16 @@ impl Loop<'_> {
                 self.failed(&f, notes)
             }
             Take::Body(range) => self.deliver_body(ex, (partial, range), notes),
+        }
+    }
+
+    /// Under `--until-status`, an answer of the Idempotency-Key's (409, 422, 400 to a request
+    /// with a key) that the condition does not list is an error for the decision to judge
+    /// (a 422 is never sent again), not an answer to poll.
+    fn keyed(&self, take: Take, status: u16) -> Take {
+        match take {
+            Take::NotReady(_) if key_answer(status, self.has_key).is_some() => Take::Error,
+            take => take,
         }
     }
 

@@ -44,7 +44,7 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
     let (mut outcome, mut reason) = write_files(request, lent, &ended);
     if let Some(s) = shared {
         let last = ended.status.map(|status| (status, ended.hint));
-        s.finish(outcome, last, settled);
+        s.finish(outcome, last, settled, request.has_key());
     }
     if let Some(format) = &request.write_out
         && let Err(e) = print_write_out(format, request, lent, &ended, (outcome, &reason))

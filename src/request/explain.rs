@@ -5,6 +5,7 @@
 //! body's files, for the job's kept key (see `request::job`).
 
 use crate::config::Config;
+use crate::policy::idempotency::KeyAnswer;
 use crate::policy::{self, FailureKind, Jitter};
 use crate::redact;
 use crate::units::fmt_duration;
@@ -303,6 +304,27 @@ fn retried(cfg: &Config) -> String {
     );
     let _ = writeln!(s, "  never retried {}", kinds(final_kind));
     let _ = writeln!(s, "  replay        {}", replay_rule(cfg));
+    s.push_str(&key_answers(cfg));
+    s
+}
+
+/// With an Idempotency-Key, what the server's answers about the key mean and what the run
+/// does about each (the IETF httpapi draft, see `policy::idempotency`); nothing without one.
+fn key_answers(cfg: &Config) -> String {
+    if cfg.retry.idempotency_key.is_none() {
+        return String::new();
+    }
+    let mut s = String::new();
+    for (i, answer) in KeyAnswer::ALL.into_iter().enumerate() {
+        let label = if i == 0 { "idempotency" } else { "" };
+        let _ = writeln!(
+            s,
+            "  {label:<13} {} ({}): {}",
+            answer.status(),
+            answer.gist(),
+            answer.rule()
+        );
+    }
     s
 }
 

@@ -7,6 +7,7 @@ use crate::fleet::origins::Told;
 use crate::http::transport::{Exchange, Failure, Head, Hop};
 use crate::policy::FailureKind;
 use crate::policy::decision::Happened;
+use crate::policy::idempotency::key_answer;
 use crate::policy::retry_after;
 use crate::redact;
 use crate::report::{AttemptLine, Decision};
@@ -106,7 +107,8 @@ impl Loop<'_> {
     }
 
     /// An error answer (400 or more, or a status `--retry-on` lists): its status and
-    /// Retry-After into the line; its body kept for the verdict.
+    /// Retry-After into the line (and, for a 409 to a request with an Idempotency-Key, what
+    /// it means); its body kept for the verdict.
     pub(super) fn answered_error(
         &self,
         ex: Exchange,
@@ -115,6 +117,10 @@ impl Loop<'_> {
         self.note_answer(&ex.head, sent, line, carry);
         self.read_retry_after(&ex.head, line, carry);
         let status = ex.head.status;
+        // A 409 to a request with a key is waited out, not a failure: the line says why.
+        if let Some(answer) = key_answer(status, self.has_key).filter(|a| a.retried()) {
+            add_note(line, answer.meaning().to_string());
+        }
         carry.pending = Some(Pending::Unread(Box::new(ex)));
         Happened::Status(status)
     }

@@ -37,6 +37,7 @@ mod interim;
 mod jitter;
 mod json_log;
 mod keys_state;
+mod keys_protocol;
 mod leftover;
 mod limits;
 mod many_urls_cli;

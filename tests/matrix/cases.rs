@@ -118,6 +118,14 @@ pub fn faults() -> Vec<Fault> {
             f.push(Fault::Status(status, ra));
         }
     }
+    // The Idempotency-Key's answers: 409 (still being processed: retried with a key),
+    // 422 (the key reused) and 400 (a key required): statuses not in --retry-on otherwise.
+    f.extend([
+        Fault::Status(409, None),
+        Fault::Status(409, Some(1)),
+        Fault::Status(422, None),
+        Fault::Status(400, None),
+    ]);
     f.extend([Fault::Gzip, Fault::GzipCut, Fault::CutResumable]);
     f
 }

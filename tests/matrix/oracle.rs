@@ -15,7 +15,8 @@ pub enum Kind {
     /// A 200 whose body broke after some bytes (cut, reset, stall, broken chunking, a gzip
     /// body cut short): "retried like a reset", so ambiguous for a POST.
     CutBody,
-    /// A response with this status (all four are in the default --retry-on).
+    /// A response with this status (408, 429, 500, 503 are in the default --retry-on; 409,
+    /// 422 and 400 are the Idempotency-Key's answers, not in it).
     Status(u16),
 }
 
@@ -88,6 +89,11 @@ pub fn resumed(c: &Case) -> Option<bool> {
 ///    run here ends far inside its deadline (six attempts of at most 200 ms of stall, waits
 ///    of at most 100 ms).
 ///
+/// Before 5 (and before the tight deadline's Retry-After), a status that is not retried at
+/// all ends the run with 3 ([`status_retried`]): one not in the default `--retry-on`, and
+/// with `--idempotency-key` the key's answers 422 and 400 ("never retried"), while its 409
+/// ("still being processed") is retried whatever `--retry-on` says.
+///
 /// Readings where docs/policy.md could be read two ways:
 /// - A chunk size that is not hexadecimal: docs/output.md says a broken chunked encoding is "a
 ///   failed attempt (retried like a reset)", and elsewhere that a protocol error is never
@@ -103,6 +109,11 @@ pub fn expected_exit(c: &Case, streamed: bool) -> (Vec<i32>, &'static str) {
     let k = kind(c.fault);
     if k == Kind::Success {
         return (vec![0], "a 200 at once");
+    }
+    if let Kind::Status(s) = k
+        && !status_retried(s, c.method)
+    {
+        return (vec![3], "a status not retried at all");
     }
     if c.mode == Mode::Tight {
         let hop_is_post = c.method == Method::Post && c.wrap != Wrap::See303;
@@ -165,6 +176,17 @@ pub fn expected_exit(c: &Case, streamed: bool) -> (Vec<i32>, &'static str) {
         (vec![4], "retried, the fault repeats: attempts exhausted")
     } else {
         (vec![0], "retried, the next request succeeds")
+    }
+}
+
+/// Whether a status is retried at all (its replay aside): the default `--retry-on` (408,
+/// 429, 500, 502, 503, 504, 529); with `--idempotency-key` (the key is sent on every hop,
+/// after a 303 too), 409 whatever `--retry-on` says, never 422 or 400 (the draft's answers).
+pub fn status_retried(status: u16, method: Method) -> bool {
+    match (status, method) {
+        (409, Method::PostKey) => true,
+        (422 | 400, Method::PostKey) => false,
+        (s, _) => matches!(s, 408 | 429 | 500 | 502 | 503 | 504 | 529),
     }
 }
 
