@@ -4,9 +4,15 @@
 # in one run, alternating, against nginx on loopback; bodies go to tmpfs (/dev/shm), where
 # disk writeback cannot hide the client's cost.
 #
-#   bash benches/floor.sh              # builds target/release/retry-http, then measures
-#   bash benches/floor.sh --no-build   # the existing binary (or $RETRY_HTTP)
+#   bash benches/floor.sh              # builds both release binaries, then measures
+#   bash benches/floor.sh --no-build   # the existing binaries (or $RETRY_HTTP, $RETRY_HTTP_STATIC)
 #   SMALL_RUNS=40 BULK_RUNS=9 bash benches/floor.sh
+#   STARTUP_ONLY=1 FLOOR_OUT=benches/RESULTS-static.md bash benches/floor.sh --no-build
+#
+# Two builds are measured: the dynamic one (target/release/retry-http) and the static one
+# (`cargo build --release --target x86_64-unknown-linux-musl`), whose start-up rows stand
+# beside the dynamic build's in the same rounds; where the static binary is missing, its
+# rows are left out. STARTUP_ONLY=1 measures the start-up rows alone (no 1 GiB runs).
 #
 # Figures (medians of alternating per-process runs, with the spread): start-up + one 1 KiB
 # GET to /dev/null (wall and CPU, SMALL_RUNS rounds, default 30); `--version` (wall);
@@ -26,10 +32,19 @@ OUT="${FLOOR_OUT:-}"
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-if [[ "${1:-}" != "--no-build" && -z "${RETRY_HTTP:-}" ]]; then
-    (cd "$ROOT" && cargo build --release -q)
+STATIC_TARGET=x86_64-unknown-linux-musl
+if [[ "${1:-}" != "--no-build" ]]; then
+    [[ -z "${RETRY_HTTP:-}" ]] && (cd "$ROOT" && cargo build --release -q)
+    [[ -z "${RETRY_HTTP_STATIC:-}" ]] && (cd "$ROOT" && cargo build --release -q --target "$STATIC_TARGET")
 fi
 BIN="${RETRY_HTTP:-$ROOT/target/release/retry-http}"
+STATIC="${RETRY_HTTP_STATIC:-$ROOT/target/$STATIC_TARGET/release/retry-http}"
+if [[ ! -x "$STATIC" ]]; then
+    log "no static binary at $STATIC: its rows are left out"
+    STATIC=""
+fi
+STARTUP_ONLY="${STARTUP_ONLY:-}"
+LOAD_START="$(cut -d' ' -f1 /proc/loadavg)"
 for c in nginx curl cc python3; do command -v "$c" >/dev/null || die "needs $c"; done
 
 WORK="$(mktemp -d /tmp/retry-http-floor.XXXXXX)"
@@ -52,7 +67,7 @@ fi
 
 mkdir -p "$SHM/html" && chmod 755 "$SHM" "$SHM/html"
 head -c 1024 /dev/urandom >"$SHM/html/small.bin"
-head -c $((1 << 30)) /dev/urandom >"$SHM/html/big.bin"
+[[ -z "$STARTUP_ONLY" ]] && head -c $((1 << 30)) /dev/urandom >"$SHM/html/big.bin"
 chmod 644 "$SHM/html/"*
 # shellcheck source=benches/nginx.sh
 source "$HERE/nginx.sh"
@@ -76,12 +91,21 @@ if [[ -n "$FLOOR" ]]; then
     replace+=("$FLOOR 127.0.0.1 $PORT /big.bin $SHM/rep-f"
         "sh -c '$FLOOR 127.0.0.1 $PORT /big.bin $SHM/rep-g.tmp && exec mv $SHM/rep-g.tmp $SHM/rep-g'")
 fi
+# The static build last, so the indexes of the others stay as they were: dynamic, curl,
+# floor, static (report below).
+[[ -n "$STATIC" ]] && small+=("$STATIC -s -o /dev/null $SMALL")
 log "start-up + 1 KiB GET: $SMALL_RUNS alternating rounds"
 python3 "$HERE/alternate.py" --runs "$SMALL_RUNS" --warmup 5 --out "$WORK/small.json" "${small[@]}"
 log "--version: $SMALL_RUNS alternating rounds (beside the floor's GET)"
 version=("$BIN --version")
 [[ -n "$FLOOR" ]] && version+=("$FLOOR 127.0.0.1 $PORT /small.bin /dev/null") || version+=("$BIN --version")
+[[ -n "$STATIC" ]] && version+=("$STATIC --version")
 python3 "$HERE/alternate.py" --runs "$SMALL_RUNS" --warmup 5 --out "$WORK/version.json" "${version[@]}"
+if [[ -n "$STARTUP_ONLY" ]]; then
+    echo '{"results": []}' >"$WORK/bulk.json"
+    cp "$WORK/bulk.json" "$WORK/replace.json"
+    RSS_R=""; RSS_C=""; RSS_F=""
+else
 log "1 GiB to a new file on tmpfs: $BULK_RUNS alternating rounds"
 python3 "$HERE/alternate.py" --runs "$BULK_RUNS" --warmup 1 --out "$WORK/bulk.json" "${bulk[@]}"
 log "1 GiB replacing a file on tmpfs: $BULK_RUNS alternating rounds"
@@ -95,6 +119,7 @@ rss() { local m=0 k; for _ in 1 2 3; do
 RSS_R=$(rss "$BIN" -s -o "$SHM/rss" "$BIG")
 RSS_C=$(rss curl -s -o "$SHM/rss" "$BIG")
 RSS_F=""; [[ -n "$FLOOR" ]] && RSS_F=$(rss "$FLOOR" 127.0.0.1 "$PORT" /big.bin "$SHM/rss")
+fi
 log "system calls of start-up + 1 KiB GET (strace -f -c)"
 calls() { strace -f -c -o "$WORK/calls.txt" "$@" >/dev/null 2>&1; awk '$NF == "total" { print $4 }' "$WORK/calls.txt"; }
 if command -v strace >/dev/null; then
@@ -106,11 +131,17 @@ else
     log "no strace here: the system-call row is left out"
 fi
 SIZE=$(stat -c %s "$BIN")
+CALLS_S=""; SIZE_S=""
+if [[ -n "$STATIC" ]]; then
+    SIZE_S=$(stat -c %s "$STATIC")
+    command -v strace >/dev/null && CALLS_S=$(calls "$STATIC" -s -o /dev/null "$SMALL")
+fi
 
-python3 - "$WORK" "$OUT" "$BIN" "${FLOOR:+yes}" "$RSS_R" "$RSS_C" "$RSS_F" "$CALLS_R" "$CALLS_C" "$CALLS_F" "$SIZE" "$ROOT/benches/RESULTS.md" <<'PY'
+python3 - "$WORK" "$OUT" "$BIN" "${FLOOR:+yes}" "$RSS_R" "$RSS_C" "$RSS_F" "$CALLS_R" "$CALLS_C" "$CALLS_F" "$SIZE" "$ROOT/benches/RESULTS.md" "$STATIC" "$CALLS_S" "$SIZE_S" "$LOAD_START" <<'PY'
 import json, os, platform, re, statistics, subprocess, sys, time
 work, out, binary, have_floor = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "yes"
 rss_r, rss_c, rss_f, calls_r, calls_c, calls_f, size, results_md = sys.argv[5:13]
+static, calls_s, size_s, load_start = sys.argv[13:17]
 def load(name):
     return json.load(open(os.path.join(work, name)))["results"]
 def med(v):
@@ -127,27 +158,42 @@ def figure(label, res, key, goal):
     row += [f"{fmt(med(f))} ({spread(f)})", f"**{med(r)/med(f):.2f}x**"] if f else ["-", "-"]
     rows.append(row + [goal])
 small, version, bulk, replace = (load(n) for n in ("small.json", "version.json", "bulk.json", "replace.json"))
+# The static build's runs come last in the small and --version rounds.
+s_small = [small[-1], small[1]] + ([small[2]] if have_floor else []) if static else None
 figure("start-up + 1 KiB GET to /dev/null, wall", small, "times", "<= 1.5x floor")
+if s_small:
+    figure("the same, static build, wall", s_small, "times", "<= 1.5x floor")
 figure("the same, CPU time", small, "cpu_s", "<= 2.5x floor")
-v = version[0]["times"]
-fl = version[1]["times"] if have_floor else None
-rows.append(["`--version`, wall (beside the floor's whole GET)", f"{fmt(med(v))} ({spread(v)})", "-", "-",
-             f"{fmt(med(fl))}" if fl else "-", f"**{med(v)/med(fl):.2f}x**" if fl else "-", "<= 1.2x floor's GET"])
-figure("1 GiB to a new file on tmpfs, wall", bulk, "times", "<= 1.1x floor")
-figure("the same, CPU time", bulk, "cpu_s", "-")
-figure("1 GiB replacing a file on tmpfs, wall", replace, "times", "-")
-if have_floor and len(replace) > 3:
-    g = replace[3]["times"]
-    rows.append(["the floor writing beside the file and renaming it, as retry-http does", "-", "-", "-",
-                 f"{fmt(med(g))} ({spread(g)})", f"retry-http {med(replace[0]['times'])/med(g):.2f}x", "-"])
-kib = lambda k: f"{int(k)/1024:.1f} MiB" if k else "-"
-rows.append(["peak RSS, 1 GiB to a file (max of 3)", kib(rss_r), kib(rss_c),
-             f"{int(rss_r)/int(rss_c):.2f}x" if rss_r and rss_c else "-", kib(rss_f), "-", "<= 8 MiB"])
+if s_small:
+    figure("the same, static build, CPU time", s_small, "cpu_s", "-")
+def version_row(label, v):
+    fl = version[1]["times"] if have_floor else None
+    rows.append([label, f"{fmt(med(v))} ({spread(v)})", "-", "-",
+                 f"{fmt(med(fl))}" if fl else "-", f"**{med(v)/med(fl):.2f}x**" if fl else "-", "<= 1.2x floor's GET"])
+version_row("`--version`, wall (beside the floor's whole GET)", version[0]["times"])
+if static:
+    version_row("`--version`, static build, wall", version[-1]["times"])
+if bulk:
+    figure("1 GiB to a new file on tmpfs, wall", bulk, "times", "<= 1.1x floor")
+    figure("the same, CPU time", bulk, "cpu_s", "-")
+    figure("1 GiB replacing a file on tmpfs, wall", replace, "times", "-")
+    if have_floor and len(replace) > 3:
+        g = replace[3]["times"]
+        rows.append(["the floor writing beside the file and renaming it, as retry-http does", "-", "-", "-",
+                     f"{fmt(med(g))} ({spread(g)})", f"retry-http {med(replace[0]['times'])/med(g):.2f}x", "-"])
+    kib = lambda k: f"{int(k)/1024:.1f} MiB" if k else "-"
+    rows.append(["peak RSS, 1 GiB to a file (max of 3)", kib(rss_r), kib(rss_c),
+                 f"{int(rss_r)/int(rss_c):.2f}x" if rss_r and rss_c else "-", kib(rss_f), "-", "<= 8 MiB"])
+def calls_row(label, mine):
+    rows.append([label, mine, calls_c, f"{int(mine)/int(calls_c):.2f}x", calls_f or "-",
+                 f"{int(mine)/int(calls_f):.2f}x" if calls_f else "-", "-"])
 if calls_r:
-    rows.append(["system calls, start-up + 1 KiB GET (strace -f -c)", calls_r, calls_c,
-                 f"{int(calls_r)/int(calls_c):.2f}x", calls_f or "-",
-                 f"{int(calls_r)/int(calls_f):.2f}x" if calls_f else "-", "-"])
-rows.append(["stripped binary", f"{int(size)/1048576:.2f} MiB ({int(size):,} bytes)", "-", "-", "-", "-", "<= 3 MiB"])
+    calls_row("system calls, start-up + 1 KiB GET (strace -f -c)", calls_r)
+if calls_s:
+    calls_row("the same, static build", calls_s)
+rows.append(["stripped binary", f"{int(size)/1048576:.2f} MiB ({int(size):,} bytes)", "-", "-", "-", "-", "<= 3.5 MiB"])
+if size_s:
+    rows.append(["the same, static build", f"{int(size_s)/1048576:.2f} MiB ({int(size_s):,} bytes)", "-", "-", "-", "-", "<= 4 MiB"])
 ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
 commit = subprocess.run(["git", "-C", os.path.dirname(results_md), "log", "-1", "--format=%h"],
                         capture_output=True, text=True).stdout.strip()
@@ -156,11 +202,15 @@ curl = subprocess.run(["curl", "--version"], capture_output=True, text=True).std
 nginx = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip()
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0) / 1048576
+bulk_runs = f", {len(bulk[0]['times'])} for 1 GiB" if bulk else ""
+rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+static_note = (f" The static build (`--target x86_64-unknown-linux-musl`, {rustc}) runs in the same rounds "
+               "as the dynamic one; its rows say so." if static else "")
 body = (f"From `bash benches/floor.sh`, {time.strftime('%Y-%m-%d', time.gmtime())}: {os.cpu_count()} cores "
         f"({cpu}), {mem:.1f} GiB, {platform.system()} {platform.release()}; {ver}; {curl.split(' (')[0]}; {nginx}; "
-        f"load average {os.getloadavg()[0]:.2f} at the end. Medians of alternating per-process runs "
-        f"(min-max in brackets; {len(small[0]['times'])} rounds for the small GET, {len(bulk[0]['times'])} "
-        f"for 1 GiB); bodies to tmpfs. The floor is `../shared/bench/floor.c` built with "
+        f"load average {load_start} at the start, {os.getloadavg()[0]:.2f} at the end. Medians of alternating per-process runs "
+        f"(min-max in brackets; {len(small[0]['times'])} rounds for the small GET{bulk_runs}); bodies to tmpfs."
+        f"{static_note} The floor is `../shared/bench/floor.c` built with "
         f"`cc -O2 -static`{'' if have_floor else ' (not found: left out)'}.\n\n"
         "| figure | retry-http | curl | vs curl | floor | vs floor | goal |\n|---|---|---|---|---|---|---|\n")
 for r in rows:

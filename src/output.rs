@@ -3,9 +3,11 @@
 //!
 //! Each attempt writes into a spool. For a regular `-o` file the spool is a temporary file
 //! beside it, renamed into place on success, so an existing file is never clobbered by a
-//! failed attempt. For stdout and for special files (`/dev/null`, a FIFO) the spool is an
-//! unnamed temporary file, copied out on success: memory stays bounded and a failed attempt
-//! leaves nothing behind. `--no-buffer` writes to stdout as bytes arrive instead. In a
+//! failed attempt. For stdout and for special files (`/dev/null`, a FIFO) the spool is held
+//! in memory up to [`IN_MEMORY`] (1 MiB), then moved into an unnamed temporary file in
+//! `$TMPDIR`, copied out on success: memory stays bounded, a failed attempt leaves nothing
+//! behind, and a small body needs no temporary folder at all (a `FROM scratch` image has
+//! no /tmp). `--no-buffer` writes to stdout as bytes arrive instead. In a
 //! batch, a transfer's "stdout" is a spool of its own (see [`capture_stdout`]), copied to
 //! stdout in URL order ([`copy_to_stdout`]).
 
@@ -18,6 +20,11 @@ use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
+
+/// The most bytes an unnamed spool holds in memory; past it, the body moves into an
+/// unnamed temporary file in `$TMPDIR`. A health check's or an API's answer fits; a
+/// download does not, and a body whose Content-Length is over it goes to the file at once.
+pub const IN_MEMORY: u64 = 1 << 20;
 
 /// Where the final body goes.
 #[derive(Debug)]
@@ -48,14 +55,15 @@ pub struct Output {
     /// The body is read back before it is committed (a readiness condition), so it is
     /// spooled even when it is to be thrown away.
     inspect: bool,
-    /// The first attempt's unnamed spool, made before anything is sent (see `prepare`).
-    first_spool: std::sync::Mutex<Option<File>>,
 }
 
 /// One attempt's spooled body, not yet visible to anyone.
 pub enum Spool {
     /// A temporary file beside the `-o` target.
     Named(NamedTempFile),
+    /// Held in memory, at most [`IN_MEMORY`] bytes; moved into an `Anonymous` spool when a
+    /// write would pass that.
+    Memory(Vec<u8>),
     /// An unnamed temporary file, copied out on commit.
     Anonymous(File),
     /// Writing straight to stdout (`--no-buffer`), unbuffered: counts the bytes that
@@ -67,8 +75,17 @@ pub enum Spool {
 
 impl Write for Spool {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if let Spool::Memory(held) = self
+            && (held.len() + data.len()) as u64 > IN_MEMORY
+        {
+            *self = Spool::Anonymous(spill(held)?);
+        }
         match self {
             Spool::Named(f) => f.write(data),
+            Spool::Memory(held) => {
+                held.extend_from_slice(data);
+                Ok(data.len())
+            }
             Spool::Anonymous(f) => f.write(data),
             Spool::Direct(out, n) => {
                 let written = out.write(data)?;
@@ -84,7 +101,7 @@ impl Write for Spool {
             Spool::Named(f) => f.flush(),
             Spool::Anonymous(f) => f.flush(),
             Spool::Direct(out, _) => out.flush(),
-            Spool::Discard => Ok(()),
+            Spool::Memory(_) | Spool::Discard => Ok(()),
         }
     }
 }
@@ -94,7 +111,7 @@ impl crate::http::transport::Sink for Spool {
         match self {
             Spool::Named(f) => Some(f.as_file()),
             Spool::Anonymous(f) => Some(f),
-            Spool::Direct(..) | Spool::Discard => None,
+            Spool::Memory(_) | Spool::Direct(..) | Spool::Discard => None,
         }
     }
 }
@@ -109,6 +126,7 @@ impl Spool {
         match self {
             Spool::Named(f) => f.as_file().metadata().map_or(0, |m| m.len()),
             Spool::Anonymous(f) => f.metadata().map_or(0, |m| m.len()),
+            Spool::Memory(held) => held.len() as u64,
             Spool::Direct(..) | Spool::Discard => 0,
         }
     }
@@ -120,6 +138,11 @@ impl Spool {
         let file = match self {
             Spool::Named(f) => f.as_file(),
             Spool::Anonymous(f) => f,
+            Spool::Memory(held) => {
+                let rest = held.get(usize::try_from(from).unwrap_or(usize::MAX)..);
+                let rest = rest.unwrap_or_default();
+                return Ok((rest.len() as u64 <= max).then(|| rest.to_vec()));
+            }
             Spool::Direct(..) | Spool::Discard => return Ok(Some(Vec::new())),
         };
         let len = file.metadata()?.len().saturating_sub(from);
@@ -143,6 +166,25 @@ impl Spool {
             _ => 0,
         }
     }
+}
+
+/// A memory spool's bytes moved into a new unnamed temporary file in `$TMPDIR` (freed after
+/// the exit: see `release`); the error says what failed and what to do.
+fn spill(held: &mut Vec<u8>) -> io::Result<File> {
+    let mut f = tempfile::tempfile().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "the body is over {} MiB, held in a temporary file from there on, and none can be made in {} ({e}): set TMPDIR to a writable folder, or use -o FILE (or --no-buffer for stdout)",
+                IN_MEMORY >> 20,
+                std::env::temp_dir().display()
+            ),
+        )
+    })?;
+    crate::process::release::register(&f);
+    f.write_all(held)?;
+    *held = Vec::new();
+    Ok(f)
 }
 
 /// Checks `-o FILE` before anything is sent: its folder exists (with `create_dirs`, the
@@ -235,8 +277,9 @@ fn folder_to_make(
 /// The usage error for a temporary folder where no spool can be made.
 fn unusable_tmpdir(e: &io::Error) -> UsageError {
     UsageError(format!(
-        "cannot make a temporary file in {} ({e}): the body is held there until it is complete; set TMPDIR to a writable folder, or use -o FILE (or --no-buffer for stdout)",
-        std::env::temp_dir().display()
+        "cannot make a temporary file in {} ({e}): a body over {} MiB is held there until it is complete, and this request's answer could not be asked for again; set TMPDIR to a writable folder, or use -o FILE (or --no-buffer for stdout)",
+        std::env::temp_dir().display(),
+        IN_MEMORY >> 20
     ))
 }
 
@@ -270,7 +313,7 @@ impl Output {
             .dump_header
             .as_ref()
             .is_some_and(|d| d.as_os_str() == "-");
-        let mut out = Output {
+        Ok(Output {
             dump_first: dump_stdout && matches!(target, Destination::Stdout),
             target,
             made_in,
@@ -278,15 +321,20 @@ impl Output {
             no_buffer: cfg.no_buffer,
             head_dumped: Default::default(),
             inspect: cfg.inspect,
-            first_spool: Default::default(),
-        };
-        if out.spools_unnamed() {
-            // Made now, so that a $TMPDIR where none can be made is found before the
-            // request is sent (a POST would otherwise be processed and its answer lost).
-            let f = tempfile::tempfile().map_err(|e| unusable_tmpdir(&e))?;
-            out.first_spool = std::sync::Mutex::new(Some(f));
+        })
+    }
+
+    /// For a request that must not be sent twice (not idempotent): whether a body over
+    /// [`IN_MEMORY`] could be spooled, checked before anything is sent. Its answer would
+    /// otherwise be lost after the server processed it; an idempotent request can simply be
+    /// run again once TMPDIR is set, so it needs no temporary folder for a small body.
+    pub fn check_spill(&self) -> Result<(), UsageError> {
+        match self.spools_unnamed() {
+            true => tempfile::tempfile()
+                .map(drop)
+                .map_err(|e| unusable_tmpdir(&e)),
+            false => Ok(()),
         }
-        Ok(out)
     }
 
     /// Whether a body goes through an unnamed temporary file: stdout without
@@ -327,13 +375,14 @@ impl Output {
                 Spool::Named(tmp)
             }
             Destination::Stdout | Destination::Special(_) | Destination::Null => {
-                let first = self.first_spool.lock().ok().and_then(|mut f| f.take());
-                let f = match first {
-                    Some(f) => f,
-                    None => tempfile::tempfile()?,
-                };
-                crate::process::release::register(&f);
-                Spool::Anonymous(f)
+                // A body declared over the bound goes straight into the file, where a plain
+                // body can be spliced. Where none can be made, a write past the bound says
+                // so (the head of a HEAD or a 304 declares a length no body follows).
+                match declared_length(head).filter(|n| *n > IN_MEMORY) {
+                    Some(_) => spill(&mut Vec::new())
+                        .map_or_else(|_| Spool::Memory(Vec::new()), Spool::Anonymous),
+                    None => Spool::Memory(Vec::new()),
+                }
             }
         };
         if self.dump_first {
@@ -394,6 +443,21 @@ impl Output {
                     }
                 }
             }
+            Spool::Memory(held) => match &self.target {
+                Destination::Null => Ok(()),
+                Destination::Special(path) => {
+                    let mut dest = open_within(path, left)?;
+                    dest.write_all(&held)?;
+                    dest.flush()
+                }
+                _ => {
+                    let mut out = raw_stdout()?;
+                    if self.dump_first {
+                        self.note_head_dumped();
+                    }
+                    out.write_all(&held)
+                }
+            },
             Spool::Direct(..) | Spool::Discard => Ok(()),
         }
     }
@@ -520,6 +584,11 @@ fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<Fil
             "no reader opened the FIFO before the deadline",
         )),
     }
+}
+
+/// The body's length as the head declares it (Content-Length), when it is a number.
+fn declared_length(head: &Head) -> Option<u64> {
+    head.value("content-length")?.trim().parse().ok()
 }
 
 /// The status line and headers, as `-i` shows them: as received (see [`Head::bytes`]).

@@ -196,6 +196,9 @@ impl Opened {
         }
         let write_out = format.map(read_write_out).transpose()?;
         let output = Output::prepare(&cfg.output).map_err(|e| e.0)?;
+        if !crate::policy::replay::is_idempotent(&cfg.request.method) {
+            output.check_spill().map_err(|e| e.0)?;
+        }
         if let Some(d) = &cfg.output.dump_header {
             output::check_dump_header(d).map_err(|e| e.0)?;
         }

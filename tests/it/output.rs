@@ -323,9 +323,10 @@ fn output_files_get_ordinary_modes_and_links_are_followed() {
     assert_eq!(std::fs::read_to_string(&kept).unwrap(), "new");
 }
 
-/// stdout's body is spooled in $TMPDIR: a $TMPDIR where no file can be made is a usage
-/// error found before the request is sent (a POST would otherwise be processed, and its
-/// answer lost with exit 1). `-o FILE` and `--no-buffer` need no spool there.
+/// stdout's body over 1 MiB is spooled in $TMPDIR: for a request that is not idempotent, a
+/// $TMPDIR where no file can be made is a usage error found before the request is sent (a
+/// POST would otherwise be processed, and a large answer lost with exit 1). `-o FILE` and
+/// `--no-buffer` need no spool there.
 #[test]
 fn an_unusable_tmpdir_is_refused_before_anything_is_sent() {
     let s = Server::start(vec![Step::status(200, "made")]).unwrap();
@@ -358,4 +359,119 @@ fn an_unusable_tmpdir_is_refused_before_anything_is_sent() {
         assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
     }
     assert_eq!(std::fs::read(&file).unwrap(), b"made");
+}
+
+/// A $TMPDIR where nothing can be made, as in a `FROM scratch` image with no /tmp.
+const NO_TMPDIR: &str = "/nonexistent/retry-http-test";
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
+/// A small body to stdout is held in memory: a GET needs no temporary folder, after a
+/// failed attempt too, and neither do `-i`, `-D -`, `-w`, `--compressed`, `--until-body`
+/// (the body read back before it is written) nor `-o /dev/null` with a condition. stdout
+/// holds exactly the final body and what the flags add.
+#[test]
+fn a_small_body_to_stdout_needs_no_temporary_folder() {
+    let gz = gzip(b"state=ready");
+    let cases: Vec<(Vec<&str>, Step, &str)> = vec![
+        (vec![], Step::status(200, "healthy"), "healthy"),
+        (vec!["-w", "%{http_code}"], Step::status(200, "up"), "up200"),
+        (
+            vec!["--compressed", "--until-body", "ready", "--attempts", "3"],
+            Step::Respond {
+                status: 200,
+                headers: vec![("Content-Encoding".into(), "gzip".into())],
+                body: gz,
+            },
+            "state=ready",
+        ),
+    ];
+    for (args, step, expected) in cases {
+        let s = Server::start(vec![Step::status(503, "busy"), step]).unwrap();
+        let out = command()
+            .env("TMPDIR", NO_TMPDIR)
+            .args(&args)
+            .args(FAST)
+            .arg(s.url("/health"))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{args:?}");
+        assert_eq!(s.requests().len(), 2, "{args:?}");
+    }
+    for args in [vec!["-i"], vec!["-D", "-"]] {
+        let s = Server::start(vec![Step::status(503, "busy"), Step::status(200, "ok")]).unwrap();
+        let out = command()
+            .env("TMPDIR", NO_TMPDIR)
+            .args(&args)
+            .args(FAST)
+            .arg(s.url("/"))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.starts_with("HTTP/1.1 200")
+                && text.ends_with("\r\n\r\nok")
+                && !text.contains("503"),
+            "{args:?}: {text}"
+        );
+    }
+    let s = Server::start(vec![
+        Step::status(200, "waiting"),
+        Step::status(200, "done"),
+    ])
+    .unwrap();
+    let out = command()
+        .env("TMPDIR", NO_TMPDIR)
+        .args(["-o", "/dev/null", "--until-body", "done", "--attempts", "3"])
+        .args(FAST)
+        .arg(s.url("/"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 2);
+}
+
+/// Past 1 MiB the body to stdout moves into a temporary file: where none can be made, the
+/// run fails with an error that says so, and stdout stays empty; with or without a
+/// Content-Length (then the file is asked for before the first byte). 1 MiB itself fits.
+#[test]
+fn a_large_body_to_stdout_without_a_temporary_folder_fails_clearly() {
+    let mib = 1 << 20;
+    let s = Server::start(vec![Step::Generate { len: mib }]).unwrap();
+    let out = command()
+        .env("TMPDIR", NO_TMPDIR)
+        .arg(s.url("/"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout.len() as u64, mib);
+
+    let no_length: Vec<u8> = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+        .iter()
+        .copied()
+        .chain(std::iter::repeat_n(b'x', 2 << 20))
+        .collect();
+    for step in [Step::Generate { len: mib + 1 }, Step::Raw(no_length)] {
+        let s = Server::start(vec![step]).unwrap();
+        let out = command()
+            .env("TMPDIR", NO_TMPDIR)
+            .args(["--attempts", "1"])
+            .arg(s.url("/"))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(code(&out), 1, "{err}");
+        assert!(
+            err.contains("over 1 MiB") && err.contains(NO_TMPDIR) && err.contains("TMPDIR"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "a partial body reached stdout");
+    }
 }

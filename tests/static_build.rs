@@ -1,0 +1,422 @@
+//! The static build (`cargo build --release --target x86_64-unknown-linux-musl`) in an empty
+//! root, as a `FROM scratch` image runs it: a folder holding only the binary and what the
+//! case needs, entered with `chroot DIR /retry-http ...`. No /tmp, no /etc, no /dev, no
+//! loader, no NSS, an empty environment.
+//!
+//! The binary is built here (once, through cargo, which does nothing when it is up to date),
+//! so `cargo test` alone checks it and never skips: the musl target
+//! (`rustup target add x86_64-unknown-linux-musl`) and Debian's `musl-tools` (the C in ring)
+//! must be there, `dnsmasq` (Debian's `dnsmasq-base`) for the resolver's case, and the tests
+//! must run as root (chroot). A missing one fails the test and names it.
+//!
+//! The cases: `--version`; a GET by address; https trusting a CA given by `--cacert`,
+//! `SSL_CERT_FILE`, `SSL_CERT_DIR`, or `/etc/ssl/certs/ca-certificates.crt` in the root (and
+//! refused without one); a name from the root's `/etc/hosts`, and from a DNS server on
+//! loopback named by its `/etc/resolv.conf`; a small body to stdout with no /tmp (and a body
+//! over 1 MiB failing clearly there); a refused connection's exit status.
+
+#[allow(dead_code)]
+#[path = "support/scripted.rs"]
+mod scripted;
+
+use scripted::{Server, Step};
+use std::net::{Ipv4Addr, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The musl target the static build is made for.
+const TARGET: &str = "x86_64-unknown-linux-musl";
+
+/// The static binary, built once for all the tests of this file.
+fn static_binary() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_static)
+}
+
+/// Runs README's command through cargo (JSON messages, so the binary's path is cargo's own
+/// word, whatever the target folder) and returns the executable it names.
+fn build_static() -> PathBuf {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    // What cargo tells this test about the package is no setting of the build: ring's build
+    // script reruns when one changes (CARGO_PKG_NAME, ...), and then ring, rustls and ureq
+    // would be built again here and again by the next plain `cargo build`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let told = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_BIN_",
+            "CARGO_CRATE_",
+        ];
+        let told = told.iter().any(|p| name.starts_with(p))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name);
+        if told {
+            command.env_remove(&*name);
+        }
+    }
+    let out = command
+        .args(["build", "--release", "--target", TARGET])
+        .args(["--bin", "retry-http", "--message-format=json"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "the static build failed: it needs `rustup target add {TARGET}` and Debian's musl-tools"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .next_back()
+        .expect("cargo named the built executable")
+}
+
+/// An empty root holding only the static binary, at `/retry-http`.
+struct Root {
+    dir: tempfile::TempDir,
+}
+
+impl Root {
+    fn new() -> Root {
+        let dir = tempfile::tempdir().expect("a folder");
+        std::fs::copy(static_binary(), dir.path().join("retry-http")).expect("the binary copied");
+        Root { dir }
+    }
+
+    /// Writes `text` at `path` inside the root (an absolute path there), making its folders.
+    fn put(&self, path: &str, text: &str) -> &Root {
+        let file = self.dir.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(file.parent().expect("a folder")).expect("folders made");
+        std::fs::write(file, text).expect("file written");
+        self
+    }
+
+    /// Runs `/retry-http args` chrooted into the root, with only `env` in its environment.
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        assert!(is_root(), "the chroot tests run as root (CI does)");
+        let out = Command::new(chroot())
+            .arg(self.dir.path())
+            .arg("/retry-http")
+            .args(args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .expect("chroot runs");
+        let names = self.names();
+        assert!(
+            names
+                .iter()
+                .all(|n| ["retry-http", "etc", "ca.pem", "certs"].contains(&n.as_str())),
+            "the run left files in the root: {names:?}"
+        );
+        out
+    }
+
+    /// The names at the top of the root.
+    fn names(&self) -> Vec<String> {
+        let entries = std::fs::read_dir(self.dir.path()).expect("the root read");
+        entries
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+}
+
+/// Whether this process runs as root (its real user id, as /proc tells it).
+fn is_root() -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        == Some("0")
+}
+
+/// The chroot command (coreutils), found without a PATH lookup in the cleared environment.
+fn chroot() -> &'static str {
+    ["/usr/sbin/chroot", "/usr/bin/chroot", "/sbin/chroot"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("chroot (coreutils) is installed")
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().expect("exited normally")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A loopback port with nothing listening on it.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    l.local_addr().expect("its address").port()
+}
+
+#[test]
+fn the_static_binary_has_no_interpreter_and_no_shared_library() {
+    let out = Command::new("readelf")
+        .args(["--dynamic", "--program-headers"])
+        .arg(static_binary())
+        .output()
+        .expect("readelf (binutils) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !text.contains("(NEEDED)"),
+        "shared libraries needed:\n{text}"
+    );
+    assert!(!text.contains("INTERP"), "an interpreter:\n{text}");
+    let size = std::fs::metadata(static_binary())
+        .expect("the binary")
+        .len();
+    assert!(
+        size <= 4 << 20,
+        "the static binary is {size} bytes, over 4 MiB"
+    );
+}
+
+#[test]
+fn version_runs_in_an_empty_root() {
+    let out = Root::new().run(&["--version"], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("retry-http "), "{text}");
+}
+
+/// A GET by address, its small body to stdout: the root has no /tmp, and the run after a
+/// 503 writes only the final body; `-i` and `-w` need no temporary folder either.
+#[test]
+fn a_get_by_address_writes_its_body_with_no_tmp() {
+    let root = Root::new();
+    let s = Server::start(vec![
+        Step::status(503, "busy"),
+        Step::status(200, "healthy"),
+    ])
+    .expect("a server");
+    let out = root.run(&["--base", "1ms", &s.url("/health")], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"healthy");
+    assert_eq!(s.requests().len(), 2);
+    assert!(!root.dir.path().join("tmp").exists());
+
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("a server");
+    let out = root.run(&["-i", "-w", "|%{http_code}", &s.url("/")], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("HTTP/1.1 200") && text.ends_with("\r\n\r\nok|200"),
+        "{text}"
+    );
+}
+
+/// Past 1 MiB the body needs a temporary file: with no /tmp the run fails (exit 1) and
+/// says what to do, writing nothing to stdout.
+#[test]
+fn a_large_body_with_no_tmp_fails_and_says_why() {
+    let s = Server::start(vec![Step::Generate { len: 2 << 20 }]).expect("a server");
+    let out = Root::new().run(&[&s.url("/")], &[]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 1, "{err}");
+    assert!(
+        err.contains("over 1 MiB") && err.contains("TMPDIR"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// A connection refused: retried (nothing was sent), then exit 4 (attempts exhausted), the
+/// documented code of a retryable failure that lasts.
+#[test]
+fn a_refused_connection_exits_with_its_code() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let out = Root::new().run(&["--attempts", "2", "--base", "1ms", &url], &[]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 4, "{err}");
+    assert!(err.contains("connection refused"), "{err}");
+}
+
+/// A TLS server on 127.0.0.1 whose certificate names that address; returns its URL and the
+/// certificate (its own CA) in PEM.
+fn tls_server() -> (String, String) {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::Arc;
+    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).expect("a cert");
+    let pem = cert.cert.pem();
+    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der())
+        .expect("a key");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|b| {
+            b.with_no_client_auth()
+                .with_single_cert(vec![cert.cert.der().clone()], key)
+        })
+        .expect("a TLS configuration");
+    let config = Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = listener.local_addr().expect("its address").port();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+                continue;
+            };
+            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            let mut reader = BufReader::new(&mut tls);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n";
+            let _ = tls.write_all(head.as_bytes());
+            let _ = tls.write_all(b"secure");
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+    });
+    (format!("https://127.0.0.1:{port}/"), pem)
+}
+
+/// https in an empty root: the server's CA trusted from `--cacert`, `SSL_CERT_FILE`,
+/// `SSL_CERT_DIR`, or the root's `/etc/ssl/certs/ca-certificates.crt` (Debian's bundle,
+/// where a scratch image copies it); with none of them the certificate is refused (exit 6).
+#[test]
+fn https_trusts_a_ca_from_each_convention_of_a_scratch_image() {
+    let (url, pem) = tls_server();
+    /// Where the CA is put in the root, the flags and the environment that name it.
+    type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
+    let cases: [Case; 4] = [
+        ("/ca.pem", &["--cacert", "/ca.pem"], &[]),
+        ("/ca.pem", &[], &[("SSL_CERT_FILE", "/ca.pem")]),
+        ("/certs/ca.pem", &[], &[("SSL_CERT_DIR", "/certs")]),
+        ("/etc/ssl/certs/ca-certificates.crt", &[], &[]),
+    ];
+    for (file, args, env) in cases {
+        let root = Root::new();
+        root.put(file, &pem);
+        let out = root.run(&[args, &[url.as_str()]].concat(), env);
+        assert_eq!(code(&out), 0, "{file} {args:?} {env:?}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"secure", "{file}");
+    }
+    let out = Root::new().run(&[&url], &[]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 6, "{err}");
+    assert!(err.contains("certificate"), "{err}");
+}
+
+/// A name from the root's /etc/hosts, with no NSS (musl reads the file itself).
+#[test]
+fn a_name_resolves_from_the_roots_etc_hosts() {
+    let s = Server::start(vec![Step::status(200, "by name")]).expect("a server");
+    let url = s.url("/").replace("127.0.0.1", "health.test");
+    let root = Root::new();
+    // With no /etc/hosts nor /etc/resolv.conf, musl asks 127.0.0.1:53, where nothing
+    // answers: the deadline ends the wait.
+    let out = root.run(&["--attempts", "1", "--deadline", "1s", &url], &[]);
+    assert_ne!(
+        code(&out),
+        0,
+        "resolved with no /etc/hosts: {}",
+        stderr(&out)
+    );
+    root.put("/etc/hosts", "127.0.0.1 localhost\n127.0.0.1 health.test\n");
+    let out = root.run(&[&url], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"by name");
+}
+
+/// dnsmasq answering one name on a loopback address of this process's own (musl asks port
+/// 53 of the nameservers in /etc/resolv.conf), stopped when dropped.
+struct Dns {
+    child: Child,
+    addr: Ipv4Addr,
+}
+
+impl Dns {
+    fn start(name: &str) -> Dns {
+        let pid = std::process::id();
+        let addr = Ipv4Addr::new(127, 53, (pid >> 8) as u8, (pid as u8).max(1));
+        let dnsmasq = ["/usr/sbin/dnsmasq", "/usr/bin/dnsmasq"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+            .expect("dnsmasq (Debian's dnsmasq-base) is installed");
+        let child = Command::new(dnsmasq)
+            .args([
+                "--no-daemon",
+                "--port",
+                "53",
+                "--bind-interfaces",
+                "--no-resolv",
+            ])
+            .args(["--no-hosts", "--conf-file=/dev/null", "--pid-file="])
+            .arg(format!("--listen-address={addr}"))
+            // The name's A record; its AAAA query (musl asks both) answered with no record
+            // rather than refused for want of an upstream server, and every other name
+            // under .test answered "no such name": nothing waits for a resolver's timeout.
+            .arg(format!("--address=/{name}/127.0.0.1"))
+            .arg(format!("--local=/{name}/"))
+            .arg("--local=/test/")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsmasq starts");
+        let mut dns = Dns { child, addr };
+        dns.wait_listening();
+        dns
+    }
+
+    /// Waits until dnsmasq holds its port (a bind of the same address then fails).
+    fn wait_listening(&mut self) {
+        let until = Instant::now() + Duration::from_secs(30);
+        while UdpSocket::bind((self.addr, 53)).is_ok() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut e, &mut err);
+                }
+                panic!("dnsmasq ended ({status}): {err}");
+            }
+            assert!(Instant::now() < until, "dnsmasq did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Dns {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A name from a DNS server on loopback named by the root's /etc/resolv.conf, with no NSS.
+#[test]
+fn a_name_resolves_through_the_roots_resolv_conf() {
+    let dns = Dns::start("name.test");
+    let s = Server::start(vec![Step::status(200, "by dns")]).expect("a server");
+    let url = s.url("/").replace("127.0.0.1", "name.test");
+    let root = Root::new();
+    root.put("/etc/resolv.conf", &format!("nameserver {}\n", dns.addr));
+    let out = root.run(&[&url], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"by dns");
+    let other = s.url("/").replace("127.0.0.1", "other.test");
+    let out = root.run(&["--attempts", "1", &other], &[]);
+    let err = stderr(&out);
+    assert_eq!(
+        code(&out),
+        4,
+        "a name dnsmasq does not know resolved: {err}"
+    );
+    assert!(err.contains("DNS failure"), "{err}");
+}
