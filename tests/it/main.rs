@@ -35,6 +35,7 @@ mod hostile;
 mod interim;
 mod jitter;
 mod json_log;
+mod keys_chaos;
 mod leftover;
 mod limits;
 mod many_urls_cli;
