@@ -213,11 +213,14 @@ fn report(what: &str, seed: u64, instances: &[Instance], counts: &Counts, took: 
     for code in instances.iter().flat_map(|i| &i.codes) {
         *exits.entry(*code).or_insert(0) += 1;
     }
-    let most = instances.iter().map(|i| i.codes.len()).max().unwrap_or(0);
+    let longest = instances.iter().max_by_key(|i| i.codes.len());
+    let (most, longest) = longest.map_or((0, String::new()), |i| {
+        (i.codes.len(), format!("{}: exits {:?}", i.body, i.codes))
+    });
     let keys: usize = counts.requests_by_key.len();
     eprintln!(
         "keys chaos on {what} (seed {seed}): {} instances of {} jobs, {runs} runs (at most {most} \
-         for one instance), exits {exits:?}; the server: {} requests with {keys} keys, {} replays, \
+         for one instance, {longest}), exits {exits:?}; the server: {} requests with {keys} keys, {} replays, \
          statuses {:?}, faults {:?}; {:.1} s",
         instances.len(),
         JOBS_APART + JOBS_SAME,
