@@ -178,6 +178,8 @@ pub struct Counts {
     pub keys_by_body: BTreeMap<String, BTreeSet<String>>,
     /// The `X-Chaos-Run` labels seen with each key.
     pub runs_by_key: BTreeMap<String, BTreeSet<String>>,
+    /// Side effects committed per `X-Chaos-Run` label of the request that made them.
+    pub effects_by_run: BTreeMap<String, u32>,
     /// Stored answers sent again to a replay (delivered or lost).
     pub replays: u32,
     /// Answers by status: 201 (first or replayed), 400, 409, 422, 503.
@@ -338,10 +340,10 @@ fn serve(conn: TcpStream, shared: &Mutex<Shared>) -> io::Result<()> {
         Plan::Process { key, fault } => {
             if fault == Some(Fault::SlowCommit) {
                 wait_for_close(&conn);
-                commit_slowly(shared, &key, &request.body);
+                commit_slowly(shared, &key, &request);
                 return Ok(());
             }
-            let answer = commit(shared, &key, &request.body);
+            let answer = commit(shared, &key, &request);
             deliver(conn, &answer, fault)
         }
     }
@@ -349,13 +351,13 @@ fn serve(conn: TcpStream, shared: &Mutex<Shared>) -> io::Result<()> {
 
 /// Commits a slow request whose client left, once a request with its key met the 409
 /// since, or [`IN_FLIGHT_AFTER_CLOSE`] passed.
-fn commit_slowly(shared: &Mutex<Shared>, key: &str, body: &[u8]) {
+fn commit_slowly(shared: &Mutex<Shared>, key: &str, request: &Request) {
     lock(shared).gone.insert(key.to_string(), false);
     let until = Instant::now() + IN_FLIGHT_AFTER_CLOSE;
     while Instant::now() < until && lock(shared).gone.get(key) == Some(&false) {
         std::thread::sleep(Duration::from_millis(2));
     }
-    commit(shared, key, body);
+    commit(shared, key, request);
     let mut s = lock(shared);
     s.gone.remove(key);
     s.slow -= 1;
@@ -460,10 +462,14 @@ fn splitmix64(state: &mut u64) -> u64 {
 
 /// Commits the side effect of `key`'s request (in flight until now) and stores its answer,
 /// which names the effect: `effect N of BODY\n`, N counting the effects of that body.
-fn commit(shared: &Mutex<Shared>, key: &str, body: &[u8]) -> Answer {
+fn commit(shared: &Mutex<Shared>, key: &str, request: &Request) -> Answer {
     let mut s = lock(shared);
+    let body = &request.body;
     let text = String::from_utf8_lossy(body).into_owned();
     let c = &mut s.counts;
+    if let Some(run) = &request.run {
+        *c.effects_by_run.entry(run.clone()).or_default() += 1;
+    }
     let n = c.effects_by_body.entry(text.clone()).or_default();
     *n += 1;
     let answer = Answer::plain(201, &format!("effect {n} of {text}\n"));
@@ -590,6 +596,7 @@ mod tests {
         assert_eq!(c.requests_by_key["k1"], 2);
         assert_eq!(c.replays, 1);
         assert_eq!(c.runs_by_key["k1"].len(), 1);
+        assert_eq!(c.effects_by_run["r1"], 1, "the replay made none");
         // Another key with the same body is another job: a second effect.
         let other = exchange(&server, Some("k2"), "job=1;instance=1");
         assert!(other.ends_with("effect 2 of job=1;instance=1\n"), "{other}");
