@@ -705,11 +705,13 @@ fn probe_number() -> u64 {
 
 /// What `--explain` shows of the state: the store, its failure policy, and what a run
 /// would be told now, from one read-only query (no lease taken, nothing charged, no key
-/// made): with `job` (`--idempotency-key auto`), the job's key kept, if any, and its age.
+/// made): with `job` (`--idempotency-key auto`, or `new` when `renew`), the job's key kept,
+/// if any, its age, and what the next run does with it.
 pub fn explain(
     settings: &StateConfig,
     target: (&Url, Option<&Path>),
     job: Option<&Digest>,
+    renew: bool,
 ) -> Vec<String> {
     let key = target_key(target.0, target.1);
     let loc = &settings.location;
@@ -734,7 +736,7 @@ pub fn explain(
     match peeked {
         Ok((t, now)) => {
             lines.extend(what_a_run_is_told(&t, now, &settings.limits));
-            lines.extend(job.map(|d| job_line(&t, d, now)));
+            lines.extend(job.map(|d| job_line(&t, d, now, renew)));
         }
         Err(why) => lines.push(format!("              cannot be read now: {why}")),
     }
@@ -765,15 +767,21 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     ]
 }
 
-/// `--explain`'s line on the key of the job `digest` in the record `t` read at `now`.
-fn job_line(t: &Target, digest: &Digest, now: Millis) -> String {
+/// `--explain`'s line on the key of the job `digest` in the record `t` read at `now`; with
+/// `renew` (`--idempotency-key new`), the run replaces a pending key rather than sending it.
+fn job_line(t: &Target, digest: &Digest, now: Millis, renew: bool) -> String {
     let hex = digest.hex();
     match t.jobs.iter().find(|p| p.digest == hex) {
         Some(p) => format!(
-            "              Idempotency-Key of this job: {} pending, made {} ago ({}): its outcome is unknown, the next run sends it again",
+            "              Idempotency-Key of this job: {} pending, made {} ago ({}): its outcome is unknown, {}",
             p.key,
             fmt_duration(Duration::from_millis(now.saturating_sub(p.made))),
-            http_date(p.made)
+            http_date(p.made),
+            if renew {
+                "this run (--idempotency-key new) drops it and sends a new one"
+            } else {
+                "the next run sends it again"
+            }
         ),
         None => {
             "              Idempotency-Key of this job: none pending, the next run makes a new one"

@@ -92,7 +92,8 @@ pub fn explain(cfg: &Config) -> String {
         let job = crate::request::job::kept_in_state(cfg)
             .then(|| crate::request::job::explain_digest(cfg));
         let digest = job.as_ref().and_then(|j| j.as_ref().ok());
-        for line in crate::fleet::admission::explain(st, target, digest) {
+        let renew = cfg.retry.idempotency_key == Some(crate::config::KeySpec::New);
+        for line in crate::fleet::admission::explain(st, target, digest, renew) {
             let _ = writeln!(s, "  {line}");
         }
         if let Some(Err(why)) = &job {

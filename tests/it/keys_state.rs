@@ -165,13 +165,13 @@ fn the_store_holds_a_digest_and_explain_shows_the_key() {
     let s = Server::start(vec![Step::Reset, Step::status(200, "ok")]).expect("server");
     let url = s.url("/private/path?token=hidden-query");
     let body = "card=4111-secret-body";
-    let explain = || {
+    let explain_with = |choice: &str| {
         let args = [
             "--explain",
             "--state",
             &b.state(),
             "--idempotency-key",
-            "auto",
+            choice,
             "-d",
             body,
             &url,
@@ -180,6 +180,7 @@ fn the_store_holds_a_digest_and_explain_shows_the_key() {
         assert_eq!(code(&out), 0, "{}", stderr(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    let explain = || explain_with("auto");
     let key = key_of(&post(&b.state(), &url, body, &[]));
     let text = std::fs::read_to_string(b.state()).expect("the state file");
     assert!(text.contains(&key), "{text}");
@@ -195,6 +196,13 @@ fn the_store_holds_a_digest_and_explain_shows_the_key() {
         )),
         "{shown}"
     );
+    assert!(shown.contains("the next run sends it again"), "{shown}");
+    let renewed = explain_with("new");
+    assert!(
+        renewed.contains("this run (--idempotency-key new) drops it and sends a new one"),
+        "{renewed}"
+    );
+    assert!(!renewed.contains("sends it again"), "{renewed}");
     assert_eq!(code(&post(&b.state(), &url, body, &[])), 0);
     let shown = explain();
     assert!(
