@@ -14,7 +14,7 @@
 use crate::exit::Outcome;
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
-use crate::fleet::job::{Digest, Job, Kept};
+use crate::fleet::job::{Digest, Job, Kept, Sent};
 use crate::fleet::location::{Location, Opening};
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
@@ -141,8 +141,8 @@ pub struct Shared<'a> {
     /// What the store last told this run, which a retry's wait goes by when the run has no
     /// Retry-After to share (so that it costs no round trip): `Send` asks the store again.
     view: Mutex<View>,
-    /// The run's job, whose key the store keeps until an answer is final.
-    job: Option<Digest>,
+    /// The run's job and the key it sends, which the store keeps until an answer is final.
+    job: Option<Sent>,
 }
 
 /// What the store last told a run: until when a shared Retry-After holds (on this host's
@@ -285,7 +285,9 @@ impl<'a> Shared<'a> {
             broken: AtomicBool::new(false),
             proven: AtomicBool::new(false),
             view: Mutex::new(view),
-            job: job.map(|j| j.digest),
+            job: job
+                .zip(kept.as_ref())
+                .and_then(|(j, k)| Sent::new(j.digest, &k.key)),
         };
         // A batch's own store holds what its transfers were told: the run's own hold, which
         // the loop meets before its first attempt and ends with 5 when it passes the

@@ -129,10 +129,45 @@ pub fn take(jobs: &mut Vec<Pending>, job: &Job, now: Millis) -> Kept {
     }
 }
 
-/// Retires the key of the job `digest`: its answer was final.
-pub fn retire(jobs: &mut Vec<Pending>, digest: &Digest) {
-    let digest = digest.hex();
-    jobs.retain(|p| p.digest != digest);
+/// A job and the key a run sent for it: what the run's final answer retires. Only that
+/// key: another run of the same job may have put its own key in its place meanwhile (with
+/// `--idempotency-key new`, or after the first one expired or made room), and that run's
+/// outcome is still unknown. By value (at most `MAX_KEY_BYTES`), so that an operation
+/// stays `Copy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// The job's digest.
+    pub digest: Digest,
+    key: [u8; MAX_KEY_BYTES],
+    len: u8,
+}
+
+impl Sent {
+    /// The job `digest` sent with `key`; `None` when the key is longer than a record holds.
+    pub fn new(digest: Digest, key: &str) -> Option<Sent> {
+        let len = u8::try_from(key.len())
+            .ok()
+            .filter(|n| usize::from(*n) <= MAX_KEY_BYTES)?;
+        let mut bytes = [0u8; MAX_KEY_BYTES];
+        bytes[..key.len()].copy_from_slice(key.as_bytes());
+        Some(Sent {
+            digest,
+            key: bytes,
+            len,
+        })
+    }
+
+    /// The key sent.
+    pub fn key(&self) -> &str {
+        std::str::from_utf8(&self.key[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+/// Retires the key `sent` of its job: its answer was final. A key another run kept for the
+/// same job since (see `Sent`) stays.
+pub fn retire(jobs: &mut Vec<Pending>, sent: &Sent) {
+    let digest = sent.digest.hex();
+    jobs.retain(|p| p.digest != digest || p.key != sent.key());
 }
 
 /// Forgets the keys made `ttl` or longer before `now`.
@@ -219,7 +254,10 @@ mod tests {
         );
         let other = take(&mut jobs, &job(2), 30);
         assert_ne!(other.key, first.key, "another body, another key");
-        retire(&mut jobs, &job(1).digest);
+        let other_key = Sent::new(job(1).digest, "another-runs-key").unwrap();
+        retire(&mut jobs, &other_key);
+        assert!(take(&mut jobs, &again, 35).reused, "not the key sent: kept");
+        retire(&mut jobs, &Sent::new(job(1).digest, &first.key).unwrap());
         let third = take(&mut jobs, &again, 40);
         assert_eq!((third.key, third.reused), (again.fresh.to_string(), false));
         assert_eq!(jobs.len(), 2);
@@ -292,5 +330,16 @@ mod tests {
         let big = vec![7u8; 200_000];
         assert_ne!(d("POST", "u", &big), d("POST", "u", &big[1..]));
         assert_eq!(d("GET", "u", b"").hex().len(), 64);
+    }
+
+    #[test]
+    fn a_sent_key_is_held_by_value_up_to_the_longest_a_record_holds() {
+        let longest = "k".repeat(MAX_KEY_BYTES);
+        assert_eq!(Sent::new(Digest([1; 32]), &longest).unwrap().key(), longest);
+        assert_eq!(Sent::new(Digest([1; 32]), "k-1").unwrap().key(), "k-1");
+        assert_eq!(
+            Sent::new(Digest([1; 32]), &"k".repeat(MAX_KEY_BYTES + 1)),
+            None
+        );
     }
 }

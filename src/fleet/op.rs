@@ -15,7 +15,7 @@
 
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::job::{self, Digest, Job, Kept};
+use crate::fleet::job::{self, Job, Kept, Sent};
 use crate::fleet::record::{Limits, Target};
 use std::time::Duration;
 
@@ -58,8 +58,8 @@ pub enum Op {
         probe: Option<u64>,
         /// The Retry-After to share, if any.
         hint: Option<Duration>,
-        /// The job whose answer was final: its key is retired.
-        retire: Option<Digest>,
+        /// The job whose answer was final, and the key this run sent: that key is retired.
+        retire: Option<Sent>,
     },
 }
 
@@ -142,8 +142,8 @@ impl Op {
                 if let Some(h) = hint {
                     t.hold(now, h);
                 }
-                if let Some(d) = retire {
-                    job::retire(&mut t.jobs, &d);
+                if let Some(sent) = retire {
+                    job::retire(&mut t.jobs, &sent);
                 }
                 t.finish(now, result, probe, limits);
                 Reply::Recorded

@@ -431,7 +431,7 @@ pub mod job_contract {
     use super::contract::{Make, Under, limits};
     use crate::fleet::Millis;
     use crate::fleet::breaker::RunResult;
-    use crate::fleet::job::{Digest, Job, Kept, MAX_JOBS};
+    use crate::fleet::job::{Digest, Job, Kept, MAX_JOBS, Sent};
     use crate::fleet::op::{Op, Reply};
     use std::time::Duration;
 
@@ -455,12 +455,12 @@ pub mod job_contract {
         }
     }
 
-    fn end(u: &Under, now: Millis, result: RunResult, retire: Option<u8>) {
+    fn end(u: &Under, now: Millis, result: RunResult, retire: Option<(u8, &str)>) {
         let op = Op::Record {
             result,
             probe: None,
             hint: None,
-            retire: retire.map(|n| Digest([n; 32])),
+            retire: retire.and_then(|(n, key)| Sent::new(Digest([n; 32]), key)),
         };
         assert_eq!(u.op(now, "t", op), Reply::Recorded);
     }
@@ -482,7 +482,12 @@ pub mod job_contract {
         );
         assert_eq!(admit(&u, 2_000, job(2, 13)).key, uuid(13), "another job");
         assert_eq!(u.record("t", 2_001).jobs.len(), 2);
-        end(&u, 3_000, RunResult::Success, Some(1));
+        end(&u, 2_500, RunResult::Success, Some((1, &uuid(99))));
+        assert!(
+            admit(&u, 2_600, job(1, 98)).reused,
+            "another key of job 1 retired: this one stays"
+        );
+        end(&u, 3_000, RunResult::Success, Some((1, &uuid(11))));
         let third = admit(&u, 3_000, job(1, 14));
         assert_eq!((third.key, third.reused), (uuid(14), false), "retired");
         assert!(admit(&u, 4_000, job(2, 15)).reused, "the other job's stays");

@@ -37,6 +37,7 @@ mod interim;
 mod jitter;
 mod json_log;
 mod keys_chaos;
+mod keys_hostile;
 mod keys_protocol;
 mod keys_state;
 mod leftover;

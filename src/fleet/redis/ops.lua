@@ -17,7 +17,8 @@
 --                  probe id ("" for none)
 -- ARGV[13..14] the job (src/fleet/job.rs):
 --          admit:  the job's digest ("" for none), the key proposed for a new job
---          record: the digest of the job whose key is retired ("" for none)
+--          record: the digest of the job whose key is retired ("" for none), the key
+--                  the run sent (only that one is retired)
 --
 -- Answers {now, warning, detail, a, b, c, d, e, f, g}:
 --   warning 0: none; 1: the value was longer than ARGV[3] (detail: a NUL, "oversized ",
@@ -452,11 +453,12 @@ local function take(t, digest, proposed, renew)
   return { proposed, now, 0, dropped, made }
 end
 
--- job::retire: the key of the job `digest` is forgotten.
-local function retire(t, digest)
+-- job::retire: the key `sent` of the job `digest` is forgotten (another run's key for the
+-- same job stays).
+local function retire(t, digest, sent)
   local kept = {}
   for _, j in ipairs(t.jobs) do
-    if j[1] ~= digest then kept[#kept + 1] = j end
+    if j[1] ~= digest or j[2] ~= sent then kept[#kept + 1] = j end
   end
   t.jobs = kept
 end
@@ -499,7 +501,7 @@ local function run(t)
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end
     local probe = ARGV[12] ~= '' and tonumber(ARGV[12]) or nil
-    if ARGV[13] ~= '' then retire(t, ARGV[13]) end
+    if ARGV[13] ~= '' then retire(t, ARGV[13], ARGV[14]) end
     finish(t, ARGV[11], probe)
     return { 0, 0, 0, 0, 0, 0, 0 }
   end

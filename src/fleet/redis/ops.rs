@@ -145,8 +145,9 @@ fn arguments(op: &Op) -> (&'static str, [String; 5]) {
                 RunResult::Neutral => "neutral",
             };
             let probe = probe.map_or(String::new(), |p| p.to_string());
-            let retire = retire.map_or(none(), |d| d.hex());
-            let args = [hint(h), result.to_string(), probe, retire, none()];
+            let (digest, key) =
+                retire.map_or((none(), none()), |s| (s.digest.hex(), s.key().to_string()));
+            let args = [hint(h), result.to_string(), probe, digest, key];
             ("record", args)
         }
     }

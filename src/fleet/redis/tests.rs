@@ -8,7 +8,7 @@ use super::redis_server::RedisServer;
 use super::*;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
 use crate::fleet::file::FileStore;
-use crate::fleet::job::{Digest, Job};
+use crate::fleet::job::{Digest, Job, Sent};
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::store::contract;
 use proptest::prelude::*;
@@ -575,7 +575,7 @@ enum Event {
         result: RunResult,
         probe: Option<u64>,
         hint: Option<u64>,
-        retire: Option<u8>,
+        retire: Option<(u8, u64)>,
     },
     /// A retry is sent (`charge`: charged to the budget).
     Send { key: usize, charge: bool },
@@ -621,7 +621,11 @@ impl Event {
                     result,
                     probe,
                     hint: hint.map(ms),
-                    retire: retire.map(|n| Digest([n; 32])),
+                    // The key a run `id` would have made for job `n` (see Admit above).
+                    retire: retire.and_then(|(n, id)| {
+                        let key = uuid::Uuid::from_u128(u128::from(id) << 8 | u128::from(n));
+                        Sent::new(Digest([n; 32]), &key.to_string())
+                    }),
                 },
             ),
             Event::Send { key, charge } => (key, Op::Send { charge }),
@@ -655,7 +659,7 @@ fn event() -> impl Strategy<Value = Event> {
             result,
             proptest::option::of(1u64..=4),
             proptest::option::weighted(0.2, 0u64..=60_000),
-            proptest::option::weighted(0.3, 0u8..4)
+            proptest::option::weighted(0.3, (0u8..4, 1u64..=4))
         )
             .prop_map(|(key, result, probe, hint, retire)| Event::Finish {
                 key,

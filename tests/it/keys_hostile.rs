@@ -1,0 +1,114 @@
+//! Hostile orders of events for a job's Idempotency-Key kept across runs
+//! (`--idempotency-key auto` with `--state`): runs of one job that overlap, so that one
+//! run's final answer comes while another run of the same job, with another key, has an
+//! outcome still unknown.
+
+use crate::common::*;
+use crate::state_redis::Backend;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// `-w`'s line: the key the run sent, after the body.
+const KEY_OUT: &str = "\n%{idempotency_key}\n";
+
+/// The arguments of one run of the job: POST `x` to `url`, its key `how` (auto, new) kept
+/// in `state`, one attempt, and `extra`.
+fn job_args(state: &str, how: &str, url: &str, extra: &[&str]) -> Vec<String> {
+    let base = [
+        "--state",
+        state,
+        "--idempotency-key",
+        how,
+        "-d",
+        "x",
+        "--attempts",
+        "1",
+        "-w",
+        KEY_OUT,
+    ];
+    [&base[..], extra, &[url]]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// The key a run sent, as `-w` wrote it (the last line of stdout).
+fn key_of(out: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let key = text.lines().last().unwrap_or_default().to_string();
+    assert_eq!(key.len(), 36, "a UUID: {text:?}; {}", stderr(out));
+    key
+}
+
+/// Waits until the server has seen `n` requests.
+fn wait_for(s: &Server, n: usize) {
+    let until = Instant::now() + Duration::from_secs(20);
+    while s.requests().len() < n {
+        assert!(Instant::now() < until, "the server saw {:?}", s.requests());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Run A sends the job with key K1 and gets its answer late; meanwhile run B starts the job
+/// afresh (`--idempotency-key new`, key K2) and its outcome is unknown (its attempt times
+/// out). A's final answer must retire K1, the key A sent, and not K2: B's request may have
+/// been processed, so the next run of the job must send K2 again.
+fn a_final_answer_retires_only_the_key_it_was_sent_with(b: &Backend) {
+    let late = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".to_vec();
+    let s = Server::start(vec![
+        Step::RawPaced {
+            parts: vec![Vec::new(), late],
+            pause: Duration::from_secs(3),
+        },
+        Step::Hang,
+        Step::status(200, "replayed"),
+    ])
+    .expect("server");
+    let url = s.url("/jobs/nightly");
+    let a = std_command()
+        .args(job_args(&b.state(), "auto", &url, &[]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run A starts");
+    wait_for(&s, 1);
+    let (b_run, _) = run(&job_args(&b.state(), "new", &url, &["-m", "1"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert_eq!(code(&b_run), 4, "{}", stderr(&b_run));
+    let k2 = key_of(&b_run);
+    let a = a.wait_with_output().expect("run A ends");
+    assert_eq!(code(&a), 0, "{}", stderr(&a));
+    let k1 = key_of(&a);
+    assert_ne!(k1, k2);
+    let jobs: Value = b.record(&s.url(""))["jobs"].clone();
+    assert_eq!(
+        jobs.as_array().map(|j| j.len()),
+        Some(1),
+        "B's key, its outcome unknown, is still kept after A's answer: {jobs}"
+    );
+    assert_eq!(jobs[0][1], k2.as_str(), "{jobs}");
+    let (c, _) = run(&job_args(&b.state(), "auto", &url, &[])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>());
+    assert_eq!(code(&c), 0, "{}", stderr(&c));
+    assert_eq!(
+        key_of(&c),
+        k2,
+        "the next run sends B's key again: {}",
+        stderr(&c)
+    );
+}
+
+#[test]
+fn a_final_answer_retires_only_the_key_it_was_sent_with_in_a_file() {
+    a_final_answer_retires_only_the_key_it_was_sent_with(&Backend::file());
+}
+
+#[test]
+fn a_final_answer_retires_only_the_key_it_was_sent_with_on_redis() {
+    a_final_answer_retires_only_the_key_it_was_sent_with(&Backend::redis());
+}
