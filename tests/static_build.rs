@@ -76,6 +76,21 @@ fn build_static() -> PathBuf {
         .expect("cargo named the built executable")
 }
 
+/// Held while a root's copy of the binary is written and while a child is forked: a child
+/// forked during a copy holds the file open for writing until it execs, and a chroot that
+/// execs that copy meanwhile fails with "Text file busy" (ETXTBSY).
+fn fork_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Spawns `command` under [`fork_lock`].
+fn spawn(command: &mut Command) -> Child {
+    let _forking = fork_lock();
+    command.spawn().expect("the command starts")
+}
+
 /// An empty root holding only the static binary, at `/retry-http`.
 struct Root {
     dir: tempfile::TempDir,
@@ -84,7 +99,9 @@ struct Root {
 impl Root {
     fn new() -> Root {
         let dir = tempfile::tempdir().expect("a folder");
-        std::fs::copy(static_binary(), dir.path().join("retry-http")).expect("the binary copied");
+        let binary = static_binary();
+        let _copying = fork_lock();
+        std::fs::copy(binary, dir.path().join("retry-http")).expect("the binary copied");
         Root { dir }
     }
 
@@ -99,15 +116,18 @@ impl Root {
     /// Runs `/retry-http args` chrooted into the root, with only `env` in its environment.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         assert!(is_root(), "the chroot tests run as root (CI does)");
-        let out = Command::new(chroot())
-            .arg(self.dir.path())
-            .arg("/retry-http")
-            .args(args)
-            .env_clear()
-            .envs(env.iter().copied())
-            .stdin(Stdio::null())
-            .output()
-            .expect("chroot runs");
+        let child = spawn(
+            Command::new(chroot())
+                .arg(self.dir.path())
+                .arg("/retry-http")
+                .args(args)
+                .env_clear()
+                .envs(env.iter().copied())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        );
+        let out = child.wait_with_output().expect("chroot runs");
         let names = self.names();
         assert!(
             names
@@ -166,11 +186,13 @@ fn closed_port() -> u16 {
 
 #[test]
 fn the_static_binary_has_no_interpreter_and_no_shared_library() {
-    let out = Command::new("readelf")
-        .args(["--dynamic", "--program-headers"])
-        .arg(static_binary())
-        .output()
-        .expect("readelf (binutils) runs");
+    let readelf = spawn(
+        Command::new("readelf")
+            .args(["--dynamic", "--program-headers"])
+            .arg(static_binary())
+            .stdout(Stdio::piped()),
+    );
+    let out = readelf.wait_with_output().expect("readelf (binutils) runs");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         !text.contains("(NEEDED)"),
@@ -335,6 +357,23 @@ fn a_name_resolves_from_the_roots_etc_hosts() {
     assert_eq!(out.stdout, b"by name");
 }
 
+/// `localhost` with no /etc/hosts and no /etc/resolv.conf: loopback, looked up nowhere (musl
+/// would ask 127.0.0.1:53, where nothing answers, and wait for its timeout).
+#[test]
+fn localhost_works_with_no_hosts_file() {
+    let s = Server::start(vec![Step::status(200, "local")]).expect("a server");
+    let url = s.url("/").replace("127.0.0.1", "localhost");
+    let start = Instant::now();
+    let out = Root::new().run(&["--attempts", "1", "--deadline", "3s", &url], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"local");
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
 /// dnsmasq answering one name on a loopback address of this process's own (musl asks port
 /// 53 of the nameservers in /etc/resolv.conf), stopped when dropped.
 struct Dns {
@@ -350,26 +389,26 @@ impl Dns {
             .into_iter()
             .find(|p| Path::new(p).exists())
             .expect("dnsmasq (Debian's dnsmasq-base) is installed");
-        let child = Command::new(dnsmasq)
-            .args([
-                "--no-daemon",
-                "--port",
-                "53",
-                "--bind-interfaces",
-                "--no-resolv",
-            ])
-            .args(["--no-hosts", "--conf-file=/dev/null", "--pid-file="])
-            .arg(format!("--listen-address={addr}"))
-            // The name's A record; its AAAA query (musl asks both) answered with no record
-            // rather than refused for want of an upstream server, and every other name
-            // under .test answered "no such name": nothing waits for a resolver's timeout.
-            .arg(format!("--address=/{name}/127.0.0.1"))
-            .arg(format!("--local=/{name}/"))
-            .arg("--local=/test/")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("dnsmasq starts");
+        let child = spawn(
+            Command::new(dnsmasq)
+                .args([
+                    "--no-daemon",
+                    "--port",
+                    "53",
+                    "--bind-interfaces",
+                    "--no-resolv",
+                ])
+                .args(["--no-hosts", "--conf-file=/dev/null", "--pid-file="])
+                .arg(format!("--listen-address={addr}"))
+                // The name's A record; its AAAA query (musl asks both) answered with no record
+                // rather than refused for want of an upstream server, and every other name
+                // under .test answered "no such name": nothing waits for a resolver's timeout.
+                .arg(format!("--address=/{name}/127.0.0.1"))
+                .arg(format!("--local=/{name}/"))
+                .arg("--local=/test/")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
         let mut dns = Dns { child, addr };
         dns.wait_listening();
         dns

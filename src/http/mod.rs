@@ -39,3 +39,5 @@ mod tap;
 pub mod timing;
 mod tls;
 pub mod transport;
+
+pub(crate) use network::is_localhost;

@@ -13,7 +13,7 @@ use crate::http::connection::{self, peer};
 use crate::http::tap::Tap;
 use crate::http::timing::Probe;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,6 +79,18 @@ enum Route {
     Addrs(Vec<SocketAddr>),
     /// Look this name up; None: the URL's own.
     Lookup(Option<(String, u16)>),
+    /// A name of loopback (see [`is_localhost`]): 127.0.0.1 and ::1 on this port, nothing
+    /// looked up.
+    Loopback(u16),
+}
+
+/// Whether `host` is `localhost` or a name under it, which are loopback whatever the
+/// system's resolver says (RFC 6761 section 6.3, as curl does): a static binary in an
+/// empty root, with no /etc/hosts, would otherwise ask a DNS server on 127.0.0.1:53 and
+/// wait for its timeout.
+pub(crate) fn is_localhost(host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    host == "localhost" || host.ends_with(".localhost")
 }
 
 /// The route for `host` (lower case, no brackets) and `port`: the first `--connect-to`
@@ -108,6 +120,9 @@ fn route(resolve: &[Resolve], connect_to: &[ConnectTo], host: &str, port: u16) -
                 .map(|a| SocketAddr::new(*a, to_port))
                 .collect(),
         );
+    }
+    if is_localhost(to_host) {
+        return Route::Loopback(to_port);
     }
     match moved {
         Some(_) if (to_host, to_port) != (host, port) => {
@@ -183,6 +198,14 @@ impl Resolver for Directed {
             port,
         ) {
             Route::Addrs(addrs) => Ok(self.addresses(addrs)),
+            Route::Loopback(port) => {
+                let both = [
+                    IpAddr::from([127, 0, 0, 1]),
+                    IpAddr::from(Ipv6Addr::LOCALHOST),
+                ]
+                .map(|ip| SocketAddr::new(ip, port));
+                Ok(self.addresses(config.ip_family().keep_wanted(both.into_iter())))
+            }
             Route::Lookup(None) => self.inner.resolve(uri, config, timeout),
             Route::Lookup(Some((host, port))) => {
                 let host = if host.contains(':') {
@@ -446,6 +469,21 @@ mod tests {
         );
         let same = [to((None, None), (None, None))];
         assert_eq!(route(&[], &same, "a.test", 1), Route::Lookup(None));
+    }
+
+    #[test]
+    fn localhost_is_loopback_without_a_lookup() {
+        for name in ["localhost", "localhost.", "LocalHost", "api.localhost"] {
+            assert_eq!(route(&[], &[], name, 80), Route::Loopback(80), "{name}");
+        }
+        for name in ["localhost.test", "notlocalhost", "localhostx"] {
+            assert_eq!(route(&[], &[], name, 80), Route::Lookup(None), "{name}");
+        }
+        let r = [resolve("localhost", 80, "10.0.0.1")];
+        let at = Route::Addrs(vec![SocketAddr::from(([10, 0, 0, 1], 80))]);
+        assert_eq!(route(&r, &[], "localhost", 80), at, "--resolve first");
+        let c = [to((Some("a.test"), None), (Some("localhost"), Some(8080)))];
+        assert_eq!(route(&[], &c, "a.test", 80), Route::Loopback(8080));
     }
 
     #[test]

@@ -873,6 +873,9 @@ fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Ok(SocketAddr::new(ip, port));
     }
+    if crate::http::is_localhost(host) {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
     use crate::process::within::{Missed, within};
     let name = host.to_string();
     let lookup = move || {
