@@ -112,3 +112,33 @@ fn a_final_answer_retires_only_the_key_it_was_sent_with_in_a_file() {
 fn a_final_answer_retires_only_the_key_it_was_sent_with_on_redis() {
     a_final_answer_retires_only_the_key_it_was_sent_with(&Backend::redis());
 }
+
+/// Two clients (`-u alice`, `-u bob`) POST the same body to the same URL: two requests, two
+/// jobs. Alice's outcome is unknown (her attempt times out); Bob's run must not send her
+/// key (a server that scopes keys by the key alone would answer him with her stored
+/// response, and his request would never be done), nor retire it with his answer (her next
+/// run would send a new key for a request the server may have processed).
+#[test]
+#[ignore = "finding: a job is only the method, the URL and the body, so runs with other credentials (or other headers) share a key and retire each other's"]
+fn runs_with_other_credentials_are_other_jobs() {
+    let b = Backend::file();
+    let s = Server::start(vec![
+        Step::Hang,
+        Step::status(200, "bob's"),
+        Step::status(200, "alice's"),
+    ])
+    .expect("server");
+    let url = s.url("/charge");
+    let as_user = |user: &str, extra: &[&str]| {
+        let mut args = job_args(&b.state(), "auto", &url, extra);
+        args.splice(0..0, ["-u".to_string(), user.to_string()]);
+        run(&args.iter().map(String::as_str).collect::<Vec<_>>()).0
+    };
+    let alice = as_user("alice:pw1", &["-m", "1"]);
+    assert_eq!(code(&alice), 4, "{}", stderr(&alice));
+    let bob = as_user("bob:pw2", &[]);
+    assert_eq!(code(&bob), 0, "{}", stderr(&bob));
+    assert_ne!(key_of(&bob), key_of(&alice), "{}", stderr(&bob));
+    let again = as_user("alice:pw1", &[]);
+    assert_eq!(key_of(&again), key_of(&alice), "{}", stderr(&again));
+}
