@@ -257,6 +257,24 @@ fn a_large_body_with_no_tmp_fails_and_says_why() {
     assert!(out.stdout.is_empty());
 }
 
+/// A request body over 1 MiB is held in a temporary file too: with no /tmp the run says
+/// that (exit 2, nothing sent), not that the body file, which is there, is missing.
+#[test]
+fn a_large_request_body_with_no_tmp_says_why() {
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("a server");
+    let root = Root::new();
+    root.put("/etc/body", &"x".repeat(2 << 20));
+    let out = root.run(&["-T", "/etc/body", "-o", "/etc/out", &s.url("/")], &[]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(
+        err.contains("cannot make a temporary file in /tmp") && err.contains("TMPDIR"),
+        "{err}"
+    );
+    assert!(!err.contains("/etc/body: No such file"), "{err}");
+    assert!(s.requests().is_empty());
+}
+
 /// A connection refused: retried (nothing was sent), then exit 4 (attempts exhausted), the
 /// documented code of a retryable failure that lasts.
 #[test]

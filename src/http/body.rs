@@ -132,6 +132,18 @@ struct Loading {
     /// The most the body may hold (bytes), checked on every write, so an endless source
     /// (`/dev/zero`, a pipe that never closes) stops at the limit, not at the disk's end.
     limit: Option<u64>,
+    /// Why no temporary file could be made, when that is what failed: said as it is, not
+    /// as a failure to read the part being copied.
+    no_spool: Option<String>,
+}
+
+/// Why a body over `IN_MEMORY_LIMIT` cannot be held: the temporary folder fails with `e`.
+fn no_spool(e: &io::Error) -> String {
+    format!(
+        "cannot make a temporary file in {} ({e}): a request body over {} MiB is held there, to be sent again on a retry; set TMPDIR to a writable folder",
+        std::env::temp_dir().display(),
+        IN_MEMORY_LIMIT >> 20
+    )
 }
 
 /// The error a write past [`Loading::limit`] fails with (its kind is `FileTooLarge`).
@@ -150,7 +162,7 @@ impl Write for Loading {
             return Err(over_limit(limit));
         }
         if self.file.is_none() && self.len + data.len() as u64 > IN_MEMORY_LIMIT {
-            let mut f = tempfile::tempfile()?;
+            let mut f = tempfile::tempfile().inspect_err(|e| self.no_spool = Some(no_spool(e)))?;
             // A large body is freed after the exit, not by it (see `release`).
             crate::process::release::register(&f);
             f.write_all(&self.memory)?;
@@ -232,10 +244,18 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
         file: None,
         len: 0,
         limit,
+        no_spool: None,
     };
-    let failed = |e: io::Error, what: &str, source: &str| match e.kind() {
-        io::ErrorKind::FileTooLarge if limit.is_some() => LoadError::TooLarge(source.to_string()),
-        _ => LoadError::Unreadable(BodyError(format!("{what}: {e}"))),
+    let failed = |sink: &mut Loading, e: io::Error, what: &str, source: &str| {
+        if let Some(why) = sink.no_spool.take() {
+            return LoadError::Unreadable(BodyError(why));
+        }
+        match e.kind() {
+            io::ErrorKind::FileTooLarge if limit.is_some() => {
+                LoadError::TooLarge(source.to_string())
+            }
+            _ => LoadError::Unreadable(BodyError(format!("{what}: {e}"))),
+        }
     };
     for (i, part) in spec.parts.iter().enumerate() {
         let source = match part {
@@ -246,9 +266,15 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
             BodySource::Stdin { .. } | BodySource::Encoded { file: None, .. } => "stdin".into(),
             BodySource::Inline(_) => "the data given inline".into(),
         };
-        if i > 0 {
-            sink.write_all(&spec.separator)
-                .map_err(|e| failed(e, "cannot spool the request body", &source))?;
+        if i > 0
+            && let Err(e) = sink.write_all(&spec.separator)
+        {
+            return Err(failed(
+                &mut sink,
+                e,
+                "cannot spool the request body",
+                &source,
+            ));
         }
         let result = match part {
             BodySource::Inline(bytes) => sink.write_all(bytes),
@@ -271,7 +297,14 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
                 },
             },
         };
-        result.map_err(|e| failed(e, "cannot read the request body", &source))?;
+        if let Err(e) = result {
+            return Err(failed(
+                &mut sink,
+                e,
+                "cannot read the request body",
+                &source,
+            ));
+        }
     }
     Ok(match sink.file {
         Some(file) => Payload::Spooled {

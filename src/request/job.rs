@@ -39,16 +39,14 @@ fn digest(request: &Request) -> std::io::Result<Digest> {
     digest_of(method, request.url.as_str(), request.payload.as_ref())
 }
 
-/// The digest of `method` on `url` with `payload`, read from its start.
+/// The digest of `method` on `url` with `payload`, read from its start through a reader of
+/// its own (as an attempt reads it): no copy of a spooled body is made, which without
+/// /proc (an empty root) would have meant a second temporary file as large as the body.
 fn digest_of(method: &str, url: &str, payload: Option<&Payload>) -> std::io::Result<Digest> {
-    match payload.map(Payload::duplicate).transpose()? {
+    match payload {
         None => Digest::of(method, url, &mut std::io::empty()),
         Some(Payload::Memory(body)) => Digest::of(method, url, &mut body.as_slice()),
-        Some(Payload::Spooled { mut file, .. }) => {
-            use std::io::Seek;
-            file.seek(std::io::SeekFrom::Start(0))?;
-            Digest::of(method, url, &mut file)
-        }
+        Some(spooled) => Digest::of(method, url, &mut spooled.reader()?),
     }
 }
 
