@@ -212,6 +212,11 @@ pub enum Pass {
     Spent(String),
 }
 
+/// The run's job and the key the admission decided for it (what a final answer retires).
+fn sent(job: Option<Job>, kept: Option<&Kept>) -> Option<Sent> {
+    Sent::new(job?.digest, &kept?.key)
+}
+
 /// What a job's key not retired after a final answer means, for the notice that says so.
 const KEPT_ON: &str = "the job's Idempotency-Key stays kept, and a later run of the same request will send it again (delete the state, or wait for --state-ttl, to start afresh)";
 
@@ -285,9 +290,7 @@ impl<'a> Shared<'a> {
             broken: AtomicBool::new(false),
             proven: AtomicBool::new(false),
             view: Mutex::new(view),
-            job: job
-                .zip(kept.as_ref())
-                .and_then(|(j, k)| Sent::new(j.digest, &k.key)),
+            job: sent(job, kept.as_ref()),
         };
         // A batch's own store holds what its transfers were told: the run's own hold, which
         // the loop meets before its first attempt and ends with 5 when it passes the

@@ -236,6 +236,33 @@ fn copy_file(
         .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))))
 }
 
+/// Copies one part of the body to `sink`: `Err` when a file cannot be opened (a usage
+/// error), `Ok(Err)` for a failure while copying.
+fn read_part(part: &BodySource, sink: &mut Loading) -> Result<io::Result<()>, LoadError> {
+    Ok(match part {
+        BodySource::Inline(bytes) => sink.write_all(bytes),
+        BodySource::File {
+            path,
+            strip_newlines,
+        } => copy_file(path, sink, Transform::strip(*strip_newlines))
+            .map_err(LoadError::Unreadable)?,
+        BodySource::Stdin { strip_newlines } => copy_part(
+            &mut io::stdin().lock(),
+            sink,
+            Transform::strip(*strip_newlines),
+        ),
+        BodySource::Encoded { prefix, file } => match sink.write_all(prefix) {
+            Err(e) => Err(e),
+            Ok(()) => match file {
+                Some(path) => {
+                    copy_file(path, sink, Transform::FormEncode).map_err(LoadError::Unreadable)?
+                }
+                None => copy_part(&mut io::stdin().lock(), sink, Transform::FormEncode),
+            },
+        },
+    })
+}
+
 /// Reads every part of the body once, at most `limit` bytes of it when given. stdin is
 /// read only when a part names it.
 fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
@@ -276,27 +303,7 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
                 &source,
             ));
         }
-        let result = match part {
-            BodySource::Inline(bytes) => sink.write_all(bytes),
-            BodySource::File {
-                path,
-                strip_newlines,
-            } => copy_file(path, &mut sink, Transform::strip(*strip_newlines))
-                .map_err(LoadError::Unreadable)?,
-            BodySource::Stdin { strip_newlines } => copy_part(
-                &mut io::stdin().lock(),
-                &mut sink,
-                Transform::strip(*strip_newlines),
-            ),
-            BodySource::Encoded { prefix, file } => match sink.write_all(prefix) {
-                Err(e) => Err(e),
-                Ok(()) => match file {
-                    Some(path) => copy_file(path, &mut sink, Transform::FormEncode)
-                        .map_err(LoadError::Unreadable)?,
-                    None => copy_part(&mut io::stdin().lock(), &mut sink, Transform::FormEncode),
-                },
-            },
-        };
+        let result = read_part(part, &mut sink)?;
         if let Err(e) = result {
             return Err(failed(
                 &mut sink,

@@ -39,5 +39,3 @@ mod tap;
 pub mod timing;
 mod tls;
 pub mod transport;
-
-pub(crate) use network::is_localhost;

@@ -88,7 +88,7 @@ enum Route {
 /// system's resolver says (RFC 6761 section 6.3, as curl does): a static binary in an
 /// empty root, with no /etc/hosts, would otherwise ask a DNS server on 127.0.0.1:53 and
 /// wait for its timeout.
-pub(crate) fn is_localhost(host: &str) -> bool {
+fn is_localhost(host: &str) -> bool {
     let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     host == "localhost" || host.ends_with(".localhost")
 }
