@@ -508,7 +508,14 @@ impl FileStore {
             *record = was;
         }
         if pruned || worth {
-            state.bound();
+            for (target, jobs) in state.bound() {
+                warn(&format!(
+                    "the state file {} keeps at most {} targets in {} MiB: the record of {target}, the oldest, was dropped with its {jobs} Idempotency-Key(s) of jobs whose outcome is unknown (a re-run of those jobs will send a new key)",
+                    self.path.display(),
+                    crate::fleet::record::MAX_TARGETS,
+                    crate::fleet::record::MAX_FILE_BYTES >> 20
+                ));
+            }
             self.save(&state)?;
         }
         drop(lock);

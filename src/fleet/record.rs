@@ -247,8 +247,9 @@ impl State {
 
     /// Keeps the JSON form within `MAX_TARGETS` targets and `MAX_FILE_BYTES` bytes, forgetting the
     /// targets with the oldest event first (the current run's target is the newest). Cheap
-    /// when there is nothing to cut.
-    pub fn bound(&mut self) {
+    /// when there is nothing to cut. Returns the targets forgotten that held keys of jobs
+    /// whose outcome is unknown, with how many, for a warning: those keys are lost.
+    pub fn bound(&mut self) -> Vec<(String, usize)> {
         let mut order: Vec<(Millis, &String, usize)> = self
             .targets
             .iter()
@@ -256,7 +257,7 @@ impl State {
             .collect();
         let total: usize = order.iter().map(|(_, _, n)| n).sum();
         if order.len() <= MAX_TARGETS && total <= MAX_FILE_BYTES as usize - FRAME_BYTES {
-            return;
+            return Vec::new();
         }
         order.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(b.1)));
         let mut room = MAX_FILE_BYTES as usize - FRAME_BYTES;
@@ -268,9 +269,12 @@ impl State {
                 cut.push(key.clone());
             }
         }
-        for key in cut {
-            self.targets.remove(&key);
-        }
+        cut.into_iter()
+            .filter_map(|key| {
+                let jobs = self.targets.remove(&key)?.jobs.len();
+                (jobs > 0).then_some((key, jobs))
+            })
+            .collect()
     }
 
     /// Reads the JSON form (see docs/fleet.md, "`--state FILE`: one host"); `None` when it does not match. The
@@ -592,9 +596,17 @@ mod tests {
             s.targets
                 .insert(format!("http://h{i:05}:80"), failed_once(i));
         }
-        s.bound();
+        assert_eq!(s.bound(), Vec::new(), "no keys among the targets cut");
         assert_eq!(s.targets.len(), MAX_TARGETS);
         assert!(!s.targets.contains_key("http://h00004:80"));
+        let mut with_keys = failed_once(0);
+        with_keys.jobs = vec![Pending {
+            digest: "0a".repeat(32),
+            key: "k-1".into(),
+            made: 0,
+        }];
+        s.targets.insert("http://h00000:80".into(), with_keys);
+        assert_eq!(s.bound(), vec![("http://h00000:80".to_string(), 1)]);
         assert!(s.targets.contains_key("http://h00005:80"));
         // Long keys: more than the file may hold.
         let mut s = State::default();

@@ -142,3 +142,41 @@ fn runs_with_other_credentials_are_other_jobs() {
     let again = as_user("alice:pw1", &[]);
     assert_eq!(key_of(&again), key_of(&alice), "{}", stderr(&again));
 }
+
+/// A state file at its bound (1,000 targets) forgets the target with the oldest event to
+/// make room for a new one: when that target held a key of a job whose outcome is unknown,
+/// the key is lost, and the run says so rather than dropping it in silence.
+#[test]
+fn a_target_dropped_at_the_files_bound_with_a_kept_key_is_said() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let path = dir.path().join("state.json");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as u64;
+    let targets: serde_json::Map<String, Value> = (0..1000u64)
+        .map(|i| {
+            let record = serde_json::json!({
+                "breaker": {"failures": 0, "opened_at": null, "probe_id": null, "probe_until": null},
+                "budget": [],
+                "hold_until": null,
+                "jobs": [[format!("{i:064x}"), format!("key-{i}"), now - 1000]],
+                "seen": now - 100_000 + i,
+            });
+            (format!("http://h{i}.test:80"), record)
+        })
+        .collect();
+    let state = serde_json::json!({"format": "retry-http-state", "version": 2, "targets": targets});
+    std::fs::write(&path, state.to_string()).expect("the state written");
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
+    let state = path.display().to_string();
+    let args = job_args(&state, "auto", &s.url("/"), &[]);
+    let (out, _) = run(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let said = warnings(&out);
+    assert!(
+        said.iter()
+            .any(|w| w.contains("http://h0.test:80") && w.contains("Idempotency-Key")),
+        "{said:?}"
+    );
+}
