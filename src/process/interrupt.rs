@@ -18,6 +18,7 @@ use crate::exit::Outcome;
 use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -152,6 +153,10 @@ fn ignored_at_start(sig: i32) -> bool {
 #[derive(Clone, Default)]
 pub struct Interrupt {
     state: Arc<(Mutex<Option<Signal>>, Condvar)>,
+    /// The number of a signal received (0: none), stored by the signal handler itself: a
+    /// system call that the signal cut short (EINTR) returns before the signal thread has
+    /// set `state`, and what failed with it must already know that a signal came.
+    raised: Arc<AtomicUsize>,
 }
 
 impl Interrupt {
@@ -175,6 +180,11 @@ impl Interrupt {
             .map(Signal::number)
             .into_iter()
             .filter(|&n| !ignored_at_start(n));
+        let wanted: Vec<i32> = wanted.collect();
+        for &n in &wanted {
+            let number = usize::try_from(n).unwrap_or_default();
+            signal_hook::flag::register_usize(n, me.raised.clone(), number)?;
+        }
         let mut signals = signal_hook::iterator::Signals::new(wanted)?;
         let shared = me.clone();
         std::thread::spawn(move || {
@@ -200,9 +210,15 @@ impl Interrupt {
         }
     }
 
-    /// The signal received, if any.
+    /// The signal received, if any (as soon as its handler has run).
     pub fn fired(&self) -> Option<Signal> {
-        self.state.0.lock().ok().and_then(|s| *s)
+        let raised = i32::try_from(self.raised.load(Ordering::SeqCst)).unwrap_or_default();
+        self.state
+            .0
+            .lock()
+            .ok()
+            .and_then(|s| *s)
+            .or_else(|| Signal::from_number(raised))
     }
 
     /// Sleeps for `d` unless a signal arrives first; returns the signal if one did.

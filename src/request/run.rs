@@ -34,6 +34,15 @@ pub fn perform(request: &Request, lent: &Lent) -> Ending {
     let job = job::job(request, lent.reporter);
     let (shared, hold, kept) = match admit(request, job, lent.reporter, lent.start) {
         Ok(admitted) => (admitted.shared, admitted.hold, admitted.job),
+        // A signal that cut the store's answer short ends the run as the signal, not as a
+        // refusal of a store that looked unusable for it.
+        Err(_) if let Some(signal) = lent.interrupt.fired() => {
+            let ended = Ended {
+                outcome: signal.outcome(),
+                ..Ended::before_any_attempt()
+            };
+            return ending::finish(request, lent, None, ended);
+        }
         Err(why) => return refused_before_sending(request, lent, &why),
     };
     let headers = job::keyed_headers(request, lent.reporter, job.as_ref(), kept.as_ref());

@@ -180,3 +180,31 @@ fn a_target_dropped_at_the_files_bound_with_a_kept_key_is_said() {
         "{said:?}"
     );
 }
+
+/// SIGTERM while a Redis store that never answers is asked about the job's key, under
+/// `--state-on-error closed`: the signal ends the run (143, as a signal always wins), not
+/// a refusal of the store (7) that the read it cut short looked like.
+#[test]
+fn a_signal_while_the_store_is_asked_ends_the_run_as_the_signal() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let port = silent.local_addr().expect("its address").port();
+    let held = std::thread::spawn(move || silent.incoming().take(4).collect::<Vec<_>>());
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
+    let state = format!("redis://127.0.0.1:{port}");
+    let mut args = job_args(&state, "auto", &s.url("/"), &["--state-timeout", "5s"]);
+    args.extend(["--state-on-error".to_string(), "closed".to_string()]);
+    let child = std_command()
+        .args(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the run starts");
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: a signal to the child this test started.
+    let rc = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    let out = child.wait_with_output().expect("the run ends");
+    assert_eq!(code(&out), 143, "{}", stderr(&out));
+    assert!(s.requests().is_empty());
+    drop(held);
+}
