@@ -293,6 +293,7 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
     assert_eq!(ran.logged, "", "{}", show(&ran));
     assert_eq!(stderr(&ran.out), "", "-s: {}", show(&ran));
+    assert!(ran.out.stdout.is_empty(), "cron would mail it: {}", show(&ran));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{}", show(&ran));
     let key = reqs[0].header("idempotency-key").unwrap_or_default();
