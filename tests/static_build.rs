@@ -266,7 +266,10 @@ fn the_container_probe_runs_in_a_root_with_no_dev() {
     let healthy = Server::start(vec![Step::status(200, "ok")]).expect("a server");
     let out = probe(&healthy.url("/health"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "-s: {out:?}");
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "-s: {out:?}"
+    );
     let sick = Server::start(vec![Step::status(503, "down"); 3]).expect("a server");
     let out = probe(&sick.url("/health"));
     assert_eq!(code(&out), 1, "{}", stderr(&out));

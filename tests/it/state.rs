@@ -356,7 +356,10 @@ fn special_files_links_and_far_future_dates_are_handled() {
     let missing = dir.path().join("no-such-folder/jobs.state");
     let unsent = Server::start(vec![Step::status(200, "ok")]).unwrap();
     for (state, says) in [
-        (dir.path().to_path_buf(), "is a directory: expected a file path".to_string()),
+        (
+            dir.path().to_path_buf(),
+            "is a directory: expected a file path".to_string(),
+        ),
         (
             missing.clone(),
             format!(
@@ -365,7 +368,13 @@ fn special_files_links_and_far_future_dates_are_handled() {
             ),
         ),
     ] {
-        let (out, _) = run(&["--state", state.to_str().unwrap(), "-d", "x", &unsent.url("/")]);
+        let (out, _) = run(&[
+            "--state",
+            state.to_str().unwrap(),
+            "-d",
+            "x",
+            &unsent.url("/"),
+        ]);
         assert_eq!(code(&out), 2, "{}", stderr(&out));
         assert!(stderr(&out).contains(&says), "{}", stderr(&out));
     }
