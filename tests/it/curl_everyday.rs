@@ -95,10 +95,33 @@ fn url_flag_gives_a_url_in_order() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("transfers     2, "), "{args:?}: {text}");
     }
-    // A capital word after a URL is no method: a bare word among URLs is refused.
+    // A capital word after a URL is no method: a bare word among URLs is refused, and a
+    // method's name there, or in small letters before the URL, is named as one.
     let (out, _) = run(&["--url", &s.url("/a"), "POST"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give the method first (POST URL) or as -X POST"),
+        "{}",
+        stderr(&out)
+    );
+    for word in ["get", "Delete"] {
+        let (out, _) = run(&[word, &s.url("/a")]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        let upper = word.to_ascii_uppercase();
+        assert!(
+            stderr(&out).contains(&format!(
+                "methods are case-sensitive (RFC 9110 section 9.1), so write {upper} URL"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A token that lost its flag is not quoted back, and the line says what it may be.
+    let (out, _) = run(&["-H", "Authorization: Bearer", "S3CRETTOKEN", &s.url("/a")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("S3CRETTOKEN"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lost its flag"), "{}", stderr(&out));
     assert_eq!(s.requests().len(), 2, "a refused run sent something");
 }
 
