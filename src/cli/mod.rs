@@ -176,7 +176,7 @@ pub struct RequestArgs {
 }
 
 impl RequestArgs {
-    /// curl's flags that are refused here whatever else is given (`--http2`, `-J`, TLS
+    /// curl's flags that are refused here whatever else is given (`--http2-prior-knowledge`, `-J`, TLS
     /// below 1.2, ...): every one given, in one line. A property of the flags alone, so it
     /// is answered here, for the command line and for each `-K` line alike.
     pub fn refusals(&self) -> Result<(), String> {
