@@ -79,7 +79,7 @@ pub struct UrlFlags {
     pub http1_1: bool,
 
     /// curl's "try HTTP/2, else HTTP/1.1": accepted, the request goes over HTTP/1.1.
-    #[arg(long = "http2", hide = true)]
+    #[arg(long = "http2", hide_short_help = true)]
     pub http2: bool,
 
     /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
@@ -87,7 +87,7 @@ pub struct UrlFlags {
     pub http2_prior_knowledge: bool,
 
     /// curl's "try HTTP/3, else an older version": accepted, the request goes over HTTP/1.1.
-    #[arg(long = "http3", hide = true)]
+    #[arg(long = "http3", hide_short_help = true)]
     pub http3: bool,
 
     /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
