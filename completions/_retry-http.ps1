@@ -153,6 +153,8 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Set the -o or -O file''s modification time from the response''s Last-Modified')
             [CompletionResult]::new('--remote-time', '--remote-time', [CompletionResultType]::ParameterName, 'Set the -o or -O file''s modification time from the response''s Last-Modified')
             [CompletionResult]::new('--http1.1', '--http1.1', [CompletionResultType]::ParameterName, 'Speak HTTP/1.1: accepted, it is what retry-http always speaks')
+            [CompletionResult]::new('--http2', '--http2', [CompletionResultType]::ParameterName, 'curl''s "try HTTP/2, else HTTP/1.1": accepted, the request goes over HTTP/1.1')
+            [CompletionResult]::new('--http3', '--http3', [CompletionResultType]::ParameterName, 'curl''s "try HTTP/3, else an older version": accepted, the request goes over HTTP/1.1')
             [CompletionResult]::new('-4', '-4', [CompletionResultType]::ParameterName, 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)')
             [CompletionResult]::new('--ipv4', '--ipv4', [CompletionResultType]::ParameterName, 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)')
             [CompletionResult]::new('-6', '-6', [CompletionResultType]::ParameterName, 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)')

@@ -150,6 +150,8 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand -R 'Set the -o or -O file''s modification time from the response''s Last-Modified'
             cand --remote-time 'Set the -o or -O file''s modification time from the response''s Last-Modified'
             cand --http1.1 'Speak HTTP/1.1: accepted, it is what retry-http always speaks'
+            cand --http2 'curl''s "try HTTP/2, else HTTP/1.1": accepted, the request goes over HTTP/1.1'
+            cand --http3 'curl''s "try HTTP/3, else an older version": accepted, the request goes over HTTP/1.1'
             cand -4 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
             cand --ipv4 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
             cand -6 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)'

@@ -133,6 +133,8 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s n -l netrc -d 'Ta
 complete -c retry-http -n "__fish_retry_http_needs_command" -l netrc-optional -d 'Like --netrc (or --netrc-file), but an absent file is fine'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s R -l remote-time -d 'Set the -o or -O file\'s modification time from the response\'s Last-Modified'
 complete -c retry-http -n "__fish_retry_http_needs_command" -l http1.1 -d 'Speak HTTP/1.1: accepted, it is what retry-http always speaks'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http2 -d 'curl\'s "try HTTP/2, else HTTP/1.1": accepted, the request goes over HTTP/1.1'
+complete -c retry-http -n "__fish_retry_http_needs_command" -l http3 -d 'curl\'s "try HTTP/3, else an older version": accepted, the request goes over HTTP/1.1'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s 4 -l ipv4 -d 'Resolve host names to IPv4 addresses only (the last of -4 and -6 counts, as in curl)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s 6 -l ipv6 -d 'Resolve host names to IPv6 addresses only (the last of -4 and -6 counts, as in curl)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s O -l remote-name -d 'Write the body to a file named as the URL\'s last path segment, in the current folder'

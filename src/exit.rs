@@ -255,6 +255,15 @@ pub fn status(code: u8) -> u8 {
     }
 }
 
+/// The summary's words for `code`: "exit 4", or under Docker's rule "exit 4 (status 1,
+/// --health-exit)", so that a log read beside `docker inspect` explains the 1 it shows.
+pub fn shown(code: u8) -> String {
+    match status(code) {
+        s if s != code => format!("exit {code} (status {s}, --health-exit)"),
+        _ => format!("exit {code}"),
+    }
+}
+
 /// Whether Docker's rule is on (the panic hook then exits 1 instead of aborting).
 pub fn health_exit() -> bool {
     HEALTH_EXIT.load(std::sync::atomic::Ordering::Relaxed)

@@ -234,15 +234,19 @@ fn check_path(
 /// What an `-o` path that exists and is not a regular file is written as: `/dev/null`,
 /// or a special file (a FIFO, a device) written in place. A folder or a socket is a usage
 /// error; `None`: a regular file, or nothing there yet (the caller checks its folder).
+/// `/dev/null` where there is none (an empty root, as a `FROM scratch` image run without
+/// a container runtime's `/dev`) still means "throw the body away", never a file to make.
 fn existing_destination(path: &Path, shown: &str) -> Result<Option<Destination>, UsageError> {
+    let null = path == Path::new("/dev/null");
     match std::fs::metadata(path) {
+        Err(e) if null && e.kind() == std::io::ErrorKind::NotFound => Ok(Some(Destination::Null)),
         Ok(m) if m.is_dir() => Err(UsageError(format!(
             "-o {shown} is a directory: expected a file path"
         ))),
         Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => Err(UsageError(
             format!("-o {shown} is a socket: expected a file path (or a FIFO or a device)"),
         )),
-        Ok(m) if !m.is_file() && path == Path::new("/dev/null") => Ok(Some(Destination::Null)),
+        Ok(m) if !m.is_file() && null => Ok(Some(Destination::Null)),
         Ok(m) if !m.is_file() => Ok(Some(Destination::Special(path.to_path_buf()))),
         _ => Ok(None),
     }

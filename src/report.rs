@@ -611,8 +611,14 @@ pub fn batch_summary_line(
             );
             match (outcome, reason) {
                 (Outcome::Success, _) => format!("{PREFIX} {head}"),
-                (_, Some(why)) => format!("{PREFIX} error: {head}; {why}; exit {}", outcome.code()),
-                (_, None) => format!("{PREFIX} error: {head}; exit {}", outcome.code()),
+                (_, Some(why)) => format!(
+                    "{PREFIX} error: {head}; {why}; {}",
+                    crate::exit::shown(outcome.code())
+                ),
+                (_, None) => format!(
+                    "{PREFIX} error: {head}; {}",
+                    crate::exit::shown(outcome.code())
+                ),
             }
         }
     };
@@ -633,11 +639,11 @@ fn summary_words(
     let what = outcome.summary_phrase();
     if attempts_made == 0 {
         return format!(
-            "{what} in {}, nothing sent{}{}; exit {}",
+            "{what} in {}, nothing sent{}{}; {}",
             fmt_duration(elapsed),
             after_nothing_sent(why.unwrap_or(last)),
             key_phrase(key),
-            outcome.code()
+            crate::exit::shown(outcome.code())
         );
     }
     let why = match why {
@@ -646,10 +652,10 @@ fn summary_words(
     };
     let plural = if attempts_made == 1 { "" } else { "s" };
     format!(
-        "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; exit {}",
+        "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; {}",
         fmt_duration(elapsed),
         key_phrase(key),
-        outcome.code()
+        crate::exit::shown(outcome.code())
     )
 }
 

@@ -110,7 +110,7 @@ fn environment(cmd: &clap::Command) -> Vec<(String, String)> {
         ),
         (
             "TMPDIR",
-            "Where stdout bodies and large request bodies are spooled.",
+            "Where stdout bodies over 1 MiB and large request bodies are spooled.",
         ),
     ] {
         env.push((var.to_string(), text.to_string()));
@@ -123,8 +123,8 @@ fn examples() -> Vec<(String, String)> {
     vec![
         ("retry-http https://example.test/health".to_string(), "Retry a health check with the default policy.".to_string()),
         (
-            "retry-http --deadline 90s --json @job.json --idempotency-key \"nightly-report-$(date +%F)\" POST https://api.example.test/jobs".into(),
-            "Submit a JSON job from cron, never past 90 seconds: the key names the job and its day, so a retry or a re-run the same day is not processed twice (auto would make a new key on every run).".into(),
+            "retry-http -s -o /dev/null --deadline 10m --state /var/lib/retry-http/jobs.state --idempotency-key auto --json @job.json POST https://api.example.test/jobs".into(),
+            "Submit a JSON job from cron, never past 10 minutes, silent when it succeeds: the key is kept in the state file until the job's answer is final, so a retry, or the next run after an answer was lost, is not processed twice.".into(),
         ),
         (
             "retry-http -s -o /dev/null -w '%{http_code}' --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz".into(),

@@ -35,6 +35,19 @@ fn static_binary() -> &'static Path {
     BUILT.get_or_init(build_static)
 }
 
+/// The static binary copied once into the temporary folder's file system (so that each
+/// root can link to it), long before any test runs it.
+fn staged() -> &'static Path {
+    static STAGED: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, path) = STAGED.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("a folder");
+        let path = dir.path().join("retry-http");
+        std::fs::copy(static_binary(), &path).expect("the binary copied");
+        (dir, path)
+    });
+    path
+}
+
 /// Runs README's command through cargo (JSON messages, so the binary's path is cargo's own
 /// word, whatever the target folder) and returns the executable it names.
 fn build_static() -> PathBuf {
@@ -76,21 +89,6 @@ fn build_static() -> PathBuf {
         .expect("cargo named the built executable")
 }
 
-/// Held while a root's copy of the binary is written and while a child is forked: a child
-/// forked during a copy holds the file open for writing until it execs, and a chroot that
-/// execs that copy meanwhile fails with "Text file busy" (ETXTBSY).
-fn fork_lock() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Spawns `command` under [`fork_lock`].
-fn spawn(command: &mut Command) -> Child {
-    let _forking = fork_lock();
-    command.spawn().expect("the command starts")
-}
-
 /// An empty root holding only the static binary, at `/retry-http`.
 struct Root {
     dir: tempfile::TempDir,
@@ -99,9 +97,13 @@ struct Root {
 impl Root {
     fn new() -> Root {
         let dir = tempfile::tempdir().expect("a folder");
-        let binary = static_binary();
-        let _copying = fork_lock();
-        std::fs::copy(binary, dir.path().join("retry-http")).expect("the binary copied");
+        let inside = dir.path().join("retry-http");
+        // A hard link to one copy made once: a copy per root would be open for writing while
+        // another test's thread forks, and a child holding it open until its exec makes
+        // this root's exec fail with "Text file busy" (exit 126).
+        if std::fs::hard_link(staged(), &inside).is_err() {
+            std::fs::copy(staged(), &inside).expect("the binary copied");
+        }
         Root { dir }
     }
 
@@ -116,18 +118,15 @@ impl Root {
     /// Runs `/retry-http args` chrooted into the root, with only `env` in its environment.
     fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         assert!(is_root(), "the chroot tests run as root (CI does)");
-        let child = spawn(
-            Command::new(chroot())
-                .arg(self.dir.path())
-                .arg("/retry-http")
-                .args(args)
-                .env_clear()
-                .envs(env.iter().copied())
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped()),
-        );
-        let out = child.wait_with_output().expect("chroot runs");
+        let out = Command::new(chroot())
+            .arg(self.dir.path())
+            .arg("/retry-http")
+            .args(args)
+            .env_clear()
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .output()
+            .expect("chroot runs");
         let names = self.names();
         assert!(
             names
@@ -186,13 +185,11 @@ fn closed_port() -> u16 {
 
 #[test]
 fn the_static_binary_has_no_interpreter_and_no_shared_library() {
-    let readelf = spawn(
-        Command::new("readelf")
-            .args(["--dynamic", "--program-headers"])
-            .arg(static_binary())
-            .stdout(Stdio::piped()),
-    );
-    let out = readelf.wait_with_output().expect("readelf (binutils) runs");
+    let out = Command::new("readelf")
+        .args(["--dynamic", "--program-headers"])
+        .arg(static_binary())
+        .output()
+        .expect("readelf (binutils) runs");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         !text.contains("(NEEDED)"),
@@ -240,6 +237,43 @@ fn a_get_by_address_writes_its_body_with_no_tmp() {
         text.starts_with("HTTP/1.1 200") && text.ends_with("\r\n\r\nok|200"),
         "{text}"
     );
+}
+
+/// README's container probe as it is written (`--health-exit -s -o /dev/null ...`) in a root
+/// with no /dev: `/dev/null` is read as "throw the body away", never a file to make, so a
+/// healthy service is 0 and a sick one 1.
+#[test]
+fn the_container_probe_runs_in_a_root_with_no_dev() {
+    let probe = |url: &str| {
+        let root = Root::new();
+        let args = [
+            "--health-exit",
+            "-s",
+            "-o",
+            "/dev/null",
+            "--attempts",
+            "3",
+            "--base",
+            "10ms",
+            "--deadline",
+            "4s",
+            url,
+        ];
+        let out = root.run(&args, &[]);
+        assert!(!root.dir.path().join("dev").exists(), "a /dev was made");
+        out
+    };
+    let healthy = Server::start(vec![Step::status(200, "ok")]).expect("a server");
+    let out = probe(&healthy.url("/health"));
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "-s: {out:?}"
+    );
+    let sick = Server::start(vec![Step::status(503, "down"); 3]).expect("a server");
+    let out = probe(&sick.url("/health"));
+    assert_eq!(code(&out), 1, "{}", stderr(&out));
+    assert_eq!(sick.requests().len(), 3);
 }
 
 /// Past 1 MiB the body needs a temporary file: with no /tmp the run fails (exit 1) and
@@ -407,26 +441,26 @@ impl Dns {
             .into_iter()
             .find(|p| Path::new(p).exists())
             .expect("dnsmasq (Debian's dnsmasq-base) is installed");
-        let child = spawn(
-            Command::new(dnsmasq)
-                .args([
-                    "--no-daemon",
-                    "--port",
-                    "53",
-                    "--bind-interfaces",
-                    "--no-resolv",
-                ])
-                .args(["--no-hosts", "--conf-file=/dev/null", "--pid-file="])
-                .arg(format!("--listen-address={addr}"))
-                // The name's A record; its AAAA query (musl asks both) answered with no record
-                // rather than refused for want of an upstream server, and every other name
-                // under .test answered "no such name": nothing waits for a resolver's timeout.
-                .arg(format!("--address=/{name}/127.0.0.1"))
-                .arg(format!("--local=/{name}/"))
-                .arg("--local=/test/")
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped()),
-        );
+        let child = Command::new(dnsmasq)
+            .args([
+                "--no-daemon",
+                "--port",
+                "53",
+                "--bind-interfaces",
+                "--no-resolv",
+            ])
+            .args(["--no-hosts", "--conf-file=/dev/null", "--pid-file="])
+            .arg(format!("--listen-address={addr}"))
+            // The name's A record; its AAAA query (musl asks both) answered with no record
+            // rather than refused for want of an upstream server, and every other name
+            // under .test answered "no such name": nothing waits for a resolver's timeout.
+            .arg(format!("--address=/{name}/127.0.0.1"))
+            .arg(format!("--local=/{name}/"))
+            .arg("--local=/test/")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("dnsmasq starts");
         let mut dns = Dns { child, addr };
         dns.wait_listening();
         dns
@@ -476,4 +510,35 @@ fn a_name_resolves_through_the_roots_resolv_conf() {
         "a name dnsmasq does not know resolved: {err}"
     );
     assert!(err.contains("DNS failure"), "{err}");
+}
+
+/// A DNS server that never answers, named by the root's /etc/resolv.conf: the lookup is cut
+/// by `--connect-timeout`, the run ends by its deadline, and the line says it was the name's
+/// lookup that did not finish (not a connection to the server, which was never tried).
+#[test]
+fn a_silent_dns_server_is_named_as_such_and_the_deadline_holds() {
+    let pid = std::process::id();
+    let addr = Ipv4Addr::new(127, 54, (pid >> 8) as u8, (pid as u8).max(1));
+    let _silent = UdpSocket::bind((addr, 53)).expect("a UDP socket on port 53 (as root)");
+    let root = Root::new();
+    root.put("/etc/resolv.conf", &format!("nameserver {addr}\n"));
+    let started = Instant::now();
+    let out = root.run(
+        &[
+            "--connect-timeout",
+            "1s",
+            "--attempts",
+            "1",
+            "--deadline",
+            "3s",
+            "http://quiet.test/",
+        ],
+        &[],
+    );
+    let took = started.elapsed();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 4, "{err}");
+    assert!(err.contains("lookup did not finish"), "{err}");
+    // The deadline is 3 s; what a loaded machine adds to starting and ending the process.
+    assert!(took < Duration::from_secs(10), "{took:?}: {err}");
 }

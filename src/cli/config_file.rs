@@ -547,7 +547,7 @@ pub(crate) fn unquoted(msg: &str) -> String {
     out
 }
 
-/// A flag that is refused whatever else is given (curl's `http2`, `limit-rate`, ...): its
+/// A flag that is refused whatever else is given (curl's `http2-prior-knowledge`, `limit-rate`, ...): its
 /// line, so the error names the file and the line as other config errors do.
 fn refused(long: &str, value: Option<&str>) -> Result<(), String> {
     use clap::FromArgMatches;

@@ -1,6 +1,7 @@
 //! curl's flags for where the request goes and where its body is saved: the URL (`--url`),
-//! the Referer (`-e`), the address family (`-4`/`-6`) and HTTP version (`--http1.1`; `--http2`
-//! and `--http3` refused with a clear line), and the file named from the URL (`-O`,
+//! the Referer (`-e`), the address family (`-4`/`-6`) and HTTP version (`--http1.1`, and `--http2`
+//! and `--http3`, which fall back to it in curl; the versions without fall-back refused with
+//! a clear line), and the file named from the URL (`-O`,
 //! `--remote-name-all`, `--output-dir`, `--create-dirs`); with them `-f` and `-S`, which scripts pass in `-fsSL`
 //! and which this tool does anyway. The checks are in `config::destination`.
 
@@ -24,21 +25,23 @@ pub struct DestinationFlags {
 }
 
 impl DestinationFlags {
-    /// The HTTP versions this tool does not speak (`--http2`, `--http3`, ...), refused
-    /// whatever else is given: the line for the first one given.
+    /// The HTTP versions that would have to be spoken with no fall-back to HTTP/1.1
+    /// (`--http2-prior-knowledge`, `--http3-only`), refused whatever else is given: the
+    /// line for the first one given. `--http2` and `--http3` only ask curl to try a newer
+    /// version and fall back to HTTP/1.1 when it is not offered (curl's manual), which is
+    /// what every server answering such a line already takes: they are accepted, and the
+    /// request goes over HTTP/1.1.
     pub fn refused(&self) -> Result<(), String> {
         let r = &self.request;
         let version = [
-            (r.http2, "--http2"),
             (r.http2_prior_knowledge, "--http2-prior-knowledge"),
-            (r.http3, "--http3"),
             (r.http3_only, "--http3-only"),
         ]
         .into_iter()
         .find_map(|(given, name)| given.then_some(name));
         match version {
             Some(flag) => Err(format!(
-                "{flag} is curl's flag and is not supported here: retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag)"
+                "{flag} is curl's flag for a version spoken with no fall-back, and retry-http speaks HTTP/1.1 only (--http1.1, or drop the flag; --http2 and --http3, which fall back, are accepted)"
             )),
             None => Ok(()),
         }
@@ -75,16 +78,16 @@ pub struct UrlFlags {
     #[arg(long = "http1.1", hide_short_help = true)]
     pub http1_1: bool,
 
-    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
-    #[arg(long = "http2", hide = true)]
+    /// curl's "try HTTP/2, else HTTP/1.1": accepted, the request goes over HTTP/1.1.
+    #[arg(long = "http2", hide_short_help = true)]
     pub http2: bool,
 
     /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
     #[arg(long = "http2-prior-knowledge", hide = true)]
     pub http2_prior_knowledge: bool,
 
-    /// curl's flag, refused: retry-http speaks HTTP/1.1 only.
-    #[arg(long = "http3", hide = true)]
+    /// curl's "try HTTP/3, else an older version": accepted, the request goes over HTTP/1.1.
+    #[arg(long = "http3", hide_short_help = true)]
     pub http3: bool,
 
     /// curl's flag, refused: retry-http speaks HTTP/1.1 only.

@@ -59,7 +59,7 @@ fn short_after_help() -> String {
 /// Shown after `--help`: the exit-code table and two examples.
 fn long_after_help() -> String {
     format!(
-        "{}\nExamples:\n  retry-http -s -o /dev/null --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz\n  retry-http --deadline 90s --json @job.json --idempotency-key \"nightly-report-$(date +%F)\" POST https://api.example.test/jobs",
+        "{}\nExamples:\n  retry-http -s -o /dev/null --attempts 30 --cap 5s --deadline 2m http://localhost:8080/healthz\n  retry-http -s -o /dev/null --deadline 10m --state /var/lib/retry-http/jobs.state --idempotency-key auto --json @job.json POST https://api.example.test/jobs",
         Outcome::table()
     )
 }
@@ -176,7 +176,7 @@ pub struct RequestArgs {
 }
 
 impl RequestArgs {
-    /// curl's flags that are refused here whatever else is given (`--http2`, `-J`, TLS
+    /// curl's flags that are refused here whatever else is given (`--http2-prior-knowledge`, `-J`, TLS
     /// below 1.2, ...): every one given, in one line. A property of the flags alone, so it
     /// is answered here, for the command line and for each `-K` line alike.
     pub fn refusals(&self) -> Result<(), String> {

@@ -81,12 +81,30 @@ pub(super) fn urls(typed: &[&String]) -> Result<Vec<Url>, UsageError> {
         .enumerate()
         .map(|(i, t)| {
             if n > 1 && bare(t) {
+                if let Some(m) = super::request::known_method_in_any_case(t) {
+                    return Err(placed(i, n, misplaced_method(t, &m, i)));
+                }
                 // Not quoted: it may be a secret that lost its flag.
                 return Err(placed(i, n, UsageError(BARE.into())));
             }
             super::url(t).map_err(|e| placed(i, n, e))
         })
         .collect()
+}
+
+/// Why a method's name (`m`, in capitals) typed as `word` at place `i` among the URL words
+/// is not taken for the method: written in small letters (`get URL`), or after the URL
+/// (`URL POST`).
+fn misplaced_method(word: &str, m: &str, i: usize) -> UsageError {
+    if i == 0 {
+        UsageError(format!(
+            "{word:?} is read as a host, not as the method {m}: methods are case-sensitive (RFC 9110 section 9.1), so write {m} URL (or -X {m})"
+        ))
+    } else {
+        UsageError(format!(
+            "{word:?} after a URL is read as a host, not as the method {m}: give the method first ({m} URL) or as -X {m}"
+        ))
+    }
 }
 
 /// Why a bare word is refused among several URLs.

@@ -215,6 +215,13 @@ const KNOWN_METHODS: [&str; 39] = [
     "PURGE",
 ];
 
+/// Whether `word`, in capitals, is a method this tool knows (`get` is GET in the wrong
+/// case: methods are case-sensitive, RFC 9110 section 9.1).
+pub(super) fn known_method_in_any_case(word: &str) -> Option<String> {
+    let upper = word.to_ascii_uppercase();
+    KNOWN_METHODS.contains(&upper.as_str()).then_some(upper)
+}
+
 /// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
 fn request_method(
     r: &RequestFlags,
@@ -230,7 +237,7 @@ fn request_method(
             // Not quoted: a stray word before the URL may be a token that lost its flag
             // (`-H 'Authorization: Bearer' TOKEN URL`).
             return usage(
-                "the word before the URL is not an HTTP method this tool knows (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, WebDAV's...): give -X METHOD for another one",
+                "the word before the URL is not an HTTP method this tool knows (GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS, WebDAV's...): give -X METHOD for another one; if it is a value that lost its flag (-H 'Authorization: Bearer' TOKEN), quote the flag's value whole",
             );
         }
     }

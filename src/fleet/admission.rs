@@ -673,7 +673,7 @@ fn unusable<'a>(
         OnError::Open => {
             // Never a silent loss: a key kept for this job by an earlier run is not read.
             let key = if job {
-                " (with a fresh Idempotency-Key: a key an earlier run kept for this job cannot be read, and this run's is not kept)"
+                " (with a fresh Idempotency-Key: a key an earlier run may have kept for this job is not read, and this run's is not kept)"
             } else {
                 ""
             };

@@ -165,9 +165,15 @@ fn sort(e: &ureq::Error, stage: Stage) -> Failure {
 fn classify_timeout(t: Timeout) -> Failure {
     use FailureKind as K;
     match t {
-        Timeout::Connect | Timeout::Resolve => {
+        Timeout::Connect => {
             Failure::new(K::ConnectTimeout, "no connection within --connect-timeout")
         }
+        // The same limit, spent before any connection was tried: the DNS servers did not
+        // answer (say so, or a user looks for a server that was never asked).
+        Timeout::Resolve => Failure::new(
+            K::ConnectTimeout,
+            "the host name's lookup did not finish within --connect-timeout (no DNS answer)",
+        ),
         Timeout::PerRead => Failure::new(K::Stall, "no byte within --stall-timeout"),
         Timeout::PerWrite => Failure::new(
             K::Stall,

@@ -295,8 +295,14 @@ pub fn url_with_query(cfg: &Config, query: Option<Payload>) -> Result<Url, Strin
 /// `--etag-save` can be written and is a regular file (it is replaced by rename), no two of
 /// `-o`, `-D`, `--etag-save` and the state file are one file, the output is none of the
 /// files the body is read from, `--unix-socket` names a socket (or nothing yet: a daemon
-/// that is starting; that is retried as refused), and `--state-cacert` is a file.
+/// that is starting; that is retried as refused), `--state-cacert` is a file, and a state
+/// file can be written where it is (its folder exists and takes a new file: a setup that
+/// fails the same way on every run is a usage error, as for `-o`, not a store that failed
+/// for a moment, which `--state-on-error` is about).
 fn other_files(cfg: &Config) -> Result<(), String> {
+    if let Some(path) = cfg.state.as_ref().and_then(|s| s.location.file_path()) {
+        files::check_writable(path, &format!("--state {}", path.display()))?;
+    }
     if let Some(path) = &cfg.conditional.etag_save {
         let flag = format!("--etag-save {}", path.display());
         files::check_writable(path, &flag)?;

@@ -1,6 +1,6 @@
 //! curl's everyday flags against a loopback server: `-f` and `-S` (and bundles such as
 //! `-fsSL`), `-s` with `-v`, `--url`, a URL without a scheme, `-O` with `--output-dir` and
-//! `--create-dirs`, `-e`, `--http1.1` (and the refused `--http2`), `-4` and `-6`; the short
+//! `--create-dirs`, `-e`, `--http1.1`, `--http2` and `--http3` (and the refused `--http2-prior-knowledge`), `-4` and `-6`; the short
 //! `-h`; the summary of a run the deadline stops early.
 
 use crate::common::*;
@@ -95,10 +95,33 @@ fn url_flag_gives_a_url_in_order() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("transfers     2, "), "{args:?}: {text}");
     }
-    // A capital word after a URL is no method: a bare word among URLs is refused.
+    // A capital word after a URL is no method: a bare word among URLs is refused, and a
+    // method's name there, or in small letters before the URL, is named as one.
     let (out, _) = run(&["--url", &s.url("/a"), "POST"]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give the method first (POST URL) or as -X POST"),
+        "{}",
+        stderr(&out)
+    );
+    for word in ["get", "Delete"] {
+        let (out, _) = run(&[word, &s.url("/a")]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        let upper = word.to_ascii_uppercase();
+        assert!(
+            stderr(&out).contains(&format!(
+                "methods are case-sensitive (RFC 9110 section 9.1), so write {upper} URL"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A token that lost its flag is not quoted back, and the line says what it may be.
+    let (out, _) = run(&["-H", "Authorization: Bearer", "S3CRETTOKEN", &s.url("/a")]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(!stderr(&out).contains("S3CRETTOKEN"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("lost its flag"), "{}", stderr(&out));
     assert_eq!(s.requests().len(), 2, "a refused run sent something");
 }
 
@@ -295,22 +318,30 @@ fn referer_is_sent_unless_h_decides() {
     assert_eq!(s.requests().len(), cases.len());
 }
 
+/// `--http1.1`, and curl's `--http2` and `--http3` (try a newer version, fall back to
+/// HTTP/1.1) are accepted and sent over HTTP/1.1; the versions with no fall-back are refused
+/// before anything is sent.
 #[test]
-fn http1_1_is_accepted_and_http2_and_3_are_refused() {
-    let s = Server::start(vec![Step::status(200, "one")]).unwrap();
-    let (out, _) = run(&["-s", "--http1.1", &s.url("/")]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    for flag in [
-        "--http2",
-        "--http2-prior-knowledge",
-        "--http3",
-        "--http3-only",
-    ] {
+fn http1_1_2_and_3_are_accepted_and_the_versions_without_fallback_refused() {
+    let s = Server::start(vec![Step::status(200, "one"); 3]).unwrap();
+    for flag in ["--http1.1", "--http2", "--http3"] {
+        let (out, _) = run(&["-s", flag, &s.url("/")]);
+        assert_eq!(code(&out), 0, "{flag}: {}", stderr(&out));
+        assert_eq!(out.stdout, b"one", "{flag}");
+    }
+    for flag in ["--http2-prior-knowledge", "--http3-only"] {
         let (out, _) = run(&[flag, &s.url("/")]);
         assert_eq!(code(&out), 2, "{flag}: {}", stderr(&out));
         assert!(stderr(&out).contains("HTTP/1.1 only"), "{}", stderr(&out));
+        assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     }
-    assert_eq!(s.requests().len(), 1);
+    let requests = s.requests();
+    assert_eq!(requests.len(), 3);
+    // HTTP/1.1 as it is: no h2c upgrade asked (the scripted server speaks only HTTP/1.1).
+    assert!(
+        requests.iter().all(|q| q.header("upgrade").is_none()),
+        "{requests:?}"
+    );
 }
 
 /// A one-response HTTP server on `[::1]`, counting the connections it answered.

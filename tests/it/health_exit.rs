@@ -46,6 +46,14 @@ fn every_failure_exits_1_and_only_under_the_rule() {
         with.extend(args.iter().copied());
         let (c, err) = exit_of(&with, None);
         assert_eq!(c, i32::from(*plain != 0), "--health-exit {args:?}: {err}");
+        // The summary keeps the documented code and says which status the process ended
+        // with (a usage error's line comes before the rule could say so).
+        if *plain > 2 {
+            assert!(
+                err.contains(&format!("; exit {plain} (status 1, --health-exit)")),
+                "{args:?}: {err}"
+            );
+        }
         let (c, err) = exit_of(args, Some("1"));
         assert_eq!(
             c,

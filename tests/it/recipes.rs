@@ -293,6 +293,11 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
     assert_eq!(ran.logged, "", "{}", show(&ran));
     assert_eq!(stderr(&ran.out), "", "-s: {}", show(&ran));
+    assert!(
+        ran.out.stdout.is_empty(),
+        "cron would mail it: {}",
+        show(&ran)
+    );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{}", show(&ran));
     let key = reqs[0].header("idempotency-key").unwrap_or_default();
@@ -699,4 +704,50 @@ fn the_etag_fetch_downloads_only_what_changed() {
     );
     assert_eq!(std::fs::read_to_string(&data).unwrap(), body);
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
+}
+
+/// The fleet recipe's trade-off quotes a simulation: its command (in the text, split over
+/// lines) runs as written, and the figures quoted beside it are what it prints (the
+/// simulation is seeded, so they change only when the model does).
+#[test]
+fn the_fleet_recipes_simulation_says_what_readme_quotes() {
+    let text = readme();
+    let start = text
+        .find("`retry-http simulate --clients")
+        .expect("the simulate line");
+    let rest = &text[start + 1..];
+    let command = &rest[..rest.find('`').expect("its closing backtick")];
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let (out, _) = run(&words);
+    assert_eq!(code(&out), 0, "{command}: {}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout);
+    let row = |name: &str| -> Vec<String> {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row: {table}"));
+        line.split_whitespace().map(str::to_string).collect()
+    };
+    let full = row("full ");
+    let calls: u64 = full[2].parse().expect("calls");
+    let quoted = |figure: &str| text.contains(figure);
+    assert!(
+        quoted(&format!("{},{:03} requests", calls / 1000, calls % 1000)),
+        "README quotes another count than {calls}: {table}"
+    );
+    assert!(
+        quoted(&format!(
+            "{:.1} per success",
+            full[3].parse::<f64>().unwrap()
+        )),
+        "{table}"
+    );
+    for shared in ["shared-budget", "shared-breaker"] {
+        let r = row(shared);
+        assert_eq!(r[1], "0.0", "{shared}: {table}");
+        assert!(
+            quoted(&format!("{} requests\n  are sent", r[2])),
+            "{shared}: {table}"
+        );
+    }
 }

@@ -351,9 +351,35 @@ fn special_files_links_and_far_future_dates_are_handled() {
             .is_fifo(),
         "the FIFO was replaced"
     );
-    // A folder is refused the same way.
-    let (out, _) = run(&["--state", dir.path().to_str().unwrap(), &url]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // A folder, or a file in a folder that does not exist, is a mistake of the setup that
+    // every run would make: a usage error before anything is sent, as for -o.
+    let missing = dir.path().join("no-such-folder/jobs.state");
+    let unsent = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    for (state, says) in [
+        (
+            dir.path().to_path_buf(),
+            "is a directory: expected a file path".to_string(),
+        ),
+        (
+            missing.clone(),
+            format!(
+                "the folder {} does not exist: create it first",
+                dir.path().join("no-such-folder").display()
+            ),
+        ),
+    ] {
+        let (out, _) = run(&[
+            "--state",
+            state.to_str().unwrap(),
+            "-d",
+            "x",
+            &unsent.url("/"),
+        ]);
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
+        assert!(stderr(&out).contains(&says), "{}", stderr(&out));
+    }
+    assert!(unsent.requests().is_empty(), "a request was sent");
+    assert!(!missing.parent().unwrap().exists());
     // A link is followed: the target is updated, the link stays.
     let real = dir.path().join("real.json");
     let link = dir.path().join("link.json");
@@ -855,7 +881,8 @@ fn snapshot(path: &std::path::Path) -> (std::fs::FileType, Vec<String>) {
 /// the lock's path each is refused as a foreign state file is: one warning, the request
 /// sent, nothing created or changed, and under `--state-on-error closed` exit 7 with
 /// nothing sent. At the state file's path a link is followed (docs/fleet.md: a link to an empty
-/// file, or to none yet, becomes the state), and the rest are refused the same way.
+/// file, or to none yet, becomes the state), a folder or a socket is a usage error (exit 2,
+/// nothing sent), and the rest are refused as at the lock's path.
 #[test]
 fn special_files_at_the_state_and_lock_paths_never_hang() {
     let mut cells = 0;
@@ -881,8 +908,20 @@ fn special_files_at_the_state_and_lock_paths_never_hang() {
                 if at_lock { "lock" } else { "state" }
             );
             cells += 1;
-            assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
             assert!(took < Duration::from_secs(5), "{what}: {took:?}");
+            if !at_lock && matches!(special, Special::Folder | Special::Socket) {
+                // No run could ever write a state file there: a usage error, nothing sent.
+                assert_eq!(code(&out), 2, "{what}: {}", stderr(&out));
+                assert!(
+                    stderr(&out).contains(&format!("--state {}", state.display())),
+                    "{what}: {}",
+                    stderr(&out)
+                );
+                assert!(s.requests().is_empty(), "{what}");
+                assert_eq!(snapshot(odd), before, "{what}: changed");
+                continue;
+            }
+            assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
             assert_eq!(s.requests().len(), 1, "{what}");
             let followed = !at_lock
                 && matches!(
