@@ -381,7 +381,7 @@ pub struct PolicyFlags {
 
     /// Send this Idempotency-Key on every attempt; allows replaying POST.
     ///
-    /// auto: a random UUID; with --state, one per job (method, URL, body), kept until an
+    /// auto: a random UUID; with --state, one per job (method, URL, body, -u user), kept until an
     /// answer is final so that a re-run sends it again; without --state, a new one each run.
     /// new: as auto, but a key kept for the job is replaced (the job starts afresh). With a
     /// key, a 409 is retried with it, and a 422 or a 400 ends the run (exit 3).

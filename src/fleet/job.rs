@@ -28,16 +28,17 @@ pub const MAX_JOBS: usize = 64;
 /// The longest key read back from a record, in bytes.
 pub const MAX_KEY_BYTES: usize = 128;
 
-/// A job's SHA-256 digest: of the method, the URL and the body.
+/// A job's SHA-256 digest: of the method, the URL, who sends it and the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Digest(pub [u8; 32]);
 
 impl Digest {
-    /// The digest of the job `method` on `url` with `body` (empty for none), each part
-    /// framed by its length so that no two different jobs run together into the same bytes.
-    pub fn of(method: &str, url: &str, body: &mut dyn Read) -> std::io::Result<Digest> {
+    /// The digest of the job `method` on `url` sent as `user` (the user name of Basic
+    /// credentials, empty for none) with `body` (empty for none), each part framed by its
+    /// length so that no two different jobs run together into the same bytes.
+    pub fn of(method: &str, url: &str, user: &str, body: &mut dyn Read) -> std::io::Result<Digest> {
         let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
-        for part in [method.as_bytes(), url.as_bytes()] {
+        for part in [method.as_bytes(), url.as_bytes(), user.as_bytes()] {
             ctx.update(&(part.len() as u64).to_be_bytes());
             ctx.update(part);
         }
@@ -323,8 +324,15 @@ mod tests {
 
     #[test]
     fn the_digest_frames_its_parts() {
-        let d = |m: &str, u: &str, b: &[u8]| Digest::of(m, u, &mut &*b).unwrap();
+        let d = |m: &str, u: &str, b: &[u8]| Digest::of(m, u, "", &mut &*b).unwrap();
         assert_ne!(d("POST", "http://h/a", b""), d("POS", "Thttp://h/a", b""));
+        let as_user = |user: &str| Digest::of("POST", "http://h/", user, &mut &b"x"[..]).unwrap();
+        assert_ne!(as_user("alice"), as_user("bob"));
+        assert_ne!(as_user(""), as_user("alice"));
+        assert_ne!(
+            Digest::of("POST", "http://h/a", "", &mut &b""[..]).unwrap(),
+            Digest::of("POST", "http://h/", "a", &mut &b""[..]).unwrap()
+        );
         assert_ne!(d("POST", "http://h/", b"a"), d("POST", "http://h/a", b""));
         assert_eq!(d("POST", "http://h/", b"x"), d("POST", "http://h/", b"x"));
         let big = vec![7u8; 200_000];

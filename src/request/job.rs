@@ -1,5 +1,5 @@
 //! A request's job, with `--idempotency-key auto` and `--state`: its digest (the method,
-//! the URL as sent and the body, see `fleet::job`), brought to the admission with the key
+//! the URL as sent, the user of Basic credentials and the body, see `fleet::job`), brought to the admission with the key
 //! proposed in `prepare`; then the key the admission decided put in the request's headers
 //! and said in the log (a new key, one an earlier run kept, or a fresh one when the store
 //! could not be used), and named for the summary and `-w '%{idempotency_key}'`.
@@ -33,20 +33,61 @@ pub fn job(request: &Request, reporter: &Reporter) -> Option<Job> {
     }
 }
 
-/// The digest of the request's method, URL and body.
+/// The digest of the request's method, URL, user and body.
 fn digest(request: &Request) -> std::io::Result<Digest> {
     let method = request.cfg.request.method.as_str();
-    digest_of(method, request.url.as_str(), request.payload.as_ref())
+    let user = basic_user(&request.headers);
+    digest_of(
+        method,
+        request.url.as_str(),
+        &user,
+        request.payload.as_ref(),
+    )
 }
 
-/// The digest of `method` on `url` with `payload`, read from its start through a reader of
-/// its own (as an attempt reads it): no copy of a spooled body is made, which without
-/// /proc (an empty root) would have meant a second temporary file as large as the body.
-fn digest_of(method: &str, url: &str, payload: Option<&Payload>) -> std::io::Result<Digest> {
+/// Who a request is sent as, for its job: the user name of its Basic credentials (`-u`, a
+/// netrc file, the URL's user, or an `Authorization: Basic` header given whole), so that
+/// two users posting the same body to the same URL are two jobs with two keys (a server
+/// that scopes keys by the key alone would otherwise answer one with the other's result).
+/// Empty for none, and for other schemes: a bearer token is often fetched anew for each
+/// run, and a job that changed with it would never be sent again under its key.
+fn basic_user(headers: &[(String, String)]) -> String {
+    use base64::Engine;
+    let Some((_, value)) = headers
+        .iter()
+        .rev()
+        .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+    else {
+        return String::new();
+    };
+    let mut words = value.split_ascii_whitespace();
+    let (Some(scheme), Some(token)) = (words.next(), words.next()) else {
+        return String::new();
+    };
+    if !scheme.eq_ignore_ascii_case("basic") {
+        return String::new();
+    }
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(token)
+        .unwrap_or_default();
+    let user = decoded.split(|b| *b == b':').next().unwrap_or_default();
+    String::from_utf8_lossy(user).into_owned()
+}
+
+/// The digest of `method` on `url` as `user` with `payload`, read from its start through a
+/// reader of its own (as an attempt reads it): no copy of a spooled body is made, which
+/// without /proc (an empty root) would have meant a second temporary file as large as the
+/// body.
+fn digest_of(
+    method: &str,
+    url: &str,
+    user: &str,
+    payload: Option<&Payload>,
+) -> std::io::Result<Digest> {
     match payload {
-        None => Digest::of(method, url, &mut std::io::empty()),
-        Some(Payload::Memory(body)) => Digest::of(method, url, &mut body.as_slice()),
-        Some(spooled) => Digest::of(method, url, &mut spooled.reader()?),
+        None => Digest::of(method, url, user, &mut std::io::empty()),
+        Some(Payload::Memory(body)) => Digest::of(method, url, user, &mut body.as_slice()),
+        Some(spooled) => Digest::of(method, url, user, &mut spooled.reader()?),
     }
 }
 
@@ -84,7 +125,10 @@ pub fn explain_digest(cfg: &Config) -> Result<Digest, String> {
     let query = r.get_data.as_ref().map(load).transpose()?;
     let url = crate::request::prepare::url_with_query(cfg, query)?;
     let payload = r.body.as_ref().map(load).transpose()?;
-    digest_of(&r.method, url.as_str(), payload.as_ref()).map_err(|e| e.to_string())
+    let mut headers = r.headers.clone();
+    headers.extend(crate::request::prepare::credentials(cfg, &|_| {})?);
+    let user = basic_user(&headers);
+    digest_of(&r.method, url.as_str(), &user, payload.as_ref()).map_err(|e| e.to_string())
 }
 
 /// The headers of every attempt: the request's, with the Idempotency-Key the admission

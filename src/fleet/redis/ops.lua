@@ -432,16 +432,23 @@ local function finish(t, result, probe)
   if holder then t.probe_until, t.probe_id = nil, nil end
 end
 
+-- The keys of the job `digest` are forgotten: all of them, or only `sent` when given.
+local function forget(t, digest, sent)
+  local kept = {}
+  for _, j in ipairs(t.jobs) do
+    if j[1] ~= digest or (sent and j[2] ~= sent) then kept[#kept + 1] = j end
+  end
+  t.jobs = kept
+end
+
+-- job::retire: the key `sent` of the job `digest` is forgotten (another run's key for the
+-- same job stays).
+local function retire(t, digest, sent) forget(t, digest, sent) end
+
 -- job::take: the job's key, or the one proposed kept as the job's (always, when `renew`,
 -- which forgets the key kept); answers h to l.
 local function take(t, digest, proposed, renew)
-  if renew then
-    local kept = {}
-    for _, j in ipairs(t.jobs) do
-      if j[1] ~= digest then kept[#kept + 1] = j end
-    end
-    t.jobs = kept
-  end
+  if renew then forget(t, digest) end
   for _, j in ipairs(t.jobs) do
     if j[1] == digest then return { j[2], j[3], 1, 0, 0 } end
   end
@@ -451,16 +458,6 @@ local function take(t, digest, proposed, renew)
   end
   t.jobs[#t.jobs + 1] = { digest, proposed, now }
   return { proposed, now, 0, dropped, made }
-end
-
--- job::retire: the key `sent` of the job `digest` is forgotten (another run's key for the
--- same job stays).
-local function retire(t, digest, sent)
-  local kept = {}
-  for _, j in ipairs(t.jobs) do
-    if j[1] ~= digest or j[2] ~= sent then kept[#kept + 1] = j end
-  end
-  t.jobs = kept
 end
 
 local function hint_of(arg)
