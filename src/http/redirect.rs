@@ -130,7 +130,10 @@ fn target(from: &Url, location: &str) -> Result<Url, Failure> {
 /// The hop that follows `hop` to `url` after a `status` answer (RFC 9110 section 15.4):
 /// credentials are dropped when the origin changes, and a 303 (but to a HEAD), or a 301/302
 /// to a POST (as curl and browsers do), becomes a GET without a body or the fields that
-/// described it.
+/// described it, nor the Idempotency-Key: that names the request the server answered with
+/// the redirect, and the GET, idempotent itself (RFC 9110 section 9.2.2), is another one (a
+/// server checking every request's key would answer it 422, the key reused with another
+/// request).
 fn follow(hop: &Hop, url: Url, status: u16) -> Hop {
     let mut next = Hop { url, ..hop.clone() };
     if next.url.origin() != hop.url.origin() {
@@ -143,7 +146,9 @@ fn follow(hop: &Hop, url: Url, status: u16) -> Hop {
         next.method = "GET".into();
         next.with_body = false;
         next.headers.retain(|(n, _)| {
-            !n.eq_ignore_ascii_case("content-type") && !n.eq_ignore_ascii_case("content-length")
+            !["content-type", "content-length", "idempotency-key"]
+                .iter()
+                .any(|f| n.eq_ignore_ascii_case(f))
         });
     }
     next
@@ -209,7 +214,7 @@ mod tests {
         assert_eq!((h.method.as_str(), h.with_body), ("GET", false));
         assert_eq!(h.url.as_str(), "http://a.test/done");
         let names: Vec<&str> = h.headers.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, ["Authorization", "Idempotency-Key"]);
+        assert_eq!(names, ["Authorization"]);
         let head = followed(&hop("HEAD", "http://a.test/"), 303, "/x");
         assert_eq!(head.method, "HEAD");
     }
