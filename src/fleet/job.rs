@@ -171,8 +171,13 @@ pub fn retire(jobs: &mut Vec<Pending>, sent: &Sent) {
     jobs.retain(|p| p.digest != digest || p.key != sent.key());
 }
 
-/// Forgets the keys made `ttl` or longer before `now`.
+/// Forgets the keys made `ttl` or longer before `now`. A key made after `now` (a clock set
+/// back, another host's clock ahead, a record edited by hand) is taken as made `now`, as
+/// the record's other times are: it cannot outlive the TTL from here.
 pub fn expire(jobs: &mut Vec<Pending>, now: Millis, ttl: Duration) {
+    for p in jobs.iter_mut() {
+        p.made = p.made.min(now);
+    }
     jobs.retain(|p| p.made.saturating_add(millis(ttl)) > now);
 }
 
@@ -294,6 +299,12 @@ mod tests {
         assert_eq!(jobs.len(), 54, "made at 10 or before: expired");
         expire(&mut jobs, 2_000, Duration::from_secs(1));
         assert!(jobs.is_empty());
+        // A key made in the future is taken as made now: it lives one TTL from here.
+        take(&mut jobs, &job(7), 1_000_000_000);
+        expire(&mut jobs, 3_000, Duration::from_secs(1));
+        assert_eq!(jobs[0].made, 3_000);
+        expire(&mut jobs, 4_000, Duration::from_secs(1));
+        assert!(jobs.is_empty(), "{jobs:?}");
     }
 
     #[test]

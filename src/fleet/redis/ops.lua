@@ -349,10 +349,12 @@ local function closed(t)
   return t.failures == 0 and t.opened_at == nil and t.probe_until == nil and t.probe_id == nil
 end
 
--- job::expire: the jobs' keys made a TTL ago or more are forgotten.
+-- job::expire: the jobs' keys made a TTL ago or more are forgotten (one made later than
+-- now is taken as made now).
 local function expire(t)
   local kept = {}
   for _, j in ipairs(t.jobs) do
+    j[3] = math.min(j[3], now)
     if j[3] + L.ttl > now then kept[#kept + 1] = j end
   end
   t.jobs = kept
