@@ -11,8 +11,8 @@
 //! - an absolute path under `/etc/` or `/var/` is taken under the test's own folder
 //!   (`/dev/null` stays);
 //! - a cron line loses its schedule (five fields) and, in an `/etc/cron.d` file, its user
-//!   field, and `\%` becomes `%` (cron's own rule); the environment line of the cron file,
-//!   shown in a comment, is set in the environment;
+//!   field, and `\%` becomes `%` (cron's own rule); the environment line of the cron file
+//!   (`RETRY_HTTP_...=value`) is set in the environment;
 //! - a container probe's `/retry-http` is the binary cargo built;
 //! - a `--splay` is cut to `--splay 300ms` (its wait is real time);
 //! - `logger` is a stand-in on PATH that writes its arguments to a file.
@@ -88,6 +88,14 @@ fn command_of(recipe: &str) -> (String, Vec<(String, String)>) {
             {
                 env.push((name.to_string(), value.to_string()));
             }
+            continue;
+        }
+        // A cron file's environment line (NAME=value, before the schedule's lines).
+        if let Some((name, value)) = line.split_once('=')
+            && name.starts_with("RETRY_HTTP_")
+            && !name.contains(' ')
+        {
+            env.push((name.to_string(), value.to_string()));
             continue;
         }
         lines.push(line);
@@ -318,6 +326,16 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
         written.contains("retry-http-state"),
         "the state file: {written:?}"
     );
+
+    // A bad minute longer than the state's default retry budget (3 retries): the recipe's
+    // floor lets the run ride it out within its deadline (short waits through the
+    // environment, which the recipe's line does not set).
+    let outage: Vec<Step> = (0..6).map(|_| ok(503, "busy")).chain([ok(201, "ok")]).collect();
+    let long = Server::start(outage).unwrap();
+    let quick = [("RETRY_HTTP_BASE", "1ms"), ("RETRY_HTTP_CAP", "2ms")];
+    let ran = run_recipe(&r, &long, None, root.path(), &quick);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    assert_eq!(long.requests().len(), 7, "{}", show(&ran));
 
     // The next hour: the server takes the POST and the answer is lost (a reset, one attempt
     // allowed here). The hour after, the same job is sent again under the same key; once it
