@@ -194,7 +194,14 @@ pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
         .prefix(".retry-http-check")
         .tempfile_in(dir)
         .map(drop)
-        .map_err(|e| format!("{flag}: cannot write in {}: {e}", dir.display()))
+        // The system's reason alone: the name of the probe file is no concern of the user's.
+        .map_err(|e| {
+            let why = e.raw_os_error().map_or_else(
+                || e.kind().to_string(),
+                |n| io::Error::from_raw_os_error(n).to_string(),
+            );
+            format!("{flag}: cannot write in {}: {why}", dir.display())
+        })
 }
 
 /// The nearest folder that exists among `dir` and its parents (`.` for a relative path

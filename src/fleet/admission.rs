@@ -763,10 +763,11 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     vec![
         format!("now:          circuit {}", circuit(&t.breaker, now, l)),
         format!(
-            "              retry budget: {} of {allowed} left in the last {} ({} successes)",
+            "              retry budget: {} of {allowed} left in the last {} ({} success{})",
             allowed.saturating_sub(taken),
             crate::units::fmt_given(l.window),
-            t.budget.counts().0
+            t.budget.counts().0,
+            if t.budget.counts().0 == 1 { "" } else { "es" }
         ),
         format!("              Retry-After shared by the runs: {held}"),
     ]

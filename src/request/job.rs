@@ -162,7 +162,7 @@ fn say(reporter: &Reporter, key: &str, kept: Option<&(Kept, Millis)>, renew: boo
         Some((k, now)) if k.reused => {
             let age = Duration::from_millis(now.saturating_sub(k.made));
             let text = format!(
-                "Idempotency-Key: {key} (reused: kept since {}, {} ago, by an earlier run of this request whose outcome is unknown)",
+                "Idempotency-Key: {key} (reused: kept since {}, {} ago, by an earlier run of this request whose outcome is unknown, or which is still running)",
                 http_date(k.made),
                 fmt_duration(age)
             );

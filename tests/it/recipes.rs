@@ -330,7 +330,10 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     // A bad minute longer than the state's default retry budget (3 retries): the recipe's
     // floor lets the run ride it out within its deadline (short waits through the
     // environment, which the recipe's line does not set).
-    let outage: Vec<Step> = (0..6).map(|_| ok(503, "busy")).chain([ok(201, "ok")]).collect();
+    let outage: Vec<Step> = (0..6)
+        .map(|_| ok(503, "busy"))
+        .chain([ok(201, "ok")])
+        .collect();
     let long = Server::start(outage).unwrap();
     let quick = [("RETRY_HTTP_BASE", "1ms"), ("RETRY_HTTP_CAP", "2ms")];
     let ran = run_recipe(&r, &long, None, root.path(), &quick);
