@@ -370,6 +370,28 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
         "a new job after a final answer, a new key"
     );
 
+    // README: a run with --idempotency-key new starts the job afresh, a new key in place
+    // of the one kept.
+    let fresh = Server::start(vec![Step::Reset, ok(201, "accepted")]).unwrap();
+    run_recipe(
+        &r,
+        &fresh,
+        None,
+        root.path(),
+        &[("RETRY_HTTP_ATTEMPTS", "1")],
+    );
+    let renewed = r.replace("--idempotency-key auto", "--idempotency-key new");
+    assert_ne!(renewed, r, "the recipe names --idempotency-key auto");
+    let ran = run_recipe(&renewed, &fresh, None, root.path(), &[]);
+    assert_eq!(ran.out.status.code(), Some(0), "{}", show(&ran));
+    let keys: Vec<String> = fresh
+        .requests()
+        .iter()
+        .map(|q| q.header("idempotency-key").unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert_ne!(keys[0], keys[1], "new: not the key kept");
+
     let refused = Server::start(vec![ok(400, "bad job")]).unwrap();
     let ran = run_recipe(&r, &refused, None, root.path(), &[]);
     assert_eq!(refused.requests().len(), 1, "a 400 is not retried");
