@@ -231,13 +231,20 @@ fn check_path(
     Ok((Destination::Replace(path.to_path_buf()), made_in))
 }
 
+/// Whether `path` is `/dev/null`, which takes what `-o` or `-D` write and throws it away:
+/// nothing is written there (where there is no /dev, as in an empty root, nothing could be),
+/// and several outputs may name it at once.
+pub fn is_null(path: &Path) -> bool {
+    path == Path::new("/dev/null")
+}
+
 /// What an `-o` path that exists and is not a regular file is written as: `/dev/null`,
 /// or a special file (a FIFO, a device) written in place. A folder or a socket is a usage
 /// error; `None`: a regular file, or nothing there yet (the caller checks its folder).
 /// `/dev/null` where there is none (an empty root, as a `FROM scratch` image run without
 /// a container runtime's `/dev`) still means "throw the body away", never a file to make.
 fn existing_destination(path: &Path, shown: &str) -> Result<Option<Destination>, UsageError> {
-    let null = path == Path::new("/dev/null");
+    let null = is_null(path);
     match std::fs::metadata(path) {
         Err(e) if null && e.kind() == std::io::ErrorKind::NotFound => Ok(Some(Destination::Null)),
         Ok(m) if m.is_dir() => Err(UsageError(format!(
@@ -299,7 +306,8 @@ pub fn check_output(path: &Path, create_dirs: bool) -> Result<(), UsageError> {
 /// Checks `-D FILE` before anything is sent, as `-o` is checked (`-` is stdout); see
 /// `files::check_writable`.
 pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
-    if path.as_os_str() == "-" {
+    // `/dev/null` throws the head away even where there is no /dev (see `is_null`).
+    if path.as_os_str() == "-" || is_null(path) {
         return Ok(());
     }
     files::check_writable(path, &format!("-D {}", path.display())).map_err(UsageError)

@@ -276,6 +276,20 @@ fn the_container_probe_runs_in_a_root_with_no_dev() {
     assert_eq!(sick.requests().len(), 3);
 }
 
+/// `-D /dev/null` with no /dev throws the head away as `-o /dev/null` throws the body:
+/// curl's probe `-s -o /dev/null -D /dev/null` runs in a root with no /dev, rather than
+/// being refused because the folder /dev does not exist.
+#[test]
+fn dev_null_takes_the_head_in_a_root_with_no_dev() {
+    let s = Server::start(vec![Step::status(200, "ok")]).expect("a server");
+    let root = Root::new();
+    let url = s.url("/health");
+    let out = root.run(&["-s", "-o", "/dev/null", "-D", "/dev/null", &url], &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(!root.dir.path().join("dev").exists(), "a /dev was made");
+    assert_eq!(s.requests().len(), 1);
+}
+
 /// Past 1 MiB the body needs a temporary file: with no /tmp the run fails (exit 1) and
 /// says what to do, writing nothing to stdout.
 #[test]

@@ -36,6 +36,7 @@ pub(crate) fn config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsCo
     Ok(if req.insecure {
         builder().disable_verification(true).build()
     } else if tls_possible {
+        check_cert_file()?;
         builder().root_certs(root_certs(extra)).build()
     } else {
         builder()
@@ -84,6 +85,34 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
         )));
     }
     Ok(certs)
+}
+
+/// `SSL_CERT_FILE`, which the system's store is read from when it is set, is read whole
+/// and without bound: one that is not a regular file (`/dev/zero` would fill the memory, a
+/// FIFO nobody writes to would hang the run) or is larger than `--cacert`'s bound is a
+/// usage error, as such a `--cacert` is. One that does not exist is left to the store,
+/// which then has none of its certificates.
+fn check_cert_file() -> Result<(), UsageError> {
+    let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
+        return Ok(());
+    };
+    let path = Path::new(&path);
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if !meta.is_file() {
+        return Err(UsageError(format!(
+            "SSL_CERT_FILE {} is not a regular file: expected a PEM file of CA certificates",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_CACERT {
+        return Err(UsageError(format!(
+            "SSL_CERT_FILE {} is larger than 16 MiB: expected a PEM file of CA certificates",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The system's trusted certificates plus the extra ones. Reading the system store costs a

@@ -102,6 +102,9 @@ fn dump_header(path: &Path, head: &Head) -> std::io::Result<()> {
     if path.as_os_str() == "-" {
         return output::print_bytes(&text);
     }
+    if output::is_null(path) {
+        return Ok(());
+    }
     std::fs::write(path, text)
 }
 

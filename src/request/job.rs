@@ -37,12 +37,7 @@ pub fn job(request: &Request, reporter: &Reporter) -> Option<Job> {
 fn digest(request: &Request) -> std::io::Result<Digest> {
     let method = request.cfg.request.method.as_str();
     let user = basic_user(&request.headers);
-    digest_of(
-        method,
-        request.url.as_str(),
-        &user,
-        request.payload.as_ref(),
-    )
+    digest_of(method, &request.url, &user, request.payload.as_ref())
 }
 
 /// Who a request is sent as, for its job: the user name of its Basic credentials (`-u`, a
@@ -77,13 +72,21 @@ fn basic_user(headers: &[(String, String)]) -> String {
 /// The digest of `method` on `url` as `user` with `payload`, read from its start through a
 /// reader of its own (as an attempt reads it): no copy of a spooled body is made, which
 /// without /proc (an empty root) would have meant a second temporary file as large as the
-/// body.
+/// body. The URL is taken without its credentials: their user is `user` already (they are
+/// sent as Basic credentials), and their password is no part of the job, as `-u`'s is not
+/// (a password rotated between two runs would otherwise make a new job with a new key, and
+/// the state would hold a digest of it).
 fn digest_of(
     method: &str,
-    url: &str,
+    url: &url::Url,
     user: &str,
     payload: Option<&Payload>,
 ) -> std::io::Result<Digest> {
+    let mut url = url.clone();
+    // Only a URL that cannot have credentials refuses these, and it has none to drop.
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let url = url.as_str();
     match payload {
         None => Digest::of(method, url, user, &mut std::io::empty()),
         Some(Payload::Memory(body)) => Digest::of(method, url, user, &mut body.as_slice()),
@@ -128,7 +131,7 @@ pub fn explain_digest(cfg: &Config) -> Result<Digest, String> {
     let mut headers = r.headers.clone();
     headers.extend(crate::request::prepare::credentials(cfg, &|_| {})?);
     let user = basic_user(&headers);
-    digest_of(&r.method, url.as_str(), &user, payload.as_ref()).map_err(|e| e.to_string())
+    digest_of(&r.method, &url, &user, payload.as_ref()).map_err(|e| e.to_string())
 }
 
 /// The headers of every attempt: the request's, with the Idempotency-Key the admission

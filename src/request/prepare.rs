@@ -313,7 +313,11 @@ fn other_files(cfg: &Config) -> Result<(), String> {
         }
     }
     no_two_outputs_alike(cfg)?;
-    if let Some(out) = cfg.output.path.as_deref().filter(|p| p.as_os_str() != "-")
+    if let Some(out) = cfg
+        .output
+        .path
+        .as_deref()
+        .filter(|p| p.as_os_str() != "-" && !output::is_null(p))
         && body_files(cfg).any(|r| files::same_file(r, out))
     {
         return Err(format!(
@@ -337,7 +341,8 @@ fn other_files(cfg: &Config) -> Result<(), String> {
     Ok(())
 }
 
-/// No two of `-o`, `-D`, `--etag-save` and the state file are one file (`-` is stdout).
+/// No two of `-o`, `-D`, `--etag-save` and the state file are one file (`-` is stdout, and
+/// `/dev/null` may be shared: nothing is written there).
 fn no_two_outputs_alike(cfg: &Config) -> Result<(), String> {
     let state_file = cfg.state.as_ref().and_then(|s| s.location.file_path());
     let written: Vec<(&str, &Path)> = [
@@ -347,7 +352,10 @@ fn no_two_outputs_alike(cfg: &Config) -> Result<(), String> {
         ("--state", state_file),
     ]
     .into_iter()
-    .filter_map(|(flag, p)| p.filter(|p| p.as_os_str() != "-").map(|p| (flag, p)))
+    .filter_map(|(flag, p)| {
+        p.filter(|p| p.as_os_str() != "-" && !output::is_null(p))
+            .map(|p| (flag, p))
+    })
     .collect();
     for (i, (a, pa)) in written.iter().enumerate() {
         if let Some((b, pb)) = written[i + 1..]

@@ -158,6 +158,31 @@ fn runs_with_other_credentials_are_other_jobs() {
     assert_eq!(key_of(&second), key_of(&first), "{}", stderr(&second));
 }
 
+/// Credentials in the URL name the job's user as `-u` does, and their password is no more
+/// part of the job than `-u`'s: a password rotated between two runs of the job (its outcome
+/// unknown) must not make a new job with a new key (the server would process the POST
+/// twice), `-u alice:new` on the bare URL is the same job as `alice:new@` in it, and the
+/// state holds no digest of a password.
+#[test]
+fn url_credentials_name_the_user_not_the_password_of_the_job() {
+    let b = Backend::file();
+    let s = Server::start(vec![Step::Hang, Step::Hang, Step::status(200, "done")]).expect("server");
+    let url = s.url("/charge");
+    let with_user = |userinfo: &str| url.replacen("://", &format!("://{userinfo}@"), 1);
+    let run_job = |url: &str, extra: &[&str]| {
+        let args = job_args(&b.state(), "auto", url, extra);
+        run(&args.iter().map(String::as_str).collect::<Vec<_>>()).0
+    };
+    let first = run_job(&with_user("alice:old"), &["-m", "1"]);
+    assert_eq!(code(&first), 4, "{}", stderr(&first));
+    let rotated = run_job(&with_user("alice:new"), &["-m", "1"]);
+    assert_eq!(code(&rotated), 4, "{}", stderr(&rotated));
+    assert_eq!(key_of(&rotated), key_of(&first), "{}", stderr(&rotated));
+    let flag = run_job(&url, &["-u", "alice:new"]);
+    assert_eq!(code(&flag), 0, "{}", stderr(&flag));
+    assert_eq!(key_of(&flag), key_of(&first), "{}", stderr(&flag));
+}
+
 /// A state file at its bound (1,000 targets) forgets the target with the oldest event to
 /// make room for a new one: when that target held a key of a job whose outcome is unknown,
 /// the key is lost, and the run says so rather than dropping it in silence.

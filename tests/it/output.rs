@@ -475,3 +475,17 @@ fn a_large_body_to_stdout_without_a_temporary_folder_fails_clearly() {
         assert!(out.stdout.is_empty(), "a partial body reached stdout");
     }
 }
+
+/// `/dev/null` throws away whatever is written to it, so `-o`, `-D` and the body's file may
+/// all name it, as curl lets them (`curl -d @/dev/null -o /dev/null -D /dev/null URL`): it
+/// is not "the same file" written twice, nor the body's file overwritten by the answer.
+#[test]
+fn dev_null_may_take_the_body_and_the_head_and_give_the_request_body() {
+    let s = Server::start(vec![Step::status(200, "ok"), Step::status(200, "ok")]).expect("server");
+    let (out, _) = run(&["-o", "/dev/null", "-D", "/dev/null", &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let (out, _) = run(&["-d", "@/dev/null", "-o", "/dev/null", &s.url("/")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(s.requests().len(), 2);
+}

@@ -303,3 +303,21 @@ fn a_demanded_client_certificate_is_not_retried() {
     assert_eq!(code(&out), 6, "{}", stderr(&out));
     assert_eq!(handshakes.load(Ordering::SeqCst), 1, "{}", stderr(&out));
 }
+
+/// `SSL_CERT_FILE` naming what is no file of certificates (`/dev/zero`, a FIFO) is read
+/// as `--cacert` is, never without bound: it is a usage error (exit 2, nothing sent) that
+/// names the variable, not a run whose memory grows by a gigabyte a second until the
+/// deadline or the kernel ends it.
+#[test]
+fn ssl_cert_file_that_is_no_file_is_a_usage_error() {
+    let started = std::time::Instant::now();
+    let out = std_command()
+        .env("SSL_CERT_FILE", "/dev/zero")
+        .args(["--deadline", "20s", "https://127.0.0.1:1/"])
+        .output()
+        .expect("runs");
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(err.contains("SSL_CERT_FILE /dev/zero"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
