@@ -166,7 +166,7 @@ impl Outcome {
                 "local failure: the output cannot be written, disk full, internal error"
             }
             Outcome::Usage => {
-                "usage: invalid flag, value, header, URL, missing body file or output folder; nothing was sent"
+                "usage: invalid flag, value, header, URL, missing body file, output folder or state folder; nothing was sent"
             }
             Outcome::NonRetryableResponse => {
                 "non-retryable response: status >= 400 not in --retry-on (with an Idempotency-Key: 422 or 400, whatever it says), or not safe to replay (or a redirect that would replay it)"

@@ -190,17 +190,21 @@ pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
             ));
         }
     }
+    probe_write(dir).map_err(|why| format!("{flag}: cannot write in {}: {why}", dir.display()))
+}
+
+/// Whether a new file can be made in `dir` (one is made and removed at once); `Err` is the
+/// system's reason alone: the name of the probe file is no concern of the user's.
+pub fn probe_write(dir: &Path) -> Result<(), String> {
     tempfile::Builder::new()
         .prefix(".retry-http-check")
         .tempfile_in(dir)
         .map(drop)
-        // The system's reason alone: the name of the probe file is no concern of the user's.
         .map_err(|e| {
-            let why = e.raw_os_error().map_or_else(
+            e.raw_os_error().map_or_else(
                 || e.kind().to_string(),
                 |n| io::Error::from_raw_os_error(n).to_string(),
-            );
-            format!("{flag}: cannot write in {}: {why}", dir.display())
+            )
         })
 }
 

@@ -219,15 +219,12 @@ fn check_path(
     let made_in = folder_to_make(dir, &shown, create_dirs)?;
     // Prove we can write there now, rather than after a long download.
     let dir = made_in.as_deref().unwrap_or(dir);
-    tempfile::Builder::new()
-        .prefix(".retry-http-check")
-        .tempfile_in(dir)
-        .map_err(|e| {
-            UsageError(format!(
-                "-o {shown}: cannot write in {}: {e}",
-                dir.display()
-            ))
-        })?;
+    files::probe_write(dir).map_err(|why| {
+        UsageError(format!(
+            "-o {shown}: cannot write in {}: {why}",
+            dir.display()
+        ))
+    })?;
     Ok((Destination::Replace(path.to_path_buf()), made_in))
 }
 
