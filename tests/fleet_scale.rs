@@ -139,7 +139,7 @@ struct Shown {
     /// Retries left and allowed, from "retry budget: X of Y left in ...".
     left: u64,
     allowed: u64,
-    /// Successes in the budget's window, from "(S successes)".
+    /// Successes in the budget's window, from "(S successes)" (or "(1 success)").
     successes: u64,
 }
 
@@ -172,7 +172,7 @@ fn explain(state: &str, flags: &[&str], url: &str) -> Shown {
         failures: number_between(&text, "circuit closed (", " of "),
         left: number_between(budget, "retry budget: ", " of "),
         allowed: number_between(budget, " of ", " left in the last "),
-        successes: number_between(budget, " (", " successes)"),
+        successes: number_between(budget, " (", " success"),
     }
 }
 
