@@ -159,7 +159,7 @@ def redis_cpu(port):
 def successes(bin_, state, target):
     out = subprocess.run([bin_, "--explain", "--state", state, target], capture_output=True,
                          text=True)
-    m = re.search(r"retry budget: \d+ of \d+ left in the last \S+ \((\d+) successes\)", out.stdout)
+    m = re.search(r"retry budget: \d+ of \d+ left in the last \S+ \((\d+) success(?:es)?\)", out.stdout)
     if not m:
         sys.exit(f"state_scale.py: --explain said:\n{out.stdout}{out.stderr}")
     return int(m.group(1))
