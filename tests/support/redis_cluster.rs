@@ -175,18 +175,29 @@ impl RedisCluster {
         }
     }
 
-    /// The port of the replica of the primary at `port`, as that primary sees it.
+    /// The port of the replica of the primary at `port`, as that primary sees it. A replica
+    /// that has just been told whom to follow may not be in the primary's view yet (it is
+    /// still listed as a primary without slots): the view is read again for a while.
     pub fn replica_of(&self, port: u16) -> u16 {
         let id = self.cli(port, &["CLUSTER", "MYID"]);
-        let nodes = self.cli(port, &["CLUSTER", "NODES"]);
-        let replica = nodes.lines().find_map(|line| {
-            let words: Vec<&str> = line.split(' ').collect();
-            let is_replica = words.get(2)?.contains("slave") && *words.get(3)? == id;
-            let address = words.get(1)?.split(['@', ',']).next()?;
-            let port = address.rsplit_once(':')?.1.parse().ok()?;
-            is_replica.then_some(port)
-        });
-        replica.unwrap_or_else(|| panic!("the primary at {port} has no replica:\n{nodes}"))
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let nodes = self.cli(port, &["CLUSTER", "NODES"]);
+            let replica = nodes.lines().find_map(|line| {
+                let words: Vec<&str> = line.split(' ').collect();
+                let is_replica = words.get(2)?.contains("slave") && *words.get(3)? == id;
+                let address = words.get(1)?.split(['@', ',']).next()?;
+                let port = address.rsplit_once(':')?.1.parse().ok()?;
+                is_replica.then_some(port)
+            });
+            match replica {
+                Some(p) => return p,
+                None if std::time::Instant::now() < until => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                None => panic!("the primary at {port} has no replica:\n{nodes}"),
+            }
+        }
     }
 
     /// Freezes the node at `port` (SIGSTOP): it neither answers nor takes part in a
