@@ -24,11 +24,36 @@ const FOREIGN_VARS: [&str; 10] = [
     "CLICOLOR",
 ];
 
+/// The signals the client handles (see src/process/interrupt.rs). A signal ignored when a
+/// process starts stays ignored there, as a shell's `&` job ignores SIGINT and `nohup`
+/// SIGHUP: a test runner started that way would pass it on to every client it spawns.
+pub const HANDLED_SIGNALS: [i32; 6] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGTERM,
+];
+
 /// `bin` as a command whose environment cannot change a result: every `RETRY_HTTP_*`
-/// variable and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set. A test that
-/// wants one of them sets it on the returned command (after the clearing, so it holds).
+/// variable and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set, and the
+/// [`HANDLED_SIGNALS`] at their default action whatever the runner inherited (a suite run
+/// as `cargo test &` once waited for ever on a client that ignored the SIGINT it was sent).
+/// A test that wants one of them otherwise sets it on the returned command (after these,
+/// so it holds).
 pub fn command_for(bin: &Path) -> std::process::Command {
+    use std::os::unix::process::CommandExt;
     let mut cmd = std::process::Command::new(bin);
+    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in HANDLED_SIGNALS {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("RETRY_HTTP_") {
             cmd.env_remove(name);

@@ -7,7 +7,6 @@
 //! has taken is not resumed; without `-C -` nothing is left.
 
 use crate::common::*;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
@@ -50,17 +49,10 @@ fn secret_url(srv: &Server, path: &str) -> String {
         .replace(path, &format!("{path}?token=t0k3n"))
 }
 
-/// The client with SIGTERM at its default action (whatever the runner inherited).
+/// The client, its stdout discarded and its stderr piped.
 fn client(args: &[&str]) -> std::process::Command {
     let mut cmd = std_command();
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
-    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            Ok(())
-        });
-    }
     cmd
 }
 

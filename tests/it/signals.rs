@@ -16,23 +16,18 @@ const HANDLED: [(i32, i32, &str); 6] = [
     (libc::SIGTERM, 143, "terminated"),
 ];
 
-/// The client, with every handled signal at its default action (whatever the test runner
-/// inherited: `nohup` ignores SIGHUP, a shell's `&` ignores SIGINT), or `ignore` ignored.
+/// The client, with every handled signal at its default action (as [`std_command`] sets
+/// it), or `ignore` ignored.
 fn signal_command(ignore: Option<i32>) -> Command {
     let mut cmd = std_command();
-    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            for (sig, _, _) in HANDLED {
-                let action = if Some(sig) == ignore {
-                    libc::SIG_IGN
-                } else {
-                    libc::SIG_DFL
-                };
-                libc::signal(sig, action);
-            }
-            Ok(())
-        });
+    if let Some(sig) = ignore {
+        // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::signal(sig, libc::SIG_IGN);
+                Ok(())
+            });
+        }
     }
     cmd
 }

@@ -11,7 +11,6 @@
 use crate::common::*;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -386,13 +385,6 @@ fn a_signal_during_the_splay_ends_the_run_before_the_store_is_asked() {
     let state = dir.path().join("state.json");
     let state_arg = state.to_str().unwrap();
     let mut cmd = splayed("web-17", &s, &["--splay", "1m", "--state", state_arg]);
-    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
-            Ok(())
-        });
-    }
     let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
