@@ -36,6 +36,38 @@ pub const HANDLED_SIGNALS: [i32; 6] = [
     libc::SIGTERM,
 ];
 
+/// What the runner does with a signal it ignored: nothing, as before, but a handler (even
+/// one that does nothing) is reset to the default action in a program it starts, where an
+/// ignored signal would stay ignored.
+extern "C" fn do_nothing(_: libc::c_int) {}
+
+/// Makes every [`HANDLED_SIGNALS`] the test process ignores reach its clients at their
+/// default action: the ignoring is replaced by a handler that does nothing (so the runner
+/// still ignores them). Done once; a `pre_exec` per command would do it too, but makes
+/// every spawn a fork of the whole test process instead of a `posix_spawn`.
+fn default_signals_for_clients() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        for sig in HANDLED_SIGNALS {
+            // SAFETY: sigaction reads and writes the structures given; the handler does
+            // nothing, which is async-signal-safe.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0
+                    || old.sa_sigaction != libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut new: libc::sigaction = std::mem::zeroed();
+                new.sa_sigaction = do_nothing as *const () as libc::sighandler_t;
+                new.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut new.sa_mask);
+                libc::sigaction(sig, &new, std::ptr::null_mut());
+            }
+        }
+    });
+}
+
 /// `bin` as a command whose environment cannot change a result: every `RETRY_HTTP_*`
 /// variable and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set, and the
 /// [`HANDLED_SIGNALS`] at their default action whatever the runner inherited (a suite run
@@ -43,17 +75,8 @@ pub const HANDLED_SIGNALS: [i32; 6] = [
 /// A test that wants one of them otherwise sets it on the returned command (after these,
 /// so it holds).
 pub fn command_for(bin: &Path) -> std::process::Command {
-    use std::os::unix::process::CommandExt;
+    default_signals_for_clients();
     let mut cmd = std::process::Command::new(bin);
-    // SAFETY: signal() is async-signal-safe, the only kind of call allowed after fork.
-    unsafe {
-        cmd.pre_exec(|| {
-            for sig in HANDLED_SIGNALS {
-                libc::signal(sig, libc::SIG_DFL);
-            }
-            Ok(())
-        });
-    }
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("RETRY_HTTP_") {
             cmd.env_remove(name);

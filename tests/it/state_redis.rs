@@ -208,9 +208,14 @@ fn sixty_four_runs_are_counted_exactly_in_a_file() {
 /// starts 64 runs at once against a server that answers slowly: one probes (and closes the
 /// circuit), the 63 others are refused while its lease holds and send nothing.
 fn one_probe_for_the_fleet(backend: &Backend) {
-    // Long enough for all 64 runs to be admitted or refused while the probe is in flight.
-    let s = Server::start(vec![Step::status(500, ""), slow_ok(Duration::from_secs(4))])
-        .expect("server");
+    // Long enough for all 64 runs to be admitted or refused while the probe is in flight:
+    // 4 s once let 13 runs start after it on a machine at a load of 25; the others end at
+    // once, so only the probe's run waits this long.
+    let s = Server::start(vec![
+        Step::status(500, ""),
+        slow_ok(Duration::from_secs(15)),
+    ])
+    .expect("server");
     let (url, target, state) = (s.url("/"), target_of(&s), backend.state());
     let breaker = [
         "--state",

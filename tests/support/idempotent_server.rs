@@ -202,6 +202,9 @@ struct Shared {
     /// The keys of slow requests whose clients left: whether a request with the key has
     /// met its 409 since.
     gone: HashMap<String, bool>,
+    /// How long a slow request stays in flight after its client left, unless met sooner
+    /// ([`IN_FLIGHT_AFTER_CLOSE`] unless set by [`IdempotentServer::hold_in_flight`]).
+    linger: Duration,
 }
 
 /// A running server; stops accepting when dropped (a slow request still commits).
@@ -227,6 +230,7 @@ impl IdempotentServer {
             rng,
             slow: 0,
             gone: HashMap::new(),
+            linger: IN_FLIGHT_AFTER_CLOSE,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (state, stopping) = (shared.clone(), stop.clone());
@@ -244,6 +248,13 @@ impl IdempotentServer {
             }
         });
         Ok(IdempotentServer { addr, shared, stop })
+    }
+
+    /// Keeps a slow request in flight for `linger` after its client left (unless a request
+    /// with its key meets the 409 sooner): a test of what happens meanwhile then does not
+    /// race the commit on a loaded machine.
+    pub fn hold_in_flight(&self, linger: Duration) {
+        lock(&self.shared).linger = linger;
     }
 
     /// `http://127.0.0.1:PORT` followed by `path`.
@@ -352,8 +363,12 @@ fn serve(conn: TcpStream, shared: &Mutex<Shared>) -> io::Result<()> {
 /// Commits a slow request whose client left, once a request with its key met the 409
 /// since, or [`IN_FLIGHT_AFTER_CLOSE`] passed.
 fn commit_slowly(shared: &Mutex<Shared>, key: &str, request: &Request) {
-    lock(shared).gone.insert(key.to_string(), false);
-    let until = Instant::now() + IN_FLIGHT_AFTER_CLOSE;
+    let linger = {
+        let mut s = lock(shared);
+        s.gone.insert(key.to_string(), false);
+        s.linger
+    };
+    let until = Instant::now() + linger;
     while Instant::now() < until && lock(shared).gone.get(key) == Some(&false) {
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -621,6 +636,9 @@ mod tests {
     #[test]
     fn a_key_in_flight_gets_409_until_its_request_is_committed() {
         let server = start(Faults::Scripted(vec![Some(Fault::SlowCommit)]));
+        // Committed by the 409 below, not by time (a loaded machine's exchange once came
+        // after the 100 ms a slow request lingers by default).
+        server.hold_in_flight(Duration::from_secs(30));
         let slow = send(&server, Some("k1"), "job=1");
         assert!(
             wait_for(&server, |s| s.slow == 1),
@@ -752,6 +770,7 @@ mod tests {
             rng: seed,
             slow: 0,
             gone: HashMap::new(),
+            linger: IN_FLIGHT_AFTER_CLOSE,
         };
         let (mut a, mut b) = (shared(7), shared(7));
         let draws: Vec<_> = (0..10_000).map(|_| draw(&mut a)).collect();

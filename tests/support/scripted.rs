@@ -504,8 +504,12 @@ fn partial_then_pause(
     body: &[u8],
     pause: Duration,
 ) -> io::Result<()> {
-    out.write_all(&head(200, &[], declared))?;
-    out.write_all(body)?;
+    // One write: the head and the first bytes arrive together, so a client that saw the
+    // head has body bytes too (two writes let a loaded machine pause between them, and the
+    // client then saw a stall before any body byte).
+    let mut sent = head(200, &[], declared);
+    sent.extend_from_slice(body);
+    out.write_all(&sent)?;
     out.flush()?;
     std::thread::sleep(pause);
     Ok(())
