@@ -24,7 +24,7 @@
 //! no `--timeout`, `--stall-timeout 5s`, Retry-After not clamped, so the deadline is what
 //! ends the run.
 //!
-//! Every other run gets `--attempts 6 --deadline 3s`, `--stall-timeout 200ms`, `--timeout 2s`, and all
+//! Every other run gets `--attempts 6 --deadline 6s`, `--stall-timeout 500ms`, `--timeout 2s`, and all
 //! get fast backoff (`--base 1ms --cap 5ms --retry-after-spread 0`, and outside the tight
 //! deadline `--max-retry-after 100ms`), `-v`, secrets
 //! in an `Authorization` header, in the URL's userinfo and in its `access_token` query

@@ -77,7 +77,7 @@ pub enum Out {
 /// What follows the fault, and how much time the run has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
-    /// A 200 follows the fault; time limits short, the deadline far (3 s).
+    /// A 200 follows the fault; time limits short, the deadline far (6 s).
     Then200,
     /// The fault repeats on every later request.
     Forever,

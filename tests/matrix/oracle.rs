@@ -86,7 +86,7 @@ pub fn resumed(c: &Case) -> Option<bool> {
 ///    response (the 500), 6 for a transport failure ("stops with exit 6 (transport) or 3
 ///    (response)").
 /// 6. Retried: 0 when a success follows the fault; 4 when the fault repeats, since every
-///    run here ends far inside its deadline (six attempts of at most 200 ms of stall, waits
+///    run here ends far inside its deadline (six attempts of at most 500 ms of stall, waits
 ///    of at most 100 ms).
 ///
 /// Before 5 (and before the tight deadline's Retry-After), a status that is not retried at
