@@ -20,6 +20,9 @@ pub struct ConditionalFlags {
     /// file is untouched until the whole is in place. A 200 (the server cannot resume) or a
     /// 206 at another offset: exit 6, the file as it was (curl exits 33). A 416 saying the
     /// length is SIZE: already complete, exit 0. A missing or empty file: a full download.
+    /// With --etag-compare's ETag, If-Range is sent too: a file changed on the server comes
+    /// whole (200) and replaces FILE; without it, a complete FILE of an older version gets
+    /// the new version's tail appended (as with curl).
     /// Needs -o FILE or -O (in --output-dir when given); an explicit offset (-C N) is
     /// refused. A run that ends without the whole body (attempts, deadline, signal) leaves
     /// the bytes it has in .FILE.retry-http-partial beside FILE (FILE keeps its content);

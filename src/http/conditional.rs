@@ -2,7 +2,8 @@
 //! flags): a 304 Not Modified leaves it as it was; under `-z`, so does a 200 whose
 //! Last-Modified shows the condition unmet (the server ignored it; curl drops that body
 //! too); under `-C -`, a 416 saying the file is whole leaves it as it was, a 206 from the
-//! file's end continues it, and any other success cannot resume it. Pure.
+//! file's end continues it, a 200 to an `If-Range` is the new whole file, and any other
+//! success cannot resume it. Pure.
 
 use crate::http::head::Head;
 use crate::http::resume::{self, Continuation};
@@ -13,6 +14,9 @@ use std::time::SystemTime;
 pub struct Asked {
     /// `-C -`: `Range: bytes=SIZE-` was sent for a file of this many bytes.
     pub resume_from: Option<u64>,
+    /// `-C -` sent `If-Range` with the file's ETag (`--etag-compare`'s): a 200 is then the
+    /// whole representation, changed since the file was written (RFC 9110 section 13.1.5).
+    pub if_range: bool,
     /// `-z`: the time, and whether it was If-Unmodified-Since.
     pub since: Option<(SystemTime, bool)>,
     /// `-i`: the head is output too, so a 304 is shown as any answer is.
@@ -44,6 +48,9 @@ pub fn judge(head: &Head, asked: &Asked) -> Answer {
                 "the file is already whole ({size} bytes): left as it was"
             )),
             400.. => Answer::Deliver,
+            // The representation is not the one the file holds (or the server ignored the
+            // Range): what came is all of it, and replaces the file.
+            200 if asked.if_range => Answer::Deliver,
             206 => match resume::continues_file(head, size) {
                 Ok(range) => Answer::Resume(range),
                 Err(why) => Answer::NotResumable(format!("{why}; the file is left as it was")),
@@ -194,5 +201,28 @@ mod tests {
         };
         let full = head(416, &[("Content-Range", "bytes */5")]);
         assert_eq!(reported_status(&full, &whole), 416, "-C -'s 416 stays");
+    }
+
+    #[test]
+    fn a_200_to_an_if_range_is_the_whole_new_file() {
+        let blind = Asked {
+            resume_from: Some(5),
+            ..Asked::default()
+        };
+        let validated = Asked {
+            if_range: true,
+            ..blind
+        };
+        let ok = head(200, &[("ETag", "\"v2\"")]);
+        assert!(matches!(judge(&ok, &blind), Answer::NotResumable(_)));
+        assert_eq!(judge(&ok, &validated), Answer::Deliver);
+        // A 206 is judged by its range either way.
+        let part = head(206, &[("Content-Range", "bytes 5-9/10")]);
+        assert!(matches!(judge(&part, &validated), Answer::Resume(_)));
+        let elsewhere = head(206, &[("Content-Range", "bytes 0-9/10")]);
+        assert!(matches!(
+            judge(&elsewhere, &validated),
+            Answer::NotResumable(_)
+        ));
     }
 }

@@ -118,7 +118,9 @@ impl Loop<'_> {
             .flat_map(|p| resume::range_headers(p.offset, &p.validator))
             .collect();
         // `-C -` asks for the rest of the -o file on every attempt (nothing is kept).
-        asked.extend(self.prior.range().filter(|_| partial.is_none()));
+        if partial.is_none() {
+            asked.extend(self.prior.range());
+        }
         hop.headers.extend(asked.iter().cloned());
         let replay_ok = self.has_key || self.cfg.retry.retry_unsafe;
         let chain = self

@@ -37,17 +37,24 @@ pub struct Prior {
     pub asked: Asked,
     /// `-C -`: the `-o` file the kept bytes are copied from (it has `asked.resume_from`).
     pub file: Option<PathBuf>,
+    /// `-C -` with `--etag-compare`: the file's strong ETag, sent as `If-Range`.
+    pub if_range: Option<String>,
     /// Warnings to show before the first attempt (a `-z` that names no file: no condition
     /// is sent, as curl warns and sends none).
     pub warnings: Vec<String>,
 }
 
 impl Prior {
-    /// The `Range` that `-C -` asks for (none for a missing or empty file).
-    pub fn range(&self) -> Option<(String, String)> {
-        self.asked
-            .resume_from
-            .map(|size| ("Range".to_string(), format!("bytes={size}-")))
+    /// The `Range` that `-C -` asks for (none for a missing or empty file), with `If-Range`
+    /// when the file's ETag is known (`--etag-compare`): a server whose copy changed since
+    /// then sends it whole (200) instead of its tail.
+    pub fn range(&self) -> Vec<(String, String)> {
+        let Some(size) = self.asked.resume_from else {
+            return Vec::new();
+        };
+        std::iter::once(("Range".to_string(), format!("bytes={size}-")))
+            .chain(self.if_range.iter().map(|t| ("If-Range".into(), t.clone())))
+            .collect()
     }
 
     /// What `head`, the final answer, means for the output.
@@ -86,10 +93,12 @@ pub fn prepare(cfg: &Config) -> Result<Prior, String> {
         },
         ..Prior::default()
     };
+    let mut etag = None;
     if let Some(path) = &c.etag_compare
         && let Some(tag) = read_etag(path, c.etag_save.is_some())?
     {
-        out.headers.push(("If-None-Match".into(), tag));
+        out.headers.push(("If-None-Match".into(), tag.clone()));
+        etag = Some(tag);
     }
     if let Some(t) = &c.time_cond {
         time_condition(t, &mut out)?;
@@ -111,8 +120,22 @@ pub fn prepare(cfg: &Config) -> Result<Prior, String> {
         let file = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
         out.asked.resume_from = kept_size(&file, typed)?;
         out.file = Some(file);
+        // Only a strong ETag may be an If-Range (RFC 9110 section 13.1.5); a date could be,
+        // but the file's own time is no server's Last-Modified.
+        if out.asked.resume_from.is_some()
+            && let Some(tag) = etag.filter(|t| one_strong_etag(t))
+        {
+            out.if_range = Some(tag);
+            out.asked.if_range = true;
+        }
     }
     Ok(out)
+}
+
+/// Whether `t` is one strong entity tag, `"..."` (RFC 9110 section 8.8.3), as If-Range
+/// takes it: not weak (`W/"..."`), not `*`, not a list.
+fn one_strong_etag(t: &str) -> bool {
+    t.len() >= 2 && t.starts_with('"') && t.ends_with('"') && !t[1..t.len() - 1].contains('"')
 }
 
 /// `-z`: the header that sends the condition and the time the answer is judged against;
@@ -349,6 +372,16 @@ mod tests {
             Ok(None),
             "the next run sends no condition"
         );
+    }
+
+    #[test]
+    fn only_one_strong_etag_is_an_if_range() {
+        for t in ["\"v1\"", "\"\""] {
+            assert!(one_strong_etag(t), "{t}");
+        }
+        for t in ["W/\"v1\"", "*", "\"a\", \"b\"", "v1", "\""] {
+            assert!(!one_strong_etag(t), "{t}");
+        }
     }
 
     #[test]

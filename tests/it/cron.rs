@@ -688,3 +688,64 @@ fn a_post_or_put_without_a_body_carries_no_chunked_framing() {
     let text = String::from_utf8(bytes).unwrap().to_ascii_lowercase();
     assert!(text.contains("\r\ncontent-length: 0\r\n") && !text.contains("transfer-encoding"));
 }
+
+/// `-C -` with the file's ETag (`--etag-compare`, as recipe 10 keeps it) sends it as
+/// `If-Range`: a server whose copy changed sends it whole (200), which replaces the file,
+/// never appended to it; an unchanged one sends the rest (206; this server does not
+/// evaluate If-None-Match, which nginx answers first with a 304). Without it, a complete
+/// file of yesterday's version got today's tail appended, exit 0.
+#[test]
+fn continue_at_with_the_file_s_etag_never_appends_another_version() {
+    let (v1, v2) = (
+        resource(1_000),
+        resource(1_500).into_iter().rev().collect::<Vec<u8>>(),
+    );
+    let cases: [(&str, &[u8], &str, usize); 2] = [
+        ("changed since", &v1, "\"v1\"", 200),
+        ("a part of the same version", &v2[..700], "\"v2\"", 206),
+    ];
+    for (case, kept, tag, status) in cases {
+        let srv = Server::start(vec![Step::Resource {
+            body: v2.clone(),
+            etag: "\"v2\"".into(),
+            cut_after: None,
+        }])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (etag, data) = (dir.path().join("etag"), dir.path().join("data.bin"));
+        std::fs::write(&data, kept).unwrap();
+        std::fs::write(&etag, format!("{tag}\n")).unwrap();
+        let flags = [
+            "-C",
+            "-",
+            "--etag-compare",
+            s(&etag),
+            "--etag-save",
+            s(&etag),
+            "-o",
+            s(&data),
+            "-w",
+            "%{http_code}",
+        ];
+        let (out, _) = run_fast(&flags, &srv.url("/data.bin"));
+        let err = stderr(&out);
+        assert_eq!(code(&out), 0, "{case}: {err}");
+        assert_eq!(out.stdout, status.to_string().as_bytes(), "{case}: {err}");
+        assert!(
+            std::fs::read(&data).unwrap() == v2,
+            "{case}: the file is not v2"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&etag).unwrap(),
+            "\"v2\"\n",
+            "{case}"
+        );
+        let reqs = srv.requests();
+        assert_eq!(reqs.len(), 1, "{case}");
+        let asked = format!("bytes={}-", kept.len());
+        assert_eq!(reqs[0].header("range"), Some(asked.as_str()), "{case}");
+        assert_eq!(reqs[0].header("if-range"), Some(tag), "{case}");
+        assert_eq!(reqs[0].header("if-none-match"), Some(tag), "{case}");
+        assert_eq!(names(dir.path()), ["data.bin", "etag"], "{case}");
+    }
+}
