@@ -397,6 +397,16 @@ fn the_cron_job_submits_once_under_its_key_and_logs_a_failure() {
     assert_eq!(refused.requests().len(), 1, "a 400 is not retried");
     assert_eq!(ran.out.status.code(), Some(0), "logger ran: {}", show(&ran));
     assert_eq!(ran.logged, "job submit failed: 3\n", "{}", show(&ran));
+
+    // README: a state that cannot be used (here its lock is not a file) stops the run
+    // before anything is sent, rather than sending the job under a fresh key.
+    let lock = root.path().join("var/lib/retry-http/jobs.state.lock");
+    let _ = std::fs::remove_file(&lock);
+    std::fs::create_dir(&lock).unwrap();
+    let unused = Server::start(vec![ok(201, "accepted")]).unwrap();
+    let ran = run_recipe(&r, &unused, None, root.path(), &[]);
+    assert_eq!(unused.requests().len(), 0, "{}", show(&ran));
+    assert_eq!(ran.logged, "job submit failed: 7\n", "{}", show(&ran));
 }
 
 /// The CI step: 503s are retried until the service answers; exit 0, nothing printed.
