@@ -286,6 +286,9 @@ impl Loop<'_> {
             }
             Err(Broken { failure, kept }) => {
                 notes.2.partial = kept;
+                // A resumed attempt cut again says where it had resumed, as one that ends
+                // well does.
+                notes.1.note = resumed;
                 self.failed(&failure, notes)
             }
         }

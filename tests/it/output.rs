@@ -90,6 +90,12 @@ fn broken_download_resumes_with_range_and_if_range() {
             etag: etag.clone(),
             cut_after: Some(150_000),
         },
+        // The resumed attempt is cut again, 20,000 bytes further.
+        Step::Resource {
+            body: body.clone(),
+            etag: etag.clone(),
+            cut_after: Some(20_000),
+        },
         Step::Resource {
             body: body.clone(),
             etag: etag.clone(),
@@ -107,14 +113,18 @@ fn broken_download_resumes_with_range_and_if_range() {
         "resumed file differs from the source"
     );
     let reqs = s.requests();
-    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs.len(), 3);
     assert_eq!(reqs[1].header("range"), Some("bytes=150000-"));
-    assert_eq!(reqs[1].header("if-range"), Some("\"v1\""));
-    assert!(
-        stderr(&out).contains("resumed at byte 150000"),
-        "{}",
-        stderr(&out)
-    );
+    assert_eq!(reqs[2].header("range"), Some("bytes=170000-"));
+    for r in &reqs[1..] {
+        assert_eq!(r.header("if-range"), Some("\"v1\""));
+    }
+    // Each resumed attempt's line says where it resumed, the one cut again too.
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("attempt ")).collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[1].contains("resumed at byte 150000"), "{err}");
+    assert!(lines[2].contains("resumed at byte 170000"), "{err}");
 }
 
 #[test]
