@@ -27,8 +27,14 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
         return Err(format!("{s:?} has no unit: expected {DURATION_FORMS}"));
     }
-    let d = humantime::parse_duration(t)
-        .map_err(|e| format!("invalid duration {s:?} ({e}): expected {DURATION_FORMS}"))?;
+    let d = humantime::parse_duration(t).map_err(|e| {
+        // humantime's own text lists every unit it knows, which contradicted ours.
+        let why = match e {
+            humantime::DurationError::UnknownUnit { unit, .. } => format!("unknown unit {unit:?}"),
+            other => other.to_string(),
+        };
+        format!("invalid duration {s:?} ({why}): expected {DURATION_FORMS}")
+    })?;
     if d > MAX_DURATION {
         return Err(format!("duration {s:?} is too long: at most 10 years"));
     }
@@ -331,6 +337,13 @@ mod tests {
         assert_eq!(seconds("0"), Ok(Duration::ZERO));
         assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
         assert!(seconds("1e12").is_err_and(|e| e.contains("from 0 to")));
+    }
+
+    #[test]
+    fn an_unknown_unit_is_named_without_a_second_list_of_units() {
+        let e = duration("4x").unwrap_err();
+        assert!(e.contains("unknown unit \"x\""), "{e}");
+        assert_eq!(e.matches("units").count(), 1, "{e}");
     }
 
     #[test]
