@@ -505,6 +505,32 @@ expect "then exit code 0 (got $RC)" rc_is 0
 expect "then one attempt (got $(attempt_lines 2))" attempts_are 2 1
 finish
 
+# 13. README recipe 10 with -C - against nginx, whose file changes between two runs: the
+#     ETag kept beside the file goes out as If-Range too, so the changed file comes whole
+#     (a 200) and replaces the old one instead of having its new tail appended; the next
+#     run is a 304 that leaves it.
+CSV_DIR="$NGX/html/csv"
+mkdir -p "$CSV_DIR"
+chmod 755 "$CSV_DIR"
+seq 1 20000 | sed 's/^/v1,/' >"$WORK/v1.csv"
+seq 1 30000 | sed 's/^/v2,/' >"$WORK/v2.csv"
+put_doc "$CSV_DIR/data.csv" "$(cat "$WORK/v1.csv")" 1767225600
+cp "$WORK/v1.csv" "$WORK/data.csv"
+printf '"%x-%x"\n' 1767225600 "$(stat -c %s "$CSV_DIR/data.csv")" >"$WORK/data.etag"
+put_doc "$CSV_DIR/data.csv" "$(cat "$WORK/v2.csv")" 1767312000
+begin "nginx file changed since the last run: -C - with the kept ETag replaces it whole"
+CSV_FLAGS=(--etag-compare "$WORK/data.etag" --etag-save "$WORK/data.etag" -C - -o "$WORK/data.csv")
+run 15 $NULL "${CSV_FLAGS[@]}" -w '%{http_code}' "$NG/csv/data.csv"
+expect "exit code 0 (got $RC)" rc_is 0
+expect "a 200, the whole file" out_contains 200
+expect "the file is the new version, byte for byte" cmp -s "$WORK/data.csv" "$CSV_DIR/data.csv"
+expect "the new ETag is kept" grep -qF "$(printf '"%x-' 1767312000)" "$WORK/data.etag"
+run 15 $NULL "${CSV_FLAGS[@]}" -w '%{http_code}' "$NG/csv/data.csv"
+expect "then a 304 (got $(cat "$OUT"))" out_contains 304
+expect "then exit code 0 (got $RC)" rc_is 0
+expect "the file is left as it was" cmp -s "$WORK/data.csv" "$CSV_DIR/data.csv"
+finish
+
 # The shared state against a real rate limiter, on both stores: twenty runs at once
 # against a healthy server that answers most of them 429 must not open its circuit
 # (rate limiting is not an outage); a run right after is admitted.
