@@ -264,6 +264,18 @@ pub fn shown(code: u8) -> String {
     }
 }
 
+/// What a usage error's line ends with: nothing, or under Docker's rule "; exit 2 (status
+/// 1, --health-exit)", as the summary of any other failure says it (a usage error has no
+/// summary line of its own).
+pub fn usage_suffix() -> String {
+    let code = Outcome::Usage.code();
+    if status(code) == code {
+        String::new()
+    } else {
+        format!("; {}", shown(code))
+    }
+}
+
 /// Whether Docker's rule is on (the panic hook then exits 1 instead of aborting).
 pub fn health_exit() -> bool {
     HEALTH_EXIT.load(std::sync::atomic::Ordering::Relaxed)

@@ -277,7 +277,8 @@ pub(crate) fn usage_line(message: &str, args: &[OsString], start: Instant) -> Ou
         cli::LogFormat::Text
     };
     let reporter = report::Reporter::new(crate::report::LogConfig::plain(format));
-    reporter.error(&format!("{message}; see --help"));
+    let suffix = crate::exit::usage_suffix();
+    reporter.error(&format!("{message}; see --help{suffix}"));
     if json {
         let elapsed = start.elapsed();
         reporter.summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(message));

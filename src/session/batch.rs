@@ -350,7 +350,7 @@ fn unbuilt_transfer(reporter: &Reporter, unbuilt: Unbuilt, began: Instant) -> Ou
         ),
     };
     if outcome == Outcome::Usage {
-        reporter.error(&why);
+        reporter.error(&format!("{why}{}", crate::exit::usage_suffix()));
     }
     reporter.summary(outcome, 0, began.elapsed(), 0, "nothing sent", Some(&why));
     outcome

@@ -63,7 +63,7 @@ fn unusable(
     }
     let deadline = args.policy.deadline.filter(|d| !d.is_zero());
     deadline::bound_usage_error(deadline.map(|d| start + d));
-    reporter.error(&msg);
+    reporter.error(&format!("{msg}{}", crate::exit::usage_suffix()));
     let why = Some(msg.as_str());
     reporter.summary(Outcome::Usage, 0, start.elapsed(), 0, "nothing sent", why);
     Outcome::Usage
@@ -303,7 +303,8 @@ impl Session {
             msg
         };
         self.last_words(Outcome::Usage);
-        self.reporter.error(msg);
+        self.reporter
+            .error(&format!("{msg}{}", crate::exit::usage_suffix()));
         let elapsed = self.start.elapsed();
         self.reporter
             .summary(Outcome::Usage, 0, elapsed, 0, "nothing sent", Some(msg));

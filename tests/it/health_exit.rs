@@ -34,6 +34,7 @@ fn every_failure_exits_1_and_only_under_the_rule() {
         (vec!["--no-such-flag", &ok], 2),
         (vec!["--attempts", "zero", &ok], 2),
         (vec!["not a url"], 2),
+        (vec!["-o", "/nonexistent-folder/x/f", &ok], 2),
         (vec![&gone], 3),
         (vec!["--attempts", "2", "--base", "1ms", &down], 4),
         (vec!["--deadline", "300ms", &slow], 5),
@@ -42,13 +43,14 @@ fn every_failure_exits_1_and_only_under_the_rule() {
     for (args, plain) in &cases {
         let (c, err) = exit_of(args, None);
         assert_eq!(c, *plain, "without the rule, {args:?}: {err}");
+        assert!(!err.contains("--health-exit"), "{args:?}: {err}");
         let mut with = vec!["--health-exit"];
         with.extend(args.iter().copied());
         let (c, err) = exit_of(&with, None);
         assert_eq!(c, i32::from(*plain != 0), "--health-exit {args:?}: {err}");
-        // The summary keeps the documented code and says which status the process ended
-        // with (a usage error's line comes before the rule could say so).
-        if *plain > 2 {
+        // The summary (a usage error: its one line) keeps the documented code and says
+        // which status the process ended with.
+        if *plain >= 2 {
             assert!(
                 err.contains(&format!("; exit {plain} (status 1, --health-exit)")),
                 "{args:?}: {err}"
