@@ -16,8 +16,8 @@ pub enum Outcome {
     /// folder does not exist. Nothing was sent.
     Usage,
     /// A response of 400 or above that is not retried (not in `--retry-on`, or not safe to
-    /// replay; to a request with an Idempotency-Key, a 422 or a 400 whatever `--retry-on`
-    /// says), or a redirect under `-L` not followed because it would send a
+    /// replay; to a request with an Idempotency-Key, a 422 whatever `--retry-on` says, and a
+    /// 400 unless it names 400: the key makes that replay safe), or a redirect under `-L` not followed because it would send a
     /// non-idempotent request again.
     NonRetryableResponse,
     /// Every attempt failed in a retryable way.
@@ -169,7 +169,7 @@ impl Outcome {
                 "usage: invalid flag, value, header, URL, missing body file, output folder or state folder; nothing was sent"
             }
             Outcome::NonRetryableResponse => {
-                "non-retryable response: status >= 400 not in --retry-on (with an Idempotency-Key: 422 or 400, whatever it says), or not safe to replay (or a redirect that would replay it)"
+                "non-retryable response: status >= 400 not in --retry-on (with an Idempotency-Key: 422 whatever it says, 400 unless it names it), or not safe to replay (or a redirect that would replay it)"
             }
             Outcome::AttemptsExhausted => {
                 "attempts exhausted: every attempt failed in a retryable way"

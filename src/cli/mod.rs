@@ -384,7 +384,8 @@ pub struct PolicyFlags {
     /// auto: a random UUID; with --state, one per job (method, URL, body, -u user), kept until an
     /// answer is final so that a re-run sends it again; without --state, a new one each run.
     /// new: as auto, but a key kept for the job is replaced (the job starts afresh). With a
-    /// key, a 409 is retried with it, and a 422 or a 400 ends the run (exit 3).
+    /// key, a 409 is retried with it, a 422 ends the run (exit 3), and so does a 400 unless
+    /// --retry-on names it (then the key makes its replay safe: retried).
     #[arg(hide_short_help = true, long, value_name = "KEY|auto|new")]
     pub idempotency_key: Option<String>,
 

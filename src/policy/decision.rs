@@ -12,7 +12,7 @@
 //! | 1 | a signal arrived during an attempt that did not succeed     | 129-143 |
 //! | 2 | the attempt succeeded                                       | 0       |
 //! | 3 | under `-L`, a redirect that would replay the request         | 3       |
-//! | 4 | a status not in `--retry-on`; with an Idempotency-Key, a 422 or a 400 whatever `--retry-on` says (a 409 then goes on, whatever it says) | 3 |
+//! | 4 | a status not in `--retry-on`; with an Idempotency-Key, a 422 whatever `--retry-on` says (a 409 then goes on, whatever it says; a 400 goes on only when it names it) | 3 |
 //! | 5 | a status the server may have acted on, for a request not safe to replay | 3 |
 //! | 6 | a local failure (writing the output)                        | 1       |
 //! | 7 | the deadline passed during the attempt                      | 5       |
@@ -77,9 +77,12 @@
 //! IETF httpapi draft): a 409 (a request with this key is still being processed) goes on
 //! to row 7 and the rows after it, as a retryable status does, even when `--retry-on` does
 //! not list it; the key makes its replay safe (row 5 allows it). A 422 (the key was used
-//! with a different request) and a 400 (the key may be required in another form, or the
-//! request is malformed) end the run with 3 even when `--retry-on` lists them: the same
-//! request with the same key gets the same answer. Without a key none of this applies.
+//! with a different request) ends the run with 3 even when `--retry-on` lists it: the same
+//! request with the same key gets the same answer. A 400 (the key may be required in
+//! another form, or the request is malformed) ends it with 3 unless `--retry-on` names it
+//! (a code, a class such as `4xx`, a range): the user's list wins where the replay is safe,
+//! and the key makes it safe, so it goes on as a listed status does, for every method.
+//! Without a key none of this applies.
 //!
 //! Rate limiting is not an outage, for the retry budget either ([`charged`]): a retry
 //! after a 429 (waiting out its Retry-After, or its backoff when it has none) is not
@@ -99,7 +102,7 @@ use super::backoff::{
     Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
     plan_wait, uniform,
 };
-use super::idempotency::key_answer;
+use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::Outcome;
 use crate::units::fmt_duration;
@@ -425,17 +428,23 @@ fn judge_attempt(rules: &Rules, a: &Attempt) -> Option<Verdict> {
 
 /// A response of 400 or more: a stop, or `None` when it may be retried (rows 4, 5, 7).
 fn judge_status(rules: &Rules, a: &Attempt, status: u16) -> Option<Verdict> {
+    let listed = rules.retry_on.contains(status);
     match key_answer(status, rules.has_key) {
-        Some(answer) if !answer.retried() => {
+        Some(answer) if !answer.retried(listed) => {
+            let unless = match answer {
+                KeyAnswer::Rejected => " (--retry-on does not name it)",
+                _ => "",
+            };
             return Some(Verdict::stop(
                 Outcome::NonRetryableResponse,
-                format!("not retried: {status}: {}", answer.meaning()),
+                format!("not retried: {status}: {}{unless}", answer.meaning()),
             ));
         }
-        // The key makes the replay safe, and --retry-on is not asked: only the deadline
-        // (row 7) stops it here.
-        Some(_) => return late(a),
-        None => {}
+        // A 409: the key makes the replay safe, and --retry-on is not asked: only the
+        // deadline (row 7) stops it here.
+        Some(KeyAnswer::InFlight) => return late(a),
+        // A 400 --retry-on names goes on as a listed status does (row 5 allows it: a key).
+        Some(_) | None => {}
     }
     if !rules.retry_on.contains(status) {
         return Some(Verdict::stop(
@@ -1056,8 +1065,9 @@ mod tests {
     }
 
     /// The Idempotency-Key's answers (see `idempotency`): with a key, 409 goes through rows
-    /// 7 and 11 to 16 as a retryable status, 422 and 400 stop at row 4; without one, row 4
-    /// reads `--retry-on` as it does for any status.
+    /// 7 and 11 to 16 as a retryable status, 422 stops at row 4, and so does 400 unless
+    /// `--retry-on` names it; without one, row 4 reads `--retry-on` as it does for any
+    /// status.
     fn rows_of_the_key() -> Vec<Row> {
         use Happened as H;
         let with_hint = |wait: u64, left: u64| {
@@ -1141,11 +1151,11 @@ mod tests {
         assert_eq!(listed, (1..=25).collect());
     }
 
-    /// With a key, `--retry-on` decides nothing about the key's answers: a 409 is retried
-    /// when it does not list it, a 422 or a 400 ends the run when it lists them. A retry
-    /// after a 409 is charged to the budget, as any retry is.
+    /// With a key, `--retry-on` decides nothing about a 409 or a 422: a 409 is retried
+    /// when it does not list it, a 422 ends the run when it lists it. A retry after a 409
+    /// is charged to the budget, as any retry is.
     #[test]
-    fn with_a_key_retry_on_does_not_decide_the_keys_answers() {
+    fn with_a_key_retry_on_does_not_decide_the_conflict_nor_the_reuse() {
         let rng = &mut StdRng::seed_from_u64(1);
         for spec in [vec![(500, 504)], vec![(400, 599)]] {
             let set = StatusSet::from_ranges(spec);
@@ -1159,9 +1169,49 @@ mod tests {
             let v = decide(&r, &post(attempt(Happened::Status(409))), &mut gate, rng);
             assert!(matches!(v, Verdict::Retry(_)), "{v:?}");
             assert_eq!(asked, [true]);
-            for status in [422, 400] {
-                let v = decide(&r, &attempt(Happened::Status(status)), &mut open, rng);
-                assert_eq!(v.outcome(), Some(Outcome::NonRetryableResponse), "{v:?}");
+            let v = decide(&r, &attempt(Happened::Status(422)), &mut open, rng);
+            assert_eq!(v.outcome(), Some(Outcome::NonRetryableResponse), "{v:?}");
+        }
+    }
+
+    /// The user's list wins where the replay is safe: over methods x key or not x
+    /// `--retry-on` naming 400 (its code, its class, a range) or not, a 400 is retried
+    /// exactly when the list names it and either a key makes the replay safe or the method
+    /// is idempotent; a 422 with a key never is, a 409 with a key always is.
+    #[test]
+    fn a_400_the_list_names_is_retried_when_a_key_makes_the_replay_safe() {
+        let lists = [
+            (vec![(500, 504)], false),
+            (vec![(400, 400)], true),
+            (vec![(400, 499)], true),
+            (vec![(300, 599)], true),
+        ];
+        for (spec, listed) in lists {
+            let set = StatusSet::from_ranges(spec);
+            for has_key in [false, true] {
+                let mut r = rules(&set);
+                r.has_key = has_key;
+                for method in ["POST", "PATCH", "PUT", "GET", "DELETE"] {
+                    let mut a = attempt(Happened::Status(400));
+                    (a.method, a.first_method) = (method, method);
+                    let rng = &mut StdRng::seed_from_u64(3);
+                    let v = decide(&r, &a, &mut open, rng);
+                    let safe = has_key || crate::policy::replay::is_idempotent(method);
+                    let case = format!("{method} key {has_key} listed {listed}: {v:?}");
+                    assert_eq!(matches!(v, Verdict::Retry(_)), listed && safe, "{case}");
+                    if has_key && !listed {
+                        let want = "not retried: 400: the server may require an Idempotency-Key in another form, or the request is malformed (--retry-on does not name it)";
+                        assert_eq!(v, Verdict::stop(Outcome::NonRetryableResponse, want));
+                    }
+                    if has_key {
+                        a.happened = Happened::Status(422);
+                        let v = decide(&r, &a, &mut open, rng);
+                        assert_eq!(v.outcome(), Some(Outcome::NonRetryableResponse), "{case}");
+                        a.happened = Happened::Status(409);
+                        let v = decide(&r, &a, &mut open, rng);
+                        assert!(matches!(v, Verdict::Retry(_)), "{case}: {v:?}");
+                    }
+                }
             }
         }
     }

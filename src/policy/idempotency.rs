@@ -1,8 +1,7 @@
 //! The Idempotency-Key's own answers: what a server that implements the IETF httpapi
 //! Idempotency-Key draft means by 409, 422 and 400 to a request that carries a key, and
-//! what a run does about each. Pure; `decision` applies it in row 4 of its table, before
-//! `--retry-on` is read, and only when a key is sent: without one, these statuses are
-//! statuses like any other.
+//! what a run does about each. Pure; `decision` applies it in row 4 of its table, and only
+//! when a key is sent: without one, these statuses are statuses like any other.
 //!
 //! - **409 Conflict**: a request with this key is still being processed. Nothing is known
 //!   yet about its outcome, so the same request is sent again with the same key (the key
@@ -14,8 +13,17 @@
 //!   it), so the run ends with exit 3, whatever `--retry-on` says.
 //! - **400 Bad Request**: to a request without a key, the draft's answer when the key is
 //!   required; a key was sent, so the server may want it in another form, or the request
-//!   itself is malformed. Sent again unchanged it gets the same answer (RFC 9110 section
-//!   15.5.1): exit 3, whatever `--retry-on` says.
+//!   itself is malformed. Sent again unchanged it usually gets the same answer (RFC 9110
+//!   section 15.5.1), so it ends the run with exit 3, unless `--retry-on` names 400 (the
+//!   code, a class such as `4xx`, or a range holding it): the user's list wins where the
+//!   replay is safe, and the key makes it safe (a server that acted on the first request
+//!   answers the replay with its stored response), so it is retried as a listed status is,
+//!   for every method, and the attempt's line says why.
+//!
+//! The user's list adds retries; it never removes the key's: a 409 is retried whether or
+//! not `--retry-on` names it, since the first request is still being processed and giving
+//! up would leave its outcome unknown, and a 422 ends the run whatever it names, since the
+//! same request with the same key cannot get another answer.
 //!
 //! The retry budget counts a retry after a 409 as any retry (it is a request sent again),
 //! but the circuit breaker does not count a run that ends on one as a failure: the server
@@ -32,7 +40,7 @@ pub enum KeyAnswer {
     /// 422: the key was already used with a different request; never retried.
     Reused,
     /// 400: the server may require the key in another form, or the request is malformed;
-    /// never retried.
+    /// retried only when `--retry-on` names 400.
     Rejected,
 }
 
@@ -49,9 +57,30 @@ impl KeyAnswer {
         }
     }
 
-    /// Whether the request is sent again (with the same key).
-    pub fn retried(self) -> bool {
-        self == KeyAnswer::InFlight
+    /// Whether the request is sent again (with the same key), `listed` telling whether
+    /// `--retry-on` names the answer's status: a 409 always, a 400 when listed, a 422 never.
+    pub fn retried(self, listed: bool) -> bool {
+        match self {
+            KeyAnswer::InFlight => true,
+            KeyAnswer::Rejected => listed,
+            KeyAnswer::Reused => false,
+        }
+    }
+
+    /// What the attempt's line notes about an answer that is retried (`listed` as for
+    /// [`KeyAnswer::retried`]): why a 409 is waited out, or that a 400 is retried because
+    /// `--retry-on` names it and the key makes the replay safe; `None` for an answer that
+    /// ends the run (its stop says why).
+    pub fn retry_note(self, listed: bool) -> Option<String> {
+        match self {
+            KeyAnswer::InFlight => Some(self.meaning().to_string()),
+            KeyAnswer::Rejected if listed => Some(format!(
+                "{}; --retry-on names {}, and the Idempotency-Key makes its replay safe: retried as a listed status",
+                self.meaning(),
+                self.status()
+            )),
+            KeyAnswer::Rejected | KeyAnswer::Reused => None,
+        }
     }
 
     /// What the answer means, as the attempt's line notes it (for 409) or the run's stop
@@ -85,8 +114,9 @@ impl KeyAnswer {
             KeyAnswer::InFlight => {
                 "retried with the same key after the Retry-After or the backoff, within the attempts, the deadline and the retry budget, whatever --retry-on says"
             }
-            KeyAnswer::Reused | KeyAnswer::Rejected => {
-                "never retried, whatever --retry-on says: exit 3"
+            KeyAnswer::Reused => "never retried, whatever --retry-on says: exit 3",
+            KeyAnswer::Rejected => {
+                "exit 3, unless --retry-on names it: then retried with the same key, which makes the replay safe"
             }
         }
     }
@@ -127,9 +157,21 @@ mod tests {
     }
 
     #[test]
-    fn only_the_conflict_is_retried_and_neutral_to_the_breaker() {
-        assert!(KeyAnswer::InFlight.retried());
-        assert!(!KeyAnswer::Reused.retried() && !KeyAnswer::Rejected.retried());
+    fn the_list_retries_a_400_never_a_422_and_always_a_409() {
+        for listed in [false, true] {
+            assert!(KeyAnswer::InFlight.retried(listed));
+            assert!(!KeyAnswer::Reused.retried(listed));
+            assert_eq!(KeyAnswer::Rejected.retried(listed), listed);
+            for a in KeyAnswer::ALL {
+                assert_eq!(a.retry_note(listed).is_some(), a.retried(listed), "{a:?}");
+            }
+        }
+        let note = KeyAnswer::Rejected.retry_note(true).unwrap();
+        assert!(note.contains("--retry-on names 400"), "{note}");
+    }
+
+    #[test]
+    fn only_the_conflict_is_neutral_to_the_breaker() {
         assert!(breaker_neutral(409, true));
         assert!(!breaker_neutral(409, false));
         assert!(!breaker_neutral(422, true) && !breaker_neutral(503, true));

@@ -117,9 +117,11 @@ impl Loop<'_> {
         self.note_answer(&ex.head, sent, line, carry);
         self.read_retry_after(&ex.head, line, carry);
         let status = ex.head.status;
-        // A 409 to a request with a key is waited out, not a failure: the line says why.
-        if let Some(answer) = key_answer(status, self.has_key).filter(|a| a.retried()) {
-            add_note(line, answer.meaning().to_string());
+        // A 409 to a request with a key is waited out, not a failure, and a 400 is retried
+        // when --retry-on names it: the line says why.
+        let listed = self.cfg.retry.retry_on.contains(status);
+        if let Some(note) = key_answer(status, self.has_key).and_then(|a| a.retry_note(listed)) {
+            add_note(line, note);
         }
         carry.pending = Some(Pending::Unread(Box::new(ex)));
         Happened::Status(status)

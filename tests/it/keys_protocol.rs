@@ -1,8 +1,10 @@
 //! The Idempotency-Key's own answers (the IETF httpapi draft), against the scripted server:
 //! with a key, a 409 (a request with the key still being processed) is waited out and sent
 //! again with the same key, within the attempts, the deadline and the retry budget; a 422
-//! (the key used with a different request) and a 400 (a key required in another form, or
-//! a malformed request) end the run with 3 at once. Without a key, none of this applies.
+//! (the key used with a different request) ends the run with 3 at once, whatever
+//! `--retry-on` says, and so does a 400 (a key required in another form, or a malformed
+//! request) unless `--retry-on` names it: the user's list wins where the key makes the
+//! replay safe. Without a key, none of this applies.
 
 use crate::common::*;
 use std::time::Duration;
@@ -244,7 +246,7 @@ fn a_422_ends_the_run_at_once_saying_the_key_was_reused() {
 
 #[test]
 fn a_400_ends_the_run_at_once_saying_a_key_may_be_required() {
-    for extra in [&[][..], &["--retry-on", "400,5xx"]] {
+    for extra in [&[][..], &["--retry-on", "401-499,5xx"]] {
         let s = Server::start(vec![Step::status(400, ""), Step::status(201, "")]).unwrap();
         let mut flags = vec!["--idempotency-key", "k"];
         flags.extend_from_slice(extra);
@@ -254,7 +256,7 @@ fn a_400_ends_the_run_at_once_saying_a_key_may_be_required() {
         assert_eq!(s.requests().len(), 1, "{extra:?}: {err}");
         assert!(
             attempt_lines(&out)[0].contains(
-                "; not retried: 400: the server may require an Idempotency-Key in another form, or the request is malformed"
+                "; not retried: 400: the server may require an Idempotency-Key in another form, or the request is malformed (--retry-on does not name it)"
             ),
             "{err}"
         );
@@ -308,7 +310,7 @@ fn explain_lists_the_keys_answers_only_when_a_key_is_sent() {
     for line in [
         "  idempotency   409 (a request with this key is still being processed): retried with the same key after the Retry-After or the backoff, within the attempts, the deadline and the retry budget, whatever --retry-on says",
         "                422 (the key was already used with a different request): never retried, whatever --retry-on says: exit 3",
-        "                400 (the key may be required in another form, or the request is malformed): never retried, whatever --retry-on says: exit 3",
+        "                400 (the key may be required in another form, or the request is malformed): exit 3, unless --retry-on names it: then retried with the same key, which makes the replay safe",
     ] {
         assert!(text.lines().any(|l| l == line), "{line}\n{text}");
     }
@@ -348,4 +350,69 @@ fn the_get_after_a_303_carries_no_key() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let k = keys(&s);
     assert!(k[0].is_some() && k.get(1) == Some(&k[0]), "{k:?}");
+}
+
+/// The user's list wins where the replay is safe, over every method x key (auto, a value,
+/// none) x `--retry-on` (not naming the status, its code, its class) x the draft's three
+/// statuses: with a key, a 400 the list names is retried with the same key (the line says
+/// why) and one it does not name ends with 3; a 409 is retried and a 422 ends with 3
+/// whatever the list says. Without a key, a listed status is retried only for an
+/// idempotent method, as any status is.
+#[test]
+fn retry_on_wins_for_a_400_where_the_key_makes_the_replay_safe() {
+    let mut combos = 0;
+    for status in [400u16, 409, 422] {
+        let code_listed = status.to_string();
+        for method in ["POST", "PATCH", "PUT", "GET"] {
+            for key in [
+                &["--idempotency-key", "auto"][..],
+                &["--idempotency-key", "k-7"],
+                &[],
+            ] {
+                for list in [
+                    &[][..],
+                    &["--retry-on", &code_listed],
+                    &["--retry-on", "4xx"],
+                ] {
+                    combos += 1;
+                    let case = format!("{status} {method} {key:?} {list:?}");
+                    let s = Server::start(vec![Step::status(status, ""), Step::status(201, "")])
+                        .unwrap();
+                    let mut args = vec!["-X", method];
+                    if method != "GET" {
+                        args.extend(["-d", "job=1"]);
+                    }
+                    args.extend_from_slice(key);
+                    args.extend_from_slice(list);
+                    args.extend(FAST);
+                    let url = s.url("/jobs");
+                    args.push(&url);
+                    let out = run(&args).0;
+                    let err = stderr(&out);
+                    let has_key = !key.is_empty();
+                    let listed = !list.is_empty();
+                    let idempotent = matches!(method, "PUT" | "GET");
+                    let retried = match (has_key, status) {
+                        (true, 409) => true,
+                        (true, 422) => false,
+                        (true, _) => listed,
+                        (false, _) => listed && idempotent,
+                    };
+                    let sent = keys(&s);
+                    assert_eq!(sent.len(), if retried { 2 } else { 1 }, "{case}: {err}");
+                    assert_eq!(code(&out), if retried { 0 } else { 3 }, "{case}: {err}");
+                    assert!(sent.iter().all(|k| k.is_some() == has_key), "{case}");
+                    assert!(sent.windows(2).all(|w| w[0] == w[1]), "{case}: one key");
+                    let line = &attempt_lines(&out)[0];
+                    let names = "--retry-on names 400, and the Idempotency-Key makes its replay safe: retried as a listed status";
+                    assert_eq!(
+                        line.contains(names),
+                        has_key && status == 400 && listed,
+                        "{case}: {line}"
+                    );
+                }
+            }
+        }
+    }
+    assert_eq!(combos, 108);
 }

@@ -181,7 +181,8 @@ pub fn expected_exit(c: &Case, streamed: bool) -> (Vec<i32>, &'static str) {
 
 /// Whether a status is retried at all (its replay aside): the default `--retry-on` (408,
 /// 429, 500, 502, 503, 504, 529); with `--idempotency-key` (the key is sent on every hop,
-/// after a 303 too), 409 whatever `--retry-on` says, never 422 or 400 (the draft's answers).
+/// after a 303 too), 409 whatever `--retry-on` says, never 422, nor 400 (the draft's
+/// answers), which the default `--retry-on` does not name.
 pub fn status_retried(status: u16, method: Method) -> bool {
     match (status, method) {
         (409, Method::PostKey) => true,
