@@ -2,10 +2,13 @@
 //! (joined with `-d` and `--data-binary` in command-line order), `-G` (the data in the
 //! query string instead), and `-F` (a multipart/form-data body, RFC 7578). Pure, like the
 //! rest of `config`: files are named here and read once by `http::body`, before the first
-//! attempt, so every attempt sends the same bytes. The multipart boundary is drawn here,
-//! once per run (never from `--seed`).
+//! attempt, so every attempt sends the same bytes. The multipart boundary is not drawn
+//! here: it is derived from the parts once they are read (see `http::body`), so that the
+//! same command line with the same inputs sends the same bytes on every run.
 
-use super::{BodySource, BodySpec, UsageError, body_source, has_header, usage};
+use super::{
+    BOUNDARY_PLACEHOLDER, BodySource, BodySpec, UsageError, body_source, has_header, usage,
+};
 use crate::cli::RequestArgs;
 use crate::cli::bodies::DataArg;
 use std::path::{Path, PathBuf};
@@ -405,9 +408,9 @@ fn guessed_type(filename: &str) -> Option<&'static str> {
     })
 }
 
-/// The part's head: its boundary line, Content-Disposition and Content-Type, and the blank
-/// line.
-fn part_head(f: &Field, boundary: &str) -> Vec<u8> {
+/// The part's head after its delimiter (`--` and the boundary, a part of its own): the end
+/// of the delimiter's line, Content-Disposition and Content-Type, and the blank line.
+fn part_head(f: &Field) -> Vec<u8> {
     let (filename, guess_from) = match (&f.content, &f.filename) {
         (Content::Upload(path), given) => {
             let base = Path::new(path)
@@ -418,7 +421,7 @@ fn part_head(f: &Field, boundary: &str) -> Vec<u8> {
         (_, Some(given)) => (Some(given.clone()), Some(given.clone())),
         (_, None) => (None, None),
     };
-    let mut head = format!("--{boundary}\r\nContent-Disposition: form-data");
+    let mut head = "\r\nContent-Disposition: form-data".to_string();
     if !f.name.is_empty() {
         head.push_str(&format!("; name=\"{}\"", escaped(&f.name)));
     }
@@ -446,27 +449,27 @@ fn raw(path: &str) -> BodySource {
     }
 }
 
-/// The `-F` body: every field's head, content and CRLF, then the closing boundary; and its
-/// Content-Type with the boundary (added to a Content-Type given with -H, as curl does).
+/// The `-F` body: every field's delimiter, head, content and CRLF, then the closing
+/// delimiter; and its Content-Type with the boundary (added to a Content-Type given with
+/// -H, as curl does). The boundary stands as [`BOUNDARY_PLACEHOLDER`] until the body is
+/// read: curl draws it at random, which makes every run of the same command line a
+/// different request, whose job (`fleet::job`) would get a new Idempotency-Key and whose
+/// bytes a server comparing a replay with the first request would find changed.
 fn multipart(args: &[String], headers: &mut Vec<(String, String)>) -> Result<BodySpec, UsageError> {
-    use rand::RngExt;
-    let boundary = format!(
-        "------------------------{:032x}",
-        rand::rng().random::<u128>()
-    );
+    let boundary = BOUNDARY_PLACEHOLDER;
     let mut parts = Vec::new();
     for arg in args {
         let f = field(arg)?;
-        parts.push(BodySource::Inline(part_head(&f, &boundary)));
+        parts.push(BodySource::Boundary);
+        parts.push(BodySource::Inline(part_head(&f)));
         parts.push(match &f.content {
             Content::Text(t) => BodySource::Inline(t.clone().into_bytes()),
             Content::Upload(p) | Content::Read(p) => raw(p),
         });
         parts.push(BodySource::Inline(b"\r\n".to_vec()));
     }
-    parts.push(BodySource::Inline(
-        format!("--{boundary}--\r\n").into_bytes(),
-    ));
+    parts.push(BodySource::Boundary);
+    parts.push(BodySource::Inline(b"--\r\n".to_vec()));
     match headers
         .iter_mut()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
@@ -575,8 +578,10 @@ mod tests {
 
     #[test]
     fn part_heads_as_curl_7_88() {
-        let b = "B";
-        let head = |arg: &str| String::from_utf8(part_head(&field(arg).unwrap(), b)).unwrap();
+        let head = |arg: &str| {
+            let head = String::from_utf8(part_head(&field(arg).unwrap())).unwrap();
+            format!("--B{head}")
+        };
         // curl 7.88.1 sends these heads for the same -F values.
         assert_eq!(
             head("a=1"),

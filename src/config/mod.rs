@@ -51,7 +51,17 @@ pub enum BodySource {
         prefix: Vec<u8>,
         file: Option<PathBuf>,
     },
+    /// A `-F` body's delimiter: `--` and the multipart boundary, which is known only once
+    /// every part is read, since it is derived from them (see `http::body`: written as
+    /// [`BOUNDARY_PLACEHOLDER`], then replaced where it stands).
+    Boundary,
 }
+
+/// What a multipart body's boundary stands as until the body is read: in the `-F` body's
+/// delimiters ([`BodySource::Boundary`]) and in its Content-Type header. As long as a
+/// boundary (56 bytes, the shape of curl's: 24 dashes and 32 hex digits), so that the one
+/// derived from the body takes its place byte for byte.
+pub const BOUNDARY_PLACEHOLDER: &str = "-------------------------multipart-boundary-not-made-yet";
 
 /// The request body: its parts, and what joins them (`&` for `-d`, nothing for `--json`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -5,7 +5,9 @@
 //!
 //! A job is the method, the URL as sent (before redirects) and the body, kept only as
 //! their SHA-256 digest (`Digest`, 64 hex digits): no URL, credential or body text is
-//! written to the store. Its key is drawn once at random (a UUIDv4) by the run that finds
+//! written to the store. None of it is made up by the tool: the body is the inputs the
+//! command line names, in its order, and a `-F` body's boundary is made from that body
+//! (`http::body`), so that the same command line with the same inputs is the same job. Its key is drawn once at random (a UUIDv4) by the run that finds
 //! none, kept in the target's record (`record::Target::jobs`) while the job's outcome is
 //! unknown, and retired once a run gets a final answer, so that a later job with the same
 //! request gets a new key. A key also expires `--state-ttl` after it was made, and a

@@ -1,8 +1,17 @@
 //! The request body: read once before the first attempt, then replayed byte for byte on
 //! every attempt, with the same Content-Length. Small bodies stay in memory; a large one is
 //! spooled to an anonymous temporary file, so a 1 GiB upload does not need 1 GiB of RAM.
+//!
+//! A `-F` body's multipart boundary (RFC 2046 section 5.1.1) is made here, once every part
+//! is read: 24 dashes and the first 32 hex digits of the SHA-256 of the whole body as read
+//! with the boundary's placeholder in its delimiters (see [`Seal`]). curl draws it at
+//! random; derived from the body, it makes the same command line with the same inputs the
+//! same bytes on every run: the same job, with the same Idempotency-Key across runs
+//! (`fleet::job`), and the same request to a server that compares a replay with the first
+//! one (the Idempotency-Key draft's fingerprint). It stays a boundary no part can hold: a
+//! part holding it would hold 128 bits of a digest of itself, which no one can make.
 
-use crate::config::{BodySource, BodySpec};
+use crate::config::{BOUNDARY_PLACEHOLDER, BodySource, BodySpec};
 use crate::process::within::{Missed, within};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -49,6 +58,27 @@ impl Payload {
                 };
                 Ok(Payload::Spooled { file, len: *len })
             }
+        }
+    }
+
+    /// The multipart boundary of a `-F` body (see the module's head): the rest of its first
+    /// line, the first delimiter, after its `--`; `Err` when the body does not begin with a
+    /// delimiter or cannot be read.
+    pub fn multipart_boundary(&self) -> io::Result<String> {
+        use std::os::unix::fs::FileExt;
+        let mut head = vec![0u8; 2 + BOUNDARY_PLACEHOLDER.len()];
+        match self {
+            Payload::Memory(v) => {
+                let have = v.get(..head.len()).unwrap_or_default();
+                head[..have.len()].copy_from_slice(have);
+            }
+            Payload::Spooled { file, .. } => file.read_exact_at(&mut head, 0)?,
+        }
+        match head.strip_prefix(b"--").map(std::str::from_utf8) {
+            Some(Ok(b)) if b.bytes().all(|c| c == b'-' || c.is_ascii_hexdigit()) => Ok(b.into()),
+            _ => Err(io::Error::other(
+                "the multipart body does not begin with its delimiter",
+            )),
         }
     }
 
@@ -135,6 +165,30 @@ struct Loading {
     /// Why no temporary file could be made, when that is what failed: said as it is, not
     /// as a failure to read the part being copied.
     no_spool: Option<String>,
+    /// A multipart body's boundary being made, when the body has delimiters.
+    seal: Option<Seal>,
+}
+
+/// A multipart boundary being made: the SHA-256 of every byte written so far, and where
+/// the placeholder of the boundary stands in the body (offsets in bytes), to be replaced
+/// by the boundary once the body is read. Only the delimiters' placeholders are replaced:
+/// a part that holds the placeholder's text is sent as it is.
+struct Seal {
+    digest: ring::digest::Context,
+    at: Vec<u64>,
+}
+
+impl Seal {
+    /// The boundary of the body digested: 24 dashes and 32 hex digits, as long as
+    /// [`BOUNDARY_PLACEHOLDER`].
+    fn boundary(self) -> String {
+        let digest = self.digest.finish();
+        let hex: String = digest.as_ref()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("{}{hex}", "-".repeat(24))
+    }
 }
 
 /// Why a body over `IN_MEMORY_LIMIT` cannot be held: the temporary folder fails with `e`.
@@ -172,6 +226,9 @@ impl Write for Loading {
         match &mut self.file {
             Some(f) => f.write_all(data)?,
             None => self.memory.extend_from_slice(data),
+        }
+        if let Some(seal) = &mut self.seal {
+            seal.digest.update(data);
         }
         self.len += data.len() as u64;
         Ok(data.len())
@@ -241,6 +298,13 @@ fn copy_file(
 fn read_part(part: &BodySource, sink: &mut Loading) -> Result<io::Result<()>, LoadError> {
     Ok(match part {
         BodySource::Inline(bytes) => sink.write_all(bytes),
+        BodySource::Boundary => {
+            let at = sink.len + 2;
+            if let Some(seal) = &mut sink.seal {
+                seal.at.push(at);
+            }
+            sink.write_all(format!("--{BOUNDARY_PLACEHOLDER}").as_bytes())
+        }
         BodySource::File {
             path,
             strip_newlines,
@@ -263,16 +327,69 @@ fn read_part(part: &BodySource, sink: &mut Loading) -> Result<io::Result<()>, Lo
     })
 }
 
+impl Loading {
+    /// An empty body, at most `limit` bytes; `delimited`: a multipart body, whose boundary
+    /// is made as it is read (see [`Seal`]).
+    fn new(limit: Option<u64>, delimited: bool) -> Loading {
+        Loading {
+            memory: Vec::new(),
+            file: None,
+            len: 0,
+            limit,
+            no_spool: None,
+            seal: delimited.then(|| Seal {
+                digest: ring::digest::Context::new(&ring::digest::SHA256),
+                at: Vec::new(),
+            }),
+        }
+    }
+
+    /// The body read, its boundary in place (see [`seal`]).
+    fn finish(mut self) -> Result<Payload, LoadError> {
+        if let Err(e) = seal(&mut self) {
+            let why = format!("cannot spool the request body: {e}");
+            return Err(LoadError::Unreadable(BodyError(why)));
+        }
+        Ok(match self.file {
+            Some(file) => Payload::Spooled {
+                file,
+                len: self.len,
+            },
+            None => Payload::Memory(self.memory),
+        })
+    }
+}
+
+/// Puts the boundary made from the body in place of its placeholders (see [`Seal`]), in
+/// memory or in the spool; nothing for a body without delimiters.
+fn seal(sink: &mut Loading) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let Some(seal) = sink.seal.take() else {
+        return Ok(());
+    };
+    let at = seal.at.clone();
+    let boundary = seal.boundary();
+    for offset in at {
+        match &sink.file {
+            Some(f) => f.write_all_at(boundary.as_bytes(), offset)?,
+            None => {
+                let start = usize::try_from(offset).map_err(io::Error::other)?;
+                let end = start + boundary.len();
+                let place = sink
+                    .memory
+                    .get_mut(start..end)
+                    .ok_or_else(|| io::Error::other("a multipart delimiter past the body's end"))?;
+                place.copy_from_slice(boundary.as_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads every part of the body once, at most `limit` bytes of it when given. stdin is
 /// read only when a part names it.
 fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
-    let mut sink = Loading {
-        memory: Vec::new(),
-        file: None,
-        len: 0,
-        limit,
-        no_spool: None,
-    };
+    let mut sink = Loading::new(limit, spec.parts.contains(&BodySource::Boundary));
     let failed = |sink: &mut Loading, e: io::Error, what: &str, source: &str| {
         if let Some(why) = sink.no_spool.take() {
             return LoadError::Unreadable(BodyError(why));
@@ -291,7 +408,7 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
                 file: Some(path), ..
             } => path.display().to_string(),
             BodySource::Stdin { .. } | BodySource::Encoded { file: None, .. } => "stdin".into(),
-            BodySource::Inline(_) => "the data given inline".into(),
+            BodySource::Inline(_) | BodySource::Boundary => "the data given inline".into(),
         };
         if i > 0
             && let Err(e) = sink.write_all(&spec.separator)
@@ -313,13 +430,7 @@ fn load(spec: &BodySpec, limit: Option<u64>) -> Result<Payload, LoadError> {
             ));
         }
     }
-    Ok(match sink.file {
-        Some(file) => Payload::Spooled {
-            file,
-            len: sink.len,
-        },
-        None => Payload::Memory(sink.memory),
-    })
+    sink.finish()
 }
 
 #[cfg(test)]
@@ -422,6 +533,52 @@ mod tests {
             load(&inline, Some(9)),
             Err(LoadError::TooLarge(_))
         ));
+    }
+
+    /// A multipart body's delimiters get a boundary made from the body: the same for the
+    /// same parts, another for other parts, in memory and in the spool alike; the
+    /// placeholder's text in a part is sent as it is; the boundary is read back from the
+    /// body.
+    #[test]
+    fn the_boundary_is_made_from_the_body_and_put_in_its_delimiters() {
+        let spec = |middle: Vec<u8>| BodySpec {
+            parts: vec![
+                BodySource::Boundary,
+                BodySource::Inline(b"\r\nhead\r\n\r\n".to_vec()),
+                BodySource::Inline(middle),
+                BodySource::Inline(b"\r\n".to_vec()),
+                BodySource::Boundary,
+                BodySource::Inline(b"--\r\n".to_vec()),
+            ],
+            separator: Vec::new(),
+        };
+        let text = format!("a part holding --{BOUNDARY_PLACEHOLDER}").into_bytes();
+        let large = vec![b'x'; (IN_MEMORY_LIMIT + 10) as usize];
+        for middle in [text, large] {
+            let p = load(&spec(middle.clone()), None).unwrap();
+            let boundary = p.multipart_boundary().unwrap();
+            assert_eq!(boundary.len(), BOUNDARY_PLACEHOLDER.len());
+            let body = read_all(&p);
+            let mut want = format!("--{boundary}\r\nhead\r\n\r\n").into_bytes();
+            want.extend_from_slice(&middle);
+            want.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+            assert!(
+                body == want,
+                "the delimiters, and only they, hold the boundary"
+            );
+            assert_eq!(p.content_length(), want.len() as u64);
+            let again = load(&spec(middle.clone()), None).unwrap();
+            assert_eq!(again.multipart_boundary().unwrap(), boundary);
+            let mut other = middle.clone();
+            other[0] ^= 1;
+            let other = load(&spec(other), None).unwrap();
+            assert_ne!(other.multipart_boundary().unwrap(), boundary);
+        }
+        assert!(
+            Payload::Memory(b"a=1".to_vec())
+                .multipart_boundary()
+                .is_err()
+        );
     }
 
     #[test]

@@ -83,6 +83,40 @@ pub struct Sources {
     pub prior: Prior,
     /// The request body, read once.
     pub payload: Option<Payload>,
+    /// A `-F` body's multipart boundary, made from the body (see [`boundary`]).
+    pub boundary: Option<String>,
+}
+
+/// The multipart boundary of `payload`, when `cfg`'s body is a `-F` body: made from the
+/// body as it was read (see `http::body`), and put in the Content-Type header in place of
+/// the configuration's placeholder. `Err` (a usage error, as for a body that cannot be
+/// read) when the body cannot be read back.
+pub fn boundary(cfg: &Config, payload: Option<&Payload>) -> Result<Option<String>, String> {
+    let multipart = cfg
+        .request
+        .body
+        .as_ref()
+        .is_some_and(|b| b.parts.contains(&config::BodySource::Boundary));
+    match payload.filter(|_| multipart) {
+        None => Ok(None),
+        Some(p) => p
+            .multipart_boundary()
+            .map(Some)
+            .map_err(|e| format!("cannot read the request body back: {e}")),
+    }
+}
+
+/// `headers` with `boundary` in the Content-Type in place of the placeholder the
+/// configuration holds until the body is read.
+fn with_boundary(headers: &mut [(String, String)], boundary: Option<&str>) {
+    let Some(boundary) = boundary else {
+        return;
+    };
+    for (name, value) in headers.iter_mut() {
+        if name.eq_ignore_ascii_case("content-type") {
+            *value = value.replace(config::BOUNDARY_PLACEHOLDER, boundary);
+        }
+    }
 }
 
 impl<'c> Request<'c> {
@@ -95,8 +129,10 @@ impl<'c> Request<'c> {
             opened,
             prior,
             payload,
+            boundary,
         } = sources;
         let mut headers = cfg.request.headers.clone();
+        with_boundary(&mut headers, boundary.as_deref());
         headers.extend(credentials);
         let proposed_key = add_key(cfg, &mut headers, reporter);
         headers.extend(prior.headers.iter().cloned());
@@ -530,6 +566,7 @@ mod tests {
             opened: Opened::open(&cfg, &note, None).unwrap_or_else(|e| panic!("{e}")),
             prior,
             payload: None,
+            boundary: None,
         };
         let request = Request::new(&cfg, sources, &quiet());
         let names: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();

@@ -211,6 +211,7 @@ impl Session {
         }
         let (payload, query) = self.bodies(cfg, &note)?;
         let url = prepare::url_with_query(cfg, query).map_err(Unbuilt::Usage)?;
+        let boundary = prepare::boundary(cfg, payload.as_ref()).map_err(Unbuilt::Usage)?;
         self.watchdog.note_last("no attempt made");
         if single {
             self.before_sending(cfg);
@@ -221,6 +222,7 @@ impl Session {
             opened,
             prior,
             payload,
+            boundary,
         };
         Ok(Request::new(cfg, sources, reporter))
     }

@@ -38,6 +38,7 @@ mod jitter;
 mod json_log;
 mod keys_chaos;
 mod keys_hostile;
+mod keys_identity;
 mod keys_protocol;
 mod keys_state;
 mod leftover;
