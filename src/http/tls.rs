@@ -116,12 +116,13 @@ fn check_cert_file() -> Result<(), UsageError> {
 }
 
 /// The system's trusted certificates plus the extra ones. Reading the system store costs a
-/// few milliseconds, so it is done only when a TLS connection may happen. Without a system
-/// store (no `SSL_CERT_FILE`, `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is
-/// trusted, as with curl: no copy of the public roots is built in (it would cost 64 KB of
-/// binary, and go stale).
+/// few milliseconds, so it is done only when a TLS connection may happen, and once per run
+/// (`files::certs`: only regular files, at most 16 MiB each and 64 MiB a folder; what is
+/// left unread is said once, by the session). Without a system store (no `SSL_CERT_FILE`,
+/// `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is trusted, as with curl: no copy of
+/// the public roots is built in (it would cost 64 KB of binary, and go stale).
 fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
-    let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
+    let mut certs: Vec<Certificate<'static>> = crate::files::certs::system()
         .certs
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned())
