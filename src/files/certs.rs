@@ -127,7 +127,9 @@ fn read(sources: &Sources) -> Store {
     for dir in &sources.dirs {
         r.folder(dir);
     }
-    r.store.certs.sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+    r.store
+        .certs
+        .sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
     r.store.certs.dedup();
     READ_DONE.store(true, Ordering::SeqCst);
     r.store
@@ -200,9 +202,12 @@ impl Reading {
         if meta.len() > *budget {
             return Err("past the 64 MiB read from its folder".into());
         }
-        let bytes = super::read_bounded(file, meta.len().max(1).min(*budget))
-            .map_err(|e| format!("cannot be read: {e}"))?
-            .ok_or("grew while it was read")?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, meta.len() + 1), &mut bytes)
+            .map_err(|e| format!("cannot be read: {e}"))?;
+        if bytes.len() as u64 > meta.len() {
+            return Err("grew while it was read".into());
+        }
         *budget -= bytes.len() as u64;
         Ok(Some(bytes))
     }
@@ -265,7 +270,10 @@ mod tests {
         for i in 0..5 {
             let path = d.join(format!("{i}.pem"));
             std::fs::write(&path, &good).expect("write");
-            let f = std::fs::OpenOptions::new().write(true).open(&path).expect("open");
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
             f.set_len(15 << 20).expect("sparse");
         }
         let sources = Sources {

@@ -148,7 +148,9 @@ pub fn read(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
     if file.metadata()?.len() > max {
         return Err(too_large());
     }
-    super::read_bounded(file, max)?.ok_or_else(too_large).map(Some)
+    super::read_bounded(file, max)?
+        .ok_or_else(too_large)
+        .map(Some)
 }
 
 /// A new temporary file in `dest`'s folder, named `{prefix}XXXXXX{suffix}` (hidden when
@@ -246,15 +248,30 @@ mod tests {
                 ("socket", "a socket"),
             ] {
                 let e = open(&d.join(name), access).map(|_| ()).unwrap_err();
-                assert_eq!(NotRegular::of(&e), Some(NotRegular(what)), "{name} {access:?}");
+                assert_eq!(
+                    NotRegular::of(&e),
+                    Some(NotRegular(what)),
+                    "{name} {access:?}"
+                );
                 assert_eq!(e.to_string(), format!("is {what}, not a regular file"));
             }
         }
-        assert!(!d.join("none").exists(), "nothing made through a dangling link");
+        assert!(
+            !d.join("none").exists(),
+            "nothing made through a dangling link"
+        );
         assert_eq!(std::fs::read(&foreign).expect("read"), b"keep");
-        assert!(open(&d.join("missing"), Access::Read).expect("ok").is_none());
+        assert!(
+            open(&d.join("missing"), Access::Read)
+                .expect("ok")
+                .is_none()
+        );
         assert!(open(&foreign, Access::ReadWrite).expect("ok").is_some());
-        assert!(open(&d.join("new.lock"), Access::Lock).expect("ok").is_some());
+        assert!(
+            open(&d.join("new.lock"), Access::Lock)
+                .expect("ok")
+                .is_some()
+        );
         assert!(d.join("new.lock").is_file());
     }
 
@@ -325,5 +342,4 @@ mod tests {
         assert_eq!(fitting(".é", ""), ".é");
         assert_eq!(fitting(&"é".repeat(200), ".part").len() % 2, 0);
     }
-
 }

@@ -198,7 +198,7 @@ impl Session {
         let note = |what: &str| self.reading(what);
         let credentials = prepare::credentials(cfg, &note).map_err(Unbuilt::Usage)?;
         let opened = Opened::open(cfg, &note, reuse).map_err(Unbuilt::Usage)?;
-        store_warning(reporter);
+        store_warning(&self.reporter);
         let prior = prepare::prior(cfg, &note).map_err(Unbuilt::Usage)?;
         for w in &prior.warnings {
             reporter.warn(w);
@@ -451,7 +451,6 @@ fn forced_summary(
         deadline::last_line(&line);
     }
 }
-
 
 /// The one line about files of the system's certificate store left unread (too large, past
 /// a folder's bound, not regular files: `files::certs`), once per run whoever read the
