@@ -87,11 +87,11 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
     Ok(certs)
 }
 
-/// `SSL_CERT_FILE`, which the system's store is read from when it is set, is read whole
-/// and without bound: one that is not a regular file (`/dev/zero` would fill the memory, a
-/// FIFO nobody writes to would hang the run) or is larger than `--cacert`'s bound is a
-/// usage error, as such a `--cacert` is. One that does not exist is left to the store,
-/// which then has none of its certificates.
+/// `SSL_CERT_FILE`, which the system's store is read from when it is set: one that is not
+/// a regular file (`/dev/zero`, a FIFO nobody writes to) or is larger than `--cacert`'s
+/// bound is a usage error, as such a `--cacert` is (the store, `files::certs`, would only
+/// pass it over with a warning, and the user named it). One that does not exist is left to
+/// the store, which then has none of its certificates.
 fn check_cert_file() -> Result<(), UsageError> {
     let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
         return Ok(());

@@ -460,6 +460,7 @@ fn store_warning(reporter: &Reporter) {
         reporter.notice(&line);
     }
 }
+
 #[cfg(test)]
 mod tests {
     #[test]
