@@ -72,3 +72,28 @@ fn large_download_and_upload_use_bounded_memory() {
         );
     }
 }
+
+/// A stray file of 600 MiB in a certificate folder (`SSL_CERT_DIR`, as it could be in
+/// /etc/ssl/certs) costs no memory: a file over 16 MiB is not read, only named in the
+/// warning. (Read whole, it cost 600 MiB, or the process in a container with a memory
+/// limit.) The https URL is a closed port: the store is read before connecting.
+#[test]
+fn a_huge_file_in_a_certificate_folder_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let stray = std::fs::File::create(dir.path().join("stray.pem")).unwrap();
+    stray.set_len(600 << 20).unwrap();
+    let url = closed_port_url().replace("http://", "https://");
+    let out = std_command()
+        .env("SSL_CERT_DIR", dir.path())
+        .args(["--attempts", "1", &url])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    let kib = children_peak_rss_kib();
+    assert!(
+        kib < CEILING_KIB,
+        "peak RSS {kib} KiB with a 600 MiB file in the folder"
+    );
+    assert!(out.status.code().is_some(), "{err}");
+    assert!(err.contains("stray.pem (larger than 16 MiB)"), "{err}");
+}

@@ -12,6 +12,7 @@
 //! too large (past `MAX_FILE_BYTES`, the most read) is reported and replaced, never a crash
 //! or a refusal.
 
+use crate::files::owned::{self, Access, NotRegular, kind};
 use crate::files::{follow_link, temp_beside};
 use crate::fleet::Millis;
 use crate::fleet::op::{Op, Reply};
@@ -37,26 +38,6 @@ const STALE_TEMP: Duration = Duration::from_secs(300);
 /// The most folder entries looked at for stale temporary files in one update, so that a
 /// state file in a huge folder (`/tmp`) costs every run a bounded amount of work.
 const MAX_SWEPT: usize = 10_000;
-
-/// What a file type is, in words, for a path that must be a regular file and is not.
-fn kind(t: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else {
-        "not a regular file"
-    }
-}
 
 /// Whether `name` is that of a temporary file of ours: `TEMP_PREFIX` and six letters or
 /// digits, as `files::temp_beside` makes them.
@@ -199,23 +180,15 @@ fn newer(version: u64) -> String {
 
 /// Reads what it takes to judge the file at `path`: `None` when there is none, else its first
 /// bytes (all of them when `all` and the file is ours and at most `MAX_FILE_BYTES` long) and
-/// whether they are the whole file. It is opened without blocking and only read when it is
-/// a regular file, so a FIFO or a device put there meanwhile can neither hang nor be read.
+/// whether they are the whole file. It is opened as every file of the run's own is
+/// (`files::owned`): without blocking, not through a link (`path` is where `--state`'s link
+/// led), and only read when it is a regular file, so a FIFO or a device put there meanwhile
+/// can neither hang nor be read.
 fn read_head(path: &Path, all: bool) -> std::io::Result<Option<(Vec<u8>, bool)>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(file) = owned::open(path, Access::Read)? else {
+        return Ok(None);
     };
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
     let mut bytes = Vec::new();
     (&file).take(PREFIX_BYTES as u64).read_to_end(&mut bytes)?;
     if bytes.len() < PREFIX_BYTES {
@@ -320,28 +293,18 @@ impl FileStore {
 
     /// Takes the lock, waiting at most `wait`: a run that holds it for ever (stopped with
     /// Ctrl-Z, say) must not hang the others past their deadlines. The lock file is opened
-    /// without blocking and without following a link (`O_NONBLOCK | O_NOFOLLOW`), then
-    /// checked to be a regular file, so nothing put at its path (a FIFO, a socket, a device,
-    /// a folder, a link) can hang the run or be locked in its place: it is refused as in
-    /// `lock_is_ours`.
+    /// as every file of the run's own is (`files::owned`, [`Access::Lock`]): without blocking
+    /// and without following a link, then checked to be a regular file, so nothing put at
+    /// its path (a FIFO, a socket, a device, a folder, a link) can hang the run or be locked
+    /// in its place: it is refused as in `lock_is_ours`.
     fn lock(&self, wait: Duration) -> std::io::Result<std::fs::File> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let refused = |what: &str| std::io::Error::other(self.bad_lock(what));
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o666)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY)
-            .open(self.lock_path())
-            .map_err(|e| match std::fs::symlink_metadata(self.lock_path()) {
-                Ok(m) if !m.file_type().is_file() => refused(kind(m.file_type())),
-                _ => e,
-            })?;
-        let meta = lock.metadata()?;
-        if !meta.file_type().is_file() {
-            return Err(refused(kind(meta.file_type())));
-        }
+        let refused = |e: std::io::Error| match NotRegular::of(&e) {
+            Some(NotRegular(what)) => std::io::Error::other(self.bad_lock(what)),
+            None => e,
+        };
+        let lock = owned::open(&self.lock_path(), Access::Lock)
+            .map_err(refused)?
+            .ok_or_else(|| std::io::Error::other("the lock file vanished as it was made"))?;
         let until = std::time::Instant::now() + wait;
         loop {
             match lock.try_lock() {

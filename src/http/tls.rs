@@ -87,11 +87,11 @@ fn extra_certs(cacert: Option<&Path>) -> Result<Vec<Certificate<'static>>, Usage
     Ok(certs)
 }
 
-/// `SSL_CERT_FILE`, which the system's store is read from when it is set, is read whole
-/// and without bound: one that is not a regular file (`/dev/zero` would fill the memory, a
-/// FIFO nobody writes to would hang the run) or is larger than `--cacert`'s bound is a
-/// usage error, as such a `--cacert` is. One that does not exist is left to the store,
-/// which then has none of its certificates.
+/// `SSL_CERT_FILE`, which the system's store is read from when it is set: one that is not
+/// a regular file (`/dev/zero`, a FIFO nobody writes to) or is larger than `--cacert`'s
+/// bound is a usage error, as such a `--cacert` is (the store, `files::certs`, would only
+/// pass it over with a warning, and the user named it). One that does not exist is left to
+/// the store, which then has none of its certificates.
 fn check_cert_file() -> Result<(), UsageError> {
     let Some(path) = std::env::var_os("SSL_CERT_FILE").filter(|p| !p.is_empty()) else {
         return Ok(());
@@ -116,12 +116,13 @@ fn check_cert_file() -> Result<(), UsageError> {
 }
 
 /// The system's trusted certificates plus the extra ones. Reading the system store costs a
-/// few milliseconds, so it is done only when a TLS connection may happen. Without a system
-/// store (no `SSL_CERT_FILE`, `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is
-/// trusted, as with curl: no copy of the public roots is built in (it would cost 64 KB of
-/// binary, and go stale).
+/// few milliseconds, so it is done only when a TLS connection may happen, and once per run
+/// (`files::certs`: only regular files, at most 16 MiB each and 64 MiB a folder; what is
+/// left unread is said once, by the session). Without a system store (no `SSL_CERT_FILE`,
+/// `SSL_CERT_DIR` or `/etc/ssl/certs`), only `--cacert` is trusted, as with curl: no copy of
+/// the public roots is built in (it would cost 64 KB of binary, and go stale).
 fn root_certs(extra: Vec<Certificate<'static>>) -> RootCerts {
-    let mut certs: Vec<Certificate<'static>> = rustls_native_certs::load_native_certs()
+    let mut certs: Vec<Certificate<'static>> = crate::files::certs::system()
         .certs
         .iter()
         .map(|c| Certificate::from_der(c.as_ref()).to_owned())

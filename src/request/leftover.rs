@@ -25,6 +25,7 @@
 //! it ends with a part kept.
 
 use crate::config::Config;
+use crate::files::owned::{self, Access};
 use crate::files::temp_beside;
 use crate::http::resume::Validator;
 use crate::output::{Output, Spool};
@@ -144,7 +145,7 @@ pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Left
     let tmp = claim_bytes(file, &data, warn)?;
     let _ = std::fs::remove_file(&info);
     crate::process::interrupt::track_temp(tmp.path());
-    let checked = check_claimed(&tmp, text.as_deref(), url);
+    let checked = check_claimed(&tmp, text.as_deref().map_err(String::as_str), url);
     match checked {
         Ok((f, record)) => Some(Leftover {
             spool: NamedTempFile::from_parts(f, tmp.into_temp_path()),
@@ -162,20 +163,30 @@ pub fn take(file: &Path, url: &str, warn: &mut dyn FnMut(String)) -> Option<Left
     }
 }
 
-/// The text of the record beside the bytes `data` (None inside: it cannot be read), or
+/// The text of the record beside the bytes `data` (`Err` inside: why it cannot be read), or
 /// `None` when there is nothing to resume: no record (bytes without one are removed), or a
-/// record older than [`MAX_AGE`] (both removed). Each removal is told to `warn`.
-fn read_record(data: &Path, info: &Path, warn: &mut dyn FnMut(String)) -> Option<Option<String>> {
+/// record older than [`MAX_AGE`] (both removed). Each removal is told to `warn`. The record
+/// is read as every file of the run's own is (`files::owned`): not through a link, without
+/// blocking, only a regular file of at most [`MAX_RECORD`] bytes.
+fn read_record(
+    data: &Path,
+    info: &Path,
+    warn: &mut dyn FnMut(String),
+) -> Option<Result<String, String>> {
     let shown = data.display();
-    let Ok(record_file) = std::fs::File::open(info) else {
-        // Bytes without a record cannot be accounted for.
-        if std::fs::symlink_metadata(data).is_ok() {
-            warn(format!(
-                "-C -: {shown} has no record beside it: discarded, downloading from the first byte"
-            ));
-            let _ = std::fs::remove_file(data);
+    let record_file = match owned::open(info, Access::Read) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            // Bytes without a record cannot be accounted for.
+            if std::fs::symlink_metadata(data).is_ok() {
+                warn(format!(
+                    "-C -: {shown} has no record beside it: discarded, downloading from the first byte"
+                ));
+                let _ = std::fs::remove_file(data);
+            }
+            return None;
         }
-        return None;
+        Err(e) => return Some(Err(format!("{} {e}", info.display()))),
     };
     let age = record_file
         .metadata()
@@ -183,10 +194,6 @@ fn read_record(data: &Path, info: &Path, warn: &mut dyn FnMut(String)) -> Option
         .ok()
         .and_then(|t| SystemTime::now().duration_since(t).ok())
         .unwrap_or_default();
-    let text = crate::files::read_bounded(record_file, MAX_RECORD)
-        .ok()
-        .flatten()
-        .and_then(|b| String::from_utf8(b).ok());
     if age > MAX_AGE {
         warn(format!(
             "-C -: the leftover {shown} is older than a day: discarded, downloading from the first byte"
@@ -194,7 +201,12 @@ fn read_record(data: &Path, info: &Path, warn: &mut dyn FnMut(String)) -> Option
         remove(data, info);
         return None;
     }
-    Some(text)
+    let text = match crate::files::read_bounded(record_file, MAX_RECORD) {
+        Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|_| "is not text".to_string()),
+        Ok(None) => Err(format!("is larger than {} KiB", MAX_RECORD >> 10)),
+        Err(e) => Err(format!("cannot be read ({e})")),
+    };
+    Some(text.map_err(|why| format!("{} {why}", info.display())))
 }
 
 /// Claims the bytes `data` beside `file` by renaming them to a temporary name of this
@@ -221,26 +233,29 @@ fn claim_bytes(file: &Path, data: &Path, warn: &mut dyn FnMut(String)) -> Option
     }
 }
 
-/// Checks the claimed bytes `tmp` against their record's `text` and `url`: the bytes
-/// reopened at their end, and the record; `Err`: why they are not resumed.
+/// Checks the claimed bytes `tmp` against their record's `text` (`Err`: why the record
+/// cannot be read) and `url`: the bytes reopened at their end, and the record; `Err`: why
+/// they are not resumed. The bytes are reopened as every file of the run's own is
+/// (`files::owned`): what was renamed from their place is used only when it is a regular
+/// file, never through a link (a link there would have the download written into its
+/// target).
 fn check_claimed(
     tmp: &NamedTempFile,
-    text: Option<&str>,
+    text: Result<&str, &str>,
     url: &str,
 ) -> Result<(std::fs::File, Record), String> {
-    let Some(record) = text.and_then(Record::parse) else {
+    let text = text.map_err(|why| format!("has a record that cannot be used: {why}"))?;
+    let Some(record) = Record::parse(text) else {
         return Err("has a record that cannot be read".into());
     };
     if record.digest != url_digest(url) {
         return Err("was left by a download of another URL".into());
     }
     // Reopened: the temporary file's own handle is to the empty file the rename replaced.
-    let (f, len) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(tmp.path())
+    let (f, len) = owned::open(tmp.path(), Access::ReadWrite)
+        .and_then(|f| f.ok_or_else(|| io::Error::other("is gone")))
         .and_then(|mut f| f.seek(SeekFrom::End(0)).map(|len| (f, len)))
-        .map_err(|e| format!("cannot be opened ({e})"))?;
+        .map_err(|e| format!("cannot be used: it {e}"))?;
     if len != record.bytes {
         return Err(format!(
             "holds {len} bytes where its record says {}",

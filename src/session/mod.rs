@@ -198,6 +198,7 @@ impl Session {
         let note = |what: &str| self.reading(what);
         let credentials = prepare::credentials(cfg, &note).map_err(Unbuilt::Usage)?;
         let opened = Opened::open(cfg, &note, reuse).map_err(Unbuilt::Usage)?;
+        store_warning(&self.reporter);
         let prior = prepare::prior(cfg, &note).map_err(Unbuilt::Usage)?;
         for w in &prior.warnings {
             reporter.warn(w);
@@ -277,6 +278,8 @@ impl Session {
     /// `Watchdog::claim`).
     fn conclude(&self, ending: &Ending) -> Outcome {
         self.watchdog.claim(ending.outcome.code());
+        // The store a rediss:// connection read during the run.
+        store_warning(&self.reporter);
         self.reporter.summary(
             ending.outcome,
             ending.attempts,
@@ -448,6 +451,15 @@ fn forced_summary(
         };
         let line = (words.line)(n, &last, sig.outcome(), "stopping: interrupted");
         deadline::last_line(&line);
+    }
+}
+
+/// The one line about files of the system's certificate store left unread (too large, past
+/// a folder's bound, not regular files: `files::certs`), once per run whoever read the
+/// store, shown under `-s` too: it says why a server may not be trusted.
+fn store_warning(reporter: &Reporter) {
+    if let Some(line) = crate::files::certs::warning_once() {
+        reporter.notice(&line);
     }
 }
 

@@ -20,7 +20,9 @@
 //! folder (`$XDG_CACHE_HOME/retry-http/`, else `~/.cache/retry-http/`), one per cluster, so
 //! that the next run goes straight to the owner instead of paying a connection and a
 //! round trip to a seed that is not. A file that cannot be read or written changes nothing
-//! but that.
+//! but that. It is one of the run's own files (`files::owned`): read only when it is a
+//! regular file of at most 1 MiB, opened without blocking and never through a link, and
+//! replaced by a new file made exclusively.
 
 use super::wire::{Wire, redirect};
 use super::{Dial, Endpoint, SLOTS, other, timed_out};
@@ -274,17 +276,20 @@ impl Owners {
     }
 
     /// The entries of the cache file: lines `SLOT HOST PORT` after `CACHE_HEADER`; a line
-    /// that cannot be read is skipped.
+    /// that cannot be read is skipped. The file is read as every file of the run's own is
+    /// (`files::owned`): not through a link, without blocking, only a regular file of at
+    /// most `MAX_CACHE` bytes; anything else there is no cache (a FIFO cannot hold the run
+    /// before the store's own bounds apply).
     fn read(&self) -> HashMap<u16, Endpoint> {
-        use std::io::Read;
-        let mut text = String::new();
         let Some(file) = &self.file else {
             return HashMap::new();
         };
-        let read =
-            std::fs::File::open(file).and_then(|f| f.take(MAX_CACHE).read_to_string(&mut text));
+        let Ok(Some(bytes)) = crate::files::owned::read(file, MAX_CACHE) else {
+            return HashMap::new();
+        };
+        let text = String::from_utf8_lossy(&bytes);
         let mut lines = text.lines();
-        if read.is_err() || lines.next() != Some(CACHE_HEADER) {
+        if lines.next() != Some(CACHE_HEADER) {
             return HashMap::new();
         }
         lines
@@ -299,9 +304,11 @@ impl Owners {
     }
 
     /// Writes the cache file again with `slot`'s owner changed: what it holds now (another
-    /// run may have written since it was read) with this one change, written to a file of
-    /// this process's then renamed over it, so that no run reads half of it. Any failure
-    /// is ignored: the cache only saves round trips.
+    /// run may have written since it was read) with this one change, written to a new file
+    /// of this run's own (made exclusively under a random name, so never through a link)
+    /// then renamed over it, so that no run reads half of it and a link at its name is
+    /// replaced, not written through. Any failure is ignored: the cache only saves round
+    /// trips.
     fn save(&self, slot: u16, owner: Option<&Endpoint>) {
         use std::io::Write;
         let Some(file) = &self.file else {
@@ -323,15 +330,12 @@ impl Owners {
         };
         let mut builder = std::fs::DirBuilder::new();
         std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
-        let temp = file.with_extension(format!("{}.tmp", std::process::id()));
-        let written = builder.create(dir).and_then(|()| {
-            let mut f = std::fs::File::create(&temp)?;
-            f.write_all(text.as_bytes())?;
-            std::fs::rename(&temp, file)
+        // A temporary file that is not renamed is removed when dropped.
+        let _ = builder.create(dir).and_then(|()| {
+            let mut tmp = crate::files::owned::temp_beside(file, ".cluster-", ".tmp")?;
+            tmp.write_all(text.as_bytes())?;
+            tmp.persist(file).map_err(|e| e.error)
         });
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
     }
 }
 

@@ -130,10 +130,11 @@ fn tls_config(cacert: Option<&[u8]>) -> std::io::Result<Arc<rustls::ClientConfig
             }
         }
         None => {
-            for cert in rustls_native_certs::load_native_certs().certs {
+            // Read once per run, within bounds (`files::certs`).
+            for cert in &crate::files::certs::system().certs {
                 // One certificate the system holds that rustls cannot use is no reason to
                 // refuse the others.
-                let _ = roots.add(cert);
+                let _ = roots.add(cert.clone());
             }
         }
     }

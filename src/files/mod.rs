@@ -1,12 +1,15 @@
 //! File-system steps that more than one part of the tool takes the same way: the folder a
-//! path lives in, where a symbolic link leads, and the temporary file beside a destination
-//! that is later renamed over it, keeping the destination's mode. The `-o` output and the
-//! `--state` file both write by temporary file and rename, so both use these.
+//! path lives in, where a symbolic link leads, checks of a path the user names, bounded
+//! reads. The files the run makes or keeps for itself (caches, the state file's lock, every
+//! temporary file, `-C -`'s leftovers) are opened, read and created under the one rule of
+//! [`owned`]; the system's certificate folders are read within bounds by [`certs`].
 
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
+
+pub mod certs;
+pub mod owned;
+pub use owned::{probe_write, temp_beside, temp_in};
 
 /// The folder `path` lives in: its parent, or `.` when it has none that can be named (a
 /// bare file name, or `/`).
@@ -34,36 +37,6 @@ pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
         },
         _ => Ok(path.to_path_buf()),
     }
-}
-
-/// A new temporary file in `dest`'s folder, named `{prefix}XXXXXX{suffix}` (hidden when
-/// `prefix` starts with a dot), to be renamed over `dest` once complete. It has `dest`'s
-/// mode exactly, whatever the umask, when `dest` exists, so that others who can read it now
-/// still can; else the mode a plain create gives (0666 less the umask).
-///
-/// Errors: the folder cannot be written, or the mode cannot be set.
-pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
-    temp_in(folder(dest), dest, prefix, suffix)
-}
-
-/// [`temp_beside`], but in the folder `dir`, which must be on the file system `dest` will
-/// be on (`--create-dirs` spools in the nearest folder that exists, and makes the others
-/// only when the file is put in place).
-///
-/// Errors: the folder cannot be written, or the mode cannot be set.
-pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
-    let existing = std::fs::metadata(dest).ok().map(|m| m.permissions().mode());
-    let tmp = tempfile::Builder::new()
-        .prefix(fitting(prefix, suffix))
-        .suffix(suffix)
-        .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
-        .tempfile_in(dir)?;
-    if let Some(mode) = existing {
-        // The create above is subject to the umask; an existing file's mode is not.
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    }
-    Ok(tmp)
 }
 
 /// Whether `a` and `b` name one file: the same device and inode when both exist, else the
@@ -118,18 +91,6 @@ pub fn read_bounded(from: impl io::Read, max: u64) -> io::Result<Option<Vec<u8>>
 
 /// The longest file name most file systems take (Linux's NAME_MAX), in bytes.
 pub const NAME_MAX: usize = 255;
-
-/// `prefix`, shortened (at a character boundary) so that `{prefix}XXXXXX{suffix}` is a
-/// name the file system takes: a destination of 250 bytes is legal, its temporary file
-/// named after it in full would not be.
-fn fitting<'a>(prefix: &'a str, suffix: &str) -> &'a str {
-    let room = NAME_MAX.saturating_sub(suffix.len() + 6);
-    let mut end = prefix.len().min(room);
-    while !prefix.is_char_boundary(end) {
-        end -= 1;
-    }
-    &prefix[..end]
-}
 
 /// Checks, before anything is sent, that a file the run will write (`flag` names it in the
 /// message: "-D x", "--etag-save x") can be written: it is not a folder, its name is not
@@ -191,21 +152,6 @@ pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
         }
     }
     probe_write(dir).map_err(|why| format!("{flag}: cannot write in {}: {why}", dir.display()))
-}
-
-/// Whether a new file can be made in `dir` (one is made and removed at once); `Err` is the
-/// system's reason alone: the name of the probe file is no concern of the user's.
-pub fn probe_write(dir: &Path) -> Result<(), String> {
-    tempfile::Builder::new()
-        .prefix(".retry-http-check")
-        .tempfile_in(dir)
-        .map(drop)
-        .map_err(|e| {
-            e.raw_os_error().map_or_else(
-                || e.kind().to_string(),
-                |n| io::Error::from_raw_os_error(n).to_string(),
-            )
-        })
 }
 
 /// The nearest folder that exists among `dir` and its parents (`.` for a relative path
@@ -315,46 +261,6 @@ mod tests {
         let plain = dir.path().join("missing");
         assert_eq!(follow_link(&plain).expect("as is"), plain);
         assert_eq!(follow_link(&real).expect("as is"), real);
-    }
-
-    #[test]
-    fn the_temporary_file_keeps_the_mode_of_what_it_replaces() {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let dest = dir.path().join("out.txt");
-        std::fs::write(&dest, "old").expect("write");
-        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o604)).expect("chmod");
-        let tmp = temp_beside(&dest, ".out.", ".part").expect("temp");
-        assert_eq!(tmp.path().parent(), Some(dir.path()));
-        let name = tmp.path().file_name().expect("a name").to_string_lossy();
-        assert!(
-            name.starts_with(".out.") && name.ends_with(".part"),
-            "{name}"
-        );
-        let mode = std::fs::metadata(tmp.path())
-            .expect("meta")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o604);
-        tmp.persist(&dest).expect("rename");
-        assert_eq!(std::fs::read(&dest).expect("read"), b"");
-        let fresh = temp_beside(&dir.path().join("new"), ".new", "").expect("temp");
-        let mode = std::fs::metadata(fresh.path())
-            .expect("meta")
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o111, 0, "no execute bits for a new file");
-    }
-
-    #[test]
-    fn a_long_name_gets_a_temporary_file_that_fits() {
-        let dir = tempfile::tempdir().expect("dir");
-        let name = "n".repeat(NAME_MAX);
-        let dest = dir.path().join(&name);
-        let tmp = temp_beside(&dest, &format!(".{name}."), ".part").expect("temp");
-        let made = tmp.path().file_name().map_or(0, |n| n.len());
-        assert!(made <= NAME_MAX, "{made}");
-        assert_eq!(fitting(".é", ""), ".é");
-        assert_eq!(fitting(&"é".repeat(200), ".part").len() % 2, 0);
     }
 
     #[test]
