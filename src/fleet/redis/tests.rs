@@ -95,6 +95,7 @@ fn hold(wait: Option<Duration>) -> Op {
     Op::Ask {
         hint: wait,
         charge: false,
+        run: 1,
     }
 }
 
@@ -239,8 +240,9 @@ fn sixty_four_runs_share_one_budget_exactly() {
         floor: 10,
         ..contract::limits()
     };
-    let answers = race(&server, &l, |_, store| {
-        apply(store, "http://busy:80", Op::Send { charge: true })
+    let answers = race(&server, &l, |i, store| {
+        let run = i as u64 + 1;
+        apply(store, "http://busy:80", Op::Send { charge: true, run })
             .expect("the budget answers within its bound")
     });
     let granted = answers
@@ -577,12 +579,12 @@ enum Event {
         hint: Option<u64>,
         retire: Option<(u8, u64)>,
     },
-    /// A retry is sent (`charge`: charged to the budget).
-    Send { key: usize, charge: bool },
+    /// A retry of run `run` is sent (`charge`: charged to the budget).
+    Send { key: usize, charge: bool, run: u64 },
     /// A run was told Retry-After: this many ms, and asks about a retry before its wait.
-    Hold { key: usize, wait: u64 },
+    Hold { key: usize, wait: u64, run: u64 },
     /// A run asks about a retry before its wait, with nothing to share.
-    Ask { key: usize, charge: bool },
+    Ask { key: usize, charge: bool, run: u64 },
     /// Time passes: this many ms.
     Advance(u64),
 }
@@ -628,15 +630,23 @@ impl Event {
                     }),
                 },
             ),
-            Event::Send { key, charge } => (key, Op::Send { charge }),
-            Event::Hold { key, wait } => (
+            Event::Send { key, charge, run } => (key, Op::Send { charge, run }),
+            Event::Hold { key, wait, run } => (
                 key,
                 Op::Ask {
                     hint: Some(ms(wait)),
                     charge: true,
+                    run,
                 },
             ),
-            Event::Ask { key, charge } => (key, Op::Ask { hint: None, charge }),
+            Event::Ask { key, charge, run } => (
+                key,
+                Op::Ask {
+                    hint: None,
+                    charge,
+                    run,
+                },
+            ),
             Event::Advance(_) => return None,
         })
     }
@@ -668,11 +678,14 @@ fn event() -> impl Strategy<Value = Event> {
                 hint,
                 retire
             }),
-        2 => (key.clone(), proptest::bool::weighted(0.8))
-            .prop_map(|(key, charge)| Event::Send { key, charge }),
-        1 => (key.clone(), prop_oneof![0u64..=60_000, 0u64..=30 * HOUR])
-            .prop_map(|(key, wait)| Event::Hold { key, wait }),
-        1 => (key, proptest::bool::ANY).prop_map(|(key, charge)| Event::Ask { key, charge }),
+        // Runs 1 to 4, the numbers the admissions use: a run's own retries are told apart
+        // from the others' in both languages.
+        3 => (key.clone(), proptest::bool::weighted(0.8), 1u64..=4)
+            .prop_map(|(key, charge, run)| Event::Send { key, charge, run }),
+        1 => (key.clone(), prop_oneof![0u64..=60_000, 0u64..=30 * HOUR], 1u64..=4)
+            .prop_map(|(key, wait, run)| Event::Hold { key, wait, run }),
+        1 => (key, proptest::bool::ANY, 1u64..=4)
+            .prop_map(|(key, charge, run)| Event::Ask { key, charge, run }),
         // Mostly within a cooldown or two, so that circuits get probed; now and then
         // up to 30 hours, past windows and TTLs.
         3 => prop_oneof![3 => 0u64..=1_000, 4 => 0u64..=120_000, 1 => 0u64..=30 * HOUR]
