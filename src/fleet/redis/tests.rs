@@ -1406,8 +1406,28 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
             "\"budget\":[]",
             "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",7,5]]",
         ),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":{}"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":null"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,5,1]]"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,6,1]]"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,5,9]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[1,5]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[1.0,5,1]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[-1,5,1]]"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"runs\":[[9007199254740993,5,1]]",
+        ),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[\"1\",5,1]]"),
     ] {
         texts.push(good.replace(from, to));
+    }
+    // At most 64 entries of runs are read; one more is not a record of ours.
+    for n in [64, 65] {
+        let runs = vec!["[1,5,1]"; n].join(",");
+        let to = format!("\"budget\":[],\"runs\":[{runs}]");
+        texts.push(good.replace("\"budget\":[]", &to));
     }
     for text in texts {
         let said = Mutex::new(Vec::new());
@@ -1558,4 +1578,98 @@ fn a_long_error_quoting_a_long_password_is_masked_in_time() {
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     assert!(e.len() < 4096, "{}", e.len());
     assert!(!e.contains(&LONG_PASSWORD[..8]), "{e}");
+}
+
+/// Which run made which retries, on the file store, Redis and the cluster alike: 99 runs
+/// retry once each under a floor of 100; the entries keep only the last 64 runs, so a run
+/// dropped from them has its own retry counted against it, while a run still in them does
+/// not: the script and the Rust budget give the same answers and keep the same record.
+#[test]
+fn the_stores_agree_on_whose_retries_past_the_cap() {
+    let server = RedisServer::start();
+    let cluster = RedisCluster::start();
+    let l = Limits {
+        budget_pct: 0.0,
+        floor: 100,
+        ..contract::limits()
+    };
+    let dir = tempfile::tempdir().expect("a folder");
+    let clock = Clock::manual(T0);
+    let file = FileStore::open(&dir.path().join("state.json"), &l, clock.clone()).expect("file");
+    let redis = open_on(&server, &l, clock.clone());
+    let on_cluster = open_url(&cluster.url(), &l, clock.clone()).caching_in(None);
+    let stores: [&dyn Store; 3] = [&file, &redis, &on_cluster];
+    let mut now = T0;
+    let mut send = |run: u64| {
+        now += 1;
+        clock.set(now);
+        let replies: Vec<Reply> = stores
+            .iter()
+            .map(|s| apply(*s, "http://a:80", Op::Send { charge: true, run }).expect("answers"))
+            .collect();
+        assert!(replies.windows(2).all(|p| p[0] == p[1]), "{replies:?}");
+        let kept: Vec<Target> = stores
+            .iter()
+            .map(|s| s.peek("http://a:80", BOUND).expect("answers").0)
+            .collect();
+        assert!(kept.windows(2).all(|p| p[0] == p[1]), "run {run}");
+        assert!(kept[0].budget.runs.len() <= crate::fleet::budget::MAX_RUNS);
+        matches!(replies[0], Reply::Told { budget: Ok(()), .. })
+    };
+    for run in 1..=99 {
+        assert!(send(run), "run {run}: fewer than 100 by others");
+    }
+    assert!(
+        send(1),
+        "run 1: 99 by others (its own no longer told apart)"
+    );
+    assert!(send(99), "run 99: 99 by others, its own told apart");
+    assert!(!send(2), "run 2: dropped from the entries, 101 by others");
+    assert!(send(99), "run 99 again: its own still told apart");
+}
+
+/// A record written before runs were told apart (no `runs`) is read with the same meaning
+/// by the file store and the script: its retries are other runs', for every run.
+#[test]
+fn a_record_without_runs_counts_its_retries_as_other_runs() {
+    let server = RedisServer::start();
+    let l = Limits {
+        budget_pct: 0.0,
+        floor: 3,
+        ..contract::limits()
+    };
+    let dir = tempfile::tempdir().expect("a folder");
+    let start = T0 - T0 % 60_000;
+    let target = format!(
+        "{{\"breaker\":{{\"failures\":0,\"opened_at\":null,\"probe_id\":null,\"probe_until\":null}},\"budget\":[[{start},0,3]],\"hold_until\":null,\"seen\":{T0}}}"
+    );
+    let path = dir.path().join("state.json");
+    std::fs::write(
+        &path,
+        format!(
+            "{{\n  \"format\": \"retry-http-state\",\n  \"version\": 2,\n  \"targets\": {{\n    \"http://a:80\": {target}\n  }}\n}}\n"
+        ),
+    )
+    .expect("written");
+    server.cli(&[
+        "SET",
+        &format!("{DEFAULT_PREFIX}http://a:80"),
+        &format!("{{\"format\":\"retry-http-state\",\"rev\":7,\"target\":{target}}}"),
+    ]);
+    let clock = Clock::manual(T0 + 1_000);
+    let file = FileStore::open(&path, &l, clock.clone()).expect("file");
+    let redis = open_on(&server, &l, clock.clone());
+    for store in [&file as &dyn Store, &redis] {
+        for run in [1, 2, 3] {
+            let reply =
+                apply(store, "http://a:80", Op::Send { charge: true, run }).expect("answers");
+            let Reply::Told { budget, .. } = reply else {
+                panic!("{reply:?}");
+            };
+            let why = budget.expect_err("3 retries by other runs, the floor");
+            assert!(why.contains("3 retries by other runs"), "{why}");
+        }
+        let (t, _) = store.peek("http://a:80", BOUND).expect("answers");
+        assert_eq!((t.budget.counts(), t.budget.runs.len()), ((0, 3), 0));
+    }
 }
