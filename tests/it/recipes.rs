@@ -797,7 +797,9 @@ fn the_fleet_recipes_simulation_says_what_readme_quotes() {
     );
     for shared in ["shared-budget", "shared-breaker"] {
         let r = row(shared);
-        assert_eq!(r[1], "0.0", "{shared}: {table}");
+        // Every run fails but the one that took the floor's last retry, whose own retries
+        // do not count against it.
+        assert_eq!(r[6], "299.0", "{shared}: {table}");
         assert!(
             quoted(&format!("{} requests\n  are sent", r[2])),
             "{shared}: {table}"
