@@ -757,7 +757,8 @@ pub fn explain(
 }
 
 /// `--explain`'s lines on a target's record `t` read at `now`: the circuit, the retry
-/// budget left, and the Retry-After shared by the runs.
+/// budget left to a run that has not retried yet (every retry in the window is another
+/// run's to it), and the Retry-After shared by the runs.
 fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     let (allowed, taken) = t.budget.allowance(l.budget_pct, l.floor);
     let held = match t.held(now) {
@@ -771,7 +772,7 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     vec![
         format!("now:          circuit {}", circuit(&t.breaker, now, l)),
         format!(
-            "              retry budget: {} of {allowed} left in the last {} ({} success{})",
+            "              retry budget: {} of {allowed} left in the last {} ({} success{}) for a new run; a run's own retries do not count against it",
             allowed.saturating_sub(taken),
             crate::units::fmt_given(l.window),
             t.budget.counts().0,
@@ -925,7 +926,9 @@ mod tests {
         let lines = what_a_run_is_told(&t, 4_000, &l);
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines[0].ends_with("circuit closed (0 of 3 failed runs in a row)"));
-        assert!(lines[1].contains("retry budget: 1 of 2 left in the last 10m (0 successes)"));
+        assert!(lines[1].ends_with(
+            "retry budget: 1 of 2 left in the last 10m (0 successes) for a new run; a run's own retries do not count against it"
+        ));
         assert!(lines[2].contains("Retry-After shared by the runs: holds for 6s (until "));
         let lines = what_a_run_is_told(&t, 20_000, &l);
         assert!(lines[2].ends_with("Retry-After shared by the runs: none"));
