@@ -470,3 +470,31 @@ fn another_run_s_retries_count_in_a_file() {
 fn another_run_s_retries_count_on_redis() {
     another_run_s_retries_count(&Backend::redis());
 }
+
+/// Without `--state`, a batch's transfers to one origin share a budget in memory, and each
+/// is a run of its own there too: the first transfer makes all 4 of its retries, the
+/// second is refused its first (4 retries by another run), while a second origin's
+/// transfer keeps its own budget.
+#[test]
+fn a_batch_s_transfers_are_runs_of_their_own_without_state() {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let other = Server::start(vec![Step::status(503, "")]).expect("server");
+    let (a, b, c) = (s.url("/a"), s.url("/b"), other.url("/c"));
+    let flags = [
+        "--budget-floor",
+        "2",
+        "--attempts",
+        "5",
+        "--base",
+        "1ms",
+        "--cap",
+        "2ms",
+    ];
+    let (out, _) = run(&[&flags[..], &[&a, &b, &c]].concat());
+    let err = stderr(&out);
+    assert_eq!(code(&out), 4, "the first failure in URL order: {err}");
+    let paths: Vec<String> = s.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(paths, ["/a", "/a", "/a", "/a", "/a", "/b"], "{err}");
+    assert!(err.contains("4 retries by other runs"), "{err}");
+    assert_eq!(other.requests().len(), 5, "another origin: {err}");
+}
