@@ -419,6 +419,15 @@ fn another_run_s_retries_count(backend: &Backend) {
     let (out, _) = run(&[&flags[..], &[&url]].concat());
     assert_eq!(code(&out), 4, "its own retries: {}", stderr(&out));
     assert_eq!(s.requests().len(), 5);
+    // --explain says what the next run meets, and the rule.
+    let (out, _) = run(&[&flags[..], &["--explain", &url]].concat());
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    for said in [
+        "at least 2, counting other runs' retries, never a run's own",
+        "retry budget: 0 of 2 left in the last 10m (0 successes) for a new run; a run's own retries do not count against it",
+    ] {
+        assert!(shown.contains(said), "{said:?} in:\n{shown}");
+    }
     let (out, _) = run(&[&flags[..], &[&url]].concat());
     assert_eq!(code(&out), 7, "{}", stderr(&out));
     assert!(
