@@ -68,9 +68,9 @@ closed\t''"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-cacert -d 'With --state rediss://: the CA certificates (PEM) the server\'s must chain to, instead of the system\'s' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-threshold -d 'With --state or several URLs: consecutive failed runs (exit 4, 5, 6) that open the circuit' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l breaker-cooldown -d 'With --state or several URLs: how long an open circuit refuses (exit 7) before one run probes' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state or several URLs: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-budget -d 'With --state or several URLs: retries allowed, as a percentage of successful requests in the window (0% and above: over 100% allows more retries than successes); a run\'s own retries do not count against it, only other runs\' do' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-window -d 'With --state or several URLs: the sliding window of the retry budget (at least 1s)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state or several URLs: retries always allowed per window, so a quiet job can still retry' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d 'With --state or several URLs: retries always allowed per window, so a quiet job can still retry (other runs\' retries count against it, never a run\'s own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state or several URLs: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
@@ -188,7 +188,7 @@ complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l capac
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l window -d 'The capacity window (default 100ms)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l deadline -d 'Each client\'s deadline (none by default)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l retry-budget -d 'The shared strategies\' retry budget: retries allowed as a percentage of the fleet\'s successful requests in 10m (default 10%, as --state\'s)' -r
-complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l budget-floor -d 'The shared strategies\' retries always allowed per window, fleet-wide (default 3, as --state\'s)' -r
+complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l budget-floor -d 'The shared strategies\' retries always allowed per window, fleet-wide (default 3, as --state\'s: a run\'s own retries do not count against it)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l breaker-threshold -d 'shared-breaker\'s failed runs in a row that open the fleet\'s circuit for 30s (default 5, as --state\'s)' -r
 complete -c retry-http -n "__fish_retry_http_using_subcommand simulate" -l population -d 'Open (default: first tries arrive whatever happens) or closed (each client waits for its run to end, then thinks)' -r -f -a "open\t'First tries keep coming whatever happens (each cron tick is a new run)'
 closed\t'A fixed population of clients, each waiting for its answer before its next run'"

@@ -27,6 +27,8 @@
 #[path = "it/common.rs"]
 mod common;
 // The steps of the scripted server it does not use are the other binaries'.
+#[path = "support/redis_cluster.rs"]
+mod redis_cluster;
 #[path = "support/redis_server.rs"]
 mod redis_server;
 #[allow(dead_code)]
@@ -34,6 +36,7 @@ mod redis_server;
 mod scripted;
 
 use crate::common::*;
+use crate::redis_cluster::RedisCluster;
 use crate::redis_server::RedisServer;
 use std::net::SocketAddr;
 use std::process::Output;
@@ -327,6 +330,80 @@ fn retries_granted_to_200_runs_at_once_are_exactly_the_floor() {
         s.requests().len(),
         "the logs agree with the server"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The fleet's bound: a run's own retries do not count against it, and yet 100 failing runs
+// at once get at most `allowed + r - 1` retries (docs/fleet.md, "The fleet's bound").
+
+/// The floor of the default budget, and the retries a run of `--attempts 4` makes.
+const DEFAULT_FLOOR: usize = 3;
+const OWN: usize = 3;
+
+/// First a lone failing run with `--attempts 11` on `state`: it makes all 10 of its retries,
+/// past the floor of 3, as without `--state`. Then 100 failing runs at once with
+/// `--attempts 4` and the default budget flags (the breaker's threshold out of reach, so
+/// that every run sends its first try), sharing `state`, against another target: the store
+/// given time, the server gets 100 first tries and between the floor (3) and
+/// floor + 3 - 1 = 5 retries, as the runs' logs and the record say.
+fn retries_of_100_failing_runs(state: &str) {
+    let breaker = ["--breaker-threshold", "1000"];
+    let lone = Server::start(vec![Step::status(503, "")]).expect("server");
+    let alone = ["--attempts", "11", "--base", "1ms", "--cap", "5ms"];
+    let (out, _) = run(&[&["--state", state][..], &PATIENT, &alone, &[&lone.url("/")]].concat());
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(lone.requests().len(), 11, "a lone run: {}", stderr(&out));
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let url = s.url("/");
+    let fast = ["--attempts", "4", "--base", "1ms", "--cap", "5ms"];
+    let args = [&["--state", state][..], &PATIENT, &breaker, &fast, &[&url]].concat();
+    let outs = run_batch(100, &owned(&args));
+    let mut attempts = 0;
+    for out in &outs {
+        assert!(matches!(code(out), 4 | 7), "{}", stderr(out));
+        attempts += attempt_lines(out).len();
+    }
+    let warned = warned(&outs);
+    assert!(
+        warned.is_empty(),
+        "{} of 100 runs gave up on a store given 10 s; the first: {:?}",
+        warned.len(),
+        warned.first()
+    );
+    let retries = s.requests().len() - 100;
+    assert!(
+        (DEFAULT_FLOOR..=DEFAULT_FLOOR + OWN - 1).contains(&retries),
+        "{retries} retries from 100 runs: the bound is 3 + 3 - 1"
+    );
+    assert_eq!(
+        attempts,
+        s.requests().len(),
+        "the logs agree with the server"
+    );
+    let shown = explain(state, &breaker, &url);
+    assert_eq!((shown.allowed, shown.left), (3, 0), "the floor, spent");
+}
+
+#[test]
+fn a_hundred_failing_runs_stay_within_the_bound_in_a_file() {
+    let _alone = one_at_a_time();
+    let dir = tempfile::tempdir().expect("a folder");
+    let state = dir.path().join("state.json");
+    retries_of_100_failing_runs(&state.display().to_string());
+}
+
+#[test]
+fn a_hundred_failing_runs_stay_within_the_bound_on_redis() {
+    let _alone = one_at_a_time();
+    let r = RedisServer::start();
+    retries_of_100_failing_runs(&r.url());
+}
+
+#[test]
+fn a_hundred_failing_runs_stay_within_the_bound_on_a_cluster() {
+    let _alone = one_at_a_time();
+    let cluster = RedisCluster::start();
+    retries_of_100_failing_runs(&cluster.url());
 }
 
 // ---------------------------------------------------------------------------------------

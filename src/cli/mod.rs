@@ -477,7 +477,8 @@ pub struct FleetFlags {
     pub breaker_cooldown: Duration,
 
     /// With --state or several URLs: retries allowed, as a percentage of successful requests in the window
-    /// (0% and above: over 100% allows more retries than successes).
+    /// (0% and above: over 100% allows more retries than successes); a run's own retries do not
+    /// count against it, only other runs' do.
     #[arg(hide_short_help = true, long, value_name = "PERCENT", default_value = "10%", env = "RETRY_HTTP_RETRY_BUDGET", allow_hyphen_values = true, value_parser = values::percent)]
     pub retry_budget: f64,
 
@@ -485,7 +486,8 @@ pub struct FleetFlags {
     #[arg(hide_short_help = true, long, value_name = "DURATION", default_value = "10m", env = "RETRY_HTTP_BUDGET_WINDOW", allow_hyphen_values = true, value_parser = values::duration)]
     pub budget_window: Duration,
 
-    /// With --state or several URLs: retries always allowed per window, so a quiet job can still retry.
+    /// With --state or several URLs: retries always allowed per window, so a quiet job can still retry
+    /// (other runs' retries count against it, never a run's own).
     #[arg(
         hide_short_help = true,
         long,

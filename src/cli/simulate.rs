@@ -201,7 +201,7 @@ pub struct OutageArgs {
     #[arg(long, value_name = "PERCENT", allow_hyphen_values = true, value_parser = values::percent)]
     pub retry_budget: Option<f64>,
     /// The shared strategies' retries always allowed per window, fleet-wide (default 3, as
-    /// --state's).
+    /// --state's: a run's own retries do not count against it).
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = clap::value_parser!(u32))]
     pub budget_floor: Option<u32>,
     /// shared-breaker's failed runs in a row that open the fleet's circuit for 30s (default

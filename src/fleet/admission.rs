@@ -133,6 +133,9 @@ pub struct Shared<'a> {
     /// The number of the probe lease this run holds, when it is the half-open circuit's
     /// probe.
     pub probe: Option<u64>,
+    /// The run's number (a transfer of a batch draws its own): the budget tells the run's
+    /// own retries, which do not count against it, from other runs' by it.
+    run: u64,
     /// The store failed during this run: it is not asked again. (Atomic, as `proven`: the
     /// loop asks through `&self`, and `Shared` may be shared between threads.)
     broken: AtomicBool,
@@ -287,6 +290,7 @@ impl<'a> Shared<'a> {
             reporter,
             deadline,
             probe,
+            run: id,
             broken: AtomicBool::new(false),
             proven: AtomicBool::new(false),
             view: Mutex::new(view),
@@ -374,7 +378,8 @@ impl<'a> Shared<'a> {
             };
         }
         let (held, budget) = if hint.is_some() {
-            match self.ask(Op::Ask { hint, charge }) {
+            let run = self.run;
+            match self.ask(Op::Ask { hint, charge, run }) {
                 Ok(Reply::Told { held, budget, .. }) => (held, budget),
                 Ok(_) => (None, Ok(())),
                 Err(why) => return Gate::Spent(why),
@@ -408,7 +413,10 @@ impl<'a> Shared<'a> {
                 OnError::Closed => Pass::Spent("the state store failed earlier in this run".into()),
             };
         }
-        match self.ask(Op::Send { charge }) {
+        match self.ask(Op::Send {
+            charge,
+            run: self.run,
+        }) {
             Ok(reply) => pass(reply, self.settings.max_hold),
             Err(why) => Pass::Spent(why),
         }
@@ -702,8 +710,8 @@ fn warn_dropped(reporter: &Reporter, key: &str, made: Millis, now: Millis) {
     ));
 }
 
-/// A number for this run's probe lease, unlikely to be any other run's (53 bits, so that
-/// any JSON reader keeps it exact).
+/// A number for this run (its probe lease, and its retries in the budget), unlikely to be
+/// any other run's (53 bits, so that any JSON reader keeps it exact).
 fn probe_number() -> u64 {
     rand::random::<u64>() >> 11 | 1
 }
@@ -749,7 +757,8 @@ pub fn explain(
 }
 
 /// `--explain`'s lines on a target's record `t` read at `now`: the circuit, the retry
-/// budget left, and the Retry-After shared by the runs.
+/// budget left to a run that has not retried yet (every retry in the window is another
+/// run's to it), and the Retry-After shared by the runs.
 fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     let (allowed, taken) = t.budget.allowance(l.budget_pct, l.floor);
     let held = match t.held(now) {
@@ -763,7 +772,7 @@ fn what_a_run_is_told(t: &Target, now: Millis, l: &Limits) -> Vec<String> {
     vec![
         format!("now:          circuit {}", circuit(&t.breaker, now, l)),
         format!(
-            "              retry budget: {} of {allowed} left in the last {} ({} success{})",
+            "              retry budget: {} of {allowed} left in the last {} ({} success{}) for a new run; a run's own retries do not count against it",
             allowed.saturating_sub(taken),
             crate::units::fmt_given(l.window),
             t.budget.counts().0,
@@ -912,12 +921,14 @@ mod tests {
     fn explain_tells_the_budget_and_the_shared_hold() {
         let l = crate::fleet::store::contract::limits();
         let mut t = Target::default();
-        t.take_retry(1_000, &l).expect("the floor");
+        t.take_retry(1_000, &l, 1).expect("the floor");
         t.hold(1_000, Duration::from_secs(9));
         let lines = what_a_run_is_told(&t, 4_000, &l);
         assert_eq!(lines.len(), 3, "{lines:?}");
         assert!(lines[0].ends_with("circuit closed (0 of 3 failed runs in a row)"));
-        assert!(lines[1].contains("retry budget: 1 of 2 left in the last 10m (0 successes)"));
+        assert!(lines[1].ends_with(
+            "retry budget: 1 of 2 left in the last 10m (0 successes) for a new run; a run's own retries do not count against it"
+        ));
         assert!(lines[2].contains("Retry-After shared by the runs: holds for 6s (until "));
         let lines = what_a_run_is_told(&t, 20_000, &l);
         assert!(lines[2].ends_with("Retry-After shared by the runs: none"));
@@ -928,14 +939,20 @@ mod tests {
         let l = crate::fleet::store::contract::limits();
         let s = Duration::from_secs;
         let mut t = Target::default();
-        let ask = |t: &mut Target, now, hint, left, charge| match (Op::Ask { hint, charge })
-            .run(t, now, &l)
+        // Run 9 asks; the retries are sent by other runs (numbered by their time).
+        let ask = |t: &mut Target, now, hint, left, charge| match (Op::Ask {
+            hint,
+            charge,
+            run: 9,
+        })
+        .run(t, now, &l)
         {
             Reply::Told { held, budget, .. } => gate(held, budget, left, "k"),
             other => panic!("{other:?}"),
         };
-        let send =
-            |t: &mut Target, now, charge, max| pass(Op::Send { charge }.run(t, now, &l), max);
+        let send = |t: &mut Target, now, charge, max| {
+            pass(Op::Send { charge, run: now }.run(t, now, &l), max)
+        };
         assert_eq!(ask(&mut t, 0, Some(s(5)), None, true), Gate::Go(Some(s(5))));
         assert!(matches!(
             ask(&mut t, 1_000, None, Some(s(2)), true),
@@ -968,7 +985,7 @@ mod tests {
         let spent = || {
             let mut t = Target::default();
             for now in 0..2 {
-                t.take_retry(now, &l).expect("the floor");
+                t.take_retry(now, &l, now).expect("the floor");
             }
             t
         };
@@ -988,7 +1005,8 @@ mod tests {
             ("a poll, the budget spent", spent(), false, Pass::Go, 2),
         ];
         for (what, mut t, charge, want, charged) in cases {
-            let got = pass(Op::Send { charge }.run(&mut t, 10_000, &l), Duration::MAX);
+            let send = Op::Send { charge, run: 9 };
+            let got = pass(send.run(&mut t, 10_000, &l), Duration::MAX);
             match (&got, &want) {
                 (Pass::Spent(why), Pass::Spent(_)) => assert!(why.contains("spent"), "{what}"),
                 _ => assert_eq!(got, want, "{what}"),
@@ -996,7 +1014,14 @@ mod tests {
             assert_eq!(t.budget.counts().1, charged, "{what}");
         }
         let mut t = held(u64::MAX / 2);
-        let got = pass(Op::Send { charge: true }.run(&mut t, 0, &l), s(1));
+        let got = pass(
+            Op::Send {
+                charge: true,
+                run: 9,
+            }
+            .run(&mut t, 0, &l),
+            s(1),
+        );
         assert_eq!(got, Pass::Held(s(1)), "clamped");
     }
 }

@@ -24,11 +24,13 @@ use std::time::Duration;
 pub enum Op {
     /// May the run start? The breaker's admission, taking the probe's lease for `lease`
     /// (at least the cooldown, see `Breaker::admit`) under the run's number `id` when the
-    /// run is the half-open circuit's probe; and the shared Retry-After.
+    /// run is the half-open circuit's probe; the shared Retry-After; and whether the budget
+    /// would grant the run a retry.
     Admit {
         /// How long the probe may hold the half-open circuit.
         lease: Duration,
-        /// The run's number, for the lease.
+        /// The run's number, for the lease and the budget (its own retries are told apart
+        /// by it).
         id: u64,
         /// The run's job, with `--idempotency-key auto`: its key is taken from the record,
         /// or the one proposed is kept as the job's (get or set, in this one step).
@@ -42,12 +44,16 @@ pub enum Op {
         hint: Option<Duration>,
         /// Whether the retry would be charged to the budget.
         charge: bool,
+        /// The run's number (as in `Admit`): its own retries do not count against it.
+        run: u64,
     },
     /// Just before a retry is sent: a shared Retry-After that holds stops it (nothing
     /// charged); otherwise, when `charge`, one retry is taken from the budget.
     Send {
         /// Whether the retry is charged to the budget.
         charge: bool,
+        /// The run's number (as in `Admit`), which the retry is charged to.
+        run: u64,
     },
     /// How the run ended: shares `hint` first, then tells the breaker (`probe`: the lease
     /// the run took) and, for a success, the budget.
@@ -105,32 +111,32 @@ impl Op {
                 Reply::Admitted {
                     admission,
                     held: t.held(now),
-                    budget: t.may_retry(now, limits),
+                    budget: t.may_retry(now, limits, id),
                     job: job.map(|j| job::take(&mut t.jobs, &j, now)),
                 }
             }
-            Op::Ask { hint, charge } => {
+            Op::Ask { hint, charge, run } => {
                 if let Some(h) = hint {
                     t.hold(now, h);
                 }
-                let next = t.may_retry(now, limits);
+                let next = t.may_retry(now, limits, run);
                 Reply::Told {
                     held: t.held(now),
                     budget: if charge { next.clone() } else { Ok(()) },
                     next,
                 }
             }
-            Op::Send { charge } => {
+            Op::Send { charge, run } => {
                 let held = t.held(now);
                 let budget = if held.is_none() && charge {
-                    t.take_retry(now, limits)
+                    t.take_retry(now, limits, run)
                 } else {
                     Ok(())
                 };
                 Reply::Told {
                     held,
                     budget,
-                    next: t.may_retry(now, limits),
+                    next: t.may_retry(now, limits, run),
                 }
             }
             Op::Record {

@@ -14,7 +14,7 @@
 
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, Breaker, RunResult};
-use crate::fleet::budget::{Bucket, Budget, MAX_BUCKETS};
+use crate::fleet::budget::{Bucket, Budget, MAX_BUCKETS, MAX_RUNS, RunRetries};
 use crate::fleet::job::{self, Pending};
 use crate::units::millis;
 use serde_json::{Value, json};
@@ -104,19 +104,20 @@ impl Target {
         self.breaker.finish(now, result, probe, limits.threshold);
     }
 
-    /// Takes one retry from the retry budget at `now`, or says how it is spent.
-    pub fn take_retry(&mut self, now: Millis, limits: &Limits) -> Result<(), String> {
+    /// Takes one retry for the run numbered `run` from the retry budget at `now`, or says
+    /// how it is spent (by the other runs: see `Budget::take_retry`).
+    pub fn take_retry(&mut self, now: Millis, limits: &Limits, run: u64) -> Result<(), String> {
         self.seen = now;
         self.budget
-            .take_retry(now, limits.budget_pct, limits.window, limits.floor)
+            .take_retry(now, limits.budget_pct, limits.window, limits.floor, run)
     }
 
-    /// Whether the retry budget would grant a retry at `now`, charging nothing (what
-    /// `take_retry` would answer).
-    pub fn may_retry(&self, now: Millis, limits: &Limits) -> Result<(), String> {
+    /// Whether the retry budget would grant the run `run` a retry at `now`, charging
+    /// nothing (what `take_retry` would answer).
+    pub fn may_retry(&self, now: Millis, limits: &Limits, run: u64) -> Result<(), String> {
         self.budget
             .clone()
-            .take_retry(now, limits.budget_pct, limits.window, limits.floor)
+            .take_retry(now, limits.budget_pct, limits.window, limits.floor, run)
     }
 
     /// Shares a Retry-After: no run is to send to the target for `wait` from `now` (a later
@@ -343,6 +344,32 @@ fn buckets(v: &Value) -> Option<Vec<Bucket>> {
     Some(out)
 }
 
+/// Which run made which retries: `[[run, bucket start, retries], ...]`, at most `MAX_RUNS`
+/// entries, or absent (records written before runs were told apart, or with no retry in
+/// the window: their retries count as other runs'). Entries of buckets not kept are
+/// forgotten when the budget is next pruned.
+fn runs(v: Option<&Value>) -> Option<Vec<RunRetries>> {
+    let Some(v) = v else {
+        return Some(Vec::new());
+    };
+    let list = v.as_array()?;
+    if list.len() > MAX_RUNS {
+        return None;
+    }
+    list.iter()
+        .map(|r| {
+            let [run, start, retries] = r.as_array()?.as_slice() else {
+                return None;
+            };
+            Some(RunRetries {
+                run: count(run)?,
+                start: stamp(start)?,
+                retries: count(retries)?,
+            })
+        })
+        .collect()
+}
+
 /// The timestamp lists of version 1, put in buckets of `width` (what the version 2 budget
 /// would have counted).
 fn buckets_of_stamps(successes: &[Millis], retries: &[Millis], width: Millis) -> Vec<Bucket> {
@@ -388,10 +415,12 @@ fn target_from_json(t: &Value, now: Millis, version: u64) -> Option<Target> {
                 &stamps(t.get("retries")?)?,
                 V1_WIDTH,
             ),
+            runs: Vec::new(),
         }
     } else {
         Budget {
             buckets: buckets(t.get("budget")?)?,
+            runs: runs(t.get("runs"))?,
         }
     };
     Some(Target {
@@ -422,11 +451,17 @@ pub fn target_json(t: &Target) -> Value {
         "hold_until": t.hold_until,
         "seen": t.seen,
     });
-    // Written only when there are some, so that a record without jobs reads as before.
-    if !t.jobs.is_empty()
-        && let Some(o) = v.as_object_mut()
-    {
-        o.insert("jobs".into(), job::to_json(&t.jobs));
+    // Written only when there are some, so that a record without jobs, or without
+    // retries, reads as before.
+    if let Some(o) = v.as_object_mut() {
+        if !t.jobs.is_empty() {
+            o.insert("jobs".into(), job::to_json(&t.jobs));
+        }
+        if !t.budget.runs.is_empty() {
+            let runs = t.budget.runs.iter();
+            let runs: Vec<Value> = runs.map(|r| json!([r.run, r.start, r.retries])).collect();
+            o.insert("runs".into(), Value::Array(runs));
+        }
     }
     v
 }
@@ -485,6 +520,11 @@ mod tests {
                             retries: 1,
                         },
                     ],
+                    runs: vec![RunRetries {
+                        run: 9_007_199_254_740_991,
+                        start: 60_000,
+                        retries: 1,
+                    }],
                 },
                 hold_until: Some(8),
                 seen: 7,
@@ -504,7 +544,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("\n    \"http://h:80\": {\"breaker\":{\"failures\":2,\"opened_at\":5,\"probe_id\":77,\"probe_until\":9},\"budget\":[[0,2,0],[60000,0,1]],\"hold_until\":8,\"jobs\":[[\"0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a\",\"k-1\",6]],\"seen\":7},\n"),
+            text.contains("\n    \"http://h:80\": {\"breaker\":{\"failures\":2,\"opened_at\":5,\"probe_id\":77,\"probe_until\":9},\"budget\":[[0,2,0],[60000,0,1]],\"hold_until\":8,\"jobs\":[[\"0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a\",\"k-1\",6]],\"runs\":[[9007199254740991,60000,1]],\"seen\":7},\n"),
             "{text}"
         );
         assert_eq!(
@@ -521,6 +561,9 @@ mod tests {
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[[5,1,0],[5,1,0]]}}}",
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[[5,1]]}}}",
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"hold_until\":\"soon\"}}}",
+            "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"runs\":null}}}",
+            "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"runs\":[[1,2]]}}}",
+            "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"runs\":[[9007199254740993,2,1]]}}}",
         ] {
             assert_eq!(State::from_json(bad, 0), None, "{bad}");
         }
@@ -627,11 +670,15 @@ mod tests {
         let mut t = Target::default();
         assert_eq!(t.admit(5, &l, Duration::ZERO, 1), Admission::Run);
         assert_eq!(t.seen, 5);
-        assert_eq!(t.take_retry(6, &l), Ok(()));
-        assert!(t.take_retry(7, &l).is_err(), "a floor of 1");
+        assert_eq!(t.take_retry(6, &l, 1), Ok(()));
+        assert!(
+            t.take_retry(7, &l, 2).is_err(),
+            "a floor of 1, spent by run 1"
+        );
+        assert_eq!(t.take_retry(7, &l, 1), Ok(()), "run 1's own do not count");
         assert_eq!(t.seen, 7);
         t.finish(8, RunResult::Success, None, &l);
-        assert_eq!((t.budget.counts(), t.seen), ((1, 1), 8));
+        assert_eq!((t.budget.counts(), t.seen), ((1, 2), 8));
         t.finish(9, RunResult::Failure, None, &l);
         assert_eq!(t.breaker.opened_at, Some(9), "a threshold of 1");
         assert!(
@@ -678,7 +725,7 @@ mod tests {
                 assert_eq!(why.is_some(), ahead > span, "{field} {ahead}: {why:?}");
                 if ahead > span {
                     assert_eq!(t.admit(now, &l, Duration::ZERO, 1), Admission::Run);
-                    assert!(t.take_retry(now, &l).is_ok(), "{field} {ahead}");
+                    assert!(t.take_retry(now, &l, 1).is_ok(), "{field} {ahead}");
                 } else {
                     assert_eq!(t, before, "kept as it was");
                 }

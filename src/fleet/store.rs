@@ -178,9 +178,10 @@ pub mod contract {
             assert_eq!(self.op(now, key, op), Reply::Recorded);
         }
 
-        /// Takes a retry from the budget, as a retry being sent does.
-        fn take_retry(&self, key: &str, now: Millis) -> Result<(), String> {
-            match self.op(now, key, Op::Send { charge: true }) {
+        /// Takes a retry from the budget for the run numbered `run`, as a retry being sent
+        /// does.
+        fn take_retry(&self, key: &str, now: Millis, run: u64) -> Result<(), String> {
+            match self.op(now, key, Op::Send { charge: true, run }) {
                 Reply::Told { budget, .. } => budget,
                 other => panic!("Send answered {other:?}"),
             }
@@ -194,6 +195,7 @@ pub mod contract {
                 Op::Ask {
                     hint: None,
                     charge: false,
+                    run: 1,
                 },
             ) {
                 Reply::Told { held, .. } => held,
@@ -260,15 +262,36 @@ pub mod contract {
         assert_eq!(u.admit("http://a:80", 41_001, &l), Admission::Run);
     }
 
-    /// The retry budget is shared by the runs: its floor is spent across updates.
+    /// The retry budget is shared by the runs: its floor is spent across updates (each
+    /// retry here a run's of its own, numbered by its time).
     pub fn the_budget_is_spent_across_runs(make: Make) {
         let l = limits();
         let u = Under::new(make, &l);
-        let take = |now: Millis| u.take_retry("http://a:80", now);
+        let take = |now: Millis| u.take_retry("http://a:80", now, now);
         assert_eq!(take(1), Ok(()));
         assert_eq!(take(2), Ok(()));
         assert!(take(3).is_err(), "the floor of 2 is spent");
         assert_eq!(take(700_000), Ok(()), "the window slid");
+    }
+
+    /// A run's own retries do not count against it, kept across updates: a lone run
+    /// retries past the floor, another run is refused once they are the floor, and the
+    /// first goes on; what is kept of the runs leaves with the window.
+    pub fn a_run_s_own_retries_do_not_count_against_it(make: Make) {
+        let l = limits();
+        let u = Under::new(make, &l);
+        let take = |now: Millis, run: u64| u.take_retry("http://a:80", now, run);
+        for now in 1..=10 {
+            assert_eq!(take(now, 7), Ok(()), "a lone run, retry {now}");
+        }
+        assert!(take(20, 8).is_err(), "10 retries by another run");
+        assert_eq!(take(21, 7), Ok(()), "its own");
+        let kept = u.record("http://a:80", 30);
+        assert_eq!(kept.budget.counts().1, 11);
+        assert_eq!((kept.budget.own(7), kept.budget.others(8)), (11, 11));
+        assert_eq!(take(700_000, 8), Ok(()), "the window slid");
+        let kept = u.record("http://a:80", 700_001);
+        assert_eq!((kept.budget.own(8), kept.budget.runs.len()), (1, 1));
     }
 
     /// A shared Retry-After is seen by the next run, until it passes.
@@ -279,6 +302,7 @@ pub mod contract {
         let share = Op::Ask {
             hint,
             charge: false,
+            run: 1,
         };
         assert!(
             matches!(u.op(1_000, "http://a:80", share), Reply::Told { held, .. } if held == hint)
@@ -541,6 +565,11 @@ macro_rules! store_contract {
         #[test]
         fn the_budget_is_spent_across_runs() {
             $crate::fleet::store::contract::the_budget_is_spent_across_runs($make);
+        }
+
+        #[test]
+        fn a_run_s_own_retries_do_not_count_against_it() {
+            $crate::fleet::store::contract::a_run_s_own_retries_do_not_count_against_it($make);
         }
 
         #[test]

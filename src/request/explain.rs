@@ -79,7 +79,7 @@ pub fn explain(cfg: &Config) -> String {
         let l = &st.limits;
         let _ = writeln!(
             s,
-            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}; a Retry-After told to one run holds back all; a target with no run for {} is forgotten unless it still refuses runs",
+            "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}, counting other runs' retries, never a run's own; a Retry-After told to one run holds back all; a target with no run for {} is forgotten unless it still refuses runs",
             st.location.describe(),
             l.threshold,
             fmt_duration(l.cooldown),

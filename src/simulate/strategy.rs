@@ -206,11 +206,12 @@ impl Shared {
         }
     }
 
-    /// Whether a retry planned at `now` is granted (and charged) by the budget, when the
-    /// fleet shares one.
-    pub fn retry(&mut self, now: Millis) -> bool {
+    /// Whether a retry of the run numbered `run` planned at `now` is granted (and charged)
+    /// by the budget, when the fleet shares one: as `--state`'s, the run's own retries do
+    /// not count against it.
+    pub fn retry(&mut self, now: Millis, run: u64) -> bool {
         !matches!(self.sharing, Sharing::Budget | Sharing::BreakerAndBudget)
-            || self.target.take_retry(now, &self.limits).is_ok()
+            || self.target.take_retry(now, &self.limits, run).is_ok()
     }
 
     /// Records a run that ended at `now`, served or not (`probe`: its lease, if it probed).
@@ -281,6 +282,9 @@ impl Default for Settings {
 pub struct Run {
     /// The client that started it.
     pub client: u32,
+    /// The run's number, its own among the fleet's runs (what the shared budget tells its
+    /// own retries apart by).
+    pub id: u64,
     /// Tries sent, and the most it may send.
     pub tries: u32,
     pub limit: u32,
@@ -305,6 +309,8 @@ pub struct Guard {
     recent: Vec<VecDeque<bool>>,
     /// Per-client token buckets.
     tokens: Vec<f64>,
+    /// The runs started so far (the last run's number).
+    started: u64,
 }
 
 impl Guard {
@@ -318,6 +324,7 @@ impl Guard {
             shared: Shared::new(strategy.sharing(), settings.limits),
             recent: vec![VecDeque::new(); per_client(strategy == Strategy::Breaker)],
             tokens: vec![settings.bucket_size; per_client(strategy == Strategy::Bucket)],
+            started: 0,
         }
     }
 
@@ -334,8 +341,10 @@ impl Guard {
             Admitted::Probe(id) => (1, Some(id)),
             Admitted::Refused => return None,
         };
+        self.started += 1;
         Some(Run {
             client,
+            id: self.started,
             tries: 0,
             limit,
             sent: 0,
@@ -345,11 +354,12 @@ impl Guard {
         })
     }
 
-    /// Whether `client` may retry at `now` after try `tried` failed (the budget or the bucket
-    /// may refuse); the wait before it when it may (`previous`: the last backoff drawn).
+    /// Whether `client`'s run numbered `run` may retry at `now` after try `tried` failed (the
+    /// budget or the bucket may refuse); the wait before it when it may (`previous`: the
+    /// last backoff drawn).
     pub fn retry(
         &mut self,
-        client: u32,
+        (client, run): (u32, u64),
         now: Millis,
         tried: u32,
         previous: Duration,
@@ -370,7 +380,7 @@ impl Guard {
                     return None;
                 }
             }
-            _ if !self.shared.retry(now) => return None,
+            _ if !self.shared.retry(now, run) => return None,
             _ => {}
         }
         Some(match self.strategy {
@@ -388,7 +398,7 @@ impl Guard {
     pub fn failed(&mut self, run: &mut Run, now: Millis, rng: &mut dyn Rng) -> Option<Duration> {
         self.observe(run.client, false);
         let wait = if run.tries < run.limit {
-            self.retry(run.client, now, run.tries, run.previous, rng)
+            self.retry((run.client, run.id), now, run.tries, run.previous, rng)
         } else {
             None
         };
@@ -509,16 +519,25 @@ mod tests {
         let mut g = Guard::new(Strategy::SharedBudget, Settings::default(), 100);
         let rng = &mut StdRng::seed_from_u64(1);
         let granted = (0..50)
-            .filter(|i| g.retry(i % 100, 1_000, 1, Duration::ZERO, rng).is_some())
+            .filter(|i| {
+                g.retry((i % 100, u64::from(i % 100)), 1_000, 1, Duration::ZERO, rng)
+                    .is_some()
+            })
             .count();
         assert_eq!(granted, 10, "the floor, fleet-wide");
         for i in 0..200 {
             g.finish(i % 100, 2_000, true, None);
         }
         let granted = (0..50)
-            .filter(|i| g.retry(*i, 2_000, 1, Duration::ZERO, rng).is_some())
+            .filter(|i| {
+                g.retry((*i, 100 + u64::from(*i)), 2_000, 1, Duration::ZERO, rng)
+                    .is_some()
+            })
             .count();
-        assert_eq!(granted, 10, "10% of 200 successes, 10 already taken");
+        assert_eq!(
+            granted, 10,
+            "10% of 200 successes, 10 already taken by other runs"
+        );
     }
 
     #[test]
@@ -526,7 +545,7 @@ mod tests {
         let mut g = Guard::new(Strategy::Breaker, Settings::default(), 2);
         let rng = &mut StdRng::seed_from_u64(1);
         assert!(
-            g.retry(0, 0, 1, Duration::ZERO, rng).is_some(),
+            g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_some(),
             "nothing seen yet"
         );
         for _ in 0..9 {
@@ -534,13 +553,16 @@ mod tests {
         }
         g.observe(0, false);
         assert!(
-            g.retry(0, 0, 1, Duration::ZERO, rng).is_some(),
+            g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_some(),
             "1 of 10 failed"
         );
         g.observe(0, false);
-        assert!(g.retry(0, 0, 1, Duration::ZERO, rng).is_none(), "2 of 11");
         assert!(
-            g.retry(1, 0, 1, Duration::ZERO, rng).is_some(),
+            g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_none(),
+            "2 of 11"
+        );
+        assert!(
+            g.retry((1, 1), 0, 1, Duration::ZERO, rng).is_some(),
             "its own window"
         );
     }
@@ -554,16 +576,22 @@ mod tests {
         };
         let mut g = Guard::new(Strategy::Bucket, s, 2);
         let rng = &mut StdRng::seed_from_u64(1);
-        assert!(g.retry(0, 0, 1, Duration::ZERO, rng).is_some());
-        assert!(g.retry(0, 0, 2, Duration::ZERO, rng).is_some());
-        assert!(g.retry(0, 0, 1, Duration::ZERO, rng).is_none(), "spent");
+        assert!(g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_some());
+        assert!(g.retry((0, 0), 0, 2, Duration::ZERO, rng).is_some());
         assert!(
-            g.retry(1, 0, 1, Duration::ZERO, rng).is_some(),
+            g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_none(),
+            "spent"
+        );
+        assert!(
+            g.retry((1, 1), 0, 1, Duration::ZERO, rng).is_some(),
             "its own bucket"
         );
         g.finish(0, 0, true, None);
         g.finish(0, 0, true, None);
-        assert!(g.retry(0, 0, 1, Duration::ZERO, rng).is_some(), "refilled");
+        assert!(
+            g.retry((0, 0), 0, 1, Duration::ZERO, rng).is_some(),
+            "refilled"
+        );
     }
 
     /// The waits each strategy draws before retry 1 and retry 2 (base 100 ms, cap 2 s):
@@ -579,7 +607,7 @@ mod tests {
             (1..=2)
                 .flat_map(|tried| {
                     (0..200)
-                        .map(|_| g.retry(0, 0, tried, ms(100), rng).expect("no limit"))
+                        .map(|_| g.retry((0, 0), 0, tried, ms(100), rng).expect("no limit"))
                         .collect::<Vec<_>>()
                 })
                 .collect()

@@ -306,11 +306,19 @@ fn refused_by_the_breaker_and_the_budget() {
     assert!(reason.contains("circuit is open"), "{reason}");
     assert_eq!(down.requests().len(), 1);
 
-    // The budget: refused between attempts, the reason is the attempt line's.
+    // The budget: refused between attempts, the reason is the attempt line's. A first run
+    // spends the floor of one retry with its own, which then counts against the others.
     let file = dir.path().join("budget.json");
     let f = file.to_str().unwrap();
     let s = Server::start(vec![Step::status(503, "")]).unwrap();
     let url = s.url("/");
+    let spend = |f: &str| {
+        let mut args = vec!["--state", f, "--budget-floor", "1", "--attempts", "2"];
+        args.extend(FAST);
+        args.push(&url);
+        assert_eq!(code(&run_env(&args, &[])), 4);
+    };
+    spend(f);
     let mut args = vec![
         "--log-format",
         "json",
@@ -334,6 +342,7 @@ fn refused_by_the_breaker_and_the_budget() {
     // In text, the summary line says why too.
     let file = dir.path().join("budget2.json");
     let f = file.to_str().unwrap();
+    spend(f);
     let mut args = vec!["--state", f, "--budget-floor", "1", "--attempts", "5"];
     args.extend(FAST);
     args.push(&url);
@@ -342,7 +351,7 @@ fn refused_by_the_breaker_and_the_budget() {
     let err = stderr(&out);
     let last = err.lines().last().unwrap();
     assert!(
-        last.starts_with("retry-http: error: refused after 2 attempts")
+        last.starts_with("retry-http: error: refused after 1 attempt ")
             && last.contains("retry budget is spent"),
         "{err}"
     );

@@ -153,8 +153,8 @@ fn a_409_is_retried_whatever_retry_on_says_and_charged_to_the_budget() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(s.requests().len(), 2);
 
-    // A retry after a 409 is charged to the shared budget like any retry: a floor of one
-    // retry leaves the second one refused (7).
+    // A retry after a 409 is charged to the shared budget like any retry: a run's retry
+    // spends the floor of one, and the next run is refused its retry (7).
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state.json");
     let s = Server::start(vec![Step::status(409, "")]).unwrap();
@@ -166,12 +166,16 @@ fn a_409_is_retried_whatever_retry_on_says_and_charged_to_the_budget() {
         "--budget-floor",
         "1",
         "--attempts",
-        "5",
     ];
-    let out = post(&s.url("/"), &flags);
+    let out = post(&s.url("/"), &[&flags[..], &["2"]].concat());
+    let err = stderr(&out);
+    assert_eq!(code(&out), 4, "{err}");
+    assert_eq!(s.requests().len(), 2, "{err}");
+    let out = post(&s.url("/"), &[&flags[..], &["5"]].concat());
     let err = stderr(&out);
     assert_eq!(code(&out), 7, "{err}");
-    assert_eq!(s.requests().len(), 2, "{err}");
+    assert!(err.contains("1 retries by other runs"), "{err}");
+    assert_eq!(s.requests().len(), 3, "{err}");
 }
 
 /// A run that ends on a 409 to a keyed request does not count toward opening the circuit

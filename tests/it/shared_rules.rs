@@ -358,3 +358,152 @@ on_both_stores!(
     the_deadline,
     the_budget_spent_meanwhile
 );
+
+// ---------------------------------------------------------------------------------------
+// The budget counts other runs' retries, never a run's own.
+
+/// A lone run with `--state` and the default budget retries as it would without it: for
+/// each retried status, a server that fails 10 times then answers gets the same 11
+/// requests from a run with the state as from one without, both ending 0.
+fn a_lone_run_retries_as_without_state(backend: &Backend) {
+    let state = backend.state();
+    for status in [500, 502, 503, 504] {
+        let mut script = vec![Step::status(status, ""); 10];
+        script.push(Step::status(200, "done"));
+        let mut requests = Vec::new();
+        for with_state in [false, true] {
+            let s = Server::start(script.clone()).expect("server");
+            let url = s.url("/");
+            let fast = ["--attempts", "11", "--base", "1ms", "--cap", "2ms"];
+            let args = if with_state {
+                [&fast[..], &["--state", &state, &url]].concat()
+            } else {
+                [&fast[..], &[url.as_str()]].concat()
+            };
+            let (out, _) = run(&args);
+            assert_eq!(
+                code(&out),
+                0,
+                "{status}, state {with_state}: {}",
+                stderr(&out)
+            );
+            requests.push(s.requests().len());
+            if with_state {
+                assert_eq!(counted(&backend.record(&s.url("")), 2), 10, "{status}");
+            }
+        }
+        assert_eq!(requests, [11, 11], "{status}: without and with --state");
+    }
+}
+
+/// Another run's retries count: a run (floor 2, 5 attempts) makes all 4 of its retries,
+/// its own; the next run is refused its first retry (4 retries by another run), and so is
+/// each transfer of a batch after the first, which are runs of their own: the first
+/// transfer's retries are the second's other runs'.
+fn another_run_s_retries_count(backend: &Backend) {
+    let state = backend.state();
+    let flags = [
+        "--state",
+        &state,
+        "--budget-floor",
+        "2",
+        "--attempts",
+        "5",
+        "--base",
+        "1ms",
+        "--cap",
+        "2ms",
+    ];
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let url = s.url("/");
+    let (out, _) = run(&[&flags[..], &[&url]].concat());
+    assert_eq!(code(&out), 4, "its own retries: {}", stderr(&out));
+    assert_eq!(s.requests().len(), 5);
+    // --explain says what the next run meets, and the rule.
+    let (out, _) = run(&[&flags[..], &["--explain", &url]].concat());
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    for said in [
+        "at least 2, counting other runs' retries, never a run's own",
+        "retry budget: 0 of 2 left in the last 10m (0 successes) for a new run; a run's own retries do not count against it",
+    ] {
+        assert!(shown.contains(said), "{said:?} in:\n{shown}");
+    }
+    let (out, _) = run(&[&flags[..], &[&url]].concat());
+    assert_eq!(code(&out), 7, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("4 retries by other runs"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.requests().len(), 6);
+    // A batch of two transfers, one after the other, to a fresh origin.
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let (a, b) = (s.url("/a"), s.url("/b"));
+    let (out, _) = run(&[&flags[..], &[&a, &b]].concat());
+    assert_eq!(
+        code(&out),
+        4,
+        "the first failure in URL order: {}",
+        stderr(&out)
+    );
+    let paths: Vec<String> = s.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/a", "/a", "/a", "/a", "/a", "/b"],
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("4 retries by other runs"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_lone_run_retries_as_without_state_in_a_file() {
+    a_lone_run_retries_as_without_state(&Backend::file());
+}
+
+#[test]
+fn a_lone_run_retries_as_without_state_on_redis() {
+    a_lone_run_retries_as_without_state(&Backend::redis());
+}
+
+#[test]
+fn another_run_s_retries_count_in_a_file() {
+    another_run_s_retries_count(&Backend::file());
+}
+
+#[test]
+fn another_run_s_retries_count_on_redis() {
+    another_run_s_retries_count(&Backend::redis());
+}
+
+/// Without `--state`, a batch's transfers to one origin share a budget in memory, and each
+/// is a run of its own there too: the first transfer makes all 4 of its retries, the
+/// second is refused its first (4 retries by another run), while a second origin's
+/// transfer keeps its own budget.
+#[test]
+fn a_batch_s_transfers_are_runs_of_their_own_without_state() {
+    let s = Server::start(vec![Step::status(503, "")]).expect("server");
+    let other = Server::start(vec![Step::status(503, "")]).expect("server");
+    let (a, b, c) = (s.url("/a"), s.url("/b"), other.url("/c"));
+    let flags = [
+        "--budget-floor",
+        "2",
+        "--attempts",
+        "5",
+        "--base",
+        "1ms",
+        "--cap",
+        "2ms",
+    ];
+    let (out, _) = run(&[&flags[..], &[&a, &b, &c]].concat());
+    let err = stderr(&out);
+    assert_eq!(code(&out), 4, "the first failure in URL order: {err}");
+    let paths: Vec<String> = s.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(paths, ["/a", "/a", "/a", "/a", "/a", "/b"], "{err}");
+    assert!(err.contains("4 retries by other runs"), "{err}");
+    assert_eq!(other.requests().len(), 5, "another origin: {err}");
+}

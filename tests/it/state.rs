@@ -211,16 +211,24 @@ fn retry_budget_limits_retries_across_runs() {
     let mut args = state_args(f, &["--budget-floor", "2", "--attempts", "5"]);
     args.push(&url);
     let (out, _) = run(&args);
-    assert_eq!(code(&out), 7, "{}", stderr(&out));
-    assert_eq!(s.requests().len(), 3, "the floor allows two retries");
-    assert!(
-        stderr(&out).contains("retry budget is spent"),
-        "{}",
-        stderr(&out)
+    assert_eq!(code(&out), 4, "{}", stderr(&out));
+    assert_eq!(
+        s.requests().len(),
+        5,
+        "a run's own retries do not count against it: all 4, past the floor of 2"
     );
     let (out, _) = run(&args);
     assert_eq!(code(&out), 7);
-    assert_eq!(s.requests().len(), 4, "no retry left for the second run");
+    assert_eq!(
+        s.requests().len(),
+        6,
+        "the first run's 4 retries are the second's other runs': no retry left"
+    );
+    assert!(
+        stderr(&out).contains("retry budget is spent: 4 retries by other runs"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(read_state(&file)["targets"].as_object().unwrap().len(), 1);
 }
 
@@ -301,12 +309,13 @@ fn runs_stopped_by_the_budget_still_open_the_circuit() {
     }
     assert_eq!(
         codes,
-        vec![7, 7, 7, 7],
-        "the first runs end on the budget, then the circuit refuses"
+        vec![4, 7, 7, 7],
+        "the first run uses its attempts, the next end on the budget, then the circuit refuses"
     );
-    // Two attempts in the first run (the floor allows one retry), one in each of the next
-    // two; the third budget-stopped run opens the circuit, so the fourth sends nothing.
-    assert_eq!(s.requests().len(), 4);
+    // Three attempts in the first run (its own retries do not count against it), one in
+    // each of the next two (the first run's retries spent the floor of one); the third
+    // failed run in a row opens the circuit, so the fourth sends nothing.
+    assert_eq!(s.requests().len(), 5);
     let (out, _) = run(&args);
     assert!(stderr(&out).contains("circuit is open"), "{}", stderr(&out));
 }

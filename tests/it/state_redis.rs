@@ -140,8 +140,9 @@ fn slow_ok(pause: Duration) -> Step {
 // No lost update, and the budget grants exactly what its rule allows.
 
 /// 64 concurrent runs against a server that always fails: every run's failure is counted,
-/// and the fleet gets exactly the 20 retries of the floor (the budget's share of no
-/// successes is none), on the server and in the record.
+/// and the fleet gets the 20 retries of the floor (the budget's share of no successes is
+/// none), or one more (a run's own retry does not count against its second: at most
+/// floor + 2 - 1, docs/fleet.md), the same on the server, in the logs and in the record.
 fn sixty_four_runs_are_counted_exactly(backend: &Backend) {
     let s = Server::start(vec![Step::status(500, "")]).expect("server");
     let (url, target, state) = (s.url("/"), target_of(&s), backend.state());
@@ -178,16 +179,21 @@ fn sixty_four_runs_are_counted_exactly(backend: &Backend) {
             other => panic!("exit {other}: {err}"),
         }
     }
-    assert_eq!(s.requests().len(), 64 + 20, "20 retries fleet-wide");
+    let retries = s.requests().len() - 64;
+    assert!((20..=21).contains(&retries), "{retries} retries fleet-wide");
     assert_eq!(
         attempts_logged,
-        64 + 20,
+        64 + retries,
         "the runs' logs agree with the server"
     );
     let record = backend.record(&target);
     assert_eq!(record["breaker"]["failures"], 64, "a lost update: {record}");
     assert!(record["breaker"]["opened_at"].is_null(), "{record}");
-    assert_eq!(counted(&record, 2), 20, "retries charged: {record}");
+    assert_eq!(
+        counted(&record, 2),
+        retries as u64,
+        "retries charged: {record}"
+    );
     assert_eq!(counted(&record, 1), 0, "{record}");
 }
 

@@ -11,8 +11,8 @@
 -- ARGV[4..9] the limits: threshold, cooldown ms, budget percent, window ms, floor, ttl ms
 -- ARGV[10..12] the operation's arguments:
 --          admit:  lease ms, run id, 1 when the job starts afresh (its kept key replaced)
---          ask:    hint ms ("" for none), charge (1 or 0)
---          send:   -, charge
+--          ask:    hint ms ("" for none), charge (1 or 0), run id
+--          send:   -, charge, run id
 --          record: hint ms ("" for none), result (success, answered, failure, neutral),
 --                  probe id ("" for none)
 -- ARGV[13..14] the job (src/fleet/job.rs):
@@ -48,6 +48,7 @@ local MAX_COUNT = 9007199254740992
 local MAX_FAILURES = 4294967295
 local MAX_JOBS = 64
 local MAX_KEY_BYTES = 128
+local MAX_RUNS = 64
 
 local key = KEYS[1]
 local op = ARGV[1]
@@ -87,7 +88,7 @@ local function optional(v)
 end
 
 local function fresh()
-  return { failures = 0, budget = {}, seen = 0, jobs = {} }
+  return { failures = 0, budget = {}, runs = {}, seen = 0, jobs = {} }
 end
 
 -- The largest integers JSON readers keep exact (2^53) and serde's u64, as digits.
@@ -232,6 +233,18 @@ local function read_record(text)
     if i > 1 and r.budget[i - 1][1] >= x[1] then return nil end
     r.budget[i] = { x[1], x[2], x[3] }
   end
+  -- Which run made which retries (budget.rs's RunRetries): absent in older records.
+  r.runs = {}
+  if t.runs ~= nil then
+    if not list(t.runs) or #t.runs > MAX_RUNS then return nil end
+    for i, x in ipairs(t.runs) do
+      if not list(x) or #x ~= 3 or not whole(x[1], MAX_COUNT) or not whole(x[2], MAX_STAMP)
+          or not whole(x[3], MAX_COUNT) then
+        return nil
+      end
+      r.runs[i] = { x[1], x[2], x[3] }
+    end
+  end
   good, r.hold_until = optional(t.hold_until)
   if not good then return nil end
   good, r.seen = optional(t.seen)
@@ -273,6 +286,13 @@ local function encode(t, rev)
     end
     jobs = ',"jobs":[' .. table.concat(each, ',') .. ']'
   end
+  if #t.runs > 0 then
+    local each = {}
+    for i, x in ipairs(t.runs) do
+      each[i] = '[' .. num(x[1]) .. ',' .. num(x[2]) .. ',' .. num(x[3]) .. ']'
+    end
+    jobs = jobs .. ',"runs":[' .. table.concat(each, ',') .. ']'
+  end
   return '{"format":"' .. FORMAT .. '","rev":' .. num(rev) .. ',"target":{"breaker":{'
     .. '"failures":' .. num(t.failures) .. ',"opened_at":' .. num(t.opened_at)
     .. ',"probe_id":' .. num(t.probe_id) .. ',"probe_until":' .. num(t.probe_until)
@@ -299,11 +319,23 @@ local function copy(t)
   for i, b in ipairs(t.budget) do c.budget[i] = { b[1], b[2], b[3] } end
   c.jobs = {}
   for i, j in ipairs(t.jobs) do c.jobs[i] = { j[1], j[2], j[3] } end
+  c.runs = {}
+  for i, x in ipairs(t.runs) do c.runs[i] = { x[1], x[2], x[3] } end
   return c
 end
 
 local function longest_lease()
   return math.max(L.cooldown, MAX_LEASE)
+end
+
+-- Budget::forget_runs_of_gone_buckets: the entries of buckets no longer kept are dropped.
+local function forget_runs(t)
+  local starts, kept = {}, {}
+  for _, b in ipairs(t.budget) do starts[b[1]] = true end
+  for _, x in ipairs(t.runs) do
+    if starts[x[2]] then kept[#kept + 1] = x end
+  end
+  t.runs = kept
 end
 
 -- Breaker::damage and Budget::drop_future: whether anything was discarded.
@@ -319,6 +351,7 @@ local function repair(t)
   end
   local dropped = #kept ~= #t.budget
   t.budget = kept
+  forget_runs(t)
   return damaged or dropped
 end
 
@@ -330,6 +363,7 @@ local function prune(t)
   end
   while #kept > MAX_BUCKETS do table.remove(kept, 1) end
   t.budget = kept
+  forget_runs(t)
 end
 
 local function held(t)
@@ -376,12 +410,41 @@ local function counts(t)
   return s, r
 end
 
--- Budget::allowance then the check of take_retry: whether a retry is refused, and the
--- counts the refusal names.
-local function refused(t)
+-- Budget::own: the retries of the window the run `run` made, per bucket at most the
+-- bucket's retries.
+local function own(t, run)
+  local sum = 0
+  for _, b in ipairs(t.budget) do
+    local said = 0
+    for _, x in ipairs(t.runs) do
+      if x[1] == run and x[2] == b[1] then said = math.min(said + x[3], MAX_COUNT) end
+    end
+    sum = sum + math.min(said, b[3])
+  end
+  return sum
+end
+
+-- Budget::allowance then the check of take_retry for the run `run`: whether a retry is
+-- refused, and the counts the refusal names (the retries of other runs: a run's own do
+-- not count against it).
+local function refused(t, run)
   local s, r = counts(t)
   local allowed = math.max(math.floor(s * L.pct / 100), L.floor)
-  return r >= allowed, r, s
+  local others = math.max(r - own(t, run), 0)
+  return others >= allowed, others, s
+end
+
+-- Budget::charge: one retry of the run `run` in the bucket starting at `start`; past
+-- MAX_RUNS entries the oldest is dropped.
+local function charge(t, run, start)
+  for _, x in ipairs(t.runs) do
+    if x[1] == run and x[2] == start then
+      x[3] = math.min(x[3] + 1, MAX_COUNT)
+      return
+    end
+  end
+  t.runs[#t.runs + 1] = { run, start, 1 }
+  if #t.runs > MAX_RUNS then table.remove(t.runs, 1) end
 end
 
 local function bucket(t)
@@ -471,30 +534,33 @@ end
 local function run(t)
   if op == 'admit' then
     local kind, till = admit(t, tonumber(ARGV[10]), tonumber(ARGV[11]))
-    local no, r, s = refused(t)
+    local no, r, s = refused(t, tonumber(ARGV[11]))
     local job = { '', 0, 0, 0, 0 }
     if ARGV[13] ~= '' then job = take(t, ARGV[13], ARGV[14], ARGV[12] == '1') end
     return { kind, till, t.failures, held(t) or 0, no and 1 or 0, r, s }, job
   elseif op == 'ask' then
     local h = hint_of(ARGV[10])
     if h then hold(t, h) end
-    local no, r, s = refused(t)
+    local run = tonumber(ARGV[12])
+    local no, r, s = refused(t, run)
     if ARGV[11] ~= '1' then no, r, s = false, 0, 0 end
-    local later, r2, s2 = refused(t)
+    local later, r2, s2 = refused(t, run)
     return { held(t) or 0, no and 1 or 0, r, s, later and 1 or 0, r2, s2 }
   elseif op == 'send' then
     local h = held(t)
+    local run = tonumber(ARGV[12])
     local no, r, s = false, 0, 0
     if not h and ARGV[11] == '1' then
       t.seen = now
       prune(t)
-      no, r, s = refused(t)
+      no, r, s = refused(t, run)
       if not no then
         local b = bucket(t)
         b[3] = math.min(b[3] + 1, MAX_COUNT)
+        charge(t, run, b[1])
       end
     end
-    local later, r2, s2 = refused(t)
+    local later, r2, s2 = refused(t, run)
     return { h or 0, no and 1 or 0, r, s, later and 1 or 0, r2, s2 }
   elseif op == 'record' then
     local h = hint_of(ARGV[10])
@@ -537,7 +603,11 @@ local function worth(a, b)
   for _, f in ipairs({ 'failures', 'opened_at', 'probe_until', 'probe_id', 'hold_until' }) do
     if a[f] ~= b[f] then return true end
   end
-  if #a.budget ~= #b.budget or #a.jobs ~= #b.jobs then return true end
+  if #a.budget ~= #b.budget or #a.jobs ~= #b.jobs or #a.runs ~= #b.runs then return true end
+  for i, x in ipairs(a.runs) do
+    local y = b.runs[i]
+    if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then return true end
+  end
   for i, x in ipairs(a.budget) do
     local y = b.budget[i]
     if x[1] ~= y[1] or x[2] ~= y[2] or x[3] ~= y[3] then return true end

@@ -130,8 +130,18 @@ fn arguments(op: &Op) -> (&'static str, [String; 5]) {
             let lease = millis(lease).to_string();
             ("admit", [lease, id.to_string(), renew, digest, fresh])
         }
-        Op::Ask { hint: h, charge } => ("ask", [hint(h), flag(charge), none(), none(), none()]),
-        Op::Send { charge } => ("send", [none(), flag(charge), none(), none(), none()]),
+        Op::Ask {
+            hint: h,
+            charge,
+            run,
+        } => (
+            "ask",
+            [hint(h), flag(charge), run.to_string(), none(), none()],
+        ),
+        Op::Send { charge, run } => (
+            "send",
+            [none(), flag(charge), run.to_string(), none(), none()],
+        ),
         Op::Record {
             result,
             probe,

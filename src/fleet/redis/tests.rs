@@ -95,6 +95,7 @@ fn hold(wait: Option<Duration>) -> Op {
     Op::Ask {
         hint: wait,
         charge: false,
+        run: 1,
     }
 }
 
@@ -239,8 +240,9 @@ fn sixty_four_runs_share_one_budget_exactly() {
         floor: 10,
         ..contract::limits()
     };
-    let answers = race(&server, &l, |_, store| {
-        apply(store, "http://busy:80", Op::Send { charge: true })
+    let answers = race(&server, &l, |i, store| {
+        let run = i as u64 + 1;
+        apply(store, "http://busy:80", Op::Send { charge: true, run })
             .expect("the budget answers within its bound")
     });
     let granted = answers
@@ -577,12 +579,12 @@ enum Event {
         hint: Option<u64>,
         retire: Option<(u8, u64)>,
     },
-    /// A retry is sent (`charge`: charged to the budget).
-    Send { key: usize, charge: bool },
+    /// A retry of run `run` is sent (`charge`: charged to the budget).
+    Send { key: usize, charge: bool, run: u64 },
     /// A run was told Retry-After: this many ms, and asks about a retry before its wait.
-    Hold { key: usize, wait: u64 },
+    Hold { key: usize, wait: u64, run: u64 },
     /// A run asks about a retry before its wait, with nothing to share.
-    Ask { key: usize, charge: bool },
+    Ask { key: usize, charge: bool, run: u64 },
     /// Time passes: this many ms.
     Advance(u64),
 }
@@ -628,15 +630,23 @@ impl Event {
                     }),
                 },
             ),
-            Event::Send { key, charge } => (key, Op::Send { charge }),
-            Event::Hold { key, wait } => (
+            Event::Send { key, charge, run } => (key, Op::Send { charge, run }),
+            Event::Hold { key, wait, run } => (
                 key,
                 Op::Ask {
                     hint: Some(ms(wait)),
                     charge: true,
+                    run,
                 },
             ),
-            Event::Ask { key, charge } => (key, Op::Ask { hint: None, charge }),
+            Event::Ask { key, charge, run } => (
+                key,
+                Op::Ask {
+                    hint: None,
+                    charge,
+                    run,
+                },
+            ),
             Event::Advance(_) => return None,
         })
     }
@@ -668,11 +678,14 @@ fn event() -> impl Strategy<Value = Event> {
                 hint,
                 retire
             }),
-        2 => (key.clone(), proptest::bool::weighted(0.8))
-            .prop_map(|(key, charge)| Event::Send { key, charge }),
-        1 => (key.clone(), prop_oneof![0u64..=60_000, 0u64..=30 * HOUR])
-            .prop_map(|(key, wait)| Event::Hold { key, wait }),
-        1 => (key, proptest::bool::ANY).prop_map(|(key, charge)| Event::Ask { key, charge }),
+        // Runs 1 to 4, the numbers the admissions use: a run's own retries are told apart
+        // from the others' in both languages.
+        3 => (key.clone(), proptest::bool::weighted(0.8), 1u64..=4)
+            .prop_map(|(key, charge, run)| Event::Send { key, charge, run }),
+        1 => (key.clone(), prop_oneof![0u64..=60_000, 0u64..=30 * HOUR], 1u64..=4)
+            .prop_map(|(key, wait, run)| Event::Hold { key, wait, run }),
+        1 => (key, proptest::bool::ANY, 1u64..=4)
+            .prop_map(|(key, charge, run)| Event::Ask { key, charge, run }),
         // Mostly within a cooldown or two, so that circuits get probed; now and then
         // up to 30 hours, past windows and TTLs.
         3 => prop_oneof![3 => 0u64..=1_000, 4 => 0u64..=120_000, 1 => 0u64..=30 * HOUR]
@@ -1393,8 +1406,28 @@ fn the_script_reads_a_hand_written_record_as_the_file_store_does() {
             "\"budget\":[]",
             "\"budget\":[],\"jobs\":[[\"abababababababababababababababababababababababababababababababab\",7,5]]",
         ),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":{}"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":null"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,5,1]]"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,6,1]]"),
+        ("\"budget\":[]", "\"budget\":[[5,0,1]],\"runs\":[[1,5,9]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[1,5]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[1.0,5,1]]"),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[-1,5,1]]"),
+        (
+            "\"budget\":[]",
+            "\"budget\":[],\"runs\":[[9007199254740993,5,1]]",
+        ),
+        ("\"budget\":[]", "\"budget\":[],\"runs\":[[\"1\",5,1]]"),
     ] {
         texts.push(good.replace(from, to));
+    }
+    // At most 64 entries of runs are read; one more is not a record of ours.
+    for n in [64, 65] {
+        let runs = vec!["[1,5,1]"; n].join(",");
+        let to = format!("\"budget\":[],\"runs\":[{runs}]");
+        texts.push(good.replace("\"budget\":[]", &to));
     }
     for text in texts {
         let said = Mutex::new(Vec::new());
@@ -1545,4 +1578,98 @@ fn a_long_error_quoting_a_long_password_is_masked_in_time() {
     assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
     assert!(e.len() < 4096, "{}", e.len());
     assert!(!e.contains(&LONG_PASSWORD[..8]), "{e}");
+}
+
+/// Which run made which retries, on the file store, Redis and the cluster alike: 99 runs
+/// retry once each under a floor of 100; the entries keep only the last 64 runs, so a run
+/// dropped from them has its own retry counted against it, while a run still in them does
+/// not: the script and the Rust budget give the same answers and keep the same record.
+#[test]
+fn the_stores_agree_on_whose_retries_past_the_cap() {
+    let server = RedisServer::start();
+    let cluster = RedisCluster::start();
+    let l = Limits {
+        budget_pct: 0.0,
+        floor: 100,
+        ..contract::limits()
+    };
+    let dir = tempfile::tempdir().expect("a folder");
+    let clock = Clock::manual(T0);
+    let file = FileStore::open(&dir.path().join("state.json"), &l, clock.clone()).expect("file");
+    let redis = open_on(&server, &l, clock.clone());
+    let on_cluster = open_url(&cluster.url(), &l, clock.clone()).caching_in(None);
+    let stores: [&dyn Store; 3] = [&file, &redis, &on_cluster];
+    let mut now = T0;
+    let mut send = |run: u64| {
+        now += 1;
+        clock.set(now);
+        let replies: Vec<Reply> = stores
+            .iter()
+            .map(|s| apply(*s, "http://a:80", Op::Send { charge: true, run }).expect("answers"))
+            .collect();
+        assert!(replies.windows(2).all(|p| p[0] == p[1]), "{replies:?}");
+        let kept: Vec<Target> = stores
+            .iter()
+            .map(|s| s.peek("http://a:80", BOUND).expect("answers").0)
+            .collect();
+        assert!(kept.windows(2).all(|p| p[0] == p[1]), "run {run}");
+        assert!(kept[0].budget.runs.len() <= crate::fleet::budget::MAX_RUNS);
+        matches!(replies[0], Reply::Told { budget: Ok(()), .. })
+    };
+    for run in 1..=99 {
+        assert!(send(run), "run {run}: fewer than 100 by others");
+    }
+    assert!(
+        send(1),
+        "run 1: 99 by others (its own no longer told apart)"
+    );
+    assert!(send(99), "run 99: 99 by others, its own told apart");
+    assert!(!send(2), "run 2: dropped from the entries, 101 by others");
+    assert!(send(99), "run 99 again: its own still told apart");
+}
+
+/// A record written before runs were told apart (no `runs`) is read with the same meaning
+/// by the file store and the script: its retries are other runs', for every run.
+#[test]
+fn a_record_without_runs_counts_its_retries_as_other_runs() {
+    let server = RedisServer::start();
+    let l = Limits {
+        budget_pct: 0.0,
+        floor: 3,
+        ..contract::limits()
+    };
+    let dir = tempfile::tempdir().expect("a folder");
+    let start = T0 - T0 % 60_000;
+    let target = format!(
+        "{{\"breaker\":{{\"failures\":0,\"opened_at\":null,\"probe_id\":null,\"probe_until\":null}},\"budget\":[[{start},0,3]],\"hold_until\":null,\"seen\":{T0}}}"
+    );
+    let path = dir.path().join("state.json");
+    std::fs::write(
+        &path,
+        format!(
+            "{{\n  \"format\": \"retry-http-state\",\n  \"version\": 2,\n  \"targets\": {{\n    \"http://a:80\": {target}\n  }}\n}}\n"
+        ),
+    )
+    .expect("written");
+    server.cli(&[
+        "SET",
+        &format!("{DEFAULT_PREFIX}http://a:80"),
+        &format!("{{\"format\":\"retry-http-state\",\"rev\":7,\"target\":{target}}}"),
+    ]);
+    let clock = Clock::manual(T0 + 1_000);
+    let file = FileStore::open(&path, &l, clock.clone()).expect("file");
+    let redis = open_on(&server, &l, clock.clone());
+    for store in [&file as &dyn Store, &redis] {
+        for run in [1, 2, 3] {
+            let reply =
+                apply(store, "http://a:80", Op::Send { charge: true, run }).expect("answers");
+            let Reply::Told { budget, .. } = reply else {
+                panic!("{reply:?}");
+            };
+            let why = budget.expect_err("3 retries by other runs, the floor");
+            assert!(why.contains("3 retries by other runs"), "{why}");
+        }
+        let (t, _) = store.peek("http://a:80", BOUND).expect("answers");
+        assert_eq!((t.budget.counts(), t.budget.runs.len()), ((0, 3), 0));
+    }
 }
