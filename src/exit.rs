@@ -264,11 +264,9 @@ pub enum Cause {
     TlsVerification,
     /// Another TLS failure: the handshake cut or refused (curl's 35).
     Tls,
-    /// The connection was reset or closed before the answer was whole; a proxy's tunnel
-    /// that failed (curl's 56).
+    /// The connection was reset or closed before the answer was whole (a body cut short
+    /// included), or a proxy's tunnel failed (curl's 56).
     Reset,
-    /// The body ended before its announced length (curl's 18, "partial file").
-    Partial,
     /// The output could not be written (curl's 23).
     Write,
     /// More redirects than `--max-redirs` (curl's 47).
@@ -283,7 +281,7 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause (an answer twice: below 400 and from 400).
-    pub const ALL: [Cause; 15] = [
+    pub const ALL: [Cause; 14] = [
         Cause::Answer { error: false },
         Cause::Answer { error: true },
         Cause::Deadline,
@@ -293,7 +291,6 @@ impl Cause {
         Cause::TlsVerification,
         Cause::Tls,
         Cause::Reset,
-        Cause::Partial,
         Cause::Write,
         Cause::TooManyRedirects,
         Cause::TooLarge,
@@ -370,7 +367,6 @@ fn curl_cause_code(cause: Cause, fail: bool) -> u8 {
         Cause::TlsVerification => 60,
         Cause::Tls => 35,
         Cause::Reset => 56,
-        Cause::Partial => 18,
         Cause::Write => 23,
         Cause::TooManyRedirects => 47,
         Cause::TooLarge => 63,
@@ -399,7 +395,7 @@ pub fn use_mode(mode: Mode, fail: bool) {
 
 /// The codes of `--exit-codes curl`, one row each, for `--help`, the man page and README:
 /// what curl exits with for each ending (a unit test checks them against [`curl_code`]).
-pub const CURL_TABLE: [(u8, &str); 15] = [
+pub const CURL_TABLE: [(u8, &str); 14] = [
     (
         0,
         "success; an HTTP answer of 400 or above without -f, retried statuses included once the run ends on one",
@@ -411,7 +407,6 @@ pub const CURL_TABLE: [(u8, &str); 15] = [
         "the last attempt's connection was refused; refused by --state (breaker, budget) before sending",
     ),
     (8, "the answer is not HTTP as expected (a protocol error)"),
-    (18, "the body ended before its announced length"),
     (
         22,
         "an HTTP answer of 400 or above under -f or --fail-with-body, retried statuses included; not ready (--until-*)",
@@ -426,7 +421,7 @@ pub const CURL_TABLE: [(u8, &str); 15] = [
     (47, "too many redirects (--max-redirs)"),
     (
         56,
-        "the connection was reset or closed before the answer was whole, or a proxy's tunnel failed",
+        "the connection was reset or closed before the answer was whole (a body cut short too), or a proxy's tunnel failed",
     ),
     (60, "the server's TLS certificate failed verification"),
     (63, "the body is larger than --max-filesize"),
@@ -539,7 +534,6 @@ mod tests {
             Cause::TlsVerification => 60,
             Cause::Tls => 35,
             Cause::Reset => 56,
-            Cause::Partial => 18,
             Cause::Write => 23,
             Cause::TooManyRedirects => 47,
             Cause::TooLarge => 63,

@@ -679,9 +679,8 @@ pub fn cause(happened: &Happened, deadline_passed: bool) -> Cause {
 }
 
 /// A failure kind as curl names it (`man curl`, EXIT CODES): timeouts 28, refused 7, a
-/// name not resolved 6, a rejected certificate 60, another TLS failure 35, a reset (or a
-/// proxy's tunnel failing) 56, a body cut short 18 (a body broken after part of it was
-/// streamed too), a write 23, too many redirects 47, `--max-filesize` 63, a reply that is
+/// name not resolved 6, a rejected certificate 60, another TLS failure 35, a reset, a body
+/// cut short (streamed in part or not) or a proxy's tunnel failing 56, a write 23, too many redirects 47, `--max-filesize` 63, a reply that is
 /// not HTTP 8, a resume the server refused 33.
 fn failure_cause(kind: FailureKind) -> Cause {
     match kind {
@@ -690,8 +689,10 @@ fn failure_cause(kind: FailureKind) -> Cause {
         FailureKind::ConnectTimeout | FailureKind::Timeout | FailureKind::Stall => Cause::Timeout,
         FailureKind::TlsCertificate => Cause::TlsVerification,
         FailureKind::TlsHandshake | FailureKind::TlsRejected => Cause::Tls,
-        FailureKind::Reset | FailureKind::ProxyFailed => Cause::Reset,
-        FailureKind::Truncated | FailureKind::Streamed => Cause::Partial,
+        FailureKind::Reset
+        | FailureKind::ProxyFailed
+        | FailureKind::Truncated
+        | FailureKind::Streamed => Cause::Reset,
         FailureKind::Protocol => Cause::Protocol,
         FailureKind::TooManyRedirects => Cause::TooManyRedirects,
         FailureKind::TooLarge => Cause::TooLarge,
