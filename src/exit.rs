@@ -466,12 +466,22 @@ pub fn status(code: u8) -> u8 {
     }
 }
 
-/// The summary's words for `code`: "exit 4", or under Docker's rule "exit 4 (status 1,
-/// --health-exit)", so that a log read beside `docker inspect` explains the 1 it shows.
-pub fn shown(code: u8) -> String {
-    match status(code) {
-        s if s != code => format!("exit {code} (status {s}, --health-exit)"),
+/// The summary's words for `code`, this tool's code, of a run that ends as `exit`: "exit
+/// 4", or when the process exits otherwise "exit 4 (status 1, --health-exit)" under
+/// Docker's rule, "exit 4 (status 28, --exit-codes curl)" under curl's table, so that a log
+/// read beside the status the shell saw explains it. (A batch shows its first failure's
+/// code, and the status of the transfer that sets it.)
+pub fn shown(code: u8, exit: Exit) -> String {
+    match status(exit.code()) {
+        s if s != code && health_exit() => format!("exit {code} (status {s}, --health-exit)"),
+        s if s != code => format!("exit {code} (status {s}, --exit-codes curl)"),
         _ => format!("exit {code}"),
+    }
+}
+
+impl From<Outcome> for Exit {
+    fn from(outcome: Outcome) -> Exit {
+        Exit::of(outcome)
     }
 }
 
@@ -483,7 +493,7 @@ pub fn usage_suffix() -> String {
     if status(code) == code {
         String::new()
     } else {
-        format!("; {}", shown(code))
+        format!("; {}", shown(code, Exit::of(Outcome::Usage)))
     }
 }
 

@@ -564,9 +564,9 @@ pub struct OutputFlags {
     /// -f and 22 with it (a retried status too, once the run ends on one); when the attempts
     /// or the deadline run out, the code is curl's for the last attempt's cause (a timeout
     /// or the deadline 28, refused 7, a name not resolved 6, ...); refused by --state 7; not
-    /// ready 22. The table is below. Only the exit status changes: the log, -w's
-    /// %{exitcode} and the JSON log keep retry-http's codes, and the output is the same.
-    /// --health-exit wins over both.
+    /// ready 22. The table is below. Only the exit status changes: the output is the same,
+    /// -w's %{exitcode} and the JSON log keep retry-http's codes, and the summary line says
+    /// both ("exit 3 (status 0, --exit-codes curl)"). --health-exit wins over both.
     #[arg(
         hide_short_help = true,
         long,

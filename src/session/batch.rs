@@ -260,7 +260,7 @@ impl Batch<'_> {
         let lent = self.session.lend(&self.origins, reporter, (i, began));
         let ending = run::perform(&request, &lent);
         reporter.summary(
-            ending.outcome,
+            ending.exit(),
             ending.attempts,
             began.elapsed(),
             self.session.seed,
@@ -297,9 +297,12 @@ impl Batch<'_> {
         self.session.watchdog.claim(exit.code());
         let elapsed = self.session.start.elapsed();
         let why = reason.or(unwritten).or_else(|| first_failure(&tally));
-        self.session
-            .reporter
-            .batch_summary(counts(&tally), outcome, elapsed, why.as_deref());
+        self.session.reporter.batch_summary(
+            counts(&tally),
+            (outcome, exit),
+            elapsed,
+            why.as_deref(),
+        );
         exit
     }
 }
@@ -427,7 +430,8 @@ pub(super) fn last_words(
             start,
             line: Box::new(move |_, _, outcome, why| {
                 let t = tally.lock().map(|t| *t).unwrap_or_default();
-                report::batch_summary_line(format, counts(&t), outcome, start.elapsed(), Some(why))
+                let ending = (outcome, Exit::of(outcome));
+                report::batch_summary_line(format, counts(&t), ending, start.elapsed(), Some(why))
             }),
         }
     };

@@ -278,7 +278,7 @@ impl Session {
     fn conclude(&self, ending: &Ending) -> Exit {
         self.watchdog.claim(ending.exit().code());
         self.reporter.summary(
-            ending.outcome,
+            ending.exit(),
             ending.attempts,
             self.start.elapsed(),
             self.seed,

@@ -467,6 +467,13 @@ fn the_mode_comes_from_the_flag_the_variable_or_a_config_file() {
     for (args, env, want) in cases {
         let out = ours(&args, env);
         assert_eq!(code(&out), want, "{args:?} {env:?}: {}", stderr(&out));
+        // The summary keeps retry-http's code, and says the status when it differs.
+        let err = stderr(&out);
+        let end = match want {
+            3 => "; exit 3\n".to_string(),
+            other => format!("; exit 3 (status {other}, --exit-codes curl)\n"),
+        };
+        assert!(err.ends_with(&end), "{args:?} {env:?}: {err}");
     }
 }
 
