@@ -899,12 +899,24 @@ mod tests {
     #[test]
     fn the_summary_names_the_last_answer_and_a_new_reason_once() {
         let d = Duration::from_millis(1420);
-        let words = summary_words(Outcome::Deadline, (3, d), "503", Some("deadline"), None);
+        let words = summary_words(
+            Outcome::Deadline.into(),
+            (3, d),
+            "503",
+            Some("deadline"),
+            None,
+        );
         assert_eq!(
             words,
             "deadline reached after 3 attempts in 1.42s (last: 503; deadline); exit 5"
         );
-        let same = summary_words(Outcome::Deadline, (1, d), "503", Some("503"), Some("k"));
+        let same = summary_words(
+            Outcome::Deadline.into(),
+            (1, d),
+            "503",
+            Some("503"),
+            Some("k"),
+        );
         assert!(same.contains("after 1 attempt in"), "{same}");
         assert!(same.contains("(last: 503); Idempotency-Key: k;"), "{same}");
         let forced = forced_summary(
@@ -915,7 +927,7 @@ mod tests {
             "deadline",
             (None, StateUse::None),
         );
-        let plain = summary_words(Outcome::Deadline, (3, d), "503", None, None);
+        let plain = summary_words(Outcome::Deadline.into(), (3, d), "503", None, None);
         assert_eq!(forced, format!("retry-http: error: {plain}"));
     }
 

@@ -344,6 +344,9 @@ fn the_listed_differences_from_curl_are_still_there() {
     }
 }
 
+/// Variables set for a run: name, value.
+type Env<'a> = &'a [(&'a str, &'a str)];
+
 /// retry-http with `args` (and `env` set), against nothing but what `args` names.
 fn ours(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = command();
@@ -454,7 +457,7 @@ fn the_mode_comes_from_the_flag_the_variable_or_a_config_file() {
     let cfg = cfg.to_str().unwrap();
     let env = [("RETRY_HTTP_EXIT_CODES", "curl")];
     let own_env = [("RETRY_HTTP_EXIT_CODES", "retry-http")];
-    let cases: Vec<(Vec<&str>, &[(&str, &str)], i32)> = vec![
+    let cases: Vec<(Vec<&str>, Env, i32)> = vec![
         (vec![&url], &[], 3),
         (vec!["--exit-codes", "curl", &url], &[], 0),
         (vec!["--exit-codes", "retry-http", &url], &[], 3),
@@ -489,7 +492,7 @@ fn an_unknown_mode_is_a_usage_error_naming_both() {
     std::fs::write(&cfg, "exit-codes = CURL\n").unwrap();
     let cfg = cfg.to_str().unwrap();
     let env = [("RETRY_HTTP_EXIT_CODES", "curl7")];
-    let cases: Vec<(Vec<&str>, &[(&str, &str)])> = vec![
+    let cases: Vec<(Vec<&str>, Env)> = vec![
         (vec!["--exit-codes", "bogus", &url], &[]),
         (vec!["--exit-codes=", &url], &[]),
         (vec![&url], &env),
