@@ -546,7 +546,8 @@ fn health_exit_wins_over_both_modes() {
 }
 
 /// Only the exit status changes: stdout and the -o file are the same in both modes, for
-/// a success after a retry, an error status, and a body cut short.
+/// a success after a retry, an error status, and a body cut short; the status is each
+/// table's.
 #[test]
 fn only_the_exit_status_changes() {
     let scripts = || {
@@ -559,10 +560,12 @@ fn only_the_exit_status_changes() {
             }],
         ]
     };
+    let codes = [(0, 0), (3, 0), (4, 56)];
     for (i, script) in scripts().into_iter().enumerate() {
         for to_file in [false, true] {
             let mut seen = Vec::new();
-            for mode in ["retry-http", "curl"] {
+            let (own, curl) = codes[i];
+            for (mode, want) in [("retry-http", own), ("curl", curl)] {
                 let server = Server::start(script.clone()).unwrap();
                 let dir = tempfile::tempdir().unwrap();
                 let file = dir.path().join("out");
@@ -573,6 +576,7 @@ fn only_the_exit_status_changes() {
                 }
                 args.push(&url);
                 let out = ours(&args, &[]);
+                assert_eq!(code(&out), want, "script {i}, {mode}: {}", stderr(&out));
                 seen.push((out.stdout, std::fs::read(&file).ok()));
             }
             assert_eq!(seen[0], seen[1], "script {i}, -o {to_file}");
