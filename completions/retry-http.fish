@@ -76,8 +76,8 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'W
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l exit-codes -d 'Which exit codes: retry-http\'s own (one per outcome, listed below) or curl\'s for the same endings' -r -f -a "retry-http\t'This tool\'s own codes, one per outcome (the table above; the default)'
-curl\t'curl\'s codes for the same endings, for scripts written for curl'"
+complete -c retry-http -n "__fish_retry_http_needs_command" -l exit-codes -d 'Which exit codes: retry-http\'s own (one per outcome, listed below) or curl\'s for the same endings' -r -f -a "retry-http\t'This tool\'s own codes, one per outcome (the default)'
+curl\t'curl\'s codes for the same endings, for scripts written for curl (7.88\'s)'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l parallel-max -d 'With -Z: the most transfers in flight at once, from 1 to 1000 [default: 50, as curl\'s]' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l parallel-max-host -d 'With -Z: the most transfers in flight at once to one origin (scheme, host, port), from 1 to 1000 [default: 6]' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l rate -d 'Start at most N transfers per unit of time, as curl\'s --rate: N/s, N/m, N/h, N/d, or N/5m (5 minutes; curl 8.10\'s form); N alone is per hour, as in curl' -r

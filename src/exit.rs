@@ -232,10 +232,10 @@ pub const CURL_HEADING: &str = "With --exit-codes curl (curl's codes for the sam
 /// `exit-codes`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Mode {
-    /// This tool's own codes, one per outcome (the table above; the default).
+    /// This tool's own codes, one per outcome (the default).
     #[default]
     RetryHttp,
-    /// curl's codes for the same endings, for scripts written for curl.
+    /// curl's codes for the same endings, for scripts written for curl (7.88's).
     Curl,
 }
 
