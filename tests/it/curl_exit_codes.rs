@@ -406,6 +406,7 @@ fn the_rows_curl_cannot_produce_exit_as_documented() {
     let hang = Server::start(vec![Step::Hang]).unwrap();
     let mut child = std_command()
         .args(["--exit-codes", "curl", "-s", &hang.url("/")])
+        .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let until = std::time::Instant::now() + Duration::from_secs(30);
