@@ -532,8 +532,8 @@ mod tests {
         );
     }
 
-    /// The table of `--exit-codes curl`, row by row, as the issue that asked for it and
-    /// curl's manual give it: every outcome against every cause, with and without `-f`.
+    /// The table of `--exit-codes curl`, row by row, as curl's manual gives it (`man curl`,
+    /// EXIT CODES): every outcome against every cause, with and without `-f`.
     #[test]
     fn curl_codes_for_every_outcome_and_cause() {
         let by_cause = |c: Cause, fail: bool| match c {
