@@ -80,6 +80,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--max-filesize', '--max-filesize', [CompletionResultType]::ParameterName, 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout (curl''s -w)')
             [CompletionResult]::new('--write-out', '--write-out', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout (curl''s -w)')
+            [CompletionResult]::new('--exit-codes', '--exit-codes', [CompletionResultType]::ParameterName, 'Which exit codes: retry-http''s own (one per outcome, listed below) or curl''s for the same endings')
             [CompletionResult]::new('--parallel-max', '--parallel-max', [CompletionResultType]::ParameterName, 'With -Z: the most transfers in flight at once, from 1 to 1000 [default: 50, as curl''s]')
             [CompletionResult]::new('--parallel-max-host', '--parallel-max-host', [CompletionResultType]::ParameterName, 'With -Z: the most transfers in flight at once to one origin (scheme, host, port), from 1 to 1000 [default: 6]')
             [CompletionResult]::new('--rate', '--rate', [CompletionResultType]::ParameterName, 'Start at most N transfers per unit of time, as curl''s --rate: N/s, N/m, N/h, N/d, or N/5m (5 minutes; curl 8.10''s form); N alone is per hour, as in curl')

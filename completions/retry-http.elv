@@ -77,6 +77,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --max-filesize 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)'
             cand -w 'After the run, print FORMAT on stdout (curl''s -w)'
             cand --write-out 'After the run, print FORMAT on stdout (curl''s -w)'
+            cand --exit-codes 'Which exit codes: retry-http''s own (one per outcome, listed below) or curl''s for the same endings'
             cand --parallel-max 'With -Z: the most transfers in flight at once, from 1 to 1000 [default: 50, as curl''s]'
             cand --parallel-max-host 'With -Z: the most transfers in flight at once to one origin (scheme, host, port), from 1 to 1000 [default: 6]'
             cand --rate 'Start at most N transfers per unit of time, as curl''s --rate: N/s, N/m, N/h, N/d, or N/5m (5 minutes; curl 8.10''s form); N alone is per hour, as in curl'

@@ -94,7 +94,7 @@ pub fn show(start: Instant) -> Outcome {
         "20s",
         &url,
     ];
-    let outcome = crate::run_from(args.iter().map(|s| s.into()), start);
+    let outcome = crate::run_from(args.iter().map(|s| s.into()), start).outcome;
     say.info(&format!(
         "demo: exit code {} ({})",
         outcome.code(),

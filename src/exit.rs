@@ -4,6 +4,11 @@
 //! decided in one place, `policy::decision`, whose table lists the precedence row by row.
 //! Under `--health-exit` every code but 0 leaves the process as 1 (`status`), Docker's rule
 //! for a health check; every exit path goes through `status`.
+//!
+//! `--exit-codes curl` swaps this table for curl's ([`curl_code`]): the outcome and the
+//! [`Cause`] of its last attempt give the code curl 7.88 exits with for the same ending
+//! (`man curl`, EXIT CODES). The mode is set once, before anything is sent ([`use_mode`]);
+//! an [`Exit`] reads it when its code is asked for. `--health-exit` wins over both tables.
 
 /// How a run ended, and the process exit status that says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,9 +217,215 @@ impl Outcome {
         for o in Outcome::ALL {
             out.push_str(&format!("  {:>3}  {}\n", o.code(), o.meaning()));
         }
+        out.push_str(&format!("\n{CURL_HEADING}\n"));
+        for (code, meaning) in CURL_TABLE {
+            out.push_str(&format!("  {code:>3}  {meaning}\n"));
+        }
         out
     }
 }
+
+/// What introduces [`CURL_TABLE`] wherever it is shown.
+pub const CURL_HEADING: &str = "With --exit-codes curl (curl's codes for the same endings; by the last attempt's cause when attempts or the deadline run out; signals as above; --health-exit wins):";
+
+/// Which table the exit status comes from (`--exit-codes`, `RETRY_HTTP_EXIT_CODES`, or `-K`'s
+/// `exit-codes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Mode {
+    /// This tool's own codes, one per outcome (the default).
+    #[default]
+    RetryHttp,
+    /// curl's codes for the same endings, for scripts written for curl (7.88's).
+    Curl,
+}
+
+/// What ended a run's last attempt, in curl's words: what [`curl_code`] reads for the
+/// outcomes whose code depends on it (attempts exhausted, the deadline, a failure or an
+/// answer not retried). The request sorts its failure kinds into these
+/// (`policy::decision::cause`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// An HTTP answer; `error`: its status is 400 or above (curl's 22 under `-f`, else 0).
+    Answer {
+        /// The status is 400 or above.
+        error: bool,
+    },
+    /// The deadline ended the run: it cut an attempt in flight, or no attempt was made
+    /// (curl's 28, as `-m` gives).
+    Deadline,
+    /// An attempt's time ran out: `--connect-timeout`, `--max-time`, `--stall-timeout`
+    /// (curl's 28).
+    Timeout,
+    /// The connection was refused, or the network unreachable (curl's 7).
+    Refused,
+    /// The host name did not resolve (curl's 6).
+    NotResolved,
+    /// The server's certificate failed verification (curl's 60).
+    TlsVerification,
+    /// Another TLS failure: the handshake cut or refused (curl's 35).
+    Tls,
+    /// The connection was reset or closed before the answer was whole (a body cut short
+    /// included), or a proxy's tunnel failed (curl's 56).
+    Reset,
+    /// The output could not be written (curl's 23).
+    Write,
+    /// More redirects than `--max-redirs` (curl's 47).
+    TooManyRedirects,
+    /// The body is larger than `--max-filesize` (curl's 63).
+    TooLarge,
+    /// The reply is not HTTP as expected (curl's 8, "weird server reply").
+    Protocol,
+    /// `-C -`: the server did not continue where the file ends (curl's 33, "range error").
+    NotResumable,
+}
+
+impl Cause {
+    /// Every cause (an answer twice: below 400 and from 400).
+    pub const ALL: [Cause; 14] = [
+        Cause::Answer { error: false },
+        Cause::Answer { error: true },
+        Cause::Deadline,
+        Cause::Timeout,
+        Cause::Refused,
+        Cause::NotResolved,
+        Cause::TlsVerification,
+        Cause::Tls,
+        Cause::Reset,
+        Cause::Write,
+        Cause::TooManyRedirects,
+        Cause::TooLarge,
+        Cause::Protocol,
+        Cause::NotResumable,
+    ];
+}
+
+/// How a run ends: its outcome, and the cause of its last attempt (see [`Cause`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exit {
+    /// The outcome (this tool's code).
+    pub outcome: Outcome,
+    /// What ended the last attempt, as curl would name it.
+    pub cause: Cause,
+}
+
+impl Exit {
+    /// An ending whose code does not depend on an attempt's cause: a usage error, a
+    /// refusal, a signal, the deadline with no attempt to name, a success.
+    pub fn of(outcome: Outcome) -> Exit {
+        let cause = match outcome {
+            Outcome::Success => Cause::Answer { error: false },
+            _ => Cause::Deadline,
+        };
+        Exit { outcome, cause }
+    }
+
+    /// The exit code, by the table in use: this tool's, or curl's under `--exit-codes
+    /// curl` (but this tool's under `--health-exit`, which [`status`] then makes 0 or 1).
+    pub fn code(self) -> u8 {
+        let table = TABLE.load(std::sync::atomic::Ordering::Relaxed);
+        match table {
+            CURL | CURL_FAIL if !health_exit() => curl_code(self, table == CURL_FAIL),
+            _ => self.outcome.code(),
+        }
+    }
+}
+
+/// The code curl 7.88 exits with for the ending `exit`, `fail` meaning `-f` (or
+/// `--fail-with-body`) was given: the table of `--exit-codes curl`. Signals keep their
+/// codes; a refusal by the breaker or the budget, which curl has no word for, is its "could
+/// not connect" (7); an answer that stays not ready is an HTTP error (22).
+pub fn curl_code(exit: Exit, fail: bool) -> u8 {
+    match exit.outcome {
+        Outcome::Success => 0,
+        Outcome::Local => 23,
+        Outcome::Usage => 2,
+        Outcome::Refused => 7,
+        Outcome::NotReady => 22,
+        Outcome::NonRetryableResponse
+        | Outcome::AttemptsExhausted
+        | Outcome::Deadline
+        | Outcome::NonRetryableTransport => curl_cause_code(exit.cause, fail),
+        Outcome::Hangup
+        | Outcome::Interrupted
+        | Outcome::UserSignal1
+        | Outcome::UserSignal2
+        | Outcome::Alarm
+        | Outcome::Terminated => exit.outcome.code(),
+    }
+}
+
+/// curl's code for a last attempt that ended by `cause` (`fail`: `-f`).
+fn curl_cause_code(cause: Cause, fail: bool) -> u8 {
+    match cause {
+        Cause::Answer { error } => match error && fail {
+            true => 22,
+            false => 0,
+        },
+        Cause::Deadline | Cause::Timeout => 28,
+        Cause::Refused => 7,
+        Cause::NotResolved => 6,
+        Cause::TlsVerification => 60,
+        Cause::Tls => 35,
+        Cause::Reset => 56,
+        Cause::Write => 23,
+        Cause::TooManyRedirects => 47,
+        Cause::TooLarge => 63,
+        Cause::Protocol => 8,
+        Cause::NotResumable => 33,
+    }
+}
+
+/// The table in use: [`OWN`], [`CURL`], or [`CURL_FAIL`] (curl's, with `-f`).
+static TABLE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(OWN);
+const OWN: u8 = 0;
+const CURL: u8 = 1;
+const CURL_FAIL: u8 = 2;
+
+/// Sets the table every exit path reads from here on: `mode`, with `fail` for `-f` or
+/// `--fail-with-body` (curl's 22 for an HTTP error). Called once the command line is
+/// checked, before anything is sent; a usage error found earlier exits 2 in both modes.
+pub fn use_mode(mode: Mode, fail: bool) {
+    let table = match (mode, fail) {
+        (Mode::RetryHttp, _) => OWN,
+        (Mode::Curl, false) => CURL,
+        (Mode::Curl, true) => CURL_FAIL,
+    };
+    TABLE.store(table, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The codes of `--exit-codes curl`, one row each, for `--help`, the man page and README:
+/// what curl exits with for each ending (a unit test checks them against [`curl_code`]).
+pub const CURL_TABLE: [(u8, &str); 14] = [
+    (
+        0,
+        "success; an HTTP answer of 400 or above without -f, retried statuses included once the run ends on one",
+    ),
+    (2, "usage error; nothing was sent"),
+    (6, "the last attempt's host name did not resolve"),
+    (
+        7,
+        "the last attempt's connection was refused; refused by --state (breaker, budget) before sending",
+    ),
+    (8, "the answer is not HTTP as expected (a protocol error)"),
+    (
+        22,
+        "an HTTP answer of 400 or above under -f or --fail-with-body, retried statuses included; not ready (--until-*)",
+    ),
+    (23, "the output cannot be written (a local failure)"),
+    (
+        28,
+        "the last attempt timed out (--connect-timeout, --max-time, --stall-timeout), or the deadline passed",
+    ),
+    (33, "-C -: the server did not continue the file"),
+    (35, "another TLS failure: the handshake was cut or refused"),
+    (47, "too many redirects (--max-redirs)"),
+    (
+        56,
+        "the connection was reset or closed before the answer was whole (a body cut short too), or a proxy's tunnel failed",
+    ),
+    (60, "the server's TLS certificate failed verification"),
+    (63, "the body is larger than --max-filesize"),
+];
 
 /// Whether the process exits by Docker's health-check rule (`--health-exit`, or
 /// `RETRY_HTTP_HEALTH_EXIT` set to anything but empty, 0, false, no or off): 0 healthy,
@@ -255,12 +466,22 @@ pub fn status(code: u8) -> u8 {
     }
 }
 
-/// The summary's words for `code`: "exit 4", or under Docker's rule "exit 4 (status 1,
-/// --health-exit)", so that a log read beside `docker inspect` explains the 1 it shows.
-pub fn shown(code: u8) -> String {
-    match status(code) {
-        s if s != code => format!("exit {code} (status {s}, --health-exit)"),
+/// The summary's words for `code`, this tool's code, of a run that ends as `exit`: "exit
+/// 4", or when the process exits otherwise "exit 4 (status 1, --health-exit)" under
+/// Docker's rule, "exit 4 (status 28, --exit-codes curl)" under curl's table, so that a log
+/// read beside the status the shell saw explains it. (A batch shows its first failure's
+/// code, and the status of the transfer that sets it.)
+pub fn shown(code: u8, exit: Exit) -> String {
+    match status(exit.code()) {
+        s if s != code && health_exit() => format!("exit {code} (status {s}, --health-exit)"),
+        s if s != code => format!("exit {code} (status {s}, --exit-codes curl)"),
         _ => format!("exit {code}"),
+    }
+}
+
+impl From<Outcome> for Exit {
+    fn from(outcome: Outcome) -> Exit {
+        Exit::of(outcome)
     }
 }
 
@@ -272,7 +493,7 @@ pub fn usage_suffix() -> String {
     if status(code) == code {
         String::new()
     } else {
-        format!("; {}", shown(code))
+        format!("; {}", shown(code, Exit::of(Outcome::Usage)))
     }
 }
 
@@ -311,11 +532,74 @@ mod tests {
         );
     }
 
+    /// The table of `--exit-codes curl`, row by row, as curl's manual gives it (`man curl`,
+    /// EXIT CODES): every outcome against every cause, with and without `-f`.
+    #[test]
+    fn curl_codes_for_every_outcome_and_cause() {
+        let by_cause = |c: Cause, fail: bool| match c {
+            Cause::Answer { error } => u8::from(error && fail) * 22,
+            Cause::Deadline | Cause::Timeout => 28,
+            Cause::Refused => 7,
+            Cause::NotResolved => 6,
+            Cause::TlsVerification => 60,
+            Cause::Tls => 35,
+            Cause::Reset => 56,
+            Cause::Write => 23,
+            Cause::TooManyRedirects => 47,
+            Cause::TooLarge => 63,
+            Cause::Protocol => 8,
+            Cause::NotResumable => 33,
+        };
+        for outcome in Outcome::ALL {
+            for cause in Cause::ALL {
+                for fail in [false, true] {
+                    let want = match outcome {
+                        Outcome::Success => 0,
+                        Outcome::Local => 23,
+                        Outcome::Usage => 2,
+                        Outcome::Refused => 7,
+                        Outcome::NotReady => 22,
+                        o if o.is_signal() => o.code(),
+                        _ => by_cause(cause, fail),
+                    };
+                    let got = curl_code(Exit { outcome, cause }, fail);
+                    assert_eq!(got, want, "{outcome:?} by {cause:?}, -f {fail}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_documented_curl_table_has_every_code_curl_code_gives_and_no_other() {
+        let mut given = std::collections::BTreeSet::new();
+        for outcome in Outcome::ALL.into_iter().filter(|o| !o.is_signal()) {
+            for cause in Cause::ALL {
+                for fail in [false, true] {
+                    given.insert(curl_code(Exit { outcome, cause }, fail));
+                }
+            }
+        }
+        let documented: std::collections::BTreeSet<u8> =
+            CURL_TABLE.iter().map(|(c, _)| *c).collect();
+        assert_eq!(documented, given);
+        assert_eq!(documented.len(), CURL_TABLE.len(), "one row per code");
+    }
+
+    #[test]
+    fn an_ending_without_a_cause_is_the_deadline_s_or_a_success() {
+        assert_eq!(curl_code(Exit::of(Outcome::Deadline), false), 28);
+        assert_eq!(curl_code(Exit::of(Outcome::Success), true), 0);
+        assert_eq!(curl_code(Exit::of(Outcome::Refused), true), 7);
+    }
+
     #[test]
     fn table_lists_every_code() {
         let t = Outcome::table();
         for o in Outcome::ALL {
             assert!(t.contains(&format!("{:>3}  ", o.code())), "{t}");
+        }
+        for (code, meaning) in CURL_TABLE {
+            assert!(t.contains(&format!("{code:>3}  {meaning}\n")), "{t}");
         }
     }
 }

@@ -42,7 +42,7 @@ pub(crate) mod session;
 pub(crate) mod simulate;
 pub(crate) mod units;
 
-use exit::Outcome;
+use exit::{Exit, Outcome};
 use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -58,9 +58,9 @@ pub fn main() -> ExitCode {
     }
     reuse_freed_memory();
     process::interrupt::clean_up_on_panic();
-    let outcome = run_from(std::env::args_os(), start);
+    let exit = run_from(std::env::args_os(), start);
     process::release::release_at_exit();
-    ExitCode::from(exit::status(outcome.code()))
+    ExitCode::from(exit::status(exit.code()))
 }
 
 /// Allocations up to 1 MiB come from the heap, not from a mapping of their own (glibc's
@@ -102,33 +102,34 @@ fn version() -> u8 {
 }
 
 /// Parses `args` (program name first) and runs the command; `start` is when the process
-/// started, from which `--deadline` counts. Returns the outcome that sets the exit status.
-pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Outcome {
+/// started, from which `--deadline` counts. Returns how the run ended, which sets the exit
+/// status.
+pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Exit {
     let args: Vec<OsString> = args.into_iter().collect();
     exit::health_exit_from(&args);
     // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
     let expanded = match cli::config_file::expand(args.clone(), start) {
         Ok(x) => x,
         Err(cli::config_file::Refusal::Usage(msg)) => {
-            return cli::usage::usage_line(&msg, &args, start);
+            return Exit::of(cli::usage::usage_line(&msg, &args, start));
         }
         Err(cli::config_file::Refusal::Deadline(what)) => {
-            return cli::usage::deadline_line(&what, &args, start);
+            return Exit::of(cli::usage::deadline_line(&what, &args, start));
         }
     };
     let args = expanded.args;
     exit::health_exit_from(&args);
     let mut cli = match cli::parse(&args) {
         Ok(c) => c,
-        Err(e) => return cli::usage::clap_error(&e, &args, start),
+        Err(e) => return Exit::of(cli::usage::clap_error(&e, &args, start)),
     };
     // curl's retry flags become the policy's own (`--retry 3` is `--attempts 4`).
     if let Err(e) = config::curl_retry::fold(&mut cli.request) {
-        return cli::usage::usage_line(&e.0, &args, start);
+        return Exit::of(cli::usage::usage_line(&e.0, &args, start));
     }
     match cli.command {
-        Some(cli::Command::Demo) => demo::show(start),
-        Some(cli::Command::Simulate(args)) => simulate::command::simulate(&args),
+        Some(cli::Command::Demo) => Exit::of(demo::show(start)),
+        Some(cli::Command::Simulate(args)) => Exit::of(simulate::command::simulate(&args)),
         None => session::run(&cli.request, expanded.found, start),
     }
 }

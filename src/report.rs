@@ -4,7 +4,7 @@
 //! `redact::marked` on its way out, so no secret marked where it entered is written. A
 //! [`Reporter`] is built from a [`LogConfig`] (made from the flags by `config::log`).
 
-use crate::exit::Outcome;
+use crate::exit::{Exit, Outcome};
 use crate::policy::{Jitter, WaitReason};
 use crate::units::fmt_duration;
 use crate::units::millis;
@@ -495,13 +495,15 @@ impl Reporter {
     /// (`null` on success, whatever is passed).
     pub fn summary(
         &self,
-        outcome: Outcome,
+        ending: impl Into<Exit>,
         attempts_made: u32,
         elapsed: Duration,
         seed: u64,
         last: &str,
         reason: Option<&str>,
     ) {
+        let exit: Exit = ending.into();
+        let outcome = exit.outcome;
         let reason = reason.filter(|_| outcome != Outcome::Success);
         let key = self.key.get().map(String::as_str);
         match self.log.format {
@@ -527,7 +529,7 @@ impl Reporter {
                 );
                 let why = reason.filter(|_| explained);
                 self.error(&summary_words(
-                    outcome,
+                    exit,
                     (attempts_made, elapsed),
                     last,
                     why,
@@ -561,11 +563,11 @@ impl Reporter {
     pub fn batch_summary(
         &self,
         counts: Counts,
-        outcome: Outcome,
+        (outcome, exit): (Outcome, Exit),
         elapsed: Duration,
         reason: Option<&str>,
     ) {
-        let line = batch_summary_line(self.log.format, counts, outcome, elapsed, reason);
+        let line = batch_summary_line(self.log.format, counts, (outcome, exit), elapsed, reason);
         match (self.log.format, outcome) {
             (LogFormat::Text, Outcome::Success) if self.quiet() => {}
             _ => self.write_line(&line),
@@ -574,11 +576,12 @@ impl Reporter {
 }
 
 /// The batch's summary line, as [`Reporter::batch_summary`] writes it (and the watchdog
-/// or the signal handler, when they end a batch).
+/// or the signal handler, when they end a batch): `outcome` is the batch's (its first
+/// failure's), `exit` how the process exits (see `session::schedule::Tally::exit`).
 pub fn batch_summary_line(
     format: LogFormat,
     c: Counts,
-    outcome: Outcome,
+    (outcome, exit): (Outcome, Exit),
     elapsed: Duration,
     reason: Option<&str>,
 ) -> String {
@@ -613,11 +616,11 @@ pub fn batch_summary_line(
                 (Outcome::Success, _) => format!("{PREFIX} {head}"),
                 (_, Some(why)) => format!(
                     "{PREFIX} error: {head}; {why}; {}",
-                    crate::exit::shown(outcome.code())
+                    crate::exit::shown(outcome.code(), exit)
                 ),
                 (_, None) => format!(
                     "{PREFIX} error: {head}; {}",
-                    crate::exit::shown(outcome.code())
+                    crate::exit::shown(outcome.code(), exit)
                 ),
             }
         }
@@ -630,20 +633,21 @@ pub fn batch_summary_line(
 /// sent, the exit code. A run that sent nothing has no attempt to count and no last
 /// answer: `why` (or `last`) says what stopped it, "nothing sent" said once.
 fn summary_words(
-    outcome: Outcome,
+    exit: Exit,
     (attempts_made, elapsed): (u32, Duration),
     last: &str,
     why: Option<&str>,
     key: Option<&str>,
 ) -> String {
-    let what = outcome.summary_phrase();
+    let what = exit.outcome.summary_phrase();
+    let shown = crate::exit::shown(exit.outcome.code(), exit);
     if attempts_made == 0 {
         return format!(
             "{what} in {}, nothing sent{}{}; {}",
             fmt_duration(elapsed),
             after_nothing_sent(why.unwrap_or(last)),
             key_phrase(key),
-            crate::exit::shown(outcome.code())
+            shown
         );
     }
     let why = match why {
@@ -655,7 +659,7 @@ fn summary_words(
         "{what} after {attempts_made} attempt{plural} in {} (last: {last}{why}){}; {}",
         fmt_duration(elapsed),
         key_phrase(key),
-        crate::exit::shown(outcome.code())
+        shown
     )
 }
 
@@ -787,7 +791,7 @@ pub fn forced_summary(
         }
         LogFormat::Text => format!(
             "{PREFIX} error: {}",
-            summary_words(outcome, (attempts_made, elapsed), last, None, key)
+            summary_words(outcome.into(), (attempts_made, elapsed), last, None, key)
         ),
     };
     crate::redact::marked(&line)
@@ -895,12 +899,24 @@ mod tests {
     #[test]
     fn the_summary_names_the_last_answer_and_a_new_reason_once() {
         let d = Duration::from_millis(1420);
-        let words = summary_words(Outcome::Deadline, (3, d), "503", Some("deadline"), None);
+        let words = summary_words(
+            Outcome::Deadline.into(),
+            (3, d),
+            "503",
+            Some("deadline"),
+            None,
+        );
         assert_eq!(
             words,
             "deadline reached after 3 attempts in 1.42s (last: 503; deadline); exit 5"
         );
-        let same = summary_words(Outcome::Deadline, (1, d), "503", Some("503"), Some("k"));
+        let same = summary_words(
+            Outcome::Deadline.into(),
+            (1, d),
+            "503",
+            Some("503"),
+            Some("k"),
+        );
         assert!(same.contains("after 1 attempt in"), "{same}");
         assert!(same.contains("(last: 503); Idempotency-Key: k;"), "{same}");
         let forced = forced_summary(
@@ -911,7 +927,7 @@ mod tests {
             "deadline",
             (None, StateUse::None),
         );
-        let plain = summary_words(Outcome::Deadline, (3, d), "503", None, None);
+        let plain = summary_words(Outcome::Deadline.into(), (3, d), "503", None, None);
         assert_eq!(forced, format!("retry-http: error: {plain}"));
     }
 

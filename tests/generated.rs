@@ -6,7 +6,7 @@
 use clap::CommandFactory;
 use clap_complete::Shell;
 use retry_http::cli::Cli;
-use retry_http::exit::Outcome;
+use retry_http::exit::{CURL_HEADING, CURL_TABLE, Outcome};
 use roff::{Roff, bold, roman};
 use std::path::{Path, PathBuf};
 
@@ -66,12 +66,17 @@ const RETRY_RULES: &[&str] = &[
     "GET, HEAD, OPTIONS, TRACE, PUT and DELETE are idempotent (RFC 9110 section 9.2.2). Other methods are replayed only when the failure proves the request was not processed (no connection; 408, 429, 503), or with an Idempotency-Key or --retry-unsafe.",
 ];
 
-/// The EXIT STATUS section: every [`Outcome`], its code and meaning.
+/// The EXIT STATUS section: every [`Outcome`], its code and meaning; then the codes of
+/// `--exit-codes curl` ([`CURL_TABLE`]), each tagged "curl N".
 fn exit_status() -> Vec<(String, String)> {
-    Outcome::ALL
+    let own = Outcome::ALL
         .iter()
-        .map(|o| (o.code().to_string(), o.meaning().to_string()))
-        .collect()
+        .map(|o| (o.code().to_string(), o.meaning().to_string()));
+    let heading = ("--exit-codes curl".to_string(), CURL_HEADING.to_string());
+    let curl = CURL_TABLE
+        .iter()
+        .map(|(code, meaning)| (format!("curl {code}"), meaning.to_string()));
+    own.chain(std::iter::once(heading)).chain(curl).collect()
 }
 
 /// The ENVIRONMENT section: each flag's variable, then those read besides.
@@ -398,7 +403,17 @@ fn exit_table() -> String {
     t
 }
 
-/// The README's generated block, the exit-code table, is fresh.
+/// The README's table of `--exit-codes curl`, one row per code of [`CURL_TABLE`].
+fn curl_exit_table() -> String {
+    let mut t = String::from("| curl's code | when |\n|---|---|\n");
+    for (code, meaning) in CURL_TABLE {
+        assert!(!meaning.contains('|'), "a | would split the row: {meaning}");
+        t.push_str(&format!("| {code} | {meaning} |\n"));
+    }
+    t
+}
+
+/// The README's generated blocks, the exit-code tables, are fresh.
 #[test]
 fn readme_exit_table_is_fresh() {
     let readme_path = root().join("README.md");
@@ -408,6 +423,12 @@ fn readme_exit_table_is_fresh() {
         "<!-- exits:start -->\n",
         "<!-- exits:end -->",
         &exit_table(),
+    );
+    let fresh = fill_block(
+        &fresh,
+        "<!-- curl-exits:start -->\n",
+        "<!-- curl-exits:end -->",
+        &curl_exit_table(),
     );
     check(&readme_path, fresh.as_bytes());
 }

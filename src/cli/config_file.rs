@@ -524,10 +524,19 @@ fn check_value(long: &str, value: &str) -> Result<(), String> {
     if !about_this_flag {
         return Ok(());
     }
-    let why = std::error::Error::source(&e).map_or_else(
-        || "this value is not accepted".to_string(),
-        ToString::to_string,
-    );
+    // A flag with a list of values (--exit-codes, --log-format...) names the list, as the
+    // command line's error does, without the rejected value.
+    let listed = match e.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(values)) => Some(format!(
+            "this value is not accepted [possible values: {}]",
+            values.join(", ")
+        )),
+        _ => None,
+    };
+    let why = std::error::Error::source(&e)
+        .map(ToString::to_string)
+        .or(listed)
+        .unwrap_or_else(|| "this value is not accepted".to_string());
     Err(format!("--{long}: {}", unquoted(&why)))
 }
 

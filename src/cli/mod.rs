@@ -51,7 +51,7 @@ pub fn target_shown(text: &str) -> String {
 /// Shown after `-h`: the exit codes in one line (from [`Outcome`]), and where the rest is.
 fn short_after_help() -> String {
     format!(
-        "Exit codes: {}; --help has all, with examples.",
+        "Exit codes: {}; --exit-codes curl gives curl's; --help has all, with examples.",
         Outcome::short_list()
     )
 }
@@ -559,6 +559,26 @@ pub struct OutputFlags {
         value_parser = clap::builder::FalseyValueParser::new()
     )]
     pub health_exit: bool,
+
+    /// Which exit codes: retry-http's own (one per outcome, listed below) or curl's for the
+    /// same endings.
+    ///
+    /// With curl, a script written for curl runs unchanged: an HTTP answer exits 0 without
+    /// -f and 22 with it (a retried status too, once the run ends on one); when the attempts
+    /// or the deadline run out, the code is curl's for the last attempt's cause (a timeout
+    /// or the deadline 28, refused 7, a name not resolved 6, ...); refused by --state 7; not
+    /// ready 22. The table is below. Only the exit status changes: the output is the same,
+    /// -w's %{exitcode} and the JSON log keep retry-http's codes, and the summary line says
+    /// both ("exit 3 (status 0, --exit-codes curl)"). --health-exit wins over both.
+    #[arg(
+        hide_short_help = true,
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "retry-http",
+        env = "RETRY_HTTP_EXIT_CODES"
+    )]
+    pub exit_codes: crate::exit::Mode,
 }
 
 /// The flags under "Logging": how much stderr says, in which format, in colour or not.

@@ -182,6 +182,10 @@ pub struct OutputConfig {
     /// A readiness condition reads the body before it is written: it is spooled even for
     /// `-o /dev/null`.
     pub inspect: bool,
+    /// `--exit-codes`: which table the exit status comes from.
+    pub exit_codes: crate::exit::Mode,
+    /// `-f` or `--fail-with-body`: under `--exit-codes curl`, an HTTP error exits 22.
+    pub fail: bool,
 }
 
 /// The whole validated configuration of a request run.
@@ -718,6 +722,8 @@ fn output(a: &RequestArgs, path: Option<PathBuf>, inspect: bool) -> OutputConfig
         write_out: o.write_out.clone(),
         create_dirs: a.destination.output.create_dirs,
         inspect,
+        exit_codes: o.exit_codes,
+        fail: a.destination.output.fail || o.fail_with_body,
     }
 }
 

@@ -104,7 +104,7 @@ use super::backoff::{
 };
 use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
-use crate::exit::Outcome;
+use crate::exit::{Cause, Outcome};
 use crate::units::fmt_duration;
 use rand::Rng;
 use std::time::Duration;
@@ -668,6 +668,46 @@ pub fn at_the_end(outcome: Outcome, deadline_passed: bool) -> Outcome {
 /// makes no change.
 pub fn unwritten(outcome: Outcome, written: bool) -> Outcome {
     if written { outcome } else { Outcome::Local }
+}
+
+/// What ended an attempt that `happened` so, in curl's words, for `--exit-codes curl`
+/// (`exit::curl_code`): an answer (an error from 400), or the failure's kind as curl names
+/// it. A failure once the deadline had passed is the deadline's (it cut the attempt, as
+/// curl's `-m` does: 28).
+pub fn cause(happened: &Happened, deadline_passed: bool) -> Cause {
+    match happened {
+        Happened::Failure(_) if deadline_passed => Cause::Deadline,
+        Happened::Failure(kind) => failure_cause(*kind),
+        Happened::Status(status) => Cause::Answer {
+            error: *status >= 400,
+        },
+        Happened::Success | Happened::Declined(_) | Happened::NotReady(_) | Happened::Signal(_) => {
+            Cause::Answer { error: false }
+        }
+    }
+}
+
+/// A failure kind as curl names it (`man curl`, EXIT CODES): timeouts 28, refused 7, a
+/// name not resolved 6, a rejected certificate 60, another TLS failure 35, a reset, a body
+/// cut short (streamed in part or not) or a proxy's tunnel failing 56, a write 23, too many redirects 47, `--max-filesize` 63, a reply that is
+/// not HTTP 8, a resume the server refused 33.
+fn failure_cause(kind: FailureKind) -> Cause {
+    match kind {
+        FailureKind::Refused => Cause::Refused,
+        FailureKind::Dns => Cause::NotResolved,
+        FailureKind::ConnectTimeout | FailureKind::Timeout | FailureKind::Stall => Cause::Timeout,
+        FailureKind::TlsCertificate => Cause::TlsVerification,
+        FailureKind::TlsHandshake | FailureKind::TlsRejected => Cause::Tls,
+        FailureKind::Reset
+        | FailureKind::ProxyFailed
+        | FailureKind::Truncated
+        | FailureKind::Streamed => Cause::Reset,
+        FailureKind::Protocol => Cause::Protocol,
+        FailureKind::TooManyRedirects => Cause::TooManyRedirects,
+        FailureKind::TooLarge => Cause::TooLarge,
+        FailureKind::NotResumable => Cause::NotResumable,
+        FailureKind::Local => Cause::Write,
+    }
 }
 
 #[cfg(test)]

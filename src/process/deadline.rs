@@ -183,7 +183,8 @@ impl Watchdog {
         let outcome = s.at_deadline;
         let line = (words.summary)(s.attempts, &s.last, outcome);
         drop(s);
-        (words.end)(Some(line), outcome.code());
+        // No attempt ended before the deadline: curl's table names it by the deadline.
+        (words.end)(Some(line), crate::exit::Exit::of(outcome).code());
     }
 
     /// The run has claimed its ending: its last words have until the deadline, or

@@ -16,7 +16,7 @@
 //! is `policy::decision`'s.
 
 use crate::config::Config;
-use crate::exit::Outcome;
+use crate::exit::{Cause, Outcome};
 use crate::fleet::admission::{Between, Gate, shares_hint};
 use crate::fleet::origins::{Origins, Told};
 use crate::http::body::Payload;
@@ -125,6 +125,9 @@ pub struct Ended {
     /// as read and clamped, for `--state`.
     pub status: Option<u16>,
     pub hint: Option<Duration>,
+    /// What ended the last attempt, in curl's words (`--exit-codes curl`); the deadline
+    /// while no attempt has ended.
+    pub cause: Cause,
 }
 
 impl Ended {
@@ -147,6 +150,7 @@ impl Ended {
             head_dumped: false,
             status: None,
             hint: None,
+            cause: Cause::Deadline,
         }
     }
 }
@@ -332,6 +336,7 @@ impl Loop<'_> {
             _ => None,
         };
         carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
+        carry.seen.cause = decision::cause(&facts.happened, facts.deadline_passed);
         // Should the deadline cut the next attempt and the watchdog have to end the run, it
         // ends as the decision would (row 7 as 8 after a not-ready answer).
         self.watchdog.at_deadline(if carry.not_ready {

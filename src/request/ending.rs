@@ -3,7 +3,7 @@
 //! the `--state` store, and `-w` (its values taken from how the run ended, written on stdout,
 //! and after `%{stderr}` on stderr with every secret masked).
 
-use crate::exit::Outcome;
+use crate::exit::{Cause, Exit, Outcome};
 use crate::fleet::admission::Shared;
 use crate::http::timing::Timeline;
 use crate::http::transport::{self, Head};
@@ -26,6 +26,18 @@ pub struct Ending {
     pub last: String,
     /// Why the request stopped.
     pub reason: String,
+    /// What ended the last attempt, in curl's words (`--exit-codes curl`).
+    pub cause: Cause,
+}
+
+impl Ending {
+    /// How the run of this request ends, for its exit status.
+    pub fn exit(&self) -> Exit {
+        Exit {
+            outcome: self.outcome,
+            cause: self.cause,
+        }
+    }
 }
 
 /// `-D`, `--etag-save`, the state, then `-w`. The deadline still holds over them (a `-D`
@@ -40,6 +52,7 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
     if outcome != ended.outcome {
         ended.outcome = outcome;
         ended.why = Some(decision::DEADLINE_DURING.into());
+        ended.cause = Cause::Deadline;
     }
     let (mut outcome, mut reason) = write_files(request, lent, &ended);
     if let Some(s) = shared {
@@ -59,6 +72,7 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
         attempts: ended.attempts_made,
         last: ended.last,
         reason,
+        cause: ended.cause,
     }
 }
 

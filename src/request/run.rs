@@ -104,6 +104,7 @@ fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
         attempts: 0,
         last: why.to_string(),
         reason,
+        cause: ended.cause,
     }
 }
 

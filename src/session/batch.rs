@@ -20,7 +20,7 @@
 use super::schedule::{Limits, Next, Schedule, Start, Tally};
 use super::{Session, SummaryLine, Unbuilt};
 use crate::config::Config;
-use crate::exit::Outcome;
+use crate::exit::{Exit, Outcome};
 use crate::fleet::admission::target_key;
 use crate::fleet::origins::Origins;
 use crate::http::transport::Transport;
@@ -62,10 +62,10 @@ struct Batch<'s> {
 }
 
 /// Runs the batch of `cfg` in `session`: the transfers, stdout in URL order, the summary;
-/// returns the batch's outcome (see the module's exit rule).
-pub(super) fn run(session: &Session, cfg: &Config) -> Outcome {
+/// returns how the batch ended (see the module's exit rule).
+pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
     if let Err(e) = check_outputs(cfg) {
-        return session.usage(&e);
+        return Exit::of(session.usage(&e));
     }
     session.curl_flags_line(cfg);
     session.before_sending(cfg);
@@ -216,8 +216,8 @@ impl Batch<'_> {
         }
     }
 
-    /// Transfer `i`, its stdout captured in a spool of its own: its outcome and the spool.
-    fn transfer(&self, i: usize) -> (Outcome, Option<File>) {
+    /// Transfer `i`, its stdout captured in a spool of its own: how it ended and the spool.
+    fn transfer(&self, i: usize) -> (Exit, Option<File>) {
         let count = self.cfg.batch.transfers.len();
         let reporter = self.session.reporter.tagged(i + 1, count);
         let spool = match tempfile::tempfile() {
@@ -227,7 +227,7 @@ impl Batch<'_> {
                     "cannot make a temporary file for the transfer's output in {} ({e}): set TMPDIR to a writable folder",
                     std::env::temp_dir().display()
                 ));
-                return (Outcome::Local, None);
+                return (Exit::of(Outcome::Local), None);
             }
         };
         let before = output::capture_stdout(spool.try_clone().ok());
@@ -237,8 +237,8 @@ impl Batch<'_> {
     }
 
     /// Builds transfer `i` with the session's steps (reusing a transport kept for its
-    /// origin) and runs it; writes its summary. Returns its outcome.
-    fn perform(&self, i: usize, reporter: &Reporter) -> Outcome {
+    /// origin) and runs it; writes its summary. Returns how it ended.
+    fn perform(&self, i: usize, reporter: &Reporter) -> Exit {
         let began = Instant::now();
         let mut cfg = self.cfg.transfer(i);
         cfg.state = self.session.shared.clone();
@@ -252,7 +252,7 @@ impl Batch<'_> {
                 if let Some(t) = ticket {
                     self.session.aborts.remove(t);
                 }
-                return unbuilt_transfer(reporter, unbuilt, began);
+                return Exit::of(unbuilt_transfer(reporter, unbuilt, began));
             }
         };
         let ticket =
@@ -260,7 +260,7 @@ impl Batch<'_> {
         let lent = self.session.lend(&self.origins, reporter, (i, began));
         let ending = run::perform(&request, &lent);
         reporter.summary(
-            ending.outcome,
+            ending.exit(),
             ending.attempts,
             began.elapsed(),
             self.session.seed,
@@ -271,44 +271,68 @@ impl Batch<'_> {
         if let Some(dropped) = dropped {
             self.session.aborts.remove(dropped);
         }
-        ending.outcome
+        ending.exit()
     }
 
     /// The batch's end: what is left for stdout written, the outcome settled and claimed,
     /// the summary written.
-    fn conclude(&self) -> Outcome {
+    fn conclude(&self) -> Exit {
         {
             let mut s = self.lock();
             s.stop();
         }
         self.write_ready();
         let tally = self.lock().tally();
-        let (mut outcome, reason) = match self.session.interrupt.fired() {
-            Some(sig) => (sig.outcome(), Some("stopping: interrupted".to_string())),
-            None if self.session.watchdog.expired() => (
-                Outcome::Deadline,
-                Some("the deadline passed before every transfer ended".to_string()),
-            ),
-            None if self.reader_gone.load(Ordering::SeqCst) => (
-                tally.outcome(Outcome::Success),
-                Some("stdout's reader went away: nothing new was started".to_string()),
-            ),
-            None => (tally.outcome(Outcome::Deadline), None),
-        };
+        let (mut outcome, mut exit, reason) = self.settled(&tally);
         let unwritten = self.unwritten.lock().ok().and_then(|mut u| u.take());
         if let Some(e) = &unwritten {
             self.session.reporter.error(e);
             if outcome == Outcome::Success {
                 outcome = Outcome::Local;
             }
+            if exit.code() == 0 {
+                exit = Exit::of(Outcome::Local);
+            }
         }
-        self.session.watchdog.claim(outcome.code());
+        self.session.watchdog.claim(exit.code());
         let elapsed = self.session.start.elapsed();
         let why = reason.or(unwritten).or_else(|| first_failure(&tally));
-        self.session
-            .reporter
-            .batch_summary(counts(&tally), outcome, elapsed, why.as_deref());
-        outcome
+        self.session.reporter.batch_summary(
+            counts(&tally),
+            (outcome, exit),
+            elapsed,
+            why.as_deref(),
+        );
+        exit
+    }
+}
+
+impl Batch<'_> {
+    /// What ends the batch, before stdout's last writes are weighed: its outcome (for the
+    /// summary), how it exits in the table in use, and why, when the tally does not say.
+    fn settled(&self, tally: &Tally) -> (Outcome, Exit, Option<String>) {
+        match self.session.interrupt.fired() {
+            Some(sig) => (
+                sig.outcome(),
+                Exit::of(sig.outcome()),
+                Some("stopping: interrupted".to_string()),
+            ),
+            None if self.session.watchdog.expired() => (
+                Outcome::Deadline,
+                Exit::of(Outcome::Deadline),
+                Some("the deadline passed before every transfer ended".to_string()),
+            ),
+            None if self.reader_gone.load(Ordering::SeqCst) => (
+                tally.outcome(Outcome::Success),
+                tally.exit(Outcome::Success),
+                Some("stdout's reader went away: nothing new was started".to_string()),
+            ),
+            None => (
+                tally.outcome(Outcome::Deadline),
+                tally.exit(Outcome::Deadline),
+                None,
+            ),
+        }
     }
 }
 
@@ -328,11 +352,11 @@ fn check_outputs(cfg: &Config) -> Result<(), String> {
 
 /// Why a batch failed, when one of its transfers did: which one.
 fn first_failure(tally: &Tally) -> Option<String> {
-    let (i, outcome) = tally.first_failure?;
+    let (i, exit) = tally.first_failure?;
     Some(format!(
         "the first failure in URL order is transfer {} (exit {})",
         i + 1,
-        outcome.code()
+        exit.outcome.code()
     ))
 }
 
@@ -406,7 +430,8 @@ pub(super) fn last_words(
             start,
             line: Box::new(move |_, _, outcome, why| {
                 let t = tally.lock().map(|t| *t).unwrap_or_default();
-                report::batch_summary_line(format, counts(&t), outcome, start.elapsed(), Some(why))
+                let ending = (outcome, Exit::of(outcome));
+                report::batch_summary_line(format, counts(&t), ending, start.elapsed(), Some(why))
             }),
         }
     };

@@ -13,7 +13,7 @@ mod schedule;
 use crate::cli::RequestArgs;
 use crate::cli::config_file::Found;
 use crate::config::{self, Config};
-use crate::exit::Outcome;
+use crate::exit::{Exit, Outcome};
 use crate::http::body::Payload;
 use crate::http::transport::Transport;
 use crate::output;
@@ -33,13 +33,15 @@ use std::time::Instant;
 
 /// Runs the main command: one request with retries; `found` is what reading the `-K` and
 /// `-H @FILE` files found, `start` when the process started. Returns the outcome that sets
-/// the exit status.
-pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Outcome {
+/// the exit status, with its cause (see `exit::Exit`).
+pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Exit {
     let reporter = Reporter::new(crate::config::log::of(args));
     let cfg = match config::build(args, found) {
         Ok(cfg) => cfg,
-        Err(e) => return unusable(args, found, &reporter, start, e.0),
+        Err(e) => return Exit::of(unusable(args, found, &reporter, start, e.0)),
     };
+    // From here every exit path reads the table the command line chose.
+    crate::exit::use_mode(cfg.output.exit_codes, cfg.output.fail);
     let mut session = Session::begin(&cfg, reporter, start, found.from_file);
     session.shared = batch::shared_state(args, &cfg);
     let outcome = session.run(&cfg);
@@ -145,17 +147,17 @@ impl Session {
         }
     }
 
-    /// Builds the request and runs it, then writes the summary; returns the outcome. A
+    /// Builds the request and runs it, then writes the summary; returns how it ended. A
     /// batch (several URLs, or `-Z`) runs through `batch`.
-    fn run(&self, cfg: &Config) -> Outcome {
+    fn run(&self, cfg: &Config) -> Exit {
         if cfg.batch.is_batch() && !cfg.explain {
             return batch::run(self, cfg);
         }
         let request = match self.build(cfg, &self.reporter, (true, None)) {
             Ok(request) => request,
-            Err(Unbuilt::Usage(msg)) => return self.usage(&msg),
-            Err(Unbuilt::BodyUnread) => return self.body_unread(),
-            Err(Unbuilt::Explain) => return self.explain(cfg),
+            Err(Unbuilt::Usage(msg)) => return Exit::of(self.usage(&msg)),
+            Err(Unbuilt::BodyUnread) => return Exit::of(self.body_unread()),
+            Err(Unbuilt::Explain) => return Exit::of(self.explain(cfg)),
         };
         self.aborts.add(request.transport.abort_handle());
         let origins = crate::fleet::origins::Origins::new();
@@ -276,19 +278,19 @@ impl Session {
     /// itself (if the watchdog is ending it, this never returns); the watchdog still bounds
     /// the summary, and ends a run stuck on it with the outcome's code (see
     /// `Watchdog::claim`).
-    fn conclude(&self, ending: &Ending) -> Outcome {
-        self.watchdog.claim(ending.outcome.code());
+    fn conclude(&self, ending: &Ending) -> Exit {
+        self.watchdog.claim(ending.exit().code());
         // The store a rediss:// connection read during the run.
         store_warning(&self.reporter);
         self.reporter.summary(
-            ending.outcome,
+            ending.exit(),
             ending.attempts,
             self.start.elapsed(),
             self.seed,
             &ending.last,
             Some(&ending.reason),
         );
-        ending.outcome
+        ending.exit()
     }
 
     /// Notes that `what` (an input file: a FIFO or a pipe may block) is being read, so that
@@ -332,7 +334,7 @@ impl Session {
     /// watchdog when there is a deadline, and for a usage error without one by
     /// [`deadline::USAGE_WORDS`].
     fn last_words(&self, outcome: Outcome) {
-        self.watchdog.claim(outcome.code());
+        self.watchdog.claim(Exit::of(outcome).code());
         if outcome == Outcome::Usage && !self.watchdog.keeps_a_deadline() {
             deadline::bound_usage_error(None);
         }

@@ -8,7 +8,7 @@
 //! order; the tally counts them. Memory is bounded by the window, whatever the batch's
 //! length.
 
-use crate::exit::Outcome;
+use crate::exit::{Exit, Outcome};
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -19,8 +19,8 @@ enum Slot<T> {
     Waiting,
     /// Started by a worker.
     Running,
-    /// Ended, with what it left for stdout (`T`, its spool) and its outcome.
-    Done(Outcome, T),
+    /// Ended, with what it left for stdout (`T`, its spool) and how it ended.
+    Done(Exit, T),
 }
 
 /// How the transfers of a batch ended so far.
@@ -32,8 +32,12 @@ pub struct Tally {
     pub succeeded: usize,
     /// Transfers that ended with another outcome.
     pub failed: usize,
-    /// The first failed transfer in URL order (0-based) and its outcome.
-    pub first_failure: Option<(usize, Outcome)>,
+    /// The first failed transfer in URL order (0-based) and how it ended.
+    pub first_failure: Option<(usize, Exit)>,
+    /// The first transfer in URL order whose exit code is not 0, in the table in use
+    /// (`--exit-codes curl` gives 0 to an HTTP error without `-f`): the first failure
+    /// under retry-http's own table.
+    pub first_code: Option<(usize, Exit)>,
     /// Transfers started and not ended yet (0 once the batch is over; the watchdog and
     /// the signal handler, which end the run while some are under way, count them failed).
     pub running: usize,
@@ -50,20 +54,36 @@ impl Tally {
     /// failure but transfers not started, `stopped` (why they were not).
     pub fn outcome(&self, stopped: Outcome) -> Outcome {
         match self.first_failure {
-            Some((_, outcome)) => outcome,
+            Some((_, exit)) => exit.outcome,
             None if self.not_started() > 0 => stopped,
             None => Outcome::Success,
         }
     }
 
-    fn count(&mut self, i: usize, outcome: Outcome) {
-        if outcome == Outcome::Success {
+    /// The batch's exit rule in the table in use: the first transfer in URL order whose
+    /// code is not 0; with none, transfers not started end it as `stopped`; else the first
+    /// failure (whose code is then 0), or a success. Under retry-http's own table this is
+    /// [`Tally::outcome`].
+    pub fn exit(&self, stopped: Outcome) -> Exit {
+        match (self.first_code, self.first_failure) {
+            (Some((_, exit)), _) => exit,
+            (None, _) if self.not_started() > 0 => Exit::of(stopped),
+            (None, Some((_, exit))) => exit,
+            (None, None) => Exit::of(Outcome::Success),
+        }
+    }
+
+    fn count(&mut self, i: usize, exit: Exit) {
+        if exit.code() != 0 && self.first_code.is_none_or(|(j, _)| i < j) {
+            self.first_code = Some((i, exit));
+        }
+        if exit.outcome == Outcome::Success {
             self.succeeded += 1;
             return;
         }
         self.failed += 1;
         if self.first_failure.is_none_or(|(j, _)| i < j) {
-            self.first_failure = Some((i, outcome));
+            self.first_failure = Some((i, exit));
         }
     }
 }
@@ -149,7 +169,7 @@ impl<T> Schedule<T> {
         let mut t = self.tally;
         for (k, slot) in self.window.iter().enumerate() {
             match slot {
-                Slot::Done(outcome, _) => t.count(self.first + k, *outcome),
+                Slot::Done(exit, _) => t.count(self.first + k, *exit),
                 Slot::Running => t.running += 1,
                 Slot::Waiting => {}
             }
@@ -204,8 +224,8 @@ impl<T> Schedule<T> {
         }
     }
 
-    /// Transfer `index` (to `origin`) ended with `outcome`, leaving `spool` for stdout.
-    pub fn ended(&mut self, index: usize, origin: &str, outcome: Outcome, spool: T) {
+    /// Transfer `index` (to `origin`) ended as `exit`, leaving `spool` for stdout.
+    pub fn ended(&mut self, index: usize, origin: &str, exit: Exit, spool: T) {
         if let Some(n) = self.in_flight.get_mut(origin) {
             *n = n.saturating_sub(1);
             if *n == 0 {
@@ -213,9 +233,9 @@ impl<T> Schedule<T> {
             }
         }
         if let Some(slot) = self.window.get_mut(index - self.first) {
-            *slot = Slot::Done(outcome, spool);
+            *slot = Slot::Done(exit, spool);
         }
-        if outcome != Outcome::Success && self.limits.fail_early {
+        if exit.outcome != Outcome::Success && self.limits.fail_early {
             self.stopped = true;
         }
     }
@@ -251,10 +271,10 @@ impl<T> Schedule<T> {
                 _ => return None,
             }
         }
-        let Some(Slot::Done(outcome, spool)) = self.window.pop_front() else {
+        let Some(Slot::Done(exit, spool)) = self.window.pop_front() else {
             return None;
         };
-        self.tally.count(self.first, outcome);
+        self.tally.count(self.first, exit);
         self.first += 1;
         self.writing = true;
         Some(spool)
@@ -294,15 +314,15 @@ mod tests {
         let o = ["a", "a", "b"];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
-        s.ended(0, "a", Outcome::Success, 10);
+        s.ended(0, "a", Exit::of(Outcome::Success), 10);
         assert_eq!(s.next_output(), Some(10));
         s.written();
         assert_eq!(start(&mut s, now, &o), Some(1));
-        s.ended(1, "a", Outcome::AttemptsExhausted, 11);
+        s.ended(1, "a", Exit::of(Outcome::AttemptsExhausted), 11);
         assert_eq!(s.next_output(), Some(11));
         s.written();
         assert_eq!(start(&mut s, now, &o), Some(2));
-        s.ended(2, "b", Outcome::Success, 12);
+        s.ended(2, "b", Exit::of(Outcome::Success), 12);
         assert_eq!(s.next_output(), Some(12));
         s.written();
         assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
@@ -320,10 +340,10 @@ mod tests {
         assert_eq!(start(&mut s, now, &o), Some(1));
         // Two in flight: the third waits though a worker is free.
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
-        s.ended(1, "a", Outcome::Success, 1);
+        s.ended(1, "a", Exit::of(Outcome::Success), 1);
         assert_eq!(s.next_output(), None, "transfer 0 goes first");
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
-        s.ended(0, "a", Outcome::Success, 0);
+        s.ended(0, "a", Exit::of(Outcome::Success), 0);
         assert_eq!(s.next_output(), Some(0));
         assert_eq!(s.next_output(), None, "one writer at a time");
         s.written();
@@ -340,7 +360,7 @@ mod tests {
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(start(&mut s, now, &o), Some(2));
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
-        s.ended(0, "a", Outcome::Success, 0);
+        s.ended(0, "a", Exit::of(Outcome::Success), 0);
         assert_eq!(start(&mut s, now, &o), Some(1));
     }
 
@@ -372,9 +392,9 @@ mod tests {
         let o = ["a"; 4];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(start(&mut s, now, &o), Some(1));
-        s.ended(1, "a", Outcome::Refused, 1);
+        s.ended(1, "a", Exit::of(Outcome::Refused), 1);
         assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
-        s.ended(0, "a", Outcome::AttemptsExhausted, 0);
+        s.ended(0, "a", Exit::of(Outcome::AttemptsExhausted), 0);
         assert_eq!(s.next_output(), Some(0));
         s.written();
         assert_eq!(s.next_output(), Some(1));
@@ -394,14 +414,17 @@ mod tests {
         for want in 0..3 {
             assert_eq!(start(&mut s, now, &o), Some(want));
         }
-        s.ended(1, "b", Outcome::Success, 11);
-        s.ended(2, "c", Outcome::AttemptsExhausted, 12);
+        s.ended(1, "b", Exit::of(Outcome::Success), 11);
+        s.ended(2, "c", Exit::of(Outcome::AttemptsExhausted), 12);
         // Transfer 0 is under way: nothing has gone to stdout yet.
         assert_eq!(s.next_output(), None);
         let t = s.tally();
         assert_eq!((t.succeeded, t.failed, t.running), (1, 1, 1));
         assert_eq!(t.not_started(), 1);
-        assert_eq!(t.first_failure, Some((2, Outcome::AttemptsExhausted)));
+        assert_eq!(
+            t.first_failure,
+            Some((2, Exit::of(Outcome::AttemptsExhausted)))
+        );
     }
 
     #[test]
@@ -411,6 +434,7 @@ mod tests {
             succeeded: 1,
             failed: 0,
             first_failure: None,
+            first_code: None,
             running: 0,
         };
         assert_eq!(t.outcome(Outcome::Deadline), Outcome::Deadline);

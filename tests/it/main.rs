@@ -20,6 +20,7 @@ mod completions;
 mod compression;
 mod cron;
 mod curl_everyday;
+mod curl_exit_codes;
 mod curl_flags;
 mod curl_retry;
 mod deadline;

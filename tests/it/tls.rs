@@ -8,13 +8,13 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct TlsServer {
-    url: String,
+pub(crate) struct TlsServer {
+    pub(crate) url: String,
     cert_pem: String,
     handshakes: Arc<AtomicUsize>,
 }
 
-fn tls_server() -> TlsServer {
+pub(crate) fn tls_server() -> TlsServer {
     tls_server_with(b"secure".to_vec(), String::new())
 }
 
@@ -211,7 +211,7 @@ fn cacert_without_a_certificate_is_a_usage_error() {
 }
 
 /// A TCP server on loopback that does `each` with every connection; counts connections.
-fn raw_tls_port(each: fn(std::net::TcpStream)) -> (String, Arc<AtomicUsize>) {
+pub(crate) fn raw_tls_port(each: fn(std::net::TcpStream)) -> (String, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let count = Arc::new(AtomicUsize::new(0));
@@ -226,7 +226,7 @@ fn raw_tls_port(each: fn(std::net::TcpStream)) -> (String, Arc<AtomicUsize>) {
 }
 
 /// Reads the ClientHello (or whatever comes first).
-fn read_hello(tcp: &mut std::net::TcpStream) {
+pub(crate) fn read_hello(tcp: &mut std::net::TcpStream) {
     use std::io::Read;
     let mut buf = [0u8; 4096];
     let _ = tcp.read(&mut buf);
