@@ -143,13 +143,16 @@ impl Loop<'_> {
     }
 
     /// A redirect that was not followed (`why`): its status into the line, its body kept
-    /// for the verdict.
+    /// for the verdict. It is the run's final answer: `-w` and `-D` report it (its code,
+    /// its Location as `%{redirect_url}`), as curl reports a redirect it did not follow.
     pub(super) fn declined(
         &self,
         ex: Exchange,
         why: String,
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
+        self.log_response_headers(&ex.head);
+        carry.seen.head = Some(ex.head.clone());
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
             &ex.head.url,

@@ -71,6 +71,7 @@ mod terminal;
 mod tls;
 mod tls_faults;
 mod trust;
+mod unfollowed;
 mod upload_stall;
 mod usage;
 mod write_out;
