@@ -334,7 +334,7 @@ pub struct PolicyFlags {
     #[arg(hide_short_help = true, long, value_name = "DURATION", env = "RETRY_HTTP_SPLAY", allow_hyphen_values = true, value_parser = values::duration)]
     pub splay: Option<Duration>,
 
-    /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default.
+    /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default.
     #[arg(hide_short_help = true, long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set)]
     pub retry_on: StatusSet,
 
