@@ -332,7 +332,8 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
     }
     if let Some(why) = destination::hostless(&full) {
         return usage(format!(
-            "invalid URL {s:?}: {why}; expected http://HOST/... or https://HOST/..."
+            "invalid URL {:?}: {why}; expected http://HOST/... or https://HOST/...",
+            crate::redact::typed_text(typed)
         ));
     }
     let parsed = match Url::parse(&full) {

@@ -192,7 +192,7 @@ fn bad_proxy(named: &str, why: &str) -> UsageError {
 fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
     let quoted = format!("{:?}", redact::url_text(p));
     if let Some(why) = crate::config::hostless(p) {
-        return Err(bad_proxy(&quoted, why));
+        return Err(bad_proxy(&format!("{:?}", redact::typed_text(p)), why));
     }
     match Url::parse(p) {
         Ok(u)

@@ -33,6 +33,7 @@ mod golden;
 mod headers;
 mod health_exit;
 mod hostile;
+mod inputs;
 mod interim;
 mod jitter;
 mod json_log;
