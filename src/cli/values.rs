@@ -397,11 +397,23 @@ mod tests {
     }
 
     #[test]
-    fn curls_seconds_below_a_millisecond_are_one_not_none() {
-        assert_eq!(seconds("1e-9"), Ok(Duration::from_millis(1)));
+    fn a_positive_time_below_a_millisecond_is_refused_never_none() {
+        for tiny in ["1e-9", "1e-10", "0.0005", "5e-324", "0.0000001s", "999us", "1ns"] {
+            assert!(
+                seconds(tiny).is_err_and(|e| e.contains("below 1ms")),
+                "{tiny}"
+            );
+        }
+        for tiny in ["0.0000001s", "999us", "1ns", "0.5ms"] {
+            assert!(duration(tiny).is_err_and(|e| e.contains("below 1ms")), "{tiny}");
+        }
+        assert_eq!(seconds("0.001"), Ok(Duration::from_millis(1)));
+        assert_eq!(duration("1ms"), Ok(Duration::from_millis(1)));
         assert_eq!(seconds("0"), Ok(Duration::ZERO));
         assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
-        assert!(seconds("1e12").is_err_and(|e| e.contains("from 0 to")));
+        for none in ["1e12", "-0", "-1", "+1", "nan", "inf", "1e400"] {
+            assert!(seconds(none).is_err_and(|e| e.contains("0.001 to")), "{none}");
+        }
     }
 
     #[test]

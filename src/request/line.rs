@@ -26,6 +26,22 @@ fn describe(f: &Failure) -> String {
     }
 }
 
+/// The last attempt's result as the summary says it: `last`, then the line's note (which
+/// hop of a redirect chain failed, what a 409 to a keyed request means), as the attempt's
+/// line says it: under `-s` the summary is the only line shown.
+pub(super) fn with_note(last: &str, line: &AttemptLine) -> String {
+    // A later hop of a redirect chain: the request that failed is named, as the line names it.
+    let at = if line.url != line.start_url && !last.contains(line.url.as_str()) {
+        format!(" at {} {}", line.method, line.url)
+    } else {
+        String::new()
+    };
+    match &line.note {
+        Some(note) if !last.contains(note.as_str()) => format!("{last}{at} ({note})"),
+        _ => format!("{last}{at}"),
+    }
+}
+
 fn add_note(line: &mut AttemptLine, note: String) {
     line.note = Some(match line.note.take() {
         Some(n) => format!("{n}, {note}"),
@@ -172,13 +188,10 @@ impl Loop<'_> {
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
         let described = describe(f);
-        // A failure that ends the run is named in full in the summary (under -s the only
-        // line shown): "TLS certificate rejected (... trust it with --cacert FILE)".
-        carry.seen.last = if f.kind.is_retryable() {
-            f.kind.name().to_string()
-        } else {
-            described.clone()
-        };
+        // The summary (under -s the only line shown) names the failure as the attempt's line
+        // does: "connect timeout (the host name's lookup did not finish ...)", not the kind
+        // alone, retryable or not.
+        carry.seen.last = described.clone();
         line.error = Some(described);
         if self.watchdog.expired() && f.kind != FailureKind::Local {
             // The watchdog cut the exchange: whatever the socket said, that is why.

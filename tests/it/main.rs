@@ -29,6 +29,7 @@ mod exits;
 mod explain;
 mod fleet_hostile;
 mod footprint;
+mod final_line;
 mod golden;
 mod headers;
 mod health_exit;
