@@ -140,3 +140,38 @@ fn the_final_line_under_s_names_the_result_as_the_attempt_line_did() {
         found.join("\n")
     );
 }
+
+/// A run the deadline stops before another attempt says why in terms a reader can check: the
+/// time left and what an attempt took, the first shorter than the second.
+#[test]
+fn a_stop_before_the_deadline_says_the_time_left_and_what_an_attempt_took() {
+    let s = Server::start(vec![Step::Hang]).unwrap();
+    let url = s.url("/");
+    let (out, _) = run(&[
+        "-s",
+        "--attempts",
+        "5",
+        "--timeout",
+        "2s",
+        "--deadline",
+        "3s",
+        &url,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(code(&out), 5, "{err}");
+    let words = err
+        .split("stopping: ")
+        .nth(1)
+        .and_then(|r| r.split_once(" left before the deadline; the longest attempt so far took "))
+        .and_then(|(left, rest)| {
+            let (took, tail) = rest.split_once(':')?;
+            tail.starts_with(" another would end past the deadline")
+                .then_some((left, took))
+        });
+    let Some((left, took)) = words else {
+        panic!("the line does not say the rule: {err}")
+    };
+    let read = |d: &str| retry_http::cli::values::duration(d).expect(d);
+    assert!(read(left) < read(took), "{left} left, {took} taken: {err}");
+    assert!(read(took) >= std::time::Duration::from_secs(2), "{err}");
+}
