@@ -381,9 +381,7 @@ impl Reporter {
         }
         // A failure after an answer (a redirect cut by --max-redirs) is named by the failure.
         let result = match (&a.status, &a.error) {
-            (_, Some(e)) => {
-                self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e)
-            }
+            (_, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
             (Some((code, reason)), None) => {
                 let color = if *code < 400 {
                     AnsiColor::Green

@@ -398,21 +398,35 @@ mod tests {
 
     #[test]
     fn a_positive_time_below_a_millisecond_is_refused_never_none() {
-        for tiny in ["1e-9", "1e-10", "0.0005", "5e-324", "0.0000001s", "999us", "1ns"] {
+        for tiny in [
+            "1e-9",
+            "1e-10",
+            "0.0005",
+            "5e-324",
+            "0.0000001s",
+            "999us",
+            "1ns",
+        ] {
             assert!(
                 seconds(tiny).is_err_and(|e| e.contains("below 1ms")),
                 "{tiny}"
             );
         }
         for tiny in ["0.0000001s", "999us", "1ns", "0.5ms"] {
-            assert!(duration(tiny).is_err_and(|e| e.contains("below 1ms")), "{tiny}");
+            assert!(
+                duration(tiny).is_err_and(|e| e.contains("below 1ms")),
+                "{tiny}"
+            );
         }
         assert_eq!(seconds("0.001"), Ok(Duration::from_millis(1)));
         assert_eq!(duration("1ms"), Ok(Duration::from_millis(1)));
         assert_eq!(seconds("0"), Ok(Duration::ZERO));
         assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
         for none in ["1e12", "-0", "-1", "+1", "nan", "inf", "1e400"] {
-            assert!(seconds(none).is_err_and(|e| e.contains("0.001 to")), "{none}");
+            assert!(
+                seconds(none).is_err_and(|e| e.contains("0.001 to")),
+                "{none}"
+            );
         }
     }
 
@@ -488,7 +502,9 @@ mod tests {
         }
         // --retry-on: only what can be retried, an error status.
         assert!(status_set("400-599").is_ok());
-        for never in ["302", "3xx", "200", "2xx", "100", "1xx", "399-500", "100-599"] {
+        for never in [
+            "302", "3xx", "200", "2xx", "100", "1xx", "399-500", "100-599",
+        ] {
             assert!(status_set(never).is_err(), "{never:?}");
         }
         assert!(until_status("3xx,200").is_ok() && until_status("1xx").is_err());

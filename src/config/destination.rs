@@ -89,7 +89,11 @@ pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
 /// `None` when the typed URL has a host where one belongs, or has no `scheme:` at all.
 pub fn hostless(full: &str) -> Option<&'static str> {
     let (scheme, rest) = full.split_once(':')?;
-    if scheme.is_empty() || !scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)) {
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    {
         return None;
     }
     let slashes = rest.len() - rest.trim_start_matches(['/', '\\']).len();
@@ -104,10 +108,16 @@ pub fn hostless(full: &str) -> Option<&'static str> {
         return None;
     }
     let authority = &rest[2..];
-    let authority = &authority[..authority.find(['/', '\\', '?', '#']).unwrap_or(authority.len())];
+    let authority = &authority[..authority
+        .find(['/', '\\', '?', '#'])
+        .unwrap_or(authority.len())];
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.rsplit_once(':').filter(|(h, _)| !h.ends_with(']')).map_or(host, |(h, _)| h);
-    host.is_empty().then_some("no host between '//' and the path")
+    let host = host
+        .rsplit_once(':')
+        .filter(|(h, _)| !h.ends_with(']'))
+        .map_or(host, |(h, _)| h);
+    host.is_empty()
+        .then_some("no host between '//' and the path")
 }
 
 /// `-f` against `--fail-with-body`: this tool does what `-f` asks anyway, and the two

@@ -617,10 +617,7 @@ fn attempt_takes(longest: Duration) -> String {
     if longest >= MIN_ATTEMPT {
         format!("the longest attempt so far took {}", fmt_duration(longest))
     } else {
-        format!(
-            "an attempt is given at least {}",
-            fmt_duration(MIN_ATTEMPT)
-        )
+        format!("an attempt is given at least {}", fmt_duration(MIN_ATTEMPT))
     }
 }
 

@@ -15,7 +15,11 @@ fn result_and_note(log: &str) -> (String, String, Option<String>) {
         .rfind(|l| l.starts_with("retry-http: attempt "))
         .unwrap_or_else(|| panic!("no attempt line: {log}"));
     let arrow = line.find(" -> ").expect("an arrow");
-    let request = line[..arrow].splitn(4, ' ').nth(3).unwrap_or("").to_string();
+    let request = line[..arrow]
+        .splitn(4, ' ')
+        .nth(3)
+        .unwrap_or("")
+        .to_string();
     let rest = &line[arrow + 4..];
     // " in " followed by the attempt's duration ends the result.
     let end = rest
@@ -27,7 +31,9 @@ fn result_and_note(log: &str) -> (String, String, Option<String>) {
     let after = &rest[end + 4..];
     let after = &after[after.find([' ', ';']).unwrap_or(after.len())..];
     let note = after.strip_prefix(" (").map(|n| {
-        let close = n.find("); ").unwrap_or_else(|| n.rfind(')').unwrap_or(n.len()));
+        let close = n
+            .find("); ")
+            .unwrap_or_else(|| n.rfind(')').unwrap_or(n.len()));
         n[..close].to_string()
     });
     (request, result, note)
@@ -85,7 +91,11 @@ fn endings() -> Vec<Ending> {
         },
         Ending {
             name: "a redirect to a closed port",
-            script: vec![Step::with_header(302, "Location", &format!("{closed}/gone"))],
+            script: vec![Step::with_header(
+                302,
+                "Location",
+                &format!("{closed}/gone"),
+            )],
             args: s(&["-L"]),
             path: "/",
         },
@@ -113,8 +123,15 @@ fn the_final_line_under_s_names_the_result_as_the_attempt_line_did() {
                 args.extend(e.args.iter().map(String::as_str));
                 let url = server.url(e.path);
                 args.push(&url);
-                let port = url.rsplit(':').next().unwrap_or("").trim_end_matches(e.path);
-                (stderr(&run(&args).0).replace(port, "PORT"), url.replace(port, "PORT"))
+                let port = url
+                    .rsplit(':')
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches(e.path);
+                (
+                    stderr(&run(&args).0).replace(port, "PORT"),
+                    url.replace(port, "PORT"),
+                )
             };
             let ((loud, url), (last, _)) = (run_once(false), run_once(true));
             let (request, result, note) = result_and_note(&loud);

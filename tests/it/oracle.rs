@@ -884,7 +884,21 @@ fn the_headers_sent_by_default_are_curls_but_the_documented_differences() {
             sent_headers(&ours.requests, ours.port, true, args),
         );
         if c != o || c.is_empty() {
-            found.push(format!("{args:?}:\n  curl:       {c:?}\n  retry-http: {o:?}"));
+            found.push(format!(
+                "{args:?}:\n  curl:       {c:?}\n  retry-http: {o:?}"
+            ));
+        }
+        // docs/curl.md never says a header that goes out is not sent ("no `Accept: */*`").
+        let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/curl.md"))
+            .expect("docs/curl.md")
+            .to_ascii_lowercase();
+        for header in &o {
+            let name = header.split(':').next().unwrap_or("");
+            if page.contains(&format!("no `{name}")) && !args.contains(&"-H") {
+                found.push(format!(
+                    "{args:?}: docs/curl.md says no `{name}`, but {header:?} is sent"
+                ));
+            }
         }
     }
     assert!(found.is_empty(), "{}", found.join("\n"));

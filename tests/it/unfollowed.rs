@@ -82,9 +82,8 @@ fn log_problem(out: &Output, status: u16) -> Option<String> {
     let summary = json_lines(out, "summary");
     let last = attempts.last()?;
     let exit = out.status.code().unwrap_or(-1);
-    (last["status"] != Value::from(status) || summary[0]["exit_code"] != Value::from(exit)).then(
-        || format!("JSON log: attempt {last} summary {:?} exit {exit}", summary),
-    )
+    (last["status"] != Value::from(status) || summary[0]["exit_code"] != Value::from(exit))
+        .then(|| format!("JSON log: attempt {last} summary {:?} exit {exit}", summary))
 }
 
 /// One case compared with curl ending at the same answer: `ours` are retry-http's flags,
@@ -167,7 +166,9 @@ fn all_cases() -> Vec<Box<dyn Fn() -> Vec<String> + Send + Sync>> {
         }
     }
     for status in CODES {
-        cases.push(Box::new(move || refused(status, "ftp://127.0.0.1:1/f", &[])));
+        cases.push(Box::new(move || {
+            refused(status, "ftp://127.0.0.1:1/f", &[])
+        }));
         cases.push(Box::new(move || {
             refused(
                 status,
