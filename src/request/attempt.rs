@@ -322,7 +322,6 @@ impl Loop<'_> {
         let (happened, sent) = self.try_once(first, &mut line, carry);
         line.elapsed = begun.elapsed();
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
-        carry.seen.last = super::line::with_note(&carry.seen.last, &line);
         self.tell_origins(&sent, carry);
         carry.seen.method = Some(sent.last.method.clone());
         carry.longest = carry.longest.max(begun.elapsed());

@@ -29,7 +29,7 @@ fn describe(f: &Failure) -> String {
 /// The last attempt's result as the summary says it: `last`, then the line's note (which
 /// hop of a redirect chain failed, what a 409 to a keyed request means), as the attempt's
 /// line says it: under `-s` the summary is the only line shown.
-pub(super) fn with_note(last: &str, line: &AttemptLine) -> String {
+fn with_note(last: &str, line: &AttemptLine) -> String {
     // A later hop of a redirect chain: the request that failed is named, as the line names it.
     let at = if line.url != line.start_url && !last.contains(line.url.as_str()) {
         format!(" at {} {}", line.method, line.url)
@@ -78,7 +78,8 @@ impl Loop<'_> {
 
     /// A signal seen once the attempt is over: unless it succeeded (a success was put in
     /// place before the signal was seen: it stands, and says so), the attempt is
-    /// interrupted, its line says only that, and its answer's body is dropped.
+    /// interrupted, its line says only that, and its answer's body is dropped. Otherwise the
+    /// summary's words for the attempt take its line's note (see `with_note`).
     pub(super) fn unless_interrupted(
         &self,
         happened: Happened,
@@ -91,6 +92,7 @@ impl Loop<'_> {
             .fired()
             .filter(|_| happened != Happened::Success)
         else {
+            carry.seen.last = with_note(&carry.seen.last, line);
             return happened;
         };
         *line = AttemptLine {
