@@ -7,7 +7,6 @@
 //! as the oracle where it ends at the same answer (without `-L`, or with `--max-redirs 0`).
 
 use crate::common::*;
-use serde_json::Value;
 use std::process::Output;
 
 /// The `-w` variables compared: what the answer that arrived says, and how the run got it.
@@ -82,7 +81,7 @@ fn log_problem(out: &Output, status: u16) -> Option<String> {
     let summary = json_lines(out, "summary");
     let last = attempts.last()?;
     let exit = out.status.code().unwrap_or(-1);
-    (last["status"] != Value::from(status) || summary[0]["exit_code"] != Value::from(exit))
+    (last["status"] != status || summary[0]["exit_code"] != exit)
         .then(|| format!("JSON log: attempt {last} summary {:?} exit {exit}", summary))
 }
 
