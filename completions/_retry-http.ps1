@@ -49,7 +49,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--jitter', '--jitter', [CompletionResultType]::ParameterName, 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))')
             [CompletionResult]::new('--deadline', '--deadline', [CompletionResultType]::ParameterName, 'The whole run ends by then, waits included')
             [CompletionResult]::new('--splay', '--splay', [CompletionResultType]::ParameterName, 'Before the first attempt, wait an offset in [0, DURATION) that is the same on every run of this host towards this target, so a fleet on one cron schedule is spread (0: none)')
-            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default')
+            [CompletionResult]::new('--retry-on', '--retry-on', [CompletionResultType]::ParameterName, 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default')
             [CompletionResult]::new('--max-retry-after', '--max-retry-after', [CompletionResultType]::ParameterName, 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)')
             [CompletionResult]::new('--retry-after-spread', '--retry-after-spread', [CompletionResultType]::ParameterName, 'Random spread added after a Retry-After wait, so clients do not return together (0: off)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Timeout of one attempt')

@@ -46,7 +46,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --jitter 'full | equal | decorrelated | none | +DURATION (additive: ceiling + uniform(0, DURATION))'
             cand --deadline 'The whole run ends by then, waits included'
             cand --splay 'Before the first attempt, wait an offset in [0, DURATION) that is the same on every run of this host towards this target, so a fleet on one cron schedule is spread (0: none)'
-            cand --retry-on 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default'
+            cand --retry-on 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default'
             cand --max-retry-after 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)'
             cand --retry-after-spread 'Random spread added after a Retry-After wait, so clients do not return together (0: off)'
             cand --timeout 'Timeout of one attempt'

@@ -48,7 +48,7 @@ decorrelated\t'uniform(base, 3 x the previous wait), capped'
 none\t'the ceiling itself, no randomness'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole run ends by then, waits included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l splay -d 'Before the first attempt, wait an offset in [0, DURATION) that is the same on every run of this host towards this target, so a fleet on one cron schedule is spread (0: none)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-after-spread -d 'Random spread added after a Retry-After wait, so clients do not return together (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt' -r
