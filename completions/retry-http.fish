@@ -52,7 +52,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Stat
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-after-spread -d 'Random spread added after a Retry-After wait, so clients do not return together (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; at least 0.001; 0: none)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives, or none of the request is taken by the kernel while it is sent, for this long (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l seed -d 'Seed for the random draws, so a run can be replayed (-v shows the one used)' -r
