@@ -3,7 +3,7 @@
 //! the JSON log's attempt carries its status, on every path that ends a run at a redirect:
 //! `-L` absent, a method change declined (a PATCH answered 301/302 is not sent again),
 //! `--max-redirs` reached, a Location of a scheme that is refused (`ftp://`, or one
-//! `--proto-redir` leaves out). Over methods x redirect codes x `-L` or not, with curl 7.88
+//! `--proto-redir` leaves out), a redirect with no Location. Over methods x redirect codes x `-L` or not, with curl 7.88
 //! as the oracle where it ends at the same answer (without `-L`, or with `--max-redirs 0`).
 
 use crate::common::*;
@@ -15,13 +15,15 @@ const W: &str = "%{http_code}|%{response_code}|%{redirect_url}|%{url_effective}|
 const METHODS: [&str; 6] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"];
 const CODES: [u16; 5] = [301, 302, 303, 307, 308];
 
+/// A redirect to `to` (no Location when empty).
 fn moved(status: u16, to: &str) -> Step {
+    let mut headers = vec![("Content-Type".to_string(), "text/html".to_string())];
+    if !to.is_empty() {
+        headers.push(("Location".into(), to.into()));
+    }
     Step::Respond {
         status,
-        headers: vec![
-            ("Location".into(), to.into()),
-            ("Content-Type".into(), "text/html".into()),
-        ],
+        headers,
         body: b"moved\n".to_vec(),
     }
 }
@@ -88,9 +90,20 @@ fn log_problem(out: &Output, status: u16) -> Option<String> {
 /// One case compared with curl ending at the same answer: `ours` are retry-http's flags,
 /// `theirs` curl's. Returns what differs.
 fn against_curl(method: &str, status: u16, ours: &[&str], theirs: &[&str]) -> Vec<String> {
-    let name = format!("{method} {status} {ours:?}");
-    let (o, op) = go(false, method, status, "/final?x=1", ours);
-    let (c, cp) = go(true, method, status, "/final?x=1", theirs);
+    against_curl_to(method, status, "/final?x=1", ours, theirs)
+}
+
+/// [`against_curl`] with the redirect pointing `to` (nowhere when empty).
+fn against_curl_to(
+    method: &str,
+    status: u16,
+    to: &str,
+    ours: &[&str],
+    theirs: &[&str],
+) -> Vec<String> {
+    let name = format!("{method} {status} to {to:?} {ours:?}");
+    let (o, op) = go(false, method, status, to, ours);
+    let (c, cp) = go(true, method, status, to, theirs);
     let mut found = Vec::new();
     let (mut ow, mut cw) = (written(&o, op), written(&c, cp));
     // curl 7.88 empties %header{} once --max-redirs stops it, though it reports the code
@@ -165,6 +178,10 @@ fn all_cases() -> Vec<Box<dyn Fn() -> Vec<String> + Send + Sync>> {
         }
     }
     for status in CODES {
+        // A redirect with no Location is the answer under -L too, in both tools.
+        cases.push(Box::new(move || {
+            against_curl_to("GET", status, "", &["-L"], &["-L"])
+        }));
         cases.push(Box::new(move || {
             refused(status, "ftp://127.0.0.1:1/f", &[])
         }));
