@@ -48,11 +48,11 @@ decorrelated\t'uniform(base, 3 x the previous wait), capped'
 none\t'the ceiling itself, no randomness'"
 complete -c retry-http -n "__fish_retry_http_needs_command" -l deadline -d 'The whole run ends by then, waits included' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l splay -d 'Before the first attempt, wait an offset in [0, DURATION) that is the same on every run of this host towards this target, so a fleet on one cron schedule is spread (0: none)' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-on -d 'Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l max-retry-after -d 'The longest Retry-After honoured; a longer hint is clamped to it (and logged)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l retry-after-spread -d 'Random spread added after a Retry-After wait, so clients do not return together (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l timeout -d 'Timeout of one attempt' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -s m -l max-time -d 'curl\'s name for --timeout, in plain seconds (fractions allowed: 2.5; at least 0.001; 0: none)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l connect-timeout -d 'Timeout for opening the connection: DNS and TCP (0: none of its own)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l stall-timeout -d 'An attempt fails, retryably, when no byte arrives, or none of the request is taken by the kernel while it is sent, for this long (0: off)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l seed -d 'Seed for the random draws, so a run can be replayed (-v shows the one used)' -r

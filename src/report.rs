@@ -379,8 +379,10 @@ impl Reporter {
             self.json(attempt_json(a));
             return;
         }
+        // A failure after an answer (a redirect cut by --max-redirs) is named by the failure.
         let result = match (&a.status, &a.error) {
-            (Some((code, reason)), _) => {
+            (_, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
+            (Some((code, reason)), None) => {
                 let color = if *code < 400 {
                     AnsiColor::Green
                 } else {
@@ -391,7 +393,6 @@ impl Reporter {
                     format!("{code} {reason}").trim_end(),
                 )
             }
-            (None, Some(e)) => self.paint(Style::new().fg_color(Some(AnsiColor::Red.into())), e),
             (None, None) => "?".into(),
         };
         let mut decision = match &a.decision {

@@ -65,8 +65,8 @@ proptest! {
                 _ => format!("{}xx", lo / 100),
             })
             .collect();
-        let set = values::status_set(&spec.join(",")).unwrap();
-        let again = values::status_set(&set.to_spec()).unwrap();
+        let set = values::status_list(&spec.join(","), "--until-status").unwrap();
+        let again = values::status_list(&set.to_spec(), "--until-status").unwrap();
         for code in 100..600 {
             prop_assert_eq!(set.contains(code), again.contains(code));
         }

@@ -51,6 +51,11 @@ fn staged() -> &'static Path {
 /// Runs README's command through cargo (JSON messages, so the binary's path is cargo's own
 /// word, whatever the target folder) and returns the executable it names.
 fn build_static() -> PathBuf {
+    build_release(Some(TARGET))
+}
+
+/// `cargo build --release` (for `target`, else the host's): the executable built.
+fn build_release(target: Option<&str>) -> PathBuf {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     // What cargo tells this test about the package is no setting of the build: ring's build
@@ -70,8 +75,11 @@ fn build_static() -> PathBuf {
             command.env_remove(&*name);
         }
     }
+    command.args(["build", "--release"]);
+    if let Some(t) = target {
+        command.args(["--target", t]);
+    }
     let out = command
-        .args(["build", "--release", "--target", TARGET])
         .args(["--bin", "retry-http", "--message-format=json"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stderr(Stdio::inherit())
@@ -555,4 +563,87 @@ fn a_silent_dns_server_is_named_as_such_and_the_deadline_holds() {
     assert!(err.contains("lookup did not finish"), "{err}");
     // The deadline is 3 s; what a loaded machine adds to starting and ending the process.
     assert!(took < Duration::from_secs(10), "{took:?}: {err}");
+}
+
+/// The line of `page` that holds `marker`.
+fn line_of<'p>(page: &'p str, marker: &str) -> &'p str {
+    page.lines()
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("the manual no longer says {marker:?}"))
+}
+
+/// The byte counts in `line`, in order: each number (commas allowed) before " bytes".
+fn byte_counts(line: &str) -> Vec<f64> {
+    line.match_indices(" bytes")
+        .filter_map(|(at, _)| {
+            let before = &line[..at];
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_digit() || c == ','))
+                .map_or(0, |i| i + 1);
+            before[start..].replace(',', "").parse().ok()
+        })
+        .collect()
+}
+
+/// The number of MiB `line` gives after `marker` (`3.4` of "About 3.4 MiB").
+fn mib_after(line: &str, marker: &str) -> f64 {
+    let rest = &line[line.find(marker).expect("the marker") + marker.len()..];
+    let number: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    number.parse::<f64>().expect("a number of MiB") * f64::from(1 << 20)
+}
+
+/// The sizes docs/install.md and docs/performance.md give for the release builds, static
+/// (README's command) and dynamic (`cargo build --release`), are the builds' own, within 2%
+/// (a page rounds to 0.01 or 0.1 MiB): a change that grows the binary updates the pages.
+#[test]
+fn the_manual_gives_the_sizes_of_the_release_builds() {
+    let size = |p: &Path| std::fs::metadata(p).expect("the binary").len() as f64;
+    let (fixed, dynamic) = (size(static_binary()), size(&build_release(None)));
+    let page = |name: &str| {
+        std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("docs")
+                .join(name),
+        )
+        .expect("the page")
+    };
+    let (install, performance) = (page("install.md"), page("performance.md"));
+    let about = line_of(&install, "mappings are still randomised). About");
+    let beside = byte_counts(line_of(&performance, "| stripped size (today's build) |"));
+    let today = line_of(&performance, "| stripped release binary |");
+    let floor = line_of(&performance, "| stripped binary |");
+    let said = [
+        (
+            "install.md, the static binary",
+            mib_after(about, "About"),
+            fixed,
+        ),
+        ("performance.md, static beside dynamic", beside[0], fixed),
+        ("performance.md, dynamic beside static", beside[1], dynamic),
+        (
+            "performance.md, the release binary today",
+            byte_counts(today)[0],
+            dynamic,
+        ),
+        (
+            "performance.md, today in MiB",
+            mib_after(today, "| stripped release binary |"),
+            dynamic,
+        ),
+        (
+            "performance.md, beside the floor",
+            byte_counts(floor)[0],
+            dynamic,
+        ),
+    ];
+    let off: Vec<String> = said
+        .iter()
+        .filter(|(_, page, real)| (page - real).abs() > real * 0.02)
+        .map(|(what, page, real)| format!("{what}: {page:.0} bytes, the build {real:.0}"))
+        .collect();
+    assert!(off.is_empty(), "{}", off.join("\n"));
 }

@@ -334,7 +334,7 @@ pub struct PolicyFlags {
     #[arg(hide_short_help = true, long, value_name = "DURATION", env = "RETRY_HTTP_SPLAY", allow_hyphen_values = true, value_parser = values::duration)]
     pub splay: Option<Duration>,
 
-    /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated; replaces the default.
+    /// Status codes retried: codes, ranges (500-599), classes (5xx), comma-separated, from 400 to 599; replaces the default.
     #[arg(hide_short_help = true, long, value_name = "LIST", default_value = StatusSet::DEFAULT, env = "RETRY_HTTP_RETRY_ON", value_parser = values::status_set)]
     pub retry_on: StatusSet,
 
@@ -355,7 +355,7 @@ pub struct PolicyFlags {
     #[arg(long, value_name = "DURATION", env = "RETRY_HTTP_TIMEOUT", allow_hyphen_values = true, value_parser = values::duration)]
     pub timeout: Option<Duration>,
 
-    /// curl's name for --timeout, in plain seconds (fractions allowed: 2.5; 0: none).
+    /// curl's name for --timeout, in plain seconds (fractions allowed: 2.5; at least 0.001; 0: none).
     #[arg(hide_short_help = true, short = 'm', long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = values::seconds)]
     pub max_time: Option<Duration>,
 

@@ -85,7 +85,10 @@ pub struct NetworkFlags {
 
 /// Parses `-y`: seconds, a plain number (`10`, `2.5`), or a duration with a unit.
 fn speed_time(s: &str) -> Result<std::time::Duration, String> {
-    crate::cli::values::seconds(s).map_err(|_| {
+    crate::cli::values::seconds_of("--speed-time", s).map_err(|e| {
+        if e.contains("below 1ms") {
+            return e;
+        }
         format!("invalid --speed-time {s:?}: expected a number of seconds, e.g. 30 or 2.5")
     })
 }

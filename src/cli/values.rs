@@ -12,6 +12,21 @@ const DURATION_FORMS: &str =
 /// the clock arithmetic.
 pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
+/// The shortest duration accepted but 0: the timers count in milliseconds, so a positive
+/// time below one would be rounded to 0, which most flags read as "no limit".
+pub const MIN_DURATION: Duration = Duration::from_millis(1);
+
+/// `d` read from `s`, unless it is positive but shorter than [`MIN_DURATION`]: refused,
+/// naming the smallest value accepted (`0`, where the flag takes it, is written `0`).
+fn at_least_a_millisecond(s: &str, d: Duration) -> Result<Duration, String> {
+    if !d.is_zero() && d < MIN_DURATION {
+        return Err(format!(
+            "duration {s:?} is below 1ms, the shortest accepted (1ms, or 0): the timers count whole milliseconds"
+        ));
+    }
+    Ok(d)
+}
+
 /// Parses a duration with a unit (`250ms`, `8s`, `1m30s`); a bare `0` is accepted.
 /// A number without a unit is rejected: "5" could mean seconds or milliseconds.
 pub fn duration(s: &str) -> Result<Duration, String> {
@@ -38,7 +53,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     if d > MAX_DURATION {
         return Err(format!("duration {s:?} is too long: at most 10 years"));
     }
-    Ok(d)
+    at_least_a_millisecond(s, d)
 }
 
 /// Parses curl's `-m/--max-time`: seconds as a plain, possibly fractional, number
@@ -50,7 +65,10 @@ pub fn seconds(s: &str) -> Result<Duration, String> {
 /// Parses `--connect-timeout`: curl's plain seconds (`5`, `2.5`; 0: no limit of its own),
 /// or a duration with a unit (`500ms`).
 pub fn connect_seconds(s: &str) -> Result<Duration, String> {
-    seconds(s).map_err(|_| {
+    seconds_of("--connect-timeout", s).map_err(|e| {
+        if e.contains("below 1ms") {
+            return e;
+        }
         format!(
             "invalid --connect-timeout {s:?}: expected a number of seconds from 0 to {}, e.g. 5 or 2.5 (or a duration with a unit, e.g. 500ms)",
             MAX_DURATION.as_secs()
@@ -68,29 +86,45 @@ pub fn retry_max_time(s: &str) -> Result<Duration, String> {
     seconds_of("--retry-max-time", s)
 }
 
-/// Seconds as curl takes them for `flag`: a plain, possibly fractional, number from 0 to
-/// 10 years (`2`, `0.5`; a positive time below 1 ms is 1 ms), or a duration with a unit
-/// (`2500ms`). Negative, signed and non-numeric values are refused, naming `flag`.
-fn seconds_of(flag: &str, s: &str) -> Result<Duration, String> {
+/// Seconds as curl takes them for `flag`: a plain, possibly fractional, number, 0 or from
+/// 0.001 (1 ms, the timers' unit) to 10 years (`2`, `0.5`), or a duration with a unit
+/// (`2500ms`). Negative, signed, non-numeric, infinite and NaN values are refused, and a
+/// positive time below 1 ms (`1e-10`, which would round to 0, no limit), naming `flag`.
+pub fn seconds_of(flag: &str, s: &str) -> Result<Duration, String> {
     let t = s.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        if (0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) && !t.starts_with('+') {
-            // A positive time below the 1 ms the timers count in is 1 ms, not none.
-            let d = Duration::from_secs_f64(secs);
-            return Ok(if d.is_zero() {
-                d
-            } else {
-                d.max(Duration::from_millis(1))
-            });
-        }
-        return Err(format!(
-            "invalid {flag} {s:?}: expected a number of seconds from 0 to {}, e.g. 2.5",
+    let range = || {
+        format!(
+            "invalid {flag} {s:?}: expected a number of seconds, 0 or from 0.001 to {}, e.g. 2.5",
             MAX_DURATION.as_secs()
-        ));
+        )
+    };
+    if let Ok(secs) = t.parse::<f64>() {
+        if !(0.0..=MAX_DURATION.as_secs_f64()).contains(&secs) || t.starts_with(['+', '-']) {
+            return Err(range());
+        }
+        let d = Duration::from_secs_f64(secs);
+        // 1e-10 is positive, though it reads as 0 nanoseconds.
+        if secs > 0.0 && d < MIN_DURATION {
+            return Err(below_a_millisecond(flag, s));
+        }
+        return Ok(d);
     }
-    duration(t).map_err(|_| {
-        format!("invalid {flag} {s:?}: expected a number of seconds, e.g. 2.5 (or a duration with a unit, e.g. 2500ms)")
-    })
+    match duration(t) {
+        Ok(d) => Ok(d),
+        Err(_) if humantime::parse_duration(t).is_ok_and(|d| d < MIN_DURATION) => {
+            Err(below_a_millisecond(flag, s))
+        }
+        Err(_) => Err(format!(
+            "invalid {flag} {s:?}: expected a number of seconds, e.g. 2.5 (or a duration with a unit, e.g. 2500ms)"
+        )),
+    }
+}
+
+/// The error of a positive time below 1 ms given to `flag` in seconds.
+fn below_a_millisecond(flag: &str, s: &str) -> String {
+    format!(
+        "invalid {flag} {s:?}: below 1ms, the shortest time accepted (0.001 or 1ms; 0 means none)"
+    )
 }
 
 /// Parses curl's `--retry N`: retries after the first attempt, a whole number from 0 to 999
@@ -128,8 +162,16 @@ pub fn attempts_or_unlimited(s: &str) -> Result<u32, String> {
 }
 
 /// Parses `--until-status`: a list as `--retry-on` takes it, its errors naming this flag.
+/// A 1xx is refused: an interim answer is never the final one, so the run could never be
+/// ready (RFC 9110 section 15.2).
 pub fn until_status(s: &str) -> Result<StatusSet, String> {
-    status_set(s).map_err(|e| e.replace("--retry-on", "--until-status"))
+    let set = status_list(s, "--until-status")?;
+    if set.overlaps(100, 199) {
+        return Err(format!(
+            "invalid --until-status {s:?}: a 1xx is an interim answer, never the final one, so the run could never be ready; expected codes from 200 to 599, ranges (200-299) or classes (2xx)"
+        ));
+    }
+    Ok(set)
 }
 
 /// Parses `--jitter`: full, equal, decorrelated, none, or `+DURATION` (additive).
@@ -155,8 +197,31 @@ fn status_code(s: &str, whole: &str) -> Result<u16, String> {
     }
 }
 
-/// Parses `--retry-on`: codes, ranges `500-599` and classes `5xx`, comma-separated.
+/// What `--retry-on` accepts, for its errors.
+const RETRY_ON_FORMS: &str =
+    "expected codes from 400 to 599, ranges (500-599) or classes (4xx, 5xx), comma-separated";
+
+/// Parses `--retry-on`: codes, ranges `500-599` and classes `5xx`, comma-separated, each
+/// from 400 to 599: only an error status is retried (see `policy::readiness`), so a code
+/// below 400 would be accepted and never apply. A 3xx is refused saying what `-L` does: a
+/// redirect is an answer, never a transient failure.
 pub fn status_set(s: &str) -> Result<StatusSet, String> {
+    let set = status_list(s, "--retry-on")?;
+    let why = if set.overlaps(300, 399) {
+        "a redirect (3xx) is an answer, never a transient failure: -L follows it (up to --max-redirs), and without -L the 3xx is the run's answer"
+    } else if set.overlaps(200, 299) {
+        "a success (2xx) ends the run: to poll until another answer, give --until-status, --until-body or --until-json"
+    } else if set.overlaps(100, 199) {
+        "a 1xx is an interim answer, never the final one"
+    } else {
+        return Ok(set);
+    };
+    Err(format!("invalid --retry-on {s:?}: {why}; {RETRY_ON_FORMS}"))
+}
+
+/// Parses a status list for `flag`: codes, ranges `500-599` and classes `5xx`,
+/// comma-separated, each from 100 to 599.
+pub fn status_list(s: &str, flag: &str) -> Result<StatusSet, String> {
     let mut ranges = Vec::new();
     for item in s.split(',') {
         let item = item.trim();
@@ -168,7 +233,7 @@ pub fn status_set(s: &str) -> Result<StatusSet, String> {
             let (lo, hi) = (status_code(lo, s)?, status_code(hi, s)?);
             if lo > hi {
                 return Err(format!(
-                    "invalid range {item:?} in --retry-on: the low end comes first, e.g. 500-599"
+                    "invalid range {item:?} in {flag}: the low end comes first, e.g. 500-599"
                 ));
             }
             (lo, hi)
@@ -332,11 +397,37 @@ mod tests {
     }
 
     #[test]
-    fn curls_seconds_below_a_millisecond_are_one_not_none() {
-        assert_eq!(seconds("1e-9"), Ok(Duration::from_millis(1)));
+    fn a_positive_time_below_a_millisecond_is_refused_never_none() {
+        for tiny in [
+            "1e-9",
+            "1e-10",
+            "0.0005",
+            "5e-324",
+            "0.0000001s",
+            "999us",
+            "1ns",
+        ] {
+            assert!(
+                seconds(tiny).is_err_and(|e| e.contains("below 1ms")),
+                "{tiny}"
+            );
+        }
+        for tiny in ["0.0000001s", "999us", "1ns", "0.5ms"] {
+            assert!(
+                duration(tiny).is_err_and(|e| e.contains("below 1ms")),
+                "{tiny}"
+            );
+        }
+        assert_eq!(seconds("0.001"), Ok(Duration::from_millis(1)));
+        assert_eq!(duration("1ms"), Ok(Duration::from_millis(1)));
         assert_eq!(seconds("0"), Ok(Duration::ZERO));
         assert_eq!(seconds("2.5"), Ok(Duration::from_millis(2500)));
-        assert!(seconds("1e12").is_err_and(|e| e.contains("from 0 to")));
+        for none in ["1e12", "-0", "-1", "+1", "nan", "inf", "1e400"] {
+            assert!(
+                seconds(none).is_err_and(|e| e.contains("0.001 to")),
+                "{none}"
+            );
+        }
     }
 
     #[test]
@@ -404,11 +495,19 @@ mod tests {
 
     #[test]
     fn status_lists() {
-        let s = status_set("429,5xx, 300-302").unwrap();
+        let s = status_list("429,5xx, 300-302", "--until-status").unwrap();
         assert!(s.contains(429) && s.contains(599) && s.contains(301) && !s.contains(404));
         for bad in ["", "99", "600", "6xx", "503-500", "abc", "5xx,", "1-2-3"] {
-            assert!(status_set(bad).is_err(), "{bad:?}");
+            assert!(status_list(bad, "--retry-on").is_err(), "{bad:?}");
         }
+        // --retry-on: only what can be retried, an error status.
+        assert!(status_set("400-599").is_ok());
+        for never in [
+            "302", "3xx", "200", "2xx", "100", "1xx", "399-500", "100-599",
+        ] {
+            assert!(status_set(never).is_err(), "{never:?}");
+        }
+        assert!(until_status("3xx,200").is_ok() && until_status("1xx").is_err());
     }
 
     #[test]

@@ -81,6 +81,45 @@ pub fn with_scheme(typed: &str) -> Result<Cow<'_, str>, UsageError> {
     Ok(Cow::Owned(format!("http://{typed}")))
 }
 
+/// Why the URL `full` (with its scheme) names no host as it was typed, though the URL
+/// standard would find one: three slashes or more (`http:///x`), or a backslash among
+/// them (`http:\\x`, `http://\x`), from which the standard takes the first path segment
+/// for the host; or nothing before the path (`http://@/x`). curl refuses these (no host,
+/// or a malformed URL); `http:/host` and `http:host`, which it mends, stay accepted.
+/// `None` when the typed URL has a host where one belongs, or has no `scheme:` at all.
+pub fn hostless(full: &str) -> Option<&'static str> {
+    let (scheme, rest) = full.split_once(':')?;
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+    {
+        return None;
+    }
+    let slashes = rest.len() - rest.trim_start_matches(['/', '\\']).len();
+    let lead = &rest[..slashes];
+    if lead.contains('\\') {
+        return Some("a backslash where '//' goes, before the host");
+    }
+    if slashes > 2 {
+        return Some("no host between '//' and the path (three slashes or more)");
+    }
+    if slashes < 2 {
+        return None;
+    }
+    let authority = &rest[2..];
+    let authority = &authority[..authority
+        .find(['/', '\\', '?', '#'])
+        .unwrap_or(authority.len())];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host
+        .rsplit_once(':')
+        .filter(|(h, _)| !h.ends_with(']'))
+        .map_or(host, |(h, _)| h);
+    host.is_empty()
+        .then_some("no host between '//' and the path")
+}
+
 /// `-f` against `--fail-with-body`: this tool does what `-f` asks anyway, and the two
 /// disagree about the failed response's body.
 pub(super) fn fail_flags(a: &RequestArgs) -> Result<(), UsageError> {

@@ -34,7 +34,7 @@ use std::time::Duration;
 use url::Url;
 
 mod destination;
-pub use destination::Family;
+pub use destination::{Family, hostless};
 
 /// Where one part of the request body comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -342,6 +342,12 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
             "invalid URL {s:?}: a '?' or '#' comes before the '@' of a user:password; \
              percent-encode it in the password (%3F, %23), or put a '/' before a query \
              that holds an '@'"
+        ));
+    }
+    if let Some(why) = destination::hostless(&full) {
+        return usage(format!(
+            "invalid URL {:?}: {why}; expected http://HOST/... or https://HOST/...",
+            crate::redact::typed_text(typed)
         ));
     }
     let parsed = match Url::parse(&full) {

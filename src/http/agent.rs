@@ -191,6 +191,9 @@ fn bad_proxy(named: &str, why: &str) -> UsageError {
 /// usage error, not a connection refused to be retried six times.
 fn parse_proxy(p: &str) -> Result<Proxy, UsageError> {
     let quoted = format!("{:?}", redact::url_text(p));
+    if let Some(why) = crate::config::hostless(p) {
+        return Err(bad_proxy(&format!("{:?}", redact::typed_text(p)), why));
+    }
     match Url::parse(p) {
         Ok(u)
             if !matches!(

@@ -584,25 +584,24 @@ fn last_before_deadline(
         );
     }
     let least = (room / 2).max(hint);
-    if a.fitted && room < base {
-        return Verdict::stop(
-            Outcome::Deadline,
-            format!(
-                "stopping: the last attempt before the deadline was made ({} left, less than --base {} beside what an attempt needs; the backoff drawn, {}, would end past it)",
-                fmt_duration(left),
-                fmt_duration(base),
-                fmt_duration(planned.draw.floor)
-            ),
-        );
-    }
     if room.is_zero() {
         return Verdict::stop(
             Outcome::Deadline,
             format!(
-                "stopping: {} left before the deadline, less than another attempt needs ({}; the backoff drawn, {}, would end past it)",
+                "stopping: {} left before the deadline; {}: another would end past the deadline",
                 fmt_duration(left),
-                fmt_duration(need),
-                fmt_duration(planned.draw.floor)
+                attempt_takes(a.longest),
+            ),
+        );
+    }
+    if a.fitted && room < base {
+        return Verdict::stop(
+            Outcome::Deadline,
+            format!(
+                "stopping: {} left before the deadline; {}, and the wait before another is at least --base {}: it would end past the deadline",
+                fmt_duration(left),
+                attempt_takes(a.longest),
+                fmt_duration(base),
             ),
         );
     }
@@ -619,6 +618,16 @@ fn last_before_deadline(
         },
         drawn: drawn.total(),
     })
+}
+
+/// What the time an attempt needs comes from, as a stop says it: the longest attempt so far
+/// (`longest`), or [`MIN_ATTEMPT`] when every attempt was shorter.
+fn attempt_takes(longest: Duration) -> String {
+    if longest >= MIN_ATTEMPT {
+        format!("the longest attempt so far took {}", fmt_duration(longest))
+    } else {
+        format!("an attempt is given at least {}", fmt_duration(MIN_ATTEMPT))
+    }
 }
 
 /// The wait for a Retry-After that another run shared through `--state` (`held`: how long
@@ -1048,14 +1057,14 @@ mod tests {
                 a.left = Some(Duration::from_millis(9));
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: 9ms left before the deadline, less than another attempt needs (10ms; the backoff drawn, 100ms, would end past it)"),
+            .gives(Some(Outcome::Deadline), "stopping: 9ms left before the deadline; an attempt is given at least 10ms: another would end past the deadline"),
             row(13, "the longest attempt so far does not fit", {
                 let mut a = attempt(H::Failure(K::Timeout));
                 a.left = Some(Duration::from_millis(50));
                 a.longest = Duration::from_millis(60);
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline, less than another attempt needs (60ms; the backoff drawn, 100ms, would end past it)"),
+            .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline; the longest attempt so far took 60ms: another would end past the deadline"),
             row(7, "the deadline cut the attempt after a not-ready answer", {
                 let mut a = attempt(H::Failure(K::Timeout));
                 a.deadline_passed = true;
@@ -1069,7 +1078,7 @@ mod tests {
                 a.fitted = true;
                 a
             })
-            .gives(Some(Outcome::Deadline), "stopping: the last attempt before the deadline was made (50ms left, less than --base 100ms beside what an attempt needs; the backoff drawn, 100ms, would end past it)"),
+            .gives(Some(Outcome::Deadline), "stopping: 50ms left before the deadline; an attempt is given at least 10ms, and the wait before another is at least --base 100ms: it would end past the deadline"),
             row(14, "the backoff does not fit after a fitted attempt, with --base to spare", {
                 let mut a = attempt(H::Failure(K::Reset));
                 a.number = 2;

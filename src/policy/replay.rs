@@ -164,6 +164,11 @@ impl StatusSet {
             .any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
 
+    /// Whether any status from `lo` to `hi` (inclusive) is in the set.
+    pub fn overlaps(&self, lo: u16, hi: u16) -> bool {
+        self.ranges.iter().any(|&(a, b)| a <= hi && lo <= b)
+    }
+
     /// The set written back in the form `--retry-on` accepts.
     pub fn to_spec(&self) -> String {
         let parts: Vec<String> = self

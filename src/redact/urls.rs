@@ -124,6 +124,13 @@ pub fn url_text(s: &str) -> String {
     }
 }
 
+/// A URL exactly as typed, masked as [`untrusted`] text (the userinfo whole, every query
+/// and fragment value): for an error about the text itself, which a parsed and rewritten
+/// form (`http:///x` shown as `http://x/`) would hide.
+pub fn typed_text(s: &str) -> String {
+    untrusted(s)
+}
+
 /// Text that should have been a URL but did not parse: nothing in it can be trusted to be
 /// what it looks like. Everything up to the last `@` after the scheme (`x://`, when there is
 /// one) is taken for a userinfo and masked whole; after it, every query and fragment value

@@ -137,7 +137,9 @@ impl Loop<'_> {
         carry.seen.connects += timeline.connects;
         carry.seen.redirects += timeline.redirects;
         carry.seen.timeline = timeline;
-        let sent = self.sent(first, last, &asked, (result.is_ok(), committed), carry);
+        // A redirect not followed after a failure (--max-redirs) was answered all the same.
+        let answered = result.is_ok() || unfollowed.is_some();
+        let sent = self.sent(first, last, &asked, (answered, committed), carry);
         let notes = (&sent, line, carry);
         let happened = match (result, declined) {
             (Ok(ex), Some(why)) => {
@@ -148,7 +150,10 @@ impl Loop<'_> {
             (Err(f), _) => {
                 // A redirect not followed (--max-redirs, --proto-redir) is the last answer
                 // that came, as curl reports it in -w and -D.
+                // The JSON log's attempt carries its status beside the failure.
                 if let Some(head) = unfollowed {
+                    self.log_response_headers(&head);
+                    notes.1.status = Some((head.status, head.reason.clone()));
                     notes.2.seen.head = Some(head);
                 }
                 // No final response: the kept bytes are still good for the next attempt.

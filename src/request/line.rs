@@ -26,6 +26,22 @@ fn describe(f: &Failure) -> String {
     }
 }
 
+/// The last attempt's result as the summary says it: `last`, then the line's note (which
+/// hop of a redirect chain failed, what a 409 to a keyed request means), as the attempt's
+/// line says it: under `-s` the summary is the only line shown.
+fn with_note(last: &str, line: &AttemptLine) -> String {
+    // A later hop of a redirect chain: the request that failed is named, as the line names it.
+    let at = if line.url != line.start_url && !last.contains(line.url.as_str()) {
+        format!(" at {} {}", line.method, line.url)
+    } else {
+        String::new()
+    };
+    match &line.note {
+        Some(note) if !last.contains(note.as_str()) => format!("{last}{at} ({note})"),
+        _ => format!("{last}{at}"),
+    }
+}
+
 fn add_note(line: &mut AttemptLine, note: String) {
     line.note = Some(match line.note.take() {
         Some(n) => format!("{n}, {note}"),
@@ -62,7 +78,8 @@ impl Loop<'_> {
 
     /// A signal seen once the attempt is over: unless it succeeded (a success was put in
     /// place before the signal was seen: it stands, and says so), the attempt is
-    /// interrupted, its line says only that, and its answer's body is dropped.
+    /// interrupted, its line says only that, and its answer's body is dropped. Otherwise the
+    /// summary's words for the attempt take its line's note (see `with_note`).
     pub(super) fn unless_interrupted(
         &self,
         happened: Happened,
@@ -75,6 +92,7 @@ impl Loop<'_> {
             .fired()
             .filter(|_| happened != Happened::Success)
         else {
+            carry.seen.last = with_note(&carry.seen.last, line);
             return happened;
         };
         *line = AttemptLine {
@@ -145,13 +163,16 @@ impl Loop<'_> {
     }
 
     /// A redirect that was not followed (`why`): its status into the line, its body kept
-    /// for the verdict.
+    /// for the verdict. It is the run's final answer: `-w` and `-D` report it (its code,
+    /// its Location as `%{redirect_url}`), as curl reports a redirect it did not follow.
     pub(super) fn declined(
         &self,
         ex: Exchange,
         why: String,
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
+        self.log_response_headers(&ex.head);
+        carry.seen.head = Some(ex.head.clone());
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
             &ex.head.url,
@@ -171,13 +192,10 @@ impl Loop<'_> {
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
         let described = describe(f);
-        // A failure that ends the run is named in full in the summary (under -s the only
-        // line shown): "TLS certificate rejected (... trust it with --cacert FILE)".
-        carry.seen.last = if f.kind.is_retryable() {
-            f.kind.name().to_string()
-        } else {
-            described.clone()
-        };
+        // The summary (under -s the only line shown) names the failure as the attempt's line
+        // does: "connect timeout (the host name's lookup did not finish ...)", not the kind
+        // alone, retryable or not.
+        carry.seen.last = described.clone();
         line.error = Some(described);
         if self.watchdog.expired() && f.kind != FailureKind::Local {
             // The watchdog cut the exchange: whatever the socket said, that is why.

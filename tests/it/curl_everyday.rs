@@ -461,8 +461,8 @@ fn a_deadline_that_stops_early_says_why_in_the_summary() {
             // Why: the time left is less than another attempt needs (the 1 s backoff made
             // way for attempts drawn before the deadline), or, on a loaded machine, the
             // last of them was cut by the deadline.
-            && (err.contains("left before the deadline, less than another attempt needs")
-                || err.contains("the last attempt before the deadline was made")
+            && (err.contains("left before the deadline; ")
+                && err.contains("would end past the deadline")
                 || err.contains("stopping: the deadline passed")),
         "{err}"
     );

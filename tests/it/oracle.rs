@@ -37,11 +37,6 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
         "the server sees which tool made the request. Not compared.",
     ),
     (
-        "accept",
-        "Accept is not curl's */* unless given with -H",
-        "the library's default. Not compared.",
-    ),
-    (
         "exit-codes",
         "exit codes are retry-http's: an HTTP error under -f is 3 (4 for a retryable status \
          once the attempts run out), not 22; too many redirects is 6 (a failure not retried), not 47; a usage or \
@@ -95,9 +90,11 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
 /// differs. A case that meets one names it; once fixed the case reports it, and the row goes.
 const OPEN: &[(&str, &str)] = &[];
 
-/// The headers compared (case-insensitively, by name): the ones a command line decides.
-const COMPARED: [&str; 9] = [
+/// The headers compared (case-insensitively, by name): the ones a command line decides, and
+/// Accept, sent by default as curl sends it.
+const COMPARED: [&str; 10] = [
     "host",
+    "accept",
     "authorization",
     "cookie",
     "content-type",
@@ -824,6 +821,89 @@ fn curl_and_retry_http_agree_on_the_same_command_lines() {
     );
 }
 
+/// Every header either tool sends, by command line: names (lower case) and values, but
+/// what docs/curl.md says differs: the User-Agent's value (`user-agent`), a multipart
+/// boundary and the length it changes (drawn by each tool), `--compressed`'s Accept-Encoding
+/// (gzip only), `-T`'s `Expect: 100-continue` (not sent), and a POST without a body
+/// (`Content-Length: 0`).
+fn sent_headers(reqs: &[Recorded], port: u16, ours: bool, args: &[&str]) -> Vec<String> {
+    let multipart = args.contains(&"-F");
+    let mut sent: Vec<String> = reqs
+        .iter()
+        .flat_map(|r| r.headers.iter())
+        .filter_map(|(n, v)| {
+            let n = n.to_ascii_lowercase();
+            let v = match n.as_str() {
+                "user-agent" => "(this tool's)".to_string(),
+                "accept-encoding" if args.contains(&"--compressed") => "(gzip or more)".into(),
+                "content-type" if multipart => v.split("boundary=").next()?.to_string(),
+                "content-length" if multipart => "(with the boundary)".into(),
+                "content-length" if ours && v == "0" && args.contains(&"-X") => return None,
+                "expect" if !ours && args.contains(&"-T") => return None,
+                _ => v.replace(&port.to_string(), "PORT"),
+            };
+            Some(format!("{n}: {v}"))
+        })
+        .collect();
+    sent.sort();
+    sent
+}
+
+#[test]
+fn the_headers_sent_by_default_are_curls_but_the_documented_differences() {
+    let lines: [&[&'static str]; 14] = [
+        &[],
+        &["-d", "a=b"],
+        &["-X", "POST"],
+        &["--compressed"],
+        &["-u", "a:b"],
+        &["-e", "http://r.example/"],
+        &["-A", "agent/1"],
+        &["--json", "{}"],
+        &["-F", "a=b"],
+        &["-T", "up.txt"],
+        &["-I"],
+        &["-H", "Accept:"],
+        &["-H", "Accept: text/plain"],
+        &["-H", "User-Agent:"],
+    ];
+    let mut found = Vec::new();
+    for args in lines {
+        let mut all = args.to_vec();
+        all.push("{url}/h");
+        let case = Case {
+            name: "headers",
+            args: all,
+            files: vec![("up.txt", "up\n")],
+            script: vec![ok("h")],
+            compare: Compare::All,
+        };
+        let (curl, ours) = (run_tool(&case, true), run_tool(&case, false));
+        let (c, o) = (
+            sent_headers(&curl.requests, curl.port, false, args),
+            sent_headers(&ours.requests, ours.port, true, args),
+        );
+        if c != o || c.is_empty() {
+            found.push(format!(
+                "{args:?}:\n  curl:       {c:?}\n  retry-http: {o:?}"
+            ));
+        }
+        // docs/curl.md never says a header that goes out is not sent ("no `Accept: */*`").
+        let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/curl.md"))
+            .expect("docs/curl.md")
+            .to_ascii_lowercase();
+        for header in &o {
+            let name = header.split(':').next().unwrap_or("");
+            if page.contains(&format!("no `{name}")) && !args.contains(&"-H") {
+                found.push(format!(
+                    "{args:?}: docs/curl.md says no `{name}`, but {header:?} is sent"
+                ));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
 #[test]
 fn every_listed_difference_is_in_the_manual() {
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/curl.md"))
@@ -837,6 +917,14 @@ fn every_listed_difference_is_in_the_manual() {
         assert!(
             section.contains(&format!("`{key}`")),
             "docs/curl.md's list lacks `{key}` ({what})"
+        );
+    }
+    // And the manual lists no difference that is gone (it said no Accept was sent).
+    for line in section.lines().filter(|l| l.starts_with("- `")) {
+        let key = line[3..].split('`').next().unwrap_or("");
+        assert!(
+            DIFFERENCES.iter().any(|(k, _, _)| *k == key),
+            "docs/curl.md lists `{key}`, which is no difference any more: {line}"
         );
     }
 }
