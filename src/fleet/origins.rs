@@ -319,7 +319,15 @@ impl Origins {
     /// flight until [`Origins::after`], which hears the answer again (a field that could
     /// not be read is said then, once). A slow first body then no longer holds every other
     /// transfer to its origin.
+    ///
+    /// A 429 or 503 is the exception: its hold (its Retry-After, as the loop clamps it)
+    /// comes with the whole answer in [`Origins::after`]. Marking the origin answered at its
+    /// head would release the transfers waiting for the first answer in the moment before
+    /// the hold is set, straight into the throttle.
     pub fn heard(&self, sent: &str, answer: Answer, at: Instant) {
+        if matches!(answer.status, 429 | 503) {
+            return;
+        }
         let Ok(mut table) = self.table.lock() else {
             return;
         };
@@ -698,6 +706,28 @@ mod tests {
             ask(&t, t0, ms(0)),
             Before::Wait { why: Why::Room, .. }
         ));
+    }
+
+    #[test]
+    fn a_throttling_head_releases_nobody_before_its_hold_is_set() {
+        for status in [429, 503] {
+            let t = Origins::new();
+            let t0 = Instant::now();
+            assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+            t.heard(O, answer(status, None, None), t0);
+            assert!(matches!(
+                ask(&t, t0, ms(0)),
+                Before::Wait { why: Why::Room, .. }
+            ));
+            t.after(O, Some(answer(status, Some(1000), None)), t0);
+            assert!(matches!(
+                ask(&t, t0, ms(0)),
+                Before::Wait {
+                    why: Why::Held(_),
+                    ..
+                }
+            ));
+        }
     }
 
     #[test]
