@@ -51,7 +51,7 @@ pub fn target_shown(text: &str) -> String {
 /// Shown after `-h`: the exit codes in one line (from [`Outcome`]), and where the rest is.
 fn short_after_help() -> String {
     format!(
-        "Exit codes: {}; --exit-codes curl gives curl's; --help has all, with examples.",
+        "Exit codes: {}; --help has all, and curl's (--exit-codes).",
         Outcome::short_list()
     )
 }
