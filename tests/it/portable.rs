@@ -214,10 +214,10 @@ fn held_in(dir: &Path) -> Vec<String> {
             .flatten()
             .flatten()
         {
-            if let Ok(target) = std::fs::read_link(fd.path()) {
-                if target.starts_with(dir) {
-                    held.push(format!("{} -> {}", fd.path().display(), target.display()));
-                }
+            if let Ok(target) = std::fs::read_link(fd.path())
+                && target.starts_with(dir)
+            {
+                held.push(format!("{} -> {}", fd.path().display(), target.display()));
             }
         }
     }
