@@ -30,9 +30,11 @@ const TRACED: &str = "trace=splice,pipe,pipe2,close_range,fcntl,openat,clone,clo
 /// The binary (or strace running it) with the switch set for `paths`.
 fn client(program: &Path, paths: Paths) -> std::process::Command {
     let mut cmd = command_for(program);
-    if paths == Paths::Portable {
-        cmd.env(PORTABLE_SWITCH, "1");
-    }
+    match paths {
+        Paths::Portable => cmd.env(PORTABLE_SWITCH, "1"),
+        // Even in a suite run with the switch set (which command_for passes on).
+        Paths::Linux => cmd.env_remove(PORTABLE_SWITCH),
+    };
     cmd
 }
 
