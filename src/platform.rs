@@ -21,6 +21,7 @@
 //! constant, and the Linux paths are all that is compiled in.
 
 /// The variable that makes a debug build on Linux take the portable paths (the value `1`).
+#[cfg_attr(not(debug_assertions), allow(dead_code))]
 pub const TEST_SWITCH: &str = "RETRY_HTTP_TEST_PORTABLE";
 
 /// Whether the Linux-only system calls are to be made: on Linux, unless a debug build was
