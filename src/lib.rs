@@ -23,7 +23,8 @@
 //! `within`, work waited for at most a limit. `redact` is a leaf every writer masks through
 //! (a secret is marked where it enters, by one `mark`). `files` and `units` hold the file
 //! operations and unit conversions used in more than one room; `demo` is the `demo`
-//! subcommand.
+//! subcommand; `platform` says whether the Linux-only system calls or their portable
+//! paths are taken.
 
 pub mod cli;
 pub(crate) mod config;
@@ -33,6 +34,7 @@ pub(crate) mod files;
 pub(crate) mod fleet;
 pub(crate) mod http;
 pub(crate) mod output;
+pub(crate) mod platform;
 pub mod policy;
 pub(crate) mod process;
 pub(crate) mod redact;
@@ -72,12 +74,16 @@ pub fn main() -> ExitCode {
 /// Every thread also allocates from the one arena: the signal thread's first allocation
 /// would otherwise map (and trim) an arena of its own, 4 system calls and a page fault
 /// for a thread that allocates a few bytes (about 0.05 ms of CPU per run, median of 60).
+/// glibc's only: elsewhere (and on the portable paths, see `platform`) the allocator keeps
+/// its defaults.
 fn reuse_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets malloc's parameters; called before any thread starts.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+    if platform::linux_calls() {
+        // SAFETY: mallopt only sets malloc's parameters; called before any thread starts.
+        unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+        }
     }
 }
 

@@ -565,11 +565,13 @@ fn raw_stdout() -> io::Result<File> {
         return spool;
     }
     let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
-    // F_SETPIPE_SZ is Linux's.
+    // F_SETPIPE_SZ is Linux's: elsewhere (and on the portable paths, see `platform`) the
+    // pipe keeps the size the system gave it.
     #[cfg(target_os = "linux")]
-    if out
-        .metadata()
-        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+    if crate::platform::linux_calls()
+        && out
+            .metadata()
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
     {
         // A larger pipe buffer halves the context switches with the reader on the other
         // end; if the system refuses, the default buffer works too.

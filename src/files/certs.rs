@@ -15,6 +15,12 @@
 //! left unread is named in one warning line ([`warning_once`]), shown once per run. A file
 //! reached twice (the bundle, and a link to it) is read once.
 //!
+//! On macOS the system's store is the keychain: with neither variable set, the certificates
+//! it trusts for TLS (Apple's roots, and those an administrator or the user added, read
+//! through the Security framework by rustls-native-certs) are the store, as Safari and
+//! Apple's curl trust them; only when it gives none are the usual files read (Apple's
+//! `/etc/ssl/cert.pem`). `SSL_CERT_FILE` and `SSL_CERT_DIR` are read as on Linux.
+//!
 //! The store is read once per run, by the first TLS connection that needs it (the HTTPS
 //! side's, or `rediss://`'s), and kept for the others.
 
@@ -83,11 +89,13 @@ pub fn warning(store: &Store) -> Option<String> {
 struct Sources {
     file: Option<PathBuf>,
     dirs: Vec<PathBuf>,
+    /// The keychain first (macOS, with neither variable set).
+    keychain: bool,
 }
 
 impl Sources {
-    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` when either is set (not empty), else the usual
-    /// places that exist on this system (openssl-probe's list).
+    /// `SSL_CERT_FILE` and `SSL_CERT_DIR` when either is set (not empty), else the keychain
+    /// on macOS and the usual places that exist on this system (openssl-probe's list).
     fn from_env() -> Sources {
         let file = std::env::var_os("SSL_CERT_FILE")
             .filter(|f| !f.is_empty())
@@ -100,12 +108,17 @@ impl Sources {
             .filter(|d| !d.as_os_str().is_empty())
             .collect();
         if file.is_some() || !dirs.is_empty() {
-            return Sources { file, dirs };
+            return Sources {
+                file,
+                dirs,
+                keychain: false,
+            };
         }
         let probed = openssl_probe::probe();
         Sources {
             file: probed.cert_file,
             dirs: probed.cert_dir,
+            keychain: cfg!(target_os = "macos"),
         }
     }
 }
@@ -120,6 +133,9 @@ struct Reading {
 /// Reads the store from `sources` (see the module's comment).
 fn read(sources: &Sources) -> Store {
     let mut r = Reading::default();
+    if sources.keychain && r.keychain() {
+        return r.done();
+    }
     if let Some(file) = &sources.file {
         let mut budget = MAX_FILE;
         r.file(file, &mut budget);
@@ -127,15 +143,36 @@ fn read(sources: &Sources) -> Store {
     for dir in &sources.dirs {
         r.folder(dir);
     }
-    r.store
-        .certs
-        .sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
-    r.store.certs.dedup();
-    READ_DONE.store(true, Ordering::SeqCst);
-    r.store
+    r.done()
 }
 
 impl Reading {
+    /// The store read: sorted, each certificate once.
+    fn done(mut self) -> Store {
+        self.store
+            .certs
+            .sort_unstable_by(|a, b| a.as_ref().cmp(b.as_ref()));
+        self.store.certs.dedup();
+        READ_DONE.store(true, Ordering::SeqCst);
+        self.store
+    }
+
+    /// macOS: adds the certificates the keychain trusts for TLS; whether it gave any. (A
+    /// certificate it cannot give, or a keychain that cannot be read, is passed over: the
+    /// files are read when it gives none.)
+    #[cfg(target_os = "macos")]
+    fn keychain(&mut self) -> bool {
+        let found = rustls_native_certs::load_native_certs();
+        self.store.certs.extend(found.certs);
+        !self.store.certs.is_empty()
+    }
+
+    /// Elsewhere there is no keychain: the files are the store.
+    #[cfg(not(target_os = "macos"))]
+    fn keychain(&mut self) -> bool {
+        false
+    }
+
     /// The files of the folder `dir`, in name order, within [`MAX_FOLDER`] bytes together.
     /// A folder that cannot be listed is passed over, as a missing one.
     fn folder(&mut self, dir: &Path) {
@@ -251,6 +288,7 @@ mod tests {
         let sources = Sources {
             file: None,
             dirs: vec![d.to_path_buf()],
+            keychain: false,
         };
         let store = read(&sources);
         assert_eq!(store.certs.len(), 1);
@@ -279,6 +317,7 @@ mod tests {
         let sources = Sources {
             file: None,
             dirs: vec![d.to_path_buf()],
+            keychain: false,
         };
         let store = read(&sources);
         assert_eq!(store.certs.len(), 1, "one certificate, read four times");

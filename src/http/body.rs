@@ -97,10 +97,17 @@ impl Payload {
 }
 
 /// `file` opened again through /proc: a handle with a read position of its own (a cloned
-/// handle shares its position with the original).
+/// handle shares its position with the original). Linux's: elsewhere (and on the portable
+/// paths, see `platform`) `Unsupported`, and the caller copies the spool instead (macOS
+/// has no /proc, and its `/dev/fd/N` is a clone that shares the position).
 fn reopen(file: &File) -> io::Result<File> {
-    use std::os::fd::AsRawFd;
-    File::open(format!("/proc/self/fd/{}", file.as_raw_fd()))
+    #[cfg(target_os = "linux")]
+    if crate::platform::linux_calls() {
+        use std::os::fd::AsRawFd;
+        return File::open(format!("/proc/self/fd/{}", file.as_raw_fd()));
+    }
+    let _ = file;
+    Err(io::ErrorKind::Unsupported.into())
 }
 
 /// What is done to a part's bytes on their way to the sink.

@@ -20,8 +20,11 @@ use std::time::Instant;
 const CHUNK: usize = 64 * 1024;
 
 /// Whether a plain body of known length may be spliced into its file: `splice(2)` is
-/// Linux's. Elsewhere the tap is never armed and the copy loop reads every body.
-const SPLICES: bool = cfg!(target_os = "linux");
+/// Linux's. Elsewhere (and on the portable paths, see `platform`) the tap is never armed
+/// and the copy loop reads every body.
+fn splices() -> bool {
+    crate::platform::linux_calls()
+}
 
 /// Whether a body with these headers is gzip (`Content-Encoding: gzip`, or `x-gzip`, which
 /// RFC 9110 section 8.4.1.3 makes the same).
@@ -51,7 +54,7 @@ pub(crate) fn read(
 ) -> Result<u64, Failure> {
     let length = body.content_length();
     let wired = match (wire, length) {
-        (Some(w), Some(len)) if SPLICES && !decode && sink.file().is_some() => Some((w, len)),
+        (Some(w), Some(len)) if !decode && splices() && sink.file().is_some() => Some((w, len)),
         _ => None,
     };
     let tap = wired.as_ref().map(|(w, _)| w.tap.clone());

@@ -12,8 +12,11 @@
 //! and the freeing, then happen in the child, after the exit status has been delivered. A
 //! spool thrown away during the run keeps its disk space until the run ends.
 //!
-//! The detached child is built on Linux only (`pipe2`, `close_range`): elsewhere nothing is
-//! released in the background, and large spools are freed by the exit, the ordinary way.
+//! The child is forked on every Unix. Its pipe and its closing are Linux's calls on Linux
+//! (`pipe2` with `O_CLOEXEC`, `close_range`); elsewhere, and on the portable paths (see
+//! `platform`), `pipe` then `FD_CLOEXEC` on each end, and a `close` of every descriptor
+//! number below the limit of open files (at most 65,536), from 0 up, so stdout and stderr
+//! are closed first.
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
@@ -21,16 +24,21 @@ use std::sync::{Mutex, OnceLock};
 
 /// Files larger than this are freed in the background at exit: below it, freeing takes
 /// well under a millisecond.
-#[cfg(target_os = "linux")]
 const LARGE: u64 = 64 << 20;
+
+/// The highest descriptor number the detached child closes one by one, where it cannot
+/// close a range at once (the portable path, or a Linux kernel before 5.9), plus one: the
+/// limit of open files, at most 65,536 (macOS's may be unlimited).
+const MOST_CLOSED: u64 = 1 << 16;
 
 fn registry() -> &'static Mutex<Vec<OwnedFd>> {
     static FILES: OnceLock<Mutex<Vec<OwnedFd>>> = OnceLock::new();
     FILES.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// The device, inode and size of an open file.
-fn identity(fd: RawFd) -> Option<(u64, u64, u64)> {
+/// The device, inode and size (bytes) of an open file. The device's type is the
+/// platform's (`dev_t`: a `u64` on Linux, an `i32` on macOS).
+fn identity(fd: RawFd) -> Option<(libc::dev_t, libc::ino_t, u64)> {
     // SAFETY: fstat on an open descriptor, into a zeroed stat buffer.
     unsafe {
         let mut st: libc::stat = std::mem::zeroed();
@@ -62,19 +70,13 @@ pub fn forget(file: &File) {
 /// finished transfers hold no descriptor and no disk space until the end of the run.
 /// Closing a duplicate of a spool still in use only closes the duplicate.
 pub fn forget_small() {
-    #[cfg(target_os = "linux")]
     if let Ok(mut files) = registry().lock() {
         files.retain(large);
-    }
-    #[cfg(not(target_os = "linux"))]
-    if let Ok(mut files) = registry().lock() {
-        files.clear();
     }
 }
 
 /// Whether a descriptor refers to a file large enough to be worth freeing in the
 /// background.
-#[cfg(target_os = "linux")]
 fn large(fd: &OwnedFd) -> bool {
     identity(fd.as_raw_fd()).is_some_and(|(_, _, size)| size >= LARGE)
 }
@@ -82,33 +84,32 @@ fn large(fd: &OwnedFd) -> bool {
 /// At the end of the run: hands the large registered files to a detached child process
 /// that frees them once this process has exited. Safe to call from any thread, more than
 /// once; does nothing when no registered file is large.
-#[cfg(target_os = "linux")]
 pub fn release_at_exit() {
     let Ok(files) = registry().lock() else { return };
-    let keep: Vec<RawFd> = files
+    let mut kept: Vec<RawFd> = files
         .iter()
         .filter(|f| large(f))
         .map(|f| f.as_raw_fd())
         .collect();
-    if keep.is_empty() {
+    if kept.is_empty() {
         return;
     }
-    let mut pipe = [0 as RawFd; 2];
-    // SAFETY: pipe2 fills two descriptors we then own.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    let Some((wait_end, exit_end)) = pipe_closed_on_exec() else {
         return;
-    }
-    let (wait_end, exit_end) = (pipe[0], pipe[1]);
-    let mut kept = keep.clone();
+    };
     kept.push(wait_end);
     kept.sort_unstable();
+    let closing = Closing {
+        ranges: crate::platform::linux_calls(),
+        below: open_limit(),
+    };
     // SAFETY: after fork the child calls only async-signal-safe functions (setsid, close,
     // close_range, read, _exit) on memory prepared before the fork.
     unsafe {
         match libc::fork() {
             0 => {
                 libc::setsid();
-                close_all_but(&kept);
+                close_all_but(&kept, closing);
                 let mut byte = 0u8;
                 // EOF once every copy of the other end is closed: this process has exited.
                 while libc::read(wait_end, (&mut byte as *mut u8).cast(), 1) > 0 {}
@@ -126,42 +127,86 @@ pub fn release_at_exit() {
     }
 }
 
-/// Not on Linux: nothing is released in the background; the exit frees every file.
-#[cfg(not(target_os = "linux"))]
-pub fn release_at_exit() {}
+/// A pipe whose two ends are closed on exec: `pipe2(O_CLOEXEC)` on Linux; elsewhere (and
+/// on the portable paths) `pipe`, then `FD_CLOEXEC` on each end (between the two, a
+/// program started by another thread would inherit the ends: none is started at exit).
+fn pipe_closed_on_exec() -> Option<(RawFd, RawFd)> {
+    let mut fds = [0 as RawFd; 2];
+    #[cfg(target_os = "linux")]
+    if crate::platform::linux_calls() {
+        // SAFETY: pipe2 fills two descriptors we then own.
+        let made = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } == 0;
+        return made.then_some((fds[0], fds[1]));
+    }
+    // SAFETY: pipe fills two descriptors we then own; fcntl sets a flag on each.
+    unsafe {
+        if libc::pipe(fds.as_mut_ptr()) != 0 {
+            return None;
+        }
+        for fd in fds {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
+    Some((fds[0], fds[1]))
+}
+
+/// The number of descriptor numbers the child closes one by one: the soft limit of open
+/// files, at most [`MOST_CLOSED`] (read before the fork: the child only closes).
+fn open_limit() -> u32 {
+    // SAFETY: getrlimit writes the limit into a zeroed struct of ours.
+    let soft = unsafe {
+        let mut limit: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+            limit.rlim_cur
+        } else {
+            4096
+        }
+    };
+    u32::try_from(soft.min(MOST_CLOSED)).unwrap_or(4096)
+}
+
+/// How the child closes what it does not keep.
+#[derive(Clone, Copy)]
+struct Closing {
+    /// `close_range(2)` first (Linux's: read on Linux only).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    ranges: bool,
+    /// One `close` per number below this, where there is no `close_range`.
+    below: u32,
+}
 
 /// Closes every descriptor but the sorted `keep` ones (in the child, after fork).
 ///
 /// # Safety
 /// Only for a freshly forked child: it closes descriptors that other code may own.
-#[cfg(target_os = "linux")]
-unsafe fn close_all_but(keep: &[RawFd]) {
+unsafe fn close_all_but(keep: &[RawFd], how: Closing) {
     let mut from: u32 = 0;
     for &k in keep {
         let k = k as u32;
         if k > from {
             // SAFETY: the caller is a forked child that owns every descriptor.
-            unsafe { close_range(from, k - 1) };
+            unsafe { close_range(from, k - 1, how) };
         }
         from = k + 1;
     }
     // SAFETY: as above.
-    unsafe { close_range(from, u32::MAX) };
+    unsafe { close_range(from, u32::MAX, how) };
 }
 
-/// close_range(2), or a loop over the usual descriptor numbers where the kernel lacks it.
+/// Closes the descriptors `first..=last`: close_range(2) on Linux; one close per number
+/// below `how.below` where there is no close_range (the portable path, or an older kernel).
 ///
 /// # Safety
 /// As [`close_all_but`].
-#[cfg(target_os = "linux")]
-unsafe fn close_range(first: u32, last: u32) {
+unsafe fn close_range(first: u32, last: u32, how: Closing) {
+    #[cfg(target_os = "linux")]
     // SAFETY: a plain system call on descriptor numbers.
-    let done = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) } == 0;
-    if !done {
-        for fd in first..=last.min(4095) {
-            // SAFETY: closing a descriptor number; EBADF for unused ones is harmless.
-            unsafe { libc::close(fd as RawFd) };
-        }
+    if how.ranges && unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) } == 0 {
+        return;
+    }
+    for fd in first..=last.min(how.below.saturating_sub(1)) {
+        // SAFETY: closing a descriptor number; EBADF for unused ones is harmless.
+        unsafe { libc::close(fd as RawFd) };
     }
 }
 

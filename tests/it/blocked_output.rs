@@ -11,7 +11,7 @@
 //! command line, or 2 s without one, then exits 2.
 
 use crate::common::*;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -21,15 +21,15 @@ const DEADLINE: Duration = Duration::from_secs(2);
 const SLACK: Duration = Duration::from_secs(4);
 
 /// A pipe whose buffer is full: the read end (kept open, never read) and the write end,
-/// blocking, for the child. Its buffer is made as small as the kernel allows, then filled.
+/// blocking, for the child. Its buffer is made as small as the kernel allows (on Linux;
+/// macOS's cannot be set), then filled.
 fn full_pipe() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors, owned from here on.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = std::io::pipe().expect("a pipe");
+    let (read, write) = (OwnedFd::from(read), OwnedFd::from(write));
     let w = write.as_raw_fd();
     // SAFETY: fcntl and write on a descriptor we own, with a buffer of our own.
     unsafe {
+        #[cfg(target_os = "linux")]
         libc::fcntl(w, libc::F_SETPIPE_SZ, 4096);
         let flags = libc::fcntl(w, libc::F_GETFL);
         libc::fcntl(w, libc::F_SETFL, flags | libc::O_NONBLOCK);

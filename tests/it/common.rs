@@ -69,7 +69,7 @@ fn default_signals_for_clients() {
 }
 
 /// `bin` as a command whose environment cannot change a result: every `RETRY_HTTP_*`
-/// variable and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set, and the
+/// variable (but [`PORTABLE_SWITCH`], passed on) and every variable of [`FOREIGN_VARS`] removed, `NO_COLOR=1` set, and the
 /// [`HANDLED_SIGNALS`] at their default action whatever the runner inherited (a suite run
 /// as `cargo test &` once waited for ever on a client that ignored the SIGINT it was sent).
 /// A test that wants one of them otherwise sets it on the returned command (after these,
@@ -86,8 +86,16 @@ pub fn command_for(bin: &Path) -> std::process::Command {
         cmd.env_remove(name);
     }
     cmd.env("NO_COLOR", "1");
+    // The one variable passed on: the suite run with it takes the portable paths (what
+    // macOS runs) in every binary it starts (src/platform.rs, tests/it/portable.rs).
+    if std::env::var_os(PORTABLE_SWITCH).is_some_and(|v| v == "1") {
+        cmd.env(PORTABLE_SWITCH, "1");
+    }
     cmd
 }
+
+/// The variable that makes the debug binary take its portable paths (src/platform.rs).
+pub const PORTABLE_SWITCH: &str = "RETRY_HTTP_TEST_PORTABLE";
 
 /// The binary cargo built, as [`command_for`] gives it: for tests that spawn it, hand it
 /// pipes or send it signals.
@@ -200,9 +208,11 @@ pub fn on_terminal(args: &[&str]) -> (Option<i32>, String) {
         libc::openpty(
             &mut master,
             &mut slave,
+            // No name, terminal settings or size (null: the defaults). macOS's prototype
+            // takes mutable pointers where Linux's takes constant ones; a null serves both.
             std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
         )
     };
     assert_eq!(rc, 0);

@@ -53,6 +53,7 @@ mod oracle;
 mod output;
 mod owned_files;
 mod pacing;
+mod portable;
 mod preflight;
 mod proxies;
 mod readiness;
