@@ -77,7 +77,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the body to FILE')
             [CompletionResult]::new('-D', '-D ', [CompletionResultType]::ParameterName, 'Write the final response''s status line and headers, as the server sent them, to FILE (''-'': stdout, before the body, as curl)')
             [CompletionResult]::new('--dump-header', '--dump-header', [CompletionResultType]::ParameterName, 'Write the final response''s status line and headers, as the server sent them, to FILE (''-'': stdout, before the body, as curl)')
-            [CompletionResult]::new('--max-filesize', '--max-filesize', [CompletionResultType]::ParameterName, 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)')
+            [CompletionResult]::new('--max-filesize', '--max-filesize', [CompletionResultType]::ParameterName, 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no limit, as in curl)')
             [CompletionResult]::new('-w', '-w', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout (curl''s -w)')
             [CompletionResult]::new('--write-out', '--write-out', [CompletionResultType]::ParameterName, 'After the run, print FORMAT on stdout (curl''s -w)')
             [CompletionResult]::new('--exit-codes', '--exit-codes', [CompletionResultType]::ParameterName, 'Which exit codes: retry-http''s own (one per outcome, listed below) or curl''s for the same endings')

@@ -74,7 +74,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --output 'Write the body to FILE'
             cand -D 'Write the final response''s status line and headers, as the server sent them, to FILE (''-'': stdout, before the body, as curl)'
             cand --dump-header 'Write the final response''s status line and headers, as the server sent them, to FILE (''-'': stdout, before the body, as curl)'
-            cand --max-filesize 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)'
+            cand --max-filesize 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no limit, as in curl)'
             cand -w 'After the run, print FORMAT on stdout (curl''s -w)'
             cand --write-out 'After the run, print FORMAT on stdout (curl''s -w)'
             cand --exit-codes 'Which exit codes: retry-http''s own (one per outcome, listed below) or curl''s for the same endings'

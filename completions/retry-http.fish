@@ -74,7 +74,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state or several URLs: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no limit, as in curl)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l exit-codes -d 'Which exit codes: retry-http\'s own (one per outcome, listed below) or curl\'s for the same endings' -r -f -a "retry-http\t'This tool\'s own codes, one per outcome (the default)'
 curl\t'curl\'s codes for the same endings, for scripts written for curl (7.88\'s)'"

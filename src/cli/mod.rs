@@ -535,7 +535,8 @@ pub struct OutputFlags {
     #[arg(hide_short_help = true, short = 'N', long)]
     pub no_buffer: bool,
 
-    /// Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes).
+    /// Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no
+    /// limit, as in curl).
     #[arg(hide_short_help = true, long, value_name = "SIZE", value_parser = values::size)]
     pub max_filesize: Option<u64>,
 
