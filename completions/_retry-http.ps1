@@ -120,7 +120,7 @@ Register-ArgumentCompleter -Native -CommandName 'retry-http' -ScriptBlock {
             [CompletionResult]::new('--proto', '--proto', [CompletionResultType]::ParameterName, 'The URL schemes allowed, in curl''s syntax: a comma-separated list of names (http, https, all, or curl''s other protocols, which change nothing here), each after + (add, the default), - (remove) or = (only these), from all: ''=https'', ''-all,+https''')
             [CompletionResult]::new('--proto-redir', '--proto-redir', [CompletionResultType]::ParameterName, 'The schemes a redirect may go to under -L, in --proto''s syntax, from http,https: a redirect to another is not followed (exit 6, not retried). A redirect must also be allowed by --proto')
             [CompletionResult]::new('--tls-max', '--tls-max', [CompletionResultType]::ParameterName, 'The highest TLS version offered: 1.2, 1.3 or default (1.3). 1.0 and 1.1 are refused: TLS below 1.2 is not supported')
-            [CompletionResult]::new('--keepalive-time', '--keepalive-time', [CompletionResultType]::ParameterName, 'Accepted, with no effect (see --tcp-nodelay)')
+            [CompletionResult]::new('--keepalive-time', '--keepalive-time', [CompletionResultType]::ParameterName, 'Accepted, with no effect (see --tcp-nodelay): a whole number of seconds, as curl')
             [CompletionResult]::new('-L', '-L ', [CompletionResultType]::ParameterName, 'Follow redirects')
             [CompletionResult]::new('--location', '--location', [CompletionResultType]::ParameterName, 'Follow redirects')
             [CompletionResult]::new('-I', '-I ', [CompletionResultType]::ParameterName, 'Send a HEAD request and show the response''s status line and headers (with -G, the data goes in the URL)')

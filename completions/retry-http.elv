@@ -117,7 +117,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --proto 'The URL schemes allowed, in curl''s syntax: a comma-separated list of names (http, https, all, or curl''s other protocols, which change nothing here), each after + (add, the default), - (remove) or = (only these), from all: ''=https'', ''-all,+https'''
             cand --proto-redir 'The schemes a redirect may go to under -L, in --proto''s syntax, from http,https: a redirect to another is not followed (exit 6, not retried). A redirect must also be allowed by --proto'
             cand --tls-max 'The highest TLS version offered: 1.2, 1.3 or default (1.3). 1.0 and 1.1 are refused: TLS below 1.2 is not supported'
-            cand --keepalive-time 'Accepted, with no effect (see --tcp-nodelay)'
+            cand --keepalive-time 'Accepted, with no effect (see --tcp-nodelay): a whole number of seconds, as curl'
             cand -L 'Follow redirects'
             cand --location 'Follow redirects'
             cand -I 'Send a HEAD request and show the response''s status line and headers (with -G, the data goes in the URL)'

@@ -112,7 +112,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l oauth2-bearer -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l proto -d 'The URL schemes allowed, in curl\'s syntax: a comma-separated list of names (http, https, all, or curl\'s other protocols, which change nothing here), each after + (add, the default), - (remove) or = (only these), from all: \'=https\', \'-all,+https\'' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l proto-redir -d 'The schemes a redirect may go to under -L, in --proto\'s syntax, from http,https: a redirect to another is not followed (exit 6, not retried). A redirect must also be allowed by --proto' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l tls-max -d 'The highest TLS version offered: 1.2, 1.3 or default (1.3). 1.0 and 1.1 are refused: TLS below 1.2 is not supported' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l keepalive-time -d 'Accepted, with no effect (see --tcp-nodelay)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l keepalive-time -d 'Accepted, with no effect (see --tcp-nodelay): a whole number of seconds, as curl' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers (with -G, the data goes in the URL)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'
