@@ -74,7 +74,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l budget-floor -d '
 complete -c retry-http -n "__fish_retry_http_needs_command" -l state-ttl -d 'With --state or several URLs: a target with no run for this long is forgotten, unless it still refuses runs (an open circuit in its cooldown, a probe\'s lease, a shared Retry-After)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s o -l output -d 'Write the body to FILE' -r -F
 complete -c retry-http -n "__fish_retry_http_needs_command" -s D -l dump-header -d 'Write the final response\'s status line and headers, as the server sent them, to FILE (\'-\': stdout, before the body, as curl)' -r -F
-complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l max-filesize -d 'Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no limit, as in curl)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s w -l write-out -d 'After the run, print FORMAT on stdout (curl\'s -w)' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l exit-codes -d 'Which exit codes: retry-http\'s own (one per outcome, listed below) or curl\'s for the same endings' -r -f -a "retry-http\t'This tool\'s own codes, one per outcome (the default)'
 curl\t'curl\'s codes for the same endings, for scripts written for curl (7.88\'s)'"
@@ -112,7 +112,7 @@ complete -c retry-http -n "__fish_retry_http_needs_command" -l oauth2-bearer -d 
 complete -c retry-http -n "__fish_retry_http_needs_command" -l proto -d 'The URL schemes allowed, in curl\'s syntax: a comma-separated list of names (http, https, all, or curl\'s other protocols, which change nothing here), each after + (add, the default), - (remove) or = (only these), from all: \'=https\', \'-all,+https\'' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l proto-redir -d 'The schemes a redirect may go to under -L, in --proto\'s syntax, from http,https: a redirect to another is not followed (exit 6, not retried). A redirect must also be allowed by --proto' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -l tls-max -d 'The highest TLS version offered: 1.2, 1.3 or default (1.3). 1.0 and 1.1 are refused: TLS below 1.2 is not supported' -r
-complete -c retry-http -n "__fish_retry_http_needs_command" -l keepalive-time -d 'Accepted, with no effect (see --tcp-nodelay)' -r
+complete -c retry-http -n "__fish_retry_http_needs_command" -l keepalive-time -d 'Accepted, with no effect (see --tcp-nodelay): a whole number of seconds, as curl' -r
 complete -c retry-http -n "__fish_retry_http_needs_command" -s L -l location -d 'Follow redirects'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s I -l head -d 'Send a HEAD request and show the response\'s status line and headers (with -G, the data goes in the URL)'
 complete -c retry-http -n "__fish_retry_http_needs_command" -s k -l insecure -d 'Do not verify TLS certificates (says so on stderr)'

@@ -535,7 +535,8 @@ pub struct OutputFlags {
     #[arg(hide_short_help = true, short = 'N', long)]
     pub no_buffer: bool,
 
-    /// Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes).
+    /// Fail (exit 6) when the body is larger than SIZE bytes (k, M, G suffixes; 0: no
+    /// limit, as in curl).
     #[arg(hide_short_help = true, long, value_name = "SIZE", value_parser = values::size)]
     pub max_filesize: Option<u64>,
 
@@ -657,14 +658,37 @@ pub struct CurlRetryFlags {
     pub mapped: Option<String>,
 }
 
+/// The command line's parser: [`Cli`]'s, where every option that takes a value takes the
+/// next word as it, whatever that word begins with, as curl does: `-d -1` sends `-1`,
+/// `--oauth2-bearer -x...` is a token, `--json -5` a JSON number, `-o -name` a file. Read as
+/// a flag instead, such a value was refused as "a value is required ... but none was
+/// supplied", or as another flag (`-A -agent` as curl's `-a`). The subcommands' options the
+/// same. An option whose value may be left out (none here) keeps clap's reading.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    fn next_word_is_the_value(a: clap::Arg) -> clap::Arg {
+        let takes_a_value = !a.is_positional()
+            && a.get_action().takes_values()
+            && a.get_num_args().is_none_or(|n| n.min_values() > 0);
+        if takes_a_value {
+            a.allow_hyphen_values(true)
+        } else {
+            a
+        }
+    }
+    Cli::command()
+        .mut_args(next_word_is_the_value)
+        .mut_subcommands(|s| s.mut_args(next_word_is_the_value))
+}
+
 /// Parses the whole command line (program name first) as [`Cli::try_parse_from`] does,
 /// and records the data flags' values, the URLs and the output flags in the order they
 /// were given. The order is read
 /// first: the matches are then moved into the fields (`from_arg_matches_mut`), not cloned
 /// (`from_arg_matches` clones them all, about 3% of a start-up's instructions).
 pub fn parse(args: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
-    use clap::{CommandFactory, FromArgMatches};
-    let mut matches = Cli::command().try_get_matches_from(args.iter().cloned())?;
+    use clap::FromArgMatches;
+    let mut matches = command().try_get_matches_from(args.iter().cloned())?;
     let ordered = bodies::ordered_data(&matches);
     let order = batch::ordered(&matches);
     let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
@@ -681,5 +705,6 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
+        command().debug_assert();
     }
 }

@@ -158,11 +158,12 @@ pub struct ProtocolRequest {
     #[arg(long = "no-keepalive", hide_short_help = true)]
     pub no_keepalive: bool,
 
-    /// Accepted, with no effect (see --tcp-nodelay).
+    /// Accepted, with no effect (see --tcp-nodelay): a whole number of seconds, as curl.
     #[arg(
         long = "keepalive-time",
         value_name = "SECONDS",
-        hide_short_help = true
+        hide_short_help = true,
+        value_parser = crate::cli::values::keepalive_time
     )]
     pub keepalive_time: Option<String>,
 }

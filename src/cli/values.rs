@@ -127,6 +127,20 @@ fn below_a_millisecond(flag: &str, s: &str) -> String {
     )
 }
 
+/// Checks curl's `--keepalive-time SECONDS`, which has no effect here but is a usage error
+/// where curl 7.88 makes it one: a whole number of seconds (leading blanks and a `+` taken,
+/// as curl's `strtol` takes them), nothing else (`1.5`, `-1`, `NaN`, `5s`). Returns it as given.
+pub fn keepalive_time(s: &str) -> Result<String, String> {
+    let digits = s.trim_start();
+    let digits = digits.strip_prefix('+').unwrap_or(digits);
+    if digits.parse::<u64>().is_ok() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(s.to_string());
+    }
+    Err(format!(
+        "invalid --keepalive-time {s:?}: expected a whole number of seconds, as curl takes (the flag has no effect here)"
+    ))
+}
+
 /// Parses curl's `--retry N`: retries after the first attempt, a whole number from 0 to 999
 /// (N+1 attempts, so at most `--attempts`' 1000).
 pub fn curl_retries(s: &str) -> Result<u32, String> {

@@ -171,7 +171,7 @@ pub struct OutputConfig {
     pub fail_with_body: bool,
     /// Stream instead of spooling.
     pub no_buffer: bool,
-    /// Largest body accepted, in bytes.
+    /// Largest body accepted, in bytes (at least 1; `--max-filesize 0` is `None`, no limit).
     pub max_filesize: Option<u64>,
     /// `-D`: where the final response's head goes.
     pub dump_header: Option<PathBuf>,
@@ -723,7 +723,8 @@ fn output(a: &RequestArgs, path: Option<PathBuf>, inspect: bool) -> OutputConfig
         include: o.include || a.request.head,
         fail_with_body: o.fail_with_body,
         no_buffer: o.no_buffer,
-        max_filesize: o.max_filesize,
+        // 0 is curl's "no limit" (libcurl checks the size only when the limit is set).
+        max_filesize: o.max_filesize.filter(|&n| n > 0),
         dump_header: o.dump_header.clone(),
         write_out: o.write_out.clone(),
         create_dirs: a.destination.output.create_dirs,

@@ -458,3 +458,75 @@ fn the_help_shows_one_method_then_the_urls() {
     let (out, _) = run(&[]);
     assert_usage(&out, "not provided: [METHOD] <URL>", "no URL");
 }
+
+/// What a request carried of a flag's value (with the run's stdout).
+type Carried = fn(&Recorded, &[u8]) -> String;
+
+/// A header's value as sent, empty when absent.
+fn header(r: &Recorded, name: &str) -> String {
+    r.header(name).unwrap_or("").to_string()
+}
+
+/// Every option that takes a value takes the next word, whatever it begins with, as curl
+/// does: a body, a JSON number, a token, a user agent, a referer, a user name or a -w
+/// format that begins with '-' is sent (or printed) as given, on the command line as in a
+/// `-K` file, never read as another flag ("a value is required", or `-A -agent` taken for
+/// curl's `-a`). 8 flags x 3 values x 2 places.
+#[test]
+fn a_value_that_begins_with_a_dash_is_the_option_s_value() {
+    use base64::Engine;
+    let body: Carried = |r, _| String::from_utf8_lossy(&r.body).into_owned();
+    let user: Carried = |r, _| {
+        let v = r.header("authorization").unwrap_or("");
+        let b = base64::engine::general_purpose::STANDARD
+            .decode(v.trim_start_matches("Basic "))
+            .unwrap_or_default();
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    let rows: [(&str, Carried, &str); 8] = [
+        ("data", body, ""),
+        ("data-binary", body, ""),
+        ("json", body, ""),
+        ("user-agent", |r, _| header(r, "user-agent"), ""),
+        ("referer", |r, _| header(r, "referer"), ""),
+        (
+            "oauth2-bearer",
+            |r, _| header(r, "authorization"),
+            "Bearer ",
+        ),
+        ("user", user, ""),
+        (
+            "write-out",
+            |_, out| String::from_utf8_lossy(out).into_owned(),
+            "ok",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    for (flag, carried, before) in rows {
+        for value in ["-1:2", "-x:y", "--y:z"] {
+            for in_config in [false, true] {
+                let place = if in_config { "-K" } else { "the command line" };
+                let what = format!("--{flag} {value} on {place}");
+                let long = format!("--{flag}");
+                let config = dir.path().join("k");
+                let mut args = vec!["-s"];
+                if in_config {
+                    std::fs::write(&config, format!("{flag} = \"{value}\"\n")).unwrap();
+                    args.extend(["-K", config.to_str().unwrap()]);
+                } else {
+                    args.extend([long.as_str(), value]);
+                }
+                let url = s.url("/");
+                args.push(&url);
+                let sent = s.requests().len();
+                let (out, _) = run(&args);
+                assert_eq!(code(&out), 0, "{what}: {}", stderr(&out));
+                let reqs = s.requests();
+                assert_eq!(reqs.len(), sent + 1, "{what}");
+                let got = carried(&reqs[sent], &out.stdout);
+                assert_eq!(got, format!("{before}{value}"), "{what}");
+            }
+        }
+    }
+}

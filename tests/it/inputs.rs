@@ -163,6 +163,20 @@ fn rows() -> Vec<Row> {
             env: None,
             bad: BAD_UNTIL_STATUS,
         },
+        // curl's, with no effect here, but refused where curl 7.88 refuses it.
+        Row {
+            flag: "--keepalive-time",
+            config: "keepalive-time",
+            env: None,
+            bad: &[
+                ("NaN", "whole number"),
+                ("1.5", "whole number"),
+                ("-1", "whole number"),
+                ("5s", "whole number"),
+                ("1e-10", "whole number"),
+                ("99999999999999999999999", "whole number"),
+            ],
+        },
     ]
 }
 

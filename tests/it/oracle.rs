@@ -417,6 +417,19 @@ fn cases() -> Vec<Case> {
             vec!["-X", "PUT", "--data-binary", "raw body", "{url}/"],
         ),
         all("-G", vec!["-G", "-d", "a=1", "-d", "b=2", "{url}/s?z=0"]),
+        all(
+            "values that begin with a dash",
+            vec!["-d", "-1", "-d", "--x", "-e", "-ref", "{url}/"],
+        ),
+        all("--json, a negative number", vec!["--json", "-5", "{url}/"]),
+        all(
+            "--max-filesize 0 is no limit",
+            vec!["--max-filesize", "0", "{url}/"],
+        ),
+        all(
+            "--max-filesize 0 is no limit, to a file",
+            vec!["--max-filesize", "0", "-o", "got.txt", "{url}/"],
+        ),
         all("referer", vec!["-e", "http://ref.example/from", "{url}/"]),
         all("range header", vec!["-H", "Range: bytes=0-3", "{url}/"]),
         all("cookie string", vec!["-b", "a=1; b=2", "{url}/"]),
