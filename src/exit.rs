@@ -497,11 +497,6 @@ pub fn usage_suffix() -> String {
     }
 }
 
-/// Whether exit codes are curl's (`--exit-codes curl`, and not `--health-exit`, which wins).
-pub fn curl_table() -> bool {
-    TABLE.load(std::sync::atomic::Ordering::Relaxed) != OWN && !health_exit()
-}
-
 /// Whether Docker's rule is on (the panic hook then exits 1 instead of aborting).
 pub fn health_exit() -> bool {
     HEALTH_EXIT.load(std::sync::atomic::Ordering::Relaxed)

@@ -14,7 +14,6 @@
 //!
 //! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
 //! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
-//! Under `--exit-codes curl` without `-Z`, curl 7.88's rule: the last transfer that ran.
 //! Transfers that `--fail-early` kept from starting do not change it. The deadline passing
 //! mid-batch ends the batch with 5, and a signal with its own code, as for one URL.
 
@@ -325,12 +324,12 @@ impl Batch<'_> {
             ),
             None if self.reader_gone.load(Ordering::SeqCst) => (
                 tally.outcome(Outcome::Success),
-                tally.exit(Outcome::Success, !self.cfg.batch.parallel),
+                tally.exit(Outcome::Success),
                 Some("stdout's reader went away: nothing new was started".to_string()),
             ),
             None => (
                 tally.outcome(Outcome::Deadline),
-                tally.exit(Outcome::Deadline, !self.cfg.batch.parallel),
+                tally.exit(Outcome::Deadline),
                 None,
             ),
         }

@@ -38,10 +38,6 @@ pub struct Tally {
     /// (`--exit-codes curl` gives 0 to an HTTP error without `-f`): the first failure
     /// under retry-http's own table.
     pub first_code: Option<(usize, Exit)>,
-    /// The last transfer in URL order that ended, and how: what curl 7.88 exits with for
-    /// a batch run one transfer after the other (its serial loop keeps each transfer's
-    /// result over the last; `--fail-early` stops it at a failure, then the last to run).
-    pub last_ended: Option<(usize, Exit)>,
     /// Transfers started and not ended yet (0 once the batch is over; the watchdog and
     /// the signal handler, which end the run while some are under way, count them failed).
     pub running: usize,
@@ -67,18 +63,8 @@ impl Tally {
     /// The batch's exit rule in the table in use: the first transfer in URL order whose
     /// code is not 0; with none, transfers not started end it as `stopped`; else the first
     /// failure (whose code is then 0), or a success. Under retry-http's own table this is
-    /// [`Tally::outcome`]. Under curl's (`exit::curl_table`) for a batch run one transfer
-    /// after the other (`serial`: no `-Z`), the last transfer that ran decides, as in curl
-    /// 7.88 (`curl URL1 URL2` exits as URL2 ended), once every transfer ran or one failed
-    /// and `--fail-early` stopped the others (curl's serial loop then stops there too).
-    pub fn exit(&self, stopped: Outcome, serial: bool) -> Exit {
-        if serial && crate::exit::curl_table() {
-            match self.last_ended {
-                Some((_, exit)) if self.not_started() == 0 => return exit,
-                Some((_, exit)) if exit.outcome != Outcome::Success => return exit,
-                _ => {}
-            }
-        }
+    /// [`Tally::outcome`].
+    pub fn exit(&self, stopped: Outcome) -> Exit {
         match (self.first_code, self.first_failure) {
             (Some((_, exit)), _) => exit,
             (None, _) if self.not_started() > 0 => Exit::of(stopped),
@@ -88,9 +74,6 @@ impl Tally {
     }
 
     fn count(&mut self, i: usize, exit: Exit) {
-        if self.last_ended.is_none_or(|(j, _)| i > j) {
-            self.last_ended = Some((i, exit));
-        }
         if exit.code() != 0 && self.first_code.is_none_or(|(j, _)| i < j) {
             self.first_code = Some((i, exit));
         }
@@ -452,7 +435,6 @@ mod tests {
             failed: 0,
             first_failure: None,
             first_code: None,
-            last_ended: None,
             running: 0,
         };
         assert_eq!(t.outcome(Outcome::Deadline), Outcome::Deadline);

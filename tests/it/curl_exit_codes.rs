@@ -2,10 +2,9 @@
 //! table, `exit::CURL_TABLE`). Each row curl can produce is checked against curl 7.88 on the
 //! same case: the same fault from a loopback server of its own, the same flags, each tool's
 //! retries ending on the same last attempt; the exit code must be the documented one for
-//! both. The rows curl has no word for (a refusal by the breaker, not ready, a batch under
-//! `-Z`, a signal) are checked against the documented value, and so are the usage errors of
-//! the mode itself and `--health-exit`'s precedence; a batch run one transfer after the
-//! other is checked against curl. No timing is asserted.
+//! both. The rows curl has no word for (a refusal by the breaker, not ready, a batch, a
+//! signal) are checked against the documented value, and so are the usage errors of the
+//! mode itself and `--health-exit`'s precedence. No timing is asserted.
 
 use crate::common::*;
 use crate::tls::{raw_tls_port, read_hello, tls_server};
@@ -420,61 +419,30 @@ fn the_rows_curl_cannot_produce_exit_as_documented() {
     assert_eq!(status.code(), Some(143));
 }
 
-/// A batch run one transfer after the other exits as curl 7.88 does: as the last transfer
-/// that ran (curl's serial loop keeps each result over the last; `--fail-early` stops it at
-/// the first failure, which then decides), checked against curl on both orders of an
-/// answer, a 404 and a refused connection, without -f, with -f and with `--fail-early -f`.
-/// Under `-Z`, where curl's code depends on which transfer finished last, the first
-/// transfer in URL order whose code is not 0 decides, mapped by the same table. retry-http's
-/// own table keeps the first failure in URL order (3, the 404's) in every case.
+/// A batch exits as its first transfer in URL order whose code is not 0, mapped by the
+/// same table: without -f an error status is 0 and the refused transfer after it decides;
+/// with -f the error status does.
 #[test]
-fn a_batch_exits_as_curl_s_does_serial_by_its_last_transfer() {
-    curl_is_here();
+fn a_batch_exits_with_its_first_failure_in_url_order_mapped() {
     let gone = Server::start(vec![Step::status(404, "gone")]).unwrap();
     let ok = Server::start(vec![Step::status(200, "ok")]).unwrap();
     let (gone, ok) = (gone.url("/"), ok.url("/"));
     let refused = closed_port_url();
-    let orders = [
-        [ok.as_str(), gone.as_str(), refused.as_str()],
-        [refused.as_str(), gone.as_str(), ok.as_str()],
-    ];
-    let mut found = Vec::new();
-    for urls in &orders {
-        for extra in [&[][..], &["-f"], &["--fail-early", "-f"]] {
-            let mut args: Vec<&str> = extra.to_vec();
-            args.extend(["-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null"]);
-            args.extend(urls);
-            let curl = command_for(Path::new("curl"))
-                .args(["-q", "-s"])
-                .args(&args)
-                .output()
-                .unwrap();
-            let mut mine = vec!["--exit-codes", "curl", "--attempts", "1", "-s"];
-            mine.extend(&args);
-            let out = ours(&mine, &[]);
-            if code(&out) != code(&curl) {
-                found.push(format!(
-                    "{args:?}: curl exits {}, retry-http {}: {}",
-                    code(&curl),
-                    code(&out),
-                    stderr(&out).trim()
-                ));
-            }
-            // The default table: the first failure's own code (the 404's 3, or 4 for the
-            // refused connection when it comes first and the 404 is not reached).
-            let own = ours(&mine[2..], &[]);
-            let want = if urls[0] == refused.as_str() { 4 } else { 3 };
-            assert_eq!(code(&own), want, "{args:?}: {}", stderr(&own));
-        }
-    }
-    assert!(found.is_empty(), "{}", found.join("\n"));
-    // Under -Z: the first transfer in URL order whose code is not 0.
     for (extra, want) in [(None, 7), (Some("-f"), 22)] {
-        let mut args = vec!["--exit-codes", "curl", "--attempts", "1", "-s", "-Z"];
-        args.extend(extra);
-        args.extend(["-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null"]);
-        args.extend(orders[0]);
-        assert_eq!(code(&ours(&args, &[])), want, "{args:?}");
+        for parallel in [false, true] {
+            let mut args = vec!["--exit-codes", "curl", "--attempts", "1", "-s"];
+            args.extend(extra);
+            if parallel {
+                args.push("-Z");
+            }
+            args.extend(["-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null"]);
+            args.extend([ok.as_str(), gone.as_str(), refused.as_str()]);
+            let out = ours(&args, &[]);
+            assert_eq!(code(&out), want, "{args:?}: {}", stderr(&out));
+            // The default table: the first failure's own code.
+            let own: Vec<&str> = args.iter().skip(2).copied().collect();
+            assert_eq!(code(&ours(&own, &[])), 3, "{own:?}");
+        }
     }
 }
 
