@@ -6,9 +6,9 @@
 #   retry-http_VERSION-1_amd64.deb, retry-http_VERSION-1_arm64.deb   the Debian packages (cargo-deb)
 #   SHA256SUMS                                             over the four, for `sha256sum -c`
 # A build already made is reused (cargo builds nothing new after .ci/static.sh and .ci/arm64.sh).
-# The archives are reproducible: names sorted, owner root, every time the last commit's (or
-# SOURCE_DATE_EPOCH's), gzip without a name or time. macOS and Windows files are not made here:
-# linking for macOS needs Apple's SDK, and Windows is not supported yet.
+# The archives and the packages are reproducible: names sorted, owner root, every time the last
+# commit's (or SOURCE_DATE_EPOCH's), gzip without a name or time. macOS and Windows files are
+# not made here: linking for macOS needs Apple's SDK, and Windows is not supported yet.
 # .ci/check-dist.sh checks what this writes.
 #
 # Needs (installed when missing, as root): rustup's two musl targets, Debian's musl-tools,
@@ -37,7 +37,9 @@ source .ci/cargo-deb.sh
 
 version=$(cargo metadata --no-deps --format-version 1 --locked |
     python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "retry-http"))')
-export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || stat -c %Y Cargo.toml)}
+# The archives' time, not exported: ring's C compiler setup reads SOURCE_DATE_EPOCH, and a new
+# value would make cargo build ring, and the binaries, again.
+epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || stat -c %Y Cargo.toml)}
 dist=target/dist
 rm -rf "$dist"
 mkdir -p "$dist"
@@ -53,11 +55,12 @@ for target in "$X86_TARGET" "$AARCH64_TARGET"; do
     mkdir -p "$stage/$name"
     cp "target/$target/release/retry-http" "$stage/$name/"
     cp -r man completions README.md LICENSE-MIT LICENSE-APACHE "$stage/$name/"
-    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
         -C "$stage" -cf - "$name" | gzip -9 -n >"$dist/$name.tar.gz"
 
     echo "== cargo deb --target $target"
-    cargo deb --target "$target" --locked --no-build | tee "$stage/cargo-deb.out"
+    # cargo-deb takes the files' times from SOURCE_DATE_EPOCH (it builds nothing here).
+    SOURCE_DATE_EPOCH=$epoch cargo deb --target "$target" --locked --no-build | tee "$stage/cargo-deb.out"
     cp "$(tail -n 1 "$stage/cargo-deb.out")" "$dist/"
 done
 

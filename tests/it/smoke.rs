@@ -55,7 +55,11 @@ fn a_get_delivers_its_body_to_stdout_and_to_a_file() {
             } else {
                 out.stdout.clone()
             };
-            assert!(got == body, "{len} bytes, -o {to_file}: {} arrived", got.len());
+            assert!(
+                got == body,
+                "{len} bytes, -o {to_file}: {} arrived",
+                got.len()
+            );
             assert!(!to_file || out.stdout.is_empty());
         }
         let reqs = s.requests();
@@ -196,7 +200,10 @@ fn the_state_file_opens_the_circuit_for_the_next_run() {
     }
     assert_eq!(s.requests().len(), 2, "the open circuit sent a request");
     let text = std::fs::read_to_string(&file).unwrap();
-    assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "{text}");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+        "{text}"
+    );
 }
 
 /// A batch of three URLs, serial and with `-Z`, to stdout and to one `-o` each: every body
