@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Debian package, end to end, on this machine (as root):
 #   1. installs cargo-deb (pinned, from crates.io) under target/ci-tools, unless that version is there;
-#   2. builds the package with the documented command, `cargo deb --target x86_64-unknown-linux-musl`,
-#      and checks its control fields and its file list (`dpkg-deb -I`, `dpkg-deb -c`);
+#   2. builds the package with the documented command, `cargo deb --target x86_64-unknown-linux-musl`
+#      (or takes the one given as its argument), and checks its control fields and its file list
+#      (`dpkg-deb -I`, `dpkg-deb -c`);
 #   3. installs it with `dpkg -i` and checks what a user gets: `retry-http --version` from PATH
 #      (/usr/bin/retry-http, a static binary), `man -w` for both man pages, the bash, zsh and fish
 #      completions at Debian's paths, each loaded by its shell the way the shell finds it, `dpkg -s`;
@@ -15,11 +16,12 @@
 # ring), dpkg-dev (dpkg-shlibdeps, which finds that the static binary needs no library), man-db,
 # bash-completion, zsh and fish. Missing ones are installed with apt-get, as `.ci/run` does.
 #
-# Usage: bash .ci/package.sh   (from anywhere; it works in the repository that holds it)
+# Usage: bash .ci/package.sh [PACKAGE.deb]   (from anywhere; it works in the repository that holds it)
 set -euo pipefail
+# A package already built (.ci/dist.sh's, from .ci/check-dist.sh) is checked as it is, not rebuilt.
+GIVEN_DEB=${1:+$(realpath -e "$1")}
 cd "$(dirname "$0")/.."
 
-CARGO_DEB_VERSION=3.8.0
 TARGET=x86_64-unknown-linux-musl
 PKG=retry-http
 # A plain PATH, so that --version is answered by the packaged /usr/bin/retry-http, not by a copy
@@ -95,24 +97,19 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# --- cargo-deb -----------------------------------------------------------------------------------
-tools="$PWD/target/ci-tools"
-cargo_deb="$tools/bin/cargo-deb"
-if ! { [ -x "$cargo_deb" ] && "$cargo_deb" --version | grep -qF "$CARGO_DEB_VERSION"; }; then
-    step "cargo install cargo-deb $CARGO_DEB_VERSION (--locked, into target/ci-tools)"
-    started=$SECONDS
-    cargo install cargo-deb --version "$CARGO_DEB_VERSION" --locked --root "$tools" --quiet
-    echo "cargo-deb installed in $((SECONDS - started)) s"
-fi
-export PATH="$tools/bin:$PATH"
-
 # --- build ---------------------------------------------------------------------------------------
-step "cargo deb --target $TARGET"
-started=$SECONDS
-cargo deb --target "$TARGET" --locked | tee "$work/cargo-deb.out"
-deb=$(tail -n 1 "$work/cargo-deb.out")
-[ -f "$deb" ] || fail "cargo deb did not name the package it wrote (last line: $deb)"
-echo "built $deb ($(stat -c %s "$deb") bytes) in $((SECONDS - started)) s"
+if [ -n "$GIVEN_DEB" ]; then
+    deb=$GIVEN_DEB
+    step "the package $deb"
+else
+    source .ci/cargo-deb.sh
+    step "cargo deb --target $TARGET"
+    started=$SECONDS
+    cargo deb --target "$TARGET" --locked | tee "$work/cargo-deb.out"
+    deb=$(tail -n 1 "$work/cargo-deb.out")
+    [ -f "$deb" ] || fail "cargo deb did not name the package it wrote (last line: $deb)"
+    echo "built $deb ($(stat -c %s "$deb") bytes) in $((SECONDS - started)) s"
+fi
 
 step "the package's fields and files"
 version=$(cargo metadata --no-deps --format-version 1 --locked |
@@ -154,6 +151,17 @@ cat "$work/status"
 for f in "${INSTALLED_FILES[@]}"; do
     check "$f is installed" test -f "$f"
 done
+# The licence, in Debian's machine-readable form (DEP-5): the package's licence as Debian writes
+# an alternative, then each licence's paragraph, the MIT text in full and Apache-2.0 by reference
+# to the copy every Debian system holds.
+copyright=/usr/share/doc/retry-http/copyright
+check "copyright is machine-readable (DEP-5)" \
+    grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' "$copyright"
+for line in 'Files: \*' 'License: MIT or Apache-2.0' 'License: MIT' 'License: Apache-2.0' \
+    ' Permission is hereby granted, free of charge, .*' '.*"/usr/share/common-licenses/Apache-2.0"\.'; do
+    check "copyright has the line '$line'" grep -qx "$line" "$copyright"
+done
+check "the licence copyright refers to is on this system" test -f /usr/share/common-licenses/Apache-2.0
 check "$BINARY is what PATH finds" test "$(PATH=$SYSTEM_PATH command -v retry-http)" = "$BINARY"
 answer=$(PATH=$SYSTEM_PATH retry-http --version)
 echo "retry-http --version: $answer"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The static build's check, as CI runs it (as root): README's command builds it, readelf
+# The static build's check, as CI runs it (as root): docs/install.md's command builds it, readelf
 # shows it statically linked (no program interpreter, no NEEDED entry), it is at most
 # 4 MiB, then tests/static_build.rs runs it in empty roots (chroot): --version, a GET by
 # address, https trusting a CA by --cacert, SSL_CERT_FILE, SSL_CERT_DIR and the root's

@@ -48,8 +48,9 @@ fn staged() -> &'static Path {
     path
 }
 
-/// Runs README's command through cargo (JSON messages, so the binary's path is cargo's own
-/// word, whatever the target folder) and returns the executable it names.
+/// Runs the static build's command (docs/install.md) through cargo (JSON messages, so the
+/// binary's path is cargo's own word, whatever the target folder) and returns the
+/// executable it names.
 fn build_static() -> PathBuf {
     build_release(Some(TARGET))
 }

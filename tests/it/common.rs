@@ -75,8 +75,12 @@ fn default_signals_for_clients() {
 /// A test that wants one of them otherwise sets it on the returned command (after these,
 /// so it holds).
 pub fn command_for(bin: &Path) -> std::process::Command {
+    cleaned(std::process::Command::new(bin))
+}
+
+/// `cmd` with the environment and the signals of [`command_for`].
+fn cleaned(mut cmd: std::process::Command) -> std::process::Command {
     default_signals_for_clients();
-    let mut cmd = std::process::Command::new(bin);
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("RETRY_HTTP_") {
             cmd.env_remove(name);
@@ -97,10 +101,32 @@ pub fn command_for(bin: &Path) -> std::process::Command {
 /// The variable that makes the debug binary take its portable paths (src/platform.rs).
 pub const PORTABLE_SWITCH: &str = "RETRY_HTTP_TEST_PORTABLE";
 
-/// The binary cargo built, as [`command_for`] gives it: for tests that spawn it, hand it
-/// pipes or send it signals.
+/// The binary under test, as [`command_for`] gives it: for tests that spawn it, hand it
+/// pipes or send it signals. It is the one cargo built, unless `RETRY_HTTP_BIN_UNDER_TEST`
+/// names another file: a build for another machine, such as the aarch64 static binary,
+/// started through the emulator that `RETRY_HTTP_BIN_RUNNER` names (a command and its
+/// arguments, split on spaces: `qemu-aarch64-static`). `.ci/arm64.sh` runs the smoke tests
+/// (`smoke.rs`) that way; other tests may read the test process's own view of the binary
+/// (its `/proc` entry, its system calls) and are not meant to run through an emulator.
 pub fn std_command() -> std::process::Command {
-    command_for(Path::new(env!("CARGO_BIN_EXE_retry-http")))
+    let Some(bin) = std::env::var_os("RETRY_HTTP_BIN_UNDER_TEST") else {
+        return command_for(Path::new(env!("CARGO_BIN_EXE_retry-http")));
+    };
+    assert!(
+        Path::new(&bin).is_file(),
+        "RETRY_HTTP_BIN_UNDER_TEST names no file: {}",
+        Path::new(&bin).display()
+    );
+    let runner = std::env::var("RETRY_HTTP_BIN_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        None => command_for(Path::new(&bin)),
+        Some(program) => {
+            let mut cmd = std::process::Command::new(program);
+            cmd.args(words).arg(bin);
+            cleaned(cmd)
+        }
+    }
 }
 
 /// The binary cargo built, as [`command_for`] gives it, with assert_cmd's conveniences.

@@ -68,6 +68,7 @@ mod signals;
 mod simulate;
 mod simulate_golden;
 mod simulate_models;
+mod smoke;
 mod special_files;
 mod splay;
 mod state;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub(crate) struct TlsServer {
     pub(crate) url: String,
-    cert_pem: String,
+    pub(crate) cert_pem: String,
     handshakes: Arc<AtomicUsize>,
 }
 
