@@ -1012,7 +1012,7 @@ fn age(path: &std::path::Path, age: Duration) {
     let secs = when
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_secs() as libc::time_t;
+        .as_secs() as _;
     let t = libc::timespec {
         tv_sec: secs,
         tv_nsec: 0,
