@@ -132,8 +132,9 @@ fn legacy(b: &[u8]) -> bool {
 enum Contents {
     /// Empty: start afresh, silently.
     Fresh,
-    /// A state this version can use (of this version or of retry-http 0.1.0).
-    Valid(State),
+    /// A state this version can use (of this version or of retry-http 0.1.0), and the
+    /// targets whose own records could not be read (left out: they start afresh).
+    Valid(State, Vec<String>),
     /// Recognisably ours but unusable: replaced, with a warning that ends with this reason.
     Corrupt(String),
     /// Not ours, or from a newer retry-http: left untouched, for this reason.
@@ -161,8 +162,8 @@ fn judge(bytes: &[u8], complete: bool, now: Millis) -> Contents {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Contents::Corrupt("is not valid".into());
     };
-    if let Some(state) = State::from_json(text, now) {
-        return Contents::Valid(state);
+    if let Some((state, dropped)) = State::from_json(text, now) {
+        return Contents::Valid(state, dropped);
     }
     let newer = serde_json::from_str::<Value>(text)
         .ok()
@@ -171,6 +172,15 @@ fn judge(bytes: &[u8], complete: bool, now: Millis) -> Contents {
     match newer {
         Some(v) => Contents::Foreign(self::newer(v)),
         None => Contents::Corrupt("is not valid".into()),
+    }
+}
+
+/// The targets `keys`, for a line: the first three, and how many more.
+fn named(keys: &[String]) -> String {
+    let shown: Vec<&str> = keys.iter().take(3).map(String::as_str).collect();
+    match keys.len() {
+        n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
+        _ => shown.join(", "),
     }
 }
 
@@ -337,10 +347,12 @@ impl FileStore {
     }
 
     /// Reads the state under the lock: a fresh one for an empty or missing file, or for a
-    /// corrupt file of ours (`warn` hears about it: it will be replaced). `now` dates the
+    /// corrupt file of ours (`warn` hears about it: it will be replaced); with `true` when
+    /// targets whose records could not be read were left out (`warn` names them: the file
+    /// is to be written without them, so that the next run does not hear of them again). `now` dates the
     /// targets of a file of retry-http 0.1.0, which have no `seen`. Errors: the file cannot
     /// be read, or is now judged someone else's; it is then to be left as it is.
-    fn load(&self, now: Millis, warn: &dyn Fn(&str)) -> std::io::Result<State> {
+    fn load(&self, now: Millis, warn: &dyn Fn(&str)) -> std::io::Result<(State, bool)> {
         let contents = match read_head(&self.path, true) {
             Ok(Some((bytes, complete))) => judge(&bytes, complete, now),
             Ok(None) => Contents::Fresh,
@@ -350,14 +362,27 @@ impl FileStore {
             }
         };
         match contents {
-            Contents::Fresh => Ok(State::default()),
-            Contents::Valid(state) => Ok(state),
+            Contents::Fresh => Ok((State::default(), false)),
+            Contents::Valid(state, dropped) => {
+                if !dropped.is_empty() {
+                    let (what, who) = match dropped.len() {
+                        1 => ("the record of", "is not valid; that target starts"),
+                        _ => ("the records of", "are not valid; those targets start"),
+                    };
+                    warn(&format!(
+                        "the state file {}: {what} {} {who} afresh, the others are kept",
+                        self.path.display(),
+                        named(&dropped),
+                    ));
+                }
+                Ok((state, !dropped.is_empty()))
+            }
             Contents::Corrupt(why) => {
                 warn(&format!(
                     "the state file {} {why}; starting afresh",
                     self.path.display()
                 ));
-                Ok(State::default())
+                Ok((State::default(), false))
             }
             Contents::Foreign(why) => Err(std::io::Error::other(self.untouched(&why))),
         }
@@ -450,7 +475,7 @@ impl FileStore {
         let lock = self.lock(bound)?;
         self.sweep();
         let now = self.clock.host_time();
-        let mut state = self.load(now, warn)?;
+        let (mut state, dropped) = self.load(now, warn)?;
         let repaired = state.repair(now, &self.limits);
         for (target, why) in &repaired {
             warn(&format!(
@@ -460,7 +485,7 @@ impl FileStore {
         }
         let before = state.targets.len();
         state.prune(now, &self.limits);
-        let pruned = state.targets.len() != before || !repaired.is_empty();
+        let pruned = state.targets.len() != before || !repaired.is_empty() || dropped;
         let record = state.targets.entry(key.to_string()).or_default();
         let was = record.clone();
         change(record, now);
@@ -488,7 +513,7 @@ impl FileStore {
     /// `Store::peek`.
     fn read_only(&self, key: &str, _bound: Duration) -> std::io::Result<(Target, Millis)> {
         let now = self.clock.host_time();
-        let mut state = self.load(now, &|_| {})?;
+        let (mut state, _) = self.load(now, &|_| {})?;
         state.repair(now, &self.limits);
         state.prune(now, &self.limits);
         Ok((state.targets.remove(key).unwrap_or_default(), now))
@@ -561,7 +586,7 @@ mod tests {
     #[test]
     fn a_file_is_fresh_valid_corrupt_or_foreign() {
         assert_eq!(judge(b"", true, 0), Contents::Fresh);
-        let Contents::Valid(legacy) = judge(LEGACY.as_bytes(), true, 42) else {
+        let Contents::Valid(legacy, _) = judge(LEGACY.as_bytes(), true, 42) else {
             panic!("a file of 0.1.0 is read");
         };
         let t = &legacy.targets["http://127.0.0.1:1"];
@@ -569,11 +594,16 @@ mod tests {
         let ours = State::default().to_json();
         assert_eq!(
             judge(ours.as_bytes(), true, 0),
-            Contents::Valid(State::default())
+            Contents::Valid(State::default(), Vec::new())
+        );
+        // One target's bad record leaves that target out, not the file.
+        let bad_x = "{\"format\":\"retry-http-state\",\"version\":1,\"targets\":{\"x\":{\"breaker\":{\"failures\":-1}}}}";
+        assert_eq!(
+            judge(bad_x.as_bytes(), true, 0),
+            Contents::Valid(State::default(), vec!["x".to_string()])
         );
         for corrupt in [
             &ours[..45],
-            "{\"format\":\"retry-http-state\",\"version\":1,\"targets\":{\"x\":{\"breaker\":{\"failures\":-1}}}}",
             "{\"format\":\"retry-http-state\",\"version\":\"one\"}",
             &LEGACY[..LEGACY.len() - 20],
         ] {

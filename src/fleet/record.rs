@@ -278,10 +278,13 @@ impl State {
             .collect()
     }
 
-    /// Reads the JSON form (see docs/fleet.md, "`--state FILE`: one host"); `None` when it does not match. The
-    /// `format` marker may be absent (files of retry-http 0.1.0); a target without `seen`
-    /// (the same files) counts as seen `now`.
-    pub fn from_json(text: &str, now: Millis) -> Option<State> {
+    /// Reads the JSON form (see docs/fleet.md, "`--state FILE`: one host"); `None` when the
+    /// file as a whole does not match. A target whose own record does not match is left out,
+    /// its key named in the second value: one bad record (a field edited by hand, a bit
+    /// flipped) starts that target afresh, not every target of the file, whose kept job
+    /// keys would then be lost with it. The `format` marker may be absent (files of
+    /// retry-http 0.1.0); a target without `seen` (the same files) counts as seen `now`.
+    pub fn from_json(text: &str, now: Millis) -> Option<(State, Vec<String>)> {
         let v: Value = serde_json::from_str(text).ok()?;
         match v.get("format") {
             None => {}
@@ -293,12 +296,16 @@ impl State {
             return None;
         }
         let mut state = State::default();
+        let mut dropped = Vec::new();
         for (key, t) in v.get("targets")?.as_object()? {
-            state
-                .targets
-                .insert(key.clone(), target_from_json(t, now, version)?);
+            match target_from_json(t, now, version) {
+                Some(target) => {
+                    state.targets.insert(key.clone(), target);
+                }
+                None => dropped.push(key.clone()),
+            }
         }
-        Some(state)
+        Some((state, dropped))
     }
 
     /// The JSON form: the marker first, then one line per target.
@@ -538,7 +545,7 @@ mod tests {
         s.targets
             .insert("https://\"odd\\key:443".into(), Target::default());
         let text = s.to_json();
-        assert_eq!(State::from_json(&text, 0), Some(s));
+        assert_eq!(State::from_json(&text, 0), Some((s, Vec::new())));
         assert!(
             text.starts_with("{\n  \"format\": \"retry-http-state\",\n  \"version\": 2,"),
             "{text}"
@@ -558,6 +565,12 @@ mod tests {
             "{\"version\":3,\"targets\":{}}",
             "{\"version\":2}",
             "{\"format\":\"other\",\"version\":2,\"targets\":{}}",
+        ] {
+            assert_eq!(State::from_json(bad, 0), None, "{bad}");
+        }
+        // A target's own record that does not match leaves that target out, and only it.
+        let good = "\"u\":{\"breaker\":{\"failures\":0},\"budget\":[]}";
+        for bad in [
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[[5,1,0],[5,1,0]]}}}",
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[[5,1]]}}}",
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"hold_until\":\"soon\"}}}",
@@ -565,14 +578,17 @@ mod tests {
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"runs\":[[1,2]]}}}",
             "{\"version\":2,\"targets\":{\"t\":{\"breaker\":{\"failures\":0},\"budget\":[],\"runs\":[[9007199254740993,2,1]]}}}",
         ] {
-            assert_eq!(State::from_json(bad, 0), None, "{bad}");
+            let both = bad.replacen("\"targets\":{", &format!("\"targets\":{{{good},"), 1);
+            let (s, dropped) = State::from_json(&both, 0).expect("the file is read");
+            assert_eq!(dropped, ["t"], "{bad}");
+            assert!(s.targets.contains_key("u") && s.targets.len() == 1, "{bad}");
         }
     }
 
     #[test]
     fn a_version_1_file_is_read_into_buckets() {
         let v1 = "{\"format\":\"retry-http-state\",\"version\":1,\"targets\":{\"t\":{\"breaker\":{\"failures\":1,\"opened_at\":null,\"probe_until\":null},\"seen\":3,\"successes\":[1,2,60001],\"retries\":[5]}}}";
-        let s = State::from_json(v1, 0).expect("version 1 is read");
+        let (s, _) = State::from_json(v1, 0).expect("version 1 is read");
         let t = &s.targets["t"];
         assert_eq!(
             t.budget.buckets,
@@ -739,7 +755,7 @@ mod tests {
             "{{\"format\":\"retry-http-state\",\"version\":2,\"targets\":{{\"a\":{{\"breaker\":{{\"failures\":9,\"opened_at\":{},\"probe_until\":null}},\"budget\":[],\"seen\":{now}}},\"b\":{{\"breaker\":{{\"failures\":9,\"opened_at\":{now},\"probe_until\":null}},\"budget\":[],\"seen\":{now}}}}}}}",
             now + 365 * DAY
         );
-        let mut s = State::from_json(&text, now).expect("read");
+        let (mut s, _) = State::from_json(&text, now).expect("read");
         assert_eq!(s.targets["a"].breaker.opened_at, Some(now + 365 * DAY));
         let repaired = s.repair(now, &l);
         assert_eq!(repaired.len(), 1, "{repaired:?}");

@@ -341,3 +341,33 @@ fn each_transfer_of_a_batch_is_a_job() {
     assert_ne!(keys[0], keys[1], "two jobs: {keys:?}");
     assert_eq!(keys[2..], keys[..2], "each sent again: {keys:?}");
 }
+
+/// One target's record spoiled in a state file (a field edited by hand: `runs` not a list)
+/// starts that target afresh, not the file: another target's kept key is still sent by its
+/// job's next run, and one warning names the target left out.
+#[test]
+fn a_bad_record_of_one_target_leaves_the_others_keys() {
+    let b = Backend::file();
+    let s = Server::start(vec![Step::Reset, Step::status(200, "done")]).expect("server");
+    let url = s.url("/jobs/nightly");
+    let first = post(&b.state(), &url, "job=1", &[]);
+    let k1 = key_of(&first);
+    let mut file: Value =
+        serde_json::from_str(&std::fs::read_to_string(b.state()).expect("the state file"))
+            .expect("JSON");
+    let spoiled = "http://127.0.0.1:9";
+    file["targets"][spoiled] =
+        serde_json::json!({"breaker": {"failures": 0}, "budget": [], "runs": "x"});
+    std::fs::write(b.state(), file.to_string()).expect("write the state file");
+    let second = post(&b.state(), &url, "job=1", &[]);
+    let err = stderr(&second);
+    assert_eq!(code(&second), 0, "{err}");
+    assert_eq!(key_of(&second), k1, "the job's key survives: {err}");
+    assert_eq!(sent(&s), [k1.clone(), k1]);
+    let warned: Vec<&str> = err.lines().filter(|l| l.contains("not valid")).collect();
+    assert_eq!(warned.len(), 1, "{err}");
+    assert!(
+        warned[0].contains(spoiled) && warned[0].contains("the others are kept"),
+        "{err}"
+    );
+}
