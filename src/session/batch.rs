@@ -13,9 +13,10 @@
 //! with the transfer (`report::Reporter::tagged`); a failed transfer writes its own
 //! summary, and the batch a last line counting the transfers by outcome.
 //!
-//! A worker sleeps until there may be work for it: each event that lets one more transfer
-//! start (a transfer ending, an output written) wakes one sleeping worker, not all of
-//! them; the batch stopping or having nothing left to start wakes them all.
+//! A worker sleeps until there is work for it. A worker whose transfer ended takes the
+//! next start itself when one may start (the room its transfer left); an output written
+//! (room in the window) wakes one sleeping worker, and only when a transfer may start
+//! then; the batch stopping or having nothing left to start wakes them all.
 //!
 //! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
 //! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
@@ -35,7 +36,7 @@ use crate::process::abort::Ticket;
 use crate::report::{self, Counts, Reporter};
 use crate::request::run;
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,8 @@ struct Batch<'s> {
     schedule: Mutex<Schedule<Held>>,
     /// Wakes the workers waiting for a transfer to start.
     wake: Condvar,
+    /// Workers waiting on `wake` (changed under the schedule's lock).
+    asleep: AtomicUsize,
     /// Standard output, opened once for the batch (`Err`: why it could not be).
     stdout: Result<File, String>,
     /// The tally as the watchdog's and the signal handler's summary read it.
@@ -92,6 +95,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         origins: Origins::new(),
         schedule: Mutex::new(Schedule::new(limits)),
         wake: Condvar::new(),
+        asleep: AtomicUsize::new(0),
         stdout: output::stdout().map_err(|e| format!("cannot write to stdout: {e}")),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
@@ -141,7 +145,8 @@ impl Batch<'_> {
 
     /// One worker: starts transfers while the schedule gives it some, each at its time.
     fn work(&self) {
-        while let Some(start) = self.next() {
+        let mut next = self.next();
+        while let Some(start) = next {
             let wait = start.at.saturating_duration_since(Instant::now());
             let signal = self.session.interrupt.sleep(wait);
             if signal.is_some() || self.halted() || self.lock().stopped() {
@@ -151,19 +156,33 @@ impl Batch<'_> {
                 self.publish(&s);
                 drop(s);
                 self.wake.notify_all();
+                next = self.next();
                 continue;
             }
             let (outcome, held) = self.transfer(&start);
             crate::process::release::forget_small();
-            let mut s = self.lock();
-            s.ended(start.index, &start.origin, outcome, held);
-            self.publish(&s);
-            drop(s);
-            // One more transfer to that origin may start: one sleeping worker looks.
-            self.wake.notify_one();
+            let following = self.ended(&start, outcome, held);
             self.write_ready();
+            next = following.or_else(|| self.next());
         }
         self.write_ready();
+    }
+
+    /// Transfer `start` ended as `outcome`, leaving `held` for stdout: counted, and the
+    /// transfer this worker starts next taken at once when one may start (the room its
+    /// origin freed is this worker's: no other is woken for it).
+    fn ended(&self, start: &Start, outcome: Exit, held: Held) -> Option<Start> {
+        let mut s = self.lock();
+        s.ended(start.index, &start.origin, outcome, held);
+        if self.halted() {
+            s.stop();
+        }
+        let following = match s.next(Instant::now(), |i| self.origin(i)) {
+            Next::Start(following) => Some(following),
+            Next::Wait | Next::Finished => None,
+        };
+        self.publish(&s);
+        following
     }
 
     /// The next transfer this worker starts, waiting while every one it could start is
@@ -185,10 +204,12 @@ impl Batch<'_> {
                     return None;
                 }
                 Next::Wait => {
+                    self.asleep.fetch_add(1, Ordering::SeqCst);
                     s = match self.wake.wait_timeout(s, RECHECK) {
                         Ok((s, _)) => s,
                         Err(e) => e.into_inner().0,
-                    }
+                    };
+                    self.asleep.fetch_sub(1, Ordering::SeqCst);
                 }
             }
         }
@@ -224,9 +245,13 @@ impl Batch<'_> {
                 }
                 Ok(true) => {}
             }
-            self.lock().written();
-            // The window has room for one more transfer: one sleeping worker looks.
-            self.wake.notify_one();
+            let mut s = self.lock();
+            s.written();
+            // The window has room for one more transfer: a worker asleep is woken when it
+            // may start now.
+            if self.asleep.load(Ordering::SeqCst) > 0 && s.startable(|i| self.origin(i)) {
+                self.wake.notify_one();
+            }
         }
     }
 

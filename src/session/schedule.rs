@@ -197,41 +197,55 @@ impl<T> Schedule<T> {
         if self.stopped {
             return Next::Finished;
         }
+        self.grow(origin_of);
+        let Some(k) = self.startable_slot() else {
+            let waiting = self.window.iter().any(|(_, s)| matches!(s, Slot::Waiting));
+            let more = self.first + self.window.len() < self.limits.count;
+            return match waiting || more {
+                true => Next::Wait,
+                false => Next::Finished,
+            };
+        };
+        let origin = self.window[k].0.clone();
+        self.window[k].1 = Slot::Running;
+        match self.in_flight.get_mut(&origin) {
+            Some(n) => *n += 1,
+            None => {
+                self.in_flight.insert(origin.clone(), 1);
+            }
+        }
+        let at = self.next_start.map_or(now, |t| t.max(now));
+        self.next_start = self.limits.spacing.map(|d| at + d);
+        let index = self.first + k;
+        Next::Start(Start { index, origin, at })
+    }
+
+    /// Whether [`Schedule::next`] would start a transfer now (the window grown first, as
+    /// it grows it): a worker asleep has work only then.
+    pub fn startable(&mut self, origin_of: impl Fn(usize) -> String) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.grow(origin_of);
+        self.startable_slot().is_some()
+    }
+
+    /// Takes transfers into the window up to its limit, each with its origin.
+    fn grow(&mut self, origin_of: impl Fn(usize) -> String) {
         while self.window.len() < self.limits.ahead
             && self.first + self.window.len() < self.limits.count
         {
             let origin = origin_of(self.first + self.window.len());
             self.window.push_back((origin, Slot::Waiting));
         }
-        let mut any_waiting = false;
-        for k in 0..self.window.len() {
-            let (origin, slot) = &self.window[k];
-            if !matches!(slot, Slot::Waiting) {
-                continue;
-            }
-            any_waiting = true;
-            let busy = self.in_flight.get(origin).copied().unwrap_or(0);
-            if busy >= self.limits.per_origin {
-                continue;
-            }
-            let origin = origin.clone();
-            self.window[k].1 = Slot::Running;
-            match self.in_flight.get_mut(&origin) {
-                Some(n) => *n += 1,
-                None => {
-                    self.in_flight.insert(origin.clone(), 1);
-                }
-            }
-            let at = self.next_start.map_or(now, |t| t.max(now));
-            self.next_start = self.limits.spacing.map(|d| at + d);
-            let index = self.first + k;
-            return Next::Start(Start { index, origin, at });
-        }
-        let more = self.first + self.window.len() < self.limits.count;
-        match any_waiting || more {
-            true => Next::Wait,
-            false => Next::Finished,
-        }
+    }
+
+    /// The place in the window of the first waiting transfer whose origin has room.
+    fn startable_slot(&self) -> Option<usize> {
+        self.window.iter().position(|(origin, slot)| {
+            matches!(slot, Slot::Waiting)
+                && self.in_flight.get(origin).copied().unwrap_or(0) < self.limits.per_origin
+        })
     }
 
     /// Transfer `index` (to `origin`) ended as `exit`, leaving `spool` for stdout.
@@ -406,6 +420,27 @@ mod tests {
             5,
             "the window took in one more"
         );
+    }
+
+    #[test]
+    fn startable_says_whether_next_would_start_one_and_starts_none() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(3, 2, 1));
+        let o = ["a", "a", "b"];
+        assert!(s.startable(|i| o[i].into()));
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        // Transfer 1 waits for origin a; b is outside the window.
+        assert!(!s.startable(|i| o[i].into()));
+        s.ended(0, "a", Exit::of(Outcome::Success), 0);
+        assert!(s.startable(|i| o[i].into()), "a has room again");
+        assert_eq!(s.tally().running, 0, "nothing started by asking");
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        assert!(!s.startable(|i| o[i].into()), "the window is full");
+        assert_eq!(s.next_output(), Some(0));
+        s.written();
+        assert!(s.startable(|i| o[i].into()), "b entered the window");
+        s.stop();
+        assert!(!s.startable(|i| o[i].into()), "stopped");
     }
 
     #[test]
