@@ -359,6 +359,9 @@ pub(crate) struct Bounded {
     heard: bool,
     /// Told when a kept connection is taken for a new request (see [`Reuse`]).
     reuse: Reuse,
+    /// The peer's address, read from ureq's description when the connection is first
+    /// taken again (`None` until then): one connection has one peer.
+    peer: Option<Option<SocketAddr>>,
     /// The connection was found open between two requests (ureq asks before it keeps an
     /// idle connection and again before it lends one): the next write begins a request on
     /// a kept connection.
@@ -386,6 +389,7 @@ impl Bounded {
             tap,
             heard: false,
             reuse,
+            peer: None,
             kept: false,
         }
     }
@@ -398,9 +402,9 @@ impl Bounded {
         self.final_begun = false;
         self.heard = false;
         self.reuse.connected.store(true, Ordering::SeqCst);
-        self.reuse
-            .probe
-            .reused(|| peer(&format!("{:?}", self.inner)));
+        let inner = &self.inner;
+        let at = *self.peer.get_or_insert_with(|| peer(&format!("{inner:?}")));
+        self.reuse.probe.reused(|| at);
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.
