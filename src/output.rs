@@ -542,7 +542,7 @@ impl Output {
 /// The most bytes a transfer of a batch holds in memory for stdout while it waits for its
 /// turn (see [`Capture`]); past it they go to an unnamed temporary file in `$TMPDIR`. At
 /// most `--parallel-max` outputs wait at once (see `session::schedule`), so at most that
-/// many times 128 KiB is held: 6.25 MiB at the default of 50, 37.5 MiB at 300.
+/// many times 128 KiB is held: 6.25 MiB at the default of 50, 125 MiB at the most, 1000.
 pub const HELD: usize = 128 << 10;
 
 /// The stdout of one transfer of a batch (its body, `-D -`, `-w`), held until its turn:

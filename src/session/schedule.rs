@@ -1,7 +1,7 @@
 //! Which transfer of a batch starts when, as plain data the workers share under one lock:
 //! transfers start in URL order within a window of at most `parallel_max` transfers
 //! from the first whose output has not gone out yet (a transfer waiting for its turn on
-//! stdout counts as in flight, so at most that many spools exist), at most
+//! stdout counts as in flight, so at most that many outputs wait), at most
 //! `parallel_max_host` in flight to one origin (a later transfer to another origin may
 //! start first), starts spaced evenly by `--rate`, nothing new once the batch is stopped
 //! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
@@ -20,7 +20,7 @@ enum Slot<T> {
     Waiting,
     /// Started by a worker.
     Running,
-    /// Ended, with what it left for stdout (`T`, its spool) and how it ended.
+    /// Ended, with what it left for stdout (`T`, its captured output) and how it ended.
     Done(Exit, T),
 }
 
