@@ -8,8 +8,8 @@
 //! `$TMPDIR`, copied out on success: memory stays bounded, a failed attempt leaves nothing
 //! behind, and a small body needs no temporary folder at all (a `FROM scratch` image has
 //! no /tmp). `--no-buffer` writes to stdout as bytes arrive instead. In a
-//! batch, a transfer's "stdout" is a spool of its own (see [`capture_stdout`]), copied to
-//! stdout in URL order ([`copy_to_stdout`]).
+//! batch, a transfer's "stdout" is a [`Capture`] of its own, given to its [`Output`]
+//! ([`Output::capture_stdout`]) and written to stdout in URL order ([`Held::write_to`]).
 
 use crate::config::{OutputConfig, UsageError};
 use crate::files::{
@@ -55,6 +55,8 @@ pub struct Output {
     /// The body is read back before it is committed (a readiness condition), so it is
     /// spooled even when it is to be thrown away.
     inspect: bool,
+    /// Where "stdout" goes for a transfer of a batch (`None`: the process's stdout).
+    captured: Option<std::sync::Arc<Capture>>,
 }
 
 /// One attempt's spooled body, not yet visible to anyone.
@@ -330,6 +332,7 @@ impl Output {
             no_buffer: cfg.no_buffer,
             head_dumped: Default::default(),
             inspect: cfg.inspect,
+            captured: None,
         })
     }
 
@@ -365,7 +368,7 @@ impl Output {
     /// A fresh spool for one attempt's body, with the head already written when `-i`.
     pub fn begin(&self, head: &Head) -> io::Result<Spool> {
         let mut spool = match &self.target {
-            Destination::Stdout if self.no_buffer => Spool::Direct(raw_stdout()?, 0),
+            Destination::Stdout if self.no_buffer => Spool::Direct(self.stdout_file()?, 0),
             Destination::Null if !self.inspect => Spool::Discard,
             Destination::Replace(path) => {
                 let name = path
@@ -443,7 +446,7 @@ impl Output {
                     }
                     _ => {
                         // Between two files the kernel copies (copy_file_range, splice).
-                        let mut out = raw_stdout()?;
+                        let mut out = self.stdout_file()?;
                         if self.dump_first {
                             self.note_head_dumped();
                         }
@@ -460,11 +463,10 @@ impl Output {
                     dest.flush()
                 }
                 _ => {
-                    let mut out = raw_stdout()?;
                     if self.dump_first {
                         self.note_head_dumped();
                     }
-                    out.write_all(&held)
+                    self.write_stdout(&held)
                 }
             },
             Spool::Direct(..) | Spool::Discard => Ok(()),
@@ -486,6 +488,48 @@ impl Output {
             })
     }
 
+    /// Sends this output's stdout (the body, `-D -`, `-w`) to `capture` from now on: a
+    /// transfer of a batch, whose output waits there for its turn.
+    pub fn capture_stdout(&mut self, capture: std::sync::Arc<Capture>) {
+        self.captured = Some(capture);
+    }
+
+    /// This output's stdout as a file: the process's (a duplicate of descriptor 1), or the
+    /// capture's (see [`Capture::file`]).
+    fn stdout_file(&self) -> io::Result<File> {
+        match &self.captured {
+            Some(c) => c.file(),
+            None => raw_stdout(),
+        }
+    }
+
+    /// Writes `bytes` to this output's stdout.
+    fn write_stdout(&self, bytes: &[u8]) -> io::Result<()> {
+        match &self.captured {
+            Some(c) => c.write_all(bytes),
+            None => raw_stdout()?.write_all(bytes),
+        }
+    }
+
+    /// Writes text that is not a body (`-D -`, `-w`) to this output's stdout; a reader
+    /// that went away is no error.
+    pub fn print_bytes(&self, bytes: &[u8]) -> io::Result<()> {
+        let written = match &self.captured {
+            Some(c) => c.write_all(bytes),
+            None => return print_bytes(bytes),
+        };
+        match written {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Output::print_bytes`] of `text`, its error said as `print_stdout` says it.
+    pub fn print_stdout(&self, text: &str) -> Result<(), String> {
+        self.print_bytes(text.as_bytes())
+            .map_err(|e| format!("cannot write to stdout: {e}"))
+    }
+
     /// Throws a failed attempt's body away (the temporary file is removed).
     pub fn discard(&self, spool: Spool) {
         if let Spool::Named(tmp) = spool {
@@ -495,41 +539,116 @@ impl Output {
     }
 }
 
-std::thread_local! {
-    /// Where this thread's stdout goes instead of descriptor 1, when set: a transfer of a
-    /// batch run on this thread writes its body, `-D -` and `-w` into a spool of its own,
-    /// which the batch copies to stdout in URL order (see `batch::order`).
-    static CAPTURED: std::sync::Mutex<Option<File>> = const { std::sync::Mutex::new(None) };
+/// The most bytes a transfer of a batch holds in memory for stdout while it waits for its
+/// turn (see [`Capture`]); past it they go to an unnamed temporary file in `$TMPDIR`. At
+/// most `--parallel-max` outputs wait at once (see `session::schedule`), so at most that
+/// many times 128 KiB is held: 6.25 MiB at the default of 50, 125 MiB at the most, 1000.
+pub const HELD: usize = 128 << 10;
+
+/// The stdout of one transfer of a batch (its body, `-D -`, `-w`), held until its turn:
+/// in memory up to [`HELD`] bytes, in an unnamed temporary file past that. The batch gives
+/// it to the transfer's [`Output`] ([`Output::capture_stdout`]) and takes what it holds
+/// ([`Capture::take`]) once the transfer has ended. Only that transfer writes to it.
+#[derive(Debug, Default)]
+pub struct Capture(std::sync::Mutex<Held>);
+
+/// What a [`Capture`] holds.
+#[derive(Debug)]
+pub enum Held {
+    /// At most [`HELD`] bytes.
+    Memory(Vec<u8>),
+    /// More, in an unnamed temporary file (its offset at its end).
+    File(File),
 }
 
-/// Sends this thread's stdout to `spool` from now on (`None`: to stdout again); returns
-/// what it went to before.
-pub fn capture_stdout(spool: Option<File>) -> Option<File> {
-    CAPTURED.with(|c| match c.lock() {
-        Ok(mut held) => std::mem::replace(&mut *held, spool),
-        Err(_) => None,
-    })
-}
-
-/// This thread's captured stdout, as a descriptor of its own (sharing the spool's offset).
-fn captured() -> Option<io::Result<File>> {
-    CAPTURED.with(|c| {
-        c.lock()
-            .ok()
-            .and_then(|held| held.as_ref().map(File::try_clone))
-    })
-}
-
-/// Copies `spool` (a batch's transfer's captured stdout: see [`capture_stdout`]) from its
-/// start to stdout; a reader that went away is no error: `Ok(false)` then (`true`: copied).
-pub fn copy_to_stdout(mut spool: File) -> io::Result<bool> {
-    spool.seek(SeekFrom::Start(0))?;
-    let copied = raw_stdout().and_then(|mut out| io::copy(&mut spool, &mut out));
-    match copied {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(e),
-        Ok(_) => Ok(true),
+impl Default for Held {
+    fn default() -> Held {
+        Held::Memory(Vec::new())
     }
+}
+
+impl Capture {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        // A panic elsewhere while holding it leaves plain data: still usable.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Appends `bytes`, moving what is held into a file once it would pass [`HELD`].
+    fn write_all(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut held = self.lock();
+        if let Held::Memory(v) = &mut *held
+            && v.len() + bytes.len() > HELD
+        {
+            *held = Held::File(capture_file(v)?);
+        }
+        match &mut *held {
+            Held::Memory(v) => {
+                v.extend_from_slice(bytes);
+                Ok(())
+            }
+            Held::File(f) => f.write_all(bytes),
+        }
+    }
+
+    /// The capture as a file of its own (what is held in memory moved into it first), for
+    /// a copy between files or `--no-buffer`: a descriptor sharing the file's offset.
+    fn file(&self) -> io::Result<File> {
+        let mut held = self.lock();
+        if let Held::Memory(v) = &mut *held {
+            *held = Held::File(capture_file(v)?);
+        }
+        match &*held {
+            Held::File(f) => f.try_clone(),
+            Held::Memory(_) => Err(io::Error::other("the captured output has no file")),
+        }
+    }
+
+    /// What was written, taken out (the capture holds nothing after).
+    pub fn take(&self) -> Held {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+impl Held {
+    /// Writes what is held to `out` (stdout, opened once by the batch: see [`stdout`]); a
+    /// reader that went away is no error: `Ok(false)` then (`true`: written).
+    pub fn write_to(self, mut out: &File) -> io::Result<bool> {
+        let written = match self {
+            Held::Memory(v) => out.write_all(&v),
+            // Between two files the kernel copies (copy_file_range, sendfile).
+            Held::File(mut f) => f
+                .seek(SeekFrom::Start(0))
+                .and_then(|_| io::copy(&mut f, &mut out).map(drop)),
+        };
+        match written {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(e),
+            Ok(()) => Ok(true),
+        }
+    }
+}
+
+/// An unnamed temporary file holding `held` (emptied), for a capture past [`HELD`].
+fn capture_file(held: &mut Vec<u8>) -> io::Result<File> {
+    let mut f = tempfile::tempfile().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "the transfer's output is over {} KiB, held in a temporary file until its turn, and none can be made in {} ({e}): set TMPDIR to a writable folder",
+                HELD >> 10,
+                std::env::temp_dir().display()
+            ),
+        )
+    })?;
+    f.write_all(held)?;
+    *held = Vec::new();
+    Ok(f)
+}
+
+/// Standard output as a file of its own, opened once by a batch for every transfer's
+/// output (see [`Held::write_to`]).
+pub fn stdout() -> io::Result<File> {
+    raw_stdout()
 }
 
 /// Writes text that is not a body (`--explain`, `simulate`, `-w`) to stdout. A reader that
@@ -539,17 +658,10 @@ pub fn print_stdout(text: &str) -> Result<(), String> {
     print_bytes(text.as_bytes()).map_err(|e| format!("cannot write to stdout: {e}"))
 }
 
-/// Writes `bytes` to stdout (this thread's captured stdout when one is set: see
-/// [`capture_stdout`]); a reader that went away is no error.
-pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
-    let written = match captured() {
-        Some(spool) => spool.and_then(|mut f| f.write_all(bytes)),
-        None => {
-            let mut out = io::stdout().lock();
-            out.write_all(bytes).and_then(|_| out.flush())
-        }
-    };
-    match written {
+/// Writes `bytes` to stdout; a reader that went away is no error.
+fn print_bytes(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e),
         _ => Ok(()),
     }
@@ -557,13 +669,10 @@ pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
 
 /// Standard output as an unbuffered file of its own (a duplicate of descriptor 1): the
 /// body goes out in the chunks it arrives in, and copies from the spool can be done by the
-/// kernel. Nothing else writes to stdout before the body. A transfer of a batch gets its
-/// captured stdout instead (see [`capture_stdout`]).
+/// kernel. Nothing else writes to stdout before the body. A transfer of a batch writes to
+/// its [`Capture`] instead (see [`Output::stdout_file`]).
 fn raw_stdout() -> io::Result<File> {
     use std::os::fd::AsFd;
-    if let Some(spool) = captured() {
-        return spool;
-    }
     let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
     // F_SETPIPE_SZ is Linux's: elsewhere (and on the portable paths, see `platform`) the
     // pipe keeps the size the system gave it.

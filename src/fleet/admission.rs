@@ -28,15 +28,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-/// The key of a target: scheme, host and port, and the Unix socket the requests go
-/// through, if any (two daemons behind two sockets are two targets).
+/// The key of a target: its origin as the run's table of origins keys it (scheme, host
+/// and port: `origins::origin_of`, the one rule for both), and the Unix socket the
+/// requests go through, if any (two daemons behind two sockets are two targets).
 pub fn target_key(url: &Url, socket: Option<&Path>) -> String {
-    let key = format!(
-        "{}://{}:{}",
-        url.scheme(),
-        url.host_str().unwrap_or(""),
-        url.port_or_known_default().unwrap_or(0)
-    );
+    let key = crate::fleet::origins::origin_of(url);
     match socket {
         Some(s) => format!("{key} via unix:{}", s.display()),
         None => key,

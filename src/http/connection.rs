@@ -136,8 +136,10 @@ pub(crate) trait Socket: Send + Sync + 'static {
     fn write_all_of(&self, buf: &[u8]) -> io::Result<()>;
     /// Shuts both directions down (a read in flight returns).
     fn shut(&self);
-    /// Makes reads return at once (`WouldBlock`) rather than wait, or wait again.
-    fn set_nonblocking(&self, on: bool) -> io::Result<()>;
+    /// One read that does not wait (`WouldBlock` when nothing is there), the socket left
+    /// blocking: `recv` with `MSG_DONTWAIT`, one system call where making the socket
+    /// non-blocking, reading and making it blocking again took three.
+    fn read_now(&self, buf: &mut [u8]) -> io::Result<usize>;
     /// The descriptor, for a splice.
     fn fd(&self) -> RawFd;
     /// How ureq's own transport describes itself (`timing` reads the peer from it).
@@ -162,8 +164,26 @@ macro_rules! socket_of {
             fn shut(&self) {
                 let _ = self.shutdown(std::net::Shutdown::Both);
             }
-            fn set_nonblocking(&self, on: bool) -> io::Result<()> {
-                <$t>::set_nonblocking(self, on)
+            fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+                loop {
+                    // SAFETY: recv into a buffer we own, of its length, on the descriptor
+                    // the socket owns.
+                    let n = unsafe {
+                        libc::recv(
+                            self.as_raw_fd(),
+                            buf.as_mut_ptr().cast(),
+                            buf.len(),
+                            libc::MSG_DONTWAIT,
+                        )
+                    };
+                    match usize::try_from(n) {
+                        Ok(n) => return Ok(n),
+                        Err(_) => match io::Error::last_os_error() {
+                            e if e.kind() == io::ErrorKind::Interrupted => continue,
+                            e => return Err(e),
+                        },
+                    }
+                }
             }
             fn fd(&self) -> RawFd {
                 self.as_raw_fd()
@@ -301,14 +321,8 @@ impl<S: Socket> Transport for Stream<S> {
         if !self.kept {
             return false;
         }
-        let socket = &self.socket.0;
-        if socket.set_nonblocking(true).is_err() {
-            return false;
-        }
         let mut byte = [0u8];
-        let idle =
-            matches!(socket.read_some(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
-        socket.set_nonblocking(false).is_ok() && idle
+        matches!(self.socket.0.read_now(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 }
 
@@ -345,6 +359,9 @@ pub(crate) struct Bounded {
     heard: bool,
     /// Told when a kept connection is taken for a new request (see [`Reuse`]).
     reuse: Reuse,
+    /// The peer's address, read from ureq's description when the connection is first
+    /// taken again (`None` until then): one connection has one peer.
+    peer: Option<Option<SocketAddr>>,
     /// The connection was found open between two requests (ureq asks before it keeps an
     /// idle connection and again before it lends one): the next write begins a request on
     /// a kept connection.
@@ -372,6 +389,7 @@ impl Bounded {
             tap,
             heard: false,
             reuse,
+            peer: None,
             kept: false,
         }
     }
@@ -384,9 +402,9 @@ impl Bounded {
         self.final_begun = false;
         self.heard = false;
         self.reuse.connected.store(true, Ordering::SeqCst);
-        self.reuse
-            .probe
-            .reused(|| peer(&format!("{:?}", self.inner)));
+        let inner = &self.inner;
+        let at = *self.peer.get_or_insert_with(|| peer(&format!("{inner:?}")));
+        self.reuse.probe.reused(|| at);
     }
 
     /// Reduces the complete interim heads at the front of the input to their status lines.

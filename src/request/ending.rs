@@ -90,7 +90,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
     });
     if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
         && !ended.head_dumped
-        && let Err(e) = dump_header(path, head)
+        && let Err(e) = dump_header(&request.output, path, head)
         // `-D -` to a reader that went away ends quietly, as the body does.
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
@@ -111,10 +111,10 @@ fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, Strin
 }
 
 /// `-D FILE`: the final response's status line and headers (`-`: stdout).
-fn dump_header(path: &Path, head: &Head) -> std::io::Result<()> {
+fn dump_header(out: &output::Output, path: &Path, head: &Head) -> std::io::Result<()> {
     let text = output::head_text(head);
     if path.as_os_str() == "-" {
-        return output::print_bytes(&text);
+        return out.print_bytes(&text);
     }
     if output::is_null(path) {
         return Ok(());
@@ -149,7 +149,7 @@ pub fn print_write_out(
     let masked = write_out::render(format, &masked_for_stderr(&vars)).parts;
     for ((stream, text), (_, shown)) in rendered.parts.into_iter().zip(masked) {
         match stream {
-            write_out::Stream::Stdout => output::print_stdout(&redact::marked(&text))?,
+            write_out::Stream::Stdout => request.output.print_stdout(&redact::marked(&text))?,
             write_out::Stream::Stderr => reporter.write_out(&shown)?,
         }
     }

@@ -6,11 +6,17 @@
 //! for every transport), and the transports of ended transfers, kept per origin for the
 //! next transfer to it whichever worker starts it (at most as many as workers, and at
 //! least [`KEPT`]), so that the connections to an origin are reused from one transfer to the
-//! next. Each transfer's stdout (its body, `-D -`, `-w`) goes to a spool of its own
-//! (`output::capture_stdout`), copied to stdout in URL order as soon as every earlier one is
-//! out; `-o` files are put in place as each transfer ends. Every log line is tagged with
-//! the transfer (`report::Reporter::tagged`); a failed transfer writes its own summary, and
-//! the batch a last line counting the transfers by outcome.
+//! next. Each transfer's stdout (its body, `-D -`, `-w`) goes to a capture of its own
+//! (`output::Capture`: in memory up to `output::HELD`, 128 KiB, in a temporary file past
+//! it), written to stdout (opened once for the batch) in URL order as soon as every earlier
+//! one is out; `-o` files are put in place as each transfer ends. Every log line is tagged
+//! with the transfer (`report::Reporter::tagged`); a failed transfer writes its own
+//! summary, and the batch a last line counting the transfers by outcome.
+//!
+//! A worker sleeps until there is work for it. A worker whose transfer ended takes the
+//! next start itself when one may start (the room its transfer left); an output written
+//! (room in the window) wakes one sleeping worker, and only when a transfer may start
+//! then; the batch stopping or having nothing left to start wakes them all.
 //!
 //! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
 //! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
@@ -25,11 +31,12 @@ use crate::fleet::admission::target_key;
 use crate::fleet::origins::Origins;
 use crate::http::transport::Transport;
 use crate::output;
+use crate::output::{Capture, Held};
 use crate::process::abort::Ticket;
 use crate::report::{self, Counts, Reporter};
 use crate::request::run;
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -48,9 +55,13 @@ struct Batch<'s> {
     /// The one table of origins of the batch (see `fleet::origins`).
     origins: Origins,
     /// Which transfer starts when, and the outputs waiting for their turn on stdout.
-    schedule: Mutex<Schedule<Option<File>>>,
+    schedule: Mutex<Schedule<Held>>,
     /// Wakes the workers waiting for a transfer to start.
     wake: Condvar,
+    /// Workers waiting on `wake` (changed under the schedule's lock).
+    asleep: AtomicUsize,
+    /// Standard output, opened once for the batch (`Err`: why it could not be).
+    stdout: Result<File, String>,
     /// The tally as the watchdog's and the signal handler's summary read it.
     tally: Arc<Mutex<Tally>>,
     /// Writing a transfer's output to stdout failed (not for a reader that went away).
@@ -84,6 +95,8 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         origins: Origins::new(),
         schedule: Mutex::new(Schedule::new(limits)),
         wake: Condvar::new(),
+        asleep: AtomicUsize::new(0),
+        stdout: output::stdout().map_err(|e| format!("cannot write to stdout: {e}")),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
         reader_gone: AtomicBool::new(false),
@@ -114,7 +127,7 @@ impl Batch<'_> {
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Schedule<Option<File>>> {
+    fn lock(&self) -> MutexGuard<'_, Schedule<Held>> {
         // A panic elsewhere while holding it leaves plain data: still usable.
         self.schedule.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -132,29 +145,44 @@ impl Batch<'_> {
 
     /// One worker: starts transfers while the schedule gives it some, each at its time.
     fn work(&self) {
-        while let Some(start) = self.next() {
-            let origin = self.origin(start.index);
+        let mut next = self.next();
+        while let Some(start) = next {
             let wait = start.at.saturating_duration_since(Instant::now());
             let signal = self.session.interrupt.sleep(wait);
             if signal.is_some() || self.halted() || self.lock().stopped() {
                 let mut s = self.lock();
                 s.stop();
-                s.not_started(start.index, &origin);
+                s.not_started(start.index, &start.origin);
                 self.publish(&s);
                 drop(s);
                 self.wake.notify_all();
+                next = self.next();
                 continue;
             }
-            let (outcome, spool) = self.transfer(start.index);
+            let (outcome, held) = self.transfer(&start);
             crate::process::release::forget_small();
-            let mut s = self.lock();
-            s.ended(start.index, &origin, outcome, spool);
-            self.publish(&s);
-            drop(s);
-            self.wake.notify_all();
+            let following = self.ended(&start, outcome, held);
             self.write_ready();
+            next = following.or_else(|| self.next());
         }
         self.write_ready();
+    }
+
+    /// Transfer `start` ended as `outcome`, leaving `held` for stdout: counted, and the
+    /// transfer this worker starts next taken at once when one may start (the room its
+    /// origin freed is this worker's: no other is woken for it).
+    fn ended(&self, start: &Start, outcome: Exit, held: Held) -> Option<Start> {
+        let mut s = self.lock();
+        s.ended(start.index, &start.origin, outcome, held);
+        if self.halted() {
+            s.stop();
+        }
+        let following = match s.next(Instant::now(), |i| self.origin(i)) {
+            Next::Start(following) => Some(following),
+            Next::Wait | Next::Finished => None,
+        };
+        self.publish(&s);
+        following
     }
 
     /// The next transfer this worker starts, waiting while every one it could start is
@@ -170,12 +198,18 @@ impl Batch<'_> {
                     self.publish(&s);
                     return Some(start);
                 }
-                Next::Finished => return None,
+                Next::Finished => {
+                    // Every worker still asleep ends too.
+                    self.wake.notify_all();
+                    return None;
+                }
                 Next::Wait => {
+                    self.asleep.fetch_add(1, Ordering::SeqCst);
                     s = match self.wake.wait_timeout(s, RECHECK) {
                         Ok((s, _)) => s,
                         Err(e) => e.into_inner().0,
-                    }
+                    };
+                    self.asleep.fetch_sub(1, Ordering::SeqCst);
                 }
             }
         }
@@ -185,68 +219,70 @@ impl Batch<'_> {
     /// time; another worker writes what is ready meanwhile).
     fn write_ready(&self) {
         loop {
-            let spool = {
+            let held = {
                 let mut s = self.lock();
-                let Some(spool) = s.next_output() else { return };
+                let Some(held) = s.next_output() else { return };
                 self.publish(&s);
-                spool
+                held
             };
-            match spool.map(output::copy_to_stdout) {
-                Some(Err(e)) => {
+            let written = match &self.stdout {
+                Ok(out) => held
+                    .write_to(out)
+                    .map_err(|e| format!("cannot write to stdout: {e}")),
+                Err(e) => Err(e.clone()),
+            };
+            match written {
+                Err(e) => {
                     let mut unwritten = self.unwritten.lock().unwrap_or_else(|e| e.into_inner());
-                    unwritten.get_or_insert_with(|| format!("cannot write to stdout: {e}"));
+                    unwritten.get_or_insert(e);
                 }
-                Some(Ok(false)) => {
+                Ok(false) => {
                     // The reader went away (`| head`): what is left would be fetched for
                     // nobody. The transfers under way end; nothing new starts.
                     self.reader_gone.store(true, Ordering::SeqCst);
                     self.lock().stop();
+                    self.wake.notify_all();
                 }
-                _ => {}
+                Ok(true) => {}
             }
-            self.lock().written();
-            self.wake.notify_all();
+            let mut s = self.lock();
+            s.written();
+            // The window has room for one more transfer: a worker asleep is woken when it
+            // may start now.
+            if self.asleep.load(Ordering::SeqCst) > 0 && s.startable(|i| self.origin(i)) {
+                self.wake.notify_one();
+            }
         }
     }
 
     /// Copies the schedule's tally where the watchdog and the signal handler read it.
-    fn publish(&self, s: &Schedule<Option<File>>) {
+    fn publish(&self, s: &Schedule<Held>) {
         if let Ok(mut t) = self.tally.lock() {
             *t = s.tally();
         }
     }
 
-    /// Transfer `i`, its stdout captured in a spool of its own: how it ended and the spool.
-    fn transfer(&self, i: usize) -> (Exit, Option<File>) {
+    /// Transfer `start`, its stdout captured: how it ended and what it left for stdout.
+    fn transfer(&self, start: &Start) -> (Exit, Held) {
         let count = self.cfg.batch.transfers.len();
-        let reporter = self.session.reporter.tagged(i + 1, count);
-        let spool = match tempfile::tempfile() {
-            Ok(f) => f,
-            Err(e) => {
-                reporter.error(&format!(
-                    "cannot make a temporary file for the transfer's output in {} ({e}): set TMPDIR to a writable folder",
-                    std::env::temp_dir().display()
-                ));
-                return (Exit::of(Outcome::Local), None);
-            }
-        };
-        let before = output::capture_stdout(spool.try_clone().ok());
-        let outcome = self.perform(i, &reporter);
-        output::capture_stdout(before);
-        (outcome, Some(spool))
+        let reporter = self.session.reporter.tagged(start.index + 1, count);
+        let capture = Arc::new(Capture::default());
+        let outcome = self.perform(start, &reporter, &capture);
+        (outcome, capture.take())
     }
 
-    /// Builds transfer `i` with the session's steps (reusing a transport kept for its
-    /// origin) and runs it; writes its summary. Returns how it ended.
-    fn perform(&self, i: usize, reporter: &Reporter) -> Exit {
+    /// Builds transfer `start` with the session's steps (reusing a transport kept for its
+    /// origin), its stdout sent to `capture`, and runs it; writes its summary. Returns how
+    /// it ended.
+    fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
+        let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
         let mut cfg = self.cfg.transfer(i);
         cfg.state = self.session.shared.clone();
-        let origin = self.origin(i);
         let reused = self.kept().take(&origin);
         let ticket = reused.as_ref().map(|(_, t)| *t);
         let reuse = reused.map(|(transport, _)| transport);
-        let request = match self.session.build(&cfg, reporter, (false, reuse)) {
+        let mut request = match self.session.build(&cfg, reporter, (false, reuse)) {
             Ok(request) => request,
             Err(unbuilt) => {
                 if let Some(t) = ticket {
@@ -255,6 +291,7 @@ impl Batch<'_> {
                 return Exit::of(unbuilt_transfer(reporter, unbuilt, began));
             }
         };
+        request.output.capture_stdout(capture.clone());
         let ticket =
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
         let lent = self.session.lend(&self.origins, reporter, (i, began));

@@ -1,12 +1,13 @@
 //! Which transfer of a batch starts when, as plain data the workers share under one lock:
 //! transfers start in URL order within a window of at most `parallel_max` transfers
 //! from the first whose output has not gone out yet (a transfer waiting for its turn on
-//! stdout counts as in flight, so at most that many spools exist), at most
+//! stdout counts as in flight, so at most that many outputs wait), at most
 //! `parallel_max_host` in flight to one origin (a later transfer to another origin may
 //! start first), starts spaced evenly by `--rate`, nothing new once the batch is stopped
 //! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
 //! order; the tally counts them. Memory is bounded by the window, whatever the batch's
-//! length.
+//! length. A transfer's origin is worked out once, as it enters the window (a look at the
+//! window parses no URL).
 
 use crate::exit::{Exit, Outcome};
 use std::collections::{HashMap, VecDeque};
@@ -19,7 +20,7 @@ enum Slot<T> {
     Waiting,
     /// Started by a worker.
     Running,
-    /// Ended, with what it left for stdout (`T`, its spool) and how it ended.
+    /// Ended, with what it left for stdout (`T`, its captured output) and how it ended.
     Done(Exit, T),
 }
 
@@ -109,8 +110,8 @@ pub struct Limits {
 #[derive(Debug)]
 pub struct Schedule<T> {
     limits: Limits,
-    /// The transfers `first..first + window.len()`.
-    window: VecDeque<Slot<T>>,
+    /// The transfers `first..first + window.len()`, each with its origin.
+    window: VecDeque<(String, Slot<T>)>,
     /// The first transfer whose output has not gone out (the window's front).
     first: usize,
     /// Transfers in flight per origin (an origin with none has no entry).
@@ -125,11 +126,13 @@ pub struct Schedule<T> {
     tally: Tally,
 }
 
-/// A transfer a worker may start: its number (0-based) and when (`--rate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A transfer a worker may start: its number (0-based), its origin and when (`--rate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start {
     /// The transfer (0-based).
     pub index: usize,
+    /// Its origin, as the schedule counts it (`--parallel-max-host`).
+    pub origin: String,
     /// When it may start.
     pub at: Instant,
 }
@@ -167,7 +170,7 @@ impl<T> Schedule<T> {
     /// waiting for their turn on stdout, and those under way (`running`).
     pub fn tally(&self) -> Tally {
         let mut t = self.tally;
-        for (k, slot) in self.window.iter().enumerate() {
+        for (k, (_, slot)) in self.window.iter().enumerate() {
             match slot {
                 Slot::Done(exit, _) => t.count(self.first + k, *exit),
                 Slot::Running => t.running += 1,
@@ -187,41 +190,62 @@ impl<T> Schedule<T> {
         self.stopped
     }
 
-    /// The next transfer to start at `now`, whose origin `origin_of` gives: the first
-    /// waiting one in the window whose origin has room, the window growing up to its
-    /// limit. The transfer is marked running and its origin counted.
+    /// The next transfer to start at `now`: the first waiting one in the window whose
+    /// origin has room, the window growing up to its limit (`origin_of` gives the origin
+    /// of a transfer entering it). The transfer is marked running and its origin counted.
     pub fn next(&mut self, now: Instant, origin_of: impl Fn(usize) -> String) -> Next {
         if self.stopped {
             return Next::Finished;
         }
+        self.grow(origin_of);
+        let Some(k) = self.startable_slot() else {
+            let waiting = self.window.iter().any(|(_, s)| matches!(s, Slot::Waiting));
+            let more = self.first + self.window.len() < self.limits.count;
+            return match waiting || more {
+                true => Next::Wait,
+                false => Next::Finished,
+            };
+        };
+        let origin = self.window[k].0.clone();
+        self.window[k].1 = Slot::Running;
+        match self.in_flight.get_mut(&origin) {
+            Some(n) => *n += 1,
+            None => {
+                self.in_flight.insert(origin.clone(), 1);
+            }
+        }
+        let at = self.next_start.map_or(now, |t| t.max(now));
+        self.next_start = self.limits.spacing.map(|d| at + d);
+        let index = self.first + k;
+        Next::Start(Start { index, origin, at })
+    }
+
+    /// Whether [`Schedule::next`] would start a transfer now (the window grown first, as
+    /// it grows it): a worker asleep has work only then.
+    pub fn startable(&mut self, origin_of: impl Fn(usize) -> String) -> bool {
+        if self.stopped {
+            return false;
+        }
+        self.grow(origin_of);
+        self.startable_slot().is_some()
+    }
+
+    /// Takes transfers into the window up to its limit, each with its origin.
+    fn grow(&mut self, origin_of: impl Fn(usize) -> String) {
         while self.window.len() < self.limits.ahead
             && self.first + self.window.len() < self.limits.count
         {
-            self.window.push_back(Slot::Waiting);
+            let origin = origin_of(self.first + self.window.len());
+            self.window.push_back((origin, Slot::Waiting));
         }
-        let mut any_waiting = false;
-        for k in 0..self.window.len() {
-            if !matches!(self.window[k], Slot::Waiting) {
-                continue;
-            }
-            any_waiting = true;
-            let index = self.first + k;
-            let origin = origin_of(index);
-            let busy = self.in_flight.get(&origin).copied().unwrap_or(0);
-            if busy >= self.limits.per_origin {
-                continue;
-            }
-            self.window[k] = Slot::Running;
-            *self.in_flight.entry(origin).or_default() += 1;
-            let at = self.next_start.map_or(now, |t| t.max(now));
-            self.next_start = self.limits.spacing.map(|d| at + d);
-            return Next::Start(Start { index, at });
-        }
-        let more = self.first + self.window.len() < self.limits.count;
-        match any_waiting || more {
-            true => Next::Wait,
-            false => Next::Finished,
-        }
+    }
+
+    /// The place in the window of the first waiting transfer whose origin has room.
+    fn startable_slot(&self) -> Option<usize> {
+        self.window.iter().position(|(origin, slot)| {
+            matches!(slot, Slot::Waiting)
+                && self.in_flight.get(origin).copied().unwrap_or(0) < self.limits.per_origin
+        })
     }
 
     /// Transfer `index` (to `origin`) ended as `exit`, leaving `spool` for stdout.
@@ -232,7 +256,7 @@ impl<T> Schedule<T> {
                 self.in_flight.remove(origin);
             }
         }
-        if let Some(slot) = self.window.get_mut(index - self.first) {
+        if let Some((_, slot)) = self.window.get_mut(index - self.first) {
             *slot = Slot::Done(exit, spool);
         }
         if exit.outcome != Outcome::Success && self.limits.fail_early {
@@ -248,7 +272,7 @@ impl<T> Schedule<T> {
                 self.in_flight.remove(origin);
             }
         }
-        if let Some(slot) = self.window.get_mut(index - self.first) {
+        if let Some((_, slot)) = self.window.get_mut(index - self.first) {
             *slot = Slot::Waiting;
         }
     }
@@ -262,7 +286,7 @@ impl<T> Schedule<T> {
             return None;
         }
         loop {
-            match self.window.front() {
+            match self.window.front().map(|(_, slot)| slot) {
                 Some(Slot::Done(..)) => break,
                 Some(Slot::Waiting) if self.stopped => {
                     self.window.pop_front();
@@ -271,7 +295,7 @@ impl<T> Schedule<T> {
                 _ => return None,
             }
         }
-        let Some(Slot::Done(exit, spool)) = self.window.pop_front() else {
+        let Some((_, Slot::Done(exit, spool))) = self.window.pop_front() else {
             return None;
         };
         self.tally.count(self.first, exit);
@@ -362,6 +386,61 @@ mod tests {
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
         s.ended(0, "a", Exit::of(Outcome::Success), 0);
         assert_eq!(start(&mut s, now, &o), Some(1));
+    }
+
+    #[test]
+    fn each_transfer_s_origin_is_worked_out_once_however_often_the_window_is_looked_at() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(8, 4, 1));
+        let asked = AtomicUsize::new(0);
+        let origin_of = |_| {
+            asked.fetch_add(1, Ordering::SeqCst);
+            "a".to_string()
+        };
+        assert!(matches!(s.next(now, origin_of), Next::Start(_)));
+        for _ in 0..10 {
+            // The origin is at its limit: every look at the window finds nothing to start.
+            assert_eq!(s.next(now, origin_of), Next::Wait);
+        }
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            4,
+            "once per transfer in the window"
+        );
+        s.ended(0, "a", Exit::of(Outcome::Success), 0);
+        assert!(
+            matches!(s.next(now, origin_of), Next::Start(st) if st.index == 1 && st.origin == "a")
+        );
+        assert_eq!(s.next_output(), Some(0));
+        s.written();
+        assert!(matches!(s.next(now, origin_of), Next::Wait));
+        assert_eq!(
+            asked.load(Ordering::SeqCst),
+            5,
+            "the window took in one more"
+        );
+    }
+
+    #[test]
+    fn startable_says_whether_next_would_start_one_and_starts_none() {
+        let now = Instant::now();
+        let mut s = Schedule::new(limits(3, 2, 1));
+        let o = ["a", "a", "b"];
+        assert!(s.startable(|i| o[i].into()));
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        // Transfer 1 waits for origin a; b is outside the window.
+        assert!(!s.startable(|i| o[i].into()));
+        s.ended(0, "a", Exit::of(Outcome::Success), 0);
+        assert!(s.startable(|i| o[i].into()), "a has room again");
+        assert_eq!(s.tally().running, 0, "nothing started by asking");
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        assert!(!s.startable(|i| o[i].into()), "the window is full");
+        assert_eq!(s.next_output(), Some(0));
+        s.written();
+        assert!(s.startable(|i| o[i].into()), "b entered the window");
+        s.stop();
+        assert!(!s.startable(|i| o[i].into()), "stopped");
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn answer(out: &mut TcpStream, path: &str, done: impl FnOnce()) -> bool {
     }
     let delay: u64 = parts[0].parse().unwrap_or(0);
     let status: u16 = parts.get(1).and_then(|s| s.parse().ok()).unwrap_or(200);
-    let body = parts.get(2).copied().unwrap_or("");
+    let body = body_of(parts.get(2).copied().unwrap_or(""));
     std::thread::sleep(Duration::from_millis(delay));
     done();
     let head = format!(
@@ -87,6 +87,15 @@ fn answer(out: &mut TcpStream, path: &str, done: impl FnOnce()) -> bool {
         body.len()
     );
     out.write_all(head.as_bytes()).is_ok() && out.write_all(body.as_bytes()).is_ok()
+}
+
+/// The body a path names: `*N*C` is N bytes `C`, anything else itself.
+fn body_of(named: &str) -> String {
+    let sized = named.strip_prefix('*').and_then(|r| r.split_once('*'));
+    match sized.and_then(|(n, c)| Some((n.parse::<usize>().ok()?, c))) {
+        Some((n, c)) => c.repeat(n),
+        None => named.to_string(),
+    }
 }
 
 /// Runs the binary with `args`.
@@ -127,6 +136,77 @@ fn stdout_takes_the_bodies_in_url_order_under_z_each_with_its_write_out() {
         err.contains("3 transfers: 3 succeeded, 0 failed, 0 not started"),
         "{err}"
     );
+}
+
+/// Bodies below, at and over the bound a waiting output is held in memory to (128 KiB) and
+/// over the bound of a spooled body (1 MiB), each with `-D -` and `-w`, serial and under
+/// `-Z`: stdout is every transfer's head, body and `-w` line whole, in URL order, whichever
+/// ended first (the first one ends last).
+#[test]
+fn stdout_is_whole_and_in_url_order_whatever_the_bodies_sizes() {
+    let s = Server::start();
+    let sizes = [5usize, 128 << 10, (128 << 10) + 1, (1 << 20) + 7, 0];
+    for parallel in [false, true] {
+        let mut args = strings(&["-s", "-D", "-", "-w", "<%{urlnum}>"]);
+        if parallel {
+            args.push("-Z".into());
+        }
+        for (i, n) in sizes.iter().enumerate() {
+            let delay = if i == 0 { 400 } else { 0 };
+            let c = char::from(b'a' + i as u8);
+            args.push(s.url(&format!("/{delay}/200/*{n}*{c}")));
+        }
+        let out = run(&args);
+        assert_eq!(code(&out), 0, "-Z {parallel}: {}", stderr(&out));
+        let mut want = Vec::new();
+        for (i, n) in sizes.iter().enumerate() {
+            let head = format!(
+                "HTTP/1.1 200 X\r\nContent-Length: {n}\r\nContent-Type: text/plain\r\n\r\n"
+            );
+            want.extend_from_slice(head.as_bytes());
+            want.extend(std::iter::repeat_n(b'a' + i as u8, *n));
+            want.extend_from_slice(format!("<{i}>").as_bytes());
+        }
+        assert!(out.stdout == want, "-Z {parallel}: stdout differs");
+    }
+}
+
+/// A batch's small outputs wait for their turn in memory: with no usable temporary folder
+/// the transfers whose stdout stays within 128 KiB succeed, serial and under `-Z`, as a run
+/// of one URL does; one over it fails saying why, naming TMPDIR.
+#[test]
+fn small_outputs_need_no_temporary_folder() {
+    let s = Server::start();
+    let missing = tempfile::tempdir().unwrap().path().join("gone");
+    for parallel in [false, true] {
+        let mut args = strings(&["-s", "-w", "<%{urlnum}>"]);
+        if parallel {
+            args.push("-Z".into());
+        }
+        args.extend([s.url("/300/200/first"), s.url("/0/200/*1000*b")]);
+        let out = command()
+            .args(&args)
+            .env("TMPDIR", &missing)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "-Z {parallel}: {}", stderr(&out));
+        let want = format!("first<0>{}<1>", "b".repeat(1000));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "-Z {parallel}");
+        let mut args = strings(&["-s", s.url("/0/200/*200000*c").as_str()]);
+        args.push(s.url("/0/200/small"));
+        if parallel {
+            args.push("-Z".into());
+        }
+        let out = command()
+            .args(&args)
+            .env("TMPDIR", &missing)
+            .output()
+            .unwrap();
+        assert_ne!(code(&out), 0, "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("TMPDIR"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
 }
 
 #[test]
