@@ -366,11 +366,11 @@ impl FileStore {
             Contents::Valid(state, dropped) => {
                 if !dropped.is_empty() {
                     let (what, who) = match dropped.len() {
-                        1 => ("the record of", "is not valid; that target starts"),
-                        _ => ("the records of", "are not valid; those targets start"),
+                        1 => ("the record of", "is not valid; starting it"),
+                        _ => ("the records of", "are not valid; starting them"),
                     };
                     warn(&format!(
-                        "the state file {}: {what} {} {who} afresh, the others are kept",
+                        "the state file {}: {what} {} {who} afresh (the other targets are kept)",
                         self.path.display(),
                         named(&dropped),
                     ));

@@ -367,7 +367,7 @@ fn a_bad_record_of_one_target_leaves_the_others_keys() {
     let warned: Vec<&str> = err.lines().filter(|l| l.contains("not valid")).collect();
     assert_eq!(warned.len(), 1, "{err}");
     assert!(
-        warned[0].contains(spoiled) && warned[0].contains("the others are kept"),
+        warned[0].contains(spoiled) && warned[0].contains("(the other targets are kept)"),
         "{err}"
     );
 }
