@@ -312,3 +312,22 @@ pub fn serve_connections(serve: impl Fn(std::net::TcpStream) + Send + Sync + 'st
     });
     port
 }
+
+/// `judge` over every case, four at a time (each case starts its own servers and short
+/// processes), and what it found, in the cases' order.
+pub fn judged_four_at_a_time<C: Sync, F: Send>(
+    cases: &[C],
+    judge: impl Fn(&C) -> Vec<F> + Sync,
+) -> Vec<F> {
+    let judge = &judge;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = cases
+            .chunks(cases.len().div_ceil(4).max(1))
+            .map(|chunk| scope.spawn(move || chunk.iter().flat_map(judge).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a worker"))
+            .collect()
+    })
+}

@@ -284,16 +284,7 @@ fn curl_is_here() {
 fn each_row_curl_can_produce_exits_as_curl_does() {
     curl_is_here();
     let cases = cases();
-    let found: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = cases
-            .chunks(cases.len().div_ceil(4))
-            .map(|chunk| scope.spawn(move || chunk.iter().flat_map(judge).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a worker"))
-            .collect()
-    });
+    let found: Vec<String> = judged_four_at_a_time(&cases, judge);
     assert!(
         found.is_empty(),
         "{} of {} rows differ:\n{}",

@@ -813,18 +813,7 @@ fn curl_and_retry_http_agree_on_the_same_command_lines() {
     let v6 = TcpListener::bind("[::1]:0").is_ok();
     let run: Vec<&Case> = cases.iter().filter(|c| v6 || !on_v6(c)).collect();
     // Four at a time: each case is two short processes and two servers of its own.
-    let found: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = run
-            .chunks(run.len().div_ceil(4))
-            .map(|chunk| {
-                scope.spawn(move || chunk.iter().flat_map(|c| judge(c)).collect::<Vec<_>>())
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a worker"))
-            .collect()
-    });
+    let found: Vec<String> = judged_four_at_a_time(&run, |c| judge(c));
     assert!(
         found.is_empty(),
         "{} of {} command lines differ from curl in a way DIFFERENCES does not list:\n{}",

@@ -199,16 +199,7 @@ fn all_cases() -> Vec<Box<dyn Fn() -> Vec<String> + Send + Sync>> {
 #[test]
 fn a_redirect_not_followed_is_the_final_answer_in_write_out_and_the_log() {
     let cases = all_cases();
-    let found: Vec<String> = std::thread::scope(|scope| {
-        let workers: Vec<_> = cases
-            .chunks(cases.len().div_ceil(4))
-            .map(|chunk| scope.spawn(move || chunk.iter().flat_map(|c| c()).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a worker"))
-            .collect()
-    });
+    let found: Vec<String> = judged_four_at_a_time(&cases, |c| c());
     assert!(
         found.is_empty(),
         "{} of {} cases:\n{}",
