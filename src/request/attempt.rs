@@ -17,7 +17,7 @@
 
 use crate::config::Config;
 use crate::exit::{Cause, Outcome};
-use crate::fleet::admission::{Between, Gate, shares_hint};
+use crate::fleet::admission::{Between, shares_hint};
 use crate::fleet::origins::{Origins, Told};
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
@@ -25,9 +25,8 @@ use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Head, Hop};
 use crate::output::Output;
 use crate::policy::WaitReason;
-use crate::policy::decision::{
-    self, Ask, Attempt, Clearance, Happened, Pause, Retry, Rules, Verdict,
-};
+use crate::policy::decision::{self, Ask, Attempt, Happened, Pause, Retry, Rules, Verdict};
+use crate::policy::gate::{Clear, Why};
 use crate::policy::retry_after::Reading;
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
@@ -413,20 +412,23 @@ impl Loop<'_> {
     /// 503), or the hold of a quota the answer said was spent (`spent`), to share it, and
     /// refuses a retry the budget has no room for. It charges nothing yet: that is done
     /// when the retry is sent (`clear_to_send`). No state: go.
-    fn ask_gate(&self, ask: Ask, spent: Option<Duration>) -> Clearance {
+    fn ask_gate(&self, ask: Ask, spent: Option<Duration>) -> Clear {
         let Some(shared) = self.shared else {
-            return Clearance::Go;
+            return Clear::Go;
         };
         let hint = ask.hint.filter(|_| ask.status.is_some_and(shares_hint));
         let hint = hint.max(spent);
         match shared.before_retry(hint, ask.left, ask.charge) {
-            Gate::Go(Some(held)) => Clearance::Held {
-                held,
-                left: self.deadline_left(),
+            Clear::Wait {
+                wait,
+                why: Why::Shared { .. },
+            } => Clear::Wait {
+                wait,
+                why: Why::Shared {
+                    left: self.deadline_left(),
+                },
             },
-            Gate::Go(None) => Clearance::Go,
-            Gate::Spent(why) => Clearance::Spent(why),
-            Gate::TooLate(why) => Clearance::TooLate(why),
+            other => other,
         }
     }
 

@@ -6,9 +6,9 @@
 //! (`policy::decision::between`).
 
 use crate::exit::Outcome;
-use crate::fleet::admission::Pass;
-use crate::fleet::origins::{Before, Why, origin_of};
+use crate::fleet::origins::origin_of;
 use crate::policy::decision::{self, Pause};
+use crate::policy::gate::{Clear, Why};
 use crate::process::interrupt::{Interrupt, Signal};
 use crate::report::Reporter;
 use crate::request::attempt::{Carry, Loop, Sent};
@@ -40,13 +40,13 @@ impl Loop<'_> {
                 return Some(decision::between(Pause::Deadline));
             }
             match shared.send_retry(charge) {
-                Pass::Go => return None,
-                Pass::Held(held) => {
-                    if let Some(stop) = self.honour_hold(held, "more", rng) {
+                Clear::Go => return None,
+                Clear::Wait { wait, .. } => {
+                    if let Some(stop) = self.honour_hold(wait, "more", rng) {
                         return Some(stop);
                     }
                 }
-                Pass::Spent(why) => return Some(decision::between(Pause::Spent(why))),
+                Clear::Stop(stop) => return Some(decision::stopped(stop)),
             }
         }
     }
@@ -109,9 +109,9 @@ impl Loop<'_> {
                 self.deadline_left(),
                 (spread, &mut *rng),
             ) {
-                Before::Go => return Ok(origin),
-                Before::Stop(why) => return Err(decision::between(Pause::OriginHeld(why))),
-                Before::Wait { wait, why } => (wait, why),
+                Clear::Go => return Ok(origin),
+                Clear::Stop(stop) => return Err(decision::stopped(stop)),
+                Clear::Wait { wait, why } => (wait, why),
             };
             let countdown = match why {
                 Why::Held(line) => {
@@ -122,6 +122,7 @@ impl Loop<'_> {
                     self.reporter.info(&line);
                     "pacing".to_string()
                 }
+                Why::Shared { .. } => "Retry-After shared by the runs".to_string(),
                 Why::Room => String::new(),
             };
             if let Some(sig) = self.sleep_visibly(wait, &countdown) {
