@@ -302,7 +302,7 @@ fn admit(rules: &Rules, retry: Retry, answer: Clear, rng: &mut dyn Rng) -> Verdi
         Clear::Wait { wait: held, .. } if held <= retry.wait => Verdict::Retry(retry),
         Clear::Wait { wait: held, why } => {
             let left = match why {
-                Why::Shared { left } => left,
+                Why::Shared { left, .. } => left,
                 _ => None,
             };
             match wait_for_hold(held, rules.retry_after_spread, left, rng) {
@@ -879,7 +879,10 @@ mod tests {
             )
             .gated(Clear::Wait {
                 wait: s(5),
-                why: Why::Shared { left: None },
+                why: Why::Shared {
+                    left: None,
+                    line: None,
+                },
             })
             .gives(None, ""),
             row(
@@ -889,7 +892,10 @@ mod tests {
             )
             .gated(Clear::Wait {
                 wait: Duration::from_millis(1),
-                why: Why::Shared { left: Some(s(1)) },
+                why: Why::Shared {
+                    left: Some(s(1)),
+                    line: None,
+                },
             })
             .gives(None, ""),
             row(
@@ -899,7 +905,10 @@ mod tests {
             )
             .gated(Clear::Wait {
                 wait: s(5),
-                why: Why::Shared { left: Some(s(5)) },
+                why: Why::Shared {
+                    left: Some(s(5)),
+                    line: None,
+                },
             })
             .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
             case(

@@ -41,6 +41,8 @@ pub enum Why {
     Shared {
         /// Time left before the deadline then.
         left: Option<Duration>,
+        /// The line saying the wait, when it is to be said.
+        line: Option<String>,
     },
 }
 
@@ -60,7 +62,10 @@ impl Clear {
     pub fn shared_hold(held: Duration) -> Clear {
         Clear::Wait {
             wait: held,
-            why: Why::Shared { left: None },
+            why: Why::Shared {
+                left: None,
+                line: None,
+            },
         }
     }
 }

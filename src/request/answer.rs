@@ -205,13 +205,7 @@ impl Loop<'_> {
         );
         // The head is the origin's answer: the transfers waiting for its first one need
         // not wait for this body (the loop tells the whole answer again once it is over).
-        let sent_to = crate::fleet::origins::origin_of(&notes.0.first.url);
-        let max_hold = self.cfg.retry.max_retry_after;
-        self.origins.heard(
-            &sent_to,
-            told.answer(None, max_hold),
-            std::time::Instant::now(),
-        );
+        self.gate.heard(&notes.0.first.url, &told);
         notes.2.told = Some(told);
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);

@@ -8,11 +8,12 @@ use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::{Admitted, Between, Shared, target_key};
 use crate::fleet::job::Job;
+use crate::gate::Gate;
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
 use crate::request::ending::{self, Ending};
-use crate::request::{Lent, Request, job, pause};
+use crate::request::{Lent, Request, countdown, job};
 use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -72,11 +73,9 @@ fn attempts(
         has_key: request.has_key(),
         headers,
         start: lent.start,
-        shared,
-        hold,
+        gate: &Gate::new(request.cfg, lent.origins, (shared, hold)),
         watchdog: lent.watchdog,
         prior: &request.prior,
-        origins: lent.origins,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
 }
@@ -141,7 +140,7 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
         "wait_us": micros(wait),
     });
     lent.reporter.event(&text, object);
-    let signal = pause::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
+    let signal = countdown::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
     Some(signal.outcome())
 }
 
