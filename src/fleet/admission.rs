@@ -29,17 +29,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
 
-/// The key of a target: its origin as the run's table of origins keys it (scheme, host
-/// and port: `origins::origin_of`, the one rule for both), and the Unix socket the
-/// requests go through, if any (two daemons behind two sockets are two targets).
-pub fn target_key(url: &Url, socket: Option<&Path>) -> String {
-    let key = crate::fleet::origins::origin_of(url);
-    match socket {
-        Some(s) => format!("{key} via unix:{}", s.display()),
-        None => key,
-    }
-}
-
 /// What a store that cannot be used means for the run (`--state-on-error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
@@ -228,7 +217,7 @@ impl<'a> Shared<'a> {
         reporter: &'a Reporter,
         deadline: Option<Instant>,
     ) -> Result<Admitted<'a>, String> {
-        let key = target_key(target.0, target.1);
+        let key = crate::fleet::origins::origin_key(target.0, target.1);
         let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
         let store = match settings.open(bound) {
             Ok(s) => s,
@@ -709,7 +698,7 @@ pub fn explain(
     job: Option<&Digest>,
     renew: bool,
 ) -> Vec<String> {
-    let key = target_key(target.0, target.1);
+    let key = crate::fleet::origins::origin_key(target.0, target.1);
     let loc = &settings.location;
     let policy = match settings.on_error {
         OnError::Open => "open (a store that fails is reported and the run goes on without it)",

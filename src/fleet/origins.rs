@@ -39,6 +39,7 @@ use crate::policy::ratelimit::{self, Quota};
 use crate::units::fmt_duration;
 use rand::Rng;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -55,14 +56,21 @@ pub const POLL: Duration = Duration::from_millis(20);
 /// the server did not say the quota's size (with it: a tenth of the quota).
 pub const LOW_LEFT: u64 = 5;
 
-/// The origin of a URL as the table keys it: `scheme://host:port`.
-pub fn origin_of(url: &Url) -> String {
-    format!(
+/// The key of an origin, the one rule for the run's table of origins, a batch's
+/// `--parallel-max-host` and a target's `--state` record: `scheme://host:port` of `url`
+/// (the port the scheme's default when not given), and the Unix socket the requests go
+/// through, if any (two daemons behind two sockets are two origins).
+pub fn origin_key(url: &Url, socket: Option<&Path>) -> String {
+    let key = format!(
         "{}://{}:{}",
         url.scheme(),
         url.host_str().unwrap_or(""),
         url.port_or_known_default().unwrap_or(0)
-    )
+    );
+    match socket {
+        Some(s) => format!("{key} via unix:{}", s.display()),
+        None => key,
+    }
 }
 
 /// Whether `left` requests of a quota of `limit` (when said) is low: spread them out.
@@ -173,11 +181,16 @@ pub struct Told {
 }
 
 impl Told {
-    /// What an answer from `url` (the URL that answered) with `status` and `headers` tells,
-    /// read at `now`.
-    pub fn read(url: &Url, status: u16, headers: &[(String, String)], now: SystemTime) -> Told {
+    /// What an answer from `origin` (the key of the URL that answered: [`origin_key`])
+    /// with `status` and `headers` tells, read at `now`.
+    pub fn read(
+        origin: String,
+        status: u16,
+        headers: &[(String, String)],
+        now: SystemTime,
+    ) -> Told {
         Told {
-            origin: origin_of(url),
+            origin,
             status,
             rate: ratelimit::read(headers, now),
         }
@@ -930,8 +943,13 @@ mod tests {
     #[test]
     fn origins_are_scheme_host_and_port() {
         let u = |s: &str| Url::parse(s).expect("a URL");
-        assert_eq!(origin_of(&u("http://a/x")), "http://a:80");
-        assert_eq!(origin_of(&u("https://A:8443/y?q")), "https://a:8443");
+        assert_eq!(origin_key(&u("http://a/x"), None), "http://a:80");
+        assert_eq!(origin_key(&u("https://A:8443/y?q"), None), "https://a:8443");
+        let socket = Some(Path::new("/run/d.sock"));
+        assert_eq!(
+            origin_key(&u("http://a/x"), socket),
+            "http://a:80 via unix:/run/d.sock"
+        );
         assert!(low(10, Some(100)) && !low(11, Some(100)));
         assert!(low(5, None) && !low(6, None));
     }

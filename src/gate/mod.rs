@@ -17,11 +17,12 @@
 
 use crate::config::Config;
 use crate::fleet::admission::{Between, shares_hint};
-use crate::fleet::origins::{After, Origins, Told, origin_of};
+use crate::fleet::origins::{After, Origins, Told, origin_key};
 use crate::policy::decision::{Ask, HOLD_PAST_DEADLINE, wait_for_hold};
 use crate::policy::gate::{Clear, Stop, Why};
 use crate::units::fmt_duration;
 use rand::Rng;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -39,11 +40,13 @@ pub struct Gate<'a> {
     max_hold: Duration,
     /// Who shared a Retry-After, as the wait says it.
     shared_by: &'static str,
+    /// `--unix-socket`: part of every origin's key.
+    socket: Option<PathBuf>,
 }
 
 /// One send being cleared: the origin it goes to and the step it has reached.
 pub struct Ticket {
-    /// The origin the attempt starts at (`fleet::origins::origin_of`).
+    /// The key of the origin the attempt starts at ([`Gate::key`]).
     pub origin: String,
     /// Whether the send is a retry, and then whether it is charged to the budget.
     retry: Option<bool>,
@@ -81,14 +84,21 @@ impl<'a> Gate<'a> {
             } else {
                 "another run sharing --state"
             },
+            socket: cfg.request.network.unix_socket.clone(),
         }
+    }
+
+    /// The key of the origin of `url` (`fleet::origins::origin_key`, with the run's
+    /// `--unix-socket`).
+    pub fn key(&self, url: &Url) -> String {
+        origin_key(url, self.socket.as_deref())
     }
 
     /// A send to `url` to clear: the first attempt (`retry` None) or a retry (charged to
     /// the budget when `Some(true)`).
     pub fn ticket(&self, url: &Url, retry: Option<bool>) -> Ticket {
         Ticket {
-            origin: origin_of(url),
+            origin: self.key(url),
             retry,
             step: if retry.is_none() {
                 Step::Hold
@@ -177,16 +187,14 @@ impl<'a> Gate<'a> {
         retry_after: Option<(Duration, Duration)>,
     ) -> After {
         let answer = told.map(|t| t.answer(retry_after, self.max_hold));
-        self.origins
-            .after(&origin_of(first), answer, Instant::now())
+        self.origins.after(&self.key(first), answer, Instant::now())
     }
 
     /// An answer's head arrived for a request that started at `first`: the transfers
     /// waiting for the origin's first answer need not wait for its body.
     pub fn heard(&self, first: &Url, told: &Told) {
         let answer = told.answer(None, self.max_hold);
-        self.origins
-            .heard(&origin_of(first), answer, Instant::now());
+        self.origins.heard(&self.key(first), answer, Instant::now());
     }
 
     /// The store's answer about a retry the decision would make: it hears the attempt's

@@ -198,7 +198,7 @@ impl Loop<'_> {
     fn take(&self, ex: Exchange, partial: Option<Partial>, notes: Notes) -> Happened {
         self.log_response_headers(&ex.head);
         let told = Told::read(
-            &ex.head.url,
+            self.gate.key(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
             std::time::SystemTime::now(),

@@ -6,8 +6,9 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Admitted, Between, Shared, target_key};
+use crate::fleet::admission::{Admitted, Between, Shared};
 use crate::fleet::job::Job;
+use crate::fleet::origins::origin_key;
 use crate::gate::Gate;
 use crate::redact;
 use crate::report::Reporter;
@@ -116,7 +117,7 @@ fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
 fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
     let cfg = request.cfg;
     let given = cfg.splay.as_ref()?;
-    let target = target_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+    let target = origin_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
     let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
     let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
     let wait = plan.offset.saturating_sub(lent.start.elapsed());

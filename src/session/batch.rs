@@ -27,8 +27,8 @@ use super::schedule::{Limits, Next, Schedule, Start, Tally};
 use super::{Session, SummaryLine, Unbuilt};
 use crate::config::Config;
 use crate::exit::{Exit, Outcome};
-use crate::fleet::admission::target_key;
 use crate::fleet::origins::Origins;
+use crate::fleet::origins::origin_key;
 use crate::http::transport::Transport;
 use crate::output;
 use crate::output::{Capture, Held};
@@ -135,7 +135,7 @@ impl Batch<'_> {
     /// The origin transfer `i` counts against (`--parallel-max-host`), as `--state` keys it.
     fn origin(&self, i: usize) -> String {
         let url = &self.cfg.batch.transfers[i].url;
-        target_key(url, self.cfg.request.network.unix_socket.as_deref())
+        origin_key(url, self.cfg.request.network.unix_socket.as_deref())
     }
 
     /// Whether the batch must stop starting transfers: a signal, or the deadline.
