@@ -460,7 +460,8 @@ fn the_socket_is_part_of_the_target_in_the_state_file() {
 }
 
 /// A server on the Unix socket `path` that answers its first request 429 with
-/// `Retry-After: 1` and every later one 200.
+/// `Retry-After: 1`, half a second late (so that the other transfer is waiting for the
+/// origin's first answer by then, not yet told the Retry-After), and every later one 200.
 fn unix_limited(path: &Path) {
     let listener = UnixListener::bind(path).unwrap();
     std::thread::spawn(move || {
@@ -469,6 +470,9 @@ fn unix_limited(path: &Path) {
             let mut line = String::new();
             while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
                 line.clear();
+            }
+            if n == 0 {
+                std::thread::sleep(Duration::from_millis(500));
             }
             let head = match n {
                 0 => "429 Too Many Requests\r\nRetry-After: 1",
