@@ -14,7 +14,8 @@
 //! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
 //! Retry-After, replay, the Idempotency-Key's answers (409, 422, 400), readiness, and the
 //! decision's whole precedence table. Beside the
-//! request sits `fleet` (the circuit breaker, the retry budget and the jobs' kept
+//! request sits `gate` (the run's gate, asked before each send and told after each
+//! answer: the origins' table and the store's side), and `fleet` (the circuit breaker, the retry budget and the jobs' kept
 //! Idempotency-Keys shared through `--state`: the
 //! store trait in `store`, what `--state` names and opening it in `location`, one file per
 //! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy
@@ -32,6 +33,7 @@ pub(crate) mod demo;
 pub mod exit;
 pub(crate) mod files;
 pub(crate) mod fleet;
+pub(crate) mod gate;
 pub(crate) mod http;
 pub(crate) mod output;
 pub(crate) mod platform;

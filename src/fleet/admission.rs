@@ -20,6 +20,7 @@ use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
 use crate::fleet::store::{Clock, Store};
 use crate::policy::decision::hold_fits;
+use crate::policy::gate::{Clear, Stop};
 use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
 use std::path::{Path, PathBuf};
@@ -27,17 +28,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
-
-/// The key of a target: its origin as the run's table of origins keys it (scheme, host
-/// and port: `origins::origin_of`, the one rule for both), and the Unix socket the
-/// requests go through, if any (two daemons behind two sockets are two targets).
-pub fn target_key(url: &Url, socket: Option<&Path>) -> String {
-    let key = crate::fleet::origins::origin_of(url);
-    match socket {
-        Some(s) => format!("{key} via unix:{}", s.display()),
-        None => key,
-    }
-}
 
 /// What a store that cannot be used means for the run (`--state-on-error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,10 +76,10 @@ impl StateConfig {
 pub trait Between {
     /// When the decision allows a retry, before its wait: see `Shared::take_retry`
     /// (nothing is charged yet).
-    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate;
+    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Clear;
     /// After the wait, just before the retry is sent: see `Shared::send_retry` (the
     /// budget is charged here, and only here).
-    fn send_retry(&self, charge: bool) -> Pass;
+    fn send_retry(&self, charge: bool) -> Clear;
     /// The target answered but was not ready: see `Shared::answered`.
     fn answered(&self) -> Option<String>;
     /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
@@ -97,11 +87,11 @@ pub trait Between {
 }
 
 impl Between for Shared<'_> {
-    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
+    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Clear {
         self.take_retry(hint, left, charge)
     }
 
-    fn send_retry(&self, charge: bool) -> Pass {
+    fn send_retry(&self, charge: bool) -> Clear {
         Shared::send_retry(self, charge)
     }
 
@@ -187,30 +177,6 @@ pub struct Admitted<'a> {
     pub job: Option<(Kept, Millis)>,
 }
 
-/// What the state says about a retry the run's own policy allows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Gate {
-    /// Go, after at least this long when another run's Retry-After still holds.
-    Go(Option<Duration>),
-    /// The retry budget is spent (exit 7); why.
-    Spent(String),
-    /// A shared Retry-After holds past the deadline (exit 5); why.
-    TooLate(String),
-}
-
-/// What the state says just before a retry is sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pass {
-    /// Send it (charged to the budget when it was to be).
-    Go,
-    /// A Retry-After that another run shared meanwhile still holds for this long: nothing
-    /// was charged; wait for it (or stop), then ask again.
-    Held(Duration),
-    /// The retry budget was spent meanwhile, or the store failed under `--state-on-error
-    /// closed` (exit 7); why. Nothing was charged.
-    Spent(String),
-}
-
 /// The run's job and the key the admission decided for it (what a final answer retires).
 fn sent(job: Option<Job>, kept: Option<&Kept>) -> Option<Sent> {
     Sent::new(job?.digest, &kept?.key)
@@ -251,7 +217,7 @@ impl<'a> Shared<'a> {
         reporter: &'a Reporter,
         deadline: Option<Instant>,
     ) -> Result<Admitted<'a>, String> {
-        let key = target_key(target.0, target.1);
+        let key = crate::fleet::origins::origin_key(target.0, target.1);
         let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
         let store = match settings.open(bound) {
             Ok(s) => s,
@@ -366,11 +332,18 @@ impl<'a> Shared<'a> {
     /// Nothing is charged here: the retry is charged by `send_retry`, when it is sent, so a
     /// run that stops during the wait (a signal, the deadline, another run's Retry-After)
     /// keeps no charge.
-    pub fn take_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Gate {
+    pub fn take_retry(
+        &self,
+        hint: Option<Duration>,
+        left: Option<Duration>,
+        charge: bool,
+    ) -> Clear {
         if self.broken.load(Ordering::Relaxed) {
             return match self.settings.on_error {
-                OnError::Open => Gate::Go(None),
-                OnError::Closed => Gate::Spent("the state store failed earlier in this run".into()),
+                OnError::Open => Clear::Go,
+                OnError::Closed => Clear::Stop(Stop::Spent(
+                    "the state store failed earlier in this run".into(),
+                )),
             };
         }
         let (held, budget) = if hint.is_some() {
@@ -378,7 +351,7 @@ impl<'a> Shared<'a> {
             match self.ask(Op::Ask { hint, charge, run }) {
                 Ok(Reply::Told { held, budget, .. }) => (held, budget),
                 Ok(_) => (None, Ok(())),
-                Err(why) => return Gate::Spent(why),
+                Err(why) => return Clear::Stop(Stop::Spent(why)),
             }
         } else {
             self.view
@@ -392,21 +365,23 @@ impl<'a> Shared<'a> {
             left,
             &self.key,
         );
-        if matches!(g, Gate::Spent(_)) {
+        if matches!(g, Clear::Stop(Stop::Spent(_))) {
             self.reporter.note_state(StateUse::Refused);
         }
         g
     }
 
     /// Just before a retry is sent, in one operation on the record: a Retry-After that
-    /// another run shared meanwhile holds it back (`Pass::Held`, nothing charged);
-    /// otherwise, when `charge`, one retry is taken from the budget (`Pass::Spent` when
+    /// another run shared meanwhile holds it back (a wait, nothing charged);
+    /// otherwise, when `charge`, one retry is taken from the budget (a stop when
     /// another run took the last one meanwhile). What is charged is what is sent.
-    pub fn send_retry(&self, charge: bool) -> Pass {
+    pub fn send_retry(&self, charge: bool) -> Clear {
         if self.broken.load(Ordering::Relaxed) {
             return match self.settings.on_error {
-                OnError::Open => Pass::Go,
-                OnError::Closed => Pass::Spent("the state store failed earlier in this run".into()),
+                OnError::Open => Clear::Go,
+                OnError::Closed => Clear::Stop(Stop::Spent(
+                    "the state store failed earlier in this run".into(),
+                )),
             };
         }
         match self.ask(Op::Send {
@@ -414,7 +389,7 @@ impl<'a> Shared<'a> {
             run: self.run,
         }) {
             Ok(reply) => pass(reply, self.settings.max_hold),
-            Err(why) => Pass::Spent(why),
+            Err(why) => Clear::Stop(Stop::Spent(why)),
         }
     }
 
@@ -532,32 +507,33 @@ fn gate(
     budget: Result<(), String>,
     left: Option<Duration>,
     key: &str,
-) -> Gate {
+) -> Clear {
     if let Some(h) = held
         && !hold_fits(h, left)
     {
-        return Gate::TooLate(format!(
+        return Clear::Stop(Stop::TooLate(format!(
             "stopping: a Retry-After for {key} shared by the runs holds for {}, past the deadline ({} left)",
             fmt_duration(h),
             fmt_duration(left.unwrap_or_default())
-        ));
+        )));
     }
-    match budget {
-        Ok(()) => Gate::Go(held),
-        Err(why) => Gate::Spent(why),
+    match (budget, held) {
+        (Err(why), _) => Clear::Stop(Stop::Spent(why)),
+        (Ok(()), Some(h)) => Clear::shared_hold(h),
+        (Ok(()), None) => Clear::Go,
     }
 }
 
 /// What `Shared::send_retry` says from the store's reply to `Op::Send` (a shared
 /// Retry-After clamped to `max_hold`); any other reply (a store gone, under
 /// `--state-on-error open`) lets the retry go.
-fn pass(reply: Reply, max_hold: Duration) -> Pass {
+fn pass(reply: Reply, max_hold: Duration) -> Clear {
     match reply {
-        Reply::Told { held: Some(h), .. } => Pass::Held(h.min(max_hold)),
+        Reply::Told { held: Some(h), .. } => Clear::shared_hold(h.min(max_hold)),
         Reply::Told {
             budget: Err(why), ..
-        } => Pass::Spent(why),
-        _ => Pass::Go,
+        } => Clear::Stop(Stop::Spent(why)),
+        _ => Clear::Go,
     }
 }
 
@@ -722,7 +698,7 @@ pub fn explain(
     job: Option<&Digest>,
     renew: bool,
 ) -> Vec<String> {
-    let key = target_key(target.0, target.1);
+    let key = crate::fleet::origins::origin_key(target.0, target.1);
     let loc = &settings.location;
     let policy = match settings.on_error {
         OnError::Open => "open (a store that fails is reported and the run goes on without it)",
@@ -949,22 +925,25 @@ mod tests {
         let send = |t: &mut Target, now, charge, max| {
             pass(Op::Send { charge, run: now }.run(t, now, &l), max)
         };
-        assert_eq!(ask(&mut t, 0, Some(s(5)), None, true), Gate::Go(Some(s(5))));
+        assert_eq!(
+            ask(&mut t, 0, Some(s(5)), None, true),
+            Clear::shared_hold(s(5))
+        );
         assert!(matches!(
             ask(&mut t, 1_000, None, Some(s(2)), true),
-            Gate::TooLate(why) if why.contains("holds for 4s")
+            Clear::Stop(Stop::TooLate(why)) if why.contains("holds for 4s")
         ));
-        assert_eq!(ask(&mut t, 6_000, None, None, true), Gate::Go(None));
+        assert_eq!(ask(&mut t, 6_000, None, None, true), Clear::Go);
         assert_eq!(t.budget.counts().1, 0, "the gate charges nothing");
         // The floor (2) taken by sends: the gate refuses a charged retry, not a poll.
         for now in [6_000, 6_001] {
-            assert_eq!(send(&mut t, now, true, Duration::MAX), Pass::Go);
+            assert_eq!(send(&mut t, now, true, Duration::MAX), Clear::Go);
         }
         assert!(matches!(
             ask(&mut t, 7_000, None, None, true),
-            Gate::Spent(why) if why.contains("retry budget is spent")
+            Clear::Stop(Stop::Spent(why)) if why.contains("retry budget is spent")
         ));
-        assert_eq!(ask(&mut t, 7_000, None, None, false), Gate::Go(None));
+        assert_eq!(ask(&mut t, 7_000, None, None, false), Clear::Go);
         assert_eq!(t.budget.counts().1, 2);
     }
 
@@ -985,26 +964,40 @@ mod tests {
             }
             t
         };
-        let cases: Vec<(&str, Target, bool, Pass, u64)> = vec![
-            ("a retry", Target::default(), true, Pass::Go, 1),
-            ("a poll", Target::default(), false, Pass::Go, 0),
-            ("a retry, held", held(13_000), true, Pass::Held(s(3)), 0),
-            ("a poll, held", held(13_000), false, Pass::Held(s(3)), 0),
-            ("a hold over", held(10_000), true, Pass::Go, 1),
+        let cases: Vec<(&str, Target, bool, Clear, u64)> = vec![
+            ("a retry", Target::default(), true, Clear::Go, 1),
+            ("a poll", Target::default(), false, Clear::Go, 0),
+            (
+                "a retry, held",
+                held(13_000),
+                true,
+                Clear::shared_hold(s(3)),
+                0,
+            ),
+            (
+                "a poll, held",
+                held(13_000),
+                false,
+                Clear::shared_hold(s(3)),
+                0,
+            ),
+            ("a hold over", held(10_000), true, Clear::Go, 1),
             (
                 "a retry, the budget spent",
                 spent(),
                 true,
-                Pass::Spent(String::new()),
+                Clear::Stop(Stop::Spent(String::new())),
                 2,
             ),
-            ("a poll, the budget spent", spent(), false, Pass::Go, 2),
+            ("a poll, the budget spent", spent(), false, Clear::Go, 2),
         ];
         for (what, mut t, charge, want, charged) in cases {
             let send = Op::Send { charge, run: 9 };
             let got = pass(send.run(&mut t, 10_000, &l), Duration::MAX);
             match (&got, &want) {
-                (Pass::Spent(why), Pass::Spent(_)) => assert!(why.contains("spent"), "{what}"),
+                (Clear::Stop(Stop::Spent(why)), Clear::Stop(Stop::Spent(_))) => {
+                    assert!(why.contains("spent"), "{what}")
+                }
                 _ => assert_eq!(got, want, "{what}"),
             }
             assert_eq!(t.budget.counts().1, charged, "{what}");
@@ -1018,6 +1011,6 @@ mod tests {
             .run(&mut t, 0, &l),
             s(1),
         );
-        assert_eq!(got, Pass::Held(s(1)), "clamped");
+        assert_eq!(got, Clear::shared_hold(s(1)), "clamped");
     }
 }

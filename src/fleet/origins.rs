@@ -34,10 +34,12 @@
 //!   full, expired entries go first, then the one used longest ago.
 
 use crate::policy::decision::{hold_fits, wait_for_hold};
+use crate::policy::gate::{Clear, Stop, Why};
 use crate::policy::ratelimit::{self, Quota};
 use crate::units::fmt_duration;
 use rand::Rng;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 use url::Url;
@@ -54,14 +56,21 @@ pub const POLL: Duration = Duration::from_millis(20);
 /// the server did not say the quota's size (with it: a tenth of the quota).
 pub const LOW_LEFT: u64 = 5;
 
-/// The origin of a URL as the table keys it: `scheme://host:port`.
-pub fn origin_of(url: &Url) -> String {
-    format!(
+/// The key of an origin, the one rule for the run's table of origins, a batch's
+/// `--parallel-max-host` and a target's `--state` record: `scheme://host:port` of `url`
+/// (the port the scheme's default when not given), and the Unix socket the requests go
+/// through, if any (two daemons behind two sockets are two origins).
+pub fn origin_key(url: &Url, socket: Option<&Path>) -> String {
+    let key = format!(
         "{}://{}:{}",
         url.scheme(),
         url.host_str().unwrap_or(""),
         url.port_or_known_default().unwrap_or(0)
-    )
+    );
+    match socket {
+        Some(s) => format!("{key} via unix:{}", s.display()),
+        None => key,
+    }
 }
 
 /// Whether `left` requests of a quota of `limit` (when said) is low: spread them out.
@@ -159,33 +168,6 @@ impl Entry {
     }
 }
 
-/// What the table says before a send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Before {
-    /// Send now (counted in flight until [`Origins::after`]).
-    Go,
-    /// Wait this long, then ask again.
-    Wait {
-        /// How long.
-        wait: Duration,
-        /// Why.
-        why: Why,
-    },
-    /// The wait would end past the deadline: stop now; why.
-    Stop(String),
-}
-
-/// Why a send waits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Why {
-    /// The origin is held: the line to say, for the first transfer to meet this hold.
-    Held(Option<String>),
-    /// Pacing from the quota: the line saying why.
-    Pacing(String),
-    /// No room in flight (the first answer not in yet, or the quota in flight): silent.
-    Room,
-}
-
 /// What an answer told, read from its head as it arrived, kept until the attempt is over
 /// and the table hears it (see [`Told::answer`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,11 +181,16 @@ pub struct Told {
 }
 
 impl Told {
-    /// What an answer from `url` (the URL that answered) with `status` and `headers` tells,
-    /// read at `now`.
-    pub fn read(url: &Url, status: u16, headers: &[(String, String)], now: SystemTime) -> Told {
+    /// What an answer from `origin` (the key of the URL that answered: [`origin_key`])
+    /// with `status` and `headers` tells, read at `now`.
+    pub fn read(
+        origin: String,
+        status: u16,
+        headers: &[(String, String)],
+        now: SystemTime,
+    ) -> Told {
         Told {
-            origin: origin_of(url),
+            origin,
             status,
             rate: ratelimit::read(headers, now),
         }
@@ -270,9 +257,9 @@ impl Origins {
         at: Instant,
         left: Option<Duration>,
         (spread, rng): (Duration, &mut dyn Rng),
-    ) -> Before {
+    ) -> Clear {
         let Ok(mut table) = self.table.lock() else {
-            return Before::Go;
+            return Clear::Go;
         };
         let e = entry(&mut table, origin, at);
         e.used = at;
@@ -293,7 +280,7 @@ impl Origins {
         if let Some(q) = e.quota.as_mut() {
             q.sent_since += 1;
         }
-        Before::Go
+        Clear::Go
     }
 
     /// After a request sent to `sent` (the origin `before_send` let go) at `at`: it is no
@@ -419,7 +406,7 @@ fn hold_says(
     at: Instant,
     left: Option<Duration>,
     (spread, rng): (Duration, &mut dyn Rng),
-) -> Option<Before> {
+) -> Option<Clear> {
     let h = e.hold.as_mut().filter(|h| h.until > at)?;
     let held = h.until - at;
     let spread = match h.cause {
@@ -427,11 +414,13 @@ fn hold_says(
         Cause::RetryAfter(_) => spread,
     };
     let Some(wait) = wait_for_hold(held, spread, left, rng) else {
-        return Some(Before::Stop(past_deadline(origin, held, h.cause, left)));
+        return Some(Clear::Stop(Stop::TooLate(past_deadline(
+            origin, held, h.cause, left,
+        ))));
     };
     let say = !std::mem::replace(&mut h.said, true);
     let line = say.then(|| holding(origin, held, h.cause));
-    Some(Before::Wait {
+    Some(Clear::Wait {
         wait,
         why: Why::Held(line),
     })
@@ -446,7 +435,7 @@ fn quota_says(
     at: Instant,
     left: Option<Duration>,
     (spread, rng): (Duration, &mut dyn Rng),
-) -> Option<Before> {
+) -> Option<Clear> {
     let q = e.quota?;
     let left_q = q.remaining.saturating_sub(q.sent_since);
     let to_reset = q.reset_at - at;
@@ -469,14 +458,14 @@ fn quota_says(
         return None;
     };
     Some(match wait {
-        Some(wait) => Before::Wait {
+        Some(wait) => Clear::Wait {
             wait,
             why: Why::Pacing(format!("{words}; waiting {}", fmt_duration(wait))),
         },
-        None => Before::Stop(format!(
+        None => Clear::Stop(Stop::TooLate(format!(
             "stopping: {words}, a wait that would end past the deadline ({} left)",
             fmt_duration(left.unwrap_or_default())
-        )),
+        ))),
     })
 }
 
@@ -500,8 +489,8 @@ fn entry<'t>(table: &'t mut HashMap<String, Entry>, origin: &str, at: Instant) -
         .or_insert_with(|| Entry::new(at))
 }
 
-fn room() -> Before {
-    Before::Wait {
+fn room() -> Clear {
+    Clear::Wait {
         wait: POLL,
         why: Why::Room,
     }
@@ -566,9 +555,9 @@ mod tests {
     }
 
     /// The wait and the line of a pacing wait (fails on anything else).
-    fn pacing(b: Before) -> (Duration, String) {
+    fn pacing(b: Clear) -> (Duration, String) {
         match b {
-            Before::Wait {
+            Clear::Wait {
                 wait,
                 why: Why::Pacing(line),
             } => (wait, line),
@@ -576,7 +565,7 @@ mod tests {
         }
     }
 
-    fn ask(t: &Origins, at: Instant, spread: Duration) -> Before {
+    fn ask(t: &Origins, at: Instant, spread: Duration) -> Clear {
         t.before_send(O, at, None, (spread, &mut rng()))
     }
 
@@ -600,9 +589,9 @@ mod tests {
         })
     }
 
-    fn waited(b: &Before) -> Duration {
+    fn waited(b: &Clear) -> Duration {
         match b {
-            Before::Wait { wait, .. } => *wait,
+            Clear::Wait { wait, .. } => *wait,
             other => panic!("a wait, not {other:?}"),
         }
     }
@@ -611,7 +600,7 @@ mod tests {
     fn the_later_end_wins_and_a_shorter_later_hint_does_not_shorten() {
         let t = Origins::new();
         let t0 = Instant::now();
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         t.after(O, Some(answer(429, Some(3000), None)), t0);
         // A later, shorter hint: the hold still ends at t0 + 3 s.
         t.after(O, Some(answer(503, Some(500), None)), t0 + ms(1000));
@@ -621,7 +610,7 @@ mod tests {
         assert_eq!(waited(&ask(&t, t0 + ms(1000), ms(0))), ms(4000));
         // Held to the millisecond; over once its end is reached.
         assert_eq!(waited(&ask(&t, t0 + ms(4999), ms(0))), ms(1));
-        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Clear::Go);
     }
 
     #[test]
@@ -630,11 +619,11 @@ mod tests {
         let t0 = Instant::now();
         ask(&t, t0, ms(0));
         t.after(O, Some(answer(500, Some(2000), None)), t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         t.after(O, Some(answer(429, Some(2000), None)), t0);
         let first = ask(&t, t0 + ms(10), ms(0));
         let second = ask(&t, t0 + ms(20), ms(0));
-        let Before::Wait {
+        let Clear::Wait {
             why: Why::Held(Some(line)),
             ..
         } = first
@@ -648,7 +637,7 @@ mod tests {
         assert!(line.contains("(Retry-After 2s)"), "{line}");
         assert!(matches!(
             second,
-            Before::Wait {
+            Clear::Wait {
                 why: Why::Held(None),
                 ..
             }
@@ -662,13 +651,13 @@ mod tests {
         ask(&t, t0, ms(0));
         t.after(O, Some(answer(429, Some(3000), None)), t0);
         let b = t.before_send(O, t0, Some(ms(2000)), (ms(0), &mut rng()));
-        let Before::Stop(why) = b else {
+        let Clear::Stop(Stop::TooLate(why)) = b else {
             panic!("a stop: {b:?}")
         };
         assert!(why.contains("past the deadline"), "{why}");
         assert!(matches!(
             t.before_send(O, t0, Some(ms(5000)), (ms(0), &mut rng())),
-            Before::Wait { .. }
+            Clear::Wait { .. }
         ));
     }
 
@@ -693,18 +682,18 @@ mod tests {
     fn the_first_answer_s_head_lets_the_others_go_before_its_body_ends() {
         let t = Origins::new();
         let t0 = Instant::now();
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         assert!(matches!(
             ask(&t, t0, ms(0)),
-            Before::Wait { why: Why::Room, .. }
+            Clear::Wait { why: Why::Room, .. }
         ));
         t.heard(O, answer(200, None, None), t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         // A quota in the head meters at once: 1 left, 2 in flight (the first still is).
         t.heard(O, answer(200, None, quota(10, 1, 1000)), t0);
         assert!(matches!(
             ask(&t, t0, ms(0)),
-            Before::Wait { why: Why::Room, .. }
+            Clear::Wait { why: Why::Room, .. }
         ));
     }
 
@@ -713,16 +702,16 @@ mod tests {
         for status in [429, 503] {
             let t = Origins::new();
             let t0 = Instant::now();
-            assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+            assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
             t.heard(O, answer(status, None, None), t0);
             assert!(matches!(
                 ask(&t, t0, ms(0)),
-                Before::Wait { why: Why::Room, .. }
+                Clear::Wait { why: Why::Room, .. }
             ));
             t.after(O, Some(answer(status, Some(1000), None)), t0);
             assert!(matches!(
                 ask(&t, t0, ms(0)),
-                Before::Wait {
+                Clear::Wait {
                     why: Why::Held(_),
                     ..
                 }
@@ -734,25 +723,25 @@ mod tests {
     fn one_in_flight_before_the_first_answer() {
         let t = Origins::new();
         let t0 = Instant::now();
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         assert_eq!(
             ask(&t, t0, ms(0)),
-            Before::Wait {
+            Clear::Wait {
                 wait: POLL,
                 why: Why::Room
             }
         );
         // A failure without an answer frees the place, but the next still goes alone.
         t.after(O, None, t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         assert!(matches!(
             ask(&t, t0, ms(0)),
-            Before::Wait { why: Why::Room, .. }
+            Clear::Wait { why: Why::Room, .. }
         ));
         // Once an answer arrived, requests go in parallel.
         t.after(O, Some(answer(200, None, None)), t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
     }
 
     #[test]
@@ -764,12 +753,12 @@ mod tests {
         // in flight count as sent since): nothing more may go until one comes back.
         t.after(O, Some(answer(200, None, quota(100, 50, 60_000))), t0);
         for _ in 0..5 {
-            assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+            assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         }
         t.after(O, Some(answer(200, None, quota(100, 3, 60_000))), t0);
         assert!(matches!(
             ask(&t, t0, ms(0)),
-            Before::Wait { why: Why::Room, .. }
+            Clear::Wait { why: Why::Room, .. }
         ));
         // The four in flight counted as sent since: 3 - 4 = none left. While some are in
         // flight, their answers may bring news; once none is, wait for the reset.
@@ -777,7 +766,7 @@ mod tests {
             t.after(O, None, t0);
             assert!(matches!(
                 ask(&t, t0, ms(0)),
-                Before::Wait { why: Why::Room, .. }
+                Clear::Wait { why: Why::Room, .. }
             ));
         }
         t.after(O, None, t0);
@@ -788,7 +777,7 @@ mod tests {
             "{line}"
         );
         // At the reset the quota is forgotten.
-        assert_eq!(ask(&t, t0 + ms(60_000), ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0 + ms(60_000), ms(0)), Clear::Go);
     }
 
     #[test]
@@ -797,7 +786,7 @@ mod tests {
         let t0 = Instant::now();
         ask(&t, t0, ms(0));
         t.after(O, Some(answer(200, None, quota(100, 4, 20_000))), t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         // 3 left after it: the next waits a quarter of the 20 s.
         let (wait, line) = pacing(ask(&t, t0, ms(0)));
         assert_eq!(wait, ms(5000));
@@ -805,12 +794,12 @@ mod tests {
             line.starts_with("pacing: 3 of 100 requests left until the reset in 20s"),
             "{line}"
         );
-        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0 + ms(5000), ms(0)), Clear::Go);
         // Past the deadline: stop.
         t.after(O, None, t0 + ms(5000));
         t.after(O, None, t0 + ms(5000));
         let b = t.before_send(O, t0 + ms(5000), Some(ms(1000)), (ms(0), &mut rng()));
-        assert!(matches!(b, Before::Stop(_)), "{b:?}");
+        assert!(matches!(b, Clear::Stop(_)), "{b:?}");
     }
 
     #[test]
@@ -821,7 +810,7 @@ mod tests {
             let mut r = rng();
             (0..200)
                 .filter_map(|_| match t.before_send(O, t0, None, (ms(1000), &mut r)) {
-                    Before::Wait { wait, .. } => Some(wait),
+                    Clear::Wait { wait, .. } => Some(wait),
                     _ => None,
                 })
                 .collect()
@@ -851,7 +840,7 @@ mod tests {
         ask(&t, t0 + ms(980), ms(0));
         let told = t.after(O, Some(answer(200, None, quota(40, 0, 1000))), t0 + ms(990));
         assert_eq!(told.spent, Some(ms(10)), "held to the first report's end");
-        assert_eq!(ask(&t, t0 + ms(1000), ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0 + ms(1000), ms(0)), Clear::Go);
         // A count that went up is a new window: its own reset stands.
         ask(&t, t0 + ms(1000), ms(0));
         t.after(
@@ -881,7 +870,7 @@ mod tests {
         let told = t.after(O, Some(a.clone()), t0);
         assert_eq!(told.spent, Some(ms(2000)));
         let b = ask(&t, t0, ms(0));
-        let Before::Wait {
+        let Clear::Wait {
             wait,
             why: Why::Held(Some(line)),
         } = &b
@@ -905,11 +894,11 @@ mod tests {
     fn the_answering_origin_is_held_not_the_one_asked() {
         let t = Origins::new();
         let t0 = Instant::now();
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         let mut a = answer(429, Some(1000), None);
         a.origin = "http://b:80";
         t.after(O, Some(a), t0);
-        assert_eq!(ask(&t, t0, ms(0)), Before::Go);
+        assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
         let b = t.before_send("http://b:80", t0, None, (ms(0), &mut rng()));
         assert_eq!(waited(&b), ms(1000));
     }
@@ -931,7 +920,7 @@ mod tests {
         for i in 0..MAX_ORIGINS + 10 {
             let o = format!("http://h{i}:80");
             let at = t0 + ms(i as u64);
-            assert_eq!(t.before_send(&o, at, None, (ms(0), &mut rng())), Before::Go);
+            assert_eq!(t.before_send(&o, at, None, (ms(0), &mut rng())), Clear::Go);
             let mut a = answer(429, Some(10_000), None);
             a.origin = &o;
             t.after(&o, Some(a), at);
@@ -940,9 +929,9 @@ mod tests {
         assert_eq!(t.len(), MAX_ORIGINS);
         let newest = format!("http://h{}:80", MAX_ORIGINS + 9);
         let b = t.before_send(&newest, t0 + ms(2000), None, (ms(0), &mut rng()));
-        assert!(matches!(b, Before::Wait { .. }));
+        assert!(matches!(b, Clear::Wait { .. }));
         let b = t.before_send("http://h0:80", t0 + ms(2000), None, (ms(0), &mut rng()));
-        assert_eq!(b, Before::Go, "the oldest was dropped");
+        assert_eq!(b, Clear::Go, "the oldest was dropped");
         // Once the holds are over, every entry is expired: a new origin clears them.
         let late = t0 + ms(60_000);
         t.after("http://h0:80", None, late);
@@ -954,8 +943,13 @@ mod tests {
     #[test]
     fn origins_are_scheme_host_and_port() {
         let u = |s: &str| Url::parse(s).expect("a URL");
-        assert_eq!(origin_of(&u("http://a/x")), "http://a:80");
-        assert_eq!(origin_of(&u("https://A:8443/y?q")), "https://a:8443");
+        assert_eq!(origin_key(&u("http://a/x"), None), "http://a:80");
+        assert_eq!(origin_key(&u("https://A:8443/y?q"), None), "https://a:8443");
+        let socket = Some(Path::new("/run/d.sock"));
+        assert_eq!(
+            origin_key(&u("http://a/x"), socket),
+            "http://a:80 via unix:/run/d.sock"
+        );
         assert!(low(10, Some(100)) && !low(11, Some(100)));
         assert!(low(5, None) && !low(6, None));
     }

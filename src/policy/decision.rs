@@ -102,6 +102,7 @@ use super::backoff::{
     Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
     plan_wait, uniform,
 };
+use super::gate::{Clear, Stop, Why};
 use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::{Cause, Outcome};
@@ -250,32 +251,13 @@ pub struct Ask {
     pub charge: bool,
 }
 
-/// The shared state's answer about a retry (rows 16 to 18).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Clearance {
-    /// No objection (also the answer when there is no shared state).
-    Go,
-    /// Another run's Retry-After still holds this long; `left` is the time left before the
-    /// deadline as the answer came (None: no deadline).
-    Held {
-        /// How long the shared Retry-After still holds.
-        held: Duration,
-        /// Time left before the deadline then.
-        left: Option<Duration>,
-    },
-    /// The retry budget has no room (row 16); why, as the state says it.
-    Spent(String),
-    /// A shared Retry-After holds past the deadline (row 17); why.
-    TooLate(String),
-}
-
 /// Decides what follows attempt `a` under `rules`: rows 1 to 10 ([`judge`]), then 11 to 15
 /// ([`schedule`]), then, for a retry, rows 16 to 18 with the answer `gate` gives (asked only
 /// then). `rng` draws the backoff and a shared Retry-After's spread.
 pub fn decide(
     rules: &Rules,
     a: &Attempt,
-    gate: &mut dyn FnMut(Ask) -> Clearance,
+    gate: &mut dyn FnMut(Ask) -> Clear,
     rng: &mut dyn Rng,
 ) -> Verdict {
     if let Some(stop) = judge(rules, a) {
@@ -312,13 +294,17 @@ pub fn reads_retry_after(rules: &Rules, a: &Attempt) -> bool {
 }
 
 /// Rows 16 to 18: the shared state's answer about `retry`.
-fn admit(rules: &Rules, retry: Retry, answer: Clearance, rng: &mut dyn Rng) -> Verdict {
+fn admit(rules: &Rules, retry: Retry, answer: Clear, rng: &mut dyn Rng) -> Verdict {
     match answer {
-        Clearance::Go => Verdict::Retry(retry),
-        Clearance::Spent(why) => Verdict::refused(&why),
-        Clearance::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
-        Clearance::Held { held, .. } if held <= retry.wait => Verdict::Retry(retry),
-        Clearance::Held { held, left } => {
+        Clear::Go => Verdict::Retry(retry),
+        Clear::Stop(Stop::Spent(why)) => Verdict::refused(&why),
+        Clear::Stop(Stop::TooLate(why)) => Verdict::stop(Outcome::Deadline, why),
+        Clear::Wait { wait: held, .. } if held <= retry.wait => Verdict::Retry(retry),
+        Clear::Wait { wait: held, why } => {
+            let left = match why {
+                Why::Shared { left, .. } => left,
+                _ => None,
+            };
             match wait_for_hold(held, rules.retry_after_spread, left, rng) {
                 Some(wait) => Verdict::Retry(Retry {
                     wait,
@@ -367,6 +353,15 @@ pub fn between(pause: Pause) -> (Outcome, Option<String>) {
         Pause::Spent(why) => (Outcome::Refused, Some(format!("not retried: {why}"))),
         Pause::HoldPastDeadline => (Outcome::Deadline, Some(HOLD_PAST_DEADLINE.into())),
         Pause::OriginHeld(why) => (Outcome::Deadline, Some(why)),
+    }
+}
+
+/// Rows 16, 17 and 20 as a gate's stop says them: a budget spent (7), a wait that would
+/// end past the deadline (5).
+pub fn stopped(stop: Stop) -> (Outcome, Option<String>) {
+    match stop {
+        Stop::Spent(why) => between(Pause::Spent(why)),
+        Stop::TooLate(why) => between(Pause::OriginHeld(why)),
     }
 }
 
@@ -742,8 +737,8 @@ mod tests {
     use rand::rngs::StdRng;
 
     /// No shared state: every retry may go.
-    fn open(_: Ask) -> Clearance {
-        Clearance::Go
+    fn open(_: Ask) -> Clear {
+        Clear::Go
     }
 
     fn retry_on() -> StatusSet {
@@ -785,7 +780,7 @@ mod tests {
     /// What a row of the precedence puts to the decision.
     enum Case {
         /// An attempt, and the shared state's answer should a retry be asked of it.
-        Attempt(Attempt<'static>, Clearance),
+        Attempt(Attempt<'static>, Clear),
         /// The run ended between attempts.
         Between(Pause),
         /// The attempts ended with this outcome, the last answer not ready or not.
@@ -807,7 +802,7 @@ mod tests {
     }
 
     fn row(row: u32, what: &'static str, attempt: Attempt<'static>) -> Row {
-        case(row, what, Case::Attempt(attempt, Clearance::Go))
+        case(row, what, Case::Attempt(attempt, Clear::Go))
     }
 
     fn case(row: u32, what: &'static str, case: Case) -> Row {
@@ -829,7 +824,7 @@ mod tests {
         }
 
         /// The shared state answers a retry with `answer`.
-        fn gated(mut self, answer: Clearance) -> Row {
+        fn gated(mut self, answer: Clear) -> Row {
             if let Case::Attempt(_, a) = &mut self.case {
                 *a = answer;
             }
@@ -870,21 +865,24 @@ mod tests {
         let spent = "not retried: the retry budget is spent";
         vec![
             row(16, "the budget has no room for the retry", reset())
-                .gated(Clearance::Spent("the retry budget is spent".into()))
+                .gated(Clear::Stop(Stop::Spent("the retry budget is spent".into())))
                 .gives(Some(Outcome::Refused), spent),
             row(17, "a shared Retry-After holds past the deadline", reset())
-                .gated(Clearance::TooLate(
+                .gated(Clear::Stop(Stop::TooLate(
                     "stopping: the shared Retry-After".into(),
-                ))
+                )))
                 .gives(Some(Outcome::Deadline), "stopping: the shared Retry-After"),
             row(
                 18,
                 "a shared Retry-After longer than the backoff is waited for",
                 reset(),
             )
-            .gated(Clearance::Held {
-                held: s(5),
-                left: None,
+            .gated(Clear::Wait {
+                wait: s(5),
+                why: Why::Shared {
+                    left: None,
+                    line: None,
+                },
             })
             .gives(None, ""),
             row(
@@ -892,9 +890,12 @@ mod tests {
                 "a shared Retry-After shorter than the backoff changes nothing",
                 reset(),
             )
-            .gated(Clearance::Held {
-                held: Duration::from_millis(1),
-                left: Some(s(1)),
+            .gated(Clear::Wait {
+                wait: Duration::from_millis(1),
+                why: Why::Shared {
+                    left: Some(s(1)),
+                    line: None,
+                },
             })
             .gives(None, ""),
             row(
@@ -902,9 +903,12 @@ mod tests {
                 "a shared Retry-After that cannot end before the deadline",
                 reset(),
             )
-            .gated(Clearance::Held {
-                held: s(5),
-                left: Some(s(5)),
+            .gated(Clear::Wait {
+                wait: s(5),
+                why: Why::Shared {
+                    left: Some(s(5)),
+                    line: None,
+                },
             })
             .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
             case(
@@ -1157,7 +1161,7 @@ mod tests {
             }).keyed()
                 .gives(None, ""),
             row(16, "a 409 with a key, the budget spent", post(attempt(H::Status(409)))).keyed()
-                .gated(Clearance::Spent("the retry budget is spent".into()))
+                .gated(Clear::Stop(Stop::Spent("the retry budget is spent".into())))
                 .gives(Some(Outcome::Refused), "not retried: the retry budget is spent"),
         ]
     }
@@ -1213,7 +1217,7 @@ mod tests {
             let mut asked = Vec::new();
             let mut gate = |ask: Ask| {
                 asked.push(ask.charge);
-                Clearance::Go
+                Clear::Go
             };
             let v = decide(&r, &post(attempt(Happened::Status(409))), &mut gate, rng);
             assert!(matches!(v, Verdict::Retry(_)), "{v:?}");
@@ -1319,7 +1323,7 @@ mod tests {
         let mut asked = Vec::new();
         let mut gate = |ask: Ask| {
             asked.push(ask);
-            Clearance::Go
+            Clear::Go
         };
         let rng = &mut StdRng::seed_from_u64(1);
         decide(&r, &attempt(Happened::Status(404)), &mut gate, rng);
@@ -1362,7 +1366,7 @@ mod tests {
         let mut asked = Vec::new();
         let mut gate = |ask: Ask| {
             asked.push((ask.status, ask.charge));
-            Clearance::Go
+            Clear::Go
         };
         let rng = &mut StdRng::seed_from_u64(1);
         let mut hinted = attempt(Happened::Status(429));
@@ -1391,7 +1395,7 @@ mod tests {
         let mut r = rules(&set);
         r.retry_after_spread = Duration::from_secs(1);
         let held = Duration::from_secs(5);
-        let gate = &mut |_: Ask| Clearance::Held { held, left: None };
+        let gate = &mut |_: Ask| Clear::shared_hold(held);
         let a = attempt(Happened::Failure(FailureKind::Reset));
         let Verdict::Retry(retry) = decide(&r, &a, gate, &mut StdRng::seed_from_u64(3)) else {
             panic!("a retry")

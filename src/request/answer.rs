@@ -198,20 +198,14 @@ impl Loop<'_> {
     fn take(&self, ex: Exchange, partial: Option<Partial>, notes: Notes) -> Happened {
         self.log_response_headers(&ex.head);
         let told = Told::read(
-            &ex.head.url,
+            self.gate.key(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
             std::time::SystemTime::now(),
         );
         // The head is the origin's answer: the transfers waiting for its first one need
         // not wait for this body (the loop tells the whole answer again once it is over).
-        let sent_to = crate::fleet::origins::origin_of(&notes.0.first.url);
-        let max_hold = self.cfg.retry.max_retry_after;
-        self.origins.heard(
-            &sent_to,
-            told.answer(None, max_hold),
-            std::time::Instant::now(),
-        );
+        self.gate.heard(&notes.0.first.url, &told);
         notes.2.told = Some(told);
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);

@@ -5,29 +5,27 @@
 //! attempt's line to the reporter as soon as the attempt ends, and returns everything the
 //! end of the run needs.
 //!
-//! Before every attempt, the first included, the origin's table (`fleet::origins`, lent by
-//! the session, shared by a batch's transfers) is asked whether to send, wait (a hold,
-//! pacing) or stop; after every attempt it is told what the origin that answered said.
+//! Before every attempt, the first included, the run's gate (`gate::Gate`: the origin's
+//! table, lent by the session and shared by a batch's transfers, and the store's side) is
+//! asked whether to send, wait (a hold, pacing, a shared Retry-After) or stop; after every
+//! attempt it is told what the origin that answered said.
 //!
 //! Taking an answer (classifying its head, delivering a success's body) is `answer`'s; the
-//! attempt's log line is `line`'s; the waits between attempts and the table's hook are
-//! `pause`'s; getting a body
+//! attempt's log line is `line`'s; the waits before a send are `pause`'s; getting a body
 //! to its destination is `delivery`'s; what to do after an attempt (and how the run ends)
 //! is `policy::decision`'s.
 
 use crate::config::Config;
 use crate::exit::{Cause, Outcome};
-use crate::fleet::admission::{Between, Gate, shares_hint};
-use crate::fleet::origins::{Origins, Told};
+use crate::fleet::origins::Told;
+use crate::gate::Gate;
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Head, Hop};
 use crate::output::Output;
 use crate::policy::WaitReason;
-use crate::policy::decision::{
-    self, Ask, Attempt, Clearance, Happened, Pause, Retry, Rules, Verdict,
-};
+use crate::policy::decision::{self, Ask, Attempt, Happened, Pause, Retry, Rules, Verdict};
 use crate::policy::retry_after::Reading;
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
@@ -64,19 +62,12 @@ pub struct Loop<'a> {
     pub has_key: bool,
     /// When the process started (the deadline counts from here).
     pub start: Instant,
-    /// `--state`: the shared state (the circuit breaker, the retry budget, a shared
-    /// Retry-After), asked before each retry and again as it is sent; a refusal ends the run
-    /// with exit 7.
-    pub shared: Option<&'a dyn Between>,
-    /// A Retry-After that another run shared through `--state`, still holding for this long
-    /// before the first attempt.
-    pub hold: Option<Duration>,
+    /// The run's gate: asked before every send (the origin's hold and pacing, a
+    /// Retry-After the store shared, the retry budget), told after every answer.
+    pub gate: &'a Gate<'a>,
     /// What earlier runs left and the conditional flags asked (`-C -`'s range, the
     /// conditions), to judge the answer.
     pub prior: &'a Prior,
-    /// The per-origin table (holds, pacing, requests in flight), shared by the transfers of
-    /// the run.
-    pub origins: &'a Origins,
 }
 
 /// Which requests an attempt sent: the one it started with, and the one it ended on.
@@ -212,7 +203,7 @@ impl Loop<'_> {
         let retry = &self.cfg.retry;
         // The half-open circuit's probe has a single attempt, until an answer proves the
         // target up.
-        let probing = self.shared.is_some_and(|s| s.probing());
+        let probing = self.gate.probing();
         Rules {
             attempts: if probing { 1 } else { retry.attempts },
             retry_on: &retry.retry_on,
@@ -252,10 +243,7 @@ impl Loop<'_> {
         };
         carry.partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
         let mut made = 0;
-        let end = match self.wait_for_hold(rng) {
-            Some(stop) => stop,
-            None => self.attempts(&mut made, &mut carry, rng),
-        };
+        let end = self.attempts(&mut made, &mut carry, rng);
         self.ended(end, made, carry)
     }
 
@@ -271,15 +259,10 @@ impl Loop<'_> {
             if self.deadline_passed() {
                 return decision::between(Pause::Deadline);
             }
-            // The origin's hold and pacing first; a retry is charged after them, as it goes.
-            let origin = match self.pace(carry, rng) {
-                Ok(origin) => origin,
-                Err(stop) => return stop,
-            };
-            if *made > 0
-                && let Some(stop) = self.clear_to_send(carry.charge, rng)
-            {
-                self.origins.after(&origin, None, Instant::now());
+            // The gate first: a retry is charged as it lets it go.
+            let url = carry.from.as_ref().map_or(self.url, |hop| &hop.url);
+            let mut ticket = self.gate.ticket(url, (*made > 0).then_some(carry.charge));
+            if let Err(stop) = self.through_gate(&mut ticket, rng) {
                 return stop;
             }
             *made += 1;
@@ -326,7 +309,7 @@ impl Loop<'_> {
         let (happened, sent) = self.try_once(first, &mut line, carry);
         line.elapsed = begun.elapsed();
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
-        self.tell_origins(&sent, carry);
+        self.tell_gate(&sent, carry);
         carry.seen.method = Some(sent.last.method.clone());
         carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.seen.last);
@@ -346,21 +329,41 @@ impl Loop<'_> {
         });
         // The service is up: the breaker hears it before the decision, which then lets a
         // half-open circuit's probe go on polling (said after the attempt's line).
-        let closed = match self.shared {
-            Some(shared) if carry.not_ready => shared.answered(),
-            _ => None,
+        let closed = if carry.not_ready {
+            self.gate.answered()
+        } else {
+            None
         };
         carry.seen.hint = facts.hint.map(|h| h.wait);
         let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), carry.spent), rng);
         carry.charge = charge;
         if !matches!(verdict, Verdict::Retry(_)) {
-            self.share_spent_quota(carry.spent);
+            self.gate.share_spent(carry.spent);
         }
         let verdict = self.perform(verdict, line, sent, carry);
         if let Some(news) = closed {
             self.reporter.info(&news);
         }
         verdict
+    }
+
+    /// After an attempt: the gate hears what the origin that answered said (its status,
+    /// its Retry-After as read and clamped, its RateLimit fields). RateLimit fields that
+    /// could not be read are said once per origin; a quota said spent is kept in
+    /// `carry.spent`.
+    fn tell_gate(&self, sent: &Sent, carry: &mut Carry) {
+        let told = carry.told.take();
+        let retry_after = carry
+            .reading
+            .as_ref()
+            .and_then(|r| r.asked.zip(r.hint.map(|h| h.wait)));
+        let after = self.gate.tell(&sent.first.url, told.as_ref(), retry_after);
+        if after.say_malformed {
+            for bad in told.iter().flat_map(|t| &t.rate.invalid) {
+                self.reporter.warn(&bad.to_string());
+            }
+        }
+        carry.spent = after.spent;
     }
 
     /// What the decision weighs about attempt `n`, which ended as `happened`.
@@ -384,7 +387,7 @@ impl Loop<'_> {
     /// The decision about an attempt, and whether the retry it may plan is charged to the
     /// budget. Where a retry is allowed, the server's Retry-After values that could not be
     /// read are reported (they are ignored, never read as 0); the shared state is asked
-    /// about a retry the decision would make (see [`Loop::ask_gate`]). `spent`: the
+    /// about a retry the decision would make (see `Gate::plan_retry`). `spent`: the
     /// answer said its quota was spent, and the origin is held this long.
     fn decide(
         &self,
@@ -403,31 +406,10 @@ impl Loop<'_> {
             // Waiting for a spent quota's reset is rate limiting too: not charged.
             ask.charge &= spent.is_none();
             charge = ask.charge;
-            self.ask_gate(ask, spent)
+            self.gate.plan_retry(ask, spent, &|| self.deadline_left())
         };
         let verdict = decision::decide(&rules, facts, &mut gate, rng);
         (verdict, charge)
-    }
-
-    /// The shared state's answer about a retry: it hears the attempt's Retry-After (429 and
-    /// 503), or the hold of a quota the answer said was spent (`spent`), to share it, and
-    /// refuses a retry the budget has no room for. It charges nothing yet: that is done
-    /// when the retry is sent (`clear_to_send`). No state: go.
-    fn ask_gate(&self, ask: Ask, spent: Option<Duration>) -> Clearance {
-        let Some(shared) = self.shared else {
-            return Clearance::Go;
-        };
-        let hint = ask.hint.filter(|_| ask.status.is_some_and(shares_hint));
-        let hint = hint.max(spent);
-        match shared.before_retry(hint, ask.left, ask.charge) {
-            Gate::Go(Some(held)) => Clearance::Held {
-                held,
-                left: self.deadline_left(),
-            },
-            Gate::Go(None) => Clearance::Go,
-            Gate::Spent(why) => Clearance::Spent(why),
-            Gate::TooLate(why) => Clearance::TooLate(why),
-        }
     }
 
     /// Performs the verdict about an attempt whose line is `line`: logs the line, writes or

@@ -273,7 +273,7 @@ fn splay(cfg: &Config) -> String {
     let Some(given) = &cfg.splay else {
         return String::new();
     };
-    let target = crate::fleet::admission::target_key(
+    let target = crate::fleet::origins::origin_key(
         &cfg.request.url,
         cfg.request.network.unix_socket.as_deref(),
     );

@@ -175,7 +175,7 @@ impl Loop<'_> {
         carry.seen.head = Some(ex.head.clone());
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
-            &ex.head.url,
+            self.gate.key(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
             std::time::SystemTime::now(),

@@ -2,8 +2,9 @@
 //! `scripted`): each test is named for the rule it checks.
 
 use crate::exit::Outcome;
-use crate::fleet::admission::{Between, Gate, Pass};
+use crate::fleet::admission::Between;
 use crate::policy::FailureKind;
+use crate::policy::gate::{Clear, Stop};
 use crate::request::scripted::{Reply, answer, cut, run, run_sharing};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -191,18 +192,18 @@ fn the_error_body_is_written_under_fail_with_body() {
 
 /// A shared state that answers every retry the same way, and counts the retries charged.
 struct Shared {
-    before: Gate,
+    before: Clear,
     charged: Mutex<u32>,
 }
 
 impl Between for Shared {
-    fn before_retry(&self, _: Option<Duration>, _: Option<Duration>, _: bool) -> Gate {
+    fn before_retry(&self, _: Option<Duration>, _: Option<Duration>, _: bool) -> Clear {
         self.before.clone()
     }
 
-    fn send_retry(&self, charge: bool) -> Pass {
+    fn send_retry(&self, charge: bool) -> Clear {
         *self.charged.lock().expect("not poisoned") += u32::from(charge);
-        Pass::Go
+        Clear::Go
     }
 
     fn answered(&self) -> Option<String> {
@@ -214,7 +215,7 @@ impl Between for Shared {
     }
 }
 
-fn shared(before: Gate) -> Shared {
+fn shared(before: Clear) -> Shared {
     Shared {
         before,
         charged: Mutex::new(0),
@@ -223,7 +224,7 @@ fn shared(before: Gate) -> Shared {
 
 #[test]
 fn a_retry_the_budget_has_no_room_for_ends_the_run_with_7() {
-    let state = shared(Gate::Spent("the retry budget is spent".into()));
+    let state = shared(Clear::Stop(Stop::Spent("the retry budget is spent".into())));
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Refused);
@@ -235,7 +236,7 @@ fn a_retry_the_budget_has_no_room_for_ends_the_run_with_7() {
 
 #[test]
 fn a_retry_the_state_allows_is_charged_as_it_is_sent() {
-    let state = shared(Gate::Go(None));
+    let state = shared(Clear::Go);
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Success);
@@ -244,7 +245,7 @@ fn a_retry_the_state_allows_is_charged_as_it_is_sent() {
 
 #[test]
 fn a_retry_after_shared_by_other_runs_is_waited_for() {
-    let state = shared(Gate::Go(Some(Duration::from_millis(150))));
+    let state = shared(Clear::shared_hold(Duration::from_millis(150)));
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Success);

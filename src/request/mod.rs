@@ -4,8 +4,8 @@
 //! `attempt`, the attempt loop, which asks `policy::decision` what to do after each attempt
 //! and performs the
 //! verdict, with `answer` (sending, classifying the answer's head, delivering a success),
-//! `line` (the attempt's log line) and `pause` (the waits between attempts, and the
-//! origin's hold and pacing from `fleet::origins`); `http::carrier` is
+//! `line` (the attempt's log line), `pause` (the waits before a send, as the run's
+//! `gate::Gate` says them) and `countdown` (sleeping visibly); `http::carrier` is
 //! the trait the loop and the delivery reach the transport through (a scripted one,
 //! `scripted`, in unit tests). `delivery` gets a body to its destination; `leftover` keeps
 //! a broken download's bytes for the next run under `-C -`; `ending` writes what the end of
@@ -16,6 +16,7 @@
 
 mod answer;
 pub mod attempt;
+mod countdown;
 pub mod delivery;
 pub mod ending;
 pub mod explain;

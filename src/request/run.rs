@@ -6,13 +6,15 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Admitted, Between, Shared, target_key};
+use crate::fleet::admission::{Admitted, Between, Shared};
 use crate::fleet::job::Job;
+use crate::fleet::origins::origin_key;
+use crate::gate::Gate;
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
 use crate::request::ending::{self, Ending};
-use crate::request::{Lent, Request, job, pause};
+use crate::request::{Lent, Request, countdown, job};
 use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -72,11 +74,9 @@ fn attempts(
         has_key: request.has_key(),
         headers,
         start: lent.start,
-        shared,
-        hold,
+        gate: &Gate::new(request.cfg, lent.origins, (shared, hold)),
         watchdog: lent.watchdog,
         prior: &request.prior,
-        origins: lent.origins,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
 }
@@ -117,7 +117,7 @@ fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
 fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
     let cfg = request.cfg;
     let given = cfg.splay.as_ref()?;
-    let target = target_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+    let target = origin_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
     let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
     let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
     let wait = plan.offset.saturating_sub(lent.start.elapsed());
@@ -141,7 +141,7 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
         "wait_us": micros(wait),
     });
     lent.reporter.event(&text, object);
-    let signal = pause::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
+    let signal = countdown::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
     Some(signal.outcome())
 }
 

@@ -7,6 +7,7 @@ use crate::cli::Cli;
 use crate::config::Config;
 use crate::exit::Outcome;
 use crate::fleet::admission::Between;
+use crate::gate::Gate;
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
@@ -206,6 +207,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
     let script = Script::new(replies);
     let (interrupt, watchdog) = (Interrupt::none(), Watchdog::none());
     let start = Instant::now();
+    let origins = crate::fleet::origins::Origins::new();
     let run = Loop {
         cfg: &cfg,
         url: &cfg.request.url,
@@ -218,10 +220,8 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
         headers: cfg.request.headers.clone(),
         has_key: false,
         start,
-        shared,
-        hold: None,
+        gate: &Gate::new(&cfg, &origins, (shared, None)),
         prior: &prior,
-        origins: &crate::fleet::origins::Origins::new(),
     };
     let ended = run.run(&mut StdRng::seed_from_u64(1));
     Ran {

@@ -27,8 +27,8 @@ use super::schedule::{Limits, Next, Schedule, Start, Tally};
 use super::{Session, SummaryLine, Unbuilt};
 use crate::config::Config;
 use crate::exit::{Exit, Outcome};
-use crate::fleet::admission::target_key;
 use crate::fleet::origins::Origins;
+use crate::fleet::origins::origin_key;
 use crate::http::transport::Transport;
 use crate::output;
 use crate::output::{Capture, Held};
@@ -135,7 +135,7 @@ impl Batch<'_> {
     /// The origin transfer `i` counts against (`--parallel-max-host`), as `--state` keys it.
     fn origin(&self, i: usize) -> String {
         let url = &self.cfg.batch.transfers[i].url;
-        target_key(url, self.cfg.request.network.unix_socket.as_deref())
+        origin_key(url, self.cfg.request.network.unix_socket.as_deref())
     }
 
     /// Whether the batch must stop starting transfers: a signal, or the deadline.
@@ -277,8 +277,7 @@ impl Batch<'_> {
     fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
         let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
-        let mut cfg = self.cfg.transfer(i);
-        cfg.state = self.session.shared.clone();
+        let cfg = self.cfg.transfer(i);
         let reused = self.kept().take(&origin);
         let ticket = reused.as_ref().map(|(_, t)| *t);
         let reuse = reused.map(|(transport, _)| transport);
@@ -415,30 +414,6 @@ fn unbuilt_transfer(reporter: &Reporter, unbuilt: Unbuilt, began: Instant) -> Ou
     }
     reporter.summary(outcome, 0, began.elapsed(), 0, "nothing sent", Some(&why));
     outcome
-}
-
-/// What the transfers of a batch share per origin: the `--state` store when one is given
-/// (shared by the transfers as by separate runs), else a store in memory of the batch's
-/// own, with the fleet flags' limits, so that the transfers to one origin share one
-/// circuit breaker, one retry budget and the Retry-After holds (one careful client per
-/// origin). A run of one URL keeps no store in memory: it would change nothing for it.
-pub(super) fn shared_state(
-    args: &crate::cli::RequestArgs,
-    cfg: &Config,
-) -> Option<crate::fleet::admission::StateConfig> {
-    use crate::fleet::admission::{OnError, StateConfig};
-    if cfg.state.is_some() || !cfg.batch.is_batch() {
-        return cfg.state.clone();
-    }
-    let limits = crate::config::fleet_limits(&args.fleet);
-    Some(StateConfig {
-        location: crate::fleet::location::Location::memory(&limits),
-        limits,
-        timeout: args.fleet.state_timeout,
-        on_error: OnError::Open,
-        cacert: None,
-        max_hold: cfg.retry.max_retry_after,
-    })
 }
 
 /// The tally as the summary counts it: a transfer still under way when the run ends (the

@@ -42,8 +42,7 @@ pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Exit {
     };
     // From here every exit path reads the table the command line chose.
     crate::exit::use_mode(cfg.output.exit_codes, cfg.output.fail);
-    let mut session = Session::begin(&cfg, reporter, start, found.from_file);
-    session.shared = batch::shared_state(args, &cfg);
+    let session = Session::begin(&cfg, reporter, start, found.from_file);
     let outcome = session.run(&cfg);
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
@@ -110,9 +109,6 @@ pub struct Session {
     /// A batch's transfers counted by outcome so far, for a summary written by the
     /// watchdog or the signal handler (see `batch::last_words`).
     tally: Arc<Mutex<schedule::Tally>>,
-    /// What a batch's transfers share per origin (breaker, budget, Retry-After): `--state`
-    /// when given, else a store in memory of the batch's own (see `batch::shared_state`).
-    shared: Option<crate::fleet::admission::StateConfig>,
     /// The request body and `-G`'s data, read once for every transfer of the run: a body
     /// from stdin or a pipe can be read only once, and each transfer sends the same bytes.
     bodies: Mutex<Option<Bodies>>,
@@ -143,7 +139,6 @@ impl Session {
             aborts,
             unquote,
             tally,
-            shared: None,
         }
     }
 

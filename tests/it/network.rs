@@ -459,6 +459,53 @@ fn the_socket_is_part_of_the_target_in_the_state_file() {
     );
 }
 
+/// A server on the Unix socket `path` that answers its first request 429 with
+/// `Retry-After: 1`, half a second late (so that the other transfer is waiting for the
+/// origin's first answer by then, not yet told the Retry-After), and every later one 200.
+fn unix_limited(path: &Path) {
+    let listener = UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        for (n, mut conn) in listener.incoming().flatten().enumerate() {
+            let mut reader = BufReader::new(&mut conn);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            if n == 0 {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            let head = match n {
+                0 => "429 Too Many Requests\r\nRetry-After: 1",
+                _ => "200 OK",
+            };
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {head}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+            );
+        }
+    });
+}
+
+/// The run's table of origins keys an origin as --parallel-max-host and --state do: under
+/// --unix-socket, with the socket. A hold on it is said with the socket, by the transfer
+/// that meets it, whichever of the two URL orders.
+#[test]
+fn the_socket_is_part_of_the_origin_a_hold_names() {
+    for urls in [
+        ["http://localhost/a", "http://localhost/b"],
+        ["http://localhost/b", "http://localhost/a"],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let sock = dir.path().join("d.sock");
+        unix_limited(&sock);
+        let s = sock.to_str().unwrap();
+        let (out, _) = run(&["--unix-socket", s, "-Z", urls[0], urls[1]]);
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let said = format!("holding requests to http://localhost:80 via unix:{s} until ");
+        assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+    }
+}
+
 /// A response whose 20-byte body comes a byte at a time, `pause` apart.
 fn dribble(pause: Duration) -> Step {
     let mut parts = vec![b"HTTP/1.1 200 OK\r\nContent-Length: 20\r\n\r\n".to_vec()];
