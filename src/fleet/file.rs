@@ -404,7 +404,7 @@ impl FileStore {
         let mut tmp = temp_beside(&self.path, TEMP_PREFIX, "")?;
         tmp.write_all(state.to_json().as_bytes())?;
         tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
+        crate::files::persist(tmp, &self.path).map_err(|e| e.error)?;
         Ok(())
     }
 }

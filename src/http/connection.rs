@@ -10,10 +10,10 @@
 
 use crate::http::tap::{self, Raw, Tap};
 use crate::http::timing::Probe;
+use crate::platform::RawFd;
+use crate::platform::UnixStream;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -166,7 +166,7 @@ macro_rules! socket_of {
                 <$t>::set_nonblocking(self, on)
             }
             fn fd(&self) -> RawFd {
-                self.as_raw_fd()
+                crate::platform::raw_fd(self)
             }
             fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 #[allow(clippy::redundant_closure_call)]

@@ -350,8 +350,8 @@ pub fn keep(
     let written = (|| {
         let mut tmp = temp_beside(&info, &format!(".{}.", leaf(&info)), ".part")?;
         tmp.write_all(record.text().as_bytes())?;
-        spool.persist(&data).map_err(|e| e.error)?;
-        tmp.persist(&info).map_err(|e| e.error)?;
+        crate::files::persist(spool, &data).map_err(|e| e.error)?;
+        crate::files::persist(tmp, &info).map_err(|e| e.error)?;
         Ok(())
     })();
     if written.is_err() {
