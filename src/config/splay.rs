@@ -120,10 +120,12 @@ mod tests {
     fn the_host_name_is_the_kernels() {
         let name = host_name().expect("a host name");
         assert!(!name.is_empty());
-        let typed = std::fs::read_to_string("/proc/sys/kernel/hostname");
-        if let Ok(t) = typed {
+        #[cfg(unix)]
+        if let Ok(t) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
             assert_eq!(name, t.trim_end());
         }
+        #[cfg(windows)]
+        assert_eq!(Some(name), std::env::var("COMPUTERNAME").ok());
     }
 
     #[test]

@@ -435,3 +435,67 @@ mod tests {
         assert_eq!(fitting(&"é".repeat(200), ".part").len() % 2, 0);
     }
 }
+
+/// Windows' renames: a target held open without `FILE_SHARE_DELETE` (as an editor or a
+/// scanner holds it) is waited for, and refused with a clear error after
+/// [`RENAME_PATIENCE`], the temporary file removed and the target untouched.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::windows::fs::OpenOptionsExt;
+    use std::time::{Duration, Instant};
+
+    /// Opens `path` as a program that shares nothing does.
+    fn hold(path: &Path) -> File {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .share_mode(0)
+            .open(path)
+            .expect("open")
+    }
+
+    fn spool(dest: &Path, text: &[u8]) -> NamedTempFile {
+        let mut tmp = temp_beside(dest, ".out.", ".part").expect("temp");
+        tmp.write_all(text).expect("write");
+        tmp
+    }
+
+    #[test]
+    fn a_rename_waits_for_a_target_held_open_a_moment() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("out.txt");
+        std::fs::write(&dest, b"old").expect("write");
+        let held = hold(&dest);
+        let tmp = spool(&dest, b"new");
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            drop(held);
+        });
+        persist(tmp, &dest).expect("renamed once the target was closed");
+        closer.join().expect("closer");
+        assert_eq!(std::fs::read(&dest).expect("read"), b"new");
+    }
+
+    #[test]
+    fn a_target_held_open_for_good_is_refused_whole() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("out.txt");
+        std::fs::write(&dest, b"old").expect("write");
+        let _held = hold(&dest);
+        let tmp = spool(&dest, b"new");
+        let t = Instant::now();
+        let e = persist(tmp, &dest).expect_err("refused");
+        assert!(t.elapsed() >= RENAME_PATIENCE, "{:?}", t.elapsed());
+        assert!(
+            e.error.to_string().contains("held open by another process"),
+            "{}",
+            e.error
+        );
+        drop(e);
+        drop(_held);
+        assert_eq!(std::fs::read(&dest).expect("read"), b"old");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

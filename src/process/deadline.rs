@@ -350,13 +350,27 @@ pub(crate) fn last_line(line: &str) {
     });
 }
 
-/// Windows has no `poll` of a console or pipe handle: the line is written from a thread of
-/// its own, given [`LAST_WORDS`], as a long line is on Unix.
+/// Windows has no `poll` of a pipe handle. A write to a console or a file never waits on a
+/// reader: the line is written from this thread, as a short one is on Unix. Into a pipe
+/// (whose reader may have stopped reading) it is written from a thread of its own, given
+/// [`LAST_WORDS`], as a long line is on Unix.
 #[cfg(not(unix))]
 pub(crate) fn last_line(line: &str) {
+    use std::io::{IsTerminal, Write as _};
     let text = format!("{line}\n").into_bytes();
+    let err = std::io::stderr();
+    let to_file = || {
+        std::os::windows::io::AsHandle::as_handle(&err)
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.is_file())
+    };
+    if err.is_terminal() || to_file() {
+        let _ = err.lock().write_all(&text);
+        return;
+    }
     let _ = crate::process::within::within(Some(LAST_WORDS), move || {
-        use std::io::Write as _;
         let _ = std::io::stderr().write_all(&text);
     });
 }

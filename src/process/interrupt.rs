@@ -346,7 +346,7 @@ mod console {
     }
 
     /// The signal a console event stands for (see the module's comment).
-    fn signal(event: u32) -> Option<Signal> {
+    pub(super) fn signal(event: u32) -> Option<Signal> {
         match event {
             CTRL_C_EVENT => Some(Signal::Int),
             CTRL_BREAK_EVENT => Some(Signal::Term),
@@ -379,6 +379,27 @@ mod tests {
     fn exit_status_is_128_plus_the_signal_number() {
         for s in Signal::HANDLED {
             assert_eq!(i32::from(s.outcome().code()), 128 + s.number(), "{s:?}");
+        }
+    }
+
+    /// Ctrl-C is SIGINT (130), Ctrl-Break SIGTERM (143), the console closing, a log-off
+    /// and a shutdown SIGHUP (129); no other event is taken.
+    #[test]
+    #[cfg(windows)]
+    fn console_events_stand_for_signals() {
+        use windows_sys::Win32::System::Console as c;
+        let cases = [
+            (c::CTRL_C_EVENT, Some(130)),
+            (c::CTRL_BREAK_EVENT, Some(143)),
+            (c::CTRL_CLOSE_EVENT, Some(129)),
+            (c::CTRL_LOGOFF_EVENT, Some(129)),
+            (c::CTRL_SHUTDOWN_EVENT, Some(129)),
+            (3, None),
+            (7, None),
+        ];
+        for (event, status) in cases {
+            let got = console::signal(event).map(|s| crate::exit::status(s.outcome().code()));
+            assert_eq!(got, status, "event {event}");
         }
     }
 
