@@ -43,8 +43,14 @@ fi
 # One wineserver for all the runs, kept running (-p) until `wineserver -k`: otherwise each
 # run that finds none starts one, and its services, which costs up to 4.8 s at a load
 # average of 15 (tests/it/smoke.rs has the times).
+# One left by an earlier run of this prefix (its own, in target/wine) is ended first: -p
+# refuses to start beside it.
 WINESERVER=/usr/lib/wine/wineserver
+"$WINESERVER" -k 2>/dev/null || true
 "$WINESERVER" -p
+# Its services (winedevice.exe...) start with the first program and keep what that program
+# inherited: started here, with nothing but /dev/null, they hold no pipe a test reads to its end.
+"$WINE" wineboot >/dev/null 2>&1 </dev/null
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 WINDOWS_BIN="target/$WINDOWS_TARGET/release/retry-http.exe"
