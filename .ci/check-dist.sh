@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Checks the release files .ci/dist.sh wrote in target/dist/, as a user would use them (as root):
-#   1. SHA256SUMS names exactly the four files there, and `sha256sum -c` passes;
+#   1. SHA256SUMS names exactly the five files there, and `sha256sum -c` passes;
 #   2. each archive holds exactly its folder: the binary (mode 755, for the archive's machine,
 #      statically linked), the two man pages, the five completions, README.md, the licences;
 #   3. the binary from each archive, unpacked, answers --version and fetches a file from a
 #      loopback server byte for byte: the x86-64 one directly, the aarch64 one under qemu;
 #   4. each Debian package: Package, Version, Architecture (amd64, arm64), its file list, the
 #      machine of its binary, its copyright file;
-#   5. the amd64 package installed, checked and removed by .ci/package.sh.
+#   5. the amd64 package installed, checked and removed by .ci/package.sh;
+#   6. the Windows zip holds exactly its folder (retry-http.exe, a PE32+ x86-64 executable,
+#      README.md, the licences, the PowerShell completion), and its retry-http.exe answers
+#      --version and fetches a file byte for byte under Wine.
 #
 # Usage: bash .ci/check-dist.sh   (after bash .ci/dist.sh; from anywhere)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/aarch64-env.sh
+source .ci/windows-env.sh
 
 fail() {
     echo "check-dist.sh: $*" >&2
@@ -25,6 +29,7 @@ work=$(mktemp -d)
 server=
 cleanup() {
     [ -z "$server" ] || kill "$server" 2>/dev/null || true
+    "$WINESERVER" -k 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -37,6 +42,7 @@ for row in "${ROWS[@]}"; do
     read -r target arch _ _ <<<"$row"
     files+=("retry-http-$version-$target.tar.gz" "retry-http_${version}-1_$arch.deb")
 done
+files+=("retry-http-$version-$WINDOWS_TARGET.zip")
 
 echo "== SHA256SUMS"
 listed=$(awk '{print $2}' "$dist/SHA256SUMS" | sort)
@@ -98,6 +104,21 @@ for row in "${ROWS[@]}"; do
 done
 # Both packages hold the same files.
 cmp "$work/amd64.list" "$work/arm64.list" || fail "the two packages hold different files"
+
+name="retry-http-$version-$WINDOWS_TARGET"
+echo "== $name.zip"
+unzip -l "$dist/$name.zip"
+want=$(printf "$name/%s\n" "" retry-http.exe README.md LICENSE-MIT LICENSE-APACHE _retry-http.ps1 | sort)
+[ "$(unzip -Z1 "$dist/$name.zip" | sort)" = "$want" ] || fail "$name.zip does not hold exactly: $want"
+unzip -q "$dist/$name.zip" -d "$work"
+exe="$work/$name/retry-http.exe"
+x86_64-w64-mingw32-objdump -f "$exe" | grep -q 'file format pei-x86-64' || fail "$exe is not a PE32+ x86-64 executable"
+cmp -s "$work/$name/_retry-http.ps1" completions/_retry-http.ps1 || fail "$name holds another PowerShell completion"
+answer=$("$WINE" "$exe" --version | tr -d '\r')
+[ "$answer" = "retry-http $version" ] || fail "$exe --version said: $answer"
+"$WINE" "$exe" -sS --deadline 20s -o "$work/windows.got" "http://127.0.0.1:$port/$name/README.md"
+cmp "$work/windows.got" README.md || fail "$exe fetched README.md wrong"
+echo "$name: --version and a GET under Wine: ok"
 
 echo "== the amd64 package, installed and removed (.ci/package.sh)"
 bash .ci/package.sh "$dist/retry-http_${version}-1_amd64.deb"

@@ -4,15 +4,18 @@
 #   retry-http-VERSION-aarch64-unknown-linux-musl.tar.gz   of that name with the man pages, the
 #                                                          completions, README.md and the licences
 #   retry-http_VERSION-1_amd64.deb, retry-http_VERSION-1_arm64.deb   the Debian packages (cargo-deb)
-#   SHA256SUMS                                             over the four, for `sha256sum -c`
+#   retry-http-VERSION-x86_64-pc-windows-gnu.zip           retry-http.exe (mingw-w64), README.md,
+#                                                          the licences, the PowerShell completion
+#   SHA256SUMS                                             over the five, for `sha256sum -c`
 # A build already made is reused (cargo builds nothing new after .ci/static.sh and .ci/arm64.sh).
 # The archives and the packages are reproducible: names sorted, owner root, every time the last
-# commit's (or SOURCE_DATE_EPOCH's), gzip without a name or time. macOS and Windows files are
-# not made here: linking for macOS needs Apple's SDK, and Windows is not supported yet.
+# commit's (or SOURCE_DATE_EPOCH's), gzip without a name or time; the zip's entries sorted,
+# with that time and no extra fields. No macOS file is made here: linking for macOS needs
+# Apple's SDK.
 # .ci/check-dist.sh checks what this writes.
 #
 # Needs (installed when missing, as root): rustup's two musl targets, Debian's musl-tools,
-# dpkg-dev, and what .ci/aarch64-env.sh and .ci/cargo-deb.sh install.
+# dpkg-dev, and what .ci/aarch64-env.sh, .ci/windows-env.sh and .ci/cargo-deb.sh install.
 #
 # Usage: bash .ci/dist.sh   (no arguments; from anywhere, it works in the repository that holds it)
 set -euo pipefail
@@ -33,6 +36,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 source .ci/aarch64-env.sh
+source .ci/windows-env.sh
+"$WINESERVER" -k 2>/dev/null || true # nothing runs under Wine here
 source .ci/cargo-deb.sh
 
 version=$(cargo metadata --no-deps --format-version 1 --locked |
@@ -64,6 +69,16 @@ for target in "$X86_TARGET" "$AARCH64_TARGET"; do
     cp "$(tail -n 1 "$stage/cargo-deb.out")" "$dist/"
 done
 
-(cd "$dist" && sha256sum -- *.tar.gz *.deb >SHA256SUMS)
+echo "== cargo build --release --target $WINDOWS_TARGET"
+cargo build --release --locked --target "$WINDOWS_TARGET"
+name="retry-http-$version-$WINDOWS_TARGET"
+echo "== $name.zip"
+mkdir -p "$stage/$name"
+cp "$WINDOWS_BIN" README.md LICENSE-MIT LICENSE-APACHE completions/_retry-http.ps1 "$stage/$name/"
+find "$stage/$name" -exec touch -h -d "@$epoch" {} +
+# -X: no Unix owners or extra times; the order sorted, so the bytes are the same every time.
+(cd "$stage" && find "$name" | LC_ALL=C sort | TZ=UTC zip -X -9 -q "$OLDPWD/$dist/$name.zip" -@)
+
+(cd "$dist" && sha256sum -- *.tar.gz *.deb *.zip >SHA256SUMS)
 echo "== $dist"
 (cd "$dist" && ls -l -- * && cat SHA256SUMS)

@@ -136,7 +136,6 @@ impl Spool {
     /// The spool's bytes from `from` on, if there are at most `max` of them (`None`: more);
     /// nothing for a spool that keeps nothing.
     pub fn contents(&self, from: u64, max: u64) -> io::Result<Option<Vec<u8>>> {
-        use std::os::unix::fs::FileExt;
         let file = match self {
             Spool::Named(f) => f.as_file(),
             Spool::Anonymous(f) => f,
@@ -152,7 +151,7 @@ impl Spool {
             return Ok(None);
         }
         let mut bytes = vec![0; usize::try_from(len).unwrap_or(0)];
-        file.read_exact_at(&mut bytes, from)?;
+        crate::platform::read_exact_at(file, &mut bytes, from)?;
         Ok(Some(bytes))
     }
 
@@ -249,9 +248,9 @@ fn existing_destination(path: &Path, shown: &str) -> Result<Option<Destination>,
         Ok(m) if m.is_dir() => Err(UsageError(format!(
             "-o {shown} is a directory: expected a file path"
         ))),
-        Ok(m) if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) => Err(UsageError(
-            format!("-o {shown} is a socket: expected a file path (or a FIFO or a device)"),
-        )),
+        Ok(m) if crate::platform::is_socket(&m.file_type()) => Err(UsageError(format!(
+            "-o {shown} is a socket: expected a file path (or a FIFO or a device)"
+        ))),
         Ok(m) if !m.is_file() && null => Ok(Some(Destination::Null)),
         Ok(m) if !m.is_file() => Ok(Some(Destination::Special(path.to_path_buf()))),
         _ => Ok(None),
@@ -480,7 +479,7 @@ impl Output {
             Some(_) => make_folders(folder(dest))?,
             None => Vec::new(),
         };
-        tmp.persist(dest)
+        crate::files::persist(tmp, dest)
             .map(|f| crate::process::release::forget(&f))
             .map_err(|e| {
                 remove_folders(&made);
@@ -672,8 +671,11 @@ fn print_bytes(bytes: &[u8]) -> io::Result<()> {
 /// kernel. Nothing else writes to stdout before the body. A transfer of a batch writes to
 /// its [`Capture`] instead (see [`Output::stdout_file`]).
 fn raw_stdout() -> io::Result<File> {
-    use std::os::fd::AsFd;
-    let out = File::from(io::stdout().as_fd().try_clone_to_owned()?);
+    #[cfg(unix)]
+    let out = File::from(std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned()?);
+    #[cfg(windows)]
+    let out =
+        File::from(std::os::windows::io::AsHandle::as_handle(&io::stdout()).try_clone_to_owned()?);
     // F_SETPIPE_SZ is Linux's: elsewhere (and on the portable paths, see `platform`) the
     // pipe keeps the size the system gave it.
     #[cfg(target_os = "linux")]

@@ -42,3 +42,236 @@ fn forced_portable() -> bool {
 fn forced_portable() -> bool {
     false
 }
+
+// What Unix has and Windows has not. On Windows (`x86_64-pc-windows-gnu`, and MSVC) there
+// are no FIFOs, sockets or devices in the file system that `std::fs` shows (a named pipe
+// lives under `\\.\pipe\`, which retry-http never opens as a file of its own), no file
+// modes (a file's read-only flag is all), no `O_NOFOLLOW`/`O_NONBLOCK` opens: the answers
+// below say so, and docs/install.md lists what differs.
+
+/// Whether `t` is a Unix domain socket (never on Windows: one is not seen as a file type).
+pub fn is_socket(t: &std::fs::FileType) -> bool {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileTypeExt::is_socket(t);
+    #[cfg(not(unix))]
+    return {
+        let _ = t;
+        false
+    };
+}
+
+/// What a file type that is neither a file, a folder nor a link is, in words ("a FIFO", "a
+/// socket", "a character device", "a block device"), if it is one of those (never on
+/// Windows).
+pub fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            Some("a FIFO")
+        } else if t.is_socket() {
+            Some("a socket")
+        } else if t.is_char_device() {
+            Some("a character device")
+        } else if t.is_block_device() {
+            Some("a block device")
+        } else {
+            None
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = t;
+        None
+    }
+}
+
+/// Whether `e` says that symbolic links form a loop (`ELOOP`; on Windows
+/// `ERROR_CANT_RESOLVE_FILENAME`, 1921).
+pub fn is_link_loop(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    return e.raw_os_error() == Some(libc::ELOOP);
+    #[cfg(not(unix))]
+    return e.raw_os_error() == Some(1921);
+}
+
+/// Reads exactly `buf.len()` bytes of `file` from `offset` on, leaving the file's position
+/// where it was (`pread` on Unix; on Windows `seek_read`, which moves the position, then
+/// the position put back).
+///
+/// Errors: the system's, or `UnexpectedEof` when the file ends first.
+pub fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::read_exact_at(file, buf, offset);
+    #[cfg(windows)]
+    return {
+        use std::io::{Seek, SeekFrom};
+        use std::os::windows::fs::FileExt;
+        let mut handle = file;
+        let at = handle.stream_position()?;
+        let (mut buf, mut offset) = (buf, offset);
+        let mut read = Ok(());
+        while !buf.is_empty() {
+            match file.seek_read(buf, offset) {
+                Ok(0) => {
+                    read = Err(std::io::ErrorKind::UnexpectedEof.into());
+                    break;
+                }
+                Ok(n) => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    read = Err(e);
+                    break;
+                }
+            }
+        }
+        handle.seek(SeekFrom::Start(at))?;
+        read
+    };
+}
+
+/// Writes all of `buf` into `file` at `offset`, leaving the file's position where it was
+/// (`pwrite` on Unix; on Windows `seek_write`, then the position put back).
+///
+/// Errors: the system's.
+pub fn write_all_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::FileExt::write_all_at(file, buf, offset);
+    #[cfg(windows)]
+    return {
+        use std::io::{Seek, SeekFrom};
+        use std::os::windows::fs::FileExt;
+        let mut handle = file;
+        let at = handle.stream_position()?;
+        let (mut buf, mut offset) = (buf, offset);
+        let mut wrote = Ok(());
+        while !buf.is_empty() {
+            match file.seek_write(buf, offset) {
+                Ok(0) => {
+                    wrote = Err(std::io::ErrorKind::WriteZero.into());
+                    break;
+                }
+                Ok(n) => {
+                    buf = &buf[n..];
+                    offset += n as u64;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    wrote = Err(e);
+                    break;
+                }
+            }
+        }
+        handle.seek(SeekFrom::Start(at))?;
+        wrote
+    };
+}
+
+/// A socket's number, which `splice` (Linux only) reads: a descriptor on Unix, a `SOCKET`
+/// on Windows.
+#[cfg(unix)]
+pub use std::os::fd::RawFd;
+/// See the Unix one.
+#[cfg(windows)]
+pub type RawFd = std::os::windows::io::RawSocket;
+
+/// The number of socket `s` (see [`RawFd`]).
+#[cfg(unix)]
+pub fn raw_fd(s: &impl std::os::fd::AsRawFd) -> RawFd {
+    s.as_raw_fd()
+}
+
+/// The number of socket `s` (see [`RawFd`]).
+#[cfg(windows)]
+pub fn raw_fd(s: &impl std::os::windows::io::AsRawSocket) -> RawFd {
+    s.as_raw_socket()
+}
+
+/// `--unix-socket PATH` can be honoured: always on Unix.
+///
+/// Errors: on Windows, one line saying that Unix sockets are not supported there.
+pub fn unix_sockets(path: &std::path::Path) -> Result<(), String> {
+    if cfg!(windows) {
+        return Err(format!(
+            "--unix-socket {}: Unix sockets are not supported on Windows: use a TCP address",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+pub use std::os::unix::net::UnixStream;
+
+/// Windows: std has no Unix domain sockets, so `--unix-socket` and `redis+unix://` are
+/// refused there ([`UnixStream::connect`] says so). The type has no value: every other
+/// method is never reached.
+#[cfg(windows)]
+pub enum UnixStream {}
+
+#[cfg(windows)]
+impl UnixStream {
+    /// Errors: always (`Unsupported`): Windows' build has no Unix sockets.
+    pub fn connect(_: impl AsRef<std::path::Path>) -> std::io::Result<UnixStream> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "Unix sockets are not supported on Windows: use a TCP address",
+        ))
+    }
+    pub fn set_read_timeout(&self, _: Option<std::time::Duration>) -> std::io::Result<()> {
+        match *self {}
+    }
+    pub fn set_write_timeout(&self, _: Option<std::time::Duration>) -> std::io::Result<()> {
+        match *self {}
+    }
+    pub fn set_nonblocking(&self, _: bool) -> std::io::Result<()> {
+        match *self {}
+    }
+    pub fn shutdown(&self, _: std::net::Shutdown) -> std::io::Result<()> {
+        match *self {}
+    }
+}
+
+#[cfg(windows)]
+impl std::os::windows::io::AsRawSocket for UnixStream {
+    fn as_raw_socket(&self) -> RawFd {
+        match *self {}
+    }
+}
+
+#[cfg(windows)]
+impl std::io::Read for &UnixStream {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        match **self {}
+    }
+}
+
+#[cfg(windows)]
+impl std::io::Write for &UnixStream {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        match **self {}
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match **self {}
+    }
+}
+
+#[cfg(windows)]
+impl std::io::Read for UnixStream {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        match *self {}
+    }
+}
+
+#[cfg(windows)]
+impl std::io::Write for UnixStream {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        match *self {}
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match *self {}
+    }
+}

@@ -226,9 +226,19 @@ pub fn remote_name(url: &Url) -> Result<String, UsageError> {
             "-O: the URL {} ends in '-', which would mean stdout: give -o FILE (or -o - for stdout)",
             redact::url(url)
         )),
+        // On Windows `:` would name a stream of another file (`a:b`), and the others are
+        // refused in a name.
+        n if cfg!(windows) && n.contains(WINDOWS_REFUSED) => usage(format!(
+            "-O: the URL {} ends in a name Windows refuses (it holds one of < > : \" | ? * \\): give -o FILE",
+            redact::url(url)
+        )),
         n => Ok(n.to_string()),
     }
 }
+
+/// What Windows refuses in a file name (besides `/` and the control characters, which a
+/// URL path segment cannot hold unencoded).
+const WINDOWS_REFUSED: [char; 8] = ['<', '>', ':', '"', '|', '?', '*', '\\'];
 
 #[cfg(test)]
 mod tests {
@@ -312,6 +322,17 @@ mod tests {
         ] {
             assert!(remote_name(&u(bad)).is_err(), "{bad}");
         }
+    }
+
+    /// A name Windows refuses (`a:b` would be a stream of `a`) is a usage error there, and
+    /// a file name elsewhere.
+    #[test]
+    fn a_remote_name_windows_refuses_is_refused_there() {
+        for url in ["http://h/a:b", "http://h/x%22y/a|b", "http://h/a*"] {
+            let got = remote_name(&u(url));
+            assert_eq!(got.is_err(), cfg!(windows), "{url}: {got:?}");
+        }
+        assert_eq!(remote_name(&u("http://h/d/f.txt")), Ok("f.txt".to_string()));
     }
 
     #[test]

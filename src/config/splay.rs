@@ -82,7 +82,21 @@ fn host_id(value: std::ffi::OsString) -> Result<String, UsageError> {
     Ok(id)
 }
 
+/// The host name, as `hostname` prints it: on Windows the computer's NetBIOS name, from
+/// `%COMPUTERNAME%`, which Windows sets for every process.
+#[cfg(windows)]
+fn host_name() -> Result<String, UsageError> {
+    match std::env::var("COMPUTERNAME") {
+        Ok(name) if !name.is_empty() => Ok(name),
+        _ => usage(format!(
+            "--splay: the host name cannot be read (%COMPUTERNAME% is not set): set \
+             ${HOST_ID_VAR} to name this host"
+        )),
+    }
+}
+
 /// The host name, as `hostname` prints it (bytes that are not UTF-8 replaced).
+#[cfg(unix)]
 fn host_name() -> Result<String, UsageError> {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for writes of its length; gethostname writes at most that
@@ -106,10 +120,12 @@ mod tests {
     fn the_host_name_is_the_kernels() {
         let name = host_name().expect("a host name");
         assert!(!name.is_empty());
-        let typed = std::fs::read_to_string("/proc/sys/kernel/hostname");
-        if let Ok(t) = typed {
+        #[cfg(unix)]
+        if let Ok(t) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
             assert_eq!(name, t.trim_end());
         }
+        #[cfg(windows)]
+        assert_eq!(Some(name), std::env::var("COMPUTERNAME").ok());
     }
 
     #[test]

@@ -21,6 +21,12 @@
 //! Apple's curl trust them; only when it gives none are the usual files read (Apple's
 //! `/etc/ssl/cert.pem`). `SSL_CERT_FILE` and `SSL_CERT_DIR` are read as on Linux.
 //!
+//! On Windows the system's store is Windows' own: with neither variable set, the
+//! certificates of the "ROOT" stores (the current user's and the machine's, read through
+//! CryptoAPI by rustls-native-certs) are the store, as Schannel and Windows' curl.exe trust
+//! them. `SSL_CERT_FILE` and `SSL_CERT_DIR` (folders separated by `;` there) are read as
+//! elsewhere.
+//!
 //! The store is read once per run, by the first TLS connection that needs it (the HTTPS
 //! side's, or `rediss://`'s), and kept for the others.
 
@@ -118,7 +124,7 @@ impl Sources {
         Sources {
             file: probed.cert_file,
             dirs: probed.cert_dir,
-            keychain: cfg!(target_os = "macos"),
+            keychain: cfg!(any(target_os = "macos", windows)),
         }
     }
 }
@@ -127,7 +133,7 @@ impl Sources {
 #[derive(Default)]
 struct Reading {
     store: Store,
-    seen: HashSet<(u64, u64)>,
+    seen: HashSet<Identity>,
 }
 
 /// Reads the store from `sources` (see the module's comment).
@@ -157,10 +163,11 @@ impl Reading {
         self.store
     }
 
-    /// macOS: adds the certificates the keychain trusts for TLS; whether it gave any. (A
-    /// certificate it cannot give, or a keychain that cannot be read, is passed over: the
-    /// files are read when it gives none.)
-    #[cfg(target_os = "macos")]
+    /// macOS: adds the certificates the keychain trusts for TLS; Windows: those of the
+    /// system's certificate stores (the current user's and the machine's "ROOT" stores,
+    /// read through CryptoAPI); whether it gave any. (A certificate it cannot give, or a
+    /// store that cannot be read, is passed over: the files are read when it gives none.)
+    #[cfg(any(target_os = "macos", windows))]
     fn keychain(&mut self) -> bool {
         let found = rustls_native_certs::load_native_certs();
         self.store.certs.extend(found.certs);
@@ -168,7 +175,7 @@ impl Reading {
     }
 
     /// Elsewhere there is no keychain: the files are the store.
-    #[cfg(not(target_os = "macos"))]
+    #[cfg(not(any(target_os = "macos", windows)))]
     fn keychain(&mut self) -> bool {
         false
     }
@@ -209,7 +216,6 @@ impl Reading {
     /// The bytes of `path` if they are to be read (see [`Reading::file`]); `Ok(None)`:
     /// passed over silently; `Err`: why it is not read.
     fn bytes(&mut self, path: &Path, budget: &mut u64) -> Result<Option<Vec<u8>>, String> {
-        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -221,16 +227,21 @@ impl Reading {
         // Looked at before the open (a device is not opened), and again after it.
         let file = regular(&meta)
             .and_then(|()| {
-                std::fs::OpenOptions::new()
+                let mut options = std::fs::OpenOptions::new();
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::custom_flags(
+                    &mut options,
+                    libc::O_NONBLOCK | libc::O_NOCTTY,
+                );
+                options
                     .read(true)
-                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
                     .open(path)
                     .map_err(|e| format!("cannot be read: {e}"))
             })
             .and_then(|f| f.metadata().map(|m| (f, m)).map_err(|e| e.to_string()))
             .and_then(|(f, m)| regular(&m).map(|()| (f, m)))?;
         let (file, meta) = file;
-        if !self.seen.insert((meta.dev(), meta.ino())) {
+        if !self.seen.insert(identity(path, &meta)) {
             return Ok(None);
         }
         if meta.len() > MAX_FILE {
@@ -250,6 +261,27 @@ impl Reading {
     }
 }
 
+/// What makes a file the same as one read before: its device and inode on Unix.
+#[cfg(unix)]
+type Identity = (u64, u64);
+
+/// The identity of the file at `path`, whose metadata is `meta`.
+#[cfg(unix)]
+fn identity(_: &Path, meta: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// On Windows, where std gives no stable file index: the canonical path.
+#[cfg(not(unix))]
+type Identity = PathBuf;
+
+/// The identity of the file at `path` (Windows: its canonical path).
+#[cfg(not(unix))]
+fn identity(path: &Path, _: &std::fs::Metadata) -> Identity {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// `Err` naming what `meta` is when it is not a regular file.
 fn regular(meta: &std::fs::Metadata) -> Result<(), String> {
     if meta.is_file() {
@@ -262,7 +294,8 @@ fn regular(meta: &std::fs::Metadata) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
+/// The tests make links, FIFOs and modes: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 pub mod certs;
 pub mod owned;
-pub use owned::{probe_write, temp_beside, temp_in};
+pub use owned::{persist, probe_write, temp_beside, temp_in};
 
 /// The folder `path` lives in: its parent, or `.` when it has none that can be named (a
 /// bare file name, or `/`).
@@ -30,7 +30,7 @@ pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(path) {
             Ok(resolved) => Ok(resolved),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(e),
+            Err(e) if crate::platform::is_link_loop(&e) => Err(e),
             Err(_) => {
                 std::fs::read_link(path).map(|t| path.parent().unwrap_or(Path::new(".")).join(t))
             }
@@ -40,11 +40,17 @@ pub fn follow_link(path: &Path) -> io::Result<PathBuf> {
 }
 
 /// Whether `a` and `b` name one file: the same device and inode when both exist, else the
-/// same path once links are followed.
+/// same path once links are followed. (On Windows, where std gives no stable file index,
+/// two existing paths are one file when their canonical forms are equal.)
 pub fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => (x.dev(), x.ino()) == (y.dev(), y.ino()),
+        #[cfg(unix)]
+        (Ok(x), Ok(y)) => {
+            use std::os::unix::fs::MetadataExt;
+            (x.dev(), x.ino()) == (y.dev(), y.ino())
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok(),
         _ => {
             let lead = |p: &Path| normalised(&follow_link(p).unwrap_or_else(|_| p.to_path_buf()));
             lead(a) == lead(b)
@@ -71,11 +77,14 @@ fn normalised(path: &Path) -> PathBuf {
 }
 
 /// Whether the path as typed names a folder rather than a file: it ends in `/`, `/.` or
-/// `/..` (or is `.` or `..`). `Path` drops those endings, so a check made on its parts
-/// would take `ok/` for the file `ok`.
+/// `/..` (or is `.` or `..`); on Windows `\` counts as `/` does. `Path` drops those
+/// endings, so a check made on its parts would take `ok/` for the file `ok`.
 pub fn names_a_folder(path: &Path) -> bool {
     let s = path.as_os_str().as_encoded_bytes();
-    s.ends_with(b"/") || s.ends_with(b"/.") || s.ends_with(b"/..") || s == b"." || s == b".."
+    let sep = |b: u8| b == b'/' || (cfg!(windows) && b == b'\\');
+    let last = s.iter().rposition(|&b| sep(b)).map_or(0, |i| i + 1);
+    let tail = &s[last..];
+    s.last().is_some_and(|&b| sep(b)) || tail == b"." || tail == b".."
 }
 
 /// Reads all of `from` if it holds at most `max` bytes (`None`: it holds more; at most
@@ -117,10 +126,7 @@ pub fn check_writable(path: &Path, flag: &str) -> Result<(), String> {
     if path.is_dir() {
         return Err(format!("{flag} is a directory: expected a file path"));
     }
-    if std::fs::metadata(path).is_ok_and(|m| {
-        use std::os::unix::fs::FileTypeExt;
-        m.file_type().is_socket()
-    }) {
+    if std::fs::metadata(path).is_ok_and(|m| crate::platform::is_socket(&m.file_type())) {
         return Err(format!(
             "{flag} is a socket: expected a file path (or a FIFO or a device)"
         ));
@@ -186,7 +192,6 @@ pub fn nearest_folder(dir: &Path) -> io::Result<PathBuf> {
 ///
 /// Errors: a folder cannot be made.
 pub fn make_folders(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    use std::os::unix::fs::DirBuilderExt;
     let mut missing: Vec<PathBuf> = dir
         .ancestors()
         .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
@@ -195,7 +200,10 @@ pub fn make_folders(dir: &Path) -> io::Result<Vec<PathBuf>> {
     missing.reverse();
     let mut made = Vec::new();
     for d in missing {
-        if let Err(e) = std::fs::DirBuilder::new().mode(0o750).create(&d) {
+        let builder = &mut std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(builder, 0o750);
+        if let Err(e) = builder.create(&d) {
             remove_folders(&made);
             return Err(e);
         }
@@ -244,6 +252,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_link_leads_to_its_target_even_when_dangling() {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let real = dir.path().join("real");
@@ -281,26 +290,46 @@ mod tests {
         let long = dir.path().join("n".repeat(NAME_MAX + 1));
         let e = check_writable(&long, "-o n...").unwrap_err();
         assert!(e.contains("longer than 255"), "{e}");
-        // Through a link: where it leads is checked (dangling into no folder, to a folder).
-        let dangling = dir.path().join("dangling");
-        std::os::unix::fs::symlink(&missing, &dangling).expect("link");
-        let e = check_writable(&dangling, "-D dangling").unwrap_err();
-        assert!(
-            e.contains("-D dangling (a link to ") && e.contains("does not exist"),
-            "{e}"
-        );
-        let to_dir = dir.path().join("to_dir");
-        std::os::unix::fs::symlink(dir.path(), &to_dir).expect("link");
-        let e = check_writable(&to_dir, "-D to_dir").unwrap_err();
-        assert!(e.contains("is a directory"), "{e}");
-        let looped = dir.path().join("loop");
-        std::os::unix::fs::symlink(&looped, &looped).expect("link");
-        let e = check_writable(&looped, "-D loop").unwrap_err();
-        assert!(e.contains("cannot be followed"), "{e}");
-        assert!(follow_link(&looped).is_err());
-        let to_new = dir.path().join("to_new");
-        std::os::unix::fs::symlink(&ok, &to_new).expect("link");
-        assert_eq!(check_writable(&to_new, "-D to_new"), Ok(()));
+        #[cfg(unix)]
+        {
+            // Through a link: where it leads is checked (dangling into no folder, to a folder).
+            let dangling = dir.path().join("dangling");
+            std::os::unix::fs::symlink(&missing, &dangling).expect("link");
+            let e = check_writable(&dangling, "-D dangling").unwrap_err();
+            assert!(
+                e.contains("-D dangling (a link to ") && e.contains("does not exist"),
+                "{e}"
+            );
+            let to_dir = dir.path().join("to_dir");
+            std::os::unix::fs::symlink(dir.path(), &to_dir).expect("link");
+            let e = check_writable(&to_dir, "-D to_dir").unwrap_err();
+            assert!(e.contains("is a directory"), "{e}");
+            let looped = dir.path().join("loop");
+            std::os::unix::fs::symlink(&looped, &looped).expect("link");
+            let e = check_writable(&looped, "-D loop").unwrap_err();
+            assert!(e.contains("cannot be followed"), "{e}");
+            assert!(follow_link(&looped).is_err());
+            let to_new = dir.path().join("to_new");
+            std::os::unix::fs::symlink(&ok, &to_new).expect("link");
+            assert_eq!(check_writable(&to_new, "-D to_new"), Ok(()));
+        }
+    }
+
+    #[test]
+    fn a_path_that_ends_in_a_separator_names_a_folder() {
+        for folder in ["d/", "d/.", "d/..", ".", "..", "/", "a/b/"] {
+            assert!(names_a_folder(Path::new(folder)), "{folder}");
+        }
+        for file in ["d", "d/f", "d/.f", "d/f.", "..f", "a/b"] {
+            assert!(!names_a_folder(Path::new(file)), "{file}");
+        }
+        // Windows' own separator, and a drive letter.
+        for path in [r"d\", r"C:\d\", r"d\.", r"C:\d\..", r"C:\"] {
+            assert_eq!(names_a_folder(Path::new(path)), cfg!(windows), "{path}");
+        }
+        for file in [r"C:\d\f", r"d\f.txt", "C:f"] {
+            assert!(!names_a_folder(Path::new(file)), "{file}");
+        }
     }
 
     #[test]

@@ -23,7 +23,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use tempfile::NamedTempFile;
 
@@ -64,21 +63,12 @@ impl NotRegular {
 
 /// What a file type is, in words, for a path that must be a regular file and is not.
 pub fn kind(t: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
     if t.is_symlink() {
         "a symbolic link"
     } else if t.is_dir() {
         "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
     } else {
-        "not a regular file"
+        crate::platform::special_kind(&t).unwrap_or("not a regular file")
     }
 }
 
@@ -89,15 +79,13 @@ pub fn kind(t: std::fs::FileType) -> &'static str {
 /// Errors: what lies there is not a regular file (a [`NotRegular`] inside, naming it: a
 /// link, a FIFO, a socket, a device, a folder), or the system's error of the open.
 pub fn open(path: &Path, access: Access) -> io::Result<Option<File>> {
-    use std::os::unix::fs::OpenOptionsExt;
     let mut options = std::fs::OpenOptions::new();
     match access {
         Access::Read => options.read(true),
         Access::ReadWrite => options.read(true).write(true),
-        Access::Lock => options.write(true).create(true).truncate(false).mode(0o666),
+        Access::Lock => options.write(true).create(true).truncate(false),
     };
-    options.custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
-    let file = match options.open(path) {
+    let file = match not_through_link(&mut options, path)?.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         // ELOOP (a link), ENXIO (a socket), EISDIR (a folder opened to write): say what.
@@ -116,8 +104,40 @@ pub fn open(path: &Path, access: Access) -> io::Result<Option<File>> {
     Ok(Some(file))
 }
 
+/// `options` set never to follow a link in the last step nor to block: on Unix
+/// `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY` (and mode 0666 less the umask for a new file). On
+/// Windows, where an open has neither flag and nothing in a folder blocks an open, a
+/// symbolic link (or junction) at `path` is refused before the open instead.
+///
+/// Errors: on Windows, `path` is a link (a [`NotRegular`] inside).
+fn not_through_link<'a>(
+    options: &'a mut std::fs::OpenOptions,
+    path: &Path,
+) -> io::Result<&'a mut std::fs::OpenOptions> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = path;
+        options
+            .mode(0o666)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY);
+    }
+    #[cfg(not(unix))]
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(NotRegular("a symbolic link").error());
+    }
+    Ok(options)
+}
+
 /// Clears `O_NONBLOCK` on `file` (a regular file by now, which it does not change, but the
-/// descriptor is then an ordinary one for whoever writes it).
+/// descriptor is then an ordinary one for whoever writes it). Nothing to do on Windows.
+#[cfg(not(unix))]
+fn blocking(_: &File) -> io::Result<()> {
+    Ok(())
+}
+
+/// See the Windows one above.
+#[cfg(unix)]
 fn blocking(file: &File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
@@ -170,14 +190,25 @@ pub fn temp_beside(dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedT
 ///
 /// Errors: the folder cannot be written, or the mode cannot be set.
 pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Result<NamedTempFile> {
+    // tempfile creates with `create_new` (O_CREAT | O_EXCL), a new random name on EEXIST.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(fitting(prefix, suffix)).suffix(suffix);
+    with_mode_of(&mut builder, dir, dest)
+}
+
+/// Makes the temporary file of [`temp_in`] with `dest`'s mode (Unix).
+#[cfg(unix)]
+fn with_mode_of(
+    builder: &mut tempfile::Builder,
+    dir: &Path,
+    dest: &Path,
+) -> io::Result<NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt;
     let existing = std::fs::symlink_metadata(dest)
         .ok()
         .filter(std::fs::Metadata::is_file)
         .map(|m| m.permissions().mode());
-    // tempfile creates with `create_new` (O_CREAT | O_EXCL), a new random name on EEXIST.
-    let tmp = tempfile::Builder::new()
-        .prefix(fitting(prefix, suffix))
-        .suffix(suffix)
+    let tmp = builder
         .permissions(std::fs::Permissions::from_mode(existing.unwrap_or(0o666)))
         .tempfile_in(dir)?;
     if let Some(mode) = existing {
@@ -186,6 +217,65 @@ pub fn temp_in(dir: &Path, dest: &Path, prefix: &str, suffix: &str) -> io::Resul
             .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     Ok(tmp)
+}
+
+/// On Windows a file has no mode: the new file takes its folder's inherited access
+/// rules, as any file made there does (a read-only `dest` is refused by the rename).
+#[cfg(not(unix))]
+fn with_mode_of(
+    builder: &mut tempfile::Builder,
+    dir: &Path,
+    _: &Path,
+) -> io::Result<NamedTempFile> {
+    builder.tempfile_in(dir)
+}
+
+/// How long a rename that Windows refuses (`PermissionDenied`) is tried again: an
+/// antivirus scanner or the search indexer holds a file it has just seen open for a moment,
+/// and Windows refuses to replace a file open without `FILE_SHARE_DELETE`. 10 s, as uv
+/// (`uv-fs`) retries its renames; a target another process keeps open fails after that.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub const RENAME_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Renames the complete temporary file `tmp` over `dest` (replacing it atomically: a
+/// reader sees the old file or the new one, whole). On Windows a rename refused with
+/// `PermissionDenied` is tried again every 50 ms to 400 ms for [`RENAME_PATIENCE`]; when it
+/// is still refused, the error says that another process holds `dest` open. Unix renames
+/// once.
+///
+/// Errors: the rename's (with the file given back, which its drop removes).
+pub fn persist(tmp: NamedTempFile, dest: &Path) -> Result<File, tempfile::PersistError<File>> {
+    #[cfg(windows)]
+    {
+        let until = std::time::Instant::now() + RENAME_PATIENCE;
+        let mut pause = std::time::Duration::from_millis(50);
+        let mut tmp = tmp;
+        loop {
+            match tmp.persist(dest) {
+                Err(e) if e.error.kind() == io::ErrorKind::PermissionDenied => {
+                    if std::time::Instant::now() >= until {
+                        let why = format!(
+                            "{} is held open by another process (Windows refuses to replace \
+                             it; tried for {} s): close it and run again",
+                            dest.display(),
+                            RENAME_PATIENCE.as_secs()
+                        );
+                        let error = io::Error::new(io::ErrorKind::PermissionDenied, why);
+                        return Err(tempfile::PersistError {
+                            error,
+                            file: e.file,
+                        });
+                    }
+                    tmp = e.file;
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(400));
+                }
+                other => return other,
+            }
+        }
+    }
+    #[cfg(not(windows))]
+    tmp.persist(dest)
 }
 
 /// Whether a new file can be made in `dir` (one is made exclusively and removed at once);
@@ -216,10 +306,12 @@ fn fitting<'a>(prefix: &'a str, suffix: &str) -> &'a str {
     &prefix[..end]
 }
 
-#[cfg(test)]
+/// The tests make links, FIFOs and modes: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::files::NAME_MAX;
+    use std::os::unix::fs::PermissionsExt;
 
     /// Makes a FIFO at `path`.
     fn fifo(path: &Path) {
@@ -341,5 +433,69 @@ mod tests {
         assert!(made <= NAME_MAX, "{made}");
         assert_eq!(fitting(".é", ""), ".é");
         assert_eq!(fitting(&"é".repeat(200), ".part").len() % 2, 0);
+    }
+}
+
+/// Windows' renames: a target held open without `FILE_SHARE_DELETE` (as an editor or a
+/// scanner holds it) is waited for, and refused with a clear error after
+/// [`RENAME_PATIENCE`], the temporary file removed and the target untouched.
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::windows::fs::OpenOptionsExt;
+    use std::time::{Duration, Instant};
+
+    /// Opens `path` as a program that shares nothing does.
+    fn hold(path: &Path) -> File {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .share_mode(0)
+            .open(path)
+            .expect("open")
+    }
+
+    fn spool(dest: &Path, text: &[u8]) -> NamedTempFile {
+        let mut tmp = temp_beside(dest, ".out.", ".part").expect("temp");
+        tmp.write_all(text).expect("write");
+        tmp
+    }
+
+    #[test]
+    fn a_rename_waits_for_a_target_held_open_a_moment() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("out.txt");
+        std::fs::write(&dest, b"old").expect("write");
+        let held = hold(&dest);
+        let tmp = spool(&dest, b"new");
+        let closer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(500));
+            drop(held);
+        });
+        persist(tmp, &dest).expect("renamed once the target was closed");
+        closer.join().expect("closer");
+        assert_eq!(std::fs::read(&dest).expect("read"), b"new");
+    }
+
+    #[test]
+    fn a_target_held_open_for_good_is_refused_whole() {
+        let dir = tempfile::tempdir().expect("dir");
+        let dest = dir.path().join("out.txt");
+        std::fs::write(&dest, b"old").expect("write");
+        let _held = hold(&dest);
+        let tmp = spool(&dest, b"new");
+        let t = Instant::now();
+        let e = persist(tmp, &dest).expect_err("refused");
+        assert!(t.elapsed() >= RENAME_PATIENCE, "{:?}", t.elapsed());
+        assert!(
+            e.error.to_string().contains("held open by another process"),
+            "{}",
+            e.error
+        );
+        drop(e);
+        drop(_held);
+        assert_eq!(std::fs::read(&dest).expect("read"), b"old");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
+        assert_eq!(names.len(), 1, "{names:?}");
     }
 }

@@ -240,7 +240,9 @@ impl FileStore {
     pub fn open(path: &Path, limits: &Limits, clock: Clock) -> Result<FileStore, String> {
         let resolved = follow_link(path)
             .map_err(|e| format!("cannot follow the link {}: {e}", path.display()))?;
-        if resolved.file_name().is_none() || path.as_os_str().to_string_lossy().ends_with('/') {
+        let typed = path.as_os_str().to_string_lossy();
+        let folder_end = typed.ends_with('/') || (cfg!(windows) && typed.ends_with('\\'));
+        if resolved.file_name().is_none() || folder_end {
             return Err(format!("{} names a folder, not a file", path.display()));
         }
         match std::fs::metadata(&resolved) {
@@ -429,7 +431,7 @@ impl FileStore {
         let mut tmp = temp_beside(&self.path, TEMP_PREFIX, "")?;
         tmp.write_all(state.to_json().as_bytes())?;
         tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
+        crate::files::persist(tmp, &self.path).map_err(|e| e.error)?;
         Ok(())
     }
 }

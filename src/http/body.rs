@@ -65,14 +65,13 @@ impl Payload {
     /// line, the first delimiter, after its `--`; `Err` when the body does not begin with a
     /// delimiter or cannot be read.
     pub fn multipart_boundary(&self) -> io::Result<String> {
-        use std::os::unix::fs::FileExt;
         let mut head = vec![0u8; 2 + BOUNDARY_PLACEHOLDER.len()];
         match self {
             Payload::Memory(v) => {
                 let have = v.get(..head.len()).unwrap_or_default();
                 head[..have.len()].copy_from_slice(have);
             }
-            Payload::Spooled { file, .. } => file.read_exact_at(&mut head, 0)?,
+            Payload::Spooled { file, .. } => crate::platform::read_exact_at(file, &mut head, 0)?,
         }
         match head.strip_prefix(b"--").map(std::str::from_utf8) {
             Some(Ok(b)) if b.bytes().all(|c| c == b'-' || c.is_ascii_hexdigit()) => Ok(b.into()),
@@ -370,7 +369,6 @@ impl Loading {
 /// Puts the boundary made from the body in place of its placeholders (see [`Seal`]), in
 /// memory or in the spool; nothing for a body without delimiters.
 fn seal(sink: &mut Loading) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
     let Some(seal) = sink.seal.take() else {
         return Ok(());
     };
@@ -378,7 +376,7 @@ fn seal(sink: &mut Loading) -> io::Result<()> {
     let boundary = seal.boundary();
     for offset in at {
         match &sink.file {
-            Some(f) => f.write_all_at(boundary.as_bytes(), offset)?,
+            Some(f) => crate::platform::write_all_at(f, boundary.as_bytes(), offset)?,
             None => {
                 let start = usize::try_from(offset).map_err(io::Error::other)?;
                 let end = start + boundary.len();

@@ -10,10 +10,10 @@
 
 use crate::http::tap::{self, Raw, Tap};
 use crate::http::timing::Probe;
+use crate::platform::RawFd;
+use crate::platform::UnixStream;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::os::fd::{AsRawFd, RawFd};
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -164,13 +164,23 @@ macro_rules! socket_of {
             fn shut(&self) {
                 let _ = self.shutdown(std::net::Shutdown::Both);
             }
+            #[cfg(windows)]
+            fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
+                // Windows' recv has no MSG_DONTWAIT: the socket is made non-blocking for
+                // the read, and blocking again.
+                <$t>::set_nonblocking(self, true)?;
+                let read = (&*self).read(buf);
+                <$t>::set_nonblocking(self, false)?;
+                read
+            }
+            #[cfg(unix)]
             fn read_now(&self, buf: &mut [u8]) -> io::Result<usize> {
                 loop {
                     // SAFETY: recv into a buffer we own, of its length, on the descriptor
                     // the socket owns.
                     let n = unsafe {
                         libc::recv(
-                            self.as_raw_fd(),
+                            crate::platform::raw_fd(self),
                             buf.as_mut_ptr().cast(),
                             buf.len(),
                             libc::MSG_DONTWAIT,
@@ -186,7 +196,7 @@ macro_rules! socket_of {
                 }
             }
             fn fd(&self) -> RawFd {
-                self.as_raw_fd()
+                crate::platform::raw_fd(self)
             }
             fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 #[allow(clippy::redundant_closure_call)]

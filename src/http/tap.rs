@@ -5,8 +5,8 @@
 //! and notes that the rest of the body is [`Tap::handed`] over, to be moved by `splice`
 //! (Linux). What a spliced body needs of its socket and its attempt is a [`Wired`].
 
+use crate::platform::RawFd;
 use std::io;
-use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};

@@ -324,6 +324,7 @@ impl Watchdog {
 /// thread, so a loaded machine that is slow to schedule a thread cannot lose it. A line of
 /// at most `PIPE_BUF` bytes (4,096 on Linux) into a pipe that polls writable does not
 /// block; a longer one is written from a thread of its own, given the same time.
+#[cfg(unix)]
 pub(crate) fn last_line(line: &str) {
     let text = format!("{line}\n").into_bytes();
     let mut fd = libc::pollfd {
@@ -346,6 +347,31 @@ pub(crate) fn last_line(line: &str) {
     let _ = crate::process::within::within(Some(LAST_WORDS), move || {
         // SAFETY: a plain write of our own buffer to descriptor 2.
         unsafe { libc::write(2, text.as_ptr().cast(), text.len()) };
+    });
+}
+
+/// Windows has no `poll` of a pipe handle. A write to a console or a file never waits on a
+/// reader: the line is written from this thread, as a short one is on Unix. Into a pipe
+/// (whose reader may have stopped reading) it is written from a thread of its own, given
+/// [`LAST_WORDS`], as a long line is on Unix.
+#[cfg(not(unix))]
+pub(crate) fn last_line(line: &str) {
+    use std::io::{IsTerminal, Write as _};
+    let text = format!("{line}\n").into_bytes();
+    let err = std::io::stderr();
+    let to_file = || {
+        std::os::windows::io::AsHandle::as_handle(&err)
+            .try_clone_to_owned()
+            .map(std::fs::File::from)
+            .and_then(|f| f.metadata())
+            .is_ok_and(|m| m.is_file())
+    };
+    if err.is_terminal() || to_file() {
+        let _ = err.lock().write_all(&text);
+        return;
+    }
+    let _ = crate::process::within::within(Some(LAST_WORDS), move || {
+        let _ = std::io::stderr().write_all(&text);
     });
 }
 

@@ -13,14 +13,26 @@
 //! dump): it is the way out that does not depend on this handler. SIGKILL cannot be caught.
 //! SIGXFSZ (a write past `ulimit -f`) is ignored, so the write fails with an error the run
 //! reports and cleans up after, instead of killing the process.
+//!
+//! Windows has no signals: the console's control events stand for them, through a handler
+//! registered with `SetConsoleCtrlHandler`. Ctrl-C ends the run as SIGINT does (exit 130),
+//! Ctrl-Break as SIGTERM (143, a request to stop; `taskkill` without `/F` sends a console
+//! close), and the console closing, the user logging off or the system shutting down as
+//! SIGHUP (129). Windows runs the handler on a thread of its own and ends the process when
+//! it returns (after a console close, at the latest 5 s later): it does the ending itself
+//! (the same grace, the temporary files removed) and never returns once it has begun.
+//! `TerminateProcess` (`taskkill /F`, Task Manager) is Windows' SIGKILL: nothing runs.
 
 use crate::exit::Outcome;
+#[cfg(unix)]
 use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
+#[cfg(not(unix))]
+use windows_numbers::{SIGALRM, SIGHUP, SIGINT, SIGTERM, SIGUSR1, SIGUSR2};
 
 /// How long the run has to end by itself after a signal, before the handler exits.
 const GRACE: Duration = Duration::from_millis(450);
@@ -140,7 +152,20 @@ impl Signal {
     }
 }
 
+/// The numbers Linux gives the signals, which name them on Windows too (so that the exit
+/// statuses are the same everywhere).
+#[cfg(not(unix))]
+mod windows_numbers {
+    pub const SIGHUP: i32 = 1;
+    pub const SIGINT: i32 = 2;
+    pub const SIGUSR1: i32 = 10;
+    pub const SIGUSR2: i32 = 12;
+    pub const SIGALRM: i32 = 14;
+    pub const SIGTERM: i32 = 15;
+}
+
 /// Whether `sig` was ignored when the process started (`nohup`, a background job).
+#[cfg(unix)]
 fn ignored_at_start(sig: i32) -> bool {
     // SAFETY: with a null new action, sigaction only reads the current one into `old`.
     unsafe {
@@ -173,9 +198,44 @@ impl Interrupt {
         abort: impl FnOnce() + Send + 'static,
         last_words: impl FnOnce(Signal) + Send + 'static,
     ) -> std::io::Result<Self> {
+        let me = Self::default();
+        me.listen(abort, last_words)?;
+        Ok(me)
+    }
+
+    /// The ending once `sig` came: the flag set, the transfer aborted, then after
+    /// [`GRACE`] (if the run has not ended by itself) the temporary files removed, the
+    /// last words written and the process ended with the signal's status.
+    fn end(&self, sig: Signal, abort: impl FnOnce(), last_words: impl FnOnce(Signal)) -> ! {
+        self.set(sig);
+        abort();
+        std::thread::sleep(GRACE);
+        remove_temps();
+        crate::process::release::release_at_exit();
+        last_words(sig);
+        std::process::exit(i32::from(crate::exit::status(sig.outcome().code())));
+    }
+
+    /// Windows: the console's control handler (see the module's comment).
+    #[cfg(not(unix))]
+    fn listen(
+        &self,
+        abort: impl FnOnce() + Send + 'static,
+        last_words: impl FnOnce(Signal) + Send + 'static,
+    ) -> std::io::Result<()> {
+        console::listen(self.clone(), Box::new(abort), Box::new(last_words))
+    }
+
+    /// Unix: SIGXFSZ ignored, the signals' handlers, and the thread that ends the run.
+    #[cfg(unix)]
+    fn listen(
+        &self,
+        abort: impl FnOnce() + Send + 'static,
+        last_words: impl FnOnce(Signal) + Send + 'static,
+    ) -> std::io::Result<()> {
         // SAFETY: setting a signal's disposition to SIG_IGN runs no code in a handler.
         unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-        let me = Self::default();
+        let me = self;
         let wanted = Signal::HANDLED
             .map(Signal::number)
             .into_iter()
@@ -191,15 +251,9 @@ impl Interrupt {
             let Some(sig) = signals.forever().find_map(Signal::from_number) else {
                 return;
             };
-            shared.set(sig);
-            abort();
-            std::thread::sleep(GRACE);
-            remove_temps();
-            crate::process::release::release_at_exit();
-            last_words(sig);
-            std::process::exit(i32::from(crate::exit::status(sig.outcome().code())));
+            shared.end(sig, abort, last_words);
         });
-        Ok(me)
+        Ok(())
     }
 
     fn set(&self, sig: Signal) {
@@ -248,6 +302,74 @@ impl Interrupt {
     }
 }
 
+/// Windows' console control handler.
+#[cfg(not(unix))]
+mod console {
+    use super::{Interrupt, Signal};
+    use std::sync::{Mutex, OnceLock};
+    use windows_sys::Win32::Foundation::{FALSE, TRUE};
+    use windows_sys::Win32::System::Console::{
+        CTRL_BREAK_EVENT, CTRL_C_EVENT, CTRL_CLOSE_EVENT, CTRL_LOGOFF_EVENT, CTRL_SHUTDOWN_EVENT,
+        SetConsoleCtrlHandler,
+    };
+    use windows_sys::core::BOOL;
+
+    /// What the handler runs: taken by the first event (a second one finds nothing and
+    /// waits for the first's ending).
+    type Ending = (
+        Interrupt,
+        Box<dyn FnOnce() + Send>,
+        Box<dyn FnOnce(Signal) + Send>,
+    );
+
+    fn ending() -> &'static Mutex<Option<Ending>> {
+        static ENDING: OnceLock<Mutex<Option<Ending>>> = OnceLock::new();
+        ENDING.get_or_init(|| Mutex::new(None))
+    }
+
+    /// Registers the handler.
+    ///
+    /// Errors: `SetConsoleCtrlHandler` failed (the system's error).
+    pub(super) fn listen(
+        me: Interrupt,
+        abort: Box<dyn FnOnce() + Send>,
+        last_words: Box<dyn FnOnce(Signal) + Send>,
+    ) -> std::io::Result<()> {
+        if let Ok(mut e) = ending().lock() {
+            *e = Some((me, abort, last_words));
+        }
+        // SAFETY: registers a handler function that lives as long as the program.
+        if unsafe { SetConsoleCtrlHandler(Some(handler), TRUE) } == 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// The signal a console event stands for (see the module's comment).
+    pub(super) fn signal(event: u32) -> Option<Signal> {
+        match event {
+            CTRL_C_EVENT => Some(Signal::Int),
+            CTRL_BREAK_EVENT => Some(Signal::Term),
+            CTRL_CLOSE_EVENT | CTRL_LOGOFF_EVENT | CTRL_SHUTDOWN_EVENT => Some(Signal::Hup),
+            _ => None,
+        }
+    }
+
+    unsafe extern "system" fn handler(event: u32) -> BOOL {
+        let Some(sig) = signal(event) else {
+            return FALSE;
+        };
+        let taken = ending().lock().ok().and_then(|mut e| e.take());
+        match taken {
+            Some((me, abort, last_words)) => me.end(sig, abort, last_words),
+            // Another event is being handled: it ends the process.
+            None => loop {
+                std::thread::sleep(super::GRACE);
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +379,27 @@ mod tests {
     fn exit_status_is_128_plus_the_signal_number() {
         for s in Signal::HANDLED {
             assert_eq!(i32::from(s.outcome().code()), 128 + s.number(), "{s:?}");
+        }
+    }
+
+    /// Ctrl-C is SIGINT (130), Ctrl-Break SIGTERM (143), the console closing, a log-off
+    /// and a shutdown SIGHUP (129); no other event is taken.
+    #[test]
+    #[cfg(windows)]
+    fn console_events_stand_for_signals() {
+        use windows_sys::Win32::System::Console as c;
+        let cases = [
+            (c::CTRL_C_EVENT, Some(130)),
+            (c::CTRL_BREAK_EVENT, Some(143)),
+            (c::CTRL_CLOSE_EVENT, Some(129)),
+            (c::CTRL_LOGOFF_EVENT, Some(129)),
+            (c::CTRL_SHUTDOWN_EVENT, Some(129)),
+            (3, None),
+            (7, None),
+        ];
+        for (event, status) in cases {
+            let got = console::signal(event).map(|s| crate::exit::status(s.outcome().code()));
+            assert_eq!(got, status, "event {event}");
         }
     }
 

@@ -7,5 +7,9 @@
 pub mod abort;
 pub mod deadline;
 pub mod interrupt;
+#[cfg(unix)]
+pub mod release;
+#[cfg(not(unix))]
+#[path = "release_windows.rs"]
 pub mod release;
 pub mod within;

@@ -209,13 +209,33 @@ fn read_record(
     Some(text.map_err(|why| format!("{} {why}", info.display())))
 }
 
+/// Renames `data` over the temporary file `tmp`, which then holds its bytes.
+#[cfg(unix)]
+fn rename_into(data: &Path, tmp: NamedTempFile) -> io::Result<NamedTempFile> {
+    std::fs::rename(data, tmp.path()).map(|()| tmp)
+}
+
+/// Windows refuses to rename over a file that is open: the temporary file is closed
+/// first (its name kept, still removed when dropped), then opened again once it holds
+/// `data`'s bytes.
+#[cfg(windows)]
+fn rename_into(data: &Path, tmp: NamedTempFile) -> io::Result<NamedTempFile> {
+    let path = tmp.into_temp_path();
+    std::fs::rename(data, &path)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)?;
+    Ok(NamedTempFile::from_parts(file, path))
+}
+
 /// Claims the bytes `data` beside `file` by renaming them to a temporary name of this
 /// run's own: the run that renames them first has them to itself. `None` (told to `warn`):
 /// another run took them first, or they cannot be renamed.
 fn claim_bytes(file: &Path, data: &Path, warn: &mut dyn FnMut(String)) -> Option<NamedTempFile> {
     let shown = data.display();
     let claimed = temp_beside(file, &format!(".{}.", leaf(file)), ".part")
-        .and_then(|tmp| std::fs::rename(data, tmp.path()).map(|()| tmp));
+        .and_then(|tmp| rename_into(data, tmp));
     match claimed {
         Ok(tmp) => Some(tmp),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -350,8 +370,8 @@ pub fn keep(
     let written = (|| {
         let mut tmp = temp_beside(&info, &format!(".{}.", leaf(&info)), ".part")?;
         tmp.write_all(record.text().as_bytes())?;
-        spool.persist(&data).map_err(|e| e.error)?;
-        tmp.persist(&info).map_err(|e| e.error)?;
+        crate::files::persist(spool, &data).map_err(|e| e.error)?;
+        crate::files::persist(tmp, &info).map_err(|e| e.error)?;
         Ok(())
     })();
     if written.is_err() {

@@ -424,7 +424,7 @@ fn body_files(cfg: &Config) -> impl Iterator<Item = &Path> {
 /// `--unix-socket PATH`: a path the kernel can take (at most 107 bytes), and, if something
 /// is there already, a socket.
 fn check_socket(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::FileTypeExt;
+    crate::platform::unix_sockets(path)?;
     if path.as_os_str().len() > 107 {
         return Err(format!(
             "--unix-socket {}: a socket path is at most 107 bytes: use a shorter path (or a link to it)",
@@ -432,7 +432,7 @@ fn check_socket(path: &Path) -> Result<(), String> {
         ));
     }
     match std::fs::metadata(path) {
-        Ok(m) if !m.file_type().is_socket() => Err(format!(
+        Ok(m) if !crate::platform::is_socket(&m.file_type()) => Err(format!(
             "--unix-socket {} is not a socket: expected the path of a listening Unix socket",
             path.display()
         )),

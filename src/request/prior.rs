@@ -348,7 +348,7 @@ pub fn save_etag(path: &Path, head: &Head) -> io::Result<()> {
         writeln!(tmp, "{tag}")?;
     }
     tmp.as_file().sync_all()?;
-    tmp.persist(&dest).map_err(|e| e.error)?;
+    crate::files::persist(tmp, &dest).map_err(|e| e.error)?;
     Ok(())
 }
 

@@ -329,12 +329,14 @@ impl Owners {
             return;
         };
         let mut builder = std::fs::DirBuilder::new();
-        std::os::unix::fs::DirBuilderExt::mode(builder.recursive(true), 0o700);
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         // A temporary file that is not renamed is removed when dropped.
         let _ = builder.create(dir).and_then(|()| {
             let mut tmp = crate::files::owned::temp_beside(file, ".cluster-", ".tmp")?;
             tmp.write_all(text.as_bytes())?;
-            tmp.persist(file).map_err(|e| e.error)
+            crate::files::persist(tmp, file).map_err(|e| e.error)
         });
     }
 }

@@ -572,14 +572,14 @@ impl RedisStore {
 
     /// The round trips this store has made: one per connection, one per write of commands
     /// (pipelined commands count once), whatever node of a cluster they went to.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     fn round_trips(&self) -> u64 {
         self.dial.trips.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The store with its cluster's slot owners cached in `dir` (`None`: not cached), before
     /// any operation.
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     fn caching_in(mut self, dir: Option<&Path>) -> RedisStore {
         if let Some(dial) = Arc::get_mut(&mut self.dial) {
             dial.cache = dir.map(Path::to_path_buf);
@@ -822,6 +822,7 @@ fn without_pieces(text: &str, secret: &str) -> String {
 /// Reads `--state-cacert`: at most `MAX_CACERT` bytes, within `bound`. It is opened
 /// without blocking, so a FIFO with no writer, or a device, cannot hang the run; a pipe
 /// (`<(...)`) is read as its writer writes, until the bound.
+#[cfg(unix)]
 fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
     use std::io::Read;
     use std::os::fd::AsRawFd;
@@ -864,6 +865,25 @@ fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
             }
             Err(e) => return Err(cannot(&e.to_string())),
         }
+    }
+}
+
+/// Windows: nothing there blocks an open; the read is bounded by `bound` on a thread of
+/// its own (a named pipe that is never written is given up when it passes).
+#[cfg(windows)]
+fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
+    let cannot = |why: &str| format!("cannot read --state-cacert {}: {why}", path.display());
+    let owned = path.to_path_buf();
+    let read =
+        move || std::fs::File::open(owned).and_then(|f| crate::files::read_bounded(f, MAX_CACERT));
+    match crate::process::within::within(Some(bound), read) {
+        Ok(Ok(Some(pem))) => Ok(pem),
+        Ok(Ok(None)) => Err(cannot("larger than 1 MiB")),
+        Ok(Err(e)) => Err(cannot(&e.to_string())),
+        Err(_) => Err(cannot(&format!(
+            "nothing more came within {}",
+            crate::units::fmt_duration(bound)
+        ))),
     }
 }
 
@@ -951,17 +971,18 @@ fn describe(code: &str, detail: &str) -> String {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "../../../tests/support/redis_server.rs"]
 mod redis_server;
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "../../../tests/support/redis_cluster.rs"]
 mod redis_cluster;
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 #[path = "../../../tests/support/quoting_redis.rs"]
 mod quoting_redis;
 
-#[cfg(test)]
+// The tests start redis-server and send it signals: Unix only.
+#[cfg(all(test, unix))]
 mod tests;

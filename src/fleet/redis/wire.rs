@@ -12,9 +12,9 @@
 //! reading whatever the server sends for as long as it sends it.
 
 use super::{Dial, Endpoint, describe, other, resolve, timed_out};
+use crate::platform::UnixStream;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
