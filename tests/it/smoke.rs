@@ -307,3 +307,54 @@ fn ctrl_c_ends_a_transfer_with_130_and_no_file() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// A path as the binary under test names it: under Wine, the Windows form of `path`
+/// (Wine's drive `Z:` is the host's root, every `/` a `\`), so that drive letters and
+/// backslashes are what `-o`, `--output-dir`, `-K` and `--state` are given; elsewhere the
+/// path as it is.
+fn as_the_binary_names_it(path: &std::path::Path) -> String {
+    let text = path.to_str().expect("a UTF-8 path").to_string();
+    let runner = std::env::var("RETRY_HTTP_BIN_RUNNER").unwrap_or_default();
+    match runner.contains("wine") {
+        true => format!("Z:{}", text.replace('/', "\\")),
+        false => text,
+    }
+}
+
+/// The paths a user gives (`-o`, `--output-dir` with `-O`, `-K`, `--state`) in the
+/// machine's own form (under Wine: `Z:\...\out`): the files land where they name.
+#[test]
+fn paths_in_the_machine_s_own_form_are_where_files_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(vec![
+        Step::status(200, "one"),
+        Step::status(200, "two"),
+        Step::status(200, "three"),
+    ])
+    .unwrap();
+    let out_file = as_the_binary_names_it(&dir.path().join("out.txt"));
+    let (out, _) = run(&["-o", &out_file, &s.url("/a")]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(dir.path().join("out.txt")).unwrap(), b"one");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let config = dir.path().join("config.txt");
+    let state = as_the_binary_names_it(&dir.path().join("state.json"));
+    std::fs::write(
+        &config,
+        format!("state = \"{}\"\n", state.replace('\\', "\\\\")),
+    )
+    .unwrap();
+    let (out, _) = run(&[
+        "-K",
+        &as_the_binary_names_it(&config),
+        "--output-dir",
+        &as_the_binary_names_it(&sub),
+        "-O",
+        &s.url("/named.txt"),
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(std::fs::read(sub.join("named.txt")).unwrap(), b"two");
+    let text = std::fs::read_to_string(dir.path().join("state.json")).unwrap();
+    assert!(text.contains("retry-http-state"), "{text}");
+}
