@@ -73,17 +73,31 @@ pub fn main() -> ExitCode {
 /// munmap, and the connection's 128 KiB input buffer then faulted 32 fresh pages in. From
 /// the heap, the buffer reuses the pages the definition touched: about 30 fewer page
 /// faults for a small GET. Larger blocks (a spooled body) are still mapped and unmapped.
-/// Every thread also allocates from the one arena: the signal thread's first allocation
-/// would otherwise map (and trim) an arena of its own, 4 system calls and a page fault
-/// for a thread that allocates a few bytes (about 0.05 ms of CPU per run, median of 60).
 /// glibc's only: elsewhere (and on the portable paths, see `platform`) the allocator keeps
-/// its defaults.
+/// its defaults. A lone run's threads also share one arena: see [`one_arena`].
 fn reuse_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if platform::linux_calls() {
         // SAFETY: mallopt only sets malloc's parameters; called before any thread starts.
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+        }
+    }
+}
+
+/// A run of one transfer allocates from one malloc arena, its helper threads included: the
+/// signal thread's first allocation would otherwise map (and trim) an arena of its own, 4
+/// system calls and a page fault for a thread that allocates a few bytes (about 0.05 ms of
+/// CPU per run, median of 60). A batch keeps glibc's default (an arena per thread, up to 8
+/// per core): its workers allocate at once, and on one arena they queued on its lock (a
+/// third of the run's CPU for 20,000 GETs under `-Z`, in futex waits and wake-ups).
+/// Called before the session starts its threads; glibc's only, as above.
+pub(crate) fn one_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if platform::linux_calls() {
+        // SAFETY: mallopt only sets malloc's parameters; no other thread has allocated yet
+        // (glibc fixes its arena limit when a second thread first allocates).
+        unsafe {
             libc::mallopt(libc::M_ARENA_MAX, 1);
         }
     }
