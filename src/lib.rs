@@ -103,6 +103,14 @@ pub(crate) fn one_arena() {
     }
 }
 
+/// A batch's allocator: on the static build, mimalloc from now on (see
+/// `process::allocator`); elsewhere the system's, unchanged. Called before the session starts
+/// its threads.
+pub(crate) fn many_threads() {
+    #[cfg(all(target_os = "linux", target_env = "musl"))]
+    process::allocator::many_threads();
+}
+
 /// Whether the command line is `--version` or `-V` and nothing else.
 fn version_alone() -> bool {
     let mut args = std::env::args_os().skip(1);
@@ -155,3 +163,7 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         None => session::run(&cli.request, expanded.found, start),
     }
 }
+
+#[cfg(all(target_os = "linux", target_env = "musl"))]
+#[global_allocator]
+static ALLOCATOR: process::allocator::Chosen = process::allocator::Chosen;

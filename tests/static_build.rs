@@ -248,6 +248,30 @@ fn a_get_by_address_writes_its_body_with_no_tmp() {
     );
 }
 
+/// A batch on the static build: its workers allocate from mimalloc, switched to before they
+/// start, while what was allocated before (the command line, the configuration) goes back to
+/// musl's malloc. Twelve transfers under `-Z`, one retried after a 503, write every body.
+#[test]
+fn a_parallel_batch_runs_on_the_static_build() {
+    let root = Root::new();
+    let body = vec![b'x'; 64 << 10];
+    let mut script = vec![Step::status(503, "busy")];
+    script.extend((0..12).map(|_| Step::Respond {
+        status: 200,
+        headers: vec![],
+        body: body.clone(),
+    }));
+    let s = Server::start(script).expect("a server");
+    let urls: Vec<String> = (0..12).map(|i| s.url(&format!("/part{i}"))).collect();
+    let mut args = vec!["-Z", "--base", "1ms"];
+    args.extend(urls.iter().map(String::as_str));
+    let out = root.run(&args, &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout.len(), 12 * body.len(), "{}", stderr(&out));
+    assert!(out.stdout.iter().all(|&b| b == b'x'));
+    assert_eq!(s.requests().len(), 13);
+}
+
 /// README's container probe as it is written (`--health-exit -s -o /dev/null ...`) in a root
 /// with no /dev: `/dev/null` is read as "throw the body away", never a file to make, so a
 /// healthy service is 0 and a sick one 1.

@@ -5,6 +5,8 @@
 //! block for ever, waited for at most a limit (`within`).
 
 pub mod abort;
+#[cfg(all(target_os = "linux", target_env = "musl"))]
+pub mod allocator;
 pub mod deadline;
 pub mod interrupt;
 #[cfg(unix)]

@@ -123,8 +123,9 @@ impl Session {
         let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
         let aborts = Aborts::new();
         let tally = Arc::default();
-        if !cfg.batch.is_batch() {
-            crate::one_arena();
+        match cfg.batch.is_batch() {
+            true => crate::many_threads(),
+            false => crate::one_arena(),
         }
         let words = match cfg.batch.is_batch() && !cfg.explain {
             true => batch::last_words(&reporter, start, &tally),
