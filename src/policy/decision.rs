@@ -102,7 +102,7 @@ use super::backoff::{
     Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
     plan_wait, uniform,
 };
-use super::gate::{Clear, Stop, Why};
+use super::gate::{Clear, Outlook, Stop, Why};
 use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::{Cause, Outcome};
@@ -321,6 +321,37 @@ fn admit(rules: &Rules, retry: Retry, answer: Clear, rng: &mut dyn Rng) -> Verdi
                 None => Verdict::stop(Outcome::Deadline, HOLD_PAST_DEADLINE),
             }
         }
+    }
+}
+
+/// Rows 16 to 18's answer from the records' [`Outlook`] about a retry asked as `ask`: the
+/// store failed (under `--state-on-error closed`), then a shared Retry-After holding past
+/// the deadline (`ask.left`), then a budget with no room for a charged retry, stop the
+/// run; a shared Retry-After still holding is a wait; else go. Pure.
+pub fn retry_gate(o: &Outlook, ask: &Ask) -> Clear {
+    if let Some(why) = &o.failed {
+        return Clear::Stop(Stop::Spent(why.clone()));
+    }
+    if let Some(h) = o.held
+        && !hold_fits(h, ask.left)
+    {
+        return Clear::Stop(Stop::TooLate(format!(
+            "stopping: a Retry-After for {} shared by the runs holds for {}, past the deadline ({} left)",
+            o.origin,
+            fmt_duration(h),
+            fmt_duration(ask.left.unwrap_or_default())
+        )));
+    }
+    match (o.spent.as_ref().filter(|_| ask.charge), o.held) {
+        (Some(why), _) => Clear::Stop(Stop::Spent(why.clone())),
+        (None, Some(h)) => Clear::Wait {
+            wait: h,
+            why: Why::Shared {
+                left: ask.left,
+                line: None,
+            },
+        },
+        (None, None) => Clear::Go,
     }
 }
 
