@@ -20,7 +20,6 @@ use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
 use crate::fleet::store::memory::SharedMemory;
 use crate::fleet::store::{Clock, Store};
-use crate::gate::between::Between;
 use crate::policy::decision::hold_fits;
 use crate::policy::gate::{Clear, Outlook, Stop};
 use crate::report::{Reporter, StateUse};
@@ -71,34 +70,6 @@ impl StateConfig {
             cacert: self.cacert.as_deref(),
         };
         self.location.open(how, bound)
-    }
-}
-
-impl Between for Shared<'_> {
-    fn outlook(&self, share: Option<Duration>) -> Outlook {
-        Shared::outlook(self, share)
-    }
-
-    fn send_retry(&self, charge: bool) -> Clear {
-        Shared::send_retry(self, charge)
-    }
-
-    fn answered(&self) -> Option<String> {
-        Shared::answered(self)
-    }
-
-    fn probing(&self) -> bool {
-        self.probe.is_some() && !self.proven.load(Ordering::Relaxed)
-    }
-
-    fn finish(
-        &self,
-        outcome: Outcome,
-        last: Option<(u16, Option<Duration>)>,
-        settled: bool,
-        has_key: bool,
-    ) {
-        Shared::finish(self, outcome, last, settled, has_key);
     }
 }
 
@@ -277,7 +248,14 @@ impl<'a> Shared<'a> {
         };
         let bound = op_bound(used.timeout, deadline, Duration::ZERO);
         let id = probe_number();
-        let asked = first_question(store.as_ref(), &key, &used, (lease, id, job), bound, reporter);
+        let asked = first_question(
+            store.as_ref(),
+            &key,
+            &used,
+            (lease, id, job),
+            bound,
+            reporter,
+        );
         let (first, kept) = match asked {
             Ok(a) => a,
             Err(e) => return unusable(&used, reporter, &e.to_string(), job.is_some()),
@@ -355,8 +333,9 @@ impl<'a> Shared<'a> {
         match self.used.on_error {
             OnError::Open => {
                 if first {
-                    self.reporter
-                        .notice(&format!("cannot use {noun} {name}: {e}; going on without it"));
+                    self.reporter.notice(&format!(
+                        "cannot use {noun} {name}: {e}; going on without it"
+                    ));
                 }
                 Ok(())
             }
@@ -487,6 +466,12 @@ impl<'a> Shared<'a> {
         self.record(result, hint, settled);
     }
 
+    /// Whether the run is still the half-open circuit's probe, kept to a single attempt
+    /// (until an answer proves the target up).
+    pub fn probing(&self) -> bool {
+        self.probe.is_some() && !self.proven.load(Ordering::Relaxed)
+    }
+
     /// The target answered but was not ready (an `--until-*` condition failed): it is up,
     /// which the breaker hears at once as a success (`RunResult::Answered`: the failure
     /// count reset, an open or half-open circuit closed, the probe's lease freed), so that
@@ -583,7 +568,10 @@ pub fn run_result(outcome: Outcome, status: Option<u16>, has_key: bool) -> RunRe
 /// The run's records, opened (a store within the bound of one operation, cut by the
 /// `deadline`), with how the run uses them; `Err`: the store `--state` names cannot be
 /// opened, why.
-fn open(records: Records<'_>, deadline: Option<Instant>) -> Result<(Box<dyn Store>, Use), (Use, String)> {
+fn open(
+    records: Records<'_>,
+    deadline: Option<Instant>,
+) -> Result<(Box<dyn Store>, Use), (Use, String)> {
     match records {
         Records::State(settings) => {
             let used = Use::of(settings);

@@ -3,6 +3,7 @@
 //! once a run is admitted. Tests put a scripted implementation behind it.
 
 use crate::exit::Outcome;
+use crate::fleet::admission::Shared;
 use crate::policy::gate::{Clear, Outlook};
 use std::time::Duration;
 
@@ -60,5 +61,35 @@ impl<T: Between + ?Sized> Between for &T {
         has_key: bool,
     ) {
         (**self).finish(outcome, last, settled, has_key);
+    }
+}
+
+/// The records of `--state` (or a batch's own), as `fleet::admission` keeps a run's use of
+/// them.
+impl Between for Shared<'_> {
+    fn outlook(&self, share: Option<Duration>) -> Outlook {
+        Shared::outlook(self, share)
+    }
+
+    fn send_retry(&self, charge: bool) -> Clear {
+        Shared::send_retry(self, charge)
+    }
+
+    fn answered(&self) -> Option<String> {
+        Shared::answered(self)
+    }
+
+    fn probing(&self) -> bool {
+        Shared::probing(self)
+    }
+
+    fn finish(
+        &self,
+        outcome: Outcome,
+        last: Option<(u16, Option<Duration>)>,
+        settled: bool,
+        has_key: bool,
+    ) {
+        Shared::finish(self, outcome, last, settled, has_key);
     }
 }

@@ -201,8 +201,16 @@ impl<'a> Gate<'a> {
                 return Ok(Opened { gate, kept: None });
             }
         };
-        let admitted = Shared::admit(records, (how.lease, job), how.target, reporter, how.deadline)?;
-        let shared = admitted.shared.map(|s| Box::new(s) as Box<dyn Between + 'a>);
+        let admitted = Shared::admit(
+            records,
+            (how.lease, job),
+            how.target,
+            reporter,
+            how.deadline,
+        )?;
+        let shared = admitted
+            .shared
+            .map(|s| Box::new(s) as Box<dyn Between + 'a>);
         let mut gate = Gate::with(local, shared, admitted.hold, (how.spread, how.max_hold));
         if how.state.is_none() {
             // A Retry-After in a batch's own records was told to another of its transfers.
@@ -317,7 +325,10 @@ impl<'a> Gate<'a> {
             Heard::Over(over) => over,
         };
         let answer = over.told.map(|t| t.answer(over.retry_after, self.max_hold));
-        let after = self.local.origins().after(over.origin, answer, Instant::now());
+        let after = self
+            .local
+            .origins()
+            .after(over.origin, answer, Instant::now());
         let mut noted = Noted {
             spent: after.spent,
             say_malformed: after.say_malformed,

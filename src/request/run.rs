@@ -147,7 +147,11 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
 /// batch's own breaker and budget), the circuit breaker and the shared Retry-After say
 /// whether this run may go (`Err`: refused, exit 7, and why), and the key of its `job` is
 /// taken.
-fn open_gate<'l>(request: &Request, lent: &Lent<'l>, job: Option<Job>) -> Result<Opened<'l>, String> {
+fn open_gate<'l>(
+    request: &Request,
+    lent: &Lent<'l>,
+    job: Option<Job>,
+) -> Result<Opened<'l>, String> {
     let cfg = request.cfg;
     let how = Opening {
         state: cfg.state.as_ref(),

@@ -6,8 +6,8 @@
 use crate::cli::Cli;
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::gate::between::Between;
 use crate::gate::Gate;
+use crate::gate::between::Between;
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
