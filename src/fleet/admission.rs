@@ -242,9 +242,10 @@ impl<'a> Shared<'a> {
         deadline: Option<Instant>,
     ) -> Result<Admitted<'a>, String> {
         let key = crate::fleet::origins::origin_key(target.0, target.1);
-        let (store, used) = match open(records, deadline) {
-            Ok(opened) => opened,
-            Err((used, why)) => return unusable(&used, reporter, &why, job.is_some()),
+        let (used, opened) = open(records, deadline);
+        let store = match opened {
+            Ok(store) => store,
+            Err(why) => return unusable(&used, reporter, &why, job.is_some()),
         };
         let bound = op_bound(used.timeout, deadline, Duration::ZERO);
         let id = probe_number();
@@ -565,22 +566,16 @@ pub fn run_result(outcome: Outcome, status: Option<u16>, has_key: bool) -> RunRe
     }
 }
 
-/// The run's records, opened (a store within the bound of one operation, cut by the
-/// `deadline`), with how the run uses them; `Err`: the store `--state` names cannot be
-/// opened, why.
-fn open(
-    records: Records<'_>,
-    deadline: Option<Instant>,
-) -> Result<(Box<dyn Store>, Use), (Use, String)> {
+/// How the run uses its records, and the records opened (a store within the bound of one
+/// operation, cut by the `deadline`); `Err`: the store `--state` names cannot be opened,
+/// why.
+fn open(records: Records<'_>, deadline: Option<Instant>) -> (Use, Result<Box<dyn Store>, String>) {
     match records {
         Records::State(settings) => {
-            let used = Use::of(settings);
-            match settings.open(op_bound(settings.timeout, deadline, Duration::ZERO)) {
-                Ok(store) => Ok((store, used)),
-                Err(why) => Err((used, why)),
-            }
+            let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
+            (Use::of(settings), settings.open(bound))
         }
-        Records::Own(memory, max_hold) => Ok((Box::new(memory.clone()), Use::own(max_hold))),
+        Records::Own(memory, max_hold) => (Use::own(max_hold), Ok(Box::new(memory.clone()))),
     }
 }
 

@@ -166,6 +166,10 @@ pub struct Over<'h> {
     pub status: Option<u16>,
     /// The target answered but was not ready: the breaker hears it is up.
     pub not_ready: bool,
+    /// It was the last attempt the run's rules allow: no retry can follow, so a
+    /// Retry-After is shared with the run's end (`Gate::close`), not now, which saves the
+    /// store a round trip.
+    pub last: bool,
 }
 
 /// What the gate says back when told an attempt is over.
@@ -341,7 +345,7 @@ impl<'a> Gate<'a> {
             noted.closed = records.answered();
         }
         let hint = over.retry_after.map(|(_, clamped)| clamped);
-        let shared = hint.filter(|_| over.status.is_some_and(shares_hint));
+        let shared = hint.filter(|_| !over.last && over.status.is_some_and(shares_hint));
         noted.outlook = records.outlook(shared.max(after.spent));
         noted.probing = records.probing();
         noted

@@ -321,7 +321,8 @@ impl Loop<'_> {
         let (happened, sent) = self.try_once(first, &mut line, carry);
         line.elapsed = begun.elapsed();
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
-        let noted = self.tell_gate(&sent, &happened, carry);
+        let last = n >= self.rules(carry.probing).attempts;
+        let noted = self.tell_gate(&sent, (&happened, last), carry);
         carry.seen.method = Some(sent.last.method.clone());
         carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.seen.last);
@@ -352,10 +353,15 @@ impl Loop<'_> {
 
     /// Once the attempt is over, the gate hears what the origin that answered said (its
     /// status, its Retry-After as read and clamped, its RateLimit fields) and whether the
-    /// target answered but was not ready. RateLimit fields that could not be read are said
-    /// once per origin; a quota said spent is kept in `carry.spent`; whether the run is
-    /// still the circuit's probe in `carry.probing`.
-    fn tell_gate(&self, sent: &Sent, happened: &Happened, carry: &mut Carry) -> Noted {
+    /// target answered but was not ready (`last`: no attempt may follow). RateLimit fields
+    /// that could not be read are said once per origin; a quota said spent is kept in
+    /// `carry.spent`; whether the run is still the circuit's probe in `carry.probing`.
+    fn tell_gate(
+        &self,
+        sent: &Sent,
+        (happened, last): (&Happened, bool),
+        carry: &mut Carry,
+    ) -> Noted {
         let told = carry.told.take();
         let retry_after = carry
             .reading
@@ -370,6 +376,7 @@ impl Loop<'_> {
                 _ => None,
             },
             not_ready: matches!(happened, Happened::NotReady(_)),
+            last,
         }));
         if noted.say_malformed {
             for bad in told.iter().flat_map(|t| &t.rate.invalid) {

@@ -158,7 +158,7 @@ impl<'c> Request<'c> {
 
 /// Adds the Idempotency-Key to `headers` (`--idempotency-key auto`: a random one; a key
 /// given with `-H` is kept) and has the summary name the key sent. With `auto` and a
-/// `--state` of the user's (not a batch's own store in memory), the job's key is the
+/// `--state` of the user's (not a batch's own records in process), the job's key is the
 /// store's: the random one is only proposed (returned), and said once the admission has
 /// decided (`run::keyed_headers`).
 fn add_key(
