@@ -262,9 +262,6 @@ impl<'a> Shared<'a> {
             Err(e) => return unusable(&used, reporter, &e.to_string(), job.is_some()),
         };
         let (admission, hold, view, now) = first;
-        if let Some(made) = kept.as_ref().and_then(|k| k.dropped) {
-            warn_dropped(reporter, &key, made, now);
-        }
         let own = used.location.is_none();
         if !own {
             // A batch's own records are no `--state`: `%{state}` stays "none".
@@ -597,7 +594,7 @@ fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Du
 /// The run's first question, one operation on the target's record: what the breaker says
 /// (`lease` and `id`: the probe's lease, should it be the probe), the Retry-After another
 /// run shared (clamped to `--max-retry-after`), what the run goes by until it asks again,
-/// and the store's time.
+/// and the store's time; a job's key dropped to make room for this run's is warned of.
 fn first_question(
     store: &dyn Store,
     key: &str,
@@ -620,6 +617,9 @@ fn first_question(
         ));
     };
     let held = held.map(|h| h.min(used.max_hold));
+    if let Some(made) = job.as_ref().and_then(|k| k.dropped) {
+        warn_dropped(reporter, key, made, now);
+    }
     Ok(((admission, held, View::told(held, &budget), now), job))
 }
 
