@@ -15,7 +15,8 @@
 //! Retry-After, replay, the Idempotency-Key's answers (409, 422, 400), readiness, and the
 //! decision's whole precedence table. Beside the
 //! request sits `gate` (the run's gate, asked before each send and told after each
-//! answer: the origins' table and the store's side), and `fleet` (the circuit breaker, the retry budget and the jobs' kept
+//! answer: its local layer, the origins' table, the transfers' starts and a batch's own
+//! breaker and budget; its shared layer, the store's side with `--state`), and `fleet` (the circuit breaker, the retry budget and the jobs' kept
 //! Idempotency-Keys shared through `--state`: the
 //! store trait in `store`, what `--state` names and opening it in `location`, one file per
 //! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy

@@ -1,8 +1,9 @@
 //! The shape of the source tree, checked: no function in src/ longer than 60 lines (from
 //! the line of `fn` to its closing brace; test modules and `tests.rs` files aside), no file
-//! in src/request/ over 600 lines, no `Cell` or `RefCell` outside tests, and no circle in
+//! in src/request/ over 600 lines, no `Cell` or `RefCell` outside tests, no circle in
 //! the imports between the files of src/ (a file that names an item of another, through
-//! `crate::`, `super::` or `self::`, depends on it; a module's own children do not count).
+//! `crate::`, `super::` or `self::`, depends on it; a module's own children do not count),
+//! and no file of src/request/ that reaches a store but through the run's gate.
 //!
 //! The reading is lexical: comments, strings and character literals are blanked first, so
 //! a brace or a path inside them does not count.
@@ -523,6 +524,47 @@ fn no_rooms_import_each_other_in_a_circle() {
     );
 }
 
+/// What a file of src/request/ must not name: the run's side of `--state`
+/// (`fleet::admission`), the store trait and the stores (`fleet::store`, `fleet::file`,
+/// `fleet::redis`), and what `--state` names (`fleet::location`).
+const STORE_SIDE: [[&str; 2]; 5] = [
+    ["fleet", "admission"],
+    ["fleet", "store"],
+    ["fleet", "file"],
+    ["fleet", "redis"],
+    ["fleet", "location"],
+];
+
+/// The paths of `s` that name the store's side (see [`STORE_SIDE`]).
+fn store_paths(s: &Source) -> Vec<String> {
+    named_paths(s)
+        .into_iter()
+        .filter(|p| STORE_SIDE.iter().any(|f| p.len() >= 2 && p[..2] == f[..]))
+        .map(|p| p.join("::"))
+        .collect()
+}
+
+/// The attempt loop asks its gate before each send and tells it after each answer; the
+/// breaker's and budget's records are the gate's (src/gate/): nothing in src/request/
+/// reaches a store, or what `--state` names, but through it.
+#[test]
+fn the_request_folder_reaches_no_store_but_through_the_gate() {
+    let found: Vec<String> = sources()
+        .iter()
+        .filter(|s| s.module.first().is_some_and(|m| m == "request"))
+        .flat_map(|s| {
+            store_paths(s)
+                .into_iter()
+                .map(|p| format!("{}: {p}", s.path.display()))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "src/request/ names the store's side instead of asking the gate:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_measures_see_what_they_measure() {
     let s = |module: &[&str], text: &str| {
@@ -560,4 +602,21 @@ fn the_measures_see_what_they_measure() {
         circles(&graph),
         vec![vec!["x::a".to_string(), "x::b".to_string()]]
     );
+    let reaching = s(
+        &["request", "run"],
+        "use crate::fleet::{admission::Shared, origins::Told};
+fn f() { crate::fleet::store::x() }
+// crate::fleet::redis
+",
+    );
+    assert_eq!(
+        store_paths(&reaching),
+        vec!["fleet::admission", "fleet::store::x"]
+    );
+    let gated = s(
+        &["request", "run"],
+        "use crate::gate::Gate;
+",
+    );
+    assert!(store_paths(&gated).is_empty());
 }

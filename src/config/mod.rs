@@ -203,9 +203,12 @@ pub struct Config {
     pub explain: bool,
     /// `--splay`: the wait before the first attempt (none: `--splay 0` or not given).
     pub splay: Option<splay::SplayConfig>,
-    /// `--state`: the shared state, its limits and how its store is used; a batch without
-    /// it shares a store in memory of its own (see `batch_state`), set once here.
+    /// `--state`: the shared state, its limits and how its store is used.
     pub state: Option<crate::fleet::admission::StateConfig>,
+    /// The breaker's and the budget's settings (`--breaker-*`, `--retry-budget`,
+    /// `--budget-*`): `--state`'s, and without it those of the records a batch keeps in
+    /// process (see `gate::local`).
+    pub fleet: crate::fleet::record::Limits,
     /// `--until-*`: what makes an answer ready (none given: a success is).
     pub ready: crate::policy::readiness::Conditions,
     /// `-C -`, `-R`, the ETag and time conditions, and cookies.
@@ -477,7 +480,6 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
         retry.retry_after_spread = BATCH_RETRY_AFTER_SPREAD;
     }
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
-    let state = state.or_else(|| batch.is_batch().then(|| batch_state(&a.fleet, &retry)));
     Ok(Config {
         batch,
         output: output(a, path, ready.needs_body()),
@@ -487,6 +489,7 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
         explain: a.policy.explain,
         splay,
         state,
+        fleet: fleet_limits(&a.fleet),
         ready,
         conditional,
     })
@@ -784,25 +787,8 @@ fn state(
     }))
 }
 
-/// What the transfers of a batch share per origin without `--state`: a store in memory of
-/// the batch's own, with the fleet flags' limits, so that the transfers to one origin share
-/// one circuit breaker, one retry budget and the Retry-After holds (one careful client per
-/// origin). With `--state`, they share its store as separate runs do; a run of one URL
-/// keeps no store in memory: it would change nothing for it.
-fn batch_state(f: &FleetFlags, retry: &RetryConfig) -> crate::fleet::admission::StateConfig {
-    let limits = fleet_limits(f);
-    crate::fleet::admission::StateConfig {
-        location: crate::fleet::location::Location::memory(&limits),
-        limits,
-        timeout: f.state_timeout,
-        on_error: crate::fleet::admission::OnError::Open,
-        cacert: None,
-        max_hold: retry.max_retry_after,
-    }
-}
-
 /// The breaker's and the budget's settings the fleet flags give (with `--state`, or for
-/// the store in memory a batch shares without it).
+/// the records a batch keeps in process without it).
 pub fn fleet_limits(f: &FleetFlags) -> crate::fleet::record::Limits {
     crate::fleet::record::Limits {
         threshold: f.breaker_threshold,

@@ -18,9 +18,10 @@ use crate::fleet::job::{Digest, Job, Kept, Sent};
 use crate::fleet::location::{Location, Opening};
 use crate::fleet::op::{Op, Reply};
 use crate::fleet::record::{Limits, MAX_STAMP, Target};
+use crate::fleet::store::memory::SharedMemory;
 use crate::fleet::store::{Clock, Store};
 use crate::policy::decision::hold_fits;
-use crate::policy::gate::{Clear, Stop};
+use crate::policy::gate::{Clear, Outlook, Stop};
 use crate::report::{Reporter, StateUse};
 use crate::units::fmt_duration;
 use std::path::{Path, PathBuf};
@@ -72,35 +73,58 @@ impl StateConfig {
     }
 }
 
-/// What the attempt loop asks the shared state between attempts.
-pub trait Between {
-    /// When the decision allows a retry, before its wait: see `Shared::take_retry`
-    /// (nothing is charged yet).
-    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Clear;
-    /// After the wait, just before the retry is sent: see `Shared::send_retry` (the
-    /// budget is charged here, and only here).
-    fn send_retry(&self, charge: bool) -> Clear;
-    /// The target answered but was not ready: see `Shared::answered`.
-    fn answered(&self) -> Option<String>;
-    /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
-    fn probing(&self) -> bool;
+/// Where a run's breaker and budget records are.
+pub enum Records<'s> {
+    /// `--state`: the store it names, opened for the run.
+    State(&'s StateConfig),
+    /// A batch's own records in process, without `--state` (held by the gate's local
+    /// layer), with the run's `--max-retry-after`: they never fail, a Retry-After held
+    /// there is the batch's own (met by the loop, not refused at admission), and
+    /// `%{state}` stays "none".
+    Own(&'s SharedMemory, Duration),
 }
 
-impl Between for Shared<'_> {
-    fn before_retry(&self, hint: Option<Duration>, left: Option<Duration>, charge: bool) -> Clear {
-        self.take_retry(hint, left, charge)
+/// How a run uses its records: the store `--state` names (`None`: the batch's own), the
+/// bound of an operation, what a store that fails means, and the clamp on a Retry-After
+/// held there.
+#[derive(Debug, Clone)]
+struct Use {
+    location: Option<Location>,
+    timeout: Duration,
+    on_error: OnError,
+    max_hold: Duration,
+}
+
+/// The bound of an operation on the batch's own records (never waited for: they are in
+/// process).
+const OWN_BOUND: Duration = Duration::from_secs(1);
+
+impl Use {
+    fn of(settings: &StateConfig) -> Use {
+        Use {
+            location: Some(settings.location.clone()),
+            timeout: settings.timeout,
+            on_error: settings.on_error,
+            max_hold: settings.max_hold,
+        }
     }
 
-    fn send_retry(&self, charge: bool) -> Clear {
-        Shared::send_retry(self, charge)
+    fn own(max_hold: Duration) -> Use {
+        Use {
+            location: None,
+            timeout: OWN_BOUND,
+            on_error: OnError::Open,
+            max_hold,
+        }
     }
 
-    fn answered(&self) -> Option<String> {
-        Shared::answered(self)
-    }
-
-    fn probing(&self) -> bool {
-        self.probe.is_some() && !self.proven.load(Ordering::Relaxed)
+    /// How messages name the records: "the state file" and its path, "the state store"
+    /// and its URL, or the batch's own.
+    fn names(&self) -> (&'static str, String) {
+        match &self.location {
+            Some(l) => (l.noun(), l.describe()),
+            None => ("the batch's shared state", "the batch's memory".into()),
+        }
     }
 }
 
@@ -112,7 +136,7 @@ fn http_date(at: Millis) -> String {
 /// One run's use of the shared state.
 pub struct Shared<'a> {
     store: Box<dyn Store>,
-    settings: StateConfig,
+    used: Use,
     key: String,
     reporter: &'a Reporter,
     deadline: Option<Instant>,
@@ -211,43 +235,42 @@ impl<'a> Shared<'a> {
     /// run's job, with `--idempotency-key auto`, whose key the same operation takes or keeps
     /// (even for a run then refused: it sends nothing, and an earlier run's key stays).
     pub fn admit(
-        settings: &StateConfig,
+        records: Records<'_>,
         (lease, job): (Duration, Option<Job>),
         target: (&Url, Option<&Path>),
         reporter: &'a Reporter,
         deadline: Option<Instant>,
     ) -> Result<Admitted<'a>, String> {
         let key = crate::fleet::origins::origin_key(target.0, target.1);
-        let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
-        let store = match settings.open(bound) {
-            Ok(s) => s,
-            Err(why) => return unusable(settings, reporter, &why, job.is_some()),
+        let (used, opened) = open(records, deadline);
+        let store = match opened {
+            Ok(store) => store,
+            Err(why) => return unusable(&used, reporter, &why, job.is_some()),
         };
+        let bound = op_bound(used.timeout, deadline, Duration::ZERO);
         let id = probe_number();
         let asked = first_question(
             store.as_ref(),
             &key,
-            settings,
+            &used,
             (lease, id, job),
             bound,
             reporter,
         );
         let (first, kept) = match asked {
             Ok(a) => a,
-            Err(e) => return unusable(settings, reporter, &e.to_string(), job.is_some()),
+            Err(e) => return unusable(&used, reporter, &e.to_string(), job.is_some()),
         };
         let (admission, hold, view, now) = first;
-        if let Some(made) = kept.as_ref().and_then(|k| k.dropped) {
-            warn_dropped(reporter, &key, made, now);
-        }
-        if !settings.location.is_memory() {
-            // A batch's own store is no `--state`: `%{state}` stays "none".
+        let own = used.location.is_none();
+        if !own {
+            // A batch's own records are no `--state`: `%{state}` stays "none".
             reporter.note_state(StateUse::Used);
         }
         let probe = probe_or_refusal(admission, id, now, &key, reporter)?;
         let shared = Shared {
             store,
-            settings: settings.clone(),
+            used,
             key,
             reporter,
             deadline,
@@ -258,10 +281,10 @@ impl<'a> Shared<'a> {
             view: Mutex::new(view),
             job: sent(job, kept.as_ref()),
         };
-        // A batch's own store holds what its transfers were told: the run's own hold, which
-        // the loop meets before its first attempt and ends with 5 when it passes the
+        // A batch's own records hold what its transfers were told: the run's own hold,
+        // which the loop meets before its first attempt and ends with 5 when it passes the
         // deadline (as under -Z, where the origins' table says so first), not a refusal.
-        if let Some(h) = hold.filter(|_| !settings.location.is_memory()) {
+        if let Some(h) = hold.filter(|_| !own) {
             shared.refuse_a_hold_past_the_deadline(h, now)?;
         }
         Ok(Admitted {
@@ -296,7 +319,7 @@ impl<'a> Shared<'a> {
 
     /// The bound of one operation now (`grace`: how far past the deadline it may go).
     fn bound(&self, grace: Duration) -> Duration {
-        op_bound(self.settings.timeout, self.deadline, grace)
+        op_bound(self.used.timeout, self.deadline, grace)
     }
 
     /// Reports a store that failed mid-run, once; with `--state-on-error closed` the run
@@ -304,71 +327,67 @@ impl<'a> Shared<'a> {
     fn failed(&self, e: &std::io::Error) -> Result<(), String> {
         let first = !self.broken.swap(true, Ordering::Relaxed);
         self.reporter.note_state(StateUse::Unavailable);
-        let name = self.settings.location.describe();
-        match self.settings.on_error {
+        let (noun, name) = self.used.names();
+        match self.used.on_error {
             OnError::Open => {
                 if first {
                     self.reporter.notice(&format!(
-                        "cannot use {} {name}: {e}; going on without it",
-                        self.settings.location.noun()
+                        "cannot use {noun} {name}: {e}; going on without it"
                     ));
                 }
                 Ok(())
             }
             OnError::Closed => Err(format!(
-                "{} {name} cannot be used ({e}) and --state-on-error is closed",
-                self.settings.location.noun()
+                "{noun} {name} cannot be used ({e}) and --state-on-error is closed"
             )),
         }
     }
 
-    /// Asks the state about a retry the run's policy allows, before its wait: shares this
-    /// attempt's Retry-After (`hint`, clamped), if it had one; then stops the run if a
-    /// shared one holds past the deadline (`left`: time left), or if the budget has no
-    /// retry left for it (only when `charge`: a poll of an answer that was not ready is
-    /// never charged, the service is up and answering). With nothing to share, the store is
-    /// not asked: the run goes by what the store last told it (its admission, or its last
-    /// retry), which costs no round trip; `send_retry` asks again before the retry is sent.
-    /// Nothing is charged here: the retry is charged by `send_retry`, when it is sent, so a
-    /// run that stops during the wait (a signal, the deadline, another run's Retry-After)
-    /// keeps no charge.
-    pub fn take_retry(
-        &self,
-        hint: Option<Duration>,
-        left: Option<Duration>,
-        charge: bool,
-    ) -> Clear {
+    /// As an attempt's answer is told: shares `share` (its Retry-After, clamped, on a 429
+    /// or 503, or the hold of a quota it said was spent), then says what a retry would meet:
+    /// a shared Retry-After still holding (clamped), a budget with no retry left (as if the
+    /// retry were charged: the decision knows whether it is, a poll of an answer that was
+    /// not ready never is), or a store that failed under `--state-on-error closed`. With
+    /// nothing to share, the store is not asked: the run goes by what the store last told
+    /// it (its admission, or its last retry), which costs no round trip; `send_retry` asks
+    /// again before the retry is sent. Nothing is charged here: the retry is charged by
+    /// `send_retry`, when it is sent, so a run that stops during the wait (a signal, the
+    /// deadline, another run's Retry-After) keeps no charge.
+    pub fn outlook(&self, share: Option<Duration>) -> Outlook {
+        let failed = |why: String| Outlook {
+            failed: Some(why),
+            origin: self.key.clone(),
+            ..Outlook::default()
+        };
         if self.broken.load(Ordering::Relaxed) {
-            return match self.settings.on_error {
-                OnError::Open => Clear::Go,
-                OnError::Closed => Clear::Stop(Stop::Spent(
-                    "the state store failed earlier in this run".into(),
-                )),
+            return match self.used.on_error {
+                OnError::Open => Outlook::default(),
+                OnError::Closed => failed("the state store failed earlier in this run".into()),
             };
         }
-        let (held, budget) = if hint.is_some() {
+        let (held, budget) = if share.is_some() {
             let run = self.run;
-            match self.ask(Op::Ask { hint, charge, run }) {
+            match self.ask(Op::Ask {
+                hint: share,
+                charge: true,
+                run,
+            }) {
                 Ok(Reply::Told { held, budget, .. }) => (held, budget),
                 Ok(_) => (None, Ok(())),
-                Err(why) => return Clear::Stop(Stop::Spent(why)),
+                Err(why) => return failed(why),
             }
         } else {
             self.view
                 .lock()
-                .map(|v| v.now(charge))
+                .map(|v| v.now(true))
                 .unwrap_or((None, Ok(())))
         };
-        let g = gate(
-            held.map(|h| h.min(self.settings.max_hold)),
-            budget,
-            left,
-            &self.key,
-        );
-        if matches!(g, Clear::Stop(Stop::Spent(_))) {
-            self.reporter.note_state(StateUse::Refused);
+        Outlook {
+            held: held.map(|h| h.min(self.used.max_hold)),
+            spent: budget.err(),
+            failed: None,
+            origin: self.key.clone(),
         }
-        g
     }
 
     /// Just before a retry is sent, in one operation on the record: a Retry-After that
@@ -377,7 +396,7 @@ impl<'a> Shared<'a> {
     /// another run took the last one meanwhile). What is charged is what is sent.
     pub fn send_retry(&self, charge: bool) -> Clear {
         if self.broken.load(Ordering::Relaxed) {
-            return match self.settings.on_error {
+            return match self.used.on_error {
                 OnError::Open => Clear::Go,
                 OnError::Closed => Clear::Stop(Stop::Spent(
                     "the state store failed earlier in this run".into(),
@@ -388,7 +407,7 @@ impl<'a> Shared<'a> {
             charge,
             run: self.run,
         }) {
-            Ok(reply) => pass(reply, self.settings.max_hold),
+            Ok(reply) => pass(reply, self.used.max_hold),
             Err(why) => Clear::Stop(Stop::Spent(why)),
         }
     }
@@ -429,17 +448,26 @@ impl<'a> Shared<'a> {
     ) {
         if self.broken.load(Ordering::Relaxed) {
             if settled && self.job.is_some() {
+                let (noun, name) = self.used.names();
                 self.reporter.notice(&format!(
-                    "the job's Idempotency-Key cannot be retired in {} {}, which failed earlier: {KEPT_ON}",
-                    self.settings.location.noun(),
-                    self.settings.location.describe()
+                    "the job's Idempotency-Key cannot be retired in {noun} {name}, which failed earlier: {KEPT_ON}"
                 ));
             }
             return;
         }
+        if outcome == Outcome::Refused {
+            // The records stopped the run: the budget had no retry left for it.
+            self.reporter.note_state(StateUse::Refused);
+        }
         let result = run_result(outcome, last.map(|l| l.0), has_key);
         let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
         self.record(result, hint, settled);
+    }
+
+    /// Whether the run is still the half-open circuit's probe, kept to a single attempt
+    /// (until an answer proves the target up).
+    pub fn probing(&self) -> bool {
+        self.probe.is_some() && !self.proven.load(Ordering::Relaxed)
     }
 
     /// The target answered but was not ready (an `--until-*` condition failed): it is up,
@@ -491,36 +519,11 @@ impl<'a> Shared<'a> {
             } else {
                 String::new()
             };
+            let (noun, name) = self.used.names();
             self.reporter.notice(&format!(
-                "cannot record the run in {} {}: {e}{late}{kept}",
-                self.settings.location.noun(),
-                self.settings.location.describe()
+                "cannot record the run in {noun} {name}: {e}{late}{kept}"
             ));
         }
-    }
-}
-
-/// What `Shared::take_retry` says, from the shared Retry-After (`held`, clamped) and the
-/// budget's answer: a hold past the deadline (`left`: time left) stops the run first.
-fn gate(
-    held: Option<Duration>,
-    budget: Result<(), String>,
-    left: Option<Duration>,
-    key: &str,
-) -> Clear {
-    if let Some(h) = held
-        && !hold_fits(h, left)
-    {
-        return Clear::Stop(Stop::TooLate(format!(
-            "stopping: a Retry-After for {key} shared by the runs holds for {}, past the deadline ({} left)",
-            fmt_duration(h),
-            fmt_duration(left.unwrap_or_default())
-        )));
-    }
-    match (budget, held) {
-        (Err(why), _) => Clear::Stop(Stop::Spent(why)),
-        (Ok(()), Some(h)) => Clear::shared_hold(h),
-        (Ok(()), None) => Clear::Go,
     }
 }
 
@@ -560,6 +563,19 @@ pub fn run_result(outcome: Outcome, status: Option<u16>, has_key: bool) -> RunRe
     }
 }
 
+/// How the run uses its records, and the records opened (a store within the bound of one
+/// operation, cut by the `deadline`); `Err`: the store `--state` names cannot be opened,
+/// why.
+fn open(records: Records<'_>, deadline: Option<Instant>) -> (Use, Result<Box<dyn Store>, String>) {
+    match records {
+        Records::State(settings) => {
+            let bound = op_bound(settings.timeout, deadline, Duration::ZERO);
+            (Use::of(settings), settings.open(bound))
+        }
+        Records::Own(memory, max_hold) => (Use::own(max_hold), Ok(Box::new(memory.clone()))),
+    }
+}
+
 /// The bound of one store operation: `timeout`, cut to half of what is left before
 /// `deadline`, so that a store that does not answer leaves the request the other half; the
 /// final record (`grace` > 0) may take what is left, and `grace` past it.
@@ -578,11 +594,11 @@ fn op_bound(timeout: Duration, deadline: Option<Instant>, grace: Duration) -> Du
 /// The run's first question, one operation on the target's record: what the breaker says
 /// (`lease` and `id`: the probe's lease, should it be the probe), the Retry-After another
 /// run shared (clamped to `--max-retry-after`), what the run goes by until it asks again,
-/// and the store's time.
+/// and the store's time; a job's key dropped to make room for this run's is warned of.
 fn first_question(
     store: &dyn Store,
     key: &str,
-    settings: &StateConfig,
+    used: &Use,
     (lease, id, job): (Duration, u64, Option<Job>),
     bound: Duration,
     reporter: &Reporter,
@@ -600,7 +616,10 @@ fn first_question(
             "the store answered another operation",
         ));
     };
-    let held = held.map(|h| h.min(settings.max_hold));
+    let held = held.map(|h| h.min(used.max_hold));
+    if let Some(made) = job.as_ref().and_then(|k| k.dropped) {
+        warn_dropped(reporter, key, made, now);
+    }
     Ok(((admission, held, View::told(held, &budget), now), job))
 }
 
@@ -641,15 +660,14 @@ fn probe_or_refusal(
 /// A store that cannot be used before the first attempt: reported once, then as
 /// `--state-on-error` says.
 fn unusable<'a>(
-    settings: &StateConfig,
+    used: &Use,
     reporter: &Reporter,
     why: &str,
     job: bool,
 ) -> Result<Admitted<'a>, String> {
-    let noun = settings.location.noun();
-    let name = settings.location.describe();
+    let (noun, name) = used.names();
     reporter.note_state(StateUse::Unavailable);
-    match settings.on_error {
+    match used.on_error {
         OnError::Open => {
             // Never a silent loss: a key kept for this job by an earlier run is not read.
             let key = if job {
@@ -919,16 +937,30 @@ mod tests {
         })
         .run(t, now, &l)
         {
-            Reply::Told { held, budget, .. } => gate(held, budget, left, "k"),
+            Reply::Told { held, next, .. } => {
+                let o = Outlook {
+                    held,
+                    spent: next.err(),
+                    failed: None,
+                    origin: "k".into(),
+                };
+                let ask = crate::policy::decision::Ask {
+                    status: None,
+                    hint: None,
+                    left,
+                    charge,
+                };
+                crate::policy::decision::retry_gate(&o, &ask)
+            }
             other => panic!("{other:?}"),
         };
         let send = |t: &mut Target, now, charge, max| {
             pass(Op::Send { charge, run: now }.run(t, now, &l), max)
         };
-        assert_eq!(
+        assert!(matches!(
             ask(&mut t, 0, Some(s(5)), None, true),
-            Clear::shared_hold(s(5))
-        );
+            Clear::Wait { wait, .. } if wait == s(5)
+        ));
         assert!(matches!(
             ask(&mut t, 1_000, None, Some(s(2)), true),
             Clear::Stop(Stop::TooLate(why)) if why.contains("holds for 4s")

@@ -1,13 +1,12 @@
 //! What `--state` names, and the one place that knows every kind of store: `Location`
 //! reads the value (a file's path, or a Redis URL), describes it for messages (a password
-//! never shown) and opens the store it names behind the `store::Store` seam; a batch run
-//! without `--state` has one more kind, its own store in memory (`Location::memory`). Nothing else
-//! matches on the kind of store: the rest of the program asks `Location` what it needs.
+//! never shown) and opens the store it names behind the `store::Store` seam (a batch run
+//! without `--state` names no store: its own records are in the gate's local layer, see
+//! `gate::local`). Nothing else matches on the kind of store: the rest of the program asks `Location` what it needs.
 
 use crate::fleet::file::FileStore;
 use crate::fleet::record::Limits;
 use crate::fleet::redis::{RedisLocation, RedisStore};
-use crate::fleet::store::memory::{MemoryStore, SharedMemory};
 use crate::fleet::store::{Clock, Store};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -24,18 +23,7 @@ enum Kind {
     /// `--state redis://...`, `rediss://...`, `redis+unix://...`, `redis+cluster://...` or
     /// `rediss+cluster://...`.
     Redis(RedisLocation),
-    /// A store in memory, shared by the transfers of one batch run without `--state` (see
-    /// `store::memory`): two locations are equal when they hold the same store.
-    Memory(SharedMemory),
 }
-
-impl PartialEq for SharedMemory {
-    fn eq(&self, other: &SharedMemory) -> bool {
-        std::sync::Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for SharedMemory {}
 
 impl std::fmt::Debug for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,20 +89,8 @@ impl Location {
     pub fn file_path(&self) -> Option<&Path> {
         match &self.0 {
             Kind::File(p) => Some(p),
-            Kind::Redis(_) | Kind::Memory(_) => None,
+            Kind::Redis(_) => None,
         }
-    }
-
-    /// A new store in memory on this host's clock, forgetting by `limits`: the
-    /// breaker and budget the transfers of one batch share when no `--state` is given.
-    pub fn memory(limits: &Limits) -> Location {
-        let store = MemoryStore::new(limits, Clock::own());
-        Location(Kind::Memory(SharedMemory(std::sync::Arc::new(store))))
-    }
-
-    /// Whether the store is the batch's own in memory (no `--state` was given).
-    pub fn is_memory(&self) -> bool {
-        matches!(self.0, Kind::Memory(_))
     }
 
     /// Whether the store is reached over TLS (`rediss://`, `rediss+cluster://`), the only
@@ -128,7 +104,6 @@ impl Location {
         match &self.0 {
             Kind::File(p) => p.display().to_string(),
             Kind::Redis(r) => r.display(),
-            Kind::Memory(_) => "the batch's memory".to_string(),
         }
     }
 
@@ -137,7 +112,6 @@ impl Location {
         match &self.0 {
             Kind::File(_) => "the state file",
             Kind::Redis(_) => "the state store",
-            Kind::Memory(_) => "the batch's shared state",
         }
     }
 
@@ -146,7 +120,7 @@ impl Location {
     pub fn record_name(&self, key: &str) -> String {
         match &self.0 {
             Kind::Redis(r) => format!("key {}", r.key(key)),
-            Kind::File(_) | Kind::Memory(_) => format!("target {key}"),
+            Kind::File(_) => format!("target {key}"),
         }
     }
 
@@ -158,7 +132,6 @@ impl Location {
             Kind::Redis(r) => Ok(Box::new(RedisStore::open(
                 r, how.limits, how.clock, how.cacert, bound,
             )?)),
-            Kind::Memory(m) => Ok(Box::new(m.clone())),
         }
     }
 }

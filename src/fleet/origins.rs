@@ -4,12 +4,12 @@
 //! transfers in flight. A run of one URL has a table of its own; a batch shares one
 //! between its transfers.
 //!
-//! The attempt loop asks the table before every attempt, the first included
-//! ([`Origins::before_send`]: go, wait this long and why, or stop because the wait would
-//! end past the deadline), and tells it after every attempt ([`Origins::after`]: the
-//! request is no longer in flight; what the origin that answered said). That is all a
-//! batch has to do: lend ONE table to all its transfers (the same `&Origins` in every
-//! `Lent`); the table is `Sync` (one `Mutex` inside, held only for a decision, never
+//! The attempt loop, through its gate (`gate::Gate`), asks the table before every
+//! attempt, the first included ([`Origins::before_send`]: go, wait this long and why, or
+//! stop because the wait would end past the deadline), and tells it after every attempt
+//! ([`Origins::after`]: the request is no longer in flight; what the origin that answered
+//! said). That is all a batch has to do: lend ONE table to all its transfers (in the one
+//! local layer of their gates, `gate::local`, in every `Lent`); the table is `Sync` (one `Mutex` inside, held only for a decision, never
 //! across a wait or a request), so transfers on several threads share it as they are.
 //!
 //! The rules, each decided with the clock passed in (pure apart from the lock):

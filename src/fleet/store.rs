@@ -613,8 +613,9 @@ macro_rules! store_contract {
 #[cfg(test)]
 pub(crate) use store_contract;
 
-/// A store in memory, shared by the transfers of one batch (the careful client per origin
-/// in process, when no `--state` is given: see `session::batch`): the same records and
+/// A store in memory: the records a batch keeps for its transfers without `--state` (the
+/// careful client per origin in process, in the gate's local layer: see `gate::local`),
+/// with the same records and
 /// operations as the file and Redis stores, forgotten by the same rules (`State::prune`),
 /// and at most [`memory::MAX_TARGETS`] of them. It is also the second implementation the
 /// contract tests run on, and one of those the property test of the Redis store compares.

@@ -1,38 +1,62 @@
-//! The gate in front of the attempt loop: the one thing the loop asks before each send
-//! ("go, wait this long, or stop, and why": `policy::gate::Clear`) and tells after each
-//! answer (its status, Retry-After and RateLimit fields). It has two layers:
+//! The gate in front of the attempt loop. The loop has two entry points into it, and
+//! reaches no store but through it:
 //!
-//! - the local one, always there: the origins' table of the run (`fleet::origins`: the
-//!   Retry-After hold, RateLimit pacing, the requests in flight), one per run, shared by a
-//!   batch's transfers;
-//! - the shared one, only when there is a store (`fleet::admission`, through the
-//!   `Between` seam): the circuit breaker, the retry budget and a Retry-After told to
-//!   another run (or, in a batch, to another of its transfers).
+//! - [`Gate::ask`], before each send: "go, wait this long, or stop, and why"
+//!   (`policy::gate::Clear`);
+//! - [`Gate::tell`], after each answer (its head as soon as it arrives, then the whole
+//!   attempt once it is over): what was heard (the status, Retry-After and RateLimit
+//!   fields, whether the target answered but was not ready), and back, as data, what the
+//!   run must know of it (a quota said spent, what a retry would meet in the breaker's and
+//!   budget's records: `policy::gate::Outlook`, the line saying a circuit closed), which
+//!   the pure decision (`policy::decision`) takes as facts.
 //!
-//! A send is cleared in three steps, each asked again after its wait until it says go: a
-//! Retry-After that the store said still holds (before the first attempt only), the
-//! origin's table (the request is then counted in flight), then, before a retry, the
-//! store, which charges the retry to the budget as it lets it go. The gate decides and
-//! says why; the loop says it, sleeps, and asks again (`request::pause`).
+//! A gate is opened by the run's admission ([`Gate::open`]: the circuit breaker, a
+//! Retry-After another run was told) and closed with the run's end ([`Gate::close`]: how it
+//! ended, for the breaker and the budget). It has two layers:
+//!
+//! - the local one, always there (`local::Local`, one per run, shared by a batch's
+//!   transfers): the origins' table (`fleet::origins`: the Retry-After hold, RateLimit
+//!   pacing, the requests in flight), the transfers under way per origin and `--rate`'s
+//!   next start (which the batch's scheduler asks), and, in a batch without `--state`, the
+//!   batch's own breaker and budget records per origin;
+//! - the shared one, only with `--state` (`fleet::admission` over the store it names):
+//!   the circuit breaker, the retry budget and a Retry-After told to another run.
+//!
+//! The breaker and budget are asked through one seam (`between::Between`), whichever
+//! layer keeps them. A send is cleared in three steps, each asked again after its wait
+//! until it says go: a Retry-After that the records said still holds (before the first
+//! attempt only), the origin's table (the request is then counted in flight), then,
+//! before a retry, the records, which charge the retry to the budget as they let it go.
+//! The gate decides and says why; the loop says it, sleeps, and asks again
+//! (`request::pause`).
 
-use crate::config::Config;
-use crate::fleet::admission::{Between, shares_hint};
-use crate::fleet::origins::{After, Origins, Told, origin_key};
-use crate::policy::decision::{Ask, HOLD_PAST_DEADLINE, wait_for_hold};
-use crate::policy::gate::{Clear, Stop, Why};
+pub mod between;
+pub mod local;
+
+use crate::exit::Outcome;
+use crate::fleet::Millis;
+use crate::fleet::admission::{Records, Shared, StateConfig, job_settled, shares_hint};
+use crate::fleet::job::{Digest, Job, Kept};
+use crate::fleet::origins::{Origins, Told};
+use crate::policy::decision::{HOLD_PAST_DEADLINE, wait_for_hold};
+use crate::policy::gate::{Clear, Outlook, Stop, Why};
+use crate::report::Reporter;
 use crate::units::fmt_duration;
+use between::Between;
+use local::Local;
 use rand::Rng;
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use url::Url;
 
 /// The gate of one run (one URL, or one transfer of a batch).
 pub struct Gate<'a> {
-    /// The run's table of origins.
-    origins: &'a Origins,
-    /// The store's side, with `--state` (or a batch's shared breaker and budget).
-    shared: Option<&'a dyn Between>,
-    /// A Retry-After the store said still holds this long, before the first attempt.
+    /// The run's local layer (shared by a batch's transfers).
+    local: &'a Local,
+    /// The breaker's and budget's records: the store with `--state`, a batch's own in the
+    /// local layer without it, none for a run of one URL without it.
+    records: Option<Box<dyn Between + 'a>>,
+    /// A Retry-After the records said still holds this long, before the first attempt.
     hold: Option<Duration>,
     /// `--retry-after-spread`: the spread added to a hold's end.
     spread: Duration,
@@ -40,17 +64,45 @@ pub struct Gate<'a> {
     max_hold: Duration,
     /// Who shared a Retry-After, as the wait says it.
     shared_by: &'static str,
-    /// `--unix-socket`: part of every origin's key.
-    socket: Option<PathBuf>,
 }
 
-/// One send being cleared: the origin it goes to and the step it has reached.
-pub struct Ticket {
-    /// The key of the origin the attempt starts at ([`Gate::key`]).
+/// What a run's gate is opened with, besides its local layer: the values of the run's
+/// configuration it needs.
+pub struct Opening<'c> {
+    /// `--state`, if given.
+    pub state: Option<&'c StateConfig>,
+    /// The URL the run starts at, and `--unix-socket` (the origin's key).
+    pub target: (&'c Url, Option<&'c Path>),
+    /// How long a half-open circuit's probe may take (see `Shared::admit`).
+    pub lease: Duration,
+    /// When the run's deadline passes.
+    pub deadline: Option<Instant>,
+    /// `--retry-after-spread`.
+    pub spread: Duration,
+    /// `--max-retry-after`.
+    pub max_hold: Duration,
+}
+
+/// An open gate, and what the admission decided besides: the job's key as the store keeps
+/// it, and the store's time then (`None`: no job, or no store).
+pub struct Opened<'a> {
+    /// The run's gate.
+    pub gate: Gate<'a>,
+    /// The job's key kept, with the store's time.
+    pub kept: Option<(Kept, Millis)>,
+}
+
+/// One send being cleared: the origin it goes to and the step it has reached. Made by the
+/// loop; a ticket dropped after the origin let it go but before it was sent (the run ended
+/// while it waited) stops counting in flight.
+pub struct Ticket<'a> {
+    /// The key of the origin the attempt starts at (`fleet::origins::origin_key`).
     pub origin: String,
     /// Whether the send is a retry, and then whether it is charged to the budget.
     retry: Option<bool>,
     step: Step,
+    /// The table that counts the send in flight, once it does.
+    counted: Option<&'a Origins>,
 }
 
 /// The steps of clearing a send, in order.
@@ -58,60 +110,151 @@ pub struct Ticket {
 enum Step {
     Hold,
     Origin,
-    Store,
+    Records,
     Cleared,
 }
 
-impl<'a> Gate<'a> {
-    /// The gate of a run configured by `cfg`, over its table of `origins` and the store's
-    /// side (`shared`, with the Retry-After it said still `hold`s).
-    pub fn new(
-        cfg: &Config,
-        origins: &'a Origins,
-        (shared, hold): (Option<&'a dyn Between>, Option<Duration>),
-    ) -> Gate<'a> {
-        // A batch without --state shares its transfers' breaker and budget in memory: a
-        // Retry-After was told to another transfer of this run, not to another run.
-        let in_memory = cfg.state.as_ref().is_some_and(|s| s.location.is_memory());
-        Gate {
-            origins,
-            shared,
-            hold,
-            spread: cfg.retry.retry_after_spread,
-            max_hold: cfg.retry.max_retry_after,
-            shared_by: if in_memory {
-                "another transfer of this run"
-            } else {
-                "another run sharing --state"
-            },
-            socket: cfg.request.network.unix_socket.clone(),
-        }
-    }
-
-    /// The key of the origin of `url` (`fleet::origins::origin_key`, with the run's
-    /// `--unix-socket`).
-    pub fn key(&self, url: &Url) -> String {
-        origin_key(url, self.socket.as_deref())
-    }
-
-    /// A send to `url` to clear: the first attempt (`retry` None) or a retry (charged to
+impl Ticket<'_> {
+    /// A send to `origin` to clear: the first attempt (`retry` None) or a retry (charged to
     /// the budget when `Some(true)`).
-    pub fn ticket(&self, url: &Url, retry: Option<bool>) -> Ticket {
+    pub fn new(origin: String, retry: Option<bool>) -> Self {
         Ticket {
-            origin: self.key(url),
+            origin,
             retry,
             step: if retry.is_none() {
                 Step::Hold
             } else {
                 Step::Origin
             },
+            counted: None,
+        }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        if let (Step::Records, Some(origins)) = (self.step, self.counted) {
+            origins.after(&self.origin, None, Instant::now());
+        }
+    }
+}
+
+/// What the loop tells the gate.
+pub enum Heard<'h> {
+    /// An answer's head arrived, before its body, for a request that started at `origin`:
+    /// the transfers waiting for the origin's first answer need not wait for the body.
+    Head {
+        /// The origin the attempt started at.
+        origin: &'h str,
+        /// What the head said.
+        told: &'h Told,
+    },
+    /// The attempt is over.
+    Over(Over<'h>),
+}
+
+/// An attempt that is over, as the gate hears it.
+pub struct Over<'h> {
+    /// The origin the attempt started at (no longer in flight).
+    pub origin: &'h str,
+    /// What the origin that answered said (None: no answer).
+    pub told: Option<&'h Told>,
+    /// Its Retry-After as asked and as clamped, when one was read.
+    pub retry_after: Option<(Duration, Duration)>,
+    /// The error status the decision weighs (None: no such answer): a 429's or 503's
+    /// Retry-After is shared with the other runs.
+    pub status: Option<u16>,
+    /// The target answered but was not ready: the breaker hears it is up.
+    pub not_ready: bool,
+    /// It was the last attempt the run's rules allow: no retry can follow, so a
+    /// Retry-After is shared with the run's end (`Gate::close`), not now, which saves the
+    /// store a round trip.
+    pub last: bool,
+}
+
+/// What the gate says back when told an attempt is over.
+#[derive(Debug, Default)]
+pub struct Noted {
+    /// A spent quota holds the origin this long (clamped).
+    pub spent: Option<Duration>,
+    /// A RateLimit field could not be read, for the first time at this origin: say it.
+    pub say_malformed: bool,
+    /// What a retry would meet in the breaker's and budget's records.
+    pub outlook: Outlook,
+    /// The line saying that the answer closed the circuit this run was probing.
+    pub closed: Option<String>,
+    /// Whether the run is still the half-open circuit's probe (a single attempt).
+    pub probing: bool,
+}
+
+impl<'a> Gate<'a> {
+    /// Opens the gate of a run over its `local` layer: with `--state`, or a batch's own
+    /// records, asks the breaker and the shared Retry-After whether the run may go (`Err`:
+    /// refused, exit 7, and why), and takes the key of its `job`.
+    pub fn open(
+        local: &'a Local,
+        how: &Opening<'_>,
+        job: Option<Job>,
+        reporter: &'a Reporter,
+    ) -> Result<Opened<'a>, String> {
+        let records = match (how.state, local.records()) {
+            (Some(settings), _) => Records::State(settings),
+            (None, Some(own)) => Records::Own(own, how.max_hold),
+            (None, None) => {
+                let gate = Gate::with(local, None, None, (how.spread, how.max_hold));
+                return Ok(Opened { gate, kept: None });
+            }
+        };
+        let admitted = Shared::admit(
+            records,
+            (how.lease, job),
+            how.target,
+            reporter,
+            how.deadline,
+        )?;
+        let shared = admitted
+            .shared
+            .map(|s| Box::new(s) as Box<dyn Between + 'a>);
+        let mut gate = Gate::with(local, shared, admitted.hold, (how.spread, how.max_hold));
+        if how.state.is_none() {
+            // A Retry-After in a batch's own records was told to another of its transfers.
+            gate.shared_by = "another transfer of this run";
+        }
+        Ok(Opened {
+            gate,
+            kept: admitted.job,
+        })
+    }
+
+    /// The gate over `local`, with the breaker's and budget's `records` (and the
+    /// Retry-After they said still `hold`s), and the run's `--retry-after-spread` and
+    /// `--max-retry-after`.
+    pub fn with(
+        local: &'a Local,
+        records: Option<Box<dyn Between + 'a>>,
+        hold: Option<Duration>,
+        (spread, max_hold): (Duration, Duration),
+    ) -> Gate<'a> {
+        Gate {
+            local,
+            records,
+            hold,
+            spread,
+            max_hold,
+            shared_by: "another run sharing --state",
         }
     }
 
-    /// May `t` be sent now (`left`: time left before the deadline; `rng` draws a hold's
-    /// spread)? On go the request is in flight until [`Gate::tell`]; a wait is to be slept
-    /// and the gate asked again; a stop ends the run, with why.
-    pub fn before_send(&self, t: &mut Ticket, left: Option<Duration>, rng: &mut dyn Rng) -> Clear {
+    /// Whether the run was admitted as the half-open circuit's probe (a single attempt).
+    pub fn probing(&self) -> bool {
+        self.records.as_ref().is_some_and(|r| r.probing())
+    }
+
+    /// Ask: may `t` be sent now (`left`: time left before the deadline; `rng` draws a
+    /// hold's spread)? On go the request is in flight until told over; a wait is to be
+    /// slept and the gate asked again; a stop ends the run, with why (the ticket is then
+    /// dropped, which frees what it held).
+    pub fn ask(&self, t: &mut Ticket<'a>, left: Option<Duration>, rng: &mut dyn Rng) -> Clear {
         if t.step == Step::Hold {
             t.step = Step::Origin;
             if let Some(held) = self.hold {
@@ -120,19 +263,20 @@ impl<'a> Gate<'a> {
         }
         if t.step == Step::Origin {
             let now = Instant::now();
-            match self
-                .origins
-                .before_send(&t.origin, now, left, (self.spread, &mut *rng))
-            {
-                Clear::Go => t.step = Step::Store,
+            let origins = self.local.origins();
+            match origins.before_send(&t.origin, now, left, (self.spread, &mut *rng)) {
+                Clear::Go => {
+                    t.step = Step::Records;
+                    t.counted = Some(origins);
+                }
                 other => return other,
             }
         }
-        let (Some(charge), Some(shared)) = (t.retry, self.shared) else {
+        let (Some(charge), Some(records)) = (t.retry, &self.records) else {
             t.step = Step::Cleared;
             return Clear::Go;
         };
-        match shared.send_retry(charge) {
+        match records.send_retry(charge) {
             Clear::Wait { wait, .. } => self.shared_wait(wait, "more", left, rng),
             Clear::Go => {
                 t.step = Step::Cleared;
@@ -142,15 +286,7 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// `t` will not be sent (the run ends while it waits): its origin stops counting it in
-    /// flight.
-    pub fn abandon(&self, t: &Ticket) {
-        if t.step == Step::Store {
-            self.origins.after(&t.origin, None, Instant::now());
-        }
-    }
-
-    /// A wait for a Retry-After the store said holds for `held`, plus the run's spread,
+    /// A wait for a Retry-After the records said holds for `held`, plus the run's spread,
     /// with the line saying it (`when`: "before the first attempt", "more"); a stop when it
     /// cannot end before the deadline (`left`).
     fn shared_wait(
@@ -177,72 +313,66 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// After an attempt that started at `first`: the request is no longer in flight, and
-    /// the table hears what the origin that answered said (`told`, with its Retry-After as
-    /// read and clamped, `retry_after`).
-    pub fn tell(
-        &self,
-        first: &Url,
-        told: Option<&Told>,
-        retry_after: Option<(Duration, Duration)>,
-    ) -> After {
-        let answer = told.map(|t| t.answer(retry_after, self.max_hold));
-        self.origins.after(&self.key(first), answer, Instant::now())
-    }
-
-    /// An answer's head arrived for a request that started at `first`: the transfers
-    /// waiting for the origin's first answer need not wait for its body.
-    pub fn heard(&self, first: &Url, told: &Told) {
-        let answer = told.answer(None, self.max_hold);
-        self.origins.heard(&self.key(first), answer, Instant::now());
-    }
-
-    /// The store's answer about a retry the decision would make: it hears the attempt's
-    /// Retry-After (429 and 503), or the hold of a quota the answer said was spent
-    /// (`spent`), to share it, and refuses a retry the budget has no room for. Nothing is
-    /// charged yet (that is done as the retry is sent). No store: go. `left` says the time
-    /// left before the deadline once the store has answered.
-    pub fn plan_retry(
-        &self,
-        ask: Ask,
-        spent: Option<Duration>,
-        left: &dyn Fn() -> Option<Duration>,
-    ) -> Clear {
-        let Some(shared) = self.shared else {
-            return Clear::Go;
+    /// Tell: what was heard. An answer's head lets the transfers waiting for the origin's
+    /// first answer go (nothing is said back). An attempt over: the request is no longer in
+    /// flight, and the origin that answered is heard (its Retry-After as read and clamped,
+    /// its RateLimit fields); then the records hear that a target that was not ready is up
+    /// (the breaker: the line when that closed the circuit), and the Retry-After to share
+    /// (on a 429 or 503) or a quota said spent; what a retry would meet comes back.
+    pub fn tell(&self, heard: Heard<'_>) -> Noted {
+        let over = match heard {
+            Heard::Head { origin, told } => {
+                let answer = told.answer(None, self.max_hold);
+                self.local.origins().heard(origin, answer, Instant::now());
+                return Noted::default();
+            }
+            Heard::Over(over) => over,
         };
-        let hint = ask.hint.filter(|_| ask.status.is_some_and(shares_hint));
-        match shared.before_retry(hint.max(spent), ask.left, ask.charge) {
-            Clear::Wait {
-                wait,
-                why: Why::Shared { .. },
-            } => Clear::Wait {
-                wait,
-                why: Why::Shared {
-                    left: left(),
-                    line: None,
-                },
-            },
-            other => other,
+        let answer = over.told.map(|t| t.answer(over.retry_after, self.max_hold));
+        let after = self
+            .local
+            .origins()
+            .after(over.origin, answer, Instant::now());
+        let mut noted = Noted {
+            spent: after.spent,
+            say_malformed: after.say_malformed,
+            ..Noted::default()
+        };
+        let Some(records) = &self.records else {
+            return noted;
+        };
+        if over.not_ready {
+            noted.closed = records.answered();
+        }
+        let hint = over.retry_after.map(|(_, clamped)| clamped);
+        let shared = hint.filter(|_| !over.last && over.status.is_some_and(shares_hint));
+        noted.outlook = records.outlook(shared.max(after.spent));
+        noted.probing = records.probing();
+        noted
+    }
+
+    /// Closes the gate with the run's end: how the attempts ended (`ended`, which says
+    /// whether the job's answer was final), the run's outcome once the files at its end
+    /// are written, its last error status and Retry-After (`last`), and whether it carried
+    /// an Idempotency-Key. The records hear it for the breaker and the budget.
+    pub fn close(
+        &self,
+        (ended, outcome): (Outcome, Outcome),
+        last: Option<(u16, Option<Duration>)>,
+        has_key: bool,
+    ) {
+        if let Some(records) = &self.records {
+            records.finish(outcome, last, job_settled(ended), has_key);
         }
     }
+}
 
-    /// With a store, a quota the last answer said was spent (held this long) holds the
-    /// other runs too, shared as a Retry-After is.
-    pub fn share_spent(&self, spent: Option<Duration>) {
-        if let (Some(shared), Some(held)) = (self.shared, spent) {
-            let _ = shared.before_retry(Some(held), None, false);
-        }
-    }
-
-    /// The target answered but was not ready: the breaker hears the service is up (the
-    /// line to say when that closed the circuit).
-    pub fn answered(&self) -> Option<String> {
-        self.shared.and_then(|s| s.answered())
-    }
-
-    /// Whether the run is the half-open circuit's probe, kept to a single attempt.
-    pub fn probing(&self) -> bool {
-        self.shared.is_some_and(|s| s.probing())
-    }
+/// What `--explain` shows of `--state` for `target` (see `fleet::admission::explain`).
+pub fn explain(
+    settings: &StateConfig,
+    target: (&Url, Option<&Path>),
+    job: Option<&Digest>,
+    renew: bool,
+) -> Vec<String> {
+    crate::fleet::admission::explain(settings, target, job, renew)
 }

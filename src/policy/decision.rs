@@ -47,10 +47,12 @@
 //! deadline that cuts the attempt after such an answer (row 7 as 8): the last answer the
 //! run had was "not ready".
 //!
-//! A retry that rows 14 and 15 allow is then put to the shared state (`--state`), when
-//! there is one: [`decide`] asks it through the `gate` it is given (the state's answer is
-//! an input, as the random source is), and its answer is weighed in rows 16 to 18. The
-//! state hears only retries the decision would make: a run that stops tells it nothing here.
+//! A retry that rows 14 and 15 allow is then put to what the breaker's and budget's
+//! records said (`--state`, or a batch's own) as the attempt was told to the run's gate:
+//! [`decide`] asks the `gate` it is given, which answers from that fact (the loop's
+//! answer is [`retry_gate`] on the `policy::gate::Outlook` the tell returned: an input, as
+//! the random source is), and the answer is weighed in rows 16 to 18. Nothing is charged
+//! here: a retry is charged as it is sent.
 //!
 //! | # | when (a retry was allowed)                                  | outcome |
 //! |---|-------------------------------------------------------------|---------|
@@ -102,7 +104,7 @@ use super::backoff::{
     Backoff, Draw, Fit, Hint, MIN_ATTEMPT, PlannedWait, WaitReason, fit_leaving, fit_to_deadline,
     plan_wait, uniform,
 };
-use super::gate::{Clear, Stop, Why};
+use super::gate::{Clear, Outlook, Stop, Why};
 use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
 use crate::exit::{Cause, Outcome};
@@ -237,7 +239,8 @@ impl Verdict {
 /// The reason given when the deadline passed while an attempt was under way.
 pub const DEADLINE_DURING: &str = "stopping: the deadline passed during this attempt";
 
-/// What the shared state (`--state`) is asked about a retry the decision would make.
+/// What the decision asks its `gate` about a retry it would make (the loop answers from
+/// what the records said, see [`retry_gate`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ask {
     /// The attempt's error status (None: it got none), whose Retry-After may be shared.
@@ -321,6 +324,37 @@ fn admit(rules: &Rules, retry: Retry, answer: Clear, rng: &mut dyn Rng) -> Verdi
                 None => Verdict::stop(Outcome::Deadline, HOLD_PAST_DEADLINE),
             }
         }
+    }
+}
+
+/// Rows 16 to 18's answer from the records' [`Outlook`] about a retry asked as `ask`: the
+/// store failed (under `--state-on-error closed`), then a shared Retry-After holding past
+/// the deadline (`ask.left`), then a budget with no room for a charged retry, stop the
+/// run; a shared Retry-After still holding is a wait; else go. Pure.
+pub fn retry_gate(o: &Outlook, ask: &Ask) -> Clear {
+    if let Some(why) = &o.failed {
+        return Clear::Stop(Stop::Spent(why.clone()));
+    }
+    if let Some(h) = o.held
+        && !hold_fits(h, ask.left)
+    {
+        return Clear::Stop(Stop::TooLate(format!(
+            "stopping: a Retry-After for {} shared by the runs holds for {}, past the deadline ({} left)",
+            o.origin,
+            fmt_duration(h),
+            fmt_duration(ask.left.unwrap_or_default())
+        )));
+    }
+    match (o.spent.as_ref().filter(|_| ask.charge), o.held) {
+        (Some(why), _) => Clear::Stop(Stop::Spent(why.clone())),
+        (None, Some(h)) => Clear::Wait {
+            wait: h,
+            why: Why::Shared {
+                left: ask.left,
+                line: None,
+            },
+        },
+        (None, None) => Clear::Go,
     }
 }
 

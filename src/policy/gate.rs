@@ -1,9 +1,10 @@
 //! The one answer to "may I send?", whoever is asked: the origin's table before every
-//! attempt (`fleet::origins`: its hold, RateLimit pacing, room in flight), the shared state
-//! when a retry is planned and again just before it is sent (`fleet::admission`: another
-//! run's Retry-After, the retry budget), and what the decision hears of the latter
-//! (`decision::decide`, rows 16 to 18). Go now, wait this long and ask again (and why), or
-//! stop (and why, which says the exit status).
+//! attempt (`fleet::origins`: its hold, RateLimit pacing, room in flight), the breaker's
+//! and budget's records just before a retry is sent (another run's or transfer's
+//! Retry-After, the retry budget), and what the decision makes of the [`Outlook`] those
+//! records gave as the attempt's answer was told (`decision::decide`, rows 16 to 18). Go
+//! now, wait this long and ask again (and why), or stop (and why, which says the exit
+//! status).
 
 use std::time::Duration;
 
@@ -68,4 +69,22 @@ impl Clear {
             },
         }
     }
+}
+
+/// What the breaker's and budget's records said about a retry as an attempt's answer was
+/// told to the gate (`gate::Gate::tell`, which first shares the answer's Retry-After or
+/// spent quota): a fact the decision weighs (`decision::retry_gate`), nothing charged.
+/// The default: nothing holds, the budget has room (no records, or a store gone under
+/// `--state-on-error open`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Outlook {
+    /// A Retry-After shared by another run (or another transfer of a batch) still holding
+    /// this long, clamped to `--max-retry-after`.
+    pub held: Option<Duration>,
+    /// The retry budget has no room for a charged retry: why (a poll is not charged).
+    pub spent: Option<String>,
+    /// The store failed under `--state-on-error closed`: no retry, why.
+    pub failed: Option<String>,
+    /// The origin's key, as the line names it.
+    pub origin: String,
 }

@@ -4,6 +4,7 @@
 //! said in the decision's terms (`Happened`) with the attempt's line filled in (`line`).
 
 use crate::fleet::origins::Told;
+use crate::gate::Heard;
 use crate::http::conditional::{self, Answer, Asked};
 use crate::http::resume::{self, Continuation};
 use crate::http::transport::{Chain, Exchange, Failure, Head, Hop};
@@ -198,14 +199,18 @@ impl Loop<'_> {
     fn take(&self, ex: Exchange, partial: Option<Partial>, notes: Notes) -> Happened {
         self.log_response_headers(&ex.head);
         let told = Told::read(
-            self.gate.key(&ex.head.url),
+            self.origin(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
             std::time::SystemTime::now(),
         );
         // The head is the origin's answer: the transfers waiting for its first one need
         // not wait for this body (the loop tells the whole answer again once it is over).
-        self.gate.heard(&notes.0.first.url, &told);
+        let origin = self.origin(&notes.0.first.url);
+        self.gate.tell(Heard::Head {
+            origin: &origin,
+            told: &told,
+        });
         notes.2.told = Some(told);
         notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);

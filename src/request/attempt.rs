@@ -5,10 +5,12 @@
 //! attempt's line to the reporter as soon as the attempt ends, and returns everything the
 //! end of the run needs.
 //!
-//! Before every attempt, the first included, the run's gate (`gate::Gate`: the origin's
-//! table, lent by the session and shared by a batch's transfers, and the store's side) is
-//! asked whether to send, wait (a hold, pacing, a shared Retry-After) or stop; after every
-//! attempt it is told what the origin that answered said.
+//! The loop has two entry points into the run's gate (`gate::Gate`, opened by the
+//! admission in `run`): before every send, the first included, it asks whether to send,
+//! wait (a hold, pacing, a shared Retry-After) or stop (`pause`); after every answer it
+//! tells what was heard (`Gate::tell`: the head as it arrives, in `answer`; the attempt
+//! once over, here), and what the gate says back (a quota spent, what a retry would meet
+//! in the breaker's and budget's records, a circuit closed) goes to the decision as facts.
 //!
 //! Taking an answer (classifying its head, delivering a success's body) is `answer`'s; the
 //! attempt's log line is `line`'s; the waits before a send are `pause`'s; getting a body
@@ -17,8 +19,8 @@
 
 use crate::config::Config;
 use crate::exit::{Cause, Outcome};
-use crate::fleet::origins::Told;
-use crate::gate::Gate;
+use crate::fleet::origins::{Told, origin_key};
+use crate::gate::{Gate, Heard, Noted, Over, Ticket};
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
@@ -65,6 +67,9 @@ pub struct Loop<'a> {
     /// The run's gate: asked before every send (the origin's hold and pacing, a
     /// Retry-After the store shared, the retry budget), told after every answer.
     pub gate: &'a Gate<'a>,
+    /// The run was admitted as the half-open circuit's probe (a single attempt, until an
+    /// answer proves the target up).
+    pub probe: bool,
     /// What earlier runs left and the conditional flags asked (`-C -`'s range, the
     /// conditions), to judge the answer.
     pub prior: &'a Prior,
@@ -182,6 +187,8 @@ pub(super) struct Carry {
     pub(super) spent: Option<Duration>,
     /// The retry now planned is charged to the budget when it is sent.
     pub(super) charge: bool,
+    /// The run is still the half-open circuit's probe, as the gate last said.
+    pub(super) probing: bool,
     /// What the end of the run needs, as the attempts so far left it.
     pub(super) seen: Ended,
 }
@@ -198,12 +205,15 @@ impl Loop<'_> {
         self.watchdog.expired() || self.deadline_left().is_some_and(|l| l.is_zero())
     }
 
-    /// The run's rules, as the decision reads them.
-    pub(super) fn rules(&self) -> Rules<'_> {
+    /// The key of the origin of `url`, as the gate and the log name it.
+    pub(super) fn origin(&self, url: &url::Url) -> String {
+        origin_key(url, self.cfg.request.network.unix_socket.as_deref())
+    }
+
+    /// The run's rules, as the decision reads them (`probing`: the run is the half-open
+    /// circuit's probe, which has a single attempt until an answer proves the target up).
+    pub(super) fn rules(&self, probing: bool) -> Rules<'_> {
         let retry = &self.cfg.retry;
-        // The half-open circuit's probe has a single attempt, until an answer proves the
-        // target up.
-        let probing = self.gate.probing();
         Rules {
             attempts: if probing { 1 } else { retry.attempts },
             retry_on: &retry.retry_on,
@@ -239,6 +249,7 @@ impl Loop<'_> {
             told: None,
             spent: None,
             charge: true,
+            probing: self.probe,
             seen: Ended::before_any_attempt(),
         };
         carry.partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
@@ -261,7 +272,7 @@ impl Loop<'_> {
             }
             // The gate first: a retry is charged as it lets it go.
             let url = carry.from.as_ref().map_or(self.url, |hop| &hop.url);
-            let mut ticket = self.gate.ticket(url, (*made > 0).then_some(carry.charge));
+            let mut ticket = Ticket::new(self.origin(url), (*made > 0).then_some(carry.charge));
             if let Err(stop) = self.through_gate(&mut ticket, rng) {
                 return stop;
             }
@@ -300,16 +311,18 @@ impl Loop<'_> {
         }
     }
 
-    /// Attempt `n`: send, take the answer, log its line, and perform the decision about it.
+    /// Attempt `n`: send, take the answer, log its line, tell the gate, and perform the
+    /// decision about it.
     fn attempt(&self, n: u32, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
         let begun = Instant::now();
         self.watchdog.note(n, "no answer yet");
         let first = self.first_hop(carry);
-        let mut line = self.line(n, begun, &first);
+        let mut line = self.line(n, begun, &first, self.rules(carry.probing).attempts);
         let (happened, sent) = self.try_once(first, &mut line, carry);
         line.elapsed = begun.elapsed();
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
-        self.tell_gate(&sent, carry);
+        let last = n >= self.rules(carry.probing).attempts;
+        let noted = self.tell_gate(&sent, (&happened, last), carry);
         carry.seen.method = Some(sent.last.method.clone());
         carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.seen.last);
@@ -327,43 +340,52 @@ impl Loop<'_> {
         } else {
             Outcome::Deadline
         });
-        // The service is up: the breaker hears it before the decision, which then lets a
-        // half-open circuit's probe go on polling (said after the attempt's line).
-        let closed = if carry.not_ready {
-            self.gate.answered()
-        } else {
-            None
-        };
         carry.seen.hint = facts.hint.map(|h| h.wait);
-        let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), carry.spent), rng);
+        let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), &noted), rng);
         carry.charge = charge;
-        if !matches!(verdict, Verdict::Retry(_)) {
-            self.gate.share_spent(carry.spent);
-        }
         let verdict = self.perform(verdict, line, sent, carry);
-        if let Some(news) = closed {
+        // A service found up closed the circuit this run probed: said after the line.
+        if let Some(news) = noted.closed {
             self.reporter.info(&news);
         }
         verdict
     }
 
-    /// After an attempt: the gate hears what the origin that answered said (its status,
-    /// its Retry-After as read and clamped, its RateLimit fields). RateLimit fields that
-    /// could not be read are said once per origin; a quota said spent is kept in
-    /// `carry.spent`.
-    fn tell_gate(&self, sent: &Sent, carry: &mut Carry) {
+    /// Once the attempt is over, the gate hears what the origin that answered said (its
+    /// status, its Retry-After as read and clamped, its RateLimit fields) and whether the
+    /// target answered but was not ready (`last`: no attempt may follow). RateLimit fields
+    /// that could not be read are said once per origin; a quota said spent is kept in
+    /// `carry.spent`; whether the run is still the circuit's probe in `carry.probing`.
+    fn tell_gate(
+        &self,
+        sent: &Sent,
+        (happened, last): (&Happened, bool),
+        carry: &mut Carry,
+    ) -> Noted {
         let told = carry.told.take();
         let retry_after = carry
             .reading
             .as_ref()
             .and_then(|r| r.asked.zip(r.hint.map(|h| h.wait)));
-        let after = self.gate.tell(&sent.first.url, told.as_ref(), retry_after);
-        if after.say_malformed {
+        let noted = self.gate.tell(Heard::Over(Over {
+            origin: &self.origin(&sent.first.url),
+            told: told.as_ref(),
+            retry_after,
+            status: match happened {
+                Happened::Status(s) => Some(*s),
+                _ => None,
+            },
+            not_ready: matches!(happened, Happened::NotReady(_)),
+            last,
+        }));
+        if noted.say_malformed {
             for bad in told.iter().flat_map(|t| &t.rate.invalid) {
                 self.reporter.warn(&bad.to_string());
             }
         }
-        carry.spent = after.spent;
+        carry.spent = noted.spent;
+        carry.probing = noted.probing;
+        noted
     }
 
     /// What the decision weighs about attempt `n`, which ended as `happened`.
@@ -386,16 +408,17 @@ impl Loop<'_> {
 
     /// The decision about an attempt, and whether the retry it may plan is charged to the
     /// budget. Where a retry is allowed, the server's Retry-After values that could not be
-    /// read are reported (they are ignored, never read as 0); the shared state is asked
-    /// about a retry the decision would make (see `Gate::plan_retry`). `spent`: the
-    /// answer said its quota was spent, and the origin is held this long.
+    /// read are reported (they are ignored, never read as 0); what the gate said back when
+    /// told the attempt (`noted`: a quota said spent, what a retry would meet in the
+    /// breaker's and budget's records) is a fact the decision weighs
+    /// (`decision::retry_gate`).
     fn decide(
         &self,
         facts: &Attempt,
-        (reading, spent): (Option<&Reading>, Option<Duration>),
+        (reading, noted): (Option<&Reading>, &Noted),
         rng: &mut dyn Rng,
     ) -> (Verdict, bool) {
-        let rules = self.rules();
+        let rules = self.rules(noted.probing);
         if decision::reads_retry_after(&rules, facts) {
             for bad in reading.iter().flat_map(|r| &r.invalid) {
                 self.reporter.warn(&bad.to_string());
@@ -404,9 +427,9 @@ impl Loop<'_> {
         let mut charge = true;
         let mut gate = |mut ask: Ask| {
             // Waiting for a spent quota's reset is rate limiting too: not charged.
-            ask.charge &= spent.is_none();
+            ask.charge &= noted.spent.is_none();
             charge = ask.charge;
-            self.gate.plan_retry(ask, spent, &|| self.deadline_left())
+            decision::retry_gate(&noted.outlook, &ask)
         };
         let verdict = decision::decide(&rules, facts, &mut gate, rng);
         (verdict, charge)

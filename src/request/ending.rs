@@ -1,10 +1,10 @@
 //! What a request writes once its attempts have ended, before the session's summary: `-D`
-//! (the final head, unless it went out before the body), `--etag-save`, the run's record in
-//! the `--state` store, and `-w` (its values taken from how the run ended, written on stdout,
+//! (the final head, unless it went out before the body), `--etag-save`, the run's end told
+//! to its gate (which records it for the breaker and the budget), and `-w` (its values taken from how the run ended, written on stdout,
 //! and after `%{stderr}` on stderr with every secret masked).
 
 use crate::exit::{Cause, Exit, Outcome};
-use crate::fleet::admission::Shared;
+use crate::gate::Gate;
 use crate::http::timing::Timeline;
 use crate::http::transport::{self, Head};
 use crate::output;
@@ -44,10 +44,10 @@ impl Ending {
 /// FIFO nobody reads, a reader of stdout that stopped: exit 5, see
 /// [`decision::at_the_end`]); a file that cannot be written makes the outcome a local
 /// failure (exit 1).
-pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended: Ended) -> Ending {
-    // Whether the job's answer was final, as the attempts ended (a file at the end that
-    // cannot be written does not make the server's answer any less final).
-    let settled = crate::fleet::admission::job_settled(ended.outcome);
+pub fn finish(request: &Request, lent: &Lent, gate: Option<&Gate>, mut ended: Ended) -> Ending {
+    // How the attempts ended says whether the job's answer was final (a file at the end
+    // that cannot be written does not make the server's answer any less final).
+    let attempts_ended = ended.outcome;
     let outcome = decision::at_the_end(ended.outcome, lent.watchdog.expired());
     if outcome != ended.outcome {
         ended.outcome = outcome;
@@ -55,9 +55,9 @@ pub fn finish(request: &Request, lent: &Lent, shared: Option<&Shared>, mut ended
         ended.cause = Cause::Deadline;
     }
     let (mut outcome, mut reason) = write_files(request, lent, &ended);
-    if let Some(s) = shared {
+    if let Some(gate) = gate {
         let last = ended.status.map(|status| (status, ended.hint));
-        s.finish(outcome, last, settled, request.has_key());
+        gate.close((attempts_ended, outcome), last, request.has_key());
     }
     if let Some(format) = &request.write_out
         && let Err(e) = print_write_out(format, request, lent, &ended, (outcome, &reason))

@@ -75,12 +75,18 @@ pub fn explain(cfg: &Config) -> String {
     s.push_str(&waits(cfg));
     s.push_str(&retried(cfg));
     s.push_str(&readiness(cfg));
-    if let Some(st) = &cfg.state {
-        let l = &st.limits;
+    // A batch without --state keeps its transfers' breaker and budget in process, with
+    // the same rules: each transfer counts as a run.
+    let kept = match &cfg.state {
+        Some(st) => Some((st.location.describe(), &st.limits)),
+        None if cfg.batch.is_batch() => Some(("the batch's memory".into(), &cfg.fleet)),
+        None => None,
+    };
+    if let Some((kept_in, l)) = kept {
         let _ = writeln!(
             s,
             "  shared state  {}: the circuit opens after {} failed runs in a row, for {}; retries limited to {}% of successes per {}, at least {}, counting other runs' retries, never a run's own; a Retry-After told to one run holds back all; a target with no run for {} is forgotten unless it still refuses runs",
-            st.location.describe(),
+            kept_in,
             l.threshold,
             fmt_duration(l.cooldown),
             l.budget_pct,
@@ -88,12 +94,14 @@ pub fn explain(cfg: &Config) -> String {
             l.floor,
             fmt_duration(l.ttl)
         );
+    }
+    if let Some(st) = &cfg.state {
         let target = (&cfg.request.url, cfg.request.network.unix_socket.as_deref());
         let job = crate::request::job::kept_in_state(cfg)
             .then(|| crate::request::job::explain_digest(cfg));
         let digest = job.as_ref().and_then(|j| j.as_ref().ok());
         let renew = cfg.retry.idempotency_key == Some(crate::config::KeySpec::New);
-        for line in crate::fleet::admission::explain(st, target, digest, renew) {
+        for line in crate::gate::explain(st, target, digest, renew) {
             let _ = writeln!(s, "  {line}");
         }
         if let Some(Err(why)) = &job {

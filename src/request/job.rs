@@ -100,7 +100,7 @@ pub fn kept_in_state(cfg: &Config) -> bool {
     matches!(
         cfg.retry.idempotency_key,
         Some(KeySpec::Auto | KeySpec::New)
-    ) && cfg.state.as_ref().is_some_and(|s| !s.location.is_memory())
+    ) && cfg.state.is_some()
 }
 
 /// `--explain`'s digest of the job `cfg` describes, its files read as a run reads them

@@ -56,12 +56,12 @@ fn status_words(status: u16, reason: &str) -> String {
 
 impl Loop<'_> {
     /// The log line of attempt `n`, begun at `begun`, before its result is filled in. It
-    /// names the attempt's first request, `first`; a failure renames it after the hop that
-    /// failed.
-    pub(super) fn line(&self, n: u32, begun: Instant, first: &Hop) -> AttemptLine {
+    /// names the attempt's first request, `first`, and the attempts the run may make
+    /// (`attempts`); a failure renames it after the hop that failed.
+    pub(super) fn line(&self, n: u32, begun: Instant, first: &Hop, attempts: u32) -> AttemptLine {
         AttemptLine {
             attempt: n,
-            attempts: self.rules().attempts,
+            attempts,
             method: first.method.clone(),
             url: redact::url(&first.url),
             start_url: redact::url(self.url),
@@ -99,7 +99,7 @@ impl Loop<'_> {
             start_ms: line.start_ms,
             elapsed: line.elapsed,
             error: Some("interrupted".into()),
-            ..self.line(line.attempt, Instant::now(), &sent.first)
+            ..self.line(line.attempt, Instant::now(), &sent.first, line.attempts)
         };
         carry.seen.last = "interrupted".into();
         carry.pending = None;
@@ -175,7 +175,7 @@ impl Loop<'_> {
         carry.seen.head = Some(ex.head.clone());
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
-            self.gate.key(&ex.head.url),
+            self.origin(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
             std::time::SystemTime::now(),

@@ -2,9 +2,9 @@
 //! `scripted`): each test is named for the rule it checks.
 
 use crate::exit::Outcome;
-use crate::fleet::admission::Between;
+use crate::gate::between::Between;
 use crate::policy::FailureKind;
-use crate::policy::gate::{Clear, Stop};
+use crate::policy::gate::{Clear, Outlook};
 use crate::request::scripted::{Reply, answer, cut, run, run_sharing};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -190,14 +190,14 @@ fn the_error_body_is_written_under_fail_with_body() {
     assert_eq!(read(&file).as_deref(), Some(&b"not found"[..]));
 }
 
-/// A shared state that answers every retry the same way, and counts the retries charged.
+/// A shared state that says the same of every retry, and counts the retries charged.
 struct Shared {
-    before: Clear,
+    before: Outlook,
     charged: Mutex<u32>,
 }
 
 impl Between for Shared {
-    fn before_retry(&self, _: Option<Duration>, _: Option<Duration>, _: bool) -> Clear {
+    fn outlook(&self, _: Option<Duration>) -> Outlook {
         self.before.clone()
     }
 
@@ -213,9 +213,11 @@ impl Between for Shared {
     fn probing(&self) -> bool {
         false
     }
+
+    fn finish(&self, _: Outcome, _: Option<(u16, Option<Duration>)>, _: bool, _: bool) {}
 }
 
-fn shared(before: Clear) -> Shared {
+fn shared(before: Outlook) -> Shared {
     Shared {
         before,
         charged: Mutex::new(0),
@@ -224,7 +226,10 @@ fn shared(before: Clear) -> Shared {
 
 #[test]
 fn a_retry_the_budget_has_no_room_for_ends_the_run_with_7() {
-    let state = shared(Clear::Stop(Stop::Spent("the retry budget is spent".into())));
+    let state = shared(Outlook {
+        spent: Some("the retry budget is spent".into()),
+        ..Outlook::default()
+    });
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Refused);
@@ -236,7 +241,7 @@ fn a_retry_the_budget_has_no_room_for_ends_the_run_with_7() {
 
 #[test]
 fn a_retry_the_state_allows_is_charged_as_it_is_sent() {
-    let state = shared(Clear::Go);
+    let state = shared(Outlook::default());
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Success);
@@ -245,7 +250,10 @@ fn a_retry_the_state_allows_is_charged_as_it_is_sent() {
 
 #[test]
 fn a_retry_after_shared_by_other_runs_is_waited_for() {
-    let state = shared(Clear::shared_hold(Duration::from_millis(150)));
+    let state = shared(Outlook {
+        held: Some(Duration::from_millis(150)),
+        ..Outlook::default()
+    });
     let replies = vec![answer(503, &[], b""), answer(200, &[], b"ok")];
     let ran = run_sharing(&with(&[], "http://h/"), replies, Some(&state));
     assert_eq!(ran.outcome(), Outcome::Success);

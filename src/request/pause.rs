@@ -1,7 +1,7 @@
-//! The waits before a send: the loop asks the run's gate (`gate::Gate`: a Retry-After the
-//! store shared, the origin's hold and pacing, the retry budget) until it says go, saying
-//! each wait as the gate words it and sleeping it out interruptibly. A stop ends the run in
-//! the decision's words (`policy::decision::stopped`).
+//! The waits before a send: the loop asks the run's gate (`gate::Gate::ask`: a
+//! Retry-After the records shared, the origin's hold and pacing, the retry budget) until
+//! it says go, saying each wait as the gate words it and sleeping it out interruptibly. A
+//! stop ends the run in the decision's words (`policy::decision::stopped`).
 
 use crate::exit::Outcome;
 use crate::gate::Ticket;
@@ -10,22 +10,22 @@ use crate::policy::gate::{Clear, Why};
 use crate::request::attempt::Loop;
 use rand::Rng;
 
-impl Loop<'_> {
-    /// Waits until the gate clears `t` (see `Gate::before_send`); `Err`: the run ends
-    /// instead (the deadline, a signal, a wait past the deadline, the budget spent), and
-    /// the send is abandoned.
+impl<'a> Loop<'a> {
+    /// Waits until the gate clears `t` (see `Gate::ask`); `Err`: the run ends instead
+    /// (the deadline, a signal, a wait past the deadline, the budget spent), and the send
+    /// is abandoned with the ticket.
     pub(super) fn through_gate(
         &self,
-        t: &mut Ticket,
+        t: &mut Ticket<'a>,
         rng: &mut dyn Rng,
     ) -> Result<(), (Outcome, Option<String>)> {
-        let stop = loop {
+        loop {
             if self.deadline_passed() {
-                break decision::between(Pause::Deadline);
+                return Err(decision::between(Pause::Deadline));
             }
-            let (wait, why) = match self.gate.before_send(t, self.deadline_left(), rng) {
+            let (wait, why) = match self.gate.ask(t, self.deadline_left(), rng) {
                 Clear::Go => return Ok(()),
-                Clear::Stop(stop) => break decision::stopped(stop),
+                Clear::Stop(stop) => return Err(decision::stopped(stop)),
                 Clear::Wait { wait, why } => (wait, why),
             };
             let (lines, countdown) = match why {
@@ -36,10 +36,8 @@ impl Loop<'_> {
             };
             lines.iter().for_each(|l| self.reporter.info(l));
             if let Some(sig) = self.sleep_visibly(wait, &countdown) {
-                break decision::between(Pause::Signal(sig.outcome()));
+                return Err(decision::between(Pause::Signal(sig.outcome())));
             }
-        };
-        self.gate.abandon(t);
-        Err(stop)
+        }
     }
 }

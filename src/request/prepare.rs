@@ -60,8 +60,9 @@ pub struct Lent<'s> {
     pub start: Instant,
     /// The seed of every random draw of the run.
     pub seed: u64,
-    /// What the run's transfers share per origin (see `fleet::origins`).
-    pub origins: &'s crate::fleet::origins::Origins,
+    /// What the run's transfers share in process, the local layer of their gates (see
+    /// `gate::local`).
+    pub local: &'s crate::gate::local::Local,
     /// The transfer's place in the batch, 0-based (`%{urlnum}`; 0 for a run of one URL).
     pub transfer: usize,
     /// When this transfer began (`%{time_total}` counts from here; for a run of one URL,
@@ -157,7 +158,7 @@ impl<'c> Request<'c> {
 
 /// Adds the Idempotency-Key to `headers` (`--idempotency-key auto`: a random one; a key
 /// given with `-H` is kept) and has the summary name the key sent. With `auto` and a
-/// `--state` of the user's (not a batch's own store in memory), the job's key is the
+/// `--state` of the user's (not a batch's own records in process), the job's key is the
 /// store's: the random one is only proposed (returned), and said once the admission has
 /// decided (`run::keyed_headers`).
 fn add_key(
@@ -173,7 +174,7 @@ fn add_key(
             // Random on purpose, never derived from --seed: two runs must not share a key.
             let key = uuid::Uuid::new_v4();
             headers.push(("Idempotency-Key".into(), key.to_string()));
-            if cfg.state.as_ref().is_some_and(|s| !s.location.is_memory()) {
+            if cfg.state.is_some() {
                 return Some(key);
             }
             reporter.info(&format!("Idempotency-Key: {key}"));

@@ -6,10 +6,9 @@
 
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::{Admitted, Between, Shared};
 use crate::fleet::job::Job;
 use crate::fleet::origins::origin_key;
-use crate::gate::Gate;
+use crate::gate::{Gate, Opened, Opening};
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::{Ended, Loop};
@@ -19,7 +18,7 @@ use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::json;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `request`: waits out its `--splay`, asks `--state` whether it may go, makes its
 /// attempts, then writes what its end writes (`-D`, `--etag-save`, the state, `-w`).
@@ -34,8 +33,8 @@ pub fn perform(request: &Request, lent: &Lent) -> Ending {
         return ending::finish(request, lent, None, ended);
     }
     let job = job::job(request, lent.reporter);
-    let (shared, hold, kept) = match admit(request, job, lent.reporter, lent.start) {
-        Ok(admitted) => (admitted.shared, admitted.hold, admitted.job),
+    let Opened { gate, kept } = match open_gate(request, lent, job) {
+        Ok(opened) => opened,
         // A signal that cut the store's answer short ends the run as the signal, not as a
         // refusal of a store that looked unusable for it.
         Err(_) if let Some(signal) = lent.interrupt.fired() => {
@@ -49,18 +48,16 @@ pub fn perform(request: &Request, lent: &Lent) -> Ending {
     };
     let headers = job::keyed_headers(request, lent.reporter, job.as_ref(), kept.as_ref());
     log_request(lent.reporter, request, &headers);
-    let between = shared.as_ref().map(|s| s as &dyn Between);
-    let ended = attempts(request, lent, (between, hold), headers);
-    ending::finish(request, lent, shared.as_ref(), ended)
+    let ended = attempts(request, lent, &gate, headers);
+    ending::finish(request, lent, Some(&gate), ended)
 }
 
-/// The attempt loop over `request`, with what the session lends it and what `--state`
-/// admitted (the shared state, a shared Retry-After still holding): the one place the loop
-/// is entered.
+/// The attempt loop over `request`, with what the session lends it and the run's gate
+/// (opened by the admission): the one place the loop is entered.
 fn attempts(
     request: &Request,
     lent: &Lent,
-    (shared, hold): (Option<&dyn Between>, Option<Duration>),
+    gate: &Gate<'_>,
     headers: Vec<(String, String)>,
 ) -> Ended {
     let run = Loop {
@@ -74,7 +71,8 @@ fn attempts(
         has_key: request.has_key(),
         headers,
         start: lent.start,
-        gate: &Gate::new(request.cfg, lent.origins, (shared, hold)),
+        probe: gate.probing(),
+        gate,
         watchdog: lent.watchdog,
         prior: &request.prior,
     };
@@ -145,30 +143,25 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
     Some(signal.outcome())
 }
 
-/// With `--state`, asks the circuit breaker and the shared Retry-After whether this run may
-/// go (`Err`: refused, exit 7, and why), and takes the key of its `job`.
-fn admit<'r>(
+/// Opens the run's gate over the local layer the session lends: with `--state` (or a
+/// batch's own breaker and budget), the circuit breaker and the shared Retry-After say
+/// whether this run may go (`Err`: refused, exit 7, and why), and the key of its `job` is
+/// taken.
+fn open_gate<'l>(
     request: &Request,
+    lent: &Lent<'l>,
     job: Option<Job>,
-    reporter: &'r Reporter,
-    start: Instant,
-) -> Result<Admitted<'r>, String> {
+) -> Result<Opened<'l>, String> {
     let cfg = request.cfg;
-    let Some(settings) = &cfg.state else {
-        return Ok(Admitted {
-            shared: None,
-            hold: None,
-            job: None,
-        });
+    let how = Opening {
+        state: cfg.state.as_ref(),
+        target: (&request.url, cfg.request.network.unix_socket.as_deref()),
+        lease: probe_lease(cfg),
+        deadline: cfg.retry.deadline.map(|d| lent.start + d),
+        spread: cfg.retry.retry_after_spread,
+        max_hold: cfg.retry.max_retry_after,
     };
-    let deadline = cfg.retry.deadline.map(|d| start + d);
-    Shared::admit(
-        settings,
-        (probe_lease(cfg), job),
-        (&request.url, cfg.request.network.unix_socket.as_deref()),
-        reporter,
-        deadline,
-    )
+    Gate::open(lent.local, &how, job, lent.reporter)
 }
 
 /// How long a half-open circuit's probe may take: its deadline, else its attempt timeout,

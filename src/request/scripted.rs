@@ -6,8 +6,8 @@
 use crate::cli::Cli;
 use crate::config::Config;
 use crate::exit::Outcome;
-use crate::fleet::admission::Between;
 use crate::gate::Gate;
+use crate::gate::between::Between;
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
 use crate::http::timing::Timeline;
@@ -207,7 +207,10 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
     let script = Script::new(replies);
     let (interrupt, watchdog) = (Interrupt::none(), Watchdog::none());
     let start = Instant::now();
-    let origins = crate::fleet::origins::Origins::new();
+    let local = crate::gate::local::Local::single();
+    let records = shared.map(|s| Box::new(s) as Box<dyn Between + '_>);
+    let retry = (cfg.retry.retry_after_spread, cfg.retry.max_retry_after);
+    let gate = Gate::with(&local, records, None, retry);
     let run = Loop {
         cfg: &cfg,
         url: &cfg.request.url,
@@ -220,7 +223,8 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
         headers: cfg.request.headers.clone(),
         has_key: false,
         start,
-        gate: &Gate::new(&cfg, &origins, (shared, None)),
+        probe: gate.probing(),
+        gate: &gate,
         prior: &prior,
     };
     let ended = run.run(&mut StdRng::seed_from_u64(1));

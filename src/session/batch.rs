@@ -1,8 +1,10 @@
 //! A run of several URLs (or `-Z`): the transfers of `Config::batch`, each built and run by
 //! the session's own steps (`Session::build`, `run::perform`) with its configuration
 //! (`Config::transfer`), on one worker thread without `-Z` or up to `--parallel-max` with
-//! it, as `schedule` allows. What the transfers share: one `fleet::origins` table (the
-//! careful client per origin), the session's watchdog and signal handling (one abort list
+//! it, as `schedule` allows. What the transfers share: the local layer of their gates
+//! (`gate::local`: the origins' table, the careful client per origin; the transfers under
+//! way per origin and the next start, which `--parallel-max-host` and `--rate` bound; and,
+//! without `--state`, the batch's own circuit breaker and retry budget per origin), the session's watchdog and signal handling (one abort list
 //! for every transport), and the transports of ended transfers, kept per origin for the
 //! next transfer to it whichever worker starts it (at most as many as workers, and at
 //! least [`KEPT`]), so that the connections to an origin are reused from one transfer to the
@@ -27,8 +29,8 @@ use super::schedule::{Limits, Next, Schedule, Start, Tally};
 use super::{Session, SummaryLine, Unbuilt};
 use crate::config::Config;
 use crate::exit::{Exit, Outcome};
-use crate::fleet::origins::Origins;
 use crate::fleet::origins::origin_key;
+use crate::gate::local::{Local, Shape};
 use crate::http::transport::Transport;
 use crate::output;
 use crate::output::{Capture, Held};
@@ -52,10 +54,10 @@ const RECHECK: Duration = Duration::from_millis(200);
 struct Batch<'s> {
     session: &'s Session,
     cfg: &'s Config,
-    /// The one table of origins of the batch (see `fleet::origins`).
-    origins: Origins,
+    /// The local layer of the transfers' gates (see `gate::local`).
+    local: &'s Local,
     /// Which transfer starts when, and the outputs waiting for their turn on stdout.
-    schedule: Mutex<Schedule<Held>>,
+    schedule: Mutex<Schedule<'s, Held>>,
     /// Wakes the workers waiting for a transfer to start.
     wake: Condvar,
     /// Workers waiting on `wake` (changed under the schedule's lock).
@@ -85,15 +87,20 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
     let limits = Limits {
         count,
         ahead: if b.parallel { b.parallel_max.max(1) } else { 1 },
-        per_origin: b.parallel_max_host.max(1),
-        spacing: b.rate.map(|r| r.per / r.count.max(1)),
         fail_early: b.fail_early,
     };
+    // Without --state the transfers to one origin share a breaker and a budget of the
+    // batch's own, kept in process.
+    let local = Local::new(Shape {
+        per_origin: b.parallel_max_host.max(1),
+        spacing: b.rate.map(|r| r.per / r.count.max(1)),
+        records: cfg.state.is_none().then_some(cfg.fleet),
+    });
     let batch = Batch {
         session,
         cfg,
-        origins: Origins::new(),
-        schedule: Mutex::new(Schedule::new(limits)),
+        local: &local,
+        schedule: Mutex::new(Schedule::new(limits, &local)),
         wake: Condvar::new(),
         asleep: AtomicUsize::new(0),
         stdout: output::stdout().map_err(|e| format!("cannot write to stdout: {e}")),
@@ -120,14 +127,14 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
     batch.conclude()
 }
 
-impl Batch<'_> {
+impl<'s> Batch<'s> {
     /// The transports kept between transfers.
     fn kept(&self) -> MutexGuard<'_, Kept> {
         // A panic elsewhere while holding it leaves plain data: still usable.
         self.kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock(&self) -> MutexGuard<'_, Schedule<Held>> {
+    fn lock(&self) -> MutexGuard<'_, Schedule<'s, Held>> {
         // A panic elsewhere while holding it leaves plain data: still usable.
         self.schedule.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -293,7 +300,7 @@ impl Batch<'_> {
         request.output.capture_stdout(capture.clone());
         let ticket =
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
-        let lent = self.session.lend(&self.origins, reporter, (i, began));
+        let lent = self.session.lend(self.local, reporter, (i, began));
         let ending = run::perform(&request, &lent);
         reporter.summary(
             ending.exit(),
@@ -343,7 +350,7 @@ impl Batch<'_> {
     }
 }
 
-impl Batch<'_> {
+impl<'s> Batch<'s> {
     /// What ends the batch, before stdout's last writes are weighed: its outcome (for the
     /// summary), how it exits in the table in use, and why, when the tally does not say.
     fn settled(&self, tally: &Tally) -> (Outcome, Exit, Option<String>) {

@@ -159,8 +159,8 @@ impl Session {
             Err(Unbuilt::Explain) => return Exit::of(self.explain(cfg)),
         };
         self.aborts.add(request.transport.abort_handle());
-        let origins = crate::fleet::origins::Origins::new();
-        let lent = self.lend(&origins, &self.reporter, (0, self.start));
+        let local = crate::gate::local::Local::single();
+        let lent = self.lend(&local, &self.reporter, (0, self.start));
         let ending = run::perform(&request, &lent);
         self.conclude(&ending)
     }
@@ -169,12 +169,12 @@ impl Session {
     /// by `reporter`.
     fn lend<'s>(
         &'s self,
-        origins: &'s crate::fleet::origins::Origins,
+        local: &'s crate::gate::local::Local,
         reporter: &'s Reporter,
         (transfer, began): (usize, Instant),
     ) -> Lent<'s> {
         Lent {
-            origins,
+            local,
             reporter,
             interrupt: &self.interrupt,
             watchdog: &self.watchdog,

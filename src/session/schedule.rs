@@ -1,17 +1,19 @@
-//! Which transfer of a batch starts when, as plain data the workers share under one lock:
+//! Which transfer of a batch starts next, as plain data the workers share under one lock:
 //! transfers start in URL order within a window of at most `parallel_max` transfers
 //! from the first whose output has not gone out yet (a transfer waiting for its turn on
-//! stdout counts as in flight, so at most that many outputs wait), at most
-//! `parallel_max_host` in flight to one origin (a later transfer to another origin may
-//! start first), starts spaced evenly by `--rate`, nothing new once the batch is stopped
+//! stdout counts as in flight, so at most that many outputs wait), each once the run's
+//! gate has room for it (its local layer, `gate::local`: at most `--parallel-max-host` in
+//! flight to one origin, so a later transfer to another origin may start first, and starts
+//! spaced evenly by `--rate`), nothing new once the batch is stopped
 //! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
 //! order; the tally counts them. Memory is bounded by the window, whatever the batch's
 //! length. A transfer's origin is worked out once, as it enters the window (a look at the
 //! window parses no URL).
 
 use crate::exit::{Exit, Outcome};
-use std::collections::{HashMap, VecDeque};
-use std::time::{Duration, Instant};
+use crate::gate::local::Local;
+use std::collections::VecDeque;
+use std::time::Instant;
 
 /// One transfer in the window.
 #[derive(Debug)]
@@ -97,27 +99,21 @@ pub struct Limits {
     /// Transfers in flight at once (waiting for their turn on stdout included): 1 without
     /// `-Z`.
     pub ahead: usize,
-    /// Transfers in flight at once to one origin.
-    pub per_origin: usize,
-    /// The time between two starts (`--rate`), if any.
-    pub spacing: Option<Duration>,
     /// Stop starting transfers after the first failure (`--fail-early`).
     pub fail_early: bool,
 }
 
-/// The batch's schedule: the window of transfers in flight, the origins' counts, the next
-/// start allowed, the tally. `T` is what an ended transfer leaves for stdout.
-#[derive(Debug)]
-pub struct Schedule<T> {
+/// The batch's schedule: the window of transfers in flight and the tally, over the gate's
+/// local layer (which says whether an origin has room, and when `--rate` lets the next
+/// transfer start). `T` is what an ended transfer leaves for stdout.
+pub struct Schedule<'l, T> {
     limits: Limits,
+    /// The run's local layer: transfers under way per origin, the next start.
+    local: &'l Local,
     /// The transfers `first..first + window.len()`, each with its origin.
     window: VecDeque<(String, Slot<T>)>,
     /// The first transfer whose output has not gone out (the window's front).
     first: usize,
-    /// Transfers in flight per origin (an origin with none has no entry).
-    in_flight: HashMap<String, usize>,
-    /// The earliest moment the next transfer may start (`--rate`).
-    next_start: Option<Instant>,
     /// Nothing new starts (`--fail-early`, the deadline, a signal).
     stopped: bool,
     /// A worker is writing an output to stdout: no other writes meanwhile.
@@ -131,7 +127,7 @@ pub struct Schedule<T> {
 pub struct Start {
     /// The transfer (0-based).
     pub index: usize,
-    /// Its origin, as the schedule counts it (`--parallel-max-host`).
+    /// Its origin, as the gate's local layer counts it (`--parallel-max-host`).
     pub origin: String,
     /// When it may start.
     pub at: Instant,
@@ -148,15 +144,14 @@ pub enum Next {
     Finished,
 }
 
-impl<T> Schedule<T> {
-    /// A schedule of `limits.count` transfers, none started.
-    pub fn new(limits: Limits) -> Schedule<T> {
+impl<'l, T> Schedule<'l, T> {
+    /// A schedule of `limits.count` transfers, none started, over the run's `local` layer.
+    pub fn new(limits: Limits, local: &'l Local) -> Schedule<'l, T> {
         Schedule {
             limits,
+            local,
             window: VecDeque::new(),
             first: 0,
-            in_flight: HashMap::new(),
-            next_start: None,
             stopped: false,
             writing: false,
             tally: Tally {
@@ -191,8 +186,9 @@ impl<T> Schedule<T> {
     }
 
     /// The next transfer to start at `now`: the first waiting one in the window whose
-    /// origin has room, the window growing up to its limit (`origin_of` gives the origin
-    /// of a transfer entering it). The transfer is marked running and its origin counted.
+    /// origin has room in the gate's local layer, the window growing up to its limit
+    /// (`origin_of` gives the origin of a transfer entering it). The transfer is marked
+    /// running and the local layer counts it, and says when `--rate` lets it start.
     pub fn next(&mut self, now: Instant, origin_of: impl Fn(usize) -> String) -> Next {
         if self.stopped {
             return Next::Finished;
@@ -208,14 +204,7 @@ impl<T> Schedule<T> {
         };
         let origin = self.window[k].0.clone();
         self.window[k].1 = Slot::Running;
-        match self.in_flight.get_mut(&origin) {
-            Some(n) => *n += 1,
-            None => {
-                self.in_flight.insert(origin.clone(), 1);
-            }
-        }
-        let at = self.next_start.map_or(now, |t| t.max(now));
-        self.next_start = self.limits.spacing.map(|d| at + d);
+        let at = self.local.start(&origin, now);
         let index = self.first + k;
         Next::Start(Start { index, origin, at })
     }
@@ -242,20 +231,14 @@ impl<T> Schedule<T> {
 
     /// The place in the window of the first waiting transfer whose origin has room.
     fn startable_slot(&self) -> Option<usize> {
-        self.window.iter().position(|(origin, slot)| {
-            matches!(slot, Slot::Waiting)
-                && self.in_flight.get(origin).copied().unwrap_or(0) < self.limits.per_origin
-        })
+        self.window
+            .iter()
+            .position(|(origin, slot)| matches!(slot, Slot::Waiting) && self.local.room_for(origin))
     }
 
     /// Transfer `index` (to `origin`) ended as `exit`, leaving `spool` for stdout.
     pub fn ended(&mut self, index: usize, origin: &str, exit: Exit, spool: T) {
-        if let Some(n) = self.in_flight.get_mut(origin) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_flight.remove(origin);
-            }
-        }
+        self.local.ended(origin);
         if let Some((_, slot)) = self.window.get_mut(index - self.first) {
             *slot = Slot::Done(exit, spool);
         }
@@ -266,12 +249,7 @@ impl<T> Schedule<T> {
 
     /// Transfer `index` was picked but not started (the batch stopped meanwhile).
     pub fn not_started(&mut self, index: usize, origin: &str) {
-        if let Some(n) = self.in_flight.get_mut(origin) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.in_flight.remove(origin);
-            }
-        }
+        self.local.ended(origin);
         if let Some((_, slot)) = self.window.get_mut(index - self.first) {
             *slot = Slot::Waiting;
         }
@@ -314,17 +292,27 @@ impl<T> Schedule<T> {
 mod tests {
     use super::*;
 
-    fn limits(count: usize, ahead: usize, per_origin: usize) -> Limits {
+    use crate::gate::local::Shape;
+    use std::time::Duration;
+
+    fn limits(count: usize, ahead: usize) -> Limits {
         Limits {
             count,
             ahead,
-            per_origin,
-            spacing: None,
             fail_early: false,
         }
     }
 
-    fn start(s: &mut Schedule<usize>, now: Instant, origins: &[&str]) -> Option<usize> {
+    /// The gate's local layer with `--parallel-max-host per_origin` and `--rate`'s spacing.
+    fn local(per_origin: usize, spacing: Option<Duration>) -> Local {
+        Local::new(Shape {
+            per_origin,
+            spacing,
+            records: None,
+        })
+    }
+
+    fn start(s: &mut Schedule<'_, usize>, now: Instant, origins: &[&str]) -> Option<usize> {
         match s.next(now, |i| origins[i].to_string()) {
             Next::Start(st) => Some(st.index),
             _ => None,
@@ -334,7 +322,8 @@ mod tests {
     #[test]
     fn serial_runs_one_at_a_time_in_url_order() {
         let now = Instant::now();
-        let mut s = Schedule::new(limits(3, 1, 6));
+        let local = local(6, None);
+        let mut s = Schedule::new(limits(3, 1), &local);
         let o = ["a", "a", "b"];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(s.next(now, |i| o[i].into()), Next::Wait);
@@ -358,7 +347,8 @@ mod tests {
     #[test]
     fn outputs_leave_in_url_order_and_the_window_bounds_what_starts() {
         let now = Instant::now();
-        let mut s = Schedule::new(limits(5, 2, 6));
+        let local = local(6, None);
+        let mut s = Schedule::new(limits(5, 2), &local);
         let o = ["a"; 5];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(start(&mut s, now, &o), Some(1));
@@ -379,7 +369,8 @@ mod tests {
     #[test]
     fn an_origin_at_its_limit_lets_another_origin_start() {
         let now = Instant::now();
-        let mut s = Schedule::new(limits(4, 4, 1));
+        let local = local(1, None);
+        let mut s = Schedule::new(limits(4, 4), &local);
         let o = ["a", "a", "b", "a"];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(start(&mut s, now, &o), Some(2));
@@ -392,7 +383,8 @@ mod tests {
     fn each_transfer_s_origin_is_worked_out_once_however_often_the_window_is_looked_at() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let now = Instant::now();
-        let mut s = Schedule::new(limits(8, 4, 1));
+        let local = local(1, None);
+        let mut s = Schedule::new(limits(8, 4), &local);
         let asked = AtomicUsize::new(0);
         let origin_of = |_| {
             asked.fetch_add(1, Ordering::SeqCst);
@@ -425,7 +417,8 @@ mod tests {
     #[test]
     fn startable_says_whether_next_would_start_one_and_starts_none() {
         let now = Instant::now();
-        let mut s = Schedule::new(limits(3, 2, 1));
+        let local = local(1, None);
+        let mut s = Schedule::new(limits(3, 2), &local);
         let o = ["a", "a", "b"];
         assert!(s.startable(|i| o[i].into()));
         assert_eq!(start(&mut s, now, &o), Some(0));
@@ -446,10 +439,8 @@ mod tests {
     #[test]
     fn rate_spaces_the_starts() {
         let now = Instant::now();
-        let mut s: Schedule<usize> = Schedule::new(Limits {
-            spacing: Some(Duration::from_millis(100)),
-            ..limits(3, 3, 6)
-        });
+        let local = local(6, Some(Duration::from_millis(100)));
+        let mut s: Schedule<usize> = Schedule::new(limits(3, 3), &local);
         let at: Vec<Instant> = (0..3)
             .map(|_| match s.next(now, |_| "a".into()) {
                 Next::Start(st) => st.at,
@@ -464,10 +455,14 @@ mod tests {
     #[test]
     fn fail_early_starts_nothing_new_and_counts_the_rest_not_started() {
         let now = Instant::now();
-        let mut s = Schedule::new(Limits {
-            fail_early: true,
-            ..limits(4, 2, 6)
-        });
+        let local = local(6, None);
+        let mut s = Schedule::new(
+            Limits {
+                fail_early: true,
+                ..limits(4, 2)
+            },
+            &local,
+        );
         let o = ["a"; 4];
         assert_eq!(start(&mut s, now, &o), Some(0));
         assert_eq!(start(&mut s, now, &o), Some(1));
@@ -488,7 +483,8 @@ mod tests {
     #[test]
     fn the_tally_counts_ended_transfers_waiting_for_stdout_and_those_under_way() {
         let now = Instant::now();
-        let mut s = Schedule::new(limits(4, 4, 6));
+        let local = local(6, None);
+        let mut s = Schedule::new(limits(4, 4), &local);
         let o = ["a", "b", "c", "d"];
         for want in 0..3 {
             assert_eq!(start(&mut s, now, &o), Some(want));

@@ -1,0 +1,126 @@
+//! The gate's local layer: what the transfers of one run share in process, always there
+//! (a run of one URL has its own; a batch lends one to all its transfers).
+//!
+//! - the origins' table (`fleet::origins`): the Retry-After hold, RateLimit pacing and
+//!   the requests in flight, per origin;
+//! - the transfers under way per origin and the next start `--rate` allows: the room the
+//!   batch's scheduler asks before it starts a transfer (`--parallel-max-host` per origin,
+//!   `--rate` as the run's ceiling);
+//! - for a batch without `--state`, its own breaker and budget records per origin, kept
+//!   in process by the same rules as a store's (`fleet::op`, `fleet::record`: the circuit
+//!   breaker, the retry budget and the Retry-After told to another transfer), at most
+//!   `store::memory::MAX_TARGETS` origins, forgotten after `--state-ttl` as a store's. A
+//!   run of one URL keeps none: with one run there is nobody to share them with (the
+//!   budget never counts a run's own retries, and the breaker hears a run only at its end).
+//!
+//! Every piece is behind its own lock, held only for a decision, never across a wait or a
+//! request, so a batch's workers share the layer as it is.
+
+use crate::fleet::origins::Origins;
+use crate::fleet::record::Limits;
+use crate::fleet::store::Clock;
+use crate::fleet::store::memory::{MemoryStore, SharedMemory};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The local layer of one run's gate.
+pub struct Local {
+    /// The origins' table (hold, pacing, requests in flight).
+    origins: Origins,
+    /// A batch's own breaker and budget records, without `--state`.
+    records: Option<SharedMemory>,
+    /// `--parallel-max-host`: transfers under way at once to one origin (at least 1).
+    per_origin: usize,
+    /// `--rate`: the time between two starts of a transfer (none: as fast as they come).
+    spacing: Option<Duration>,
+    /// The transfers under way per origin, and the next start `--rate` allows.
+    starts: Mutex<Starts>,
+}
+
+/// The transfers under way per origin (an origin with none has no entry), and the earliest
+/// moment the next one may start.
+#[derive(Debug, Default)]
+struct Starts {
+    running: HashMap<String, usize>,
+    next_at: Option<Instant>,
+}
+
+/// What a run's local layer is made with.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// `--parallel-max-host` (1 for a run of one URL).
+    pub per_origin: usize,
+    /// `--rate`'s spacing between two starts.
+    pub spacing: Option<Duration>,
+    /// The breaker's and budget's settings of the records a batch keeps without
+    /// `--state` (`None`: it keeps none).
+    pub records: Option<Limits>,
+}
+
+impl Local {
+    /// The local layer of a run, with its limits.
+    pub fn new(limits: Shape) -> Local {
+        Local {
+            origins: Origins::new(),
+            records: limits
+                .records
+                .map(|l| SharedMemory(Arc::new(MemoryStore::new(&l, Clock::own())))),
+            per_origin: limits.per_origin.max(1),
+            spacing: limits.spacing,
+            starts: Mutex::new(Starts::default()),
+        }
+    }
+
+    /// The local layer of a run of one URL: no records, no limit on starts.
+    pub fn single() -> Local {
+        Local::new(Shape {
+            per_origin: 1,
+            spacing: None,
+            records: None,
+        })
+    }
+
+    /// The origins' table.
+    pub(super) fn origins(&self) -> &Origins {
+        &self.origins
+    }
+
+    /// The batch's own breaker and budget records, if it keeps them.
+    pub(super) fn records(&self) -> Option<&SharedMemory> {
+        self.records.as_ref()
+    }
+
+    fn starts(&self) -> MutexGuard<'_, Starts> {
+        // A panic elsewhere while holding it leaves plain data: still usable.
+        self.starts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a transfer to `origin` may start (`--parallel-max-host`: fewer than that
+    /// many are under way to it).
+    pub fn room_for(&self, origin: &str) -> bool {
+        self.starts().running.get(origin).copied().unwrap_or(0) < self.per_origin
+    }
+
+    /// A transfer to `origin` starts (the caller asked [`Local::room_for`] under its own
+    /// lock): it is counted under way until [`Local::ended`], and it may start at the
+    /// returned moment, `now` or later as `--rate` spaces the starts evenly.
+    pub fn start(&self, origin: &str, now: Instant) -> Instant {
+        let mut s = self.starts();
+        *s.running.entry(origin.to_string()).or_insert(0) += 1;
+        let at = s.next_at.map_or(now, |t| t.max(now));
+        s.next_at = self.spacing.map(|d| at + d);
+        at
+    }
+
+    /// A transfer to `origin` ended, or was not started after all: it no longer counts.
+    pub fn ended(&self, origin: &str) {
+        let mut s = self.starts();
+        if let Some(n) = s.running.get_mut(origin) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                s.running.remove(origin);
+            }
+        }
+    }
+}
