@@ -24,6 +24,7 @@
 //! regular file of at most 1 MiB, opened without blocking and never through a link, and
 //! replaced by a new file made exclusively.
 
+use super::resp::{Command, Value};
 use super::wire::{Wire, redirect};
 use super::{Dial, Endpoint, SLOTS, other, timed_out};
 use std::collections::{HashMap, VecDeque};
@@ -94,13 +95,8 @@ impl Router {
 
     /// Sends `cmd` to the server, or to the node of the cluster serving `key`, and reads its
     /// answer, before `until`.
-    pub fn run(
-        &mut self,
-        cmd: &redis::Cmd,
-        key: &str,
-        until: Instant,
-    ) -> std::io::Result<redis::Value> {
-        let packed = cmd.get_packed_command();
+    pub fn run(&mut self, cmd: &Command, key: &str, until: Instant) -> std::io::Result<Value> {
+        let packed = cmd.packed();
         let endpoint = self.dial.location.endpoint.clone();
         match endpoint {
             Endpoint::Cluster { seeds, tls } => {
@@ -130,7 +126,7 @@ impl Router {
         node: &Endpoint,
         commands: &[&[u8]],
         until: Instant,
-    ) -> std::io::Result<redis::Value> {
+    ) -> std::io::Result<Value> {
         let wire = self
             .wires
             .get_mut(node)
@@ -150,11 +146,11 @@ impl Router {
         slot: u16,
         seeds: &[Endpoint],
         until: Instant,
-    ) -> std::io::Result<redis::Value> {
+    ) -> std::io::Result<Value> {
         let owner = self.owners.get(slot);
         let mut queue: VecDeque<Endpoint> = owner.clone().into_iter().collect();
         queue.extend(seeds.iter().filter(|s| owner.as_ref() != Some(*s)).cloned());
-        let asking = redis::cmd("ASKING").get_packed_command();
+        let asking = Command::new("ASKING").packed();
         let (mut ask, mut redirects) = (false, 0);
         let mut unreachable = None;
         while let Some(node) = queue.pop_front() {

@@ -15,8 +15,8 @@
 //!
 //! What is read is bounded too: the scripts never answer a value longer than `MAX_RECORD`
 //! (a longer one is measured with `STRLEN` on the server, not sent, and is replaced as a
-//! value that is not a record of ours), and the connection (`wire`) reads no answer past
-//! `wire::MAX_ANSWER` bytes, whatever a server that is not Redis sends. Nor does what it
+//! value that is not a record of ours), and the connection (`wire`, speaking `resp`) reads
+//! no answer past `resp::MAX_ANSWER` bytes, whatever a server that is not Redis sends. Nor does what it
 //! returns repeat the password: a server that quotes what it was sent, even cut short,
 //! has each piece of it masked (`RedisStore::unquoted`).
 
@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 mod cluster;
 mod ops;
+mod resp;
 mod wire;
 
 /// The longest value of a key read as a record, in bytes (64 KiB; a record is a few hundred).
@@ -495,10 +496,10 @@ struct Dial {
 /// A command for the worker, the key whose slot routes it on a cluster, the instant its
 /// answer is due, and where to send it.
 type Job = (
-    redis::Cmd,
+    resp::Command,
     String,
     Instant,
-    mpsc::Sender<std::io::Result<redis::Value>>,
+    mpsc::Sender<std::io::Result<resp::Value>>,
 );
 
 /// The thread that owns the connection and sends the commands. The store waits for each
@@ -593,11 +594,11 @@ impl RedisStore {
     /// answer in time leaves its worker behind: the next operation starts another.
     fn send(
         &self,
-        cmd: redis::Cmd,
+        cmd: resp::Command,
         key: &str,
         until: Instant,
         what: &str,
-    ) -> std::io::Result<redis::Value> {
+    ) -> std::io::Result<resp::Value> {
         if !self.location.tls() {
             return self.send_here(cmd, key, until, what);
         }
@@ -644,11 +645,11 @@ impl RedisStore {
     /// TLS goes through the worker, which the store leaves behind at the bound.
     fn send_here(
         &self,
-        cmd: redis::Cmd,
+        cmd: resp::Command,
         key: &str,
         until: Instant,
         what: &str,
-    ) -> std::io::Result<redis::Value> {
+    ) -> std::io::Result<resp::Value> {
         let mut slot = self
             .plain
             .lock()
@@ -673,11 +674,10 @@ impl RedisStore {
     /// timeout. (A pipeline of `TIME` and `GET` waited out the timeout once per command, and
     /// `EVALSHA` costs two more round trips when the script is not loaded.)
     fn read(&self, key: &str, until: Instant, warn: &dyn Fn(&str)) -> std::io::Result<Read> {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(READ).arg(1).arg(key).arg(MAX_RECORD);
+        let mut cmd = resp::Command::new("EVAL");
+        cmd.arg(READ).arg("1").arg(key).arg(MAX_RECORD.to_string());
         let answer = self.send(cmd, key, until, "reading the store")?;
-        let (secs, micros, text): (String, String, String) = redis::from_redis_value(answer)
-            .map_err(|e| other(format!("the store answered nonsense ({e})")))?;
+        let [secs, micros, text] = read_texts(answer)?;
         let now = self.time(&secs, &micros)?;
         Ok(self.parse(key, text, now, warn))
     }
@@ -935,14 +935,31 @@ impl Worker {
     }
 }
 
-/// The text of a script's bulk or simple string answer (or of an integer).
-fn string(v: &redis::Value) -> String {
+/// The text of a script's bulk or simple string answer (or of an integer); bytes that
+/// are not UTF-8 replaced.
+fn string(v: &resp::Value) -> String {
     match v {
-        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
-        redis::Value::SimpleString(s) => s.clone(),
-        redis::Value::Int(n) => n.to_string(),
+        resp::Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+        resp::Value::Simple(s) => s.clone(),
+        resp::Value::Int(n) => n.to_string(),
         _ => String::new(),
     }
+}
+
+/// The three texts of `READ`'s answer (the server's seconds and microseconds, and the
+/// key's value): an array of exactly three, each a string (in UTF-8) or an integer.
+fn read_texts(answer: resp::Value) -> std::io::Result<[String; 3]> {
+    let nonsense = |why: &str| other(format!("the store answered nonsense ({why})"));
+    let resp::Value::Array(items) = answer else {
+        return Err(nonsense("not an array"));
+    };
+    let texts: Vec<String> = items
+        .iter()
+        .map(|v| v.text().ok_or_else(|| nonsense("not a string in UTF-8")))
+        .collect::<Result<_, _>>()?;
+    texts
+        .try_into()
+        .map_err(|t: Vec<String>| nonsense(&format!("{} values, not 3", t.len())))
 }
 
 /// What a server's error answer (`-CODE detail`) means, in words. Never includes the URL

@@ -8,6 +8,7 @@
 //! outcome is counted once. (The script follows `Op::run` rule for rule; the property test
 //! in `tests.rs` holds them to each other.)
 
+use super::resp::{Command, Value};
 use super::{MAX_RECORD, RedisStore, other, within};
 use crate::fleet::Millis;
 use crate::fleet::breaker::{Admission, RunResult};
@@ -80,22 +81,22 @@ impl RedisStore {
 
     /// The `EVALSHA` (`how`, with the script's digest as `script`) or `EVAL` (with its
     /// text) of `op` on the key `name`.
-    fn command(&self, how: &str, script: &str, name: &str, op: &Op) -> redis::Cmd {
+    fn command(&self, how: &str, script: &str, name: &str, op: &Op) -> Command {
         let l = &self.limits;
-        let mut cmd = redis::cmd(how);
-        cmd.arg(script).arg(1).arg(name);
+        let mut cmd = Command::new(how);
+        cmd.arg(script).arg("1").arg(name);
         let (verb, args) = arguments(op);
         let now = self
             .clock
             .manual_time()
             .map_or(String::new(), |t| t.to_string());
-        cmd.arg(verb).arg(now).arg(MAX_RECORD);
-        cmd.arg(l.threshold)
-            .arg(millis(l.cooldown))
+        cmd.arg(verb).arg(now).arg(MAX_RECORD.to_string());
+        cmd.arg(l.threshold.to_string())
+            .arg(millis(l.cooldown).to_string())
             .arg(l.budget_pct.to_string())
-            .arg(millis(l.window))
-            .arg(l.floor)
-            .arg(millis(l.ttl));
+            .arg(millis(l.window).to_string())
+            .arg(l.floor.to_string())
+            .arg(millis(l.ttl).to_string());
         for a in args {
             cmd.arg(a);
         }
@@ -164,14 +165,16 @@ fn arguments(op: &Op) -> (&'static str, [String; 5]) {
 }
 
 /// The script's answer, checked.
-fn read_answer(v: redis::Value) -> std::io::Result<Answer> {
+fn read_answer(v: Value) -> std::io::Result<Answer> {
     let nonsense = || other("the store's script answered nonsense".into());
-    let items: Vec<redis::Value> = redis::from_redis_value(v).map_err(|_| nonsense())?;
+    let Value::Array(items) = v else {
+        return Err(nonsense());
+    };
     let [now, warning, detail, rest @ ..] = items.as_slice() else {
         return Err(nonsense());
     };
-    let int = |v: &redis::Value| match v {
-        redis::Value::Int(n) => Ok(*n),
+    let int = |v: &Value| match v {
+        Value::Int(n) => Ok(*n),
         _ => Err(nonsense()),
     };
     let mut values = [0u64; 7];

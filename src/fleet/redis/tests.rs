@@ -110,12 +110,41 @@ fn put(server: &RedisServer, target: &str, t: &Target) {
     assert_eq!(server.cli(&["SET", &key, &text.to_string()]), "OK");
 }
 
+/// A connection of the test's own to the server at `url`, to look at the keys behind the
+/// store's back: the store's own `wire`, one command at a time.
+struct Connection(wire::Wire);
+
+impl Connection {
+    fn open(url: &str) -> Connection {
+        let location = RedisLocation::parse(url).expect("the server's URL is valid");
+        let dial = Dial {
+            location: location.clone(),
+            cacert: None,
+            trips: Arc::default(),
+            cache: None,
+        };
+        let wire = wire::Wire::connect(&dial, &location.endpoint, Instant::now() + BOUND)
+            .expect("the test connects to its server");
+        Connection(wire)
+    }
+
+    /// The answer to the command `name` with `args`.
+    fn run(&mut self, name: &str, args: &[&[u8]]) -> std::io::Result<resp::Value> {
+        let mut cmd = resp::Command::new(name);
+        for a in args {
+            cmd.arg(a);
+        }
+        self.0.query(
+            &[&cmd.packed()],
+            Instant::now() + BOUND,
+            "the test's command",
+        )
+    }
+}
+
 /// A connection of the test's own, to look at the keys behind the store's back.
-fn connection(server: &RedisServer) -> redis::Connection {
-    redis::Client::open(server.url().as_str())
-        .expect("the server's URL is valid")
-        .get_connection_with_timeout(BOUND)
-        .expect("the test connects to its server")
+fn connection(server: &RedisServer) -> Connection {
+    Connection::open(&server.url())
 }
 
 /// How many runs race in the concurrency tests.
@@ -725,7 +754,7 @@ fn the_file_memory_redis_and_cluster_stores_decide_alike() {
     let cluster = RedisCluster::start();
     let conn = Mutex::new(connection(&server));
     // A connection to the owner of each cluster key the test touched (slots do not move).
-    let owners: Mutex<std::collections::HashMap<String, redis::Connection>> = Mutex::default();
+    let owners: Mutex<std::collections::HashMap<String, Connection>> = Mutex::default();
     let mut runner = TestRunner::new(Config {
         cases: 32,
         failure_persistence: None,
@@ -743,8 +772,9 @@ fn the_file_memory_redis_and_cluster_stores_decide_alike() {
         let file = FileStore::open(&dir.path().join("state.json"), &l, clock.clone())
             .map_err(TestCaseError::fail)?;
         let memory = crate::fleet::store::memory::memory_store(dir.path(), &l, clock.clone());
-        redis::cmd("FLUSHALL")
-            .exec(&mut *conn.lock().expect("one thread"))
+        conn.lock()
+            .expect("one thread")
+            .run("FLUSHALL", &[])
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let redis = open_on(&server, &l, clock.clone());
         for port in cluster.primaries() {
@@ -779,14 +809,10 @@ fn the_file_memory_redis_and_cluster_stores_decide_alike() {
                     let k = on_cluster.location.key(&name(key));
                     let mut owners = owners.lock().expect("one thread");
                     let owner = owners.entry(k.clone()).or_insert_with(|| {
-                        let url = format!("redis://127.0.0.1:{}", cluster.owner_of(&k));
-                        redis::Client::open(url.as_str())
-                            .and_then(|c| c.get_connection_with_timeout(BOUND))
-                            .expect("the test connects to the owner")
+                        Connection::open(&format!("redis://127.0.0.1:{}", cluster.owner_of(&k)))
                     });
-                    redis::cmd("PERSIST")
-                        .arg(&k)
-                        .exec(owner)
+                    owner
+                        .run("PERSIST", &[k.as_bytes()])
                         .map_err(|e| TestCaseError::fail(e.to_string()))?;
                     Some(key)
                 }
@@ -796,15 +822,22 @@ fn the_file_memory_redis_and_cluster_stores_decide_alike() {
                 // The key lives until the record expires; then its expiry is taken
                 // off, since the server's clock does not follow the test's.
                 let k = format!("{DEFAULT_PREFIX}{}", name(key));
-                let (text, left, _): (Option<String>, i64, i64) = redis::pipe()
-                    .cmd("GET")
-                    .arg(&k)
-                    .cmd("PTTL")
-                    .arg(&k)
-                    .cmd("PERSIST")
-                    .arg(&k)
-                    .query(&mut *conn.lock().expect("one thread"))
-                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                let (text, left) = {
+                    let mut conn = conn.lock().expect("one thread");
+                    let mut run = |name: &str| {
+                        conn.run(name, &[k.as_bytes()])
+                            .map_err(|e| TestCaseError::fail(e.to_string()))
+                    };
+                    let text = match run("GET")? {
+                        resp::Value::Nil => None,
+                        v => Some(v.text().expect("a record is text")),
+                    };
+                    let resp::Value::Int(left) = run("PTTL")? else {
+                        return Err(TestCaseError::fail("PTTL answered no integer"));
+                    };
+                    run("PERSIST")?;
+                    (text, left)
+                };
                 let unwritten = texts.insert(key % targets, text.clone()) == Some(text);
                 let (t, at) = redis.peek(&name(key), BOUND).map_err(store_error)?;
                 if unwritten {
@@ -1535,11 +1568,8 @@ fn a_record_that_is_not_utf8_is_replaced_as_a_file_would_be() {
     {
         let text = record(x);
         assert_eq!(std::str::from_utf8(&text).is_ok(), valid, "{x:?}");
-        let () = redis::cmd("SET")
-            .arg("retry-http:t")
-            .arg(&text)
-            .query(&mut c)
-            .expect("SET");
+        let answer = c.run("SET", &[b"retry-http:t", &text]).expect("SET");
+        assert_eq!(answer, resp::Value::Simple("OK".into()));
         let warnings = Mutex::new(Vec::new());
         let warn = |m: &str| warnings.lock().expect("one thread").push(m.to_string());
         store

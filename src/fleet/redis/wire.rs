@@ -1,30 +1,21 @@
-//! The connection to a Redis server, with bounds on what it reads: TCP, TLS (rustls, the
-//! system's CA certificates or `--state-cacert`'s) or a Unix socket; `AUTH` and `SELECT`
-//! when the URL asks for them, written with the first command (one round trip, not three);
-//! then one write of commands at a time, each answer read in RESP2 in order. A cluster
-//! node's `-MOVED` and `-ASK` are read into a `Redirect` for `cluster` to follow.
-//!
-//! No answer may be longer than `MAX_ANSWER` bytes: a length announced past what is left
-//! of it (a bulk string of 512 MiB, an array of a billion elements) is refused before
-//! anything is allocated or read, and every byte read counts, so an answer that never ends
-//! is cut at the bound too. No read goes on past the operation's instant either: a worker
-//! thread the store gave up on ends by then, holding at most `MAX_ANSWER` bytes, instead of
-//! reading whatever the server sends for as long as it sends it.
+//! The connection to a Redis server: TCP, TLS (rustls, the system's CA certificates or
+//! `--state-cacert`'s) or a Unix socket; `AUTH` and `SELECT` when the URL asks for them,
+//! written with the first command (one round trip, not three); then one write of commands
+//! at a time, packed and each answer read in order by `resp`, within its bounds (at most
+//! `resp::MAX_ANSWER` bytes an answer, no read past the operation's instant: a worker
+//! thread the store gave up on ends by then, holding at most that much, instead of reading
+//! whatever the server sends for as long as it sends it). A server's error answer is an
+//! error, in words (`describe`); a cluster node's `-MOVED` and `-ASK` are read into a
+//! `Redirect` for `cluster` to follow.
 
-use super::{Dial, Endpoint, describe, other, resolve, timed_out};
+use super::resp::{Command, Timed, Value, io, left};
+use super::{Dial, Endpoint, describe, other, resolve};
 use crate::platform::UnixStream;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-/// The longest answer read, in bytes (1 MiB): a record is a few hundred bytes, and the
-/// scripts never answer one longer than `super::MAX_RECORD`.
-pub const MAX_ANSWER: u64 = 1 << 20;
-
-/// The deepest nesting of arrays read (the scripts answer one level).
-const MAX_DEPTH: usize = 4;
 
 /// The socket, with TLS or without.
 enum Stream {
@@ -33,7 +24,7 @@ enum Stream {
     Unix(UnixStream),
 }
 
-impl Stream {
+impl Timed for Stream {
     /// Sets the read and write timeouts of the socket underneath.
     fn timeouts(&self, d: Duration) -> std::io::Result<()> {
         match self {
@@ -89,27 +80,6 @@ pub struct Wire {
     trips: Arc<AtomicU64>,
 }
 
-/// The time left before `until`, or a time-out naming `what`.
-fn left(until: Instant, what: &str) -> std::io::Result<Duration> {
-    let left = until.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err(timed_out(what))
-    } else {
-        Ok(left)
-    }
-}
-
-/// An I/O error of the socket, a time-out said as one (a socket timeout reads as
-/// `WouldBlock`), a refusal in words.
-fn io(e: std::io::Error, what: &str) -> std::io::Error {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::WouldBlock | K::TimedOut => timed_out(what),
-        K::ConnectionRefused => other("the connection was refused".into()),
-        _ => e,
-    }
-}
-
 /// The TLS settings: the certificates of `--state-cacert` (PEM) if given, else the
 /// system's, with the ring provider the HTTPS side uses.
 fn tls_config(cacert: Option<&[u8]>) -> std::io::Result<Arc<rustls::ClientConfig>> {
@@ -159,17 +129,17 @@ impl Wire {
         let location = &dial.location;
         let mut pending = Vec::new();
         if let Some(password) = &location.password {
-            let mut auth = redis::cmd("AUTH");
+            let mut auth = Command::new("AUTH");
             if let Some(user) = &location.user {
                 auth.arg(user);
             }
             auth.arg(password);
-            pending.push((Preamble::Auth, auth.get_packed_command()));
+            pending.push((Preamble::Auth, auth.packed()));
         }
         if location.db != 0 {
-            let mut select = redis::cmd("SELECT");
-            select.arg(location.db);
-            pending.push((Preamble::Select, select.get_packed_command()));
+            let mut select = Command::new("SELECT");
+            select.arg(location.db.to_string());
+            pending.push((Preamble::Select, select.packed()));
         }
         Ok(Wire {
             stream: BufReader::new(stream),
@@ -188,7 +158,7 @@ impl Wire {
         commands: &[&[u8]],
         until: Instant,
         what: &str,
-    ) -> std::io::Result<redis::Value> {
+    ) -> std::io::Result<Value> {
         let pending = std::mem::take(&mut self.pending);
         let mut packed = Vec::new();
         for part in pending
@@ -209,22 +179,20 @@ impl Wire {
             self.answer(until, "connecting")
                 .map_err(|e| preamble.failed(e))?;
         }
-        let mut last = Ok(redis::Value::Nil);
+        let mut last = Ok(Value::Nil);
         for _ in commands {
             last = Ok(self.answer(until, what)?);
         }
         last
     }
 
-    /// Reads one answer, before `until`.
-    fn answer(&mut self, until: Instant, what: &str) -> std::io::Result<redis::Value> {
-        let mut answer = Answer {
-            stream: &mut self.stream,
-            left: MAX_ANSWER,
-            until,
-            what,
-        };
-        answer.value(0)
+    /// Reads one answer, before `until`; an error answer is an error (`failed`).
+    fn answer(&mut self, until: Instant, what: &str) -> std::io::Result<Value> {
+        let answer = super::resp::read(&mut self.stream, until, what)?;
+        match answer.error() {
+            Some(line) => Err(failed(line)),
+            None => Ok(answer),
+        }
     }
 }
 
@@ -340,136 +308,167 @@ fn other_error(redirect: Redirect) -> std::io::Error {
     std::io::Error::other(redirect)
 }
 
-/// One answer being read: what is left of `MAX_ANSWER`, and of the time.
-struct Answer<'a> {
-    stream: &'a mut BufReader<Stream>,
-    left: u64,
-    until: Instant,
-    what: &'a str,
+/// The error of a server's error answer `line` (`CODE detail`, as after `-`): a `Redirect`
+/// for `-MOVED` and `-ASK`, else what it means, in words (`describe`).
+pub fn failed(line: &str) -> std::io::Error {
+    let (code, detail) = line.split_once(' ').unwrap_or((line, ""));
+    match Redirect::parse(code, detail) {
+        Some(redirect) => other_error(redirect),
+        None => other(describe(code, detail)),
+    }
 }
 
-impl Answer<'_> {
-    /// The error of an answer longer than `MAX_ANSWER`.
-    fn too_long(&self) -> std::io::Error {
-        other(format!(
-            "the store answered more than {} KiB, the most read",
-            MAX_ANSWER >> 10
-        ))
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::redis::RedisLocation;
+    use std::net::TcpListener;
 
-    /// Takes `n` bytes from what is left, or says the answer is too long.
-    fn spend(&mut self, n: u64) -> std::io::Result<()> {
-        self.left = self.left.checked_sub(n).ok_or_else(|| self.too_long())?;
-        Ok(())
-    }
-
-    /// Fills the buffer, with the time left as the socket's timeout.
-    fn fill(&mut self) -> std::io::Result<&[u8]> {
-        let left = left(self.until, self.what)?;
-        self.stream.get_ref().timeouts(left)?;
-        match self.stream.fill_buf() {
-            Ok([]) => Err(other("the store closed the connection".into())),
-            Ok(b) => Ok(b),
-            Err(e) => Err(io(e, self.what)),
-        }
-    }
-
-    /// A line without its CRLF.
-    fn line(&mut self) -> std::io::Result<Vec<u8>> {
-        let mut line = Vec::new();
-        loop {
-            let buf = self.fill()?;
-            let (take, done) = match buf.iter().position(|b| *b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (buf.len(), false),
+    /// A server on loopback that reads what one connection sends (until `commands`
+    /// arrays of bulk strings have come) and answers `answer`; what it read comes back on
+    /// the channel.
+    fn server(answer: Vec<u8>, commands: usize) -> (u16, std::sync::mpsc::Receiver<Vec<u8>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let Ok((c, _)) = listener.accept() else {
+                return;
             };
-            line.extend_from_slice(&buf[..take]);
-            self.stream.consume(take);
-            self.spend(take as u64)?;
-            if done {
-                break;
+            let _ = c.set_read_timeout(Some(Duration::from_secs(30)));
+            let mut c = BufReader::new(c);
+            let mut got = Vec::new();
+            for _ in 0..commands {
+                let until = Instant::now() + Duration::from_secs(30);
+                let Ok(cmd) = super::super::resp::read(&mut c, until, "the test") else {
+                    return;
+                };
+                got.push(cmd);
             }
-        }
-        if line.ends_with(b"\r\n") {
-            line.truncate(line.len() - 2);
-            Ok(line)
-        } else {
-            Err(self.nonsense())
+            let _ = c.get_mut().write_all(&answer);
+            let packed: Vec<u8> = got.iter().flat_map(encode).collect();
+            let _ = tx.send(packed);
+            std::thread::sleep(Duration::from_millis(200));
+        });
+        (port, rx)
+    }
+
+    impl Timed for TcpStream {
+        fn timeouts(&self, d: Duration) -> std::io::Result<()> {
+            self.set_read_timeout(Some(d))
         }
     }
 
-    /// `n` bytes and the CRLF after them.
-    fn exact(&mut self, n: u64) -> std::io::Result<Vec<u8>> {
-        // Checked before anything is allocated.
-        self.spend(n.saturating_add(2))?;
-        let mut out = Vec::with_capacity(n as usize + 2);
-        while out.len() < n as usize + 2 {
-            let want = n as usize + 2 - out.len();
-            let buf = self.fill()?;
-            let take = want.min(buf.len());
-            out.extend_from_slice(&buf[..take]);
-            self.stream.consume(take);
-        }
-        if !out.ends_with(b"\r\n") {
-            return Err(self.nonsense());
-        }
-        out.truncate(n as usize);
-        Ok(out)
-    }
-
-    fn nonsense(&self) -> std::io::Error {
-        other("the store answered nonsense (not RESP)".into())
-    }
-
-    /// A number of a header line (`$5`, `*3`, `:42`).
-    fn number(&self, digits: &[u8]) -> std::io::Result<i64> {
-        std::str::from_utf8(digits)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| self.nonsense())
-    }
-
-    /// One value, nested `depth` arrays deep.
-    fn value(&mut self, depth: usize) -> std::io::Result<redis::Value> {
-        let line = self.line()?;
-        let Some((&kind, rest)) = line.split_first() else {
-            return Err(self.nonsense());
+    /// A command read back as the server saw it, packed again.
+    fn encode(v: &Value) -> Vec<u8> {
+        let Value::Array(args) = v else {
+            panic!("a command is an array: {v:?}");
         };
-        match kind {
-            b'+' => Ok(redis::Value::SimpleString(
-                String::from_utf8_lossy(rest).into_owned(),
-            )),
-            b'-' => {
-                let text = String::from_utf8_lossy(rest);
-                let (code, detail) = text.split_once(' ').unwrap_or((&text, ""));
-                Err(match Redirect::parse(code, detail) {
-                    Some(redirect) => other_error(redirect),
-                    None => other(describe(code, detail)),
-                })
-            }
-            b':' => Ok(redis::Value::Int(self.number(rest)?)),
-            b'$' => match self.number(rest)? {
-                -1 => Ok(redis::Value::Nil),
-                n if n < 0 => Err(self.nonsense()),
-                n => Ok(redis::Value::BulkString(self.exact(n as u64)?)),
-            },
-            b'*' => match self.number(rest)? {
-                -1 => Ok(redis::Value::Nil),
-                n if n < 0 => Err(self.nonsense()),
-                _ if depth >= MAX_DEPTH => Err(self.nonsense()),
-                n => {
-                    // Each element takes 3 bytes at least (`:0` CRLF): a count past what
-                    // is left cannot be honest, and is refused before anything is made.
-                    if (n as u64).saturating_mul(3) > self.left {
-                        return Err(self.too_long());
-                    }
-                    (0..n)
-                        .map(|_| self.value(depth + 1))
-                        .collect::<Result<_, _>>()
-                        .map(redis::Value::Array)
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            let Value::Bulk(b) = a else {
+                panic!("an argument is a bulk string: {a:?}");
+            };
+            out.extend(format!("${}\r\n", b.len()).into_bytes());
+            out.extend_from_slice(b);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    }
+
+    /// Connects to `url` and sends `cmd` once.
+    fn ask(url: &str, cmd: &Command) -> std::io::Result<Value> {
+        let location = RedisLocation::parse(url).expect("a valid URL");
+        let dial = Dial {
+            location: location.clone(),
+            cacert: None,
+            trips: Arc::default(),
+            cache: None,
+        };
+        let until = Instant::now() + Duration::from_secs(30);
+        let mut wire = Wire::connect(&dial, &location.endpoint, until)?;
+        wire.query(&[&cmd.packed()], until, "asking")
+    }
+
+    /// What the server is sent is the command packed, after `AUTH` (user and password,
+    /// percent-decoded, CR LF in them) and `SELECT` when the URL names them, in one write.
+    #[test]
+    fn auth_and_select_go_with_the_first_command() {
+        let mut get = Command::new("GET");
+        get.arg("retry-http:{k}\r\n\0\u{ff}");
+        for (userinfo, db, auth) in [
+            ("", "", None),
+            (":p%0D%0Aw@", "", Some(vec!["p\r\nw"])),
+            ("ops:s%20e@", "/7", Some(vec!["ops", "s e"])),
+            ("", "/15", None),
+        ] {
+            let preamble = usize::from(auth.is_some()) + usize::from(!db.is_empty());
+            let answers = "+OK\r\n".repeat(preamble) + "$2\r\nhi\r\n";
+            let (port, sent) = server(answers.into_bytes(), preamble + 1);
+            let url = format!("redis://{userinfo}127.0.0.1:{port}{db}");
+            let answer = ask(&url, &get).expect("an answer");
+            assert_eq!(answer, Value::Bulk(b"hi".to_vec()), "{url}");
+            let mut want = Vec::new();
+            if let Some(args) = auth {
+                let mut cmd = Command::new("AUTH");
+                for a in args {
+                    cmd.arg(a);
                 }
-            },
-            _ => Err(self.nonsense()),
+                want.extend(cmd.packed());
+            }
+            if let Some(n) = db.strip_prefix('/') {
+                want.extend(Command::new("SELECT").arg(n).packed());
+            }
+            want.extend(get.packed());
+            let sent = sent.recv_timeout(Duration::from_secs(30)).expect("sent");
+            assert_eq!(sent, want, "{url}");
+        }
+    }
+
+    /// A server's error answer, at the top or inside an array, is an error: `-MOVED` and
+    /// `-ASK` a `Redirect`, `-NOSCRIPT` one that names it (the store then sends the script
+    /// whole), `-ERR` and the others in words.
+    #[test]
+    fn error_answers_are_errors() {
+        let cases: [(&str, &str); 6] = [
+            ("-MOVED 3999 127.0.0.1:6381\r\n", "MOVED"),
+            ("-ASK 3999 [::1]:7000\r\n", "ASK"),
+            (
+                "-NOSCRIPT No matching script. Please use EVAL.\r\n",
+                "NOSCRIPT",
+            ),
+            (
+                "-ERR unknown command 'X'\r\n",
+                "the server answered ERR unknown command",
+            ),
+            (
+                "*2\r\n:1\r\n-ERR inside\r\n",
+                "the server answered ERR inside",
+            ),
+            (
+                "-NOAUTH Authentication required.\r\n",
+                "the server wants a password",
+            ),
+        ];
+        for (answer, said) in cases {
+            let (port, _sent) = server(answer.as_bytes().to_vec(), 1);
+            let e = ask(&format!("redis://127.0.0.1:{port}"), &Command::new("PING"))
+                .expect_err("an error answer");
+            let text = e.to_string();
+            assert!(text.contains(said), "{answer:?}: {text}");
+            let redirect = redirect(&e);
+            assert_eq!(
+                redirect.map(|r| r.ask),
+                match said {
+                    "MOVED" => Some(false),
+                    "ASK" => Some(true),
+                    _ => None,
+                },
+                "{answer:?}"
+            );
+            if let Some(r) = redirect {
+                assert_eq!(r.slot, 3999);
+            }
         }
     }
 }
