@@ -373,13 +373,14 @@ fn deadlines() {
         "{summary}"
     );
 
-    // The deadline passes while the body is still being read from stdin.
+    // The deadline passes while the body is still being read from stdin (long enough for
+    // the run to have begun reading at a load average of 15: 300 ms was not, at 6).
     let mut child = std_command()
         .args([
             "--log-format",
             "json",
             "--deadline",
-            "300ms",
+            "2s",
             "-d",
             "@-",
             &url,
