@@ -12,7 +12,6 @@ use crate::cli::RequestArgs;
 use crate::cli::batch::{OutputAt, UrlAt};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use url::Url;
 
 /// Splits the URL words (positionals and `--url` values, in command-line order) into an
@@ -299,23 +298,25 @@ fn each_writes_a_file(
 /// (see [`outputs`]).
 pub(super) fn transfers(
     a: &RequestArgs,
-    sent: &Url,
+    sent: Url,
     mut urls: Vec<Url>,
     added: Option<&[u8]>,
     conditional: &super::conditional::ConditionalConfig,
 ) -> Result<BatchConfig, UsageError> {
     let n = urls.len();
-    for (i, url) in urls.iter_mut().enumerate() {
-        if i == 0 {
-            *url = sent.clone();
-            continue;
-        }
+    if let Some(first) = urls.first_mut() {
+        *first = sent;
+    }
+    for (i, url) in urls.iter_mut().enumerate().skip(1) {
         if let Some(data) = added {
             super::append_query(url, data);
         }
         per_url(a, i, n, url)?;
     }
-    let paths = outputs(a, sent, &urls)?;
+    let paths = match urls.first() {
+        Some(first) => outputs(a, first, &urls)?,
+        None => Vec::new(),
+    };
     each_writes_a_file(conditional, &paths)?;
     Ok(schedule(a, urls, paths))
 }
@@ -330,7 +331,7 @@ fn schedule(a: &RequestArgs, urls: Vec<Url>, paths: Vec<Option<PathBuf>>) -> Bat
         .map(|(url, output)| Transfer { url, output })
         .collect();
     BatchConfig {
-        transfers: Arc::new(transfers),
+        transfers: transfers.into_boxed_slice(),
         parallel: b.parallel,
         parallel_max: usize::try_from(b.parallel_max).unwrap_or(super::PARALLEL_MAX),
         parallel_max_host: usize::try_from(b.parallel_max_host).unwrap_or(super::PARALLEL_MAX_HOST),
@@ -524,8 +525,8 @@ mod tests {
         assert!(paths(&["-o", "f", "-o", "sub/f", a, b]).is_ok());
     }
 
-    /// Each transfer's configuration has its URL and output, `--output-dir` applied and
-    /// `--create-dirs` kept; transfer 0 is the request's own; the schedule's flags are read.
+    /// Each transfer has its URL and output, `--output-dir` applied and `--create-dirs`
+    /// kept for all; transfer 0 is the request's own; the schedule's flags are read.
     #[test]
     fn each_transfer_gets_its_url_and_output() {
         let line = [
@@ -557,21 +558,85 @@ mod tests {
         assert_eq!((b.parallel_max, b.parallel_max_host), (9, 2));
         let per = std::time::Duration::from_secs(60);
         assert_eq!(b.rate, Some(Rate { count: 3, per }));
-        assert_eq!(cfg.request.url.as_str(), "http://h/a.txt?q=1");
-        assert_eq!(cfg.output.path, Some(PathBuf::from("d/a.txt")));
-        let t = cfg.transfer(1);
-        assert_eq!(t.request.url.as_str(), "http://h/b.txt?q=1");
-        assert_eq!(t.output.path, Some(PathBuf::from("d/sub/x")));
-        assert!(t.output.create_dirs);
-        let t = cfg.transfer(2);
+        let got: Vec<(&str, Option<&Path>)> = b
+            .transfers
+            .iter()
+            .map(|t| (t.url.as_str(), t.output.as_deref()))
+            .collect();
         assert_eq!(
-            (t.request.url.as_str(), t.output.path),
-            ("http://h/c.txt?q=1", None)
+            got,
+            [
+                ("http://h/a.txt?q=1", Some(Path::new("d/a.txt"))),
+                ("http://h/b.txt?q=1", Some(Path::new("d/sub/x"))),
+                ("http://h/c.txt?q=1", None),
+            ]
         );
+        assert!(cfg.output.create_dirs);
         let one = super::super::build(&args(&["http://h/"]), Default::default()).expect("one");
         assert!(!one.batch.is_batch());
         assert_eq!(one.batch.parallel_max, super::super::PARALLEL_MAX);
         assert_eq!(one.batch.parallel_max_host, super::super::PARALLEL_MAX_HOST);
+    }
+
+    /// For every count of URLs, every way of naming outputs and with or without `-G`'s
+    /// data, transfer `i` of the configuration built has URL `i` of the list and output `i`
+    /// as paired, whatever else the transfers share.
+    #[test]
+    fn each_transfer_s_url_and_output_come_from_the_list() {
+        type Named = fn(usize) -> (Vec<String>, Option<String>);
+        let ways: [(&str, Named); 4] = [
+            ("stdout", |_| (vec![], None)),
+            ("-o each", |i| {
+                (
+                    vec!["-o".into(), format!("out{i}")],
+                    Some(format!("out{i}")),
+                )
+            }),
+            ("-O each", |i| {
+                (vec!["-O".into()], Some(format!("f{i}.txt")))
+            }),
+            ("--remote-name-all", |_| (vec![], None)),
+        ];
+        for n in [1, 2, 3, 7] {
+            for (way, named) in ways {
+                for g in [false, true] {
+                    let mut line: Vec<String> = Vec::new();
+                    let mut want = Vec::new();
+                    for i in 0..n {
+                        let (flags, mut out) = named(i);
+                        line.extend(flags);
+                        line.push(format!("http://h{i}.test/d/f{i}.txt"));
+                        if way == "--remote-name-all" {
+                            out = Some(format!("f{i}.txt"));
+                        }
+                        let q = if g { "?q=1" } else { "" };
+                        want.push((format!("http://h{i}.test/d/f{i}.txt{q}"), out));
+                    }
+                    if way == "--remote-name-all" {
+                        line.push(way.into());
+                    }
+                    if g {
+                        line.extend(["-G", "-d", "q=1"].map(String::from));
+                    }
+                    let line: Vec<&str> = line.iter().map(String::as_str).collect();
+                    let cfg = super::super::build(&args(&line), Default::default())
+                        .unwrap_or_else(|e| panic!("{line:?}: {}", e.0));
+                    let got: Vec<(String, Option<String>)> = cfg
+                        .batch
+                        .transfers
+                        .iter()
+                        .map(|t| {
+                            (
+                                t.url.to_string(),
+                                t.output.as_ref().map(|p| p.display().to_string()),
+                            )
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{line:?}");
+                    assert_eq!(cfg.batch.first().url.as_str(), want[0].0, "{line:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -77,12 +77,13 @@ pub(super) fn drafted(
 /// The request, finished: the drafted one with what the protocol flags make of it (`--proto`, the TLS
 /// versions, `--oauth2-bearer`'s Authorization, `-T`'s body, PUT and file name), then what
 /// the destination flags do (`-f` against `--fail-with-body`, `-e`'s Referer, `-4`/`-6`),
-/// checked in that order.
+/// checked in that order. With it, the first URL as it is sent (`-T`'s file name appended):
+/// the first transfer's.
 pub(super) fn finished(
     a: &RequestArgs,
     found: Found,
     d: Drafted,
-) -> Result<RequestConfig, UsageError> {
+) -> Result<(RequestConfig, Url), UsageError> {
     let Drafted {
         mut method,
         mut url,
@@ -111,9 +112,8 @@ pub(super) fn finished(
     headers.extend(destination::referer(a, &headers, &removed)?);
     let family = destination::family(a, &url)?;
     let r = &a.request;
-    Ok(RequestConfig {
+    let request = RequestConfig {
         method,
-        url,
         headers,
         body,
         get_data,
@@ -127,7 +127,8 @@ pub(super) fn finished(
         network,
         family,
         protocols,
-    })
+    };
+    Ok((request, url))
 }
 
 /// Headers to send, in order, and the names of those removed (lower case).

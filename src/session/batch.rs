@@ -1,7 +1,7 @@
 //! A run of several URLs (or `-Z`): the transfers of `Config::batch`, each built and run by
-//! the session's own steps (`Session::build`, `run::perform`) with its configuration
-//! (`Config::transfer`), on one worker thread without `-Z` or up to `--parallel-max` with
-//! it, as `schedule` allows. What the transfers share: one `fleet::origins` table (the
+//! the session's own steps (`Session::build`, `run::perform`) with the one configuration
+//! and its own entry of the list (`config::Transfer`: its URL and output), on one worker
+//! thread without `-Z` or up to `--parallel-max` with it, as `schedule` allows. What the transfers share: one `fleet::origins` table (the
 //! careful client per origin), the session's watchdog and signal handling (one abort list
 //! for every transport), and the transports of ended transfers, kept per origin for the
 //! next transfer to it whichever worker starts it (at most as many as workers, and at
@@ -277,11 +277,14 @@ impl Batch<'_> {
     fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
         let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
-        let cfg = self.cfg.transfer(i);
+        let transfer = &self.cfg.batch.transfers[i];
         let reused = self.kept().take(&origin);
         let ticket = reused.as_ref().map(|(_, t)| *t);
         let reuse = reused.map(|(transport, _)| transport);
-        let mut request = match self.session.build(&cfg, reporter, (false, reuse)) {
+        let built = self
+            .session
+            .build((self.cfg, transfer), reporter, (false, reuse));
+        let mut request = match built {
             Ok(request) => request,
             Err(unbuilt) => {
                 if let Some(t) = ticket {
