@@ -450,10 +450,10 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
     let (positional_method, typed) = batch::targets(a)?;
-    let urls = batch::urls(&typed)?;
-    batch::several(a, urls.len())?;
+    let list = batch::urls(typed.iter(), typed.len())?;
+    batch::several(a, list.len())?;
     check_durations(&a.policy, &a.fleet)?;
-    let drafted = request::drafted(a, found, positional_method, urls[0].clone())?;
+    let drafted = request::drafted(a, found, positional_method, list[0].url.clone())?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
     let curl = a.curl_retry.mapped.clone();
@@ -464,7 +464,7 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let state = state(&a.fleet, a.policy.max_retry_after)?;
     let added = drafted.query_added.clone();
     let (request, sent) = request::finished(a, found, drafted)?;
-    let batch = batch::transfers(a, sent, urls, added.as_deref(), &conditional)?;
+    let batch = batch::transfers(a, sent, list, added.as_deref(), &conditional)?;
     if batch.is_batch() && a.policy.retry_after_spread.is_none() {
         retry.retry_after_spread = BATCH_RETRY_AFTER_SPREAD;
     }
@@ -495,7 +495,7 @@ fn mark_secrets(a: &RequestArgs) {
     use crate::redact;
     let r = &a.request;
     let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
-    for typed in a.target.iter().chain(&a.destination.request.url) {
+    for typed in batch::every_word(a) {
         redact::mark(redact::Secret::Url(typed));
         // Marked again only when the scheme curl would add makes it another text: a list
         // of 100,000 URLs with their schemes is read once (the marking is most of the

@@ -39,7 +39,7 @@ pub(super) struct Drafted {
 pub(super) fn drafted(
     a: &RequestArgs,
     found: Found,
-    positional_method: Option<&String>,
+    positional_method: Option<&str>,
     mut url: Url,
 ) -> Result<Drafted, UsageError> {
     let r = &a.request;
@@ -226,7 +226,7 @@ pub(super) fn known_method_in_any_case(word: &str) -> Option<String> {
 /// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
 fn request_method(
     r: &RequestFlags,
-    positional_method: Option<&String>,
+    positional_method: Option<&str>,
     has_body: bool,
 ) -> Result<String, UsageError> {
     if r.head && (positional_method.is_some() || r.method.is_some()) {
@@ -234,7 +234,7 @@ fn request_method(
     }
     if let Some(m) = positional_method {
         method(m)?;
-        if !KNOWN_METHODS.contains(&m.as_str()) {
+        if !KNOWN_METHODS.contains(&m) {
             // Not quoted: a stray word before the URL may be a token that lost its flag
             // (`-H 'Authorization: Bearer' TOKEN URL`).
             return usage(
@@ -242,7 +242,7 @@ fn request_method(
             );
         }
     }
-    match positional_method.or(r.method.as_ref()) {
+    match positional_method.or(r.method.as_deref()) {
         Some(m) => method(m),
         None if r.head => Ok("HEAD".into()),
         None if has_body => Ok("POST".into()),

@@ -33,13 +33,15 @@ use std::time::Instant;
 
 /// Runs the main command: one request with retries; `found` is what reading the `-K` and
 /// `-H @FILE` files found, `start` when the process started. Returns the outcome that sets
-/// the exit status, with its cause (see `exit::Exit`).
-pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Exit {
-    let reporter = Reporter::new(crate::config::log::of(args));
-    let cfg = match config::build(args, found) {
+/// the exit status, with its cause (see `exit::Exit`). The flags are dropped once the
+/// configuration is built: a list of URLs is then held once, as the transfers'.
+pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
+    let reporter = Reporter::new(crate::config::log::of(&args));
+    let cfg = match config::build(&args, found) {
         Ok(cfg) => cfg,
-        Err(e) => return Exit::of(unusable(args, found, &reporter, start, e.0)),
+        Err(e) => return Exit::of(unusable(&args, found, &reporter, start, e.0)),
     };
+    drop(args);
     // From here every exit path reads the table the command line chose.
     crate::exit::use_mode(cfg.output.exit_codes, cfg.output.fail);
     let session = Session::begin(&cfg, reporter, start, found.from_file);
