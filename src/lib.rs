@@ -154,6 +154,7 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
         Ok(c) => c,
         Err(e) => return Exit::of(cli::usage::clap_error(&e, &args, start)),
     };
+    cli.request.batch.lists = expanded.lists;
     // curl's retry flags become the policy's own (`--retry 3` is `--attempts 4`).
     if let Err(e) = config::curl_retry::fold(&mut cli.request) {
         return Exit::of(cli::usage::usage_line(&e.0, &args, start));
@@ -161,7 +162,12 @@ pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant)
     match cli.command {
         Some(cli::Command::Demo) => Exit::of(demo::show(start)),
         Some(cli::Command::Simulate(args)) => Exit::of(simulate::command::simulate(&args)),
-        None => session::run(&cli.request, expanded.found, start),
+        None => {
+            // What clap was given is not needed once parsed (a list of URLs given in -K
+            // lines is one argument per URL).
+            drop(args);
+            session::run(cli.request, expanded.found, start)
+        }
     }
 }
 

@@ -312,9 +312,10 @@ pub fn check_dump_header(path: &Path) -> Result<(), UsageError> {
 }
 
 impl Output {
-    /// Validates the destination (a usage error if `-o` cannot work).
-    pub fn prepare(cfg: &OutputConfig) -> Result<Output, UsageError> {
-        let (target, made_in) = match &cfg.path {
+    /// Validates the destination, `path` (a transfer's `-o` file; `None` or `-`: stdout),
+    /// written as `cfg` says (a usage error if `-o` cannot work).
+    pub fn prepare(cfg: &OutputConfig, path: Option<&Path>) -> Result<Output, UsageError> {
+        let (target, made_in) = match path {
             None => (Destination::Stdout, None),
             Some(p) if p.as_os_str() == "-" => (Destination::Stdout, None),
             Some(p) => check_path(p, cfg.create_dirs)?,

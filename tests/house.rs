@@ -3,7 +3,9 @@
 //! in src/request/ over 600 lines, no `Cell` or `RefCell` outside tests, no circle in
 //! the imports between the files of src/ (a file that names an item of another, through
 //! `crate::`, `super::` or `self::`, depends on it; a module's own children do not count),
-//! and no file of src/request/ that reaches a store but through the run's gate.
+//! no file of src/request/ that reaches a store but through the run's gate, and the
+//! configuration made once by `config::build` and never copied or patched (a transfer is
+//! run with it and its own entry of the list).
 //!
 //! The reading is lexical: comments, strings and character literals are blanked first, so
 //! a brace or a path inside them does not count.
@@ -565,6 +567,80 @@ fn the_request_folder_reaches_no_store_but_through_the_gate() {
     );
 }
 
+/// Where `code` (blanked) makes, copies or patches a `Config` outside `config::build`:
+/// a function that returns one other than `config::build` and the helpers that call it
+/// (a per-transfer copy, `Config::transfer`, once did), a `cfg.clone()`, a `&mut Config`,
+/// or an assignment to a field of `cfg` outside src/config/. (1-based lines.)
+fn config_copies(s: &Source) -> Vec<usize> {
+    let code = &s.code;
+    let b = code.as_bytes();
+    let word_at = |at: usize, w: &str| {
+        code[at..].starts_with(w)
+            && (at == 0 || !(is_ident(b[at - 1]) || b[at - 1] == b':'))
+            && !b.get(at + w.len()).is_some_and(|&c| is_ident(c))
+    };
+    let mut found = Vec::new();
+    for (name, line, lines) in functions(s) {
+        let at = match line {
+            1 => 0,
+            _ => code
+                .match_indices('\n')
+                .nth(line - 2)
+                .map_or(0, |(i, _)| i + 1),
+        };
+        let sig_end = body_start(b, at).unwrap_or(at);
+        let sig = &code[at..sig_end];
+        let body: String = code[sig_end..].lines().take(lines).collect();
+        let returns = sig.find("->").is_some_and(|r| {
+            let ret = &sig[r..];
+            ret.match_indices("Config")
+                .any(|(i, _)| word_at(at + r + i, "Config"))
+        });
+        let made_by_build = (name == "build" && s.module == ["config"]) || body.contains("build(");
+        if returns && !made_by_build {
+            found.push(line);
+        }
+    }
+    let in_config = s.module.first().is_some_and(|m| m == "config");
+    for (at, _) in code.match_indices("cfg") {
+        if !word_at(at, "cfg") || in_tests(s, line_of(code, at)) {
+            continue;
+        }
+        let rest = &code[at + 3..];
+        let path_end = rest
+            .bytes()
+            .position(|c| !(is_ident(c) || c == b'.'))
+            .unwrap_or(rest.len());
+        let after = rest[path_end..].trim_start();
+        let patched = path_end > 0 && after.starts_with('=') && !after.starts_with("==");
+        if rest.starts_with(".clone()") || (patched && !in_config) {
+            found.push(line_of(code, at));
+        }
+    }
+    for (at, _) in code.match_indices("&mut Config") {
+        if word_at(at + 5, "Config") && !in_tests(s, line_of(code, at)) {
+            found.push(line_of(code, at));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_configuration_is_made_once_and_never_copied_or_patched() {
+    let mut copies = Vec::new();
+    for s in sources() {
+        for line in config_copies(&s) {
+            copies.push(format!("{}:{line}", s.path.display()));
+        }
+    }
+    assert!(
+        copies.is_empty(),
+        "a Config made outside config::build, copied or patched (run a transfer with the \
+         one Config and its config::Transfer):\n{}",
+        copies.join("\n")
+    );
+}
+
 #[test]
 fn the_measures_see_what_they_measure() {
     let s = |module: &[&str], text: &str| {
@@ -619,4 +695,12 @@ fn f() { crate::fleet::store::x() }
 ",
     );
     assert!(store_paths(&gated).is_empty());
+    let per_transfer = "impl Config {\n    pub fn transfer(&self, i: usize) -> Config {\n        let mut cfg = self.clone();\n        cfg.request.url = u(i);\n        cfg\n    }\n}\n";
+    assert_eq!(config_copies(&s(&["config"], per_transfer)), [2]);
+    assert_eq!(config_copies(&s(&["session"], per_transfer)), [2, 4]);
+    let copied = "fn f(cfg: &Config) -> RequestConfig {\n    g(cfg.clone());\n    h(&mut Config::x());\n    cfg.a == b\n}\n";
+    assert_eq!(config_copies(&s(&["session"], copied)), [2, 3]);
+    let built = "pub fn build(a: &A) -> Result<Config, E> {\n    x\n}\n";
+    assert!(config_copies(&s(&["config"], built)).is_empty());
+    assert_eq!(config_copies(&s(&["session"], built)), [1]);
 }

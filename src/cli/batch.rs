@@ -58,6 +58,12 @@ pub struct BatchFlags {
     /// clap).
     #[arg(skip)]
     pub order: Order,
+
+    /// The URL lists `--url @FILE` read (`config_file::Expanded::lists`, set once the
+    /// line is parsed): the `--url` value `@N` stands for the URLs of list N; a value
+    /// `@N` with no list N is a URL as typed (arguments that were not expanded).
+    #[arg(skip)]
+    pub lists: Vec<String>,
 }
 
 /// `--rate`'s value: at most `count` transfers started per `per`.

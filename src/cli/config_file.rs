@@ -2,7 +2,7 @@
 //! flags its lines give, at its place, so they beat the `RETRY_HTTP_*` defaults as typed
 //! flags do; then `-H @FILE` (`@-`: stdin) becomes one `--header=LINE` per line, each
 //! checked as a `-H` value, so secrets stay out of the process's argv, and `--url @FILE`
-//! one `--url=URL` per line. Files are read once, at most 1 MiB each (a URL list 256 MiB). Errors name the file and the line, never a value. `-K` is also
+//! a list of URLs, one a line, held beside the arguments (see [`Expanded::lists`]). Files are read once, at most 1 MiB each (a URL list 256 MiB). Errors name the file and the line, never a value. `-K` is also
 //! declared here for clap ([`ConfigFileFlags`]), so that `--help`, the man page and the
 //! completions know it, with what the expansion found.
 
@@ -60,6 +60,11 @@ pub struct Expanded {
     pub args: Vec<OsString>,
     /// What reading the files found.
     pub found: Found,
+    /// The text of each `--url @FILE` read, in order: the argument `--url=@N` stands for
+    /// the URLs of list N (see [`list_urls`]; `cli::batch::BatchFlags::lists`). A list is
+    /// not made into one argument per URL: clap would hold each as a value of its own,
+    /// about 0.5 KiB a URL.
+    pub lists: Vec<String>,
 }
 
 /// What reading the `-K` and `-H @FILE` files found besides the arguments: facts the
@@ -114,6 +119,7 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         return Ok(Expanded {
             args,
             found: Found::default(),
+            lists: Vec::new(),
         });
     }
     if !may_expand(&args) {
@@ -122,6 +128,7 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         return Ok(Expanded {
             args,
             found: Found::default(),
+            lists: Vec::new(),
         });
     }
     let opts = Options::of_cli();
@@ -134,11 +141,15 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
         _ => Ok(None),
     })?;
     let mut stdin_taken = None;
+    let mut lists = Vec::new();
     let args = rewrite(args, &opts, &mut |long, value| match long {
         "header" if value.starts_with('@') => {
             header_file(&value[1..], &mut stdin_taken, until).map(Some)
         }
-        "url" if value.starts_with('@') => url_file(&value[1..], &mut stdin_taken, until).map(Some),
+        "url" if value.starts_with('@') => {
+            lists.push(url_file(&value[1..], &mut stdin_taken, until)?);
+            Ok(Some(vec![format!("--url=@{}", lists.len() - 1).into()]))
+        }
         _ => Ok(None),
     })?;
     Ok(Expanded {
@@ -147,6 +158,7 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
             stdin_taken,
             from_file,
         },
+        lists,
     })
 }
 
@@ -353,14 +365,14 @@ fn header_file(
     Ok(out)
 }
 
-/// `--url @FILE`: one `--url=URL` per line, in the file's order. Blank lines and lines
-/// whose first non-blank character is `#` are skipped; spaces, tabs and a CR around a URL
-/// are dropped. The URLs are checked later, with the others (`config::batch`).
+/// `--url @FILE`: the file's text, a URL a line, in the file's order (see [`list_urls`]);
+/// one with no URL is an error. The URLs are checked later, with the others
+/// (`config::batch`).
 fn url_file(
     path: &str,
     stdin_taken: &mut Option<&'static str>,
     until: Option<std::time::Instant>,
-) -> Result<Vec<OsString>, Refusal> {
+) -> Result<String, Refusal> {
     if is_stdin(path) {
         if let Some(taken) = stdin_taken {
             return Err(Refusal::Usage(format!(
@@ -375,24 +387,17 @@ fn url_file(
         format!("--url @{path}")
     };
     let text = read_up_to(path, &what, until, MAX_URL_FILE)?;
-    let args: Vec<OsString> = url_lines(&text)
-        .map(|u| {
-            let mut arg = OsString::with_capacity(6 + u.len());
-            arg.push("--url=");
-            arg.push(u);
-            arg
-        })
-        .collect();
-    if args.is_empty() {
+    if list_urls(&text).next().is_none() {
         return Err(Refusal::Usage(format!(
             "{what} holds no URL (blank lines and lines starting with # are skipped): expected one URL a line"
         )));
     }
-    Ok(args)
+    Ok(text)
 }
 
-/// The URLs of a URL list: its lines without the blank ones and the `#` comments, trimmed.
-fn url_lines(text: &str) -> impl Iterator<Item = &str> {
+/// The URLs of a URL list, in order: its lines without the blank ones and those whose
+/// first non-blank character is `#`, spaces, tabs and a CR around each dropped.
+pub fn list_urls(text: &str) -> impl Iterator<Item = &str> {
     text.split('\n')
         .map(|l| l.trim_matches([' ', '\t', '\r']))
         .filter(|l| !l.is_empty() && !l.starts_with('#'))

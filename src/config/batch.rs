@@ -12,46 +12,101 @@ use crate::cli::RequestArgs;
 use crate::cli::batch::{OutputAt, UrlAt};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 use url::Url;
 
 /// Splits the URL words (positionals and `--url` values, in command-line order) into an
 /// optional METHOD and the URLs. With two words or more, the first is the METHOD when it
 /// is a positional standing before every URL and looks like one ([`looks_like_method`]);
 /// a word alone is a URL. A positional METHOD and `-X` together are an error.
-pub(super) fn targets(a: &RequestArgs) -> Result<(Option<&String>, Vec<&String>), UsageError> {
-    let words = words(a);
-    let method = match words.as_slice() {
-        [first, _, ..] if first.0 && looks_like_method(first.1) => Some(first.1),
+pub(super) fn targets(a: &RequestArgs) -> Result<(Option<&str>, Typed<'_>), UsageError> {
+    let first: Vec<(bool, &str)> = words(a).take(2).collect();
+    let method = match first.as_slice() {
+        [first, _] if first.0 && looks_like_method(first.1) => Some(first.1),
         _ => None,
     };
     if method.is_some() && a.request.method.is_some() {
         return usage("the method is given twice (-X and a positional METHOD): give one");
     }
     let skip = usize::from(method.is_some());
-    let urls: Vec<&String> = words.into_iter().skip(skip).map(|(_, w)| w).collect();
-    if urls.is_empty() {
+    let n = words(a).count() - skip;
+    if n == 0 {
         return usage("no URL given: expected [METHOD] URL...");
     }
-    Ok((method, urls))
+    Ok((method, Typed { a, skip, n }))
 }
 
-/// The URL words in command-line order, each with whether it is a positional. The order
+/// The URLs of a run as typed, in order: the URL words after the METHOD, if any (see
+/// [`targets`]). Read from the flags whenever they are gone through, not collected: a list
+/// of many URLs is held once.
+#[derive(Clone, Copy)]
+pub(super) struct Typed<'a> {
+    /// The flags the words are in.
+    a: &'a RequestArgs,
+    /// 1 when the first word is the METHOD.
+    skip: usize,
+    /// How many URLs.
+    n: usize,
+}
+
+impl<'a> Typed<'a> {
+    /// How many URLs (at least one).
+    pub(super) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// The URLs as typed, in order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &'a str> + 'a {
+        words(self.a).skip(self.skip).map(|(_, w)| w)
+    }
+}
+
+/// The URL words in command-line order, each with whether it is a positional; a `--url
+/// @FILE` list stands in its place as its URLs (see [`flag_words`]). The order
 /// `cli::parse` recorded, or (for arguments parsed otherwise) the positionals first.
-fn words(a: &RequestArgs) -> Vec<(bool, &String)> {
+fn words<'a>(a: &'a RequestArgs) -> Box<dyn Iterator<Item = (bool, &'a str)> + 'a> {
     let (target, flag) = (&a.target, &a.destination.request.url);
     let order = &a.batch.order.urls;
+    let positional = |w: &'a String| (true, w.as_str());
+    let flagged = move |w: &'a String| flag_words(a, w).map(|w| (false, w));
     if order.len() != target.len() + flag.len() {
-        let positionals = target.iter().map(|w| (true, w));
-        return positionals.chain(flag.iter().map(|w| (false, w))).collect();
+        return Box::new(
+            target
+                .iter()
+                .map(positional)
+                .chain(flag.iter().flat_map(flagged)),
+        );
     }
-    order
-        .iter()
-        .filter_map(|at| match *at {
-            UrlAt::Positional(i) => target.get(i).map(|w| (true, w)),
-            UrlAt::Flag(i) => flag.get(i).map(|w| (false, w)),
-        })
-        .collect()
+    Box::new(
+        order
+            .iter()
+            .flat_map(move |at| -> Box<dyn Iterator<Item = _>> {
+                match *at {
+                    UrlAt::Positional(i) => Box::new(target.get(i).map(positional).into_iter()),
+                    UrlAt::Flag(i) => Box::new(flag.get(i).into_iter().flat_map(flagged)),
+                }
+            }),
+    )
+}
+
+/// Every URL word, positionals and `--url` values with the lists' URLs, in no particular
+/// order (for marking them secret).
+pub(super) fn every_word(a: &RequestArgs) -> impl Iterator<Item = &str> {
+    let flags = a.destination.request.url.iter();
+    let positionals = a.target.iter().map(String::as_str);
+    positionals.chain(flags.flat_map(|w| flag_words(a, w)))
+}
+
+/// The URLs a `--url` value stands for: those of list N for `@N` when `--url @FILE` made
+/// list N (`cli::config_file::Expanded::lists`), else the value itself.
+fn flag_words<'a>(a: &'a RequestArgs, w: &'a str) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+    let list = w
+        .strip_prefix('@')
+        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| a.batch.lists.get(n));
+    match list {
+        Some(text) => Box::new(crate::cli::config_file::list_urls(text)),
+        None => Box::new(std::iter::once(w)),
+    }
 }
 
 /// Whether a word before the URLs is a METHOD: an HTTP token in capitals (digits, `-` and
@@ -72,24 +127,27 @@ pub(super) fn placed(i: usize, n: usize, e: UsageError) -> UsageError {
     UsageError(format!("URL {} of {n}: {}", i + 1, e.0))
 }
 
-/// Every URL parsed and checked as [`super::url`] checks one, in order; the first bad one
-/// is the error, with its place. Among several, a bare word (see [`bare`]) is refused.
-pub(super) fn urls(typed: &[&String]) -> Result<Vec<Url>, UsageError> {
-    let n = typed.len();
-    typed
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            if n > 1 && bare(t) {
-                if let Some(m) = super::request::known_method_in_any_case(t) {
-                    return Err(placed(i, n, misplaced_method(t, &m, i)));
-                }
-                // Not quoted: it may be a secret that lost its flag.
-                return Err(placed(i, n, UsageError(BARE.into())));
+/// Every URL parsed and checked as [`super::url`] checks one, in order, each the URL of a
+/// transfer whose output is not chosen yet (see [`outputs`]); the first bad one is the
+/// error, with its place. Among several, a bare word (see [`bare`]) is refused.
+pub(super) fn urls<'a>(
+    typed: impl Iterator<Item = &'a str>,
+    n: usize,
+) -> Result<Vec<Transfer>, UsageError> {
+    // Made to its length: a list of many URLs is not grown by doubling.
+    let mut list = Vec::with_capacity(n);
+    for (i, t) in typed.enumerate() {
+        if n > 1 && bare(t) {
+            if let Some(m) = super::request::known_method_in_any_case(t) {
+                return Err(placed(i, n, misplaced_method(t, &m, i)));
             }
-            super::url(t).map_err(|e| placed(i, n, e))
-        })
-        .collect()
+            // Not quoted: it may be a secret that lost its flag.
+            return Err(placed(i, n, UsageError(BARE.into())));
+        }
+        let url = super::url(t).map_err(|e| placed(i, n, e))?;
+        list.push(Transfer { url, output: None });
+    }
+    Ok(list)
 }
 
 /// Why a method's name (`m`, in capitals) typed as `word` at place `i` among the URL words
@@ -154,49 +212,41 @@ pub(super) fn several(a: &RequestArgs, n: usize) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Where each URL's body goes (`None`: stdout), in URL order. With one URL, as before
-/// several were accepted: the last `-o`, or `-O`'s name (`-o` and `-O` together are an
-/// error), of `url0` (the URL sent, `-T`'s file name included). With several, each `-o`
-/// and `-O` goes with the next URL in command-line order, `--remote-name-all` names those
-/// left, and more outputs than URLs is an error. `--output-dir` applies to relative paths
-/// and names. Two transfers writing one file are refused.
-pub(super) fn outputs(
-    a: &RequestArgs,
-    url0: &Url,
-    urls: &[Url],
-) -> Result<Vec<Option<PathBuf>>, UsageError> {
+/// Where each URL's body goes (`None`: stdout), set in each of `transfers`. With one URL,
+/// as before several were accepted: the last `-o`, or `-O`'s name (`-o` and `-O` together
+/// are an error), of its URL (the URL sent, `-T`'s file name included). With several, each
+/// `-o` and `-O` goes with the next URL in command-line order, `--remote-name-all` names
+/// those left, and more outputs than URLs is an error. `--output-dir` applies to relative
+/// paths and names. Two transfers writing one file are refused.
+pub(super) fn outputs(a: &RequestArgs, transfers: &mut [Transfer]) -> Result<(), UsageError> {
     let saved = &a.destination.output;
-    if urls.len() < 2 {
+    let n = transfers.len();
+    if let [one] = transfers {
         let remote = !saved.remote_name.is_empty();
         let given = a.output.output.last().cloned();
-        let path = match (given, remote || saved.remote_name_all) {
-            (None, true) => destination::output_path(None, true, saved, url0)?,
-            (given, _) => destination::output_path(given, remote, saved, url0)?,
+        one.output = match (given, remote || saved.remote_name_all) {
+            (None, true) => destination::output_path(None, true, saved, &one.url)?,
+            (given, _) => destination::output_path(given, remote, saved, &one.url)?,
         };
-        return Ok(vec![path]);
+        return Ok(());
     }
     let order = output_order(a);
-    if order.len() > urls.len() {
+    if order.len() > n {
         return usage(format!(
-            "{} outputs (-o, -O) are given for {} URLs: give at most one per URL, in URL order",
+            "{} outputs (-o, -O) are given for {n} URLs: give at most one per URL, in URL order",
             order.len(),
-            urls.len()
         ));
     }
-    let n = urls.len();
-    let mut paths = Vec::with_capacity(n);
-    for (i, url) in urls.iter().enumerate() {
+    for (i, t) in transfers.iter_mut().enumerate() {
         let (file, remote) = match order.get(i) {
             Some(OutputAt::File(k)) => (a.output.output.get(*k).cloned(), false),
             Some(OutputAt::RemoteName) => (None, true),
             None => (None, saved.remote_name_all),
         };
-        let path =
-            destination::output_path(file, remote, saved, url).map_err(|e| placed(i, n, e))?;
-        paths.push(path);
+        t.output =
+            destination::output_path(file, remote, saved, &t.url).map_err(|e| placed(i, n, e))?;
     }
-    distinct(&paths)?;
-    Ok(paths)
+    distinct(transfers)
 }
 
 /// The `-o` and `-O` flags in command-line order (as `cli::parse` recorded it, or every
@@ -220,12 +270,12 @@ fn output_order(a: &RequestArgs) -> Vec<OutputAt> {
 /// error naming both places. stdout (`-`) and `/dev/null` may be shared. Paths are compared
 /// as written, `.` components and repeated slashes aside, relative ones from the current
 /// folder.
-fn distinct(paths: &[Option<PathBuf>]) -> Result<(), UsageError> {
+fn distinct(transfers: &[Transfer]) -> Result<(), UsageError> {
     let here = std::env::current_dir().ok();
     let mut seen: HashMap<PathBuf, usize> = HashMap::new();
-    let n = paths.len();
-    for (i, p) in paths.iter().enumerate() {
-        let Some(p) = p.as_deref().filter(|p| !shareable(p)) else {
+    let n = transfers.len();
+    for (i, t) in transfers.iter().enumerate() {
+        let Some(p) = t.output.as_deref().filter(|p| !shareable(p)) else {
             continue;
         };
         let key = normal(here.as_deref(), p);
@@ -273,17 +323,17 @@ fn per_url(a: &RequestArgs, i: usize, n: usize, url: &Url) -> Result<(), UsageEr
 /// resumed nor given a time.
 fn each_writes_a_file(
     conditional: &super::conditional::ConditionalConfig,
-    paths: &[Option<PathBuf>],
+    transfers: &[Transfer],
 ) -> Result<(), UsageError> {
     let flag = match (conditional.resume, conditional.remote_time) {
         (true, _) => "-C -",
         (_, true) => "-R",
         _ => return Ok(()),
     };
-    let n = paths.len();
-    match paths
+    let n = transfers.len();
+    match transfers
         .iter()
-        .position(|p| p.as_deref().is_none_or(|p| p.as_os_str() == "-"))
+        .position(|t| t.output.as_deref().is_none_or(|p| p.as_os_str() == "-"))
     {
         Some(i) if n > 1 => usage(format!(
             "URL {} of {n} goes to stdout, and {flag} applies to each transfer's file: give every URL an -o or -O (or --remote-name-all)",
@@ -293,44 +343,39 @@ fn each_writes_a_file(
     }
 }
 
-/// The transfers of the run and their schedule: `urls` as typed and parsed, the first
-/// replaced by the request's (`sent`: with `-G`'s data and `-T`'s file name), the others
-/// given `-G`'s inline data (`added`) and checked as the request's was; each one's output
-/// (see [`outputs`]).
+/// The transfers of the run and their schedule: `list` as typed and parsed (see
+/// [`urls`]), the first URL replaced by the request's (`sent`: with `-G`'s data and `-T`'s
+/// file name), the others given `-G`'s inline data (`added`) and checked as the request's
+/// was; each one's output (see [`outputs`]). The list is finished where it stands: a
+/// list of many URLs is never held twice.
 pub(super) fn transfers(
     a: &RequestArgs,
-    sent: &Url,
-    mut urls: Vec<Url>,
+    sent: Url,
+    mut list: Vec<Transfer>,
     added: Option<&[u8]>,
     conditional: &super::conditional::ConditionalConfig,
 ) -> Result<BatchConfig, UsageError> {
-    let n = urls.len();
-    for (i, url) in urls.iter_mut().enumerate() {
-        if i == 0 {
-            *url = sent.clone();
-            continue;
-        }
-        if let Some(data) = added {
-            super::append_query(url, data);
-        }
-        per_url(a, i, n, url)?;
+    let n = list.len();
+    if let Some(first) = list.first_mut() {
+        first.url = sent;
     }
-    let paths = outputs(a, sent, &urls)?;
-    each_writes_a_file(conditional, &paths)?;
-    Ok(schedule(a, urls, paths))
+    for (i, t) in list.iter_mut().enumerate().skip(1) {
+        if let Some(data) = added {
+            super::append_query(&mut t.url, data);
+        }
+        per_url(a, i, n, &t.url)?;
+    }
+    outputs(a, &mut list)?;
+    each_writes_a_file(conditional, &list)?;
+    Ok(schedule(a, list))
 }
 
-/// The schedule of the run: `urls` (each transfer's URL, the first the request's) with
-/// their `paths`, and the scheduling flags.
-fn schedule(a: &RequestArgs, urls: Vec<Url>, paths: Vec<Option<PathBuf>>) -> BatchConfig {
+/// The schedule of the run: `transfers` (the first the request's), and the scheduling
+/// flags.
+fn schedule(a: &RequestArgs, transfers: Vec<Transfer>) -> BatchConfig {
     let b = &a.batch;
-    let transfers: Vec<Transfer> = urls
-        .into_iter()
-        .zip(paths)
-        .map(|(url, output)| Transfer { url, output })
-        .collect();
     BatchConfig {
-        transfers: Arc::new(transfers),
+        transfers: transfers.into_boxed_slice(),
         parallel: b.parallel,
         parallel_max: usize::try_from(b.parallel_max).unwrap_or(super::PARALLEL_MAX),
         parallel_max_host: usize::try_from(b.parallel_max_host).unwrap_or(super::PARALLEL_MAX_HOST),
@@ -347,10 +392,14 @@ mod tests {
     use super::super::tests::args_of as args;
     use super::*;
 
+    fn urls_of(typed: &[&String]) -> Result<Vec<Transfer>, UsageError> {
+        urls(typed.iter().map(|t| t.as_str()), typed.len())
+    }
+
     fn split(line: &[&str]) -> Result<(Option<String>, Vec<String>), UsageError> {
         let a = args(line);
         let (m, u) = targets(&a)?;
-        Ok((m.cloned(), u.into_iter().cloned().collect()))
+        Ok((m.map(String::from), u.iter().map(String::from).collect()))
     }
 
     fn ok(m: Option<&str>, urls: &[&str]) -> Result<(Option<String>, Vec<String>), UsageError> {
@@ -409,12 +458,12 @@ mod tests {
             "http://b/".to_string(),
             "ftp://c/".to_string(),
         );
-        let e = urls(&[&a, &b, &bad]).expect_err("ftp");
+        let e = urls_of(&[&a, &b, &bad]).expect_err("ftp");
         assert!(e.0.starts_with("URL 3 of 3: "), "{}", e.0);
-        let e = urls(&[&bad]).expect_err("ftp");
+        let e = urls_of(&[&bad]).expect_err("ftp");
         assert!(e.0.starts_with("unsupported URL scheme"), "{}", e.0);
         let secret = "http://u:pw7secret@exa mple/".to_string();
-        let e = urls(&[&a, &secret]).expect_err("a space");
+        let e = urls_of(&[&a, &secret]).expect_err("a space");
         assert!(
             e.0.starts_with("URL 2 of 2: ") && !e.0.contains("pw7secret"),
             "{}",
@@ -422,17 +471,18 @@ mod tests {
         );
         // A bare word among several is refused, unquoted; alone (or localhost) it is a host.
         let (word, host) = ("SKtoken9".to_string(), "localhost".to_string());
-        let e = urls(&[&a, &word]).expect_err("a bare word");
+        let e = urls_of(&[&a, &word]).expect_err("a bare word");
         assert!(e.0.starts_with("URL 2 of 2: a bare word"), "{}", e.0);
         assert!(!e.0.contains("SKtoken9"), "{}", e.0);
-        assert!(urls(&[&word]).is_ok() && urls(&[&host, &a]).is_ok());
+        assert!(urls_of(&[&word]).is_ok() && urls_of(&[&host, &a]).is_ok());
     }
 
     fn paths(line: &[&str]) -> Result<Vec<Option<PathBuf>>, UsageError> {
         let a = args(line);
         let (_, typed) = targets(&a)?;
-        let parsed = urls(&typed)?;
-        outputs(&a, &parsed[0], &parsed)
+        let mut parsed = urls(typed.iter(), typed.len())?;
+        outputs(&a, &mut parsed)?;
+        Ok(parsed.into_iter().map(|t| t.output).collect())
     }
 
     fn some(p: &[Option<&str>]) -> Result<Vec<Option<PathBuf>>, UsageError> {
@@ -524,8 +574,8 @@ mod tests {
         assert!(paths(&["-o", "f", "-o", "sub/f", a, b]).is_ok());
     }
 
-    /// Each transfer's configuration has its URL and output, `--output-dir` applied and
-    /// `--create-dirs` kept; transfer 0 is the request's own; the schedule's flags are read.
+    /// Each transfer has its URL and output, `--output-dir` applied and `--create-dirs`
+    /// kept for all; transfer 0 is the request's own; the schedule's flags are read.
     #[test]
     fn each_transfer_gets_its_url_and_output() {
         let line = [
@@ -557,21 +607,85 @@ mod tests {
         assert_eq!((b.parallel_max, b.parallel_max_host), (9, 2));
         let per = std::time::Duration::from_secs(60);
         assert_eq!(b.rate, Some(Rate { count: 3, per }));
-        assert_eq!(cfg.request.url.as_str(), "http://h/a.txt?q=1");
-        assert_eq!(cfg.output.path, Some(PathBuf::from("d/a.txt")));
-        let t = cfg.transfer(1);
-        assert_eq!(t.request.url.as_str(), "http://h/b.txt?q=1");
-        assert_eq!(t.output.path, Some(PathBuf::from("d/sub/x")));
-        assert!(t.output.create_dirs);
-        let t = cfg.transfer(2);
+        let got: Vec<(&str, Option<&Path>)> = b
+            .transfers
+            .iter()
+            .map(|t| (t.url.as_str(), t.output.as_deref()))
+            .collect();
         assert_eq!(
-            (t.request.url.as_str(), t.output.path),
-            ("http://h/c.txt?q=1", None)
+            got,
+            [
+                ("http://h/a.txt?q=1", Some(Path::new("d/a.txt"))),
+                ("http://h/b.txt?q=1", Some(Path::new("d/sub/x"))),
+                ("http://h/c.txt?q=1", None),
+            ]
         );
+        assert!(cfg.output.create_dirs);
         let one = super::super::build(&args(&["http://h/"]), Default::default()).expect("one");
         assert!(!one.batch.is_batch());
         assert_eq!(one.batch.parallel_max, super::super::PARALLEL_MAX);
         assert_eq!(one.batch.parallel_max_host, super::super::PARALLEL_MAX_HOST);
+    }
+
+    /// For every count of URLs, every way of naming outputs and with or without `-G`'s
+    /// data, transfer `i` of the configuration built has URL `i` of the list and output `i`
+    /// as paired, whatever else the transfers share.
+    #[test]
+    fn each_transfer_s_url_and_output_come_from_the_list() {
+        type Named = fn(usize) -> (Vec<String>, Option<String>);
+        let ways: [(&str, Named); 4] = [
+            ("stdout", |_| (vec![], None)),
+            ("-o each", |i| {
+                (
+                    vec!["-o".into(), format!("out{i}")],
+                    Some(format!("out{i}")),
+                )
+            }),
+            ("-O each", |i| {
+                (vec!["-O".into()], Some(format!("f{i}.txt")))
+            }),
+            ("--remote-name-all", |_| (vec![], None)),
+        ];
+        for n in [1, 2, 3, 7] {
+            for (way, named) in ways {
+                for g in [false, true] {
+                    let mut line: Vec<String> = Vec::new();
+                    let mut want = Vec::new();
+                    for i in 0..n {
+                        let (flags, mut out) = named(i);
+                        line.extend(flags);
+                        line.push(format!("http://h{i}.test/d/f{i}.txt"));
+                        if way == "--remote-name-all" {
+                            out = Some(format!("f{i}.txt"));
+                        }
+                        let q = if g { "?q=1" } else { "" };
+                        want.push((format!("http://h{i}.test/d/f{i}.txt{q}"), out));
+                    }
+                    if way == "--remote-name-all" {
+                        line.push(way.into());
+                    }
+                    if g {
+                        line.extend(["-G", "-d", "q=1"].map(String::from));
+                    }
+                    let line: Vec<&str> = line.iter().map(String::as_str).collect();
+                    let cfg = super::super::build(&args(&line), Default::default())
+                        .unwrap_or_else(|e| panic!("{line:?}: {}", e.0));
+                    let got: Vec<(String, Option<String>)> = cfg
+                        .batch
+                        .transfers
+                        .iter()
+                        .map(|t| {
+                            (
+                                t.url.to_string(),
+                                t.output.as_ref().map(|p| p.display().to_string()),
+                            )
+                        })
+                        .collect();
+                    assert_eq!(got, want, "{line:?}");
+                    assert_eq!(cfg.batch.first().url.as_str(), want[0].0, "{line:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -129,13 +129,12 @@ pub struct Timeouts {
 pub struct RequestConfig {
     /// The method, as given (case kept).
     pub method: String,
-    /// The URL (http or https, with a host).
-    pub url: Url,
     /// Headers in order; includes Authorization from `-u` and Content-Type from body flags.
     pub headers: Vec<(String, String)>,
     /// The body, if any.
     pub body: Option<BodySpec>,
-    /// `-G` data from files or stdin: read with the body, then appended to `url`'s query.
+    /// `-G` data from files or stdin: read with the body, then appended to each
+    /// transfer's URL's query.
     pub get_data: Option<BodySpec>,
     /// Follow redirects, up to this many hops.
     pub follow: Option<u32>,
@@ -163,8 +162,6 @@ pub struct RequestConfig {
 /// reporter's, built straight from the logging flags.)
 #[derive(Debug, Clone)]
 pub struct OutputConfig {
-    /// `-o FILE`, or stdout.
-    pub path: Option<PathBuf>,
     /// Add status line and headers.
     pub include: bool,
     /// Write the body of a final error response too.
@@ -177,7 +174,8 @@ pub struct OutputConfig {
     pub dump_header: Option<PathBuf>,
     /// `-w`: the write-out format (an `@FILE` is read later).
     pub write_out: Option<String>,
-    /// `--create-dirs`: make the missing folders of `path` when the file is put in place.
+    /// `--create-dirs`: make the missing folders of a transfer's output file when it is
+    /// put in place.
     pub create_dirs: bool,
     /// A readiness condition reads the body before it is written: it is spooled even for
     /// `-o /dev/null`.
@@ -188,7 +186,10 @@ pub struct OutputConfig {
     pub fail: bool,
 }
 
-/// The whole validated configuration of a request run.
+/// The whole validated configuration of a run: what all its transfers share, and the
+/// list of transfers (`batch.transfers`: each one's URL and output). A run of one URL is a
+/// list of one. Built once by [`build`] and never changed: a transfer is run with this and
+/// its own [`Transfer`], no copy of the configuration per transfer.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The request.
@@ -217,10 +218,12 @@ pub struct Config {
     pub batch: BatchConfig,
 }
 
-/// One transfer of a run: a URL and where its body goes.
+/// One transfer of a run: a URL and where its body goes, all that differs between the
+/// transfers of a run. (`-G`'s inline data and `-T`'s file name are in the URL already.)
 #[derive(Debug, Clone)]
 pub struct Transfer {
-    /// The URL, checked as `url` checks it.
+    /// The URL (http or https, with a host), checked as `url` checks it, with `-G`'s
+    /// inline data in its query and, for the first, `-T`'s file name appended.
     pub url: Url,
     /// Its `-o` file (paired in order, or made by `-O`, `--output-dir` applied); `None`:
     /// stdout.
@@ -237,13 +240,11 @@ pub struct Rate {
     pub per: std::time::Duration,
 }
 
-/// The transfers of a run and how they are scheduled. A run of one URL has one transfer,
-/// which is `Config::request.url` and `Config::output.path`.
+/// The transfers of a run and how they are scheduled. A run of one URL has one transfer.
 #[derive(Debug, Clone)]
 pub struct BatchConfig {
-    /// Every transfer, in URL order (at least one); shared, so that a transfer's copy of
-    /// the configuration does not copy the list.
-    pub transfers: std::sync::Arc<Vec<Transfer>>,
+    /// Every transfer, in URL order (at least one: [`build`] refuses a run without a URL).
+    pub transfers: Box<[Transfer]>,
     /// `-Z`/`--parallel`: run transfers at the same time.
     pub parallel: bool,
     /// `--parallel-max N`: transfers in flight at once under `-Z` (1 to 1000; 50 default).
@@ -278,18 +279,10 @@ impl BatchConfig {
     pub fn is_batch(&self) -> bool {
         self.transfers.len() > 1 || self.parallel
     }
-}
 
-impl Config {
-    /// The configuration of transfer `i` (0-based) of the batch: this one with its URL
-    /// and output.
-    pub fn transfer(&self, i: usize) -> Config {
-        let mut cfg = self.clone();
-        if let Some(t) = self.batch.transfers.get(i) {
-            cfg.request.url = t.url.clone();
-            cfg.output.path = t.output.clone();
-        }
-        cfg
+    /// The first transfer: a run of one URL's only one. `build` makes at least one.
+    pub fn first(&self) -> &Transfer {
+        &self.transfers[0]
     }
 }
 
@@ -460,10 +453,10 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     mark_secrets(a);
     a.refusals().map_err(UsageError)?;
     let (positional_method, typed) = batch::targets(a)?;
-    let urls = batch::urls(&typed)?;
-    batch::several(a, urls.len())?;
+    let list = batch::urls(typed.iter(), typed.len())?;
+    batch::several(a, list.len())?;
     check_durations(&a.policy, &a.fleet)?;
-    let drafted = request::drafted(a, found, positional_method, urls[0].clone())?;
+    let drafted = request::drafted(a, found, positional_method, list[0].url.clone())?;
     // -G's data may have added parameters to the URL.
     crate::redact::mark(crate::redact::Secret::Url(drafted.url.as_str()));
     let curl = a.curl_retry.mapped.clone();
@@ -473,16 +466,15 @@ pub fn build(a: &RequestArgs, found: Found) -> Result<Config, UsageError> {
     let conditional = conditional::build(a, |n| has_header(&drafted.headers, n))?;
     let state = state(&a.fleet, a.policy.max_retry_after)?;
     let added = drafted.query_added.clone();
-    let request = request::finished(a, found, drafted)?;
-    let batch = batch::transfers(a, &request.url, urls, added.as_deref(), &conditional)?;
-    let path = batch.transfers.first().and_then(|t| t.output.clone());
+    let (request, sent) = request::finished(a, found, drafted)?;
+    let batch = batch::transfers(a, sent, list, added.as_deref(), &conditional)?;
     if batch.is_batch() && a.policy.retry_after_spread.is_none() {
         retry.retry_after_spread = BATCH_RETRY_AFTER_SPREAD;
     }
     let ready = readiness::conditions(a, &request.method, &retry, &conditional)?;
     Ok(Config {
         batch,
-        output: output(a, path, ready.needs_body()),
+        output: output(a, ready.needs_body()),
         request,
         retry,
         timeouts,
@@ -506,7 +498,7 @@ fn mark_secrets(a: &RequestArgs) {
     use crate::redact;
     let r = &a.request;
     let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
-    for typed in a.target.iter().chain(&a.destination.request.url) {
+    for typed in batch::every_word(a) {
         redact::mark(redact::Secret::Url(typed));
         // Marked again only when the scheme curl would add makes it another text: a list
         // of 100,000 URLs with their schemes is read once (the marking is most of the
@@ -719,12 +711,12 @@ fn timeouts(p: &PolicyFlags) -> Result<Timeouts, UsageError> {
     })
 }
 
-/// Where the body and head go: `path` is the output file (see `destination::output_file`),
-/// `inspect` whether a readiness condition reads the body first; `-I` implies `-i`.
-fn output(a: &RequestArgs, path: Option<PathBuf>, inspect: bool) -> OutputConfig {
+/// How the body and head are written (each transfer's output file is its own: see
+/// `batch::outputs`); `inspect` whether a readiness condition reads the body first; `-I`
+/// implies `-i`.
+fn output(a: &RequestArgs, inspect: bool) -> OutputConfig {
     let o = &a.output;
     OutputConfig {
-        path,
         include: o.include || a.request.head,
         fail_with_body: o.fail_with_body,
         no_buffer: o.no_buffer,
@@ -902,7 +894,8 @@ mod tests {
         let c = parse(&EVERY_PART).expect("a valid line");
         let r = &c.request;
         assert_eq!(r.method, "PUT");
-        assert_eq!(r.url.as_str(), "https://127.0.0.1/dir/up.txt");
+        let t = c.batch.first();
+        assert_eq!(t.url.as_str(), "https://127.0.0.1/dir/up.txt");
         assert_eq!(r.family, Family::V4);
         assert!(r.protocols.tls.max_1_2);
         assert!(!r.protocols.redirect_schemes.http);
@@ -916,7 +909,7 @@ mod tests {
         assert_eq!(header("authorization"), ["Bearer t0k"]);
         assert_eq!(header("referer"), ["http://r/"]);
         assert!(r.body.is_some());
-        assert_eq!(c.output.path, Some(PathBuf::from("d/up.txt")));
+        assert_eq!(t.output, Some(PathBuf::from("d/up.txt")));
         assert!(c.output.create_dirs);
         assert!(c.output.inspect);
         assert_eq!(c.ready.body.len(), 1);
@@ -934,7 +927,7 @@ mod tests {
             protocols::Schemes::ALL
         );
         assert!(!c.output.create_dirs && !c.output.inspect);
-        assert_eq!(c.output.path, None);
+        assert_eq!(c.batch.first().output, None);
         assert!(!c.ready.any());
         assert!(c.retry.curl.is_none());
     }

@@ -39,7 +39,7 @@ pub(super) struct Drafted {
 pub(super) fn drafted(
     a: &RequestArgs,
     found: Found,
-    positional_method: Option<&String>,
+    positional_method: Option<&str>,
     mut url: Url,
 ) -> Result<Drafted, UsageError> {
     let r = &a.request;
@@ -77,12 +77,13 @@ pub(super) fn drafted(
 /// The request, finished: the drafted one with what the protocol flags make of it (`--proto`, the TLS
 /// versions, `--oauth2-bearer`'s Authorization, `-T`'s body, PUT and file name), then what
 /// the destination flags do (`-f` against `--fail-with-body`, `-e`'s Referer, `-4`/`-6`),
-/// checked in that order.
+/// checked in that order. With it, the first URL as it is sent (`-T`'s file name appended):
+/// the first transfer's.
 pub(super) fn finished(
     a: &RequestArgs,
     found: Found,
     d: Drafted,
-) -> Result<RequestConfig, UsageError> {
+) -> Result<(RequestConfig, Url), UsageError> {
     let Drafted {
         mut method,
         mut url,
@@ -111,9 +112,8 @@ pub(super) fn finished(
     headers.extend(destination::referer(a, &headers, &removed)?);
     let family = destination::family(a, &url)?;
     let r = &a.request;
-    Ok(RequestConfig {
+    let request = RequestConfig {
         method,
-        url,
         headers,
         body,
         get_data,
@@ -127,7 +127,8 @@ pub(super) fn finished(
         network,
         family,
         protocols,
-    })
+    };
+    Ok((request, url))
 }
 
 /// Headers to send, in order, and the names of those removed (lower case).
@@ -225,7 +226,7 @@ pub(super) fn known_method_in_any_case(word: &str) -> Option<String> {
 /// The method: the one given (checked), else HEAD for `-I`, POST with a body, GET.
 fn request_method(
     r: &RequestFlags,
-    positional_method: Option<&String>,
+    positional_method: Option<&str>,
     has_body: bool,
 ) -> Result<String, UsageError> {
     if r.head && (positional_method.is_some() || r.method.is_some()) {
@@ -233,7 +234,7 @@ fn request_method(
     }
     if let Some(m) = positional_method {
         method(m)?;
-        if !KNOWN_METHODS.contains(&m.as_str()) {
+        if !KNOWN_METHODS.contains(&m) {
             // Not quoted: a stray word before the URL may be a token that lost its flag
             // (`-H 'Authorization: Bearer' TOKEN URL`).
             return usage(
@@ -241,7 +242,7 @@ fn request_method(
             );
         }
     }
-    match positional_method.or(r.method.as_ref()) {
+    match positional_method.or(r.method.as_deref()) {
         Some(m) => method(m),
         None if r.head => Ok("HEAD".into()),
         None if has_body => Ok("POST".into()),

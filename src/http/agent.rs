@@ -83,18 +83,20 @@ pub struct Built {
     pub(crate) tap: Arc<Tap>,
 }
 
-/// Builds the agent for a run's requests, keeping at most `pool` idle connections per
-/// origin (None: none, each request connects anew; see [`agent_config`]). Fails only on a
-/// bad proxy or `--cacert` (a usage error).
+/// Builds the agent for a run's requests to `url`'s origin (its scheme and host choose the
+/// proxy and whether TLS may happen), keeping at most `pool` idle connections per origin
+/// (None: none, each request connects anew; see [`agent_config`]). Fails only on a bad
+/// proxy or `--cacert` (a usage error).
 pub fn build(
     req: &RequestConfig,
+    url: &url::Url,
     timeouts: &Timeouts,
     pool: Option<usize>,
 ) -> Result<Built, UsageError> {
     // A request over a Unix socket goes to the socket, never through a proxy.
-    let chosen = chosen_proxy(req).filter(|_| req.network.unix_socket.is_none());
+    let chosen = chosen_proxy(req, url).filter(|_| req.network.unix_socket.is_none());
     let proxy = chosen.as_deref().map(parse_proxy).transpose()?;
-    let tls = tls::config(req, proxy.as_ref())?;
+    let tls = tls::config(req, url, proxy.as_ref())?;
     let config = agent_config(req, timeouts, proxy, tls, pool);
     let watch = Watch {
         connected: Arc::new(AtomicBool::new(false)),
@@ -160,12 +162,12 @@ fn agent_config(
         .build()
 }
 
-/// The proxy for the run's URL (see `proxy::choose`), as a URL: "host:port", as curl
-/// takes it, is an http proxy.
-fn chosen_proxy(req: &RequestConfig) -> Option<String> {
+/// The proxy for `url` (see `proxy::choose`), as a URL: "host:port", as curl takes it, is
+/// an http proxy.
+fn chosen_proxy(req: &RequestConfig, url: &url::Url) -> Option<String> {
     proxy::choose(
-        req.url.scheme(),
-        req.url.host_str().unwrap_or(""),
+        url.scheme(),
+        url.host_str().unwrap_or(""),
         req.proxy.as_deref(),
         req.noproxy.as_deref(),
         |name| std::env::var(name).ok(),

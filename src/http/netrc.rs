@@ -204,24 +204,24 @@ fn percent_decoded(s: &str) -> Vec<u8> {
     out
 }
 
-/// Adds the URL's user information as `Authorization: Basic`, user and password
+/// Adds `url`'s user information as `Authorization: Basic`, user and password
 /// percent-decoded first (RFC 3986 section 3.2.1 allows only their encoded form in a URL;
 /// `http://us%3Aer:p%40ss@host/` sends `us:er` and `p@ss`, as curl does), unless an
 /// Authorization header is already there (`-u`, `-H`, `--oauth2-bearer`: they win, as in
 /// curl). Left to the HTTP library, the encoded form would be sent. The header is masked in
 /// the log like any Authorization.
-fn url_credentials(req: &RequestConfig) -> Option<(String, String)> {
+fn url_credentials(req: &RequestConfig, url: &url::Url) -> Option<(String, String)> {
     let has_auth = req
         .headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
-    if has_auth || (req.url.username().is_empty() && req.url.password().is_none()) {
+    if has_auth || (url.username().is_empty() && url.password().is_none()) {
         return None;
     }
-    let mut pair = percent_decoded(req.url.username());
+    let mut pair = percent_decoded(url.username());
     pair.push(b':');
-    pair.extend(percent_decoded(req.url.password().unwrap_or("")));
-    if let Some(password) = req.url.password() {
+    pair.extend(percent_decoded(url.password().unwrap_or("")));
+    if let Some(password) = url.password() {
         crate::redact::mark(crate::redact::Secret::Given(&String::from_utf8_lossy(
             &percent_decoded(password),
         )));
@@ -232,13 +232,14 @@ fn url_credentials(req: &RequestConfig) -> Option<(String, String)> {
 }
 
 /// The `Authorization: Basic` to add, unless one is already there (`-u`, `-H`): the login
-/// that `text` (the netrc file's, see [`read`]) gives for the URL's host when the URL has
+/// that `text` (the netrc file's, see [`read`]) gives for `url`'s host when the URL has
 /// no user information, or has the entry's login as its user and no password (curl's
 /// rule); else the URL's user information, decoded (see [`url_credentials`]). The header
 /// is masked in the log like any Authorization. `Err`: the netrc file cannot be read as
 /// one (a usage error: nothing is sent).
 pub fn credentials(
     req: &RequestConfig,
+    url: &url::Url,
     text: Option<&str>,
 ) -> Result<Option<(String, String)>, String> {
     if let Some(spec) = &req.network.netrc {
@@ -248,9 +249,8 @@ pub fn credentials(
             .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
         // A URL with a user but no password takes the password of that user's netrc entry,
         // as curl does; a URL with a password, or an Authorization given, takes nothing.
-        if !has_auth && req.url.password().is_none() {
-            let host = req
-                .url
+        if !has_auth && url.password().is_none() {
+            let host = url
                 .host_str()
                 .unwrap_or("")
                 .trim_start_matches('[')
@@ -263,7 +263,7 @@ pub fn credentials(
                     return Err(format!("the netrc file {named}: {why}"));
                 }
             };
-            let user = percent_decoded(req.url.username());
+            let user = percent_decoded(url.username());
             if let Some(found) = found.filter(|f| user.is_empty() || f.login.as_bytes() == user) {
                 // The password is a secret from here on, wherever a writer might show it.
                 crate::redact::mark(crate::redact::Secret::Given(&found.password));
@@ -274,7 +274,7 @@ pub fn credentials(
             }
         }
     }
-    Ok(url_credentials(req))
+    Ok(url_credentials(req, url))
 }
 
 #[cfg(test)]

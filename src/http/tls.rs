@@ -23,14 +23,18 @@ const MAX_CACERT: u64 = 16 << 20;
 const MAX_PEM: u64 = 1 << 20;
 
 /// The TLS settings: no verification under `-k`; else the `--cacert` certificates, with the
-/// system's store too when TLS may happen at all (an https URL, a redirect, which may lead
-/// to one, or an https proxy): a plain http request skips reading the store.
-pub(crate) fn config(req: &RequestConfig, proxy: Option<&Proxy>) -> Result<TlsConfig, UsageError> {
+/// system's store too when TLS may happen at all (an https `url`, a redirect, which may
+/// lead to one, or an https proxy): a plain http request skips reading the store.
+pub(crate) fn config(
+    req: &RequestConfig,
+    url: &url::Url,
+    proxy: Option<&Proxy>,
+) -> Result<TlsConfig, UsageError> {
     let client = client_cert(req.network.client_cert.as_ref())?;
     let extra = extra_certs(req.cacert.as_deref())?;
     let versions = versions_provider(req.protocols.tls);
     let builder = || network::tls_builder(client.clone(), versions.clone());
-    let tls_possible = req.url.scheme() == "https"
+    let tls_possible = url.scheme() == "https"
         || req.follow.is_some()
         || proxy.is_some_and(|p| p.protocol() == ureq::ProxyProtocol::Https);
     Ok(if req.insecure {

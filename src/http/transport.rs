@@ -98,8 +98,9 @@ pub struct Transport {
 }
 
 impl Transport {
-    /// Builds the agent, keeping at most `pool` idle connections per origin for later
-    /// requests (None: none; a batch's transports keep them, a run of one URL does not).
+    /// Builds the agent for requests to `url`'s origin, keeping at most `pool` idle
+    /// connections per origin for later requests (None: none; a batch's transports keep
+    /// them, a run of one URL does not).
     /// Fails only on a bad proxy or `--cacert` (a usage error).
     ///
     /// A request sent on a kept connection counts as sent (it may have been processed)
@@ -108,10 +109,11 @@ impl Transport {
     /// was sent", so a non-idempotent request is not replayed unless allowed.
     pub fn new(
         req: &RequestConfig,
+        url: &url::Url,
         timeouts: &Timeouts,
         pool: Option<usize>,
     ) -> Result<Self, UsageError> {
-        let built = agent::build(req, timeouts, pool)?;
+        let built = agent::build(req, url, timeouts, pool)?;
         Ok(Transport {
             agent: built.agent,
             follow: req.follow,

@@ -378,7 +378,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("a folder");
         let file = dir.path().join("out");
         let cfg = config(&["-o", &file.to_string_lossy(), "http://h/"]);
-        let output = Output::prepare(&cfg.output).expect("an output");
+        let output =
+            Output::prepare(&cfg.output, cfg.batch.first().output.as_deref()).expect("an output");
         let (reporter, watchdog, script) = (quiet(), Watchdog::none(), Script::new(vec![]));
         let delivery = Delivery {
             cfg: &cfg,

@@ -182,9 +182,9 @@ fn write_out_vars(
         num_redirects: ended.redirects,
         remote: ended.timeline.peer,
         errormsg: (outcome != Outcome::Success).then(|| error_message(ended, reason)),
-        filename_effective: cfg
+        filename_effective: request
+            .transfer
             .output
-            .path
             .as_ref()
             .filter(|p| p.as_os_str() != "-")
             .map(|p| p.display().to_string()),

@@ -4,7 +4,7 @@
 //! `--state` the store is read (never written), and with `--idempotency-key auto` too the
 //! body's files, for the job's kept key (see `request::job`).
 
-use crate::config::Config;
+use crate::config::{Config, Transfer};
 use crate::policy::idempotency::KeyAnswer;
 use crate::policy::{self, FailureKind, Jitter};
 use crate::redact;
@@ -63,16 +63,17 @@ fn kinds(which: fn(FailureKind) -> bool) -> String {
     names.join(", ")
 }
 
-/// The explanation printed by `--explain`.
-pub fn explain(cfg: &Config) -> String {
+/// The explanation printed by `--explain`: the policy of transfer `t` of `cfg` (the first:
+/// the policy is every transfer's), then the transfers of a run of several.
+pub fn explain(cfg: &Config, t: &Transfer) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
         "policy for {} {}",
         cfg.request.method,
-        redact::url(&cfg.request.url)
+        redact::url(&t.url)
     );
-    s.push_str(&waits(cfg));
+    s.push_str(&waits(cfg, t));
     s.push_str(&retried(cfg));
     s.push_str(&readiness(cfg));
     // A batch without --state keeps its transfers' breaker and budget in process, with
@@ -96,9 +97,9 @@ pub fn explain(cfg: &Config) -> String {
         );
     }
     if let Some(st) = &cfg.state {
-        let target = (&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+        let target = (&t.url, cfg.request.network.unix_socket.as_deref());
         let job = crate::request::job::kept_in_state(cfg)
-            .then(|| crate::request::job::explain_digest(cfg));
+            .then(|| crate::request::job::explain_digest(cfg, t));
         let digest = job.as_ref().and_then(|j| j.as_ref().ok());
         let renew = cfg.retry.idempotency_key == Some(crate::config::KeySpec::New);
         for line in crate::gate::explain(st, target, digest, renew) {
@@ -229,8 +230,9 @@ fn attempts_line(r: &crate::config::RetryConfig) -> String {
     format!("{count}; {bound}")
 }
 
-/// Attempts, backoff, deadline, timeouts and Retry-After.
-fn waits(cfg: &Config) -> String {
+/// Attempts, backoff, deadline, timeouts and Retry-After (and the splay of transfer
+/// `transfer`'s origin).
+fn waits(cfg: &Config, transfer: &Transfer) -> String {
     let r = &cfg.retry;
     let b = &r.backoff;
     let t = &cfg.timeouts;
@@ -251,7 +253,7 @@ fn waits(cfg: &Config) -> String {
         jitter_rule(b.jitter)
     );
     let _ = writeln!(s, "  deadline      {}", opt(r.deadline, "none"));
-    s.push_str(&splay(cfg));
+    s.push_str(&splay(cfg, transfer));
     let _ = writeln!(
         s,
         "  timeouts      attempt {}, connect {}, stall {}",
@@ -276,15 +278,13 @@ fn waits(cfg: &Config) -> String {
 
 /// `--splay`: the host's name and where it came from, the target, the offset and whether
 /// the deadline cuts the splay (see `fleet::splay`); nothing when there is no splay.
-/// `--explain` itself does not wait.
-fn splay(cfg: &Config) -> String {
+/// `--explain` itself does not wait. The target is transfer `t`'s URL's origin.
+fn splay(cfg: &Config, t: &Transfer) -> String {
     let Some(given) = &cfg.splay else {
         return String::new();
     };
-    let target = crate::fleet::origins::origin_key(
-        &cfg.request.url,
-        cfg.request.network.unix_socket.as_deref(),
-    );
+    let target =
+        crate::fleet::origins::origin_key(&t.url, cfg.request.network.unix_socket.as_deref());
     let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
     let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
     let cut = match (plan.cut_by, cfg.retry.deadline) {

@@ -4,7 +4,7 @@
 //! and said in the log (a new key, one an earlier run kept, or a fresh one when the store
 //! could not be used), and named for the summary and `-w '%{idempotency_key}'`.
 
-use crate::config::{BodySource, BodySpec, Config, KeySpec};
+use crate::config::{BodySource, BodySpec, Config, KeySpec, Transfer};
 use crate::fleet::Millis;
 use crate::fleet::job::{Digest, Job, Kept};
 use crate::http::body::{self, LoadError, Payload};
@@ -103,10 +103,10 @@ pub fn kept_in_state(cfg: &Config) -> bool {
     ) && cfg.state.is_some()
 }
 
-/// `--explain`'s digest of the job `cfg` describes, its files read as a run reads them
-/// (within a few seconds); `Err` says why it cannot be known without sending (a body or
-/// `-G` data from stdin, which `--explain` leaves for the run).
-pub fn explain_digest(cfg: &Config) -> Result<Digest, String> {
+/// `--explain`'s digest of the job of transfer `t` of `cfg`, its files read as a run reads
+/// them (within a few seconds); `Err` says why it cannot be known without sending (a body
+/// or `-G` data from stdin, which `--explain` leaves for the run).
+pub fn explain_digest(cfg: &Config, t: &Transfer) -> Result<Digest, String> {
     let from_stdin = |s: &BodySpec| {
         s.parts.iter().any(|p| {
             matches!(
@@ -126,10 +126,10 @@ pub fn explain_digest(cfg: &Config) -> Result<Digest, String> {
         })
     };
     let query = r.get_data.as_ref().map(load).transpose()?;
-    let url = crate::request::prepare::url_with_query(cfg, query)?;
+    let url = crate::request::prepare::url_with_query(t, query)?;
     let payload = r.body.as_ref().map(load).transpose()?;
     let mut headers = r.headers.clone();
-    headers.extend(crate::request::prepare::credentials(cfg, &|_| {})?);
+    headers.extend(crate::request::prepare::credentials(cfg, t, &|_| {})?);
     let user = basic_user(&headers);
     digest_of(&r.method, &url, &user, payload.as_ref()).map_err(|e| e.to_string())
 }

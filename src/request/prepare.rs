@@ -6,7 +6,7 @@
 //! session) runs them in order within the deadline, and `note` tells it which file is
 //! being read, so that a deadline that passes meanwhile can say so.
 
-use crate::config::{self, Config, KeySpec};
+use crate::config::{self, Config, KeySpec, Transfer};
 use crate::files;
 use crate::http::body::{self, Payload};
 use crate::http::netrc;
@@ -21,13 +21,15 @@ use std::time::Instant;
 use url::Url;
 
 /// One URL's run, as the attempt loop and the end of the run read it. The configuration is
-/// shared and never changed: what this URL adds to it (the credentials a netrc file gives,
-/// `-G`'s data, the Idempotency-Key, the conditional headers) is held here.
+/// shared and never changed: what this URL adds to it (its transfer, the credentials a
+/// netrc file gives, `-G`'s data, the Idempotency-Key, the conditional headers) is here.
 pub struct Request<'c> {
     /// The validated configuration the request was built from.
     pub cfg: &'c Config,
-    /// The URL sent: the configured one, with `-G`'s data read from files or stdin added
-    /// to its query.
+    /// The transfer of `cfg`'s list this request runs: its URL and output.
+    pub transfer: &'c Transfer,
+    /// The URL sent: the transfer's, with `-G`'s data read from files or stdin added to
+    /// its query.
     pub url: Url,
     /// The headers of every attempt, in order: the configured ones, the credentials of the
     /// netrc file or the URL, the Idempotency-Key, then the conditional ones and cookies
@@ -121,9 +123,9 @@ fn with_boundary(headers: &mut [(String, String)], boundary: Option<&str>) {
 }
 
 impl<'c> Request<'c> {
-    /// The request for `cfg` with what its files hold. With `--idempotency-key auto`, the
-    /// key is drawn here and said on stderr; the summary names whichever key is sent.
-    pub fn new(cfg: &'c Config, sources: Sources, reporter: &Reporter) -> Self {
+    /// The request of transfer `t` of `cfg` with what its files hold. With `--idempotency-key
+    /// auto`, the key is drawn here and said on stderr; the summary names the key sent.
+    pub fn new(cfg: &'c Config, t: &'c Transfer, sources: Sources, reporter: &Reporter) -> Self {
         let Sources {
             url,
             credentials,
@@ -139,6 +141,7 @@ impl<'c> Request<'c> {
         headers.extend(prior.headers.iter().cloned());
         Request {
             cfg,
+            transfer: t,
             url,
             headers,
             payload,
@@ -194,9 +197,13 @@ fn add_key(
 }
 
 /// `--netrc`: the netrc file read (within the deadline, like the other files) and the
-/// `Authorization` it gives for the URL's host; without it, the URL's user information as
-/// `Authorization` (see `netrc::credentials`). `Err`: a usage error.
-pub fn credentials(cfg: &Config, note: &dyn Fn(&str)) -> Result<Option<(String, String)>, String> {
+/// `Authorization` it gives for the host of transfer `t`'s URL; without it, the URL's user
+/// information as `Authorization` (see `netrc::credentials`). `Err`: a usage error.
+pub fn credentials(
+    cfg: &Config,
+    t: &Transfer,
+    note: &dyn Fn(&str),
+) -> Result<Option<(String, String)>, String> {
     let text = match &cfg.request.network.netrc {
         Some(spec) => {
             note("the netrc file");
@@ -204,7 +211,7 @@ pub fn credentials(cfg: &Config, note: &dyn Fn(&str)) -> Result<Option<(String, 
         }
         None => None,
     };
-    netrc::credentials(&cfg.request, text.as_deref())
+    netrc::credentials(&cfg.request, &t.url, text.as_deref())
 }
 
 /// The `-w` format, the output and the transport, opened before anything is sent.
@@ -218,12 +225,12 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The `-w` format, the output, the `-D` file, the other paths (see [`other_files`])
-    /// and the transport (`reuse` when given: a transport an earlier transfer of a batch
-    /// built for the same origin, whose connections it keeps): each may be a usage error
-    /// (`Err`), found before anything is sent.
+    /// The `-w` format, transfer `t`'s output, the `-D` file, the other paths (see
+    /// [`other_files`]) and the transport for `t`'s URL (`reuse` when given: a transport an
+    /// earlier transfer of a batch built for the same origin, whose connections it keeps):
+    /// each may be a usage error (`Err`), found before anything is sent.
     pub fn open(
-        cfg: &Config,
+        (cfg, t): (&Config, &Transfer),
         note: &dyn Fn(&str),
         reuse: Option<Transport>,
     ) -> Result<Opened, String> {
@@ -232,22 +239,22 @@ impl Opened {
             note(&format!("-w {file}"));
         }
         let write_out = format.map(read_write_out).transpose()?;
-        let output = Output::prepare(&cfg.output).map_err(|e| e.0)?;
+        let output = Output::prepare(&cfg.output, t.output.as_deref()).map_err(|e| e.0)?;
         if !crate::policy::replay::is_idempotent(&cfg.request.method) {
             output.check_spill().map_err(|e| e.0)?;
         }
         if let Some(d) = &cfg.output.dump_header {
             output::check_dump_header(d).map_err(|e| e.0)?;
         }
-        other_files(cfg)?;
+        other_files(cfg, t.output.as_deref())?;
         if cfg.request.cacert.is_some() || cfg.request.network.client_cert.is_some() {
             note("a --cacert, --cert or --key file");
         }
         let transport = match reuse {
-            Some(t) => t,
+            Some(kept) => kept,
             None => {
                 let pool = cfg.batch.is_batch().then_some(cfg.batch.parallel_max_host);
-                Transport::new(&cfg.request, &cfg.timeouts, pool).map_err(|e| e.0)?
+                Transport::new(&cfg.request, &t.url, &cfg.timeouts, pool).map_err(|e| e.0)?
             }
         };
         Ok(Opened {
@@ -258,13 +265,13 @@ impl Opened {
     }
 }
 
-/// What the conditional flags name (`-b` files, `--etag-compare`, `-z`, `-C -`'s file),
-/// read before anything is sent (`Err`: a usage error).
-pub fn prior(cfg: &Config, note: &dyn Fn(&str)) -> Result<Prior, String> {
+/// What the conditional flags name for transfer `t` (`-b` files, `--etag-compare`, `-z`,
+/// `-C -`'s file), read before anything is sent (`Err`: a usage error).
+pub fn prior(cfg: &Config, t: &Transfer, note: &dyn Fn(&str)) -> Result<Prior, String> {
     if cfg.conditional.etag_compare.is_some() || !cfg.conditional.cookie_files.is_empty() {
         note("a -b or --etag-compare file");
     }
-    prior::prepare(cfg)
+    prior::prepare(cfg, t)
 }
 
 /// The most `-G` data may hold once encoded (bytes): a longer URL is no URL a server reads.
@@ -312,11 +319,11 @@ pub fn load_bodies(
     Ok((payload, query))
 }
 
-/// The URL sent: the configured one with `query`, `-G`'s data read from files or stdin,
+/// The URL sent: transfer `t`'s with `query`, `-G`'s data read from files or stdin,
 /// appended to its query (`Err`: a usage error, data that outgrew [`MAX_QUERY`]). The
 /// parameters it adds are secrets from here on, as the URL's own are.
-pub fn url_with_query(cfg: &Config, query: Option<Payload>) -> Result<Url, String> {
-    let mut url = cfg.request.url.clone();
+pub fn url_with_query(t: &Transfer, query: Option<Payload>) -> Result<Url, String> {
+    let mut url = t.url.clone();
     match query {
         None => {}
         Some(Payload::Memory(bytes)) => {
@@ -335,8 +342,8 @@ pub fn url_with_query(cfg: &Config, query: Option<Payload>) -> Result<Url, Strin
 /// that is starting; that is retried as refused), `--state-cacert` is a file, and a state
 /// file can be written where it is (its folder exists and takes a new file: a setup that
 /// fails the same way on every run is a usage error, as for `-o`, not a store that failed
-/// for a moment, which `--state-on-error` is about).
-fn other_files(cfg: &Config) -> Result<(), String> {
+/// for a moment, which `--state-on-error` is about). `out` is the transfer's `-o` file.
+fn other_files(cfg: &Config, out: Option<&Path>) -> Result<(), String> {
     if let Some(path) = cfg.state.as_ref().and_then(|s| s.location.file_path()) {
         files::check_writable(path, &format!("--state {}", path.display()))?;
     }
@@ -349,12 +356,8 @@ fn other_files(cfg: &Config) -> Result<(), String> {
             ));
         }
     }
-    no_two_outputs_alike(cfg)?;
-    if let Some(out) = cfg
-        .output
-        .path
-        .as_deref()
-        .filter(|p| p.as_os_str() != "-" && !output::is_null(p))
+    no_two_outputs_alike(cfg, out)?;
+    if let Some(out) = out.filter(|p| p.as_os_str() != "-" && !output::is_null(p))
         && body_files(cfg).any(|r| files::same_file(r, out))
     {
         return Err(format!(
@@ -379,11 +382,11 @@ fn other_files(cfg: &Config) -> Result<(), String> {
 }
 
 /// No two of `-o`, `-D`, `--etag-save` and the state file are one file (`-` is stdout, and
-/// `/dev/null` may be shared: nothing is written there).
-fn no_two_outputs_alike(cfg: &Config) -> Result<(), String> {
+/// `/dev/null` may be shared: nothing is written there); `out` is the transfer's `-o` file.
+fn no_two_outputs_alike(cfg: &Config, out: Option<&Path>) -> Result<(), String> {
     let state_file = cfg.state.as_ref().and_then(|s| s.location.file_path());
     let written: Vec<(&str, &Path)> = [
-        ("-o", cfg.output.path.as_deref()),
+        ("-o", out),
         ("-D", cfg.output.dump_header.as_deref()),
         ("--etag-save", cfg.conditional.etag_save.as_deref()),
         ("--state", state_file),
@@ -500,20 +503,17 @@ mod tests {
     #[test]
     fn g_data_read_from_files_goes_into_the_request_s_url_and_the_config_keeps_its_own() {
         let cfg = config_of(&["http://h.test/p?a=1"]);
-        let query = Some(Payload::Memory(b"b=2".to_vec()));
-        let url = url_with_query(&cfg, query).expect("small data fits a URL");
+        let t = cfg.batch.first();
+        let url = url_with_query(t, Some(Payload::Memory(b"b=2".to_vec()))).expect("fits");
         assert_eq!(url.as_str(), "http://h.test/p?a=1&b=2");
-        assert_eq!(cfg.request.url.as_str(), "http://h.test/p?a=1");
-        assert_eq!(
-            url_with_query(&cfg, None).ok(),
-            Some(cfg.request.url.clone())
-        );
+        assert_eq!(t.url.as_str(), "http://h.test/p?a=1");
+        assert_eq!(url_with_query(t, None).ok(), Some(t.url.clone()));
         let spooled = Payload::Spooled {
             file: std::fs::File::open("/dev/null").expect("/dev/null opens"),
             len: MAX_QUERY + 1,
         };
         assert_eq!(
-            url_with_query(&cfg, Some(spooled)).err().as_deref(),
+            url_with_query(t, Some(spooled)).err().as_deref(),
             Some(QUERY_TOO_LONG)
         );
     }
@@ -528,7 +528,7 @@ mod tests {
             "http://h.test/",
         ]);
         let noted = Mutex::new(Vec::new());
-        let found = credentials(&cfg, &|what| {
+        let found = credentials(&cfg, cfg.batch.first(), &|what| {
             noted.lock().expect("not poisoned").push(what.to_string())
         });
         let _ = std::fs::remove_file(&path);
@@ -561,15 +561,16 @@ mod tests {
             headers: vec![("If-None-Match".into(), "\"e\"".into())],
             ..Prior::default()
         };
+        let t = cfg.batch.first();
         let sources = Sources {
-            url: cfg.request.url.clone(),
-            credentials: credentials(&cfg, &note).expect("no netrc to read"),
-            opened: Opened::open(&cfg, &note, None).unwrap_or_else(|e| panic!("{e}")),
+            url: t.url.clone(),
+            credentials: credentials(&cfg, t, &note).expect("no netrc to read"),
+            opened: Opened::open((&cfg, t), &note, None).unwrap_or_else(|e| panic!("{e}")),
             prior,
             payload: None,
             boundary: None,
         };
-        let request = Request::new(&cfg, sources, &quiet());
+        let request = Request::new(&cfg, t, sources, &quiet());
         let names: Vec<&str> = request.headers.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,

@@ -8,8 +8,8 @@
 //! gives the spool `-R`'s time before it is renamed into place. After a successful run,
 //! [`save_etag`] writes `--etag-save` by temporary file and rename.
 
-use crate::config::Config;
 use crate::config::conditional::{DATE_FORMS, TimeCond, TimeSource, condition_header};
+use crate::config::{Config, Transfer};
 use crate::files::{follow_link, temp_beside};
 use crate::http::conditional::{self, Answer, Asked};
 use crate::http::cookies;
@@ -83,8 +83,9 @@ impl Prior {
     }
 }
 
-/// Reads what the conditional flags name (`Err`: a usage error, one line).
-pub fn prepare(cfg: &Config) -> Result<Prior, String> {
+/// Reads what the conditional flags name for transfer `t` (its `-o` file to resume, the
+/// cookies for its URL; `Err`: a usage error, one line).
+pub fn prepare(cfg: &Config, t: &Transfer) -> Result<Prior, String> {
     let c = &cfg.conditional;
     let mut out = Prior {
         asked: Asked {
@@ -111,12 +112,12 @@ pub fn prepare(cfg: &Config) -> Result<Prior, String> {
             || cfg.request.removed.iter().any(|n| n == name)
     };
     if !hand_written("cookie")
-        && let Some(value) = cookie_header(cfg)?
+        && let Some(value) = cookie_header(cfg, &t.url)?
     {
         out.headers.push(("Cookie".into(), value));
     }
     if c.resume {
-        let typed = cfg.output.path.as_deref().unwrap_or(Path::new(""));
+        let typed = t.output.as_deref().unwrap_or(Path::new(""));
         let file = follow_link(typed).unwrap_or_else(|_| typed.to_path_buf());
         out.asked.resume_from = kept_size(&file, typed)?;
         out.file = Some(file);
@@ -248,8 +249,8 @@ fn modified(path: &Path) -> Result<Option<SystemTime>, String> {
     ))
 }
 
-/// `-b`: the cookies of the files that match the URL, then the strings, as one value.
-fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
+/// `-b`: the cookies of the files that match `url`, then the strings, as one value.
+fn cookie_header(cfg: &Config, url: &url::Url) -> Result<Option<String>, String> {
     let mut parts = Vec::new();
     for path in &cfg.conditional.cookie_files {
         let shown = path.display();
@@ -275,7 +276,7 @@ fn cookie_header(cfg: &Config) -> Result<Option<String>, String> {
             Err(e) => return Err(format!("-b {shown}: cannot read it: {e}")),
         };
         let jar = cookies::parse(&String::from_utf8_lossy(&bytes));
-        parts.extend(cookies::header(&jar, &cfg.request.url, SystemTime::now()));
+        parts.extend(cookies::header(&jar, url, SystemTime::now()));
     }
     parts.extend(cfg.conditional.cookie_strings.iter().cloned());
     let value = parts.join("; ");

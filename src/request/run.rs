@@ -115,7 +115,8 @@ fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
 fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
     let cfg = request.cfg;
     let given = cfg.splay.as_ref()?;
-    let target = origin_key(&cfg.request.url, cfg.request.network.unix_socket.as_deref());
+    let url = &request.transfer.url;
+    let target = origin_key(url, cfg.request.network.unix_socket.as_deref());
     let limits = (cfg.retry.deadline, cfg.timeouts.attempt);
     let plan = crate::fleet::splay::plan(&given.host, &target, given.asked, limits);
     let wait = plan.offset.saturating_sub(lent.start.elapsed());

@@ -201,9 +201,10 @@ pub(super) fn run(args: &[&str], replies: Vec<Reply>) -> Ran {
 /// The same, with `shared` as the state shared with other runs (`--state`).
 pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dyn Between>) -> Ran {
     let cfg = config(args);
-    let output = Output::prepare(&cfg.output).expect("an output");
+    let output =
+        Output::prepare(&cfg.output, cfg.batch.first().output.as_deref()).expect("an output");
     let reporter = quiet();
-    let prior = prior::prepare(&cfg).expect("the conditional flags");
+    let prior = prior::prepare(&cfg, cfg.batch.first()).expect("the conditional flags");
     let script = Script::new(replies);
     let (interrupt, watchdog) = (Interrupt::none(), Watchdog::none());
     let start = Instant::now();
@@ -213,7 +214,7 @@ pub(super) fn run_sharing(args: &[&str], replies: Vec<Reply>, shared: Option<&dy
     let gate = Gate::with(&local, records, None, retry);
     let run = Loop {
         cfg: &cfg,
-        url: &cfg.request.url,
+        url: &cfg.batch.first().url,
         transport: &script,
         output: &output,
         payload: None,

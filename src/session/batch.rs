@@ -1,10 +1,11 @@
 //! A run of several URLs (or `-Z`): the transfers of `Config::batch`, each built and run by
-//! the session's own steps (`Session::build`, `run::perform`) with its configuration
-//! (`Config::transfer`), on one worker thread without `-Z` or up to `--parallel-max` with
-//! it, as `schedule` allows. What the transfers share: the local layer of their gates
-//! (`gate::local`: the origins' table, the careful client per origin; the transfers under
-//! way per origin and the next start, which `--parallel-max-host` and `--rate` bound; and,
-//! without `--state`, the batch's own circuit breaker and retry budget per origin), the session's watchdog and signal handling (one abort list
+//! the session's own steps (`Session::build`, `run::perform`) with the one configuration
+//! and its own entry of the list (`config::Transfer`: its URL and output), on one worker
+//! thread without `-Z` or up to `--parallel-max` with it, as `schedule` allows. What the
+//! transfers share: the local layer of their gates (`gate::local`: the origins' table, the
+//! careful client per origin; the transfers under way per origin and the next start, which
+//! `--parallel-max-host` and `--rate` bound; and, without `--state`, the batch's own
+//! circuit breaker and retry budget per origin), the session's watchdog and signal handling (one abort list
 //! for every transport), and the transports of ended transfers, kept per origin for the
 //! next transfer to it whichever worker starts it (at most as many as workers, and at
 //! least [`KEPT`]), so that the connections to an origin are reused from one transfer to the
@@ -284,11 +285,14 @@ impl<'s> Batch<'s> {
     fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
         let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
-        let cfg = self.cfg.transfer(i);
+        let transfer = &self.cfg.batch.transfers[i];
         let reused = self.kept().take(&origin);
         let ticket = reused.as_ref().map(|(_, t)| *t);
         let reuse = reused.map(|(transport, _)| transport);
-        let mut request = match self.session.build(&cfg, reporter, (false, reuse)) {
+        let built = self
+            .session
+            .build((self.cfg, transfer), reporter, (false, reuse));
+        let mut request = match built {
             Ok(request) => request,
             Err(unbuilt) => {
                 if let Some(t) = ticket {

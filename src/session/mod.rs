@@ -12,7 +12,7 @@ mod schedule;
 
 use crate::cli::RequestArgs;
 use crate::cli::config_file::Found;
-use crate::config::{self, Config};
+use crate::config::{self, Config, Transfer};
 use crate::exit::{Exit, Outcome};
 use crate::http::body::Payload;
 use crate::http::transport::Transport;
@@ -33,13 +33,15 @@ use std::time::Instant;
 
 /// Runs the main command: one request with retries; `found` is what reading the `-K` and
 /// `-H @FILE` files found, `start` when the process started. Returns the outcome that sets
-/// the exit status, with its cause (see `exit::Exit`).
-pub fn run(args: &RequestArgs, found: Found, start: Instant) -> Exit {
-    let reporter = Reporter::new(crate::config::log::of(args));
-    let cfg = match config::build(args, found) {
+/// the exit status, with its cause (see `exit::Exit`). The flags are dropped once the
+/// configuration is built: a list of URLs is then held once, as the transfers'.
+pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
+    let reporter = Reporter::new(crate::config::log::of(&args));
+    let cfg = match config::build(&args, found) {
         Ok(cfg) => cfg,
-        Err(e) => return Exit::of(unusable(args, found, &reporter, start, e.0)),
+        Err(e) => return Exit::of(unusable(&args, found, &reporter, start, e.0)),
     };
+    drop(args);
     // From here every exit path reads the table the command line chose.
     crate::exit::use_mode(cfg.output.exit_codes, cfg.output.fail);
     let session = Session::begin(&cfg, reporter, start, found.from_file);
@@ -152,11 +154,12 @@ impl Session {
         if cfg.batch.is_batch() && !cfg.explain {
             return batch::run(self, cfg);
         }
-        let request = match self.build(cfg, &self.reporter, (true, None)) {
+        let first = cfg.batch.first();
+        let request = match self.build((cfg, first), &self.reporter, (true, None)) {
             Ok(request) => request,
             Err(Unbuilt::Usage(msg)) => return Exit::of(self.usage(&msg)),
             Err(Unbuilt::BodyUnread) => return Exit::of(self.body_unread()),
-            Err(Unbuilt::Explain) => return Exit::of(self.explain(cfg)),
+            Err(Unbuilt::Explain) => return Exit::of(self.explain(cfg, first)),
         };
         self.aborts.add(request.transport.abort_handle());
         let local = crate::gate::local::Local::single();
@@ -185,22 +188,22 @@ impl Session {
         }
     }
 
-    /// Reads and checks everything the request needs before its first attempt, in a fixed
-    /// order, and builds it, its lines written by `reporter`. `single`: the run's only
+    /// Reads and checks everything the request of transfer `t` of `cfg` needs before its
+    /// first attempt, in a fixed order, and builds it, its lines written by `reporter`. `single`: the run's only
     /// request, which says the lines a batch says once for all (see `batch::say_once`);
     /// `reuse`: a transport to send with instead of a new one (see `batch`). `Err` is why there is no request (a usage error,
     /// the deadline passing while the body is read, or `--explain`).
     fn build<'c>(
         &self,
-        cfg: &'c Config,
+        (cfg, t): (&'c Config, &'c Transfer),
         reporter: &Reporter,
         (single, reuse): (bool, Option<Transport>),
     ) -> Result<Request<'c>, Unbuilt> {
         let note = |what: &str| self.reading(what);
-        let credentials = prepare::credentials(cfg, &note).map_err(Unbuilt::Usage)?;
-        let opened = Opened::open(cfg, &note, reuse).map_err(Unbuilt::Usage)?;
+        let credentials = prepare::credentials(cfg, t, &note).map_err(Unbuilt::Usage)?;
+        let opened = Opened::open((cfg, t), &note, reuse).map_err(Unbuilt::Usage)?;
         store_warning(&self.reporter);
-        let prior = prepare::prior(cfg, &note).map_err(Unbuilt::Usage)?;
+        let prior = prepare::prior(cfg, t, &note).map_err(Unbuilt::Usage)?;
         for w in &prior.warnings {
             reporter.warn(w);
         }
@@ -212,7 +215,7 @@ impl Session {
             return Err(Unbuilt::Explain);
         }
         let (payload, query) = self.bodies(cfg, &note)?;
-        let url = prepare::url_with_query(cfg, query).map_err(Unbuilt::Usage)?;
+        let url = prepare::url_with_query(t, query).map_err(Unbuilt::Usage)?;
         let boundary = prepare::boundary(cfg, payload.as_ref()).map_err(Unbuilt::Usage)?;
         self.watchdog.note_last("no attempt made");
         if single {
@@ -226,7 +229,7 @@ impl Session {
             payload,
             boundary,
         };
-        Ok(Request::new(cfg, sources, reporter))
+        Ok(Request::new(cfg, t, sources, reporter))
     }
 
     /// The request body and `-G`'s data for a request of `cfg`: read by the first request
@@ -343,8 +346,8 @@ impl Session {
     /// cannot be written). The policy is output the user asked for, like a body: written
     /// before the run claims its ending, so a reader that does not take it by the deadline
     /// ends the run with exit 5.
-    fn explain(&self, cfg: &Config) -> Outcome {
-        let text = redact::marked(&explain::explain(cfg));
+    fn explain(&self, cfg: &Config, first: &Transfer) -> Outcome {
+        let text = redact::marked(&explain::explain(cfg, first));
         let (outcome, why) = match output::print_stdout(&text) {
             Ok(()) => (Outcome::Success, None),
             Err(e) => (Outcome::Local, Some(e)),

@@ -376,15 +376,7 @@ fn deadlines() {
     // The deadline passes while the body is still being read from stdin (long enough for
     // the run to have begun reading at a load average of 15: 300 ms was not, at 6).
     let mut child = std_command()
-        .args([
-            "--log-format",
-            "json",
-            "--deadline",
-            "2s",
-            "-d",
-            "@-",
-            &url,
-        ])
+        .args(["--log-format", "json", "--deadline", "2s", "-d", "@-", &url])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

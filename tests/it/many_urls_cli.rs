@@ -248,3 +248,70 @@ fn explain_lists_the_transfers_with_their_outputs() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("transfers "));
     assert!(s.requests().is_empty());
 }
+
+/// Each `--url @FILE` list stands where it is given among the other URLs (positionals,
+/// `--url`, another list, `-K`'s `url = @FILE`), its URLs in the file's order, and the
+/// `-o` flags pair with the URLs so ordered: for every order of the four sources, with and
+/// without a METHOD first, `--explain` lists the transfers in that order with the outputs
+/// in order; nothing is sent.
+#[test]
+fn url_lists_stand_in_their_place_among_the_urls() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = |name: &str, urls: &[String]| {
+        let path = dir.path().join(name);
+        let text: String = urls
+            .iter()
+            .map(|u| format!("# a comment\n  {u}\n\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let one: Vec<String> = (0..2).map(|i| s.url(&format!("/one/{i}"))).collect();
+    let two: Vec<String> = (0..3).map(|i| s.url(&format!("/two/{i}"))).collect();
+    let (one_at, two_at) = (format!("@{}", list("one", &one)), list("two", &two));
+    let cfg = dir.path().join("cfg");
+    std::fs::write(&cfg, format!("url = \"@{two_at}\"\n")).unwrap();
+    let cfg = cfg.to_str().unwrap().to_string();
+    let (p, f) = (s.url("/positional"), s.url("/flag"));
+    let sources: [(Vec<&str>, Vec<String>); 4] = [
+        (vec![&p], vec![p.clone()]),
+        (vec!["--url", &f], vec![f.clone()]),
+        (vec!["--url", &one_at], one.clone()),
+        (vec!["-K", &cfg], two.clone()),
+    ];
+    let orders = [
+        [0, 1, 2, 3],
+        [2, 0, 3, 1],
+        [3, 2, 1, 0],
+        [1, 3, 0, 2],
+        [2, 3, 0, 1],
+    ];
+    for order in orders {
+        for method in [false, true] {
+            let mut args = vec!["--explain", "-o", "o1", "-o", "o2", "-o", "o3"];
+            if method {
+                args.push("GET");
+            }
+            let mut want = Vec::new();
+            for &k in &order {
+                args.extend(sources[k].0.iter().copied());
+                want.extend(sources[k].1.iter().cloned());
+            }
+            let (out, _) = run(&args);
+            assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+            let text = String::from_utf8_lossy(&out.stdout);
+            let got: Vec<&str> = text.lines().filter(|l| l.contains(" -> ")).collect();
+            let want: Vec<String> = want
+                .iter()
+                .enumerate()
+                .map(|(i, u)| {
+                    let to = ["o1", "o2", "o3"].get(i).copied().unwrap_or("stdout");
+                    format!("    {:>5}  {u} -> {to}", i + 1)
+                })
+                .collect();
+            assert_eq!(got, want, "{args:?}");
+        }
+    }
+    assert!(s.requests().is_empty());
+}
