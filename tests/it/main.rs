@@ -6,6 +6,9 @@ mod common;
 #[allow(dead_code)]
 #[path = "../support/scripted.rs"]
 mod scripted;
+#[allow(dead_code)]
+#[path = "../support/tls.rs"]
+mod tls_support;
 
 mod batch;
 mod batch_hostile;
