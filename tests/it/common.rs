@@ -195,6 +195,15 @@ pub fn gaps(reqs: &[Recorded]) -> Vec<Duration> {
         .collect()
 }
 
+/// `data` as a gzip stream (flate2's default level), for bodies sent with
+/// `Content-Encoding: gzip`.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).expect("gzip writes");
+    gz.finish().expect("gzip finishes")
+}
+
 /// Fast retry flags, so tests that do not test waiting do not wait.
 pub const FAST: [&str; 6] = ["--base", "1ms", "--cap", "5ms", "--retry-after-spread", "0"];
 

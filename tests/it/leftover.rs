@@ -9,7 +9,7 @@
 use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 const LEN: usize = 100_000;
 const CUT: usize = 40_000;
@@ -54,14 +54,6 @@ fn client(args: &[&str]) -> std::process::Command {
     let mut cmd = std_command();
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
     cmd
-}
-
-fn wait_for_requests(srv: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while srv.requests().len() < n {
-        assert!(Instant::now() < until, "{n} requests did not arrive");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +104,7 @@ fn first_run(srv: &Server, url: &str, file: &Path, ending: Ending) -> (String, i
     args.push(url);
     let child = client(&args).spawn().expect("spawn");
     if let Ending::Sigterm = ending {
-        wait_for_requests(srv, 2);
+        srv.wait_for_requests(2, Duration::from_secs(30));
         // The 20,000 bytes are read well before this (a loopback read of milliseconds).
         std::thread::sleep(Duration::from_millis(1500));
         // SAFETY: kill only sends a signal to the child this test spawned.
@@ -280,7 +272,7 @@ fn a_leftover_another_run_has_taken_is_not_shared() {
     let a = client(&["-C", "-", "-o", s(&file), "--attempts", "1", &url])
         .spawn()
         .unwrap();
-    wait_for_requests(&srv, n + 1);
+    srv.wait_for_requests(n + 1, Duration::from_secs(30));
     // Run B starts meanwhile: it downloads from the first byte.
     let (out, _) = run_fast(&["-C", "-", "-o", s(&file)], &url);
     assert_eq!(code(&out), 0, "{}", stderr(&out));

@@ -4,7 +4,6 @@
 //! scripted server, which answers each poll as a service on its way up would.
 
 use crate::common::*;
-use std::io::Write;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -86,13 +85,6 @@ fn counted(target: &serde_json::Value, column: usize) -> u64 {
         .sum()
 }
 
-/// A gzip stream of `text`.
-fn gzip(text: &str) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(text.as_bytes()).expect("gzip writes");
-    gz.finish().expect("gzip finishes")
-}
-
 /// Spawns the binary with `args`, stdout and stderr piped.
 fn spawn(args: &[&str]) -> std::process::Child {
     std_command()
@@ -102,15 +94,6 @@ fn spawn(args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary starts")
-}
-
-/// Waits until `server` has seen `n` requests (at most 10 s).
-fn wait_for_requests(server: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while server.requests().len() < n {
-        assert!(Instant::now() < until, "the server never saw {n} requests");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 // 1. A JSON status that turns green; an unlimited readiness wait.
@@ -641,7 +624,7 @@ fn a_last_attempt_without_an_answer_keeps_exit_4_or_5() {
         args.extend(flags);
         args.push(&url);
         let child = spawn(&args);
-        wait_for_requests(&s, 1);
+        s.wait_for_requests(1, Duration::from_secs(10));
         drop(s);
         let out = child.wait_with_output().expect("binary ends");
         assert_eq!(code(&out), want, "{flags:?}: {}", stderr(&out));
@@ -955,7 +938,7 @@ fn poll_while_another_run_is_told_to_wait(log: &[&str]) -> (Output, Vec<Recorded
     args.extend(log);
     args.push(&ready);
     let poller = spawn(&args);
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     let (other, _) = run(&[
         "--state",
         f,
@@ -1002,7 +985,7 @@ fn a_compressed_answer_is_checked_decoded() {
     let gz = |text: &str| Step::Respond {
         status: 200,
         headers: vec![("Content-Encoding".into(), "gzip".into())],
-        body: gzip(text),
+        body: gzip(text.as_bytes()),
     };
     let steps = vec![gz(r#"{"status":"starting"}"#), gz(r#"{"status":"green"}"#)];
     let (out, reqs) = poll(

@@ -4,7 +4,6 @@
 //! every length and whatever the reader of the output does.
 
 use crate::common::*;
-use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -291,12 +290,6 @@ fn a_good_continuation_is_appended() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains("redirected"), "{}", stderr(&out));
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 #[test]

@@ -201,6 +201,20 @@ impl Server {
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().map(|r| r.clone()).unwrap_or_default()
     }
+
+    /// Waits until `n` requests have arrived, looking every 5 ms; panics, naming those that
+    /// did, when `within` passes first (a bound for a loaded machine, not a time measured).
+    pub fn wait_for_requests(&self, n: usize, within: Duration) {
+        let until = Instant::now() + within;
+        while self.requests().len() < n {
+            assert!(
+                Instant::now() < until,
+                "{n} requests did not arrive within {within:?}; the server saw {:?}",
+                self.requests()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
 }
 
 impl Drop for Server {
