@@ -19,11 +19,17 @@
 #[path = "support/scripted.rs"]
 mod scripted;
 
+// The reading of a run's output and a closed port.
+#[allow(dead_code, unused_imports)]
+#[path = "it/common.rs"]
+mod common;
+
 // The everyday TLS server only.
 #[allow(dead_code)]
 #[path = "support/tls.rs"]
 mod tls_support;
 
+use common::{closed_port, code, stderr};
 use scripted::{Server, Step};
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -182,20 +188,6 @@ fn chroot() -> &'static str {
         .into_iter()
         .find(|p| Path::new(p).exists())
         .expect("chroot (coreutils) is installed")
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited normally")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    l.local_addr().expect("its address").port()
 }
 
 #[test]

@@ -207,11 +207,24 @@ pub fn gzip(data: &[u8]) -> Vec<u8> {
 /// Fast retry flags, so tests that do not test waiting do not wait.
 pub const FAST: [&str; 6] = ["--base", "1ms", "--cap", "5ms", "--retry-after-spread", "0"];
 
-/// A loopback port with nothing listening on it.
+/// `http://127.0.0.1:{port}/` on a [`closed_port`].
 pub fn closed_port_url() -> String {
-    // Bound but never listening: a connection is refused (RST), and the port stays this
-    // test process's, so a server another test starts meanwhile cannot be given it (a port
-    // bound and then freed was, under load, and the "refused" run got an answer).
+    format!("http://127.0.0.1:{}/", closed_port())
+}
+
+/// A loopback port with nothing listening on it, this test process's until it ends.
+pub fn closed_port() -> u16 {
+    let (socket, port) = closed_socket();
+    // Held until the test process ends.
+    std::mem::forget(socket);
+    port
+}
+
+/// A loopback port with nothing listening on it while the socket returned is held: bound
+/// but never listening, a connection to it is refused (RST), and the port stays this test
+/// process's, so a server another test starts meanwhile cannot be given it (a port bound
+/// and then freed was, under load, and the "refused" run got an answer).
+pub fn closed_socket() -> (socket2::Socket, u16) {
     use socket2::{Domain, Socket, Type};
     let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
     let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("an address");
@@ -222,9 +235,7 @@ pub fn closed_port_url() -> String {
         .and_then(|a| a.as_socket())
         .expect("addr")
         .port();
-    // Held until the test process ends.
-    std::mem::forget(socket);
-    format!("http://127.0.0.1:{port}/")
+    (socket, port)
 }
 
 /// Runs the binary with `extra` flags, the fast retry flags, then `url`.

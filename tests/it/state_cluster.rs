@@ -153,8 +153,7 @@ fn a_dead_first_seed_gives_way_to_the_next() {
     let cache = tempfile::tempdir().expect("a temporary folder");
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let (url, target) = (s.url("/"), s.url(""));
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr());
-    let closed = closed.expect("a port").port();
+    let closed = closed_port();
     let state = format!("redis+cluster://127.0.0.1:{closed},{}", cluster.seeds());
     let args = ["--state", &state, "--state-timeout", STORE_TIMEOUT, &url];
     let (out, took) = run_cached(cache.path(), &args);

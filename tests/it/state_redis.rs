@@ -119,12 +119,6 @@ fn codes(outs: &[Output]) -> Vec<i32> {
     v
 }
 
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
 /// A 200 whose status line comes at once and the rest `pause` later: a slow success.
 fn slow_ok(pause: Duration) -> Step {
     Step::RawPaced {
