@@ -217,9 +217,8 @@ fn a_target_dropped_at_the_files_bound_with_a_kept_key_is_said() {
 /// a refusal of the store (7) that the read it cut short looked like.
 #[test]
 fn a_signal_while_the_store_is_asked_ends_the_run_as_the_signal() {
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    let port = silent.local_addr().expect("its address").port();
-    let held = std::thread::spawn(move || silent.incoming().take(4).collect::<Vec<_>>());
+    let silent = crate::silent::Silent::start();
+    let port = silent.port;
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let state = format!("redis://127.0.0.1:{port}");
     let mut args = job_args(&state, "auto", &s.url("/"), &["--state-timeout", "5s"]);
@@ -237,5 +236,5 @@ fn a_signal_while_the_store_is_asked_ends_the_run_as_the_signal() {
     let out = child.wait_with_output().expect("the run ends");
     assert_eq!(code(&out), 143, "{}", stderr(&out));
     assert!(s.requests().is_empty());
-    drop(held);
+    drop(silent);
 }

@@ -5,6 +5,7 @@
 //! within the store timeout with one warning.
 
 use crate::common::*;
+use crate::silent::Silent;
 use serde_json::Value;
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -555,44 +556,10 @@ fn a_refused_connection() {
     assert_eq!(s.requests().len(), 2);
 }
 
-/// A port that accepts connections and never answers on them.
-struct BlackHole {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl BlackHole {
-    fn start() -> BlackHole {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopping = stop.clone();
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for conn in listener.incoming() {
-                if stopping.load(Ordering::SeqCst) {
-                    break;
-                }
-                held.extend(conn.ok());
-            }
-        });
-        BlackHole { port, stop }
-    }
-}
-
-impl Drop for BlackHole {
-    /// Stops accepting (and drops what was accepted): the flag, then a connection to wake
-    /// the accept loop.
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
 #[test]
 fn a_black_holed_port() {
     let s = healthy();
-    let hole = BlackHole::start();
+    let hole = Silent::start();
     let port = hole.port;
     // With a password the connection's AUTH gets no answer; without one, the first read.
     let state = format!("redis://u:{SECRET}@127.0.0.1:{port}");
