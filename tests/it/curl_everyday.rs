@@ -4,7 +4,6 @@
 //! `-h`; the summary of a run the deadline stops early.
 
 use crate::common::*;
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Output;
 
@@ -344,26 +343,6 @@ fn http1_1_2_and_3_are_accepted_and_the_versions_without_fallback_refused() {
     );
 }
 
-/// A one-response HTTP server on `[::1]`, counting the connections it answered.
-fn ipv6_server() -> Option<(u16, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
-    let listener = std::net::TcpListener::bind("[::1]:0").ok()?;
-    let port = listener.local_addr().ok()?.port();
-    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = served.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let mut buf = [0u8; 4096];
-            let _ = conn.read(&mut buf);
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = conn.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nsix!",
-            );
-        }
-    });
-    Some((port, served))
-}
-
 #[test]
 fn ipv4_and_ipv6_choose_the_address_family() {
     let s = Server::start(vec![Step::status(200, "four")]).unwrap();
@@ -390,10 +369,10 @@ fn ipv4_and_ipv6_choose_the_address_family() {
         stderr(&out)
     );
 
-    let Some((port6, served)) = ipv6_server() else {
+    let Ok(six) = Server::start_v6(vec![Step::status(200, "six!")]) else {
         return; // no IPv6 loopback on this machine
     };
-    let url6 = format!("http://[::1]:{port6}/");
+    let url6 = six.url("/");
     let (out, _) = run(&["-s", "-6", &url6]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"six!");
@@ -404,7 +383,7 @@ fn ipv4_and_ipv6_choose_the_address_family() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(six.requests().len(), 1);
 }
 
 #[test]

@@ -165,7 +165,18 @@ impl Server {
 
     /// Starts the server on a given loopback port ("0": any free one).
     pub fn start_on(port: &str, script: Vec<Step>) -> io::Result<Server> {
-        let listener = TcpListener::bind(format!("127.0.0.1:{port}"))?;
+        Self::start_at(&format!("127.0.0.1:{port}"), script)
+    }
+
+    /// Starts the server on the IPv6 loopback, `[::1]`, any free port; an error where the
+    /// machine has none.
+    pub fn start_v6(script: Vec<Step>) -> io::Result<Server> {
+        Self::start_at("[::1]:0", script)
+    }
+
+    /// Starts the server on `addr`.
+    fn start_at(addr: &str, script: Vec<Step>) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -192,7 +203,7 @@ impl Server {
         })
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path`.
+    /// `http://127.0.0.1:PORT` (`http://[::1]:PORT`) followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
