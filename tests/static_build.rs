@@ -160,15 +160,7 @@ impl Root {
 
     /// The names at the top of the root.
     fn names(&self) -> Vec<String> {
-        let entries = std::fs::read_dir(self.dir.path()).expect("the root read");
-        entries
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect()
+        common::names_in(self.dir.path())
     }
 }
 

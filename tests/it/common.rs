@@ -195,6 +195,21 @@ pub fn gaps(reqs: &[Recorded]) -> Vec<Duration> {
         .collect()
 }
 
+/// The names in the folder `dir`, sorted (an error reading it panics).
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the folder reads")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 /// `data` as a gzip stream (flate2's default level), for bodies sent with
 /// `Content-Encoding: gzip`.
 pub fn gzip(data: &[u8]) -> Vec<u8> {

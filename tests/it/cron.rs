@@ -37,16 +37,6 @@ fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
 
-/// The names in `dir`, to show no temporary file is left.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn continue_at_resumes_a_partial_file_from_its_size() {
     let whole = resource(200_000);
@@ -80,7 +70,7 @@ fn continue_at_resumes_a_partial_file_from_its_size() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["data.bin"]);
+    assert_eq!(names_in(dir.path()), ["data.bin"]);
 }
 
 #[test]
@@ -109,7 +99,7 @@ fn resume_against(
         &srv.url("/f"),
     );
     let after = std::fs::read(&path).unwrap();
-    (out, after, srv.requests().len(), names(dir.path()))
+    (out, after, srv.requests().len(), names_in(dir.path()))
 }
 
 #[test]
@@ -201,7 +191,7 @@ fn etag_save_then_compare_makes_a_304_leave_the_file() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "new\n");
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v3\"\n");
-    assert_eq!(names(dir.path()), ["data.csv", "etag"]);
+    assert_eq!(names_in(dir.path()), ["data.csv", "etag"]);
 }
 
 #[test]
@@ -267,7 +257,7 @@ fn a_200_older_than_the_time_condition_leaves_the_file() {
     let (out, _) = run_fast(&["-o", s(&data), "-z", "1 Sep 2022"], &srv.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "kept");
-    assert_eq!(names(dir.path()), ["data"]);
+    assert_eq!(names_in(dir.path()), ["data"]);
 }
 
 #[test]
@@ -446,7 +436,7 @@ fn continue_at_resumes_the_file_o_names_in_the_output_dir_too() {
             "0123456789"
         );
         assert_eq!(srv.requests()[0].header("range"), Some("bytes=3-"));
-        assert_eq!(names(&folder), ["f.bin"], "no temporary file left");
+        assert_eq!(names_in(&folder), ["f.bin"], "no temporary file left");
     }
 }
 
@@ -746,6 +736,6 @@ fn continue_at_with_the_file_s_etag_never_appends_another_version() {
         assert_eq!(reqs[0].header("range"), Some(asked.as_str()), "{case}");
         assert_eq!(reqs[0].header("if-range"), Some(tag), "{case}");
         assert_eq!(reqs[0].header("if-none-match"), Some(tag), "{case}");
-        assert_eq!(names(dir.path()), ["data.bin", "etag"], "{case}");
+        assert_eq!(names_in(dir.path()), ["data.bin", "etag"], "{case}");
     }
 }

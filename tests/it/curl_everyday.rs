@@ -14,21 +14,6 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
     cmd.output().expect("binary runs")
 }
 
-/// The entries of a folder, by name, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("read the folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn bundled_curl_flags_are_accepted() {
     for flags in ["-fsSL", "-sSf", "-sS", "-fsS", "-sSLf", "-Ss"] {
@@ -187,7 +172,7 @@ fn remote_name_saves_under_the_urls_last_segment() {
     let out = run_in(dir.path(), &["-sO", &s.url("/files/a%20b.csv?v=2")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stdout.is_empty());
-    assert_eq!(entries(dir.path()), ["a%20b.csv"]);
+    assert_eq!(names_in(dir.path()), ["a%20b.csv"]);
     assert_eq!(
         std::fs::read(dir.path().join("a%20b.csv")).unwrap(),
         b"report"
@@ -204,7 +189,7 @@ fn remote_name_saves_under_the_urls_last_segment() {
         &["-s", "-o", "o.txt", "--output-dir", "od", &s.url("/")],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(entries(&dir.path().join("od")), ["o.txt", "r.txt"]);
+    assert_eq!(names_in(&dir.path().join("od")), ["o.txt", "r.txt"]);
 }
 
 #[test]
@@ -219,7 +204,7 @@ fn remote_name_without_a_name_is_refused_and_nothing_is_sent() {
     let out = run_in(dir.path(), &["-O", "-o", "f", &s.url("/f")]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(s.requests().is_empty(), "a refused run sent something");
-    assert!(entries(dir.path()).is_empty());
+    assert!(names_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -241,7 +226,11 @@ fn create_dirs_makes_the_folders_only_for_a_successful_body() {
         ],
     );
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
 
     let s = Server::start(vec![Step::status(503, "down"), Step::status(200, "up")]).unwrap();
     let out = run_in(
@@ -260,7 +249,7 @@ fn create_dirs_makes_the_folders_only_for_a_successful_body() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.path().join("d/f.txt")).unwrap(), b"up");
     assert_eq!(
-        entries(&dir.path().join("d")),
+        names_in(&dir.path().join("d")),
         ["f.txt"],
         "a temporary file was left"
     );

@@ -29,15 +29,6 @@ fn resource(validator: &str, cut_after: Option<usize>) -> Step {
     }
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
@@ -133,7 +124,7 @@ fn a_cut_download_survives_to_the_next_run_for_every_ending_and_validator() {
             };
             assert!(want, "{case}: exit {rc}: {err}");
             assert_eq!(
-                names(dir.path()),
+                names_in(dir.path()),
                 [
                     ".big.bin.retry-http-partial",
                     ".big.bin.retry-http-partial.info",
@@ -164,7 +155,12 @@ fn a_cut_download_survives_to_the_next_run_for_every_ending_and_validator() {
             assert_eq!(reqs.len(), 1, "{case}");
             assert_eq!(reqs[0].header("range"), Some(&*format!("bytes={kept}-")));
             assert_eq!(reqs[0].header("if-range"), Some(validator), "{case}");
-            assert_eq!(names(dir.path()), ["big.bin"], "{case}: {}", stderr(&out));
+            assert_eq!(
+                names_in(dir.path()),
+                ["big.bin"],
+                "{case}: {}",
+                stderr(&out)
+            );
             pairs += 1;
         }
     }
@@ -206,7 +202,7 @@ fn a_changed_validator_starts_over_with_a_warning() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -224,7 +220,7 @@ fn another_url_s_leftover_is_not_used() {
     assert_eq!(srv.requests()[n].header("range"), None);
     assert!(stderr(&out).contains("another URL"), "{}", stderr(&out));
     assert!(std::fs::read(&file).unwrap() == body());
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -253,7 +249,7 @@ fn a_leftover_older_than_a_day_is_removed() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -301,5 +297,5 @@ fn without_continue_at_nothing_is_left() {
     let (out, _) = run_fast(&["-o", s(&file), "--attempts", "2"], &srv.url("/f"));
     assert_ne!(code(&out), 0);
     assert_eq!(std::fs::read(&file).unwrap(), OLD);
-    assert_eq!(names(dir.path()), ["big.bin"], "{}", stderr(&out));
+    assert_eq!(names_in(dir.path()), ["big.bin"], "{}", stderr(&out));
 }

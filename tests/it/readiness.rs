@@ -48,21 +48,6 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The names in a folder, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("the folder reads")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the state file reads"))
         .expect("the state file is JSON")
@@ -707,7 +692,11 @@ fn an_output_file_is_replaced_only_by_the_ready_body() {
         r#"{"status":"green"}"#
     );
     assert!(out.stdout.is_empty());
-    assert_eq!(names(dir.path()), ["health.json"], "a temporary file left");
+    assert_eq!(
+        names_in(dir.path()),
+        ["health.json"],
+        "a temporary file left"
+    );
 }
 
 #[test]
@@ -723,7 +712,11 @@ fn a_run_that_ends_not_ready_leaves_the_output_file_untouched() {
     assert_eq!(code(&out), 8, "{}", stderr(&out));
     assert_eq!(reqs.len(), 3);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "previous");
-    assert_eq!(names(dir.path()), ["health.json"], "a temporary file left");
+    assert_eq!(
+        names_in(dir.path()),
+        ["health.json"],
+        "a temporary file left"
+    );
     // A new file is not created either.
     let fresh = dir.path().join("new.json");
     let (out, _) = poll(
@@ -738,7 +731,7 @@ fn a_run_that_ends_not_ready_leaves_the_output_file_untouched() {
         vec![Step::status(404, "no route")],
     );
     assert_eq!(code(&out), 8, "{}", stderr(&out));
-    assert_eq!(names(dir.path()), ["health.json"]);
+    assert_eq!(names_in(dir.path()), ["health.json"]);
 }
 
 #[test]
@@ -797,7 +790,7 @@ fn fail_with_body_writes_the_last_not_ready_body_on_exit_8() {
     );
     assert_eq!(code(&out), 8, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "two");
-    assert_eq!(names(dir.path()), ["out"]);
+    assert_eq!(names_in(dir.path()), ["out"]);
 }
 
 #[test]

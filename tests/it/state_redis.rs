@@ -1266,19 +1266,6 @@ fn run_in(dir: &std::path::Path, state: &str, by_env: bool, url: &str) -> Output
     cmd.arg(url).output().expect("binary runs")
 }
 
-/// What `dir` holds, by name.
-fn entries(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("read the folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect()
-}
-
 /// A Redis URL mistyped is a usage error in one line, never a state file named after it
 /// (password and all) in the current folder; a URL with a space before it is a URL, and
 /// `redis://SECRET@HOST` holds a password: neither is ever printed.
@@ -1306,7 +1293,7 @@ fn a_mistyped_store_url_is_refused_and_its_password_never_shown() {
             if by_env {
                 assert!(err.ends_with("(set by $RETRY_HTTP_STATE)\n"), "{err}");
             }
-            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state}");
+            assert_eq!(names_in(dir.path()), Vec::<String>::new(), "{state}");
         }
     }
     assert!(s.requests().is_empty(), "a usage error sent a request");
@@ -1338,7 +1325,7 @@ fn a_mistyped_store_url_is_refused_and_its_password_never_shown() {
                 !err.contains(SECRET) && !body.contains(SECRET),
                 "{err}{body}"
             );
-            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state:?}");
+            assert_eq!(names_in(dir.path()), Vec::<String>::new(), "{state:?}");
             assert_eq!(s.requests().len(), sent + 1, "{state:?}: served");
         }
     }
@@ -1377,7 +1364,7 @@ fn a_bad_state_variable_is_named() {
         err.contains("--state-timeout") && err.contains("$RETRY_HTTP_STATE_TIMEOUT"),
         "{err}"
     );
-    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    assert_eq!(names_in(dir.path()), Vec::<String>::new());
     assert!(s.requests().is_empty(), "a usage error sent a request");
 }
 
@@ -1604,21 +1591,6 @@ fn a_store_that_answers_without_end_is_read_up_to_a_bound() {
         let sent = flood.sent.load(Ordering::SeqCst);
         assert!(sent < 64 << 20, "{name}: {} MiB were read", sent >> 20);
     }
-}
-
-/// The names in a folder, sorted.
-fn names_in(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("a folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// A real key of 32 MiB under the prefix, where a record would be: the server measures it
