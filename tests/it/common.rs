@@ -349,20 +349,27 @@ pub fn serve_connections(serve: impl Fn(std::net::TcpStream) + Send + Sync + 'st
 }
 
 /// `judge` over every case, four at a time (each case starts its own servers and short
-/// processes), and what it found, in the cases' order.
+/// processes; a worker takes the next case as it finishes one), and what it found, in the
+/// cases' order.
 pub fn judged_four_at_a_time<C: Sync, F: Send>(
     cases: &[C],
     judge: impl Fn(&C) -> Vec<F> + Sync,
 ) -> Vec<F> {
-    let judge = &judge;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        let workers: Vec<_> = cases
-            .chunks(cases.len().div_ceil(4).max(1))
-            .map(|chunk| scope.spawn(move || chunk.iter().flat_map(judge).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a worker"))
-            .collect()
-    })
+        for _ in 0..4 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(case) = cases.get(i) else { break };
+                    let what = judge(case);
+                    found.lock().expect("no worker panicked").push((i, what));
+                }
+            });
+        }
+    });
+    let mut found = found.into_inner().expect("no worker panicked");
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().flat_map(|(_, what)| what).collect()
 }

@@ -368,29 +368,15 @@ fn a_tls_record_that_fails_after_the_request_never_replays_a_post() {
         }
     }
     assert_eq!(all.len(), 360);
-    let next = AtomicUsize::new(0);
-    let broken = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(tls13, fault, point, request, output)) = all.get(i) else {
-                        break;
-                    };
-                    if let Some(why) = check(tls13, fault, point, request, output, i as u64) {
-                        broken.lock().unwrap().push(why);
-                    }
-                }
-            });
-        }
+    let seeded: Vec<_> = all.into_iter().enumerate().collect();
+    let broken = judged_four_at_a_time(&seeded, |&(i, (tls13, fault, point, request, output))| {
+        Vec::from_iter(check(tls13, fault, point, request, output, i as u64))
     });
-    let broken = broken.into_inner().unwrap();
     assert!(
         broken.is_empty(),
         "{} of {} combinations broke the promise; the first:\n{}",
         broken.len(),
-        all.len(),
+        seeded.len(),
         broken
             .iter()
             .take(3)
