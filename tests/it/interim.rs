@@ -10,8 +10,8 @@
 
 use crate::common::*;
 use crate::tls_faults::tls_paced;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// The interim heads sent before the final answer.

@@ -9,14 +9,7 @@ use std::time::{Duration, Instant};
 
 /// A response with extra headers.
 fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> Step {
-    Step::Respond {
-        status,
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        body: body.as_bytes().to_vec(),
-    }
+    Step::with_headers(status, headers, body.as_bytes())
 }
 
 /// Runs `args` (then the fast retry flags and the server's URL) against a server playing

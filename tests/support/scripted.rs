@@ -115,6 +115,18 @@ impl Step {
         }
     }
 
+    /// A response with these extra headers and body (Content-Length is added).
+    pub fn with_headers(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Step {
+        Step::Respond {
+            status,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+
     /// A response with one extra header.
     pub fn with_header(status: u16, name: &str, value: &str) -> Step {
         Step::Respond {
