@@ -195,6 +195,18 @@ pub fn gaps(reqs: &[Recorded]) -> Vec<Duration> {
         .collect()
 }
 
+/// The successes (`column` 1) or retries (2) counted in the budget buckets of a state
+/// record (a target's entry of a state file, or the JSON a store holds); panics on a record
+/// with no budget.
+pub fn counted(record: &serde_json::Value, column: usize) -> u64 {
+    record["budget"]
+        .as_array()
+        .expect("a budget")
+        .iter()
+        .map(|b| b[column].as_u64().expect("a count"))
+        .sum()
+}
+
 /// The names in the folder `dir`, sorted (an error reading it panics).
 pub fn names_in(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -53,16 +53,6 @@ fn only_target(state: &serde_json::Value) -> serde_json::Value {
     targets.values().next().expect("a target").clone()
 }
 
-/// The successes (`column` 1) or retries (2) counted in a target's budget buckets.
-fn counted(target: &serde_json::Value, column: usize) -> u64 {
-    target["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
 /// Spawns the binary with `args`, stdout and stderr piped.
 fn spawn(args: &[&str]) -> std::process::Child {
     std_command()

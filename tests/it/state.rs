@@ -21,16 +21,6 @@ fn only_target(state: &serde_json::Value) -> serde_json::Value {
         .clone()
 }
 
-/// The successes (`column` 1) or retries (2) counted in a target's budget buckets.
-fn counted(target: &serde_json::Value, column: usize) -> u64 {
-    target["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -84,16 +84,6 @@ fn target_of(s: &Server) -> String {
     s.url("")
 }
 
-/// The successes (`column` 1) or retries (2) counted in a record's budget buckets.
-fn counted(record: &Value, column: usize) -> u64 {
-    record["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
 /// Runs the binary `n` times at once (each on a thread of its own, released together).
 fn run_many(n: usize, args: &[&str]) -> Vec<Output> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
