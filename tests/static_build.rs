@@ -19,12 +19,24 @@
 #[path = "support/scripted.rs"]
 mod scripted;
 
+// The reading of a run's output and a closed port.
+#[allow(dead_code, unused_imports)]
+#[path = "it/common.rs"]
+mod common;
+
+// The everyday TLS server only.
+#[allow(dead_code)]
+#[path = "support/tls.rs"]
+mod tls_support;
+
+use common::{closed_port, code, stderr};
 use scripted::{Server, Step};
 use std::net::{Ipv4Addr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use tls_support::tls_server;
 
 /// The musl target the static build is made for.
 const TARGET: &str = "x86_64-unknown-linux-musl";
@@ -148,15 +160,7 @@ impl Root {
 
     /// The names at the top of the root.
     fn names(&self) -> Vec<String> {
-        let entries = std::fs::read_dir(self.dir.path()).expect("the root read");
-        entries
-            .map(|e| {
-                e.expect("an entry")
-                    .file_name()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect()
+        common::names_in(self.dir.path())
     }
 }
 
@@ -176,20 +180,6 @@ fn chroot() -> &'static str {
         .into_iter()
         .find(|p| Path::new(p).exists())
         .expect("chroot (coreutils) is installed")
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().expect("exited normally")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    l.local_addr().expect("its address").port()
 }
 
 #[test]
@@ -367,53 +357,13 @@ fn a_refused_connection_exits_with_its_code() {
     assert!(err.contains("connection refused"), "{err}");
 }
 
-/// A TLS server on 127.0.0.1 whose certificate names that address; returns its URL and the
-/// certificate (its own CA) in PEM.
-fn tls_server() -> (String, String) {
-    use std::io::{BufRead, BufReader, Write};
-    use std::sync::Arc;
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).expect("a cert");
-    let pem = cert.cert.pem();
-    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der())
-        .expect("a key");
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| {
-            b.with_no_client_auth()
-                .with_single_cert(vec![cert.cert.der().clone()], key)
-        })
-        .expect("a TLS configuration");
-    let config = Arc::new(config);
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    let port = listener.local_addr().expect("its address").port();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
-                continue;
-            };
-            let mut tls = rustls::StreamOwned::new(conn, tcp);
-            let mut reader = BufReader::new(&mut tls);
-            let mut line = String::new();
-            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                line.clear();
-            }
-            let head = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n";
-            let _ = tls.write_all(head.as_bytes());
-            let _ = tls.write_all(b"secure");
-            tls.conn.send_close_notify();
-            let _ = tls.flush();
-        }
-    });
-    (format!("https://127.0.0.1:{port}/"), pem)
-}
-
 /// https in an empty root: the server's CA trusted from `--cacert`, `SSL_CERT_FILE`,
 /// `SSL_CERT_DIR`, or the root's `/etc/ssl/certs/ca-certificates.crt` (Debian's bundle,
 /// where a scratch image copies it); with none of them the certificate is refused (exit 6).
 #[test]
 fn https_trusts_a_ca_from_each_convention_of_a_scratch_image() {
-    let (url, pem) = tls_server();
+    let server = tls_server("127.0.0.1", b"secure", "");
+    let (url, pem) = (server.url, server.cert_pem);
     /// Where the CA is put in the root, the flags and the environment that name it.
     type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)]);
     let cases: [Case; 4] = [

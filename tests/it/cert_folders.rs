@@ -6,71 +6,17 @@
 //! several URLs) names the files left unread. (tests/memory.rs: the memory it costs.)
 
 use crate::common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
+use crate::tls_support::{self, Ca};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-/// A CA, and a server certificate for `localhost` it signed: (the CA's PEM, the server's
-/// certificate and key).
-fn ca_and_server() -> (
-    String,
-    rustls::pki_types::CertificateDer<'static>,
-    rustls::pki_types::PrivateKeyDer<'static>,
-) {
-    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
-    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca.distinguished_name
-        .push(rcgen::DnType::CommonName, "retry-http test CA");
-    let ca_key = rcgen::KeyPair::generate().expect("a key");
-    let ca_pem = ca.self_signed(&ca_key).expect("the CA").pem();
-    let issuer = rcgen::Issuer::new(ca, ca_key);
-    let key = rcgen::KeyPair::generate().expect("a key");
-    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_string()])
-        .expect("params")
-        .signed_by(&key, &issuer)
-        .expect("the server's certificate");
-    let key = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).expect("a key");
-    (ca_pem, leaf.der().clone(), key)
-}
-
-/// A TLS server on loopback answering every request 200 "secure"; its port.
-fn serve(
-    cert: rustls::pki_types::CertificateDer<'static>,
-    key: rustls::pki_types::PrivateKeyDer<'static>,
-) -> u16 {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(vec![cert], key)
-        .expect("a config");
-    let config = Arc::new(config);
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                let mut reader = BufReader::new(&mut tls);
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let head = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n";
-                let _ = tls.write_all(head.as_bytes());
-                let _ = tls.write_all(b"secure");
-                let _ = tls.flush();
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
+/// A TLS server on loopback answering every request 200 "secure", its certificate for
+/// `localhost` signed by `ca`; its port.
+fn serve(ca: &Ca) -> u16 {
+    let cert = ca.issue(&["localhost"]);
+    let (port, _) = tls_support::serve(tls_support::config(&cert, &[], None), |tls| {
+        tls_support::read_head(tls);
+        tls_support::answer(tls, "", b"secure");
     });
     port
 }
@@ -87,8 +33,9 @@ fn sparse(path: &Path, text: &str, len: u64) {
 
 #[test]
 fn a_certificate_folder_is_read_within_its_bounds_and_says_what_it_skipped() {
-    let (ca_pem, cert, key) = ca_and_server();
-    let port = serve(cert, key);
+    let ca = Ca::new();
+    let ca_pem = ca.pem.clone();
+    let port = serve(&ca);
     let elsewhere = tempfile::tempdir().expect("a folder");
     let folder = tempfile::tempdir().expect("a folder");
     let d = folder.path();
@@ -96,8 +43,8 @@ fn a_certificate_folder_is_read_within_its_bounds_and_says_what_it_skipped() {
     std::fs::write(elsewhere.path().join("server-ca.pem"), &ca_pem).expect("write");
     std::os::unix::fs::symlink(elsewhere.path().join("server-ca.pem"), d.join("a-link.0"))
         .expect("a link");
-    let other = rcgen::generate_simple_self_signed(vec!["other".to_string()]).expect("a cert");
-    std::fs::write(d.join("b-other-ca.pem"), other.cert.pem()).expect("write");
+    let other = tls_support::self_signed(&["other"]);
+    std::fs::write(d.join("b-other-ca.pem"), other.pem).expect("write");
     // 17 MiB: over the bound of one file.
     sparse(&d.join("c-big.pem"), &ca_pem, 17 << 20);
     let fifo = std::ffi::CString::new(d.join("d-fifo").as_os_str().as_encoded_bytes()).unwrap();

@@ -195,14 +195,63 @@ pub fn gaps(reqs: &[Recorded]) -> Vec<Duration> {
         .collect()
 }
 
+/// The successes (`column` 1) or retries (2) counted in the budget buckets of a state
+/// record (a target's entry of a state file, or the JSON a store holds); panics on a record
+/// with no budget.
+pub fn counted(record: &serde_json::Value, column: usize) -> u64 {
+    record["budget"]
+        .as_array()
+        .expect("a budget")
+        .iter()
+        .map(|b| b[column].as_u64().expect("a count"))
+        .sum()
+}
+
+/// The names in the folder `dir`, sorted (an error reading it panics).
+pub fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("the folder reads")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// `data` as a gzip stream (flate2's default level), for bodies sent with
+/// `Content-Encoding: gzip`.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).expect("gzip writes");
+    gz.finish().expect("gzip finishes")
+}
+
 /// Fast retry flags, so tests that do not test waiting do not wait.
 pub const FAST: [&str; 6] = ["--base", "1ms", "--cap", "5ms", "--retry-after-spread", "0"];
 
-/// A loopback port with nothing listening on it.
+/// `http://127.0.0.1:{port}/` on a [`closed_port`].
 pub fn closed_port_url() -> String {
-    // Bound but never listening: a connection is refused (RST), and the port stays this
-    // test process's, so a server another test starts meanwhile cannot be given it (a port
-    // bound and then freed was, under load, and the "refused" run got an answer).
+    format!("http://127.0.0.1:{}/", closed_port())
+}
+
+/// A loopback port with nothing listening on it, this test process's until it ends.
+pub fn closed_port() -> u16 {
+    let (socket, port) = closed_socket();
+    // Held until the test process ends.
+    std::mem::forget(socket);
+    port
+}
+
+/// A loopback port with nothing listening on it while the socket returned is held: bound
+/// but never listening, a connection to it is refused (RST), and the port stays this test
+/// process's, so a server another test starts meanwhile cannot be given it (a port bound
+/// and then freed was, under load, and the "refused" run got an answer).
+pub fn closed_socket() -> (socket2::Socket, u16) {
     use socket2::{Domain, Socket, Type};
     let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
     let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("an address");
@@ -213,9 +262,7 @@ pub fn closed_port_url() -> String {
         .and_then(|a| a.as_socket())
         .expect("addr")
         .port();
-    // Held until the test process ends.
-    std::mem::forget(socket);
-    format!("http://127.0.0.1:{port}/")
+    (socket, port)
 }
 
 /// Runs the binary with `extra` flags, the fast retry flags, then `url`.
@@ -314,20 +361,27 @@ pub fn serve_connections(serve: impl Fn(std::net::TcpStream) + Send + Sync + 'st
 }
 
 /// `judge` over every case, four at a time (each case starts its own servers and short
-/// processes), and what it found, in the cases' order.
+/// processes; a worker takes the next case as it finishes one), and what it found, in the
+/// cases' order.
 pub fn judged_four_at_a_time<C: Sync, F: Send>(
     cases: &[C],
     judge: impl Fn(&C) -> Vec<F> + Sync,
 ) -> Vec<F> {
-    let judge = &judge;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let found = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        let workers: Vec<_> = cases
-            .chunks(cases.len().div_ceil(4).max(1))
-            .map(|chunk| scope.spawn(move || chunk.iter().flat_map(judge).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a worker"))
-            .collect()
-    })
+        for _ in 0..4 {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(case) = cases.get(i) else { break };
+                    let what = judge(case);
+                    found.lock().expect("no worker panicked").push((i, what));
+                }
+            });
+        }
+    });
+    let mut found = found.into_inner().expect("no worker panicked");
+    found.sort_by_key(|(i, _)| *i);
+    found.into_iter().flat_map(|(_, what)| what).collect()
 }

@@ -5,10 +5,7 @@ use crate::common::*;
 
 #[test]
 fn compressed_asks_for_gzip_and_decodes_it() {
-    use std::io::Write;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(b"unpacked body").unwrap();
-    let packed = gz.finish().unwrap();
+    let packed = gzip(b"unpacked body");
     let reply = Step::Respond {
         status: 200,
         headers: vec![("Content-Encoding".into(), "gzip".into())],

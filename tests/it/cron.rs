@@ -21,37 +21,15 @@ fn resource(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i * 31 % 251) as u8).collect()
 }
 
-/// A response with these headers and body (Content-Length is added).
-fn answer(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Step {
-    Step::Respond {
-        status,
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        body: body.to_vec(),
-    }
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
-}
-
-/// The names in `dir`, to show no temporary file is left.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
 fn continue_at_resumes_a_partial_file_from_its_size() {
     let whole = resource(200_000);
     let range = "bytes 70000-199999/200000";
-    let srv = Server::start(vec![answer(
+    let srv = Server::start(vec![Step::with_headers(
         206,
         &[("Content-Range", range)],
         &whole[70_000..],
@@ -80,7 +58,7 @@ fn continue_at_resumes_a_partial_file_from_its_size() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["data.bin"]);
+    assert_eq!(names_in(dir.path()), ["data.bin"]);
 }
 
 #[test]
@@ -109,20 +87,20 @@ fn resume_against(
         &srv.url("/f"),
     );
     let after = std::fs::read(&path).unwrap();
-    (out, after, srv.requests().len(), names(dir.path()))
+    (out, after, srv.requests().len(), names_in(dir.path()))
 }
 
 #[test]
 fn a_server_that_cannot_resume_leaves_the_file_and_exits_6() {
     let cases = [
-        ("a 200", answer(200, &[], b"0123456789")),
+        ("a 200", Step::with_headers(200, &[], b"0123456789")),
         (
             "a 206 at another offset",
-            answer(206, &[("Content-Range", "bytes 3-9/10")], b"3456789"),
+            Step::with_headers(206, &[("Content-Range", "bytes 3-9/10")], b"3456789"),
         ),
         (
             "a 206 that stops short of the end",
-            answer(206, &[("Content-Range", "bytes 5-8/10")], b"5678"),
+            Step::with_headers(206, &[("Content-Range", "bytes 5-8/10")], b"5678"),
         ),
     ];
     for (what, step) in cases {
@@ -143,7 +121,7 @@ fn a_server_that_cannot_resume_leaves_the_file_and_exits_6() {
 fn a_206_cut_short_is_asked_again_and_never_spliced() {
     let mut cut = b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\nContent-Length: 5\r\nConnection: close\r\n\r\n".to_vec();
     cut.extend_from_slice(b"56");
-    let good = answer(206, &[("Content-Range", "bytes 5-9/10")], b"56789");
+    let good = Step::with_headers(206, &[("Content-Range", "bytes 5-9/10")], b"56789");
     let (out, after, requests, left) = resume_against(b"01234", vec![Step::Raw(cut), good]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(after, b"0123456789");
@@ -153,14 +131,14 @@ fn a_206_cut_short_is_asked_again_and_never_spliced() {
 
 #[test]
 fn a_416_for_a_whole_file_is_a_success_that_leaves_it() {
-    let whole = answer(416, &[("Content-Range", "bytes */5")], b"not satisfiable");
+    let whole = Step::with_headers(416, &[("Content-Range", "bytes */5")], b"not satisfiable");
     let (out, after, _, left) = resume_against(b"01234", vec![whole]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(after, b"01234");
     assert!(stderr(&out).contains("already whole"), "{}", stderr(&out));
     assert_eq!(left, ["f"]);
     // A file longer than the resource is no whole file: the 416 is an error answer.
-    let shorter = answer(416, &[("Content-Range", "bytes */4")], b"");
+    let shorter = Step::with_headers(416, &[("Content-Range", "bytes */4")], b"");
     let (out, after, _, _) = resume_against(b"01234", vec![shorter]);
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(after, b"01234");
@@ -178,7 +156,12 @@ fn etag_save_then_compare_makes_a_304_leave_the_file() {
         "-o",
         s(&data),
     ];
-    let first = Server::start(vec![answer(200, &[("ETag", "\"v1\"")], b"a,b\n1,2\n")]).unwrap();
+    let first = Server::start(vec![Step::with_headers(
+        200,
+        &[("ETag", "\"v1\"")],
+        b"a,b\n1,2\n",
+    )])
+    .unwrap();
     let (out, _) = run_fast(&flags, &first.url("/data.csv"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
@@ -189,19 +172,24 @@ fn etag_save_then_compare_makes_a_304_leave_the_file() {
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,b\n1,2\n");
     // The 304 names another ETag: the saved one still describes the file kept.
-    let second = Server::start(vec![answer(304, &[("ETag", "\"v2\"")], b"")]).unwrap();
+    let second = Server::start(vec![Step::with_headers(304, &[("ETag", "\"v2\"")], b"")]).unwrap();
     let (out, _) = run_fast(&flags, &second.url("/data.csv"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(second.requests()[0].header("if-none-match"), Some("\"v1\""));
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,b\n1,2\n");
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
     // A changed resource is fetched and its ETag saved.
-    let third = Server::start(vec![answer(200, &[("ETag", "\"v3\"")], b"new\n")]).unwrap();
+    let third = Server::start(vec![Step::with_headers(
+        200,
+        &[("ETag", "\"v3\"")],
+        b"new\n",
+    )])
+    .unwrap();
     let (out, _) = run_fast(&flags, &third.url("/data.csv"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "new\n");
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v3\"\n");
-    assert_eq!(names(dir.path()), ["data.csv", "etag"]);
+    assert_eq!(names_in(dir.path()), ["data.csv", "etag"]);
 }
 
 #[test]
@@ -209,7 +197,7 @@ fn a_failed_run_does_not_save_the_etag() {
     let dir = tempfile::tempdir().unwrap();
     let etag = dir.path().join("etag");
     std::fs::write(&etag, "\"old\"\n").unwrap();
-    let srv = Server::start(vec![answer(404, &[("ETag", "\"new\"")], b"")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(404, &[("ETag", "\"new\"")], b"")]).unwrap();
     let (out, _) = run_fast(&["--etag-save", s(&etag), "-o", "/dev/null"], &srv.url("/"));
     assert_eq!(code(&out), 3, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"old\"\n");
@@ -250,7 +238,7 @@ fn time_cond_sends_a_date_or_a_file_s_time() {
         ),
     ];
     for (arg, name, want) in cases {
-        let srv = Server::start(vec![answer(304, &[], b"")]).unwrap();
+        let srv = Server::start(vec![Step::with_headers(304, &[], b"")]).unwrap();
         let (out, _) = run_fast(&["-o", "/dev/null", "-z", arg], &srv.url("/"));
         assert_eq!(code(&out), 0, "{arg}: {}", stderr(&out));
         assert_eq!(srv.requests()[0].header(name), Some(want), "{arg}");
@@ -263,11 +251,16 @@ fn a_200_older_than_the_time_condition_leaves_the_file() {
     let data = dir.path().join("data");
     std::fs::write(&data, "kept").unwrap();
     let lm = ("Last-Modified", "Wed, 01 Sep 2021 12:18:00 GMT");
-    let srv = Server::start(vec![answer(200, &[lm], b"ignored the condition")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(
+        200,
+        &[lm],
+        b"ignored the condition",
+    )])
+    .unwrap();
     let (out, _) = run_fast(&["-o", s(&data), "-z", "1 Sep 2022"], &srv.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "kept");
-    assert_eq!(names(dir.path()), ["data"]);
+    assert_eq!(names_in(dir.path()), ["data"]);
 }
 
 #[test]
@@ -275,7 +268,7 @@ fn remote_time_sets_the_file_s_modification_time() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let lm = ("Last-Modified", "Wed, 01 Sep 2021 12:18:00 GMT");
-    let srv = Server::start(vec![answer(200, &[lm], b"body")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(200, &[lm], b"body")]).unwrap();
     let (out, _) = run_fast(&["-R", "-o", s(&data)], &srv.url("/"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let mtime = std::fs::metadata(&data).unwrap().modified().unwrap();
@@ -316,7 +309,12 @@ fn cookies_from_a_string_and_from_a_file_where_they_match() {
 #[test]
 fn cookies_are_masked_and_not_sent_to_another_origin() {
     let other = Server::start(vec![Step::status(200, "there")]).unwrap();
-    let first = Server::start(vec![answer(302, &[("Location", &other.url("/x"))], b"")]).unwrap();
+    let first = Server::start(vec![Step::with_headers(
+        302,
+        &[("Location", &other.url("/x"))],
+        b"",
+    )])
+    .unwrap();
     let (out, _) = run_fast(
         &["-v", "-L", "-o", "/dev/null", "-b", "sid=s3cr3t-cookie"],
         &first.url("/"),
@@ -419,7 +417,7 @@ const LM: (&str, &str) = ("Last-Modified", "Wed, 01 Sep 2021 12:18:00 GMT");
 #[test]
 fn continue_at_resumes_the_file_o_names_in_the_output_dir_too() {
     for in_dir in [false, true] {
-        let srv = Server::start(vec![answer(
+        let srv = Server::start(vec![Step::with_headers(
             206,
             &[("Content-Range", "bytes 3-9/10")],
             b"3456789",
@@ -446,13 +444,13 @@ fn continue_at_resumes_the_file_o_names_in_the_output_dir_too() {
             "0123456789"
         );
         assert_eq!(srv.requests()[0].header("range"), Some("bytes=3-"));
-        assert_eq!(names(&folder), ["f.bin"], "no temporary file left");
+        assert_eq!(names_in(&folder), ["f.bin"], "no temporary file left");
     }
 }
 
 #[test]
 fn remote_time_takes_o_s_file_and_stdout_is_still_refused() {
-    let srv = Server::start(vec![answer(200, &[LM], b"body")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(200, &[LM], b"body")]).unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let out = run_in(cwd.path(), &["-s", "-R", "-O", &srv.url("/r.txt")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -479,7 +477,12 @@ fn an_unmet_time_condition_is_reported_as_304_as_curl_does() {
     let data = dir.path().join("data");
     let head = dir.path().join("head");
     std::fs::write(&data, "kept").unwrap();
-    let srv = Server::start(vec![answer(200, &[LM], b"ignored the condition")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(
+        200,
+        &[LM],
+        b"ignored the condition",
+    )])
+    .unwrap();
     let w = "%{http_code} %{response_code} %{size_download} %{json}";
     let flags = [
         "-s",
@@ -507,7 +510,7 @@ fn an_unmet_time_condition_is_reported_as_304_as_curl_does() {
     let dumped = std::fs::read_to_string(&head).unwrap();
     assert!(dumped.starts_with("HTTP/1.1 200 OK\r\n"), "{dumped}");
     // A condition that was met is not touched: the 200 is delivered and reported.
-    let srv = Server::start(vec![answer(200, &[LM], b"new")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(200, &[LM], b"new")]).unwrap();
     let flags = [
         "-s",
         "-o",
@@ -526,7 +529,11 @@ fn an_unmet_time_condition_is_reported_as_304_as_curl_does() {
 fn the_first_run_of_the_cron_idiom_downloads_without_a_condition() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data.csv");
-    let srv = Server::start(vec![answer(200, &[LM], b"a,b\n"), answer(304, &[], b"")]).unwrap();
+    let srv = Server::start(vec![
+        Step::with_headers(200, &[LM], b"a,b\n"),
+        Step::with_headers(304, &[], b""),
+    ])
+    .unwrap();
     let flags = ["-z", s(&data), "-o", s(&data)];
     let (out, _) = run_fast(&flags, &srv.url("/data.csv"));
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -547,7 +554,7 @@ fn the_first_run_of_the_cron_idiom_downloads_without_a_condition() {
     assert!(srv.requests()[1].header("if-modified-since").is_some());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), "a,b\n");
     // -s hides the warning, as curl's -s does; a text that is no date at all is the same.
-    let srv = Server::start(vec![answer(200, &[], b"x")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(200, &[], b"x")]).unwrap();
     let (out, _) = run_fast(&["-s", "-z", "next tuesday"], &srv.url("/"));
     assert_eq!((code(&out), out.stdout.as_slice()), (0, &b"x"[..]));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
@@ -571,7 +578,7 @@ fn a_write_out_file_has_its_line_ends_dropped_as_curl_does() {
         ("A\rB\nC", b"AC"),
     ];
     for (i, (text, want)) in cases.iter().enumerate() {
-        let srv = Server::start(vec![answer(200, &[], b"b")]).unwrap();
+        let srv = Server::start(vec![Step::with_headers(200, &[], b"b")]).unwrap();
         let fmt = dir.path().join(format!("fmt{i}"));
         std::fs::write(&fmt, text).unwrap();
         let at = format!("@{}", s(&fmt));
@@ -579,7 +586,7 @@ fn a_write_out_file_has_its_line_ends_dropped_as_curl_does() {
         assert_eq!(code(&out), 0, "{text:?}: {}", stderr(&out));
         assert_eq!(out.stdout, *want, "{text:?}");
     }
-    let srv = Server::start(vec![answer(200, &[], b"b")]).unwrap();
+    let srv = Server::start(vec![Step::with_headers(200, &[], b"b")]).unwrap();
     let mut args = vec!["-s", "-o", "/dev/null", "-w", "@-"];
     args.extend(FAST);
     let url = srv.url("/");
@@ -591,9 +598,9 @@ fn a_write_out_file_has_its_line_ends_dropped_as_curl_does() {
 #[test]
 fn redirect_url_size_upload_and_referer_as_curl_names_them() {
     let srv = Server::start(vec![
-        answer(302, &[("Location", "/next?a=1")], b""),
-        answer(302, &[("Location", "/next?a=1")], b""),
-        answer(200, &[], b"done"),
+        Step::with_headers(302, &[("Location", "/next?a=1")], b""),
+        Step::with_headers(302, &[("Location", "/next?a=1")], b""),
+        Step::with_headers(200, &[], b"done"),
     ])
     .unwrap();
     let w = "%{redirect_url}|%{size_upload}|%{referer}|%{size_header}|%{urlnum}\\n";
@@ -746,6 +753,6 @@ fn continue_at_with_the_file_s_etag_never_appends_another_version() {
         assert_eq!(reqs[0].header("range"), Some(asked.as_str()), "{case}");
         assert_eq!(reqs[0].header("if-range"), Some(tag), "{case}");
         assert_eq!(reqs[0].header("if-none-match"), Some(tag), "{case}");
-        assert_eq!(names(dir.path()), ["data.bin", "etag"], "{case}");
+        assert_eq!(names_in(dir.path()), ["data.bin", "etag"], "{case}");
     }
 }

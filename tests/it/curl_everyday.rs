@@ -4,7 +4,6 @@
 //! `-h`; the summary of a run the deadline stops early.
 
 use crate::common::*;
-use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Output;
 
@@ -13,21 +12,6 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
     let mut cmd = std_command();
     cmd.current_dir(dir).args(args);
     cmd.output().expect("binary runs")
-}
-
-/// The entries of a folder, by name, sorted.
-fn entries(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("read the folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -188,7 +172,7 @@ fn remote_name_saves_under_the_urls_last_segment() {
     let out = run_in(dir.path(), &["-sO", &s.url("/files/a%20b.csv?v=2")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(out.stdout.is_empty());
-    assert_eq!(entries(dir.path()), ["a%20b.csv"]);
+    assert_eq!(names_in(dir.path()), ["a%20b.csv"]);
     assert_eq!(
         std::fs::read(dir.path().join("a%20b.csv")).unwrap(),
         b"report"
@@ -205,7 +189,7 @@ fn remote_name_saves_under_the_urls_last_segment() {
         &["-s", "-o", "o.txt", "--output-dir", "od", &s.url("/")],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert_eq!(entries(&dir.path().join("od")), ["o.txt", "r.txt"]);
+    assert_eq!(names_in(&dir.path().join("od")), ["o.txt", "r.txt"]);
 }
 
 #[test]
@@ -220,7 +204,7 @@ fn remote_name_without_a_name_is_refused_and_nothing_is_sent() {
     let out = run_in(dir.path(), &["-O", "-o", "f", &s.url("/f")]);
     assert_eq!(code(&out), 2, "{}", stderr(&out));
     assert!(s.requests().is_empty(), "a refused run sent something");
-    assert!(entries(dir.path()).is_empty());
+    assert!(names_in(dir.path()).is_empty());
 }
 
 #[test]
@@ -242,7 +226,11 @@ fn create_dirs_makes_the_folders_only_for_a_successful_body() {
         ],
     );
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    assert!(entries(dir.path()).is_empty(), "{:?}", entries(dir.path()));
+    assert!(
+        names_in(dir.path()).is_empty(),
+        "{:?}",
+        names_in(dir.path())
+    );
 
     let s = Server::start(vec![Step::status(503, "down"), Step::status(200, "up")]).unwrap();
     let out = run_in(
@@ -261,7 +249,7 @@ fn create_dirs_makes_the_folders_only_for_a_successful_body() {
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(std::fs::read(dir.path().join("d/f.txt")).unwrap(), b"up");
     assert_eq!(
-        entries(&dir.path().join("d")),
+        names_in(&dir.path().join("d")),
         ["f.txt"],
         "a temporary file was left"
     );
@@ -344,26 +332,6 @@ fn http1_1_2_and_3_are_accepted_and_the_versions_without_fallback_refused() {
     );
 }
 
-/// A one-response HTTP server on `[::1]`, counting the connections it answered.
-fn ipv6_server() -> Option<(u16, std::sync::Arc<std::sync::atomic::AtomicUsize>)> {
-    let listener = std::net::TcpListener::bind("[::1]:0").ok()?;
-    let port = listener.local_addr().ok()?.port();
-    let served = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = served.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { continue };
-            let mut buf = [0u8; 4096];
-            let _ = conn.read(&mut buf);
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = conn.write_all(
-                b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nsix!",
-            );
-        }
-    });
-    Some((port, served))
-}
-
 #[test]
 fn ipv4_and_ipv6_choose_the_address_family() {
     let s = Server::start(vec![Step::status(200, "four")]).unwrap();
@@ -390,10 +358,10 @@ fn ipv4_and_ipv6_choose_the_address_family() {
         stderr(&out)
     );
 
-    let Some((port6, served)) = ipv6_server() else {
+    let Ok(six) = Server::start_v6(vec![Step::status(200, "six!")]) else {
         return; // no IPv6 loopback on this machine
     };
-    let url6 = format!("http://[::1]:{port6}/");
+    let url6 = six.url("/");
     let (out, _) = run(&["-s", "-6", &url6]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(out.stdout, b"six!");
@@ -404,7 +372,7 @@ fn ipv4_and_ipv6_choose_the_address_family() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(served.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(six.requests().len(), 1);
 }
 
 #[test]

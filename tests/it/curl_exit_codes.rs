@@ -7,7 +7,7 @@
 //! mode itself and `--health-exit`'s precedence. No timing is asserted.
 
 use crate::common::*;
-use crate::tls::{raw_tls_port, read_hello, tls_server};
+use crate::tls_support::{raw_tls_port, read_hello, tls_server};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -234,7 +234,7 @@ fn target_url(target: &Target) -> (String, Option<Server>) {
         }
         Target::Refused => (closed_port_url(), None),
         Target::Unresolvable => ("http://no-such-host.invalid/".into(), None),
-        Target::UntrustedTls => (tls_server().url, None),
+        Target::UntrustedTls => (tls_server("localhost", b"secure", "").url, None),
         Target::PlainOnTls => (
             raw_tls_port(|mut tcp| {
                 read_hello(&mut tcp);

@@ -5,12 +5,10 @@
 //! curl retry flag named in one line, and in a `-K` file with its line; the help's target.
 
 use crate::common::*;
+use crate::tls_support;
 use clap::CommandFactory;
 use retry_http::cli::Cli;
 use retry_http::cli::curl_names::CURL_NAMES;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::Arc;
 
 /// Asserts a usage error: exit 2, one line on stderr holding `needle`.
 fn assert_usage(out: &std::process::Output, needle: &str, what: &str) {
@@ -105,42 +103,11 @@ fn a_redirect_to_a_scheme_not_allowed_is_not_followed() {
 /// A TLS server on loopback speaking only `versions`; each answer's body names the version
 /// negotiated.
 fn tls_server(versions: &[&'static rustls::SupportedProtocolVersion]) -> String {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(versions)
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .unwrap();
-    let config = Arc::new(config);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                let mut reader = BufReader::new(&mut tls);
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let version = format!("{:?}", tls.conn.protocol_version());
-                let _ = write!(
-                    tls,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{version}",
-                    version.len()
-                );
-                let _ = tls.flush();
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
+    let cert = tls_support::self_signed(&["localhost"]);
+    let (port, _) = tls_support::serve(tls_support::config(&cert, versions, None), |tls| {
+        tls_support::read_head(tls);
+        let version = format!("{:?}", tls.conn.protocol_version());
+        tls_support::answer(tls, "", version.as_bytes());
     });
     format!("https://localhost:{port}/")
 }

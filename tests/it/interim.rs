@@ -10,8 +10,8 @@
 
 use crate::common::*;
 use crate::tls_faults::tls_paced;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The interim heads sent before the final answer.
@@ -109,22 +109,9 @@ fn interim_answers_with_fields_are_ignored() {
         }
     }
     assert_eq!(all.len(), 96);
-    let next = AtomicUsize::new(0);
-    let broken = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                while let Some(&(interims, last, apart, post, tls)) =
-                    all.get(next.fetch_add(1, Ordering::SeqCst))
-                {
-                    if let Some(why) = check(interims, last, apart, post, tls) {
-                        broken.lock().unwrap().push(why);
-                    }
-                }
-            });
-        }
+    let broken = judged_four_at_a_time(&all, |&(interims, last, apart, post, tls)| {
+        Vec::from_iter(check(interims, last, apart, post, tls))
     });
-    let broken = broken.into_inner().unwrap();
     assert!(
         broken.is_empty(),
         "{} of {} combinations failed; the first:\n{}",

@@ -6,7 +6,7 @@
 use crate::common::*;
 use crate::state_redis::Backend;
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `-w`'s line: the key the run sent, after the body.
 const KEY_OUT: &str = "\n%{idempotency_key}\n";
@@ -41,15 +41,6 @@ fn key_of(out: &std::process::Output) -> String {
     key
 }
 
-/// Waits until the server has seen `n` requests.
-fn wait_for(s: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(20);
-    while s.requests().len() < n {
-        assert!(Instant::now() < until, "the server saw {:?}", s.requests());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Run A sends the job with key K1 and gets its answer late; meanwhile run B starts the job
 /// afresh (`--idempotency-key new`, key K2) and its outcome is unknown (its attempt times
 /// out). A's final answer must retire K1, the key A sent, and not K2: B's request may have
@@ -72,7 +63,7 @@ fn a_final_answer_retires_only_the_key_it_was_sent_with(b: &Backend) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run A starts");
-    wait_for(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(20));
     let (b_run, _) = run(&job_args(&b.state(), "new", &url, &["-m", "1"])
         .iter()
         .map(String::as_str)
@@ -226,9 +217,8 @@ fn a_target_dropped_at_the_files_bound_with_a_kept_key_is_said() {
 /// a refusal of the store (7) that the read it cut short looked like.
 #[test]
 fn a_signal_while_the_store_is_asked_ends_the_run_as_the_signal() {
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    let port = silent.local_addr().expect("its address").port();
-    let held = std::thread::spawn(move || silent.incoming().take(4).collect::<Vec<_>>());
+    let silent = crate::silent::Silent::start();
+    let port = silent.port;
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let state = format!("redis://127.0.0.1:{port}");
     let mut args = job_args(&state, "auto", &s.url("/"), &["--state-timeout", "5s"]);
@@ -246,5 +236,5 @@ fn a_signal_while_the_store_is_asked_ends_the_run_as_the_signal() {
     let out = child.wait_with_output().expect("the run ends");
     assert_eq!(code(&out), 143, "{}", stderr(&out));
     assert!(s.requests().is_empty());
-    drop(held);
+    drop(silent);
 }

@@ -9,7 +9,7 @@
 use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 const LEN: usize = 100_000;
 const CUT: usize = 40_000;
@@ -29,15 +29,6 @@ fn resource(validator: &str, cut_after: Option<usize>) -> Step {
     }
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().expect("a UTF-8 path")
 }
@@ -54,14 +45,6 @@ fn client(args: &[&str]) -> std::process::Command {
     let mut cmd = std_command();
     cmd.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
     cmd
-}
-
-fn wait_for_requests(srv: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while srv.requests().len() < n {
-        assert!(Instant::now() < until, "{n} requests did not arrive");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +95,7 @@ fn first_run(srv: &Server, url: &str, file: &Path, ending: Ending) -> (String, i
     args.push(url);
     let child = client(&args).spawn().expect("spawn");
     if let Ending::Sigterm = ending {
-        wait_for_requests(srv, 2);
+        srv.wait_for_requests(2, Duration::from_secs(30));
         // The 20,000 bytes are read well before this (a loopback read of milliseconds).
         std::thread::sleep(Duration::from_millis(1500));
         // SAFETY: kill only sends a signal to the child this test spawned.
@@ -141,7 +124,7 @@ fn a_cut_download_survives_to_the_next_run_for_every_ending_and_validator() {
             };
             assert!(want, "{case}: exit {rc}: {err}");
             assert_eq!(
-                names(dir.path()),
+                names_in(dir.path()),
                 [
                     ".big.bin.retry-http-partial",
                     ".big.bin.retry-http-partial.info",
@@ -172,7 +155,12 @@ fn a_cut_download_survives_to_the_next_run_for_every_ending_and_validator() {
             assert_eq!(reqs.len(), 1, "{case}");
             assert_eq!(reqs[0].header("range"), Some(&*format!("bytes={kept}-")));
             assert_eq!(reqs[0].header("if-range"), Some(validator), "{case}");
-            assert_eq!(names(dir.path()), ["big.bin"], "{case}: {}", stderr(&out));
+            assert_eq!(
+                names_in(dir.path()),
+                ["big.bin"],
+                "{case}: {}",
+                stderr(&out)
+            );
             pairs += 1;
         }
     }
@@ -214,7 +202,7 @@ fn a_changed_validator_starts_over_with_a_warning() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -232,7 +220,7 @@ fn another_url_s_leftover_is_not_used() {
     assert_eq!(srv.requests()[n].header("range"), None);
     assert!(stderr(&out).contains("another URL"), "{}", stderr(&out));
     assert!(std::fs::read(&file).unwrap() == body());
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -261,7 +249,7 @@ fn a_leftover_older_than_a_day_is_removed() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(names(dir.path()), ["big.bin"]);
+    assert_eq!(names_in(dir.path()), ["big.bin"]);
 }
 
 #[test]
@@ -280,7 +268,7 @@ fn a_leftover_another_run_has_taken_is_not_shared() {
     let a = client(&["-C", "-", "-o", s(&file), "--attempts", "1", &url])
         .spawn()
         .unwrap();
-    wait_for_requests(&srv, n + 1);
+    srv.wait_for_requests(n + 1, Duration::from_secs(30));
     // Run B starts meanwhile: it downloads from the first byte.
     let (out, _) = run_fast(&["-C", "-", "-o", s(&file)], &url);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -309,5 +297,5 @@ fn without_continue_at_nothing_is_left() {
     let (out, _) = run_fast(&["-o", s(&file), "--attempts", "2"], &srv.url("/f"));
     assert_ne!(code(&out), 0);
     assert_eq!(std::fs::read(&file).unwrap(), OLD);
-    assert_eq!(names(dir.path()), ["big.bin"], "{}", stderr(&out));
+    assert_eq!(names_in(dir.path()), ["big.bin"], "{}", stderr(&out));
 }

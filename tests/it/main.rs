@@ -6,6 +6,11 @@ mod common;
 #[allow(dead_code)]
 #[path = "../support/scripted.rs"]
 mod scripted;
+#[path = "../support/silent.rs"]
+mod silent;
+#[allow(dead_code)]
+#[path = "../support/tls.rs"]
+mod tls_support;
 
 mod batch;
 mod batch_hostile;

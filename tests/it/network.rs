@@ -5,8 +5,8 @@
 //! bound a slow transfer.
 
 use crate::common::*;
+use crate::tls_support::{self, Ca};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -91,107 +91,17 @@ fn connect_to_moves_the_connection_and_keeps_the_name() {
     assert_eq!(reqs[1].header("host"), Some("b.test:81"));
 }
 
-/// A CA, and a certificate it signs for `names` (the key as PEM too).
-struct Pki {
-    ca_pem: String,
-    ca: rcgen::Issuer<'static, rcgen::KeyPair>,
-    ca_der: rustls::pki_types::CertificateDer<'static>,
-}
-
-impl Pki {
-    fn new() -> Pki {
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.self_signed(&key).unwrap();
-        Pki {
-            ca_pem: cert.pem(),
-            ca_der: cert.der().clone(),
-            ca: rcgen::Issuer::new(params, key),
-        }
-    }
-
-    /// A certificate for `names` and its key: (cert PEM, key PEM, cert DER, key DER).
-    fn issue(
-        &self,
-        names: &[&str],
-    ) -> (
-        String,
-        String,
-        rustls::pki_types::CertificateDer<'static>,
-        Vec<u8>,
-    ) {
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let params = rcgen::CertificateParams::new(names).unwrap();
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &self.ca).unwrap();
-        (
-            cert.pem(),
-            key.serialize_pem(),
-            cert.der().clone(),
-            key.serialize_der(),
-        )
-    }
-}
-
-/// A TLS server on loopback for `names`, signed by `pki`; demanding a client certificate
+/// A TLS server on loopback for `names`, signed by `ca`; demanding a client certificate
 /// signed by it when `mutual`. Each answer's body is the request's Host header.
-fn tls_server(pki: &Pki, names: &[&str], mutual: bool) -> u16 {
-    let (_, _, der, key) = pki.issue(names);
-    let key = rustls::pki_types::PrivateKeyDer::try_from(key).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .unwrap();
-    let builder = if mutual {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(pki.ca_der.clone()).unwrap();
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(roots.into(), provider)
-                .build()
-                .unwrap();
-        builder.with_client_cert_verifier(verifier)
-    } else {
-        builder.with_no_client_auth()
-    };
-    let config = Arc::new(builder.with_single_cert(vec![der], key).unwrap());
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                let host = read_head(&mut tls);
-                let _ = write!(
-                    tls,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{host}",
-                    host.len()
-                );
-                let _ = tls.flush();
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
+fn tls_server(ca: &Ca, names: &[&str], mutual: bool) -> u16 {
+    let cert = ca.issue(names);
+    let config = tls_support::config(&cert, &[], mutual.then_some(&ca.der));
+    let (port, _) = tls_support::serve(config, |tls| {
+        let head = tls_support::read_head(tls);
+        let host = tls_support::header_of(&head, "host").unwrap_or("");
+        tls_support::answer(tls, "", host.as_bytes());
     });
     port
-}
-
-/// Reads a request head; returns its Host header.
-fn read_head(stream: &mut impl Read) -> String {
-    let mut reader = BufReader::new(stream);
-    let mut line = String::new();
-    let mut host = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-        if let Some(h) = line.strip_prefix("host: ").or(line.strip_prefix("Host: ")) {
-            host = h.trim().to_string();
-        }
-        line.clear();
-    }
-    host
 }
 
 fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -202,10 +112,10 @@ fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn tls_verifies_the_url_s_name_wherever_the_connection_goes() {
-    let pki = Pki::new();
+    let pki = Ca::new();
     let port = tls_server(&pki, &["example.test"], false);
     let dir = tempfile::tempdir().unwrap();
-    let ca = write_file(dir.path(), "ca.pem", &pki.ca_pem);
+    let ca = write_file(dir.path(), "ca.pem", &pki.pem);
     let ca = ca.to_str().unwrap();
     let entry = format!("example.test:{port}:127.0.0.1");
     let url = format!("https://example.test:{port}/");
@@ -237,13 +147,14 @@ fn tls_verifies_the_url_s_name_wherever_the_connection_goes() {
 
 #[test]
 fn a_client_certificate_opens_a_server_that_demands_one() {
-    let pki = Pki::new();
+    let pki = Ca::new();
     let port = tls_server(&pki, &["localhost"], true);
     let url = format!("https://localhost:{port}/");
     let dir = tempfile::tempdir().unwrap();
-    let ca = write_file(dir.path(), "ca.pem", &pki.ca_pem);
+    let ca = write_file(dir.path(), "ca.pem", &pki.pem);
     let ca = ca.to_str().unwrap();
-    let (cert, key, _, _) = pki.issue(&["client"]);
+    let client = pki.issue(&["client"]);
+    let (cert, key) = (client.pem, client.key_pem);
     let cert_file = write_file(dir.path(), "client.pem", &cert);
     let key_file = write_file(dir.path(), "client.key", &key);
     let both = write_file(dir.path(), "both.pem", &format!("{cert}{key}"));
@@ -278,8 +189,8 @@ fn a_client_certificate_opens_a_server_that_demands_one() {
 #[test]
 fn client_certificate_input_that_cannot_be_used_is_a_usage_error() {
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
-    let pki = Pki::new();
-    let (cert, _, _, _) = pki.issue(&["client"]);
+    let pki = Ca::new();
+    let cert = pki.issue(&["client"]).pem;
     let dir = tempfile::tempdir().unwrap();
     let cert_only = write_file(dir.path(), "c.pem", &cert);
     let encrypted = write_file(

@@ -15,11 +15,9 @@
 
 use crate::common::*;
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::{Arc, Mutex};
 
 /// The deliberate differences from curl 7.88 this test records: a key a case names, what
 /// differs, and why. docs/curl.md's "Deliberate differences from curl" lists the same.
@@ -190,114 +188,24 @@ fn files_under(dir: &Path, base: &Path, inputs: &[&str], into: &mut BTreeMap<Str
     }
 }
 
-/// A recording server on `[::1]` for the IPv6 literal URLs: each request answered
-/// `200 v6`, `Connection: close` (the scripted server listens on 127.0.0.1 only).
-struct V6Server {
-    port: u16,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl V6Server {
-    /// `None` when this machine has no IPv6 loopback.
-    fn start() -> Option<V6Server> {
-        let listener = TcpListener::bind("[::1]:0").ok()?;
-        let port = listener.local_addr().ok()?.port();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let record = requests.clone();
-        // The thread waits in accept until the test binary ends.
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let record = record.clone();
-                std::thread::spawn(move || {
-                    if let Ok(rec) = v6_request(&conn) {
-                        if let Ok(mut all) = record.lock() {
-                            all.push(rec);
-                        }
-                        let mut w = &conn;
-                        let _ = w.write_all(
-                            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nv6\n",
-                        );
-                    }
-                });
-            }
-        });
-        Some(V6Server { port, requests })
-    }
-}
-
-/// One request read from `conn`: its head and a Content-Length body.
-fn v6_request(conn: &TcpStream) -> std::io::Result<Recorded> {
-    let mut r = BufReader::new(conn);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let target = parts.next().unwrap_or("").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 || h.trim_end().is_empty() {
-            break;
-        }
-        if let Some((n, v)) = h.trim_end().split_once(':') {
-            headers.push((n.trim().to_string(), v.trim().to_string()));
-        }
-    }
-    let len = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body)?;
-    Ok(Recorded {
-        method,
-        target,
-        headers,
-        body,
-        at: std::time::Instant::now(),
-    })
-}
-
-/// The server a case's run talks to.
-enum Listening {
-    V4(Server),
-    V6(V6Server),
-}
-
-impl Listening {
-    fn port(&self) -> u16 {
-        match self {
-            Listening::V4(s) => s
-                .url("")
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .expect("a port"),
-            Listening::V6(s) => s.port,
-        }
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        match self {
-            Listening::V4(s) => s.requests(),
-            Listening::V6(s) => s.requests.lock().map(|r| r.clone()).unwrap_or_default(),
-        }
-    }
-}
-
 /// Whether a case speaks to `[::1]`.
 fn on_v6(case: &Case) -> bool {
     case.args.iter().any(|a| a.contains("[::1]"))
 }
 
 fn run_tool(case: &Case, curl: bool) -> Ran {
+    // The IPv6 literal URLs: each request answered `200 v6`.
     let server = if on_v6(case) {
-        Listening::V6(V6Server::start().expect("an IPv6 loopback"))
+        Server::start_v6(vec![Step::status(200, "v6\n")]).expect("an IPv6 loopback")
     } else {
-        Listening::V4(Server::start(case.script.clone()).expect("server starts"))
+        Server::start(case.script.clone()).expect("server starts")
     };
-    let port = server.port();
+    let port: u16 = server
+        .url("")
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port");
     let dir = tempfile::tempdir().expect("tempdir");
     let base: PathBuf = dir.path().to_path_buf();
     std::fs::create_dir(base.join("out")).expect("out folder");

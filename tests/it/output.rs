@@ -374,13 +374,6 @@ fn an_unusable_tmpdir_is_refused_before_anything_is_sent() {
 /// A $TMPDIR where nothing can be made, as in a `FROM scratch` image with no /tmp.
 const NO_TMPDIR: &str = "/nonexistent/retry-http-test";
 
-fn gzip(data: &[u8]) -> Vec<u8> {
-    use std::io::Write;
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(data).unwrap();
-    gz.finish().unwrap()
-}
-
 /// A small body to stdout is held in memory: a GET needs no temporary folder, after a
 /// failed attempt too, and neither do `-i`, `-D -`, `-w`, `--compressed`, `--until-body`
 /// (the body read back before it is written) nor `-o /dev/null` with a condition. stdout

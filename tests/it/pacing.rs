@@ -7,18 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A step answering `status` with these headers.
 fn answer(status: u16, headers: &[(&str, &str)]) -> Step {
-    Step::Respond {
-        status,
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        body: if status == 200 {
-            b"ok".to_vec()
-        } else {
-            Vec::new()
-        },
-    }
+    let body: &[u8] = if status == 200 { b"ok" } else { b"" };
+    Step::with_headers(status, headers, body)
 }
 
 /// Lines of the text log that contain `what`.

@@ -4,20 +4,12 @@
 //! scripted server, which answers each poll as a service on its way up would.
 
 use crate::common::*;
-use std::io::Write;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A response with extra headers.
 fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> Step {
-    Step::Respond {
-        status,
-        headers: headers
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        body: body.as_bytes().to_vec(),
-    }
+    Step::with_headers(status, headers, body.as_bytes())
 }
 
 /// Runs `args` (then the fast retry flags and the server's URL) against a server playing
@@ -49,21 +41,6 @@ fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The names in a folder, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("the folder reads")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).expect("the state file reads"))
         .expect("the state file is JSON")
@@ -76,23 +53,6 @@ fn only_target(state: &serde_json::Value) -> serde_json::Value {
     targets.values().next().expect("a target").clone()
 }
 
-/// The successes (`column` 1) or retries (2) counted in a target's budget buckets.
-fn counted(target: &serde_json::Value, column: usize) -> u64 {
-    target["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
-/// A gzip stream of `text`.
-fn gzip(text: &str) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(text.as_bytes()).expect("gzip writes");
-    gz.finish().expect("gzip finishes")
-}
-
 /// Spawns the binary with `args`, stdout and stderr piped.
 fn spawn(args: &[&str]) -> std::process::Child {
     std_command()
@@ -102,15 +62,6 @@ fn spawn(args: &[&str]) -> std::process::Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary starts")
-}
-
-/// Waits until `server` has seen `n` requests (at most 10 s).
-fn wait_for_requests(server: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while server.requests().len() < n {
-        assert!(Instant::now() < until, "the server never saw {n} requests");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 // 1. A JSON status that turns green; an unlimited readiness wait.
@@ -641,7 +592,7 @@ fn a_last_attempt_without_an_answer_keeps_exit_4_or_5() {
         args.extend(flags);
         args.push(&url);
         let child = spawn(&args);
-        wait_for_requests(&s, 1);
+        s.wait_for_requests(1, Duration::from_secs(10));
         drop(s);
         let out = child.wait_with_output().expect("binary ends");
         assert_eq!(code(&out), want, "{flags:?}: {}", stderr(&out));
@@ -724,7 +675,11 @@ fn an_output_file_is_replaced_only_by_the_ready_body() {
         r#"{"status":"green"}"#
     );
     assert!(out.stdout.is_empty());
-    assert_eq!(names(dir.path()), ["health.json"], "a temporary file left");
+    assert_eq!(
+        names_in(dir.path()),
+        ["health.json"],
+        "a temporary file left"
+    );
 }
 
 #[test]
@@ -740,7 +695,11 @@ fn a_run_that_ends_not_ready_leaves_the_output_file_untouched() {
     assert_eq!(code(&out), 8, "{}", stderr(&out));
     assert_eq!(reqs.len(), 3);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "previous");
-    assert_eq!(names(dir.path()), ["health.json"], "a temporary file left");
+    assert_eq!(
+        names_in(dir.path()),
+        ["health.json"],
+        "a temporary file left"
+    );
     // A new file is not created either.
     let fresh = dir.path().join("new.json");
     let (out, _) = poll(
@@ -755,7 +714,7 @@ fn a_run_that_ends_not_ready_leaves_the_output_file_untouched() {
         vec![Step::status(404, "no route")],
     );
     assert_eq!(code(&out), 8, "{}", stderr(&out));
-    assert_eq!(names(dir.path()), ["health.json"]);
+    assert_eq!(names_in(dir.path()), ["health.json"]);
 }
 
 #[test]
@@ -814,7 +773,7 @@ fn fail_with_body_writes_the_last_not_ready_body_on_exit_8() {
     );
     assert_eq!(code(&out), 8, "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&path).expect("read"), "two");
-    assert_eq!(names(dir.path()), ["out"]);
+    assert_eq!(names_in(dir.path()), ["out"]);
 }
 
 #[test]
@@ -955,7 +914,7 @@ fn poll_while_another_run_is_told_to_wait(log: &[&str]) -> (Output, Vec<Recorded
     args.extend(log);
     args.push(&ready);
     let poller = spawn(&args);
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     let (other, _) = run(&[
         "--state",
         f,
@@ -1002,7 +961,7 @@ fn a_compressed_answer_is_checked_decoded() {
     let gz = |text: &str| Step::Respond {
         status: 200,
         headers: vec![("Content-Encoding".into(), "gzip".into())],
-        body: gzip(text),
+        body: gzip(text.as_bytes()),
     };
     let steps = vec![gz(r#"{"status":"starting"}"#), gz(r#"{"status":"green"}"#)];
     let (out, reqs) = poll(

@@ -85,20 +85,11 @@ fn send(child: &std::process::Child, sig: i32) {
     assert_eq!(rc, 0);
 }
 
-/// Waits for the first request to arrive, so the signal lands where the test means it to.
-fn wait_for_requests(s: &Server, n: usize) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while s.requests().len() < n {
-        assert!(Instant::now() < until, "the client never sent its request");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 #[test]
 fn sigint_during_a_wait_exits_130_at_once() {
     let s = Server::start(vec![Step::with_header(503, "Retry-After", "30")]).unwrap();
     let mut child = spawn(&[&s.url("/")]);
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(200));
     let t = Instant::now();
     send(&child, libc::SIGINT);
@@ -118,7 +109,7 @@ fn sigterm_during_a_transfer_exits_143_and_removes_the_temp_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.bin");
     let mut child = spawn(&["-o", path.to_str().unwrap(), &s.url("/")]);
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     send(&child, libc::SIGTERM);
@@ -145,7 +136,7 @@ fn a_run_blocked_on_its_output_ends_on_sigint_with_one_summary() {
         .spawn()
         .expect("spawn");
     let _unread = child.stdout.take();
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     std::thread::sleep(Duration::from_millis(500));
     let sent = Instant::now();
     send(&child, libc::SIGINT);
@@ -177,7 +168,7 @@ fn every_handled_signal_mid_body_exits_at_once_and_leaves_no_temp_file() {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
-        wait_for_requests(&s, 1);
+        s.wait_for_requests(1, Duration::from_secs(10));
         wait_for_part_file(dir.path());
         std::thread::sleep(Duration::from_millis(200));
         let t = Instant::now();
@@ -212,7 +203,7 @@ fn a_signal_ignored_at_start_stays_ignored() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn");
-    wait_for_requests(&s, 1);
+    s.wait_for_requests(1, Duration::from_secs(10));
     wait_for_part_file(dir.path());
     send(&child, libc::SIGHUP);
     std::thread::sleep(Duration::from_millis(800));

@@ -169,7 +169,7 @@ fn o_is_written_whole_or_not_at_all() {
 /// not retried), fetched with it.
 #[test]
 fn https_trusts_the_certificate_that_cacert_names() {
-    let s = crate::tls::tls_server();
+    let s = crate::tls_support::tls_server("localhost", b"secure", "");
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, &s.cert_pem).unwrap();

@@ -146,21 +146,6 @@ fn make(kind: Kind, path: &Path) {
     }
 }
 
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("the folder reads")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// A PEM certificate (without its key) in `dir`, for `--cert` beside `--key`.
 fn certificate(dir: &Path) -> PathBuf {
     let c = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("a cert");
@@ -175,7 +160,7 @@ fn check(option: &PathOption, kind: Kind) -> Option<String> {
     let path = dir.path().join("special");
     make(kind, &path);
     let cert = certificate(dir.path());
-    let before = listing(dir.path());
+    let before = names_in(dir.path());
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let mut args = (option.args)(path.to_str().expect("utf-8"), &cert);
     args.extend(["--deadline", "2s", "--attempts", "1"].map(String::from));
@@ -194,8 +179,8 @@ fn check(option: &PathOption, kind: Kind) -> Option<String> {
         format!("{sent} requests sent")
     } else if took > Duration::from_secs(12) {
         format!("took {took:?} with a deadline of 2s")
-    } else if listing(dir.path()) != before {
-        format!("left {:?} (was {before:?})", listing(dir.path()))
+    } else if names_in(dir.path()) != before {
+        format!("left {:?} (was {before:?})", names_in(dir.path()))
     } else if code(&out) == 5 && sent == 0 && !err.is_empty() && !err.contains("being read") {
         // (The watchdog gives its last line a few milliseconds to be written before it
         // ends the process: on a loaded machine the line may be lost, never the exit.)

@@ -21,28 +21,8 @@ fn only_target(state: &serde_json::Value) -> serde_json::Value {
         .clone()
 }
 
-/// The successes (`column` 1) or retries (2) counted in a target's budget buckets.
-fn counted(target: &serde_json::Value, column: usize) -> u64 {
-    target["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
 fn read_state(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The names in a folder, sorted.
-fn names(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
 }
 
 fn now_ms() -> u64 {
@@ -62,7 +42,7 @@ const LEGACY: &str = "{\n  \"targets\": {\n    \"http://127.0.0.1:1\": {\n      
 fn assert_left_untouched(state: &std::path::Path, real: &std::path::Path, url: &str, why: &str) {
     let before = std::fs::read(real).unwrap();
     let folder = real.parent().unwrap();
-    let listing = names(folder);
+    let listing = names_in(folder);
     let (out, _) = run(&["--state", state.to_str().unwrap(), url]);
     assert_eq!(code(&out), 0, "the request still runs: {}", stderr(&out));
     let w = warnings(&out);
@@ -75,7 +55,7 @@ fn assert_left_untouched(state: &std::path::Path, real: &std::path::Path, url: &
         w[0]
     );
     assert_eq!(std::fs::read(real).unwrap(), before, "the file was changed");
-    assert_eq!(names(folder), listing, "something was created beside it");
+    assert_eq!(names_in(folder), listing, "something was created beside it");
 }
 
 #[test]
@@ -532,7 +512,7 @@ fn through_a_link_the_target_is_judged_and_left_untouched() {
             .is_symlink()
     );
     assert_eq!(
-        names(dir.path()),
+        names_in(dir.path()),
         ["state.json"],
         "no lock beside the link either"
     );
@@ -736,7 +716,7 @@ fn a_big_file_is_not_read_whole() {
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(stderr(&out).contains("left untouched"), "{}", stderr(&out));
     assert_eq!(std::fs::metadata(&big).unwrap().len(), 64 << 30);
-    assert_eq!(names(dir.path()), ["disk.img"]);
+    assert_eq!(names_in(dir.path()), ["disk.img"]);
     std::fs::remove_file(&big).unwrap();
     // Files of ours past the 4 MiB read: one of this version, one of 0.1.0 (as the 38 MB
     // files it could grow to), replaced with a warning.
@@ -889,7 +869,7 @@ impl Special {
 fn snapshot(path: &std::path::Path) -> (std::fs::FileType, Vec<String>) {
     (
         std::fs::symlink_metadata(path).unwrap().file_type(),
-        names(path.parent().unwrap()),
+        names_in(path.parent().unwrap()),
     )
 }
 
@@ -916,7 +896,7 @@ fn special_files_at_the_state_and_lock_paths_never_hang() {
                 continue;
             };
             let before = snapshot(odd);
-            let elsewhere_before = names(elsewhere.path());
+            let elsewhere_before = names_in(elsewhere.path());
             let s = Server::start(vec![Step::status(200, "ok"), Step::status(200, "ok")]).unwrap();
             let url = s.url("/");
             let (out, took) = run(&["--state", state.to_str().unwrap(), "--deadline", "5s", &url]);
@@ -986,7 +966,7 @@ fn special_files_at_the_state_and_lock_paths_never_hang() {
                 "{what}: changed, or something made beside it"
             );
             assert_eq!(
-                names(elsewhere.path()),
+                names_in(elsewhere.path()),
                 elsewhere_before,
                 "{what}: made elsewhere"
             );
@@ -1081,7 +1061,7 @@ fn stale_temporary_files_beside_the_state_file_are_collected() {
     let mut expected: Vec<String> = kept.iter().map(|n| n.to_string()).collect();
     expected.extend(["state.json".into(), "state.json.lock".into()]);
     expected.sort();
-    assert_eq!(names(dir.path()), expected);
+    assert_eq!(names_in(dir.path()), expected);
 }
 
 /// A run killed (SIGKILL) between writing its temporary file and renaming it over the state
@@ -1106,7 +1086,7 @@ fn a_run_killed_while_writing_leaves_a_file_the_next_run_collects() {
         .spawn()
         .expect("strace must be installed (Debian package strace)");
     let temps = |dir: &std::path::Path| -> Vec<String> {
-        names(dir)
+        names_in(dir)
             .into_iter()
             .filter(|n| n.starts_with(".retry-http-state") && n.len() == 23)
             .collect()
@@ -1120,7 +1100,7 @@ fn a_run_killed_while_writing_leaves_a_file_the_next_run_collects() {
         left.len(),
         1,
         "the run got to its rename: {:?}",
-        names(dir.path())
+        names_in(dir.path())
     );
     // The traced run is strace's child.
     let children =
@@ -1147,6 +1127,6 @@ fn a_run_killed_while_writing_leaves_a_file_the_next_run_collects() {
     let (out, _) = run(&["--state", st, &url]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(warnings(&out).is_empty(), "{}", stderr(&out));
-    assert!(temps(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    assert!(temps(dir.path()).is_empty(), "{:?}", names_in(dir.path()));
     assert_eq!(counted(&only_target(&read_state(&state)), 1), 2);
 }

@@ -73,15 +73,6 @@ fn record_on(cluster: &RedisCluster, port: u16, target: &str) -> Value {
     v["target"].clone()
 }
 
-/// The successes counted in a record's budget buckets.
-fn successes(record: &Value) -> u64 {
-    let buckets = record["budget"].as_array().expect("a budget");
-    buckets
-        .iter()
-        .map(|b| b[1].as_u64().expect("a count"))
-        .sum()
-}
-
 /// Asserts that a run succeeded without a word about the store.
 fn assert_quiet_success(out: &Output) {
     assert_eq!(code(out), 0, "{}", stderr(out));
@@ -102,7 +93,7 @@ fn runs_record_on_the_node_that_owns_the_slot() {
     }
     let owner = cluster.owner_of(&key(&target));
     let record = record_on(&cluster, owner, &target);
-    assert_eq!(successes(&record), 3, "{record}");
+    assert_eq!(counted(&record, 1), 3, "{record}");
     for other in cluster.primaries().into_iter().filter(|p| *p != owner) {
         let said = cluster.get(other, &key(&target));
         assert!(said.contains("MOVED"), "only the owner holds it: {said}");
@@ -131,7 +122,7 @@ fn a_seed_that_is_not_the_owner_redirects_the_run() {
         let (out, _) = run_cached(cache.path(), &["--state", &state, &url]);
         assert_quiet_success(&out);
     }
-    assert_eq!(successes(&record_on(&cluster, owner, &target)), 2);
+    assert_eq!(counted(&record_on(&cluster, owner, &target), 1), 2);
     let folder = cache.path().join("retry-http");
     let files = std::fs::read_dir(&folder).expect("the cache folder was made");
     let texts: Vec<String> = files
@@ -153,15 +144,14 @@ fn a_dead_first_seed_gives_way_to_the_next() {
     let cache = tempfile::tempdir().expect("a temporary folder");
     let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
     let (url, target) = (s.url("/"), s.url(""));
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr());
-    let closed = closed.expect("a port").port();
+    let closed = closed_port();
     let state = format!("redis+cluster://127.0.0.1:{closed},{}", cluster.seeds());
     let args = ["--state", &state, "--state-timeout", STORE_TIMEOUT, &url];
     let (out, took) = run_cached(cache.path(), &args);
     assert_quiet_success(&out);
     assert!(took < WITHIN, "{took:?}");
     let owner = cluster.owner_of(&key(&target));
-    assert_eq!(successes(&record_on(&cluster, owner, &target)), 1);
+    assert_eq!(counted(&record_on(&cluster, owner, &target), 1), 1);
 }
 
 /// Runs `n` runs at once with `policy` while the store cannot serve the target: each ends
@@ -226,7 +216,7 @@ fn a_primary_killed_mid_fleet_costs_no_run_more_than_its_bound() {
     }
     let record = record_on(&cluster, promoted, &target);
     assert!(
-        successes(&record) >= 4,
+        counted(&record, 1) >= 4,
         "the new primary keeps records: {record}"
     );
 }
@@ -259,7 +249,7 @@ fn a_hundred_and_twenty_eight_runs_are_counted_exactly_on_a_cluster() {
         }
     }
     let owner = cluster.owner_of(&key(&target));
-    let recorded = successes(&record_on(&cluster, owner, &target));
+    let recorded = counted(&record_on(&cluster, owner, &target), 1);
     assert!(
         (quiet..=quiet + late).contains(&recorded),
         "{recorded} successes recorded, {quiet} runs did not warn, {late} wrote late"

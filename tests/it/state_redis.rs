@@ -5,6 +5,7 @@
 //! within the store timeout with one warning.
 
 use crate::common::*;
+use crate::silent::Silent;
 use serde_json::Value;
 use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -83,16 +84,6 @@ fn target_of(s: &Server) -> String {
     s.url("")
 }
 
-/// The successes (`column` 1) or retries (2) counted in a record's budget buckets.
-fn counted(record: &Value, column: usize) -> u64 {
-    record["budget"]
-        .as_array()
-        .expect("a budget")
-        .iter()
-        .map(|b| b[column].as_u64().expect("a count"))
-        .sum()
-}
-
 /// Runs the binary `n` times at once (each on a thread of its own, released together).
 fn run_many(n: usize, args: &[&str]) -> Vec<Output> {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
@@ -117,12 +108,6 @@ fn codes(outs: &[Output]) -> Vec<i32> {
     let mut v: Vec<i32> = outs.iter().map(code).collect();
     v.sort();
     v
-}
-
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
 }
 
 /// A 200 whose status line comes at once and the rest `pause` later: a slow success.
@@ -561,44 +546,10 @@ fn a_refused_connection() {
     assert_eq!(s.requests().len(), 2);
 }
 
-/// A port that accepts connections and never answers on them.
-struct BlackHole {
-    port: u16,
-    stop: Arc<AtomicBool>,
-}
-
-impl BlackHole {
-    fn start() -> BlackHole {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopping = stop.clone();
-        std::thread::spawn(move || {
-            let mut held = Vec::new();
-            for conn in listener.incoming() {
-                if stopping.load(Ordering::SeqCst) {
-                    break;
-                }
-                held.extend(conn.ok());
-            }
-        });
-        BlackHole { port, stop }
-    }
-}
-
-impl Drop for BlackHole {
-    /// Stops accepting (and drops what was accepted): the flag, then a connection to wake
-    /// the accept loop.
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
-    }
-}
-
 #[test]
 fn a_black_holed_port() {
     let s = healthy();
-    let hole = BlackHole::start();
+    let hole = Silent::start();
     let port = hole.port;
     // With a password the connection's AUTH gets no answer; without one, the first read.
     let state = format!("redis://u:{SECRET}@127.0.0.1:{port}");
@@ -1305,19 +1256,6 @@ fn run_in(dir: &std::path::Path, state: &str, by_env: bool, url: &str) -> Output
     cmd.arg(url).output().expect("binary runs")
 }
 
-/// What `dir` holds, by name.
-fn entries(dir: &std::path::Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .expect("read the folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect()
-}
-
 /// A Redis URL mistyped is a usage error in one line, never a state file named after it
 /// (password and all) in the current folder; a URL with a space before it is a URL, and
 /// `redis://SECRET@HOST` holds a password: neither is ever printed.
@@ -1345,7 +1283,7 @@ fn a_mistyped_store_url_is_refused_and_its_password_never_shown() {
             if by_env {
                 assert!(err.ends_with("(set by $RETRY_HTTP_STATE)\n"), "{err}");
             }
-            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state}");
+            assert_eq!(names_in(dir.path()), Vec::<String>::new(), "{state}");
         }
     }
     assert!(s.requests().is_empty(), "a usage error sent a request");
@@ -1377,7 +1315,7 @@ fn a_mistyped_store_url_is_refused_and_its_password_never_shown() {
                 !err.contains(SECRET) && !body.contains(SECRET),
                 "{err}{body}"
             );
-            assert_eq!(entries(dir.path()), Vec::<String>::new(), "{state:?}");
+            assert_eq!(names_in(dir.path()), Vec::<String>::new(), "{state:?}");
             assert_eq!(s.requests().len(), sent + 1, "{state:?}: served");
         }
     }
@@ -1416,7 +1354,7 @@ fn a_bad_state_variable_is_named() {
         err.contains("--state-timeout") && err.contains("$RETRY_HTTP_STATE_TIMEOUT"),
         "{err}"
     );
-    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    assert_eq!(names_in(dir.path()), Vec::<String>::new());
     assert!(s.requests().is_empty(), "a usage error sent a request");
 }
 
@@ -1643,21 +1581,6 @@ fn a_store_that_answers_without_end_is_read_up_to_a_bound() {
         let sent = flood.sent.load(Ordering::SeqCst);
         assert!(sent < 64 << 20, "{name}: {} MiB were read", sent >> 20);
     }
-}
-
-/// The names in a folder, sorted.
-fn names_in(dir: &std::path::Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("a folder")
-        .map(|e| {
-            e.expect("an entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// A real key of 32 MiB under the prefix, where a record would be: the server measures it

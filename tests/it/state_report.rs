@@ -5,12 +5,6 @@
 use crate::common::*;
 use serde_json::Value;
 
-/// A loopback port with nothing listening on it.
-fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
 /// The lines of stderr that are warnings about the store, in text or JSON.
 fn store_warnings(err: &str) -> Vec<String> {
     err.lines()

@@ -3,93 +3,16 @@
 //! certificate made for the test.
 
 use crate::common::*;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-pub(crate) struct TlsServer {
-    pub(crate) url: String,
-    pub(crate) cert_pem: String,
-    handshakes: Arc<AtomicUsize>,
-}
-
-pub(crate) fn tls_server() -> TlsServer {
-    tls_server_with(b"secure".to_vec(), String::new())
-}
-
-/// A TLS server whose every answer is 200 with `body`, and `extra` (header lines, each
-/// ending in CRLF) in its head.
-fn tls_server_with(body: Vec<u8>, extra: String) -> TlsServer {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let cert_pem = cert.cert.pem();
-    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .unwrap();
-    let (port, handshakes) = serve_tls(config, body, extra);
-    TlsServer {
-        url: format!("https://localhost:{port}/"),
-        cert_pem,
-        handshakes,
-    }
-}
-
-/// Serves `config` on a loopback port: each connection's request is read, then answered
-/// 200 with `body`. Returns the port and a count of connections.
-fn serve_tls(
-    config: rustls::ServerConfig,
-    body: Vec<u8>,
-    extra: String,
-) -> (u16, Arc<AtomicUsize>) {
-    let config = Arc::new(config);
-    let body = Arc::new(body);
-    let extra = Arc::new(extra);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let handshakes = Arc::new(AtomicUsize::new(0));
-    let count = handshakes.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            count.fetch_add(1, Ordering::SeqCst);
-            let config = config.clone();
-            let body = body.clone();
-            let extra = extra.clone();
-            std::thread::spawn(move || {
-                let Ok(conn) = rustls::ServerConnection::new(config) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                let mut reader = BufReader::new(&mut tls);
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
-                    body.len()
-                );
-                let _ = tls.write_all(head.as_bytes());
-                let _ = tls.write_all(&body);
-                let _ = tls.flush();
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            });
-        }
-    });
-    (port, handshakes)
-}
+use crate::tls_support::{answer, config, raw_tls_port, read_head, read_hello, serve, tls_server};
+use std::io::Write;
+use std::sync::atomic::Ordering;
 
 /// A large body over TLS arrives exactly, to a file and to stdout: its socket carries TLS
 /// records, which must never be spliced into the output as the plain-HTTP path does.
 #[test]
 fn a_large_body_over_tls_is_decrypted_not_spliced() {
     let body: Vec<u8> = (0..(3 << 20) + 5).map(|i| (i * 7 % 253) as u8).collect();
-    let s = tls_server_with(body.clone(), String::new());
+    let s = tls_server("localhost", &body, "");
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.bin");
     let (out, _) = run(&["-k", "-s", "-o", file.to_str().unwrap(), &s.url]);
@@ -107,9 +30,10 @@ fn a_large_body_over_tls_is_decrypted_not_spliced() {
 /// connection cut and retried.
 #[test]
 fn a_head_too_large_over_tls_is_a_protocol_error() {
-    let s = tls_server_with(
-        b"x".to_vec(),
-        format!("X-Long: {}\r\n", "v".repeat(200_000)),
+    let s = tls_server(
+        "localhost",
+        b"x",
+        &format!("X-Long: {}\r\n", "v".repeat(200_000)),
     );
     let mut args = vec!["-k", "--attempts", "3", &s.url];
     args.extend(FAST);
@@ -120,21 +44,17 @@ fn a_head_too_large_over_tls_is_a_protocol_error() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(s.handshakes.load(Ordering::SeqCst), 1, "retried");
+    assert_eq!(s.connections(), 1, "retried");
 }
 
 #[test]
 fn unknown_certificate_is_not_retried() {
-    let s = tls_server();
+    let s = tls_server("localhost", b"secure", "");
     let mut args = vec!["--attempts", "4", &s.url];
     args.extend(FAST);
     let (out, _) = run(&args);
     assert_eq!(code(&out), 6, "{}", stderr(&out));
-    assert_eq!(
-        s.handshakes.load(Ordering::SeqCst),
-        1,
-        "a rejected certificate was retried"
-    );
+    assert_eq!(s.connections(), 1, "a rejected certificate was retried");
     assert!(
         stderr(&out).contains("TLS certificate rejected") && stderr(&out).contains("--cacert"),
         "{}",
@@ -144,7 +64,7 @@ fn unknown_certificate_is_not_retried() {
 
 #[test]
 fn cacert_adds_trust() {
-    let s = tls_server();
+    let s = tls_server("localhost", b"secure", "");
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
     std::fs::write(&pem, &s.cert_pem).unwrap();
@@ -158,7 +78,7 @@ fn cacert_adds_trust() {
 #[test]
 fn the_head_over_tls_is_written_as_sent() {
     let extra = "Set-Cookie: a=1\r\nX-CUSTOM-thing: v\r\nSet-Cookie: b=2\r\n";
-    let s = tls_server_with(b"hi".to_vec(), extra.to_string());
+    let s = tls_server("localhost", b"hi", extra);
     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n{extra}\r\n");
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
@@ -190,7 +110,7 @@ fn the_head_over_tls_is_written_as_sent() {
 
 #[test]
 fn insecure_skips_verification_and_warns() {
-    let s = tls_server();
+    let s = tls_server("localhost", b"secure", "");
     let (out, _) = run(&["-k", &s.url]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stderr(&out).contains("verification is off"));
@@ -208,28 +128,6 @@ fn cacert_without_a_certificate_is_a_usage_error() {
         "{}",
         stderr(&out)
     );
-}
-
-/// A TCP server on loopback that does `each` with every connection; counts connections.
-pub(crate) fn raw_tls_port(each: fn(std::net::TcpStream)) -> (String, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let count = Arc::new(AtomicUsize::new(0));
-    let seen = count.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            seen.fetch_add(1, Ordering::SeqCst);
-            std::thread::spawn(move || each(tcp));
-        }
-    });
-    (format!("https://localhost:{port}/"), count)
-}
-
-/// Reads the ClientHello (or whatever comes first).
-pub(crate) fn read_hello(tcp: &mut std::net::TcpStream) {
-    use std::io::Read;
-    let mut buf = [0u8; 4096];
-    let _ = tcp.read(&mut buf);
 }
 
 #[test]
@@ -275,27 +173,14 @@ fn plain_http_on_an_https_port_is_not_retried() {
 
 #[test]
 fn a_demanded_client_certificate_is_not_retried() {
-    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert.cert.der().clone()).unwrap();
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    )
-    .build()
-    .unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_client_cert_verifier(verifier)
-        .with_single_cert(vec![cert.cert.der().clone()], key)
-        .unwrap();
-    let (port, handshakes) = serve_tls(config, b"secure".to_vec(), String::new());
+    let cert = crate::tls_support::self_signed(&["localhost"]);
+    let (port, handshakes) = serve(config(&cert, &[], Some(&cert.der)), |tls| {
+        read_head(tls);
+        answer(tls, "", b"secure");
+    });
     let dir = tempfile::tempdir().unwrap();
     let pem = dir.path().join("ca.pem");
-    std::fs::write(&pem, cert.cert.pem()).unwrap();
+    std::fs::write(&pem, &cert.pem).unwrap();
     let url = format!("https://localhost:{port}/");
     let mut args = vec!["--cacert", pem.to_str().unwrap(), "--attempts", "3", &url];
     args.extend(FAST);

@@ -8,8 +8,8 @@
 //! The product: 2 TLS versions x 3 faults x 4 points x 5 requests x 3 outputs = 360 runs.
 
 use crate::common::*;
+use crate::tls_support::{self, TlsStream};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -132,25 +132,16 @@ fn prefix(point: Point) -> Vec<u8> {
     }
 }
 
-/// A server certificate, made once for all the servers of this file.
+/// A server configuration speaking TLS 1.3 (or 1.2 only), its certificate made once for all
+/// the servers of this file.
 fn server_config(tls13: bool) -> Arc<rustls::ServerConfig> {
     static CONFIGS: OnceLock<[Arc<rustls::ServerConfig>; 2]> = OnceLock::new();
     let configs = CONFIGS.get_or_init(|| {
-        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-        let make = |version: &'static rustls::SupportedProtocolVersion| {
-            let key = rustls::pki_types::PrivateKeyDer::try_from(cert.signing_key.serialize_der())
-                .unwrap();
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            Arc::new(
-                rustls::ServerConfig::builder_with_provider(provider)
-                    .with_protocol_versions(&[version])
-                    .unwrap()
-                    .with_no_client_auth()
-                    .with_single_cert(vec![cert.cert.der().clone()], key)
-                    .unwrap(),
-            )
-        };
-        [make(&rustls::version::TLS12), make(&rustls::version::TLS13)]
+        let cert = tls_support::self_signed(&["localhost"]);
+        [
+            tls_support::config(&cert, &[&rustls::version::TLS12], None),
+            tls_support::config(&cert, &[&rustls::version::TLS13], None),
+        ]
     });
     configs[usize::from(tls13)].clone()
 }
@@ -164,39 +155,26 @@ fn faulty_server(
     point: Point,
     seed: u64,
 ) -> (String, Arc<Mutex<Vec<String>>>) {
-    let config = server_config(tls13);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = seen.clone();
-    let count = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            let record = record.clone();
-            let count = count.clone();
-            std::thread::spawn(move || {
-                let _ = answer(tcp, config, &record, &count, fault, point, seed);
-            });
-        }
+    let count = AtomicUsize::new(0);
+    let (port, _) = tls_support::serve(server_config(tls13), move |tls| {
+        let _ = answer(tls, &record, &count, fault, point, seed);
     });
     (format!("https://localhost:{port}/jobs"), seen)
 }
 
 /// One connection: reads a request, then breaks it (the first) or answers it.
 fn answer(
-    tcp: TcpStream,
-    config: Arc<rustls::ServerConfig>,
+    tls: &mut TlsStream,
     record: &Mutex<Vec<String>>,
     count: &AtomicUsize,
     fault: Fault,
     point: Point,
     seed: u64,
 ) -> std::io::Result<()> {
-    tcp.set_read_timeout(Some(Duration::from_secs(20)))?;
-    let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
-    let mut tls = rustls::StreamOwned::new(conn, tcp);
-    let method = read_request(&mut tls)?;
+    tls.sock.set_read_timeout(Some(Duration::from_secs(20)))?;
+    let method = read_request(tls)?;
     record.lock().unwrap().push(method);
     if count.fetch_add(1, Ordering::SeqCst) > 0 {
         let head = format!(
@@ -221,9 +199,7 @@ fn answer(
 }
 
 /// Reads a request's head and its body (of Content-Length bytes); returns its method.
-fn read_request(
-    tls: &mut rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
-) -> std::io::Result<String> {
+fn read_request(tls: &mut TlsStream) -> std::io::Result<String> {
     let mut reader = BufReader::new(tls);
     let mut line = String::new();
     reader.read_line(&mut line)?;
@@ -248,30 +224,20 @@ fn read_request(
 /// A TLS server that answers every request with `parts`, pausing between them; counts
 /// requests.
 pub(crate) fn tls_paced(parts: Vec<Vec<u8>>, pause: Duration) -> (String, Arc<AtomicUsize>) {
-    let config = server_config(true);
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
     let count = Arc::new(AtomicUsize::new(0));
     let seen = count.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            let config = config.clone();
-            let parts = parts.clone();
-            let seen = seen.clone();
-            std::thread::spawn(move || -> std::io::Result<()> {
-                let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
-                let mut tls = rustls::StreamOwned::new(conn, tcp);
-                read_request(&mut tls)?;
-                seen.fetch_add(1, Ordering::SeqCst);
-                for part in parts {
-                    tls.write_all(&part)?;
-                    tls.flush()?;
-                    std::thread::sleep(pause);
-                }
-                tls.conn.send_close_notify();
-                tls.flush()
-            });
-        }
+    let (port, _) = tls_support::serve(server_config(true), move |tls| {
+        let _ = (|| -> std::io::Result<()> {
+            read_request(tls)?;
+            seen.fetch_add(1, Ordering::SeqCst);
+            for part in &parts {
+                tls.write_all(part)?;
+                tls.flush()?;
+                std::thread::sleep(pause);
+            }
+            tls.conn.send_close_notify();
+            tls.flush()
+        })();
     });
     (format!("https://localhost:{port}/"), count)
 }
@@ -402,29 +368,15 @@ fn a_tls_record_that_fails_after_the_request_never_replays_a_post() {
         }
     }
     assert_eq!(all.len(), 360);
-    let next = AtomicUsize::new(0);
-    let broken = Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(&(tls13, fault, point, request, output)) = all.get(i) else {
-                        break;
-                    };
-                    if let Some(why) = check(tls13, fault, point, request, output, i as u64) {
-                        broken.lock().unwrap().push(why);
-                    }
-                }
-            });
-        }
+    let seeded: Vec<_> = all.into_iter().enumerate().collect();
+    let broken = judged_four_at_a_time(&seeded, |&(i, (tls13, fault, point, request, output))| {
+        Vec::from_iter(check(tls13, fault, point, request, output, i as u64))
     });
-    let broken = broken.into_inner().unwrap();
     assert!(
         broken.is_empty(),
         "{} of {} combinations broke the promise; the first:\n{}",
         broken.len(),
-        all.len(),
+        seeded.len(),
         broken
             .iter()
             .take(3)

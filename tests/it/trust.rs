@@ -4,7 +4,6 @@
 //! every length and whatever the reader of the output does.
 
 use crate::common::*;
-use std::io::Write;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -291,12 +290,6 @@ fn a_good_continuation_is_appended() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains("redirected"), "{}", stderr(&out));
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 #[test]
@@ -588,20 +581,8 @@ fn an_endless_file_argument_is_refused_in_bounded_memory() {
 #[test]
 fn a_proxy_that_never_answers_connect_lets_a_post_be_retried() {
     // The tunnel was never opened: the target cannot have seen the request.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let count = seen.clone();
-    std::thread::spawn(move || {
-        for tcp in listener.incoming().flatten() {
-            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            std::thread::spawn(move || {
-                let _held = tcp;
-                std::thread::sleep(Duration::from_secs(20));
-            });
-        }
-    });
-    let proxy = format!("http://127.0.0.1:{port}");
+    let silent = crate::silent::Silent::start();
+    let proxy = format!("http://127.0.0.1:{}", silent.port);
     let (out, _) = run_fast(
         &[
             "-x",
@@ -617,7 +598,7 @@ fn a_proxy_that_never_answers_connect_lets_a_post_be_retried() {
         "http://example.test/",
     );
     assert_eq!(code(&out), 4, "{}", stderr(&out));
-    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 3);
+    assert_eq!(silent.connections(), 3);
 }
 
 #[test]

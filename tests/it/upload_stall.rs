@@ -5,49 +5,14 @@
 //! clock started only once the whole body was in the kernel: such an upload hung for ever.
 
 use crate::common::*;
-use std::net::{TcpListener, TcpStream};
+use crate::silent::Silent;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// More than the kernel's send and receive buffers on loopback hold together (at most 4 and
 /// 6 MiB by default; a server that does not
 /// read does not make its receive window grow).
 const BODY: u64 = 16 << 20;
-
-/// A server that accepts connections and never reads from them (they stay open).
-struct Deaf {
-    port: u16,
-    held: Arc<Mutex<Vec<(TcpStream, Instant)>>>,
-}
-
-impl Deaf {
-    fn start() -> Deaf {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let held = Arc::new(Mutex::new(Vec::new()));
-        let keep = held.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming().flatten() {
-                keep.lock().unwrap().push((conn, Instant::now()));
-            }
-        });
-        Deaf { port, held }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/upload", self.port)
-    }
-
-    fn connections(&self) -> usize {
-        self.held.lock().unwrap().len()
-    }
-
-    /// When the first connection came (the first attempt began sending).
-    fn first(&self) -> Option<Instant> {
-        self.held.lock().unwrap().first().map(|(_, at)| *at)
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 enum Source {
@@ -145,14 +110,14 @@ fn an_upload_to_a_server_that_never_reads_ends_within_every_limit() {
 /// with it, if anything.
 fn one_upload(source: Source, limit: Limit, path: &std::path::Path) -> Option<String> {
     let file = path.to_str().unwrap();
-    let server = Deaf::start();
+    let server = Silent::start();
     let (flags, idempotent) = source.flags(file);
     let mut cmd = std_command();
     cmd.args(&flags)
         .args(limit.flags())
         .args(["--attempts", "2"])
         .args(FAST)
-        .arg(server.url())
+        .arg(server.url("/upload"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     match source {

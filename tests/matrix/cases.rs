@@ -1,7 +1,6 @@
 //! The dimensions of the matrix, the scripts that play each fault, and the bodies.
 
 use crate::scripted::Step;
-use std::io::Write;
 use std::time::Duration;
 
 /// What answers the first request.
@@ -341,9 +340,7 @@ pub fn gzip_plain() -> Vec<u8> {
 
 /// The gzip bytes on the wire.
 pub fn gzip_bytes() -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&gzip_plain()).expect("gzip");
-    gz.finish().expect("gzip")
+    crate::common::gzip(&gzip_plain())
 }
 
 /// The chunks of the chunked faults: the first whole, the second announced as 0x20 bytes.

@@ -79,22 +79,6 @@ fn common_args(c: &Case) -> Vec<String> {
     v.into_iter().map(String::from).collect()
 }
 
-/// A socket bound to a loopback port and never listening: connects to it are refused, and
-/// no other test can take the port while it lives.
-fn closed_port() -> (socket2::Socket, u16) {
-    let s =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
-    let addr: std::net::SocketAddr = "127.0.0.1:0".parse().expect("addr");
-    s.bind(&addr.into()).expect("bind");
-    let port = s
-        .local_addr()
-        .expect("addr")
-        .as_socket()
-        .expect("inet")
-        .port();
-    (s, port)
-}
-
 fn shell_quote(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c))
@@ -206,7 +190,7 @@ impl Findings {
 
 /// Runs the case with the binary `bin` and checks every invariant.
 pub fn run(c: &Case, bin: &Path) -> Report {
-    let (_closed, closed) = closed_port();
+    let (_closed, closed) = crate::common::closed_socket();
     let script = cases::script(c, closed);
     let server = Server::start(script.clone()).expect("server");
     let root = tempfile::tempdir().expect("tempdir");

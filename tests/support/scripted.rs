@@ -115,6 +115,18 @@ impl Step {
         }
     }
 
+    /// A response with these extra headers and body (Content-Length is added).
+    pub fn with_headers(status: u16, headers: &[(&str, &str)], body: &[u8]) -> Step {
+        Step::Respond {
+            status,
+            headers: headers
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            body: body.to_vec(),
+        }
+    }
+
     /// A response with one extra header.
     pub fn with_header(status: u16, name: &str, value: &str) -> Step {
         Step::Respond {
@@ -165,7 +177,18 @@ impl Server {
 
     /// Starts the server on a given loopback port ("0": any free one).
     pub fn start_on(port: &str, script: Vec<Step>) -> io::Result<Server> {
-        let listener = TcpListener::bind(format!("127.0.0.1:{port}"))?;
+        Self::start_at(&format!("127.0.0.1:{port}"), script)
+    }
+
+    /// Starts the server on the IPv6 loopback, `[::1]`, any free port; an error where the
+    /// machine has none.
+    pub fn start_v6(script: Vec<Step>) -> io::Result<Server> {
+        Self::start_at("[::1]:0", script)
+    }
+
+    /// Starts the server on `addr`.
+    fn start_at(addr: &str, script: Vec<Step>) -> io::Result<Server> {
+        let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let requests = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
@@ -192,7 +215,7 @@ impl Server {
         })
     }
 
-    /// `http://127.0.0.1:PORT` followed by `path`.
+    /// `http://127.0.0.1:PORT` (`http://[::1]:PORT`) followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
@@ -200,6 +223,20 @@ impl Server {
     /// The requests received so far.
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Waits until `n` requests have arrived, looking every 5 ms; panics, naming those that
+    /// did, when `within` passes first (a bound for a loaded machine, not a time measured).
+    pub fn wait_for_requests(&self, n: usize, within: Duration) {
+        let until = Instant::now() + within;
+        while self.requests().len() < n {
+            assert!(
+                Instant::now() < until,
+                "{n} requests did not arrive within {within:?}; the server saw {:?}",
+                self.requests()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 }
 
