@@ -9,7 +9,6 @@
 use crate::config::{self, Config, KeySpec, Transfer};
 use crate::files;
 use crate::http::body::{self, Payload};
-use crate::http::netrc;
 use crate::http::transport::Transport;
 use crate::output::{self, Output};
 use crate::process::deadline::Watchdog;
@@ -207,7 +206,7 @@ pub fn credentials(
     let text = match &cfg.request.network.netrc {
         Some(spec) => {
             note("the netrc file");
-            netrc::read(spec)?
+            crate::http::netrc::read(spec)?
         }
         None => None,
     };
