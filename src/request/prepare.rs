@@ -210,7 +210,7 @@ pub fn credentials(
         }
         None => None,
     };
-    netrc::credentials(&cfg.request, &t.url, text.as_deref())
+    crate::http::netrc::credentials(&cfg.request, &t.url, text.as_deref())
 }
 
 /// The `-w` format, the output and the transport, opened before anything is sent.
