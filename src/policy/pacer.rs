@@ -177,6 +177,9 @@ pub struct Pacer {
     accepted: VecDeque<Instant>,
     /// The first send.
     first: Option<Instant>,
+    /// The holds the throttles' Retry-After set in the last [`WINDOW`], in order, merged:
+    /// no answer is accepted while one lasts, so their time is not part of the measure.
+    held: VecDeque<(Instant, Instant)>,
     /// The last cut and how long no other may follow it.
     last_cut: Option<(Instant, Duration)>,
     /// The earliest the next send may go while paced.
@@ -198,6 +201,7 @@ impl Pacer {
             srtt: None,
             accepted: VecDeque::new(),
             first: None,
+            held: VecDeque::new(),
             last_cut: None,
             next_at: None,
         }
@@ -260,6 +264,9 @@ impl Pacer {
                 *w += 1.0;
             }
         }
+        if let Some(ra) = a.retry_after.filter(|_| a.throttled) {
+            self.hold(now, now + ra);
+        }
         self.forget(now);
         if a.throttled {
             return self.throttled(now, status, a.retry_after);
@@ -275,8 +282,23 @@ impl Pacer {
         }
     }
 
-    /// Drops the accepted answers older than the window.
+    /// A hold from `from` to `until`, merged with the last when they overlap.
+    fn hold(&mut self, from: Instant, until: Instant) {
+        match self.held.back_mut() {
+            Some((_, end)) if *end >= from => *end = (*end).max(until),
+            _ => self.held.push_back((from, until)),
+        }
+    }
+
+    /// Drops the accepted answers and the holds older than the window.
     fn forget(&mut self, now: Instant) {
+        while self
+            .held
+            .front()
+            .is_some_and(|(_, end)| now.saturating_duration_since(*end) > WINDOW)
+        {
+            self.held.pop_front();
+        }
         while self
             .accepted
             .front()
@@ -295,14 +317,23 @@ impl Pacer {
     }
 
     /// The rate of accepted answers at `now`, requests/s, and whether it was measured over
-    /// at least [`MIN_SPAN`]: the answers of the last [`WINDOW`] over the time since the
-    /// first send, that window at most and [`MIN_SPAN`] at least.
+    /// at least [`MIN_SPAN`]: the answers of the last [`WINDOW`] (or since the first send)
+    /// over that time less the holds within it, and over [`MIN_SPAN`] at least.
     pub fn accepted_rate(&self, now: Instant) -> (f64, bool) {
         let span = self
             .first
             .map_or(Duration::ZERO, |f| now.saturating_duration_since(f));
-        let over = span.clamp(MIN_SPAN, WINDOW).as_secs_f64();
-        (self.accepted.len() as f64 / over, span >= MIN_SPAN)
+        let from = now.checked_sub(span.min(WINDOW)).unwrap_or(now);
+        let held: Duration = self
+            .held
+            .iter()
+            .map(|(s, e)| (*e).min(now).saturating_duration_since((*s).max(from)))
+            .sum();
+        let over = span.min(WINDOW).saturating_sub(held).max(MIN_SPAN);
+        (
+            self.accepted.len() as f64 / over.as_secs_f64(),
+            span >= MIN_SPAN,
+        )
     }
 
     /// A throttle at `now`: a cut, unless one was made less than its quiet time ago.
@@ -584,6 +615,24 @@ mod tests {
         assert!((to - 11.0 * BETA).abs() < 0.01, "{to}");
         let r2 = p.rate(at + ms(2000)).expect("paced");
         assert!((r2 - 4.0 * to).abs() < 0.1, "{r2}");
+    }
+
+    #[test]
+    fn the_time_held_is_not_part_of_the_measure() {
+        let t0 = Instant::now();
+        // 40 accepted in the first second, then a throttle holding the origin 1 s.
+        let mut p = after_accepting(t0, 40, ms(1000));
+        p.sent(t0 + ms(1000));
+        let early = t0 + ms(1000);
+        assert!(p.heard(early, 429, throttle(Some(1))).is_some());
+        // The hold over, 20 more accepted in half a second; a throttle past the quiet time.
+        for i in 0..20u64 {
+            p.heard(t0 + ms(2000 + i * 25), 200, OK);
+        }
+        let (rate, sure) = p.accepted_rate(t0 + ms(2500));
+        assert!(sure);
+        // 60 accepted in the 2 s window, of which 1 s held: about 40 a second, not 30.
+        assert!((rate - 40.0).abs() < 3.0, "{rate}");
     }
 
     #[test]

@@ -364,6 +364,12 @@ impl Loop<'_> {
             }
         }
         carry.spent = after.spent;
+        if let Some((origin, change)) = &after.paced {
+            self.reporter.event(
+                &change.line(origin),
+                crate::report::pacing_json(origin, change),
+            );
+        }
     }
 
     /// What the decision weighs about attempt `n`, which ended as `happened`.

@@ -92,7 +92,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
     let batch = Batch {
         session,
         cfg,
-        origins: Origins::new(),
+        origins: Origins::pacing(),
         schedule: Mutex::new(Schedule::new(limits)),
         wake: Condvar::new(),
         asleep: AtomicUsize::new(0),
@@ -333,6 +333,9 @@ impl Batch<'_> {
         self.session.watchdog.claim(exit.code());
         let elapsed = self.session.start.elapsed();
         let why = reason.or(unwritten).or_else(|| first_failure(&tally));
+        for (origin, rate) in self.origins.settled(std::time::Instant::now()) {
+            self.session.reporter.settled(&origin, rate);
+        }
         self.session.reporter.batch_summary(
             counts(&tally),
             (outcome, exit),
