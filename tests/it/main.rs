@@ -7,6 +7,7 @@ mod common;
 #[path = "../support/scripted.rs"]
 mod scripted;
 
+mod adaptive_pacing;
 mod batch;
 mod batch_hostile;
 mod batch_reuse;
