@@ -370,6 +370,9 @@ impl Origins {
         };
         if let Some(e) = table.get_mut(sent) {
             e.answered = true;
+            if let Some(p) = e.pacer.as_mut() {
+                p.head();
+            }
         }
         learn(
             &mut table,

@@ -184,6 +184,8 @@ pub struct Pacer {
     last_cut: Option<(Instant, Duration)>,
     /// The earliest the next send may go while paced.
     next_at: Option<Instant>,
+    /// Accepted heads counted at the start before their answers ended ([`Pacer::head`]).
+    early: u32,
 }
 
 impl Default for Pacer {
@@ -204,6 +206,7 @@ impl Pacer {
             held: VecDeque::new(),
             last_cut: None,
             next_at: None,
+            early: 0,
         }
     }
 
@@ -247,6 +250,16 @@ impl Pacer {
         self.sent.push_back(now);
     }
 
+    /// The head of an answer that is not a throttle arrived, before its body: at the start,
+    /// it counts as accepted at once (a slow first body does not hold back the others); the
+    /// answer, when it ends, is not counted again.
+    pub fn head(&mut self) {
+        if let Phase::Start(w) = &mut self.phase {
+            *w += 1.0;
+            self.early += 1;
+        }
+    }
+
     /// A request ended at `now` without an answer: no longer in flight.
     pub fn lost(&mut self, now: Instant) {
         self.round_trip(now);
@@ -260,7 +273,9 @@ impl Pacer {
             if self.accepted.len() > KEPT {
                 self.accepted.pop_front();
             }
-            if let Phase::Start(w) = &mut self.phase {
+            if self.early > 0 {
+                self.early -= 1;
+            } else if let Phase::Start(w) = &mut self.phase {
                 *w += 1.0;
             }
         }
@@ -471,6 +486,21 @@ mod tests {
             assert_eq!(p.before_send(t0 + ms(10), n), Send::Go, "{n}");
             assert_eq!(p.before_send(t0 + ms(10), n + 1), Send::Room, "{n}");
         }
+    }
+
+    #[test]
+    fn a_head_counts_at_once_and_its_answer_not_again() {
+        let t0 = Instant::now();
+        let mut p = Pacer::new();
+        assert_eq!(p.before_send(t0, 0), Send::Go);
+        p.head();
+        assert_eq!(p.before_send(t0, 1), Send::Go);
+        assert_eq!(p.before_send(t0, 2), Send::Room);
+        p.heard(t0 + ms(3000), 200, OK);
+        assert_eq!(p.before_send(t0, 1), Send::Go);
+        assert_eq!(p.before_send(t0, 2), Send::Room);
+        p.heard(t0 + ms(3000), 200, OK);
+        assert_eq!(p.before_send(t0, 2), Send::Go);
     }
 
     #[test]
