@@ -6,7 +6,7 @@
 use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
-use super::{cron, failures, overload, plot, report};
+use super::{cron, failures, limiter, overload, plot, report};
 use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
@@ -45,6 +45,8 @@ enum Job {
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
     Cron(cron::Scenario),
+    /// The limiter model, from `seed`.
+    Limiter(u64),
 }
 
 /// Runs `retry-http simulate`: a usage error (exit 2) before any work, else the output on
@@ -160,6 +162,9 @@ impl Job {
                     |_| Ok(()),
                 )
             }
+            Job::Limiter(seed) => {
+                out.give(|| limiter::json(seed), || limiter::table(seed), |_| Ok(()))
+            }
         }
     }
 }
@@ -202,6 +207,7 @@ fn models_words(models: &[SimModel]) -> String {
             SimModel::Overload => "overload",
             SimModel::FailureRate => "failure-rate",
             SimModel::Cron => "cron",
+            SimModel::Limiter => "limiter",
         })
         .collect();
     match names.split_last() {
@@ -236,6 +242,10 @@ fn plan(a: &SimulateArgs) -> Result<Job, String> {
         SimModel::Overload => plan_overload(a),
         SimModel::FailureRate => plan_failures(a),
         SimModel::Cron => plan_cron(a).map(Job::Cron),
+        SimModel::Limiter => match a.clients {
+            Some(_) => Err("--clients belongs to --model outage, overload, failure-rate or cron, not --model limiter (one batch)".into()),
+            None => Ok(Job::Limiter(a.seed)),
+        },
     }
 }
 
