@@ -454,7 +454,7 @@ mod tests {
     fn throttle(retry_after: Option<u64>) -> Answer {
         Answer {
             throttled: true,
-            retry_after: retry_after.map(|s| Duration::from_secs(s)),
+            retry_after: retry_after.map(Duration::from_secs),
             accepted: false,
         }
     }

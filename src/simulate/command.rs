@@ -162,9 +162,7 @@ impl Job {
                     |_| Ok(()),
                 )
             }
-            Job::Limiter(seed) => {
-                out.give(|| limiter::json(seed), || limiter::table(seed), |_| Ok(()))
-            }
+            Job::Limiter(seed) => limiter_output(seed, out),
         }
     }
 }
@@ -231,6 +229,11 @@ fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
         )),
         None => Ok(()),
     }
+}
+
+/// The limiter model's table or JSON, from `seed`.
+fn limiter_output(seed: u64, out: Answer) -> (String, Result<(), String>) {
+    out.give(|| limiter::json(seed), || limiter::table(seed), |_| Ok(()))
 }
 
 /// Checks the command before any work is done: the flags against the model, then the
