@@ -1008,6 +1008,84 @@ mod tests {
         assert!(!t.after(O, Some(a), t0).say_malformed);
     }
 
+    /// Sends to `t` at `at` until one is refused: how many went, and the refusal.
+    fn burst(t: &Origins, at: Instant) -> (usize, Clear) {
+        for n in 0..1000 {
+            match ask(t, at, ms(0)) {
+                Clear::Go => continue,
+                other => return (n, other),
+            }
+        }
+        (1000, Clear::Go)
+    }
+
+    #[test]
+    fn a_batch_s_table_paces_a_throttling_origin_and_says_each_change_once() {
+        for status_ra in [(429, None), (429, Some(1000)), (503, Some(1000))] {
+            let (status, ra) = status_ra;
+            let t = Origins::pacing();
+            let t0 = Instant::now();
+            // The start: one in flight, then one more per accepted answer.
+            assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
+            assert_eq!(t.after(O, Some(answer(200, None, None)), t0).paced, None);
+            let (went, _) = burst(&t, t0);
+            assert_eq!(went, 2, "{status_ra:?}");
+            // Two throttles answered at once: one change, said by the first.
+            let first = t.after(O, Some(answer(status, ra, None)), t0 + ms(10));
+            let second = t.after(O, Some(answer(status, ra, None)), t0 + ms(11));
+            let (origin, change) = first.paced.expect("a cut");
+            assert_eq!(origin, O);
+            assert_eq!(change.from, None);
+            assert!(change.to.is_some(), "{change:?}");
+            assert_eq!(second.paced, None, "{status_ra:?}");
+            assert_eq!(t.settled(t0 + ms(11)).len(), 1);
+            // Past the hold, sends are spaced: one goes, the next waits, silently.
+            let after = t0 + ms(2100);
+            let (went, refused) = burst(&t, after);
+            assert_eq!(went, 1, "{status_ra:?}");
+            assert!(
+                matches!(refused, Clear::Wait { why: Why::Room, wait } if wait > ms(100)),
+                "{refused:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lone_run_s_table_and_a_503_without_retry_after_do_not_pace() {
+        let t0 = Instant::now();
+        let lone = Origins::new();
+        ask(&lone, t0, ms(0));
+        assert_eq!(lone.after(O, Some(answer(429, None, None)), t0).paced, None);
+        assert_eq!(burst(&lone, t0).0, 1000);
+        assert!(lone.settled(t0).is_empty());
+        let batch = Origins::pacing();
+        ask(&batch, t0, ms(0));
+        assert_eq!(
+            batch.after(O, Some(answer(503, None, None)), t0).paced,
+            None
+        );
+        assert!(batch.settled(t0).is_empty());
+    }
+
+    #[test]
+    fn a_reported_quota_leads_over_the_pacer() {
+        let t = Origins::pacing();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        // A throttle cuts; then a quota of 50 left is reported: it meters, not the pacer.
+        t.after(O, Some(answer(429, None, None)), t0);
+        ask(&t, t0 + ms(1000), ms(0));
+        t.after(
+            O,
+            Some(answer(200, None, quota(100, 50, 60_000))),
+            t0 + ms(1000),
+        );
+        // (each send counts in flight and as sent since: 25 + 25 = the 50 left), where the
+        // pacer alone would have let one go and spaced the next.
+        let (went, refused) = burst(&t, t0 + ms(1000));
+        assert_eq!(went, 25, "{refused:?}");
+    }
+
     #[test]
     fn entries_expire_and_the_table_is_bounded() {
         let t = Origins::new();
