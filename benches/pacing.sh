@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Adaptive pacing against a limiter that does not say its rate.
 #
-#   benches/pacing.sh [NEW_BINARY] [OLD_BINARY]
+#   [N=300] [ONLY=nginx|window] [CURL=0] benches/pacing.sh [NEW_BINARY] [OLD_BINARY]
 #
 # 300 URLs, `-Z --parallel-max 50`, on loopback, against:
 #   nginx-429     nginx limit_req, 40 r/s, burst 10 (nodelay), 429 without Retry-After
@@ -16,7 +16,8 @@ set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 new="${1:-$here/../target/release/retry-http}"
 old="${2:-}"
-n=300
+n="${N:-300}"
+only="${ONLY:-}"
 work="$(mktemp -d)"
 chmod a+rx "$work"
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
@@ -111,20 +112,20 @@ clients() {
     urls "$port" >"$work/urls"
     run "retry-http (new)" "$port" "$count" "$new" -s -Z --parallel-max 50 --attempts 11 --url @"$work/urls" -o /dev/null
     [[ -n "$old" ]] && run "retry-http (before)" "$port" "$count" "$old" -s -Z --parallel-max 50 --attempts 11 --url @"$work/urls" -o /dev/null
-    run "curl -Z --retry 5" "$port" "$count" curl -s -Z --parallel-max 50 --retry 5 -f -K <(sed 's/^/url = /; s/$/\noutput = \/dev\/null/' "$work/urls")
+    [[ "${CURL:-1}" == 0 ]] || run "curl -Z --retry 5" "$port" "$count" curl -s -Z --parallel-max 50 --retry 5 -f -K <(sed 's/^/url = /; s/$/\noutput = \/dev\/null/' "$work/urls")
 }
 
 echo "machine: $(uname -m), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| client | wall | / 7.5 s | requests | 429s | all succeeded | quota used |"
+echo "| client | wall | / $n/40 s | requests | 429s | all succeeded | quota used |"
 echo "|---|---|---|---|---|---|---|"
-for kind in plain ra; do
+[[ "$only" == window ]] || for kind in plain ra; do
     nginx_limited "$kind" || exit 1
     echo "| **nginx limit_req 40 r/s burst 10, 429 $([[ $kind == ra ]] && echo 'with Retry-After: 1' || echo 'without Retry-After')** | | | | | | |"
     clients "$NGINX_PORT" "nginx $work/nginx-$kind"
     kill "$NGINX_PID"
 done
-for announce in none draft12; do
+[[ "$only" == nginx ]] || for announce in none draft12; do
     python3 "$here/batch_server.py" --rate 40 --announce "$announce" >"$work/server.out" &
     spid=$!
     for _ in $(seq 100); do grep -q ready "$work/server.out" && break; sleep 0.05; done
