@@ -536,7 +536,7 @@ _retry__http() {
             fi
             case "${prev}" in
                 --model)
-                    COMPREPLY=($(compgen -W "outage overload failure-rate cron" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "outage overload failure-rate cron limiter" -- "${cur}"))
                     return 0
                     ;;
                 --clients)

@@ -193,7 +193,7 @@ set edit:completion:arg-completer[retry-http] = {|@words|
             cand --help 'Print help'
         }
         &'retry-http;simulate'= {
-            cand --model 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p), cron (a fleet on one cron schedule: where each period''s load lands, with or without --splay; it takes --clients, --format and its own flags)'
+            cand --model 'The model: outage (the server is down, then serves a fixed capacity), overload (latency grows with load, clients time out and retry, a short trigger), failure-rate (each call fails with probability p), cron (a fleet on one cron schedule: where each period''s load lands, with or without --splay; it takes --clients, --format and its own flags), limiter (one batch of 300 URLs against a token bucket and a fixed window of 40/s, with and without the adaptive pacer; it takes --seed and --format)'
             cand --clients 'Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0. Overload: 1000, each first try from one of them at random (closed population: each waits for its run to end). Failure-rate: 100, sharing the load. Cron: 100000 hosts, each running once a period'
             cand --attempts 'Attempts per run, the first included (1 to 1000). Outage: 8; overload and failure-rate: 3'
             cand --base 'Backoff base (the pause of the fixed strategy). 100ms for every model'

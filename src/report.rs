@@ -542,6 +542,59 @@ impl Reporter {
     }
 }
 
+impl Reporter {
+    /// The rate a paced origin settled at, said at the end of a batch before its summary
+    /// (not with `-s`): "pacing ORIGIN: settled at 38.2 requests/s"; in JSON
+    /// `{"type": "pacing", "origin": ..., "settled_per_s": 38.2, "message": ...}`.
+    pub fn settled(&self, origin: &str, rate: f64) {
+        let line = format!(
+            "pacing {origin}: settled at {}",
+            crate::policy::pacer::fmt_rate(rate)
+        );
+        let object = json!({
+            "type": "pacing",
+            "origin": origin,
+            "settled_per_s": rounded(rate),
+            "message": line,
+        });
+        self.event(&line, object);
+    }
+}
+
+/// A change of an origin's pacing rate in the JSON log: `{"type": "pacing", "origin":
+/// ..., "from_per_s": 46.0 (null: not paced), "to_per_s": 32.2 (null: no longer paced),
+/// "reason": "throttled" | "recovered", "status": 429, "retry_after_ms": 1000,
+/// "accepted_per_s": 46.0, "message": the text line}`.
+pub fn pacing_json(origin: &str, change: &crate::policy::pacer::Change) -> Value {
+    use crate::policy::pacer::Reason;
+    let mut v = json!({
+        "type": "pacing",
+        "origin": origin,
+        "from_per_s": change.from.map(rounded),
+        "to_per_s": change.to.map(rounded),
+        "message": change.line(origin),
+    });
+    match &change.why {
+        Reason::Throttled {
+            status,
+            retry_after,
+            accepted,
+        } => {
+            v["reason"] = "throttled".into();
+            v["status"] = (*status).into();
+            v["retry_after_ms"] = retry_after.map(millis).into();
+            v["accepted_per_s"] = rounded(*accepted).into();
+        }
+        Reason::Recovered => v["reason"] = "recovered".into(),
+    }
+    v
+}
+
+/// A rate to two decimals, for the JSON log.
+fn rounded(rate: f64) -> f64 {
+    (rate * 100.0).round() / 100.0
+}
+
 /// How the transfers of a batch ended, for its summary line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counts {

@@ -44,6 +44,9 @@ pub enum SimModel {
     /// A fleet of hosts on one cron schedule, with or without a splay: the busiest second of
     /// each period against the mean, per request and per store operation.
     Cron,
+    /// One batch against a limiter that does not say its rate (a token bucket as nginx
+    /// limit_req, a fixed window), with and without the batch's adaptive pacer.
+    Limiter,
 }
 
 /// Simulate a fleet of clients retrying: an outage, an overload, failures (no network).
@@ -57,7 +60,9 @@ pub struct SimulateArgs {
     /// The model: outage (the server is down, then serves a fixed capacity), overload (latency
     /// grows with load, clients time out and retry, a short trigger), failure-rate (each call
     /// fails with probability p), cron (a fleet on one cron schedule: where each period's load
-    /// lands, with or without --splay; it takes --clients, --format and its own flags).
+    /// lands, with or without --splay; it takes --clients, --format and its own flags),
+    /// limiter (one batch of 300 URLs against a token bucket and a fixed window of 40/s, with
+    /// and without the adaptive pacer; it takes --seed and --format).
     #[arg(long, value_enum, default_value = "outage")]
     pub model: SimModel,
     /// Clients (1 to 1000000). Outage: 200, all sending their first request at t = 0.

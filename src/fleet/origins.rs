@@ -29,12 +29,19 @@
 //!   none is left, the origin waits for the reset (with the spread, as a hold). A quota
 //!   whose reset was not said (or could not be read) is not paced on; a reset further
 //!   than `--max-retry-after` is taken to be that far, as a Retry-After is clamped.
+//! - **Adaptive pacing** (a batch's table only: [`Origins::pacing`]). Without RateLimit
+//!   fields, each origin has a pacer (`policy::pacer`) that learns the rate the server
+//!   accepts from its throttles (429, 503 with Retry-After) and its accepted answers, and
+//!   spaces the sends to it at that rate; each change of rate is returned once
+//!   ([`After::paced`]) for the caller to say. A quota, when reported, leads instead. A
+//!   single run has no pacer: its one transfer in flight already waits out each throttle.
 //! - **Bounds.** At most [`MAX_ORIGINS`] origins are kept. An entry expires once its
 //!   hold and its quota's reset are over and nothing is in flight; when the table is
 //!   full, expired entries go first, then the one used longest ago.
 
 use crate::policy::decision::{hold_fits, wait_for_hold};
 use crate::policy::gate::{Clear, Stop, Why};
+use crate::policy::pacer::{self, Change, Pacer, Send};
 use crate::policy::ratelimit::{self, Quota};
 use crate::units::fmt_duration;
 use rand::Rng;
@@ -85,6 +92,8 @@ pub fn low(left: u64, limit: Option<u64>) -> bool {
 #[derive(Debug, Default)]
 pub struct Origins {
     table: Mutex<HashMap<String, Entry>>,
+    /// Whether each origin has a pacer (a batch's table).
+    pacing: bool,
 }
 
 /// What one origin's entry holds.
@@ -104,6 +113,8 @@ struct Entry {
     used: Instant,
     /// A RateLimit field that could not be read was said already.
     warned: bool,
+    /// The pacer learning the rate the origin accepts (a batch's table only).
+    pacer: Option<Pacer>,
 }
 
 /// A hold on an origin.
@@ -142,6 +153,7 @@ impl Entry {
             next_at: None,
             used: at,
             warned: false,
+            pacer: None,
         }
     }
 
@@ -232,7 +244,7 @@ pub struct Answer<'a> {
 }
 
 /// What the table made of an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct After {
     /// A spent quota held the origin this long (clamped): shared through `--state` as a
     /// Retry-After is.
@@ -240,12 +252,37 @@ pub struct After {
     /// A RateLimit field could not be read and this is the first time for the origin:
     /// say it.
     pub say_malformed: bool,
+    /// The pacer of the origin sent to changed its rate: the origin and the change, to
+    /// say once (the line: [`Change::line`]).
+    pub paced: Option<(String, Change)>,
 }
 
 impl Origins {
     /// An empty table.
     pub fn new() -> Origins {
         Origins::default()
+    }
+
+    /// An empty table whose origins are paced (a batch's: see the module's rules).
+    pub fn pacing() -> Origins {
+        Origins {
+            pacing: true,
+            ..Origins::default()
+        }
+    }
+
+    /// The rate each paced origin is sent to at `at`, requests/s, by origin (for the end of
+    /// a batch: the rates the origins settled at).
+    pub fn settled(&self, at: Instant) -> Vec<(String, f64)> {
+        let Ok(table) = self.table.lock() else {
+            return Vec::new();
+        };
+        let mut rates: Vec<(String, f64)> = table
+            .iter()
+            .filter_map(|(o, e)| Some((o.clone(), e.pacer.as_ref()?.rate(at)?)))
+            .collect();
+        rates.sort_by(|a, b| a.0.cmp(&b.0));
+        rates
     }
 
     /// Before a request to `origin` at `at` (`left`: time left before the deadline; a
@@ -263,6 +300,9 @@ impl Origins {
         };
         let e = entry(&mut table, origin, at);
         e.used = at;
+        if self.pacing && e.pacer.is_none() {
+            e.pacer = Some(Pacer::new());
+        }
         if e.quota.is_some_and(|q| q.reset_at <= at) {
             e.quota = None;
             e.next_at = None;
@@ -274,6 +314,9 @@ impl Origins {
             return room();
         }
         if let Some(said) = quota_says(e, at, left, (spread, rng)) {
+            return said;
+        }
+        if let Some(said) = pacer_says(e, at, left) {
             return said;
         }
         e.in_flight += 1;
@@ -289,15 +332,22 @@ impl Origins {
         let Ok(mut table) = self.table.lock() else {
             return After::default();
         };
+        let mut paced = None;
         if let Some(e) = table.get_mut(sent) {
             e.in_flight = e.in_flight.saturating_sub(1);
             e.answered |= answer.is_some();
             e.used = at;
+            paced = e
+                .pacer
+                .as_mut()
+                .and_then(|p| pace(p, answer.as_ref(), at))
+                .map(|c| (sent.to_string(), c));
         }
-        match answer {
+        let told = match answer {
             Some(a) => learn(&mut table, a, at),
             None => After::default(),
-        }
+        };
+        After { paced, ..told }
     }
 
     /// As soon as the head of an answer to a request sent to `sent` arrives, before its
@@ -320,6 +370,9 @@ impl Origins {
         };
         if let Some(e) = table.get_mut(sent) {
             e.answered = true;
+            if let Some(p) = e.pacer.as_mut() {
+                p.head();
+            }
         }
         learn(
             &mut table,
@@ -341,6 +394,7 @@ fn learn(table: &mut HashMap<String, Entry>, a: Answer, at: Instant) -> After {
     let mut told = After {
         spent: None,
         say_malformed: a.malformed && !std::mem::replace(&mut e.warned, true),
+        paced: None,
     };
     if let Some((asked, clamped)) = a.retry_after
         && matches!(a.status, 429 | 503)
@@ -467,6 +521,47 @@ fn quota_says(
             fmt_duration(left.unwrap_or_default())
         ))),
     })
+}
+
+/// What the pacer of `e` says about one more send at `at` (None: go, and it counted it
+/// sent): no room in flight, or a wait for the spacing of its rate, a stop when that wait
+/// would end past the deadline (`left`). A quota reported leads: the pacer only counts
+/// the send.
+fn pacer_says(e: &mut Entry, at: Instant, left: Option<Duration>) -> Option<Clear> {
+    let p = e.pacer.as_mut()?;
+    if e.quota.is_some() {
+        p.sent(at);
+        return None;
+    }
+    match p.before_send(at, e.in_flight) {
+        Send::Go => None,
+        Send::Room => Some(room()),
+        Send::Wait(wait) if hold_fits(wait, left) => Some(Clear::Wait {
+            wait,
+            why: Why::Room,
+        }),
+        Send::Wait(wait) => Some(Clear::Stop(Stop::TooLate(format!(
+            "stopping: the next send at the rate the origin accepts is {} away, past the deadline ({} left)",
+            fmt_duration(wait),
+            fmt_duration(left.unwrap_or_default())
+        )))),
+    }
+}
+
+/// The pacer `p` hears how a request it let go ended at `at`: `answer`, or none.
+fn pace(p: &mut Pacer, answer: Option<&Answer>, at: Instant) -> Option<Change> {
+    let Some(a) = answer else {
+        p.lost(at);
+        return None;
+    };
+    let retry_after = a.retry_after.map(|(_, clamped)| clamped);
+    let throttled = a.status == 429 || (a.status == 503 && retry_after.is_some());
+    let heard = pacer::Answer {
+        throttled,
+        retry_after: retry_after.filter(|_| throttled),
+        accepted: !throttled && a.status != 503,
+    };
+    p.heard(at, a.status, heard)
 }
 
 /// The entry of `origin`, made when missing; a full table first forgets the expired
@@ -911,6 +1006,84 @@ mod tests {
         a.malformed = true;
         assert!(t.after(O, Some(a.clone()), t0).say_malformed);
         assert!(!t.after(O, Some(a), t0).say_malformed);
+    }
+
+    /// Sends to `t` at `at` until one is refused: how many went, and the refusal.
+    fn burst(t: &Origins, at: Instant) -> (usize, Clear) {
+        for n in 0..1000 {
+            match ask(t, at, ms(0)) {
+                Clear::Go => continue,
+                other => return (n, other),
+            }
+        }
+        (1000, Clear::Go)
+    }
+
+    #[test]
+    fn a_batch_s_table_paces_a_throttling_origin_and_says_each_change_once() {
+        for status_ra in [(429, None), (429, Some(1000)), (503, Some(1000))] {
+            let (status, ra) = status_ra;
+            let t = Origins::pacing();
+            let t0 = Instant::now();
+            // The start: one in flight, then one more per accepted answer.
+            assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
+            assert_eq!(t.after(O, Some(answer(200, None, None)), t0).paced, None);
+            let (went, _) = burst(&t, t0);
+            assert_eq!(went, 2, "{status_ra:?}");
+            // Two throttles answered at once: one change, said by the first.
+            let first = t.after(O, Some(answer(status, ra, None)), t0 + ms(10));
+            let second = t.after(O, Some(answer(status, ra, None)), t0 + ms(11));
+            let (origin, change) = first.paced.expect("a cut");
+            assert_eq!(origin, O);
+            assert_eq!(change.from, None);
+            assert!(change.to.is_some(), "{change:?}");
+            assert_eq!(second.paced, None, "{status_ra:?}");
+            assert_eq!(t.settled(t0 + ms(11)).len(), 1);
+            // Past the hold, sends are spaced: one goes, the next waits, silently.
+            let after = t0 + ms(2100);
+            let (went, refused) = burst(&t, after);
+            assert_eq!(went, 1, "{status_ra:?}");
+            assert!(
+                matches!(refused, Clear::Wait { why: Why::Room, wait } if wait > ms(100)),
+                "{refused:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lone_run_s_table_and_a_503_without_retry_after_do_not_pace() {
+        let t0 = Instant::now();
+        let lone = Origins::new();
+        ask(&lone, t0, ms(0));
+        assert_eq!(lone.after(O, Some(answer(429, None, None)), t0).paced, None);
+        assert_eq!(burst(&lone, t0).0, 1000);
+        assert!(lone.settled(t0).is_empty());
+        let batch = Origins::pacing();
+        ask(&batch, t0, ms(0));
+        assert_eq!(
+            batch.after(O, Some(answer(503, None, None)), t0).paced,
+            None
+        );
+        assert!(batch.settled(t0).is_empty());
+    }
+
+    #[test]
+    fn a_reported_quota_leads_over_the_pacer() {
+        let t = Origins::pacing();
+        let t0 = Instant::now();
+        ask(&t, t0, ms(0));
+        // A throttle cuts; then a quota of 50 left is reported: it meters, not the pacer.
+        t.after(O, Some(answer(429, None, None)), t0);
+        ask(&t, t0 + ms(1000), ms(0));
+        t.after(
+            O,
+            Some(answer(200, None, quota(100, 50, 60_000))),
+            t0 + ms(1000),
+        );
+        // (each send counts in flight and as sent since: 25 + 25 = the 50 left), where the
+        // pacer alone would have let one go and spaced the next.
+        let (went, refused) = burst(&t, t0 + ms(1000));
+        assert_eq!(went, 25, "{refused:?}");
     }
 
     #[test]

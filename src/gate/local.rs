@@ -53,6 +53,9 @@ pub struct Shape {
     pub per_origin: usize,
     /// `--rate`'s spacing between two starts.
     pub spacing: Option<Duration>,
+    /// Whether the origins are paced to the rate they accept (a batch's: see
+    /// `policy::pacer`).
+    pub pacing: bool,
     /// The breaker's and budget's settings of the records a batch keeps without
     /// `--state` (`None`: it keeps none).
     pub records: Option<Limits>,
@@ -62,7 +65,10 @@ impl Local {
     /// The local layer of a run, with its limits.
     pub fn new(limits: Shape) -> Local {
         Local {
-            origins: Origins::new(),
+            origins: match limits.pacing {
+                true => Origins::pacing(),
+                false => Origins::new(),
+            },
             records: limits
                 .records
                 .map(|l| SharedMemory(Arc::new(MemoryStore::new(&l, Clock::own())))),
@@ -77,6 +83,7 @@ impl Local {
         Local::new(Shape {
             per_origin: 1,
             spacing: None,
+            pacing: false,
             records: None,
         })
     }
@@ -84,6 +91,12 @@ impl Local {
     /// The origins' table.
     pub(super) fn origins(&self) -> &Origins {
         &self.origins
+    }
+
+    /// The rate each paced origin is sent to at `at`, requests/s, by origin (the rates
+    /// a batch's origins settled at, for its end).
+    pub fn settled(&self, at: Instant) -> Vec<(String, f64)> {
+        self.origins.settled(at)
     }
 
     /// The batch's own breaker and budget records, if it keeps them.

@@ -185,6 +185,9 @@ pub struct Noted {
     pub closed: Option<String>,
     /// Whether the run is still the half-open circuit's probe (a single attempt).
     pub probing: bool,
+    /// The origin's adaptive pacing changed its rate on this answer: the origin and the
+    /// change, to be said once.
+    pub paced: Option<(String, crate::policy::pacer::Change)>,
 }
 
 impl<'a> Gate<'a> {
@@ -336,6 +339,7 @@ impl<'a> Gate<'a> {
         let mut noted = Noted {
             spent: after.spent,
             say_malformed: after.say_malformed,
+            paced: after.paced,
             ..Noted::default()
         };
         let Some(records) = &self.records else {

@@ -8,6 +8,7 @@
 //! - `replay`: the failure kinds, `--retry-on`, and whether a request may be sent again;
 //! - `idempotency`: what 409, 422 and 400 mean to a request that carries an
 //!   Idempotency-Key (the IETF httpapi draft), and what a run does about each;
+//! - `pacer`: the rate an origin accepts, learnt from its throttles and accepted answers;
 //! - `gate`: the one answer to "may I send?" (go, wait this long, stop), and why;
 //! - `decision`: THE decision after an attempt, stop (with which outcome and why) or retry
 //!   (after how long); the single source of the exit-code precedence;
@@ -17,6 +18,7 @@ pub mod backoff;
 pub mod decision;
 pub mod gate;
 pub mod idempotency;
+pub mod pacer;
 pub mod ratelimit;
 pub mod readiness;
 pub mod replay;

@@ -385,6 +385,12 @@ impl Loop<'_> {
         }
         carry.spent = noted.spent;
         carry.probing = noted.probing;
+        if let Some((origin, change)) = &noted.paced {
+            self.reporter.event(
+                &change.line(origin),
+                crate::report::pacing_json(origin, change),
+            );
+        }
         noted
     }
 

@@ -273,8 +273,12 @@ fn waits(cfg: &Config, transfer: &Transfer) -> String {
         "  Retry-After   honoured up to {} (longer hints clamped); wait = max(backoff, hint), {spread} when the hint is larger",
         fmt_duration(r.max_retry_after)
     );
+    s.push_str(PACING);
     s
 }
+
+/// How the run paces its origin (`fleet::origins`, `policy::pacer`).
+const PACING: &str = "  pacing        from the RateLimit fields when the origin reports a quota; a run of one URL is not paced otherwise, a batch (-Z or several URLs) paces an origin that throttles (429, 503 with Retry-After) without them at the rate it accepts, learnt from its answers, and ends saying the rate each origin settled at\n";
 
 /// `--splay`: the host's name and where it came from, the target, the offset and whether
 /// the deadline cuts the splay (see `fleet::splay`); nothing when there is no splay.

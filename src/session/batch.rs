@@ -95,6 +95,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
     let local = Local::new(Shape {
         per_origin: b.parallel_max_host.max(1),
         spacing: b.rate.map(|r| r.per / r.count.max(1)),
+        pacing: true,
         records: cfg.state.is_none().then_some(cfg.fleet),
     });
     let batch = Batch {
@@ -344,6 +345,9 @@ impl<'s> Batch<'s> {
         self.session.watchdog.claim(exit.code());
         let elapsed = self.session.start.elapsed();
         let why = reason.or(unwritten).or_else(|| first_failure(&tally));
+        for (origin, rate) in self.local.settled(Instant::now()) {
+            self.session.reporter.settled(&origin, rate);
+        }
         self.session.reporter.batch_summary(
             counts(&tally),
             (outcome, exit),

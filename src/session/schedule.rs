@@ -308,6 +308,7 @@ mod tests {
         Local::new(Shape {
             per_origin,
             spacing,
+            pacing: false,
             records: None,
         })
     }

@@ -6,7 +6,7 @@
 use super::outage::{self, Scenario};
 use super::strategy::{Settings, Strategy};
 use super::sweep::{self, FailureRun, OverloadRun};
-use super::{cron, failures, overload, plot, report};
+use super::{cron, failures, limiter, overload, plot, report};
 use crate::cli::{LogFormat, SimFormat, SimModel, SimulateArgs};
 use crate::exit::Outcome;
 use crate::report::Reporter;
@@ -45,6 +45,8 @@ enum Job {
     Failures(FailureRun, Vec<Strategy>),
     FailureSweep(FailureRun, Vec<Strategy>),
     Cron(cron::Scenario),
+    /// The limiter model, from `seed`.
+    Limiter(u64),
 }
 
 /// Runs `retry-http simulate`: a usage error (exit 2) before any work, else the output on
@@ -160,6 +162,7 @@ impl Job {
                     |_| Ok(()),
                 )
             }
+            Job::Limiter(seed) => limiter_output(seed, out),
         }
     }
 }
@@ -202,6 +205,7 @@ fn models_words(models: &[SimModel]) -> String {
             SimModel::Overload => "overload",
             SimModel::FailureRate => "failure-rate",
             SimModel::Cron => "cron",
+            SimModel::Limiter => "limiter",
         })
         .collect();
     match names.split_last() {
@@ -227,6 +231,11 @@ fn foreign_flag(a: &SimulateArgs) -> Result<(), String> {
     }
 }
 
+/// The limiter model's table or JSON, from `seed`.
+fn limiter_output(seed: u64, out: Answer) -> (String, Result<(), String>) {
+    out.give(|| limiter::json(seed), || limiter::table(seed), |_| Ok(()))
+}
+
 /// Checks the command before any work is done: the flags against the model, then the
 /// model's own checks. The error is the message of a usage error.
 fn plan(a: &SimulateArgs) -> Result<Job, String> {
@@ -236,6 +245,10 @@ fn plan(a: &SimulateArgs) -> Result<Job, String> {
         SimModel::Overload => plan_overload(a),
         SimModel::FailureRate => plan_failures(a),
         SimModel::Cron => plan_cron(a).map(Job::Cron),
+        SimModel::Limiter => match a.clients {
+            Some(_) => Err("--clients belongs to --model outage, overload, failure-rate or cron, not --model limiter (one batch)".into()),
+            None => Ok(Job::Limiter(a.seed)),
+        },
     }
 }
 

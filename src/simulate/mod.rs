@@ -14,6 +14,9 @@
 //!   requests and store operations land, second by second (arithmetic on the product's
 //!   own splay offsets, not a simulation in time).
 //!
+//! - `limiter`: one batch against a token bucket (nginx's `limit_req`) and a fixed window,
+//!   with and without the adaptive pacer a batch runs (`policy::pacer`).
+//!
 //! The first three run on one event engine (`engine`: the queue, the random delays, the
 //! counts) and one list of client strategies (`strategy`: the waits, the per-client bucket
 //! and breaker, the fleet's shared record). `sweep` plays the overload and failure-rate
@@ -25,6 +28,7 @@ pub mod command;
 pub mod cron;
 pub mod engine;
 pub mod failures;
+pub mod limiter;
 pub mod outage;
 pub mod overload;
 pub mod plot;

@@ -99,4 +99,14 @@ fn explain_shows_the_default_client_policy_and_replay_rule() {
     assert!(text.contains("statuses 429,502,503,504,529"), "{text}");
     assert!(text.contains("honoured up to 1m "), "{text}");
     assert!(text.contains("POST is not idempotent"), "{text}");
+    // How the origin is paced: a batch's pacer, and the settled rate it ends with.
+    let pacing = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("pacing "))
+        .unwrap_or_else(|| panic!("no pacing line: {text}"));
+    assert!(pacing.contains("a run of one URL is not paced"), "{pacing}");
+    assert!(
+        pacing.contains("the rate each origin settled at"),
+        "{pacing}"
+    );
 }

@@ -12,6 +12,7 @@ mod silent;
 #[path = "../support/tls.rs"]
 mod tls_support;
 
+mod adaptive_pacing;
 mod batch;
 mod batch_hostile;
 mod batch_reuse;
