@@ -13,7 +13,8 @@ use crate::policy::idempotency::key_answer;
 use crate::policy::readiness::{self, ByStatus};
 use crate::policy::{FailureKind, StatusSet};
 use crate::report::AttemptLine;
-use crate::request::attempt::{Carry, Loop, Pending, Sent};
+use crate::request::attempt::Loop;
+use crate::request::carry::{Carry, Pending, Sent};
 use crate::request::delivery::{Broken, Partial, Received, Resumed};
 use crate::request::prior;
 

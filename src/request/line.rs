@@ -11,7 +11,8 @@ use crate::policy::idempotency::key_answer;
 use crate::policy::retry_after;
 use crate::redact;
 use crate::report::{AttemptLine, Decision};
-use crate::request::attempt::{Carry, Loop, Pending, Sent};
+use crate::request::attempt::Loop;
+use crate::request::carry::{Carry, Pending, Sent};
 use std::time::{Instant, SystemTime};
 
 /// "timeout (the attempt's time ran out)", with every secret the user gave masked (they are

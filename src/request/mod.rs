@@ -16,6 +16,7 @@
 
 mod answer;
 pub mod attempt;
+mod carry;
 mod countdown;
 pub mod delivery;
 pub mod ending;
