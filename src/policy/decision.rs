@@ -195,7 +195,8 @@ pub struct Retry {
     pub drawn: Duration,
 }
 
-/// What comes after an attempt.
+/// What comes next: after an attempt, done, a stop or a retry ([`decide`]); between
+/// attempts, the stop that ends the run ([`deadline_between`], [`signalled`], [`stopped`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// The attempt succeeded: the run ends with exit 0.

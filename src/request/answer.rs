@@ -21,7 +21,7 @@ use crate::request::prior;
 /// What the head of an answer says is to be done with it, before a byte of its body is
 /// read.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Take {
+enum Take {
     /// The representation is unchanged (a 304; under `-C -`, a file already whole): the
     /// output is left as it was; why.
     Unchanged(String),
@@ -43,7 +43,7 @@ pub(crate) enum Take {
 /// Classifies an answer's head: against what the request asked (`asked`, the conditional flags'
 /// conditions), the readiness conditions (`ready`, with `--retry-on`), and the part of the
 /// body a broken download kept (`kept`). Pure.
-pub(crate) fn classify(
+fn classify(
     head: &Head,
     asked: &Asked,
     (ready, retry_on): (&readiness::Conditions, &StatusSet),

@@ -123,26 +123,26 @@ impl Loop<'_> {
     pub fn run(&self, rng: &mut dyn Rng) -> Ended {
         let partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
         let mut carry = Carry::new(partial, self.cfg.retry.backoff.base, self.probe);
-        let mut made = 0;
-        let end = self.attempts(&mut made, &mut carry, rng);
-        self.ended(end, made, carry)
+        let end = self.attempts(&mut carry, rng);
+        self.ended(end, carry)
     }
 
     /// Makes attempts until a verdict (or what happens between attempts) ends the run;
-    /// counts them in `made`. Returns the verdict that ended it (done, or a stop).
-    fn attempts(&self, made: &mut u32, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
+    /// counts them in `carry`. Returns the verdict that ended it (done, or a stop).
+    fn attempts(&self, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
         loop {
             if self.deadline_passed() {
                 return decision::deadline_between();
             }
             // The gate first: a retry is charged as it lets it go.
             let url = carry.from.as_ref().map_or(self.url, |hop| &hop.url);
-            let mut ticket = Ticket::new(self.origin(url), (*made > 0).then_some(carry.charge));
+            let made = carry.seen.attempts_made;
+            let mut ticket = Ticket::new(self.origin(url), (made > 0).then_some(carry.charge));
             if let Err(stop) = self.through_gate(&mut ticket, rng) {
                 return stop;
             }
-            *made += 1;
-            let retry = match self.attempt(*made, carry, rng) {
+            carry.seen.attempts_made = made + 1;
+            let retry = match self.attempt(made + 1, carry, rng) {
                 Verdict::Retry(retry) => retry,
                 ends => return ends,
             };
@@ -154,7 +154,7 @@ impl Loop<'_> {
     }
 
     /// What the loop hands back once it is over, the attempts ended by `verdict`.
-    fn ended(&self, verdict: Verdict, made: u32, carry: Carry) -> Ended {
+    fn ended(&self, verdict: Verdict, carry: Carry) -> Ended {
         let (outcome, why) = match verdict {
             Verdict::Stop { outcome, reason } => (outcome, Some(reason)),
             _ => (Outcome::Success, None),
@@ -172,7 +172,6 @@ impl Loop<'_> {
         }
         Ended {
             outcome: decision::after_the_loop(outcome, carry.not_ready),
-            attempts_made: made,
             why,
             head_dumped: self.output.head_dumped(),
             ..carry.seen

@@ -63,7 +63,8 @@ pub(super) struct Carry {
     pub(super) charge: bool,
     /// The run is still the half-open circuit's probe, as the gate last said.
     pub(super) probing: bool,
-    /// What the end of the run needs, as the attempts so far left it.
+    /// What the run came to so far: the attempts counted, the last one's result, what the
+    /// end of the run needs (its head, its counts, its cause).
     pub(super) seen: Ended,
 }
 

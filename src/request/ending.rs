@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 pub struct Ended {
     /// The exit outcome.
     pub outcome: Outcome,
-    /// Attempts made.
+    /// Attempts made (the loop counts each as it is sent).
     pub attempts_made: u32,
     /// The last attempt's result, for the summary ("503 Service Unavailable"), or why
     /// nothing was sent.
