@@ -363,9 +363,11 @@ pub fn retry_gate(o: &Outlook, ask: &Ask) -> Clear {
 pub const HOLD_PAST_DEADLINE: &str =
     "stopping: a Retry-After shared by the runs holds past the deadline";
 
-/// Row 19: the deadline passed before the next attempt (5).
-pub fn deadline_between() -> Verdict {
-    Verdict::stop(Outcome::Deadline, stopping(Outcome::Deadline))
+/// Row 19: the deadline passed before the next attempt (5; after an answer that was not
+/// ready, 8 at once, as row 23 would make it).
+pub fn deadline_between(after_not_ready: bool) -> Verdict {
+    let outcome = after_the_loop(Outcome::Deadline, after_not_ready);
+    Verdict::stop(outcome, stopping(outcome))
 }
 
 /// Row 20: a signal arrived during a wait; `outcome` is the one it ends the run with (129
@@ -947,11 +949,20 @@ mod tests {
             case(
                 19,
                 "the deadline passed between attempts",
-                Case::Between(deadline_between()),
+                Case::Between(deadline_between(false)),
             )
             .gives(
                 Some(Outcome::Deadline),
                 "stopping: the deadline passed before the next attempt",
+            ),
+            case(
+                19,
+                "the deadline passed between attempts after an answer not ready",
+                Case::Between(deadline_between(true)),
+            )
+            .gives(
+                Some(Outcome::NotReady),
+                "not ready: the attempts or the deadline",
             ),
             case(
                 20,

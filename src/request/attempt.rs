@@ -132,13 +132,13 @@ impl Loop<'_> {
     fn attempts(&self, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
         loop {
             if self.deadline_passed() {
-                return decision::deadline_between();
+                return decision::deadline_between(carry.not_ready);
             }
             // The gate first: a retry is charged as it lets it go.
             let url = carry.from.as_ref().map_or(self.url, |hop| &hop.url);
             let made = carry.seen.attempts_made;
             let mut ticket = Ticket::new(self.origin(url), (made > 0).then_some(carry.charge));
-            if let Err(stop) = self.through_gate(&mut ticket, rng) {
+            if let Err(stop) = self.through_gate(&mut ticket, carry.not_ready, rng) {
                 return stop;
             }
             carry.seen.attempts_made = made + 1;

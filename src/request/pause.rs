@@ -12,15 +12,17 @@ use rand::Rng;
 impl<'a> Loop<'a> {
     /// Waits until the gate clears `t` (see `Gate::ask`); `Err`: the run ends instead, with
     /// this stop (the deadline, a signal, a wait past the deadline, the budget spent), and
-    /// the send is abandoned with the ticket.
+    /// the send is abandoned with the ticket (`after_not_ready`: the last answer was not
+    /// ready, which the deadline's stop says).
     pub(super) fn through_gate(
         &self,
         t: &mut Ticket<'a>,
+        after_not_ready: bool,
         rng: &mut dyn Rng,
     ) -> Result<(), Verdict> {
         loop {
             if self.deadline_passed() {
-                return Err(decision::deadline_between());
+                return Err(decision::deadline_between(after_not_ready));
             }
             let (wait, why) = match self.gate.ask(t, self.deadline_left(), rng) {
                 Clear::Go => return Ok(()),
