@@ -136,9 +136,7 @@ impl Loop<'_> {
             unfollowed,
             timeline,
         } = chain;
-        carry.seen.connects += timeline.connects;
-        carry.seen.redirects += timeline.redirects;
-        carry.seen.timeline = timeline;
+        carry.transferred(timeline);
         // A redirect not followed after a failure (--max-redirs) was answered all the same.
         let answered = result.is_ok() || unfollowed.is_some();
         let sent = self.sent(first, last, &asked, (answered, committed), carry);

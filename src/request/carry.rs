@@ -7,6 +7,7 @@
 //! attempts are the methods here.
 
 use crate::fleet::origins::Told;
+use crate::http::timing::Timeline;
 use crate::http::transport::{Exchange, Hop};
 use crate::policy::WaitReason;
 use crate::policy::decision::{self, Attempt, Happened, Retry};
@@ -101,6 +102,22 @@ impl Carry {
         self.not_ready = matches!(facts.happened, Happened::NotReady(_));
         self.seen.cause = decision::cause(&facts.happened, facts.deadline_passed);
         self.seen.hint = facts.hint.map(|h| h.wait);
+    }
+
+    /// An attempt's exchange is over (`timeline`: its steps): its connections and redirects
+    /// count towards the run's, and its moments are the last attempt's.
+    pub(super) fn transferred(&mut self, timeline: Timeline) {
+        self.seen.connects += timeline.connects;
+        self.seen.redirects += timeline.redirects;
+        self.seen.timeline = timeline;
+    }
+
+    /// A signal interrupted the attempt: it says only that, and its answer's body and
+    /// Retry-After are dropped.
+    pub(super) fn interrupted(&mut self) {
+        self.seen.last = "interrupted".into();
+        self.pending = None;
+        self.reading = None;
     }
 
     /// What a retry carries to the next attempt: the backoff drawn, and (once an earlier

@@ -102,9 +102,7 @@ impl Loop<'_> {
             error: Some("interrupted".into()),
             ..self.line(line.attempt, Instant::now(), &sent.first, line.attempts)
         };
-        carry.seen.last = "interrupted".into();
-        carry.pending = None;
-        carry.reading = None;
+        carry.interrupted();
         Happened::Signal(sig.outcome())
     }
 
