@@ -253,7 +253,10 @@ fn the_readme_starts_fast() {
     ] {
         let at = line_of(heading);
         assert!(at <= by, "{heading:?} at line {at}, past line {by}");
-        assert!(at > last, "{heading:?} at line {at}, before the section above it");
+        assert!(
+            at > last,
+            "{heading:?} at line {at}, before the section above it"
+        );
         last = at;
     }
     let recipes = lines
@@ -285,7 +288,16 @@ fn the_guide_follows_a_users_order() {
         assert!(at > last, "{task:?} out of order");
         last = at;
     }
-    for page in ["policy.md", "output.md", "fleet.md", "batch.md", "simulate.md"] {
-        assert!(guide.contains(&format!("]({page}")), "the guide links {page}");
+    for page in [
+        "policy.md",
+        "output.md",
+        "fleet.md",
+        "batch.md",
+        "simulate.md",
+    ] {
+        assert!(
+            guide.contains(&format!("]({page}")),
+            "the guide links {page}"
+        );
     }
 }

@@ -779,7 +779,10 @@ fn the_etag_fetch_downloads_only_what_changed() {
 /// so they change only when the model does). The text is read with its lines joined.
 #[test]
 fn the_fleet_recipes_simulation_says_what_the_guide_quotes() {
-    let text = manual("docs/guide.md").split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = manual("docs/guide.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let start = text
         .find("`retry-http simulate --clients")
         .expect("the simulate line");
