@@ -1,4 +1,5 @@
-//! `retry-http simulate --model ...`: the outage model's rows unchanged (a legend and a sentence under them),
+//! `retry-http simulate --model ...`: the outage model's rows unchanged (a legend and a
+//! sentence under them), the overload and
 //! failure-rate models' tables and JSON (keys, shapes, figures that hold by construction),
 //! their sweeps (a point per cell, the table and the JSON agreeing), the plots, and the
 //! usage errors (a flag of another model, an unknown strategy, a bad value: exit 2, one
