@@ -37,7 +37,8 @@
 //!   the period the hold closes (the answers accepted since the previous held cut's hold
 //!   ended, or the first send, over the time from then to this hold's end, the hold
 //!   included: what the server gave, holds and all), the highest of the origin's periods
-//!   being kept; and the accepted rate over the last [`WINDOW`] counting only the answers
+//!   being kept (until a held throttle comes while paced at or below it: the server's
+//!   rate has fallen, and that period's rate is kept instead); and the accepted rate over the last [`WINDOW`] counting only the answers
 //!   since the previous hold ended (those before it were the overshoot that hold paid
 //!   for), holds not taken out of the time, never above the rate sent at. The rate
 //!   resumes at the higher of the kept rate and [`BETA`] times the accepted rate (and
@@ -224,7 +225,8 @@ pub struct Pacer {
     resumed: Option<Instant>,
     /// The answers accepted since the last held cut.
     since_held: u32,
-    /// The highest rate the server kept over a period a hold closed, requests/s.
+    /// The highest rate the server kept over a period a hold closed, requests/s (since the
+    /// last held throttle at or below it).
     kept: f64,
 }
 
@@ -446,9 +448,13 @@ impl Pacer {
     ) -> (f64, (f64, bool, Duration), f64) {
         let start = self.resumed.or(self.first).unwrap_or(now);
         let period = (now + ra).saturating_duration_since(start).max(MIN_SPAN);
-        self.kept = self
-            .kept
-            .max(f64::from(self.since_held) / period.as_secs_f64());
+        let kept = f64::from(self.since_held) / period.as_secs_f64();
+        // Throttled at a rate not above the one kept: that one is too high now.
+        self.kept = if from.is_some_and(|r| r <= self.kept) {
+            kept
+        } else {
+            self.kept.max(kept)
+        };
         let span = self
             .first
             .map_or(Duration::ZERO, |f| now.saturating_duration_since(f));
@@ -463,7 +469,11 @@ impl Pacer {
         self.since_held = 0;
         let max = self.kept.max(rate).max(FLOOR);
         let cut = self.kept.max(rate * BETA).max(FLOOR);
-        (cut, (max, span >= MIN_SPAN, ra * PLATEAU), measured)
+        (
+            cut,
+            (max, span >= MIN_SPAN, ra.saturating_mul(PLATEAU)),
+            measured,
+        )
     }
 
     /// Lets go once the rate has grown to its top without a throttle.
@@ -830,31 +840,39 @@ mod tests {
         }
     }
 
+    fn held_a_second() -> Answer {
+        Answer {
+            retry_after: Some(Duration::from_secs(1)),
+            ..throttle(None)
+        }
+    }
+
+    /// A fixed window of `quota` a second: its quota at once from `t0`, held a second; once
+    /// resumed, half a window and a whole one more accepted in a second, and the next hold.
+    /// The pacer, that hold's cut, and when it ends.
+    fn window_twice_held(t0: Instant, quota: u32) -> (Pacer, Change, Instant) {
+        let (mut p, _) = burst_then_held(t0, quota, Duration::from_secs(1));
+        let n = quota * 16 / 10;
+        let resumed = t0 + ms(1026);
+        for i in 0..n {
+            p.heard(resumed + ms(1070) * i / n, 200, OK);
+        }
+        let at = resumed + ms(1070);
+        let c = p.heard(at, 429, held_a_second()).expect("a cut");
+        (p, c, at + Duration::from_secs(1))
+    }
+
     #[test]
     fn a_fixed_window_is_paced_at_the_quota_a_hold_renewed_not_above() {
         let t0 = Instant::now();
         for quota in [10u32, 40, 400] {
-            // A window's quota at once, held a second; then, once resumed, half a window
-            // and a whole one more accepted in a second, and the next hold.
-            let (mut p, _) = burst_then_held(t0, quota, Duration::from_secs(1));
-            let n = quota * 16 / 10;
-            let resumed = t0 + ms(1026);
-            for i in 0..n {
-                p.heard(resumed + ms(1070) * i / n, 200, OK);
-            }
-            let at = resumed + ms(1070);
-            let a = Answer {
-                retry_after: Some(Duration::from_secs(1)),
-                ..throttle(None)
-            };
-            let c = p.heard(at, 429, a).expect("a cut");
+            let (p, c, end) = window_twice_held(t0, quota);
             let kept = f64::from(quota) / 1.026;
             assert!(
                 c.to.is_some_and(|to| (to - kept).abs() < kept * 0.01),
                 "{quota}: {c:?}"
             );
             // Paced at that rate, not above it, for the plateau and more.
-            let end = at + Duration::from_secs(1);
             for s in 0..=u64::from(PLATEAU) {
                 let r = p.rate(end + Duration::from_secs(s)).expect("paced");
                 assert!((r - kept).abs() < kept * 0.01, "{quota} at {s} s: {r}");
@@ -883,6 +901,30 @@ mod tests {
                 assert!((r(plateau - ms(100)) - max).abs() < 0.1, "{hold:?}");
             }
             assert!(r(plateau + ms(2000)) > max + 1.0, "{hold:?}");
+        }
+    }
+
+    #[test]
+    fn a_kept_rate_throttled_at_or_below_is_forgotten() {
+        let t0 = Instant::now();
+        for quota in [10u32, 40, 400] {
+            let (mut p, c, end) = window_twice_held(t0, quota);
+            let kept = c.to.expect("paced");
+            // The limit falls to half: paced at the kept rate, half the quota a second is
+            // accepted for 4 s, then a held throttle.
+            let n = quota * 2;
+            for i in 0..n {
+                p.heard(end + ms(4000) * i / n, 200, OK);
+            }
+            let at = end + ms(4000);
+            assert!(p.rate(at).is_some_and(|r| r <= kept), "{quota}");
+            let to = p.heard(at, 429, held_a_second()).and_then(|c| c.to);
+            // Resumed below the half the server now takes, not at the kept rate.
+            let half = f64::from(quota) / 2.0;
+            assert!(
+                to.is_some_and(|to| to <= half),
+                "{quota}: {to:?} (kept {kept})"
+            );
         }
     }
 }
