@@ -8,16 +8,16 @@
 //!   each answer accepted (the in-flight allowance doubles every round trip: TCP's slow
 //!   start, RFC 5681 section 3.1). Nothing is spaced: without a throttle nothing slows
 //!   down beyond this start.
-//! - **Throttle.** A throttle is a 429, or a 503 with a Retry-After. The first one, and
-//!   then the first one once [`Pacer::quiet`] has passed since the last cut (the longest
-//!   of the smoothed round trip, the Retry-After that caused the cut, and [`MIN_GAP`]),
-//!   cuts the rate to [`BETA`] times the rate of ACCEPTED answers over the last
-//!   [`WINDOW`] (at least [`FLOOR`]; a throttle with a Retry-After: see "Held throttle"
-//!   below). Throttles answering requests that were in flight at
-//!   the cut are not cuts of their own: a limiter that sheds load a request at a time
-//!   answers several at once, and cutting for each (the AWS SDKs' 7.0 -> 6.75 -> 4.73)
-//!   would starve the batch. Sends (rejected ones included) overestimate the rate the
-//!   server takes; its accepted answers do not.
+//! - **Throttle.** A throttle is a 429, or a 503 with a Retry-After. The first one,
+//!   and then the first one once [`Pacer::quiet`] has passed since the last cut (the
+//!   longest of the smoothed round trip, the Retry-After that caused the cut, and
+//!   [`MIN_GAP`]), cuts the rate to [`BETA`] times the rate of ACCEPTED answers over
+//!   the last [`WINDOW`] (at least [`FLOOR`]; a throttle with a Retry-After: see "Held
+//!   throttle" below). Throttles answering requests that were in flight at the cut are
+//!   not cuts of their own: a limiter that sheds load a request at a time answers
+//!   several at once, and cutting for each (the AWS SDKs' 7.0 -> 6.75 -> 4.73) would
+//!   starve the batch. Sends (rejected ones included) overestimate the rate the server
+//!   takes; its accepted answers do not.
 //! - **Growth.** After a cut, sends are spaced evenly at the rate, which grows back
 //!   along TCP CUBIC's curve (RFC 9438 section 4.2; the AWS SDKs' adaptive retry mode
 //!   uses it for the same purpose): `rate(t) = C (t - K)^3 + max`, `K = cbrt(max (1 -
@@ -29,26 +29,27 @@
 //!   says little about a rate), the rate doubles every second instead until the next
 //!   throttle. Once the rate reaches twice `max` ([`LET_GO`]) with no throttle, the pacer
 //!   lets go: sends are no longer spaced.
-//! - **Held throttle.** A throttle with a Retry-After holds the origin (the batch honours
-//!   it), and the hold has already taken back the overshoot: the server's own pacing. A
-//!   cut by [`BETA`] after it would pace below what the server gives (a fixed window's
-//!   quota is whole again when its hold ends), and each probe above a held server's rate
-//!   costs a whole hold. So a held cut measures two rates: the rate the server KEPT over
-//!   the period the hold closes (the answers accepted since the previous held cut's hold
-//!   ended, or the first send, over the time from then to this hold's end, the hold
-//!   included: what the server gave, holds and all), the highest of the origin's periods
-//!   being kept (until a held throttle comes while paced at or below it: the server's
-//!   rate has fallen, and that period's rate is kept instead); and the accepted rate over the last [`WINDOW`] counting only the answers
-//!   since the previous hold ended (those before it were the overshoot that hold paid
-//!   for), holds not taken out of the time, never above the rate sent at. The rate
-//!   resumes at the higher of the kept rate and [`BETA`] times the accepted rate (and
-//!   never falls below it on the curve); the curve's `max` is the higher of the two
-//!   rates, with `K` as above, and once back at `max` the rate stays
-//!   there for [`PLATEAU`] holds before growing past it. Against a fixed window of Q a
-//!   second with `Retry-After: 1`, the first burst (Q accepted in a few milliseconds, then
-//!   a hold of a second) resumes at about Q / 1.03 instead of 0.7 Q; the doubling that
-//!   follows (the cut is unsure) overshoots once, and that cut resumes at the same kept
-//!   rate and stays there: no other hold for [`PLATEAU`] seconds past `K`.
+//! - **Held throttle.** A throttle with a Retry-After holds the origin (the batch
+//!   honours it), and the hold has already taken back the overshoot: the server's own
+//!   pacing. A cut by [`BETA`] after it would pace below what the server gives (a fixed
+//!   window's quota is whole again when its hold ends), and each probe above a held
+//!   server's rate costs a whole hold. So a held cut measures two rates: the rate the
+//!   server KEPT over the period the hold closes (the answers accepted since the
+//!   previous held cut's hold ended, or the first send, over the time from then to this
+//!   hold's end, the hold included: what the server gave, holds and all), the highest
+//!   of the origin's periods being kept (until a held throttle comes while paced at or
+//!   below it: the server's rate has fallen, and that period's rate is kept instead);
+//!   and the accepted rate over the last [`WINDOW`] counting only the answers since the
+//!   previous hold ended (those before it were the overshoot that hold paid for), holds
+//!   not taken out of the time, never above the rate sent at. The rate resumes at the
+//!   higher of the kept rate and [`BETA`] times the accepted rate (and never falls
+//!   below it on the curve); the curve's `max` is the higher of the two rates, with `K`
+//!   as above, and once back at `max` the rate stays there for [`PLATEAU`] holds before
+//!   growing past it. Against a fixed window of Q a second with `Retry-After: 1`, the
+//!   first burst (Q accepted in a few milliseconds, then a hold of a second) resumes at
+//!   about Q / 1.03 instead of 0.7 Q; the doubling that follows (the cut is unsure)
+//!   overshoots once, and that cut resumes at the same kept rate and stays there: no
+//!   other hold for [`PLATEAU`] holds (5 s) past `K`.
 //!
 //! Each cut, and letting go, is a [`Change`] returned once, for the caller to say once.
 
