@@ -7,7 +7,7 @@
 //! state, so a readiness wait and a half-open circuit cannot hold each other. Where the
 //! state lives is the `store`'s business.
 
-use crate::fleet::Millis;
+use crate::Millis;
 use crate::units::{fmt_duration, millis};
 use std::time::Duration;
 
@@ -88,8 +88,8 @@ pub enum RunResult {
 }
 
 impl Breaker {
-    /// Whether the circuit is open or half-open (a probe may be due).
-    #[cfg(test)]
+    /// Whether the circuit is open or half-open (a probe may be due). (Read by the store's
+    /// contract tests.)
     pub fn is_open(&self) -> bool {
         self.opened_at.is_some()
     }

@@ -24,7 +24,7 @@
 //! other runs' for every run (its own run included), which errs toward the bound, never
 //! past it. Both stores keep the same buckets and entries, so both make the same decisions.
 
-use crate::fleet::Millis;
+use crate::Millis;
 use crate::units::millis;
 use std::time::Duration;
 

@@ -107,7 +107,7 @@ use super::backoff::{
 use super::gate::{Clear, Outlook, Stop, Why};
 use super::idempotency::{KeyAnswer, key_answer};
 use super::replay::{FailureKind, StatusSet, replay_allowed, status_means_unprocessed};
-use crate::exit::{Cause, Outcome};
+use crate::outcome::{Cause, Outcome};
 use crate::units::fmt_duration;
 use rand::Rng;
 use std::time::Duration;
@@ -672,9 +672,9 @@ pub fn wait_for_hold(
     if !hold_fits(held, left) {
         return None;
     }
-    let draw = crate::policy::backoff::Draw {
+    let draw = crate::backoff::Draw {
         floor: held,
-        spread: crate::policy::backoff::uniform(rng, spread),
+        spread: crate::backoff::uniform(rng, spread),
     };
     match fit_to_deadline(draw, left) {
         Fit::Sleep(wait) => Some(wait),
@@ -685,7 +685,7 @@ pub fn wait_for_hold(
 /// Whether a shared Retry-After that holds for `held` ends early enough before the
 /// deadline for an attempt to follow it (the rule of `fit_to_deadline`).
 pub fn hold_fits(held: Duration, left: Option<Duration>) -> bool {
-    left.is_none_or(|l| held.saturating_add(crate::policy::backoff::MIN_ATTEMPT) < l)
+    left.is_none_or(|l| held.saturating_add(crate::backoff::MIN_ATTEMPT) < l)
 }
 
 /// Row 24, the run's outcome once it is over: whatever the loop ended with, a deadline that passed
@@ -766,7 +766,7 @@ mod tests {
         assert!(!hold_fits(s(3), Some(s(3))));
         assert!(hold_fits(s(3), Some(s(4))));
     }
-    use crate::policy::Jitter;
+    use crate::Jitter;
     use rand::SeedableRng;
     use rand::rngs::StdRng;
 
@@ -1283,7 +1283,7 @@ mod tests {
                     (a.method, a.first_method) = (method, method);
                     let rng = &mut StdRng::seed_from_u64(3);
                     let v = decide(&r, &a, &mut open, rng);
-                    let safe = has_key || crate::policy::replay::is_idempotent(method);
+                    let safe = has_key || crate::replay::is_idempotent(method);
                     let case = format!("{method} key {has_key} listed {listed}: {v:?}");
                     assert_eq!(matches!(v, Verdict::Retry(_)), listed && safe, "{case}");
                     if has_key && !listed {

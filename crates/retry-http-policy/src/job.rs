@@ -17,7 +17,7 @@
 //! retires it (`retire`), and every store (the file, Redis's script, the memory store)
 //! runs the same rule.
 
-use crate::fleet::Millis;
+use crate::Millis;
 use crate::units::millis;
 use serde_json::{Value, json};
 use std::io::Read;

@@ -13,10 +13,10 @@
 //! and `Record` at the end (or when an answer that was not ready proves the target up;
 //! it retires the job's key when the answer was final).
 
-use crate::fleet::Millis;
-use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::job::{self, Job, Kept, Sent};
-use crate::fleet::record::{Limits, Target};
+use crate::Millis;
+use crate::breaker::{Admission, RunResult};
+use crate::job::{self, Job, Kept, Sent};
+use crate::record::{Limits, Target};
 use std::time::Duration;
 
 /// One operation on a target's record.

@@ -7,7 +7,7 @@
 //! The body is matched in bounded memory: at most `MAX_CHECKED` bytes of it are read; a
 //! larger body is not ready, and the reason says so.
 
-use crate::policy::StatusSet;
+use crate::StatusSet;
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -99,7 +99,7 @@ impl Conditions {
             // Shown as the log shows headers: a secret's value masked, a URL's password.
             let shown: Vec<String> = values
                 .clone()
-                .map(|v| crate::redact::header_value(name, v))
+                .map(|v| retry_http_redact::header_value(name, v))
                 .collect();
             if !values.any(|v| re.is_match(v)) {
                 return Some(format!(
@@ -151,9 +151,9 @@ impl Conditions {
             let secret = secret_pointer(pointer);
             let show = |v: &Value| {
                 if secret {
-                    crate::redact::MASK.to_string()
+                    retry_http_redact::MASK.to_string()
                 } else {
-                    short(&crate::redact::json_value(v))
+                    short(&retry_http_redact::json_value(v))
                 }
             };
             match doc.pointer(pointer) {
@@ -178,14 +178,14 @@ impl Conditions {
 /// Whether a JSON pointer names a secret: any of its names marks one (`/auth/token`,
 /// `/session/id`), as a header of that name would.
 pub fn secret_pointer(pointer: &str) -> bool {
-    pointer.split('/').any(crate::redact::is_secret_name)
+    pointer.split('/').any(retry_http_redact::is_secret_name)
 }
 
 /// A `--until-header` pattern as the log may show it: `***` for a header whose name marks a
 /// secret (the pattern then describes the secret), else the pattern, cut.
 pub fn shown_pattern(name: &str, re: &Regex) -> String {
-    if crate::redact::is_secret_name(name) {
-        crate::redact::MASK.into()
+    if retry_http_redact::is_secret_name(name) {
+        retry_http_redact::MASK.into()
     } else {
         cut(re.as_str())
     }

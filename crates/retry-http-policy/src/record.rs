@@ -12,10 +12,10 @@
 //! All of it is pure: the decisions are in `breaker` and `budget`, where the records live
 //! is a `store`'s business (`file` for a `--state` file).
 
-use crate::fleet::Millis;
-use crate::fleet::breaker::{Admission, Breaker, RunResult};
-use crate::fleet::budget::{Bucket, Budget, MAX_BUCKETS, MAX_RUNS, RunRetries};
-use crate::fleet::job::{self, Pending};
+use crate::Millis;
+use crate::breaker::{Admission, Breaker, RunResult};
+use crate::budget::{Bucket, Budget, MAX_BUCKETS, MAX_RUNS, RunRetries};
+use crate::job::{self, Pending};
 use crate::units::millis;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -710,7 +710,7 @@ mod tests {
         let l = limits();
         let now = 1_000 * DAY;
         let cooldown = millis(l.cooldown);
-        let lease = millis(crate::fleet::breaker::MAX_LEASE);
+        let lease = millis(crate::breaker::MAX_LEASE);
         // Every breaker time and the budget, each set from "just past now" to "centuries
         // ahead": nothing ahead by more than its span is kept, and the record then lets
         // a run in.

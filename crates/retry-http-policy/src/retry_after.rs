@@ -7,7 +7,7 @@
 //! largest value, as RFC 9111 section 1.2.2 says for delta-seconds. A date in the past asks
 //! for no wait. A value that cannot be parsed is reported and ignored: never read as zero.
 
-use crate::policy::Hint;
+use crate::Hint;
 use std::time::{Duration, SystemTime};
 
 /// The largest delta-seconds kept; anything above reads as this, then gets clamped.

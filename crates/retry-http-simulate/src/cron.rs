@@ -12,7 +12,7 @@
 //! The figures are those of every period alike, since a host's offset is the same every
 //! tick. It is arithmetic, not a simulation in time: one hash per host.
 
-use crate::fleet::splay;
+use retry_http_policy::splay;
 use std::time::Duration;
 
 /// The target's key every host's offset is derived from (scheme://host:port, as the fleet

@@ -3,9 +3,9 @@
 //! event to its model ([`run`]), the exponential delays the overload and failure-rate models
 //! draw, and the counts their figures share.
 
-use crate::fleet::Millis;
 use rand::RngExt;
 use rand::rngs::StdRng;
+use retry_http_policy::Millis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

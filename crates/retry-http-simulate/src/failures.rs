@@ -8,9 +8,9 @@
 
 use super::engine::{self, Counts, Model, Queue, exponential, millis};
 use super::strategy::{Guard, Run, Settings, Strategy};
-use crate::units::micros;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use retry_http_policy::units::micros;
 use std::time::Duration;
 
 /// The scenario.
@@ -188,7 +188,7 @@ pub fn play(sc: &Scenario, strategy: Strategy, settings: Settings, seed: u64) ->
 mod tests {
     use super::*;
 
-    use crate::simulate::sweep;
+    use crate::sweep;
 
     /// Seeds 1 and 2: a point holds some 12,000 runs, so two seeds are plenty.
     const SEEDS: [u64; 2] = [1, 2];

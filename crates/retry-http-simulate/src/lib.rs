@@ -21,10 +21,12 @@
 //! counts) and one list of client strategies (`strategy`: the waits, the per-client bucket
 //! and breaker, the fleet's shared record). `sweep` plays the overload and failure-rate
 //! models over seeds and grids; `report` prints the tables and JSON of all four, `plot`
-//! draws the SVG charts of the first three; `command` turns the flags into a checked job and
-//! runs it.
+//! draws the SVG charts of the first three (the plotting library is this crate's alone). The
+//! command's `simulate::command` turns the flags into a checked job and runs it here.
+//!
+//! The crate stands on the pure ones only (`retry_http_policy`): no socket, no file, no
+//! terminal; what it returns is text and SVG, written by the command.
 
-pub mod command;
 pub mod cron;
 pub mod engine;
 pub mod failures;

@@ -8,10 +8,10 @@
 //! fed the simulated clock. Time advances in steps of [`TICK`]; the answer to a request
 //! comes one round trip after it is sent.
 
-use crate::policy::pacer::{self, Pacer, Send};
-use crate::policy::{Backoff, Jitter};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use retry_http_policy::pacer::{self, Pacer, Send};
+use retry_http_policy::{Backoff, Jitter};
 use std::time::{Duration, Instant};
 
 /// The step of simulated time.

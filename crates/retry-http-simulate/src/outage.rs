@@ -14,12 +14,12 @@
 
 use super::engine::{self, Model, Queue, millis};
 use super::strategy::{Admitted, Shared, Sharing, Strategy};
-use crate::fleet::record::Limits;
-use crate::policy::decision::{self, Attempt, Happened, Rules, Verdict};
-use crate::policy::{self, Backoff, Jitter, WaitReason};
-use crate::units::micros;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use retry_http_policy::decision::{self, Attempt, Happened, Rules, Verdict};
+use retry_http_policy::record::Limits;
+use retry_http_policy::units::micros;
+use retry_http_policy::{self as policy, Backoff, Jitter, WaitReason};
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -24,13 +24,21 @@
 
 use super::engine::{self, Counts, Model, Queue, exponential, millis};
 use super::strategy::{Guard, Run, Settings, Strategy};
-pub use crate::cli::simulate::Population;
-use crate::units::micros;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use retry_http_policy::units::micros;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Duration;
+
+/// Who sends (`--population`, whose help the command's flag of the same name gives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Population {
+    /// First tries keep coming whatever happens (each cron tick is a new run).
+    Open,
+    /// A fixed population of clients, each waiting for its answer before its next run.
+    Closed,
+}
 
 /// The overload scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]

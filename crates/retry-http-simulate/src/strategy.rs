@@ -6,11 +6,11 @@
 //! the eleven (`Strategy::OUTAGE`) and draws its waits through `policy::decision`; the
 //! overload and failure-rate models take all eleven through a [`Guard`].
 
-use crate::fleet::Millis;
-use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::record::{Limits, Target};
-use crate::policy::{Backoff, Jitter};
 use rand::Rng;
+use retry_http_policy::Millis;
+use retry_http_policy::breaker::{Admission, RunResult};
+use retry_http_policy::record::{Limits, Target};
+use retry_http_policy::{Backoff, Jitter};
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -476,7 +476,7 @@ mod tests {
     fn the_shared_breaker_opens_after_its_threshold_and_half_opens_after_the_cooldown() {
         let limits = Limits {
             threshold: 4,
-            ..crate::simulate::outage::STATE_DEFAULTS
+            ..crate::outage::STATE_DEFAULTS
         };
         let minute = Duration::from_secs(60);
         let mut f = Shared::new(Sharing::BreakerAndBudget, limits);

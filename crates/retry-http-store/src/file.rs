@@ -12,12 +12,12 @@
 //! too large (past `MAX_FILE_BYTES`, the most read) is reported and replaced, never a crash
 //! or a refusal.
 
-use crate::files::owned::{self, Access, NotRegular, kind};
-use crate::files::{follow_link, temp_beside};
-use crate::fleet::Millis;
-use crate::fleet::op::{Op, Reply};
-use crate::fleet::record::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
-use crate::fleet::store::{Clock, Store};
+use crate::store::{Clock, Store};
+use retry_http_policy::Millis;
+use retry_http_policy::op::{Op, Reply};
+use retry_http_policy::record::{FORMAT, Limits, MAX_FILE_BYTES, State, Target, VERSION};
+use retry_http_system::files::owned::{self, Access, NotRegular, kind};
+use retry_http_system::files::{follow_link, temp_beside};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -431,7 +431,7 @@ impl FileStore {
         let mut tmp = temp_beside(&self.path, TEMP_PREFIX, "")?;
         tmp.write_all(state.to_json().as_bytes())?;
         tmp.as_file().sync_all()?;
-        crate::files::persist(tmp, &self.path).map_err(|e| e.error)?;
+        retry_http_system::files::persist(tmp, &self.path).map_err(|e| e.error)?;
         Ok(())
     }
 }
@@ -502,8 +502,8 @@ impl FileStore {
                 warn(&format!(
                     "the state file {} keeps at most {} targets in {} MiB: the record of {target}, the oldest, was dropped with its {jobs} Idempotency-Key(s) of jobs whose outcome is unknown (a re-run of those jobs will send a new key)",
                     self.path.display(),
-                    crate::fleet::record::MAX_TARGETS,
-                    crate::fleet::record::MAX_FILE_BYTES >> 20
+                    retry_http_policy::record::MAX_TARGETS,
+                    retry_http_policy::record::MAX_FILE_BYTES >> 20
                 ));
             }
             self.save(&state)?;
@@ -525,14 +525,14 @@ impl FileStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::store::contract;
+    use crate::store::contract;
 
     fn file_store(dir: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
         let store = FileStore::open(&dir.join("state.json"), limits, clock);
         Box::new(store.expect("a missing file is usable"))
     }
 
-    crate::fleet::store::store_contract!(file_store);
+    crate::store::store_contract!(file_store);
 
     /// What retry-http 0.1.0 wrote, byte for byte.
     const LEGACY: &str = "{\n  \"targets\": {\n    \"http://127.0.0.1:1\": {\n      \"breaker\": {\n        \"failures\": 1,\n        \"opened_at\": null,\n        \"probe_until\": null\n      },\n      \"retries\": [],\n      \"successes\": []\n    }\n  },\n  \"version\": 1\n}\n";

@@ -4,10 +4,10 @@
 //! without `--state` names no store: its own records are in the gate's local layer, see
 //! `gate::local`). Nothing else matches on the kind of store: the rest of the program asks `Location` what it needs.
 
-use crate::fleet::file::FileStore;
-use crate::fleet::record::Limits;
-use crate::fleet::redis::{RedisLocation, RedisStore};
-use crate::fleet::store::{Clock, Store};
+use crate::file::FileStore;
+use crate::redis::{RedisLocation, RedisStore};
+use crate::store::{Clock, Store};
+use retry_http_policy::record::Limits;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -13,9 +13,9 @@
 //! `store_contract!`), here on the store in memory (`memory`), which a batch also uses to
 //! share the breaker and the budget between its transfers when no `--state` is given.
 
-use crate::fleet::Millis;
-use crate::fleet::op::{Op, Reply};
-use crate::fleet::record::Target;
+use retry_http_policy::Millis;
+use retry_http_policy::op::{Op, Reply};
+use retry_http_policy::record::Target;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -79,7 +79,7 @@ impl Clock {
     /// The time: the manual one, or this host's.
     pub fn host_time(&self) -> Millis {
         self.manual_time().unwrap_or_else(|| {
-            crate::units::millis(
+            retry_http_policy::units::millis(
                 SystemTime::now()
                     .duration_since(SystemTime::UNIX_EPOCH)
                     .unwrap_or(Duration::ZERO),
@@ -94,10 +94,10 @@ impl Clock {
 #[cfg(test)]
 pub mod contract {
     use super::{Clock, Store};
-    use crate::fleet::Millis;
-    use crate::fleet::breaker::{Admission, RunResult};
-    use crate::fleet::op::{Op, Reply};
-    use crate::fleet::record::{Limits, Target};
+    use retry_http_policy::Millis;
+    use retry_http_policy::breaker::{Admission, RunResult};
+    use retry_http_policy::op::{Op, Reply};
+    use retry_http_policy::record::{Limits, Target};
     use std::path::Path;
     use std::time::Duration;
 
@@ -453,10 +453,10 @@ pub mod job_contract {
     //! The contract's part on the jobs' keys (see `fleet::job`), apart so that the
     //! contract's file stays readable.
     use super::contract::{Make, Under, limits};
-    use crate::fleet::Millis;
-    use crate::fleet::breaker::RunResult;
-    use crate::fleet::job::{Digest, Job, Kept, MAX_JOBS, Sent};
-    use crate::fleet::op::{Op, Reply};
+    use retry_http_policy::Millis;
+    use retry_http_policy::breaker::RunResult;
+    use retry_http_policy::job::{Digest, Job, Kept, MAX_JOBS, Sent};
+    use retry_http_policy::op::{Op, Reply};
     use std::time::Duration;
 
     fn job(n: u8, fresh: u128) -> Job {
@@ -554,59 +554,57 @@ macro_rules! store_contract {
     ($make:expr) => {
         #[test]
         fn a_new_target_is_a_fresh_record() {
-            $crate::fleet::store::contract::a_new_target_is_a_fresh_record($make);
+            $crate::store::contract::a_new_target_is_a_fresh_record($make);
         }
 
         #[test]
         fn the_breaker_cycle_is_kept_between_runs() {
-            $crate::fleet::store::contract::the_breaker_cycle_is_kept_between_runs($make);
+            $crate::store::contract::the_breaker_cycle_is_kept_between_runs($make);
         }
 
         #[test]
         fn the_budget_is_spent_across_runs() {
-            $crate::fleet::store::contract::the_budget_is_spent_across_runs($make);
+            $crate::store::contract::the_budget_is_spent_across_runs($make);
         }
 
         #[test]
         fn a_run_s_own_retries_do_not_count_against_it() {
-            $crate::fleet::store::contract::a_run_s_own_retries_do_not_count_against_it($make);
+            $crate::store::contract::a_run_s_own_retries_do_not_count_against_it($make);
         }
 
         #[test]
         fn sparse_failures_add_up_within_the_ttl_but_not_beyond() {
-            $crate::fleet::store::contract::sparse_failures_add_up_within_the_ttl_but_not_beyond(
-                $make,
-            );
+            $crate::store::contract::sparse_failures_add_up_within_the_ttl_but_not_beyond($make);
         }
 
         #[test]
         fn idle_records_are_forgotten_unless_they_refuse() {
-            $crate::fleet::store::contract::idle_records_are_forgotten_unless_they_refuse($make);
+            $crate::store::contract::idle_records_are_forgotten_unless_they_refuse($make);
         }
 
         #[test]
         fn a_retry_after_is_shared_until_it_passes() {
-            $crate::fleet::store::contract::a_retry_after_is_shared_until_it_passes($make);
+            $crate::store::contract::a_retry_after_is_shared_until_it_passes($make);
         }
 
         #[test]
         fn times_a_fast_clock_wrote_refuse_nothing() {
-            $crate::fleet::store::contract::times_a_fast_clock_wrote_refuse_nothing($make);
+            $crate::store::contract::times_a_fast_clock_wrote_refuse_nothing($make);
         }
 
         #[test]
         fn a_late_probe_cannot_free_a_newer_probes_lease() {
-            $crate::fleet::store::contract::a_late_probe_cannot_free_a_newer_probes_lease($make);
+            $crate::store::contract::a_late_probe_cannot_free_a_newer_probes_lease($make);
         }
 
         #[test]
         fn a_jobs_key_is_kept_until_its_answer_is_final() {
-            $crate::fleet::store::job_contract::a_jobs_key_is_kept_until_its_answer_is_final($make);
+            $crate::store::job_contract::a_jobs_key_is_kept_until_its_answer_is_final($make);
         }
 
         #[test]
         fn the_oldest_key_makes_room() {
-            $crate::fleet::store::job_contract::the_oldest_key_makes_room($make);
+            $crate::store::job_contract::the_oldest_key_makes_room($make);
         }
     };
 }
@@ -619,11 +617,11 @@ pub(crate) use store_contract;
 /// operations as the file and Redis stores, forgotten by the same rules (`State::prune`),
 /// and at most [`memory::MAX_TARGETS`] of them. It is also the second implementation the
 /// contract tests run on, and one of those the property test of the Redis store compares.
-pub(crate) mod memory {
+pub mod memory {
     use super::{Clock, Store};
-    use crate::fleet::Millis;
-    use crate::fleet::op::{Op, Reply};
-    use crate::fleet::record::{Limits, State, Target};
+    use retry_http_policy::Millis;
+    use retry_http_policy::op::{Op, Reply};
+    use retry_http_policy::record::{Limits, State, Target};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
@@ -744,7 +742,7 @@ pub(crate) mod memory {
         }
         // A failure is worth keeping: under the bound it would be kept.
         let op = Op::Record {
-            result: crate::fleet::breaker::RunResult::Failure,
+            result: retry_http_policy::breaker::RunResult::Failure,
             probe: None,
             hint: None,
             retire: None,

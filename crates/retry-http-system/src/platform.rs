@@ -1,5 +1,5 @@
 //! Which of two paths a platform-specific step takes: the Linux-only system calls, or the
-//! portable one every Unix has (and macOS takes). A leaf: it uses nothing of the crate.
+//! portable one every Unix has (and macOS takes). A leaf: it uses nothing of the workspace.
 //!
 //! The Linux-only calls and their portable paths:
 //! - a plain body moved from the socket into its file by `splice(2)` (`http::splice`):

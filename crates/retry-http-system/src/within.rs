@@ -1,6 +1,6 @@
 //! Work that may block for ever (opening a FIFO nobody reads, reading stdin that never
 //! ends, the system's name lookup, a write to a stuck terminal), run on a thread of its own
-//! and waited for at most a limit: [`within`]. A leaf: it uses nothing of the crate.
+//! and waited for at most a limit: [`within`]. A leaf: it uses nothing of the workspace.
 
 use std::io;
 use std::sync::mpsc;

@@ -280,7 +280,7 @@ impl Owners {
         let Some(file) = &self.file else {
             return HashMap::new();
         };
-        let Ok(Some(bytes)) = crate::files::owned::read(file, MAX_CACHE) else {
+        let Ok(Some(bytes)) = retry_http_system::files::owned::read(file, MAX_CACHE) else {
             return HashMap::new();
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -330,9 +330,9 @@ impl Owners {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         // A temporary file that is not renamed is removed when dropped.
         let _ = builder.create(dir).and_then(|()| {
-            let mut tmp = crate::files::owned::temp_beside(file, ".cluster-", ".tmp")?;
+            let mut tmp = retry_http_system::files::owned::temp_beside(file, ".cluster-", ".tmp")?;
             tmp.write_all(text.as_bytes())?;
-            crate::files::persist(tmp, file).map_err(|e| e.error)
+            retry_http_system::files::persist(tmp, file).map_err(|e| e.error)
         });
     }
 }
@@ -387,7 +387,7 @@ mod tests {
     /// know its name); anything else is not one.
     #[test]
     fn redirections_are_read() {
-        use crate::fleet::redis::wire::Redirect;
+        use crate::redis::wire::Redirect;
         let moved = Redirect::parse("MOVED", "3999 127.0.0.1:6381");
         let want = |ask, host: &str, port| Redirect {
             ask,

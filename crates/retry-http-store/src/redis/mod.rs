@@ -20,11 +20,11 @@
 //! returns repeat the password: a server that quotes what it was sent, even cut short,
 //! has each piece of it masked (`RedisStore::unquoted`).
 
-use crate::fleet::Millis;
-use crate::fleet::op::{Op, Reply};
-use crate::fleet::record::{Limits, Target, target_from_value};
-use crate::fleet::store::{Clock, Store};
+use crate::store::{Clock, Store};
 use cluster::Router;
+use retry_http_policy::Millis;
+use retry_http_policy::op::{Op, Reply};
+use retry_http_policy::record::{Limits, Target, target_from_value};
 use serde_json::Value;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -170,7 +170,7 @@ impl RedisLocation {
     /// The URL as messages show it: the password masked as `***`, the prefix when it is not
     /// the default.
     pub fn display(&self) -> String {
-        use crate::redact::MASK;
+        use retry_http_redact::MASK;
         let auth = match (&self.user, &self.password) {
             (Some(u), Some(_)) => format!("{u}:{MASK}@"),
             (None, Some(_)) => format!(":{MASK}@"),
@@ -534,7 +534,7 @@ fn within(e: std::io::Error, bound: Duration) -> std::io::Error {
         e.kind(),
         format!(
             "{e} timed out after {} (--state-timeout, and at most half the time left before the deadline)",
-            crate::units::fmt_duration(bound)
+            retry_http_policy::units::fmt_duration(bound)
         ),
     )
 }
@@ -718,7 +718,7 @@ impl RedisStore {
         }
         let parsed = serde_json::from_str::<Value>(&text).ok().and_then(|v| {
             v.get("rev")?.as_u64()?;
-            if v.get("format")? != crate::fleet::record::FORMAT {
+            if v.get("format")? != retry_http_policy::record::FORMAT {
                 return None;
             }
             target_from_value(v.get("target")?, now)
@@ -809,7 +809,7 @@ fn without_pieces(text: &str, secret: &str) -> String {
             piece += 1;
         }
         if piece > QUOTED_PIECE {
-            out.push_str(crate::redact::MASK);
+            out.push_str(retry_http_redact::MASK);
             i += piece - 1;
         } else {
             out.push(chars[i]);
@@ -851,7 +851,7 @@ fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
                 if left.is_zero() {
                     return Err(cannot(&format!(
                         "nothing more came within {}",
-                        crate::units::fmt_duration(bound)
+                        retry_http_policy::units::fmt_duration(bound)
                     )));
                 }
                 let mut fd = libc::pollfd {
@@ -874,15 +874,17 @@ fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
 fn read_cacert(path: &Path, bound: Duration) -> Result<Vec<u8>, String> {
     let cannot = |why: &str| format!("cannot read --state-cacert {}: {why}", path.display());
     let owned = path.to_path_buf();
-    let read =
-        move || std::fs::File::open(owned).and_then(|f| crate::files::read_bounded(f, MAX_CACERT));
-    match crate::process::within::within(Some(bound), read) {
+    let read = move || {
+        std::fs::File::open(owned)
+            .and_then(|f| retry_http_system::files::read_bounded(f, MAX_CACERT))
+    };
+    match retry_http_system::within::within(Some(bound), read) {
         Ok(Ok(Some(pem))) => Ok(pem),
         Ok(Ok(None)) => Err(cannot("larger than 1 MiB")),
         Ok(Err(e)) => Err(cannot(&e.to_string())),
         Err(_) => Err(cannot(&format!(
             "nothing more came within {}",
-            crate::units::fmt_duration(bound)
+            retry_http_policy::units::fmt_duration(bound)
         ))),
     }
 }
@@ -899,7 +901,7 @@ fn resolve(host: &str, port: u16, bound: Duration) -> std::io::Result<SocketAddr
     if name == "localhost" || name.ends_with(".localhost") {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
-    use crate::process::within::{Missed, within};
+    use retry_http_system::within::{Missed, within};
     let name = host.to_string();
     let lookup = move || {
         (name.as_str(), port)
@@ -989,15 +991,15 @@ fn describe(code: &str, detail: &str) -> String {
 }
 
 #[cfg(all(test, unix))]
-#[path = "../../../tests/support/redis_server.rs"]
+#[path = "../../../../tests/support/redis_server.rs"]
 mod redis_server;
 
 #[cfg(all(test, unix))]
-#[path = "../../../tests/support/redis_cluster.rs"]
+#[path = "../../../../tests/support/redis_cluster.rs"]
 mod redis_cluster;
 
 #[cfg(all(test, unix))]
-#[path = "../../../tests/support/quoting_redis.rs"]
+#[path = "../../../../tests/support/quoting_redis.rs"]
 mod quoting_redis;
 
 // The tests start redis-server and send it signals: Unix only.

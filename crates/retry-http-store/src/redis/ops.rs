@@ -10,13 +10,13 @@
 
 use super::resp::{Command, Value};
 use super::{MAX_RECORD, RedisStore, other, within};
-use crate::fleet::Millis;
-use crate::fleet::breaker::{Admission, RunResult};
-use crate::fleet::budget::spent;
-use crate::fleet::job::Kept;
-use crate::fleet::op::{Op, Reply};
-use crate::fleet::record::Limits;
-use crate::units::millis;
+use retry_http_policy::Millis;
+use retry_http_policy::breaker::{Admission, RunResult};
+use retry_http_policy::budget::spent;
+use retry_http_policy::job::Kept;
+use retry_http_policy::op::{Op, Reply};
+use retry_http_policy::record::Limits;
+use retry_http_policy::units::millis;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 

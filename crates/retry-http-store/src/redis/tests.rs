@@ -6,13 +6,13 @@ use super::quoting_redis::{LONG_PASSWORD, password_start};
 use super::redis_cluster::RedisCluster;
 use super::redis_server::RedisServer;
 use super::*;
-use crate::fleet::breaker::{Admission, Breaker, RunResult};
-use crate::fleet::file::FileStore;
-use crate::fleet::job::{Digest, Job, Sent};
-use crate::fleet::op::{Op, Reply};
-use crate::fleet::store::contract;
+use crate::file::FileStore;
+use crate::store::contract;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use retry_http_policy::breaker::{Admission, Breaker, RunResult};
+use retry_http_policy::job::{Digest, Job, Sent};
+use retry_http_policy::op::{Op, Reply};
 use std::sync::{Barrier, Mutex};
 
 /// The bound of the operations that must succeed: generous, so a loaded machine does
@@ -73,7 +73,7 @@ fn redis_store(_: &Path, limits: &Limits, clock: Clock) -> Box<dyn Store> {
     })
 }
 
-crate::fleet::store::store_contract!(redis_store);
+crate::store::store_contract!(redis_store);
 
 /// `Store::apply` on a concrete store, expecting no warning: the reply.
 fn apply(store: &dyn Store, key: &str, op: Op) -> std::io::Result<Reply> {
@@ -102,9 +102,9 @@ fn hold(wait: Option<Duration>) -> Op {
 /// Writes `t` as the record of `target`, behind the store's back, as a run would have.
 fn put(server: &RedisServer, target: &str, t: &Target) {
     let text = serde_json::json!({
-        "format": crate::fleet::record::FORMAT,
+        "format": retry_http_policy::record::FORMAT,
         "rev": 1,
-        "target": crate::fleet::record::target_json(t),
+        "target": retry_http_policy::record::target_json(t),
     });
     let key = format!("{DEFAULT_PREFIX}{target}");
     assert_eq!(server.cli(&["SET", &key, &text.to_string()]), "OK");
@@ -419,7 +419,7 @@ fn a_key_holding_garbage_is_replaced_with_one_warning() {
         assert_eq!(t.breaker.failures, 2, "{garbage}: afresh");
         let text = server.cli(&["GET", "retry-http:t"]);
         let v: Value = serde_json::from_str(&text).expect("a record of ours is JSON");
-        assert_eq!(v["format"], crate::fleet::record::FORMAT);
+        assert_eq!(v["format"], retry_http_policy::record::FORMAT);
     }
 }
 
@@ -771,7 +771,7 @@ fn the_file_memory_redis_and_cluster_stores_decide_alike() {
         let clock = Clock::manual(start);
         let file = FileStore::open(&dir.path().join("state.json"), &l, clock.clone())
             .map_err(TestCaseError::fail)?;
-        let memory = crate::fleet::store::memory::memory_store(dir.path(), &l, clock.clone());
+        let memory = crate::store::memory::memory_store(dir.path(), &l, clock.clone());
         conn.lock()
             .expect("one thread")
             .run("FLUSHALL", &[])
@@ -1643,7 +1643,7 @@ fn the_stores_agree_on_whose_retries_past_the_cap() {
             .map(|s| s.peek("http://a:80", BOUND).expect("answers").0)
             .collect();
         assert!(kept.windows(2).all(|p| p[0] == p[1]), "run {run}");
-        assert!(kept[0].budget.runs.len() <= crate::fleet::budget::MAX_RUNS);
+        assert!(kept[0].budget.runs.len() <= retry_http_policy::budget::MAX_RUNS);
         matches!(replies[0], Reply::Told { budget: Ok(()), .. })
     };
     for run in 1..=99 {

@@ -10,7 +10,7 @@
 
 use super::resp::{Command, Timed, Value, io, left};
 use super::{Dial, Endpoint, describe, other, resolve};
-use crate::platform::UnixStream;
+use retry_http_system::platform::UnixStream;
 use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -101,7 +101,7 @@ fn tls_config(cacert: Option<&[u8]>) -> std::io::Result<Arc<rustls::ClientConfig
         }
         None => {
             // Read once per run, within bounds (`files::certs`).
-            for cert in &crate::files::certs::system().certs {
+            for cert in &retry_http_system::files::certs::system().certs {
                 // One certificate the system holds that rustls cannot use is no reason to
                 // refuse the others.
                 let _ = roots.add(cert.clone());
@@ -321,7 +321,7 @@ pub fn failed(line: &str) -> std::io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::redis::RedisLocation;
+    use crate::redis::RedisLocation;
     use std::net::TcpListener;
 
     /// A server on loopback that reads what one connection sends (until `commands`
