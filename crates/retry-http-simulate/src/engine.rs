@@ -16,6 +16,12 @@ pub struct Queue<E> {
     seq: u64,
 }
 
+impl<E: Ord> Default for Queue<E> {
+    fn default() -> Queue<E> {
+        Queue::new()
+    }
+}
+
 impl<E: Ord> Queue<E> {
     /// An empty queue.
     pub fn new() -> Queue<E> {
