@@ -1,7 +1,7 @@
 -- One operation of retry-http's shared state on one target's record, decided on the
--- server in one step (see src/fleet/redis/ops.rs, which sends it, and src/fleet/op.rs,
+-- server in one step (see src/redis/ops.rs, which sends it, and crates/retry-http-policy/src/op.rs,
 -- whose `Op::run` is the rule this script follows line for line: the property test in
--- src/fleet/redis/tests.rs feeds both the same events and compares them).
+-- src/redis/tests.rs feeds both the same events and compares them).
 --
 -- KEYS[1]  the target's key; its value is the record as JSON:
 --          {"format":"retry-http-state","rev":N,"target":{...}} (docs/fleet.md, "--state redis://")
@@ -15,7 +15,7 @@
 --          send:   -, charge, run id
 --          record: hint ms ("" for none), result (success, answered, failure, neutral),
 --                  probe id ("" for none)
--- ARGV[13..14] the job (src/fleet/job.rs):
+-- ARGV[13..14] the job (crates/retry-http-policy/src/job.rs):
 --          admit:  the job's digest ("" for none), the key proposed for a new job
 --          record: the digest of the job whose key is retired ("" for none), the key
 --                  the run sent (only that one is retired)
