@@ -5,8 +5,8 @@
 //! The fleet's rules are the policy's, its store the store crate's; this folder keeps the
 //! run's side of them, and names them all under one roof for the command:
 //!
-//! - `breaker`, `record`, `job`, `op`, `splay`: the pure rules (the budget's too, within
-//!   `record`: `retry_http_policy`);
+//! - `breaker`, `record`, `job`, `op`, `splay`: the pure rules and records, the policy
+//!   crate's (`retry_http_policy`, which holds the budget's rules too);
 //! - `store`, `location`: where the records live and what `--state` names
 //!   (`retry_http_store`, whose `file` and `redis` are the stores);
 //! - `origins`: the careful client per origin in process (a Retry-After hold, RateLimit
