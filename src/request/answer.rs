@@ -13,14 +13,15 @@ use crate::policy::idempotency::key_answer;
 use crate::policy::readiness::{self, ByStatus};
 use crate::policy::{FailureKind, StatusSet};
 use crate::report::AttemptLine;
-use crate::request::attempt::{Carry, Loop, Pending, Sent};
+use crate::request::attempt::Loop;
+use crate::request::carry::{Carry, Pending, Sent};
 use crate::request::delivery::{Broken, Partial, Received, Resumed};
 use crate::request::prior;
 
 /// What the head of an answer says is to be done with it, before a byte of its body is
 /// read.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Take {
+enum Take {
     /// The representation is unchanged (a 304; under `-C -`, a file already whole): the
     /// output is left as it was; why.
     Unchanged(String),
@@ -42,7 +43,7 @@ pub(crate) enum Take {
 /// Classifies an answer's head: against what the request asked (`asked`, the conditional flags'
 /// conditions), the readiness conditions (`ready`, with `--retry-on`), and the part of the
 /// body a broken download kept (`kept`). Pure.
-pub(crate) fn classify(
+fn classify(
     head: &Head,
     asked: &Asked,
     (ready, retry_on): (&readiness::Conditions, &StatusSet),
@@ -135,9 +136,7 @@ impl Loop<'_> {
             unfollowed,
             timeline,
         } = chain;
-        carry.seen.connects += timeline.connects;
-        carry.seen.redirects += timeline.redirects;
-        carry.seen.timeline = timeline;
+        carry.transferred(timeline);
         // A redirect not followed after a failure (--max-redirs) was answered all the same.
         let answered = result.is_ok() || unfollowed.is_some();
         let sent = self.sent(first, last, &asked, (answered, committed), carry);

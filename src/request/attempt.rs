@@ -18,27 +18,29 @@
 //! is `policy::decision`'s.
 
 use crate::config::Config;
-use crate::exit::{Cause, Outcome};
-use crate::fleet::origins::{Told, origin_key};
+use crate::exit::Outcome;
+use crate::fleet::origins::origin_key;
 use crate::gate::{Gate, Heard, Noted, Over, Ticket};
 use crate::http::body::Payload;
 use crate::http::carrier::Carrier;
-use crate::http::timing::Timeline;
-use crate::http::transport::{Exchange, Head, Hop};
+use crate::http::transport::Hop;
 use crate::output::Output;
 use crate::policy::WaitReason;
-use crate::policy::decision::{self, Ask, Attempt, Happened, Pause, Retry, Rules, Verdict};
+use crate::policy::decision::{self, Ask, Attempt, Happened, Retry, Rules, Verdict};
 use crate::policy::retry_after::Reading;
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
-use crate::request::delivery::{Delivery, Partial, Received};
+use crate::request::carry::{Carry, Pending, Sent};
+use crate::request::delivery::Delivery;
+use crate::request::ending::Ended;
 use crate::request::leftover;
 use crate::request::prior::Prior;
 use rand::Rng;
 use std::time::{Duration, Instant};
 
-/// What one run of attempts works with, borrowed; the loop's own state is in [`Carry`].
+/// What one run of attempts works with, borrowed; the loop's own state is in [`Carry`]
+/// (`carry`).
 /// Built by the caller as a value, then [`Loop::run`] runs the attempts: that is the whole
 /// entry point.
 pub struct Loop<'a> {
@@ -73,124 +75,6 @@ pub struct Loop<'a> {
     /// What earlier runs left and the conditional flags asked (`-C -`'s range, the
     /// conditions), to judge the answer.
     pub prior: &'a Prior,
-}
-
-/// Which requests an attempt sent: the one it started with, and the one it ended on.
-pub(super) struct Sent {
-    /// The request the attempt started with.
-    pub(super) first: Hop,
-    /// The request it ended on (under `-L`, the last hop), without this attempt's range.
-    pub(super) last: Hop,
-    /// An earlier hop sent a non-idempotent request that got an answer other than 307/308.
-    pub(super) committed: bool,
-}
-
-/// How the loop ended, and what the end of the run needs from it. The loop fills it in as
-/// each attempt ends (see [`Carry::seen`]); the outcome, the count and why are set once the
-/// attempts are over.
-pub struct Ended {
-    /// The exit outcome.
-    pub outcome: Outcome,
-    /// Attempts made.
-    pub attempts_made: u32,
-    /// The last attempt's result, for the summary ("503 Service Unavailable").
-    pub last: String,
-    /// Why the loop stopped, as the last attempt's line says it ("not retried: ..."); None
-    /// on success, and when it stopped between attempts (deadline, signal).
-    pub why: Option<String>,
-    /// The head of the last response received (for `-D` and `%{url_effective}`).
-    pub head: Option<Head>,
-    /// Body bytes delivered to the output (for `%{size_download}`).
-    pub delivered: u64,
-    /// When the last attempt's steps happened (for `-w`'s times and addresses).
-    pub timeline: Timeline,
-    /// TCP connections opened over the whole run.
-    pub connects: u32,
-    /// Redirects followed over the whole run.
-    pub redirects: u32,
-    /// The method of the last request sent (under `-L` a 303 makes it a GET).
-    pub method: Option<String>,
-    /// Request body bytes the last request sent, when it was answered (0 otherwise, and
-    /// without a body), for `%{size_upload}`.
-    pub uploaded: u64,
-    /// The Referer the last request sent, for `%{referer}`.
-    pub referer: Option<String>,
-    /// `-D -` already wrote the final head to stdout, before its body.
-    pub head_dumped: bool,
-    /// The last attempt's error status (None: it got no such answer), and its Retry-After
-    /// as read and clamped, for `--state`.
-    pub status: Option<u16>,
-    pub hint: Option<Duration>,
-    /// What ended the last attempt, in curl's words (`--exit-codes curl`); the deadline
-    /// while no attempt has ended.
-    pub cause: Cause,
-}
-
-impl Ended {
-    /// Before any attempt: nothing received, nothing sent; the outcome is set when the
-    /// attempts are over (a run refused before it sends anything may start from it too).
-    pub fn before_any_attempt() -> Ended {
-        Ended {
-            outcome: Outcome::Success,
-            attempts_made: 0,
-            last: "no attempt made".into(),
-            why: None,
-            head: None,
-            delivered: 0,
-            timeline: Timeline::default(),
-            connects: 0,
-            redirects: 0,
-            method: None,
-            uploaded: 0,
-            referer: None,
-            head_dumped: false,
-            status: None,
-            hint: None,
-            cause: Cause::Deadline,
-        }
-    }
-}
-
-/// The body of an answer that is not a success, kept until the verdict says whether it is
-/// the last answer (`--fail-with-body` and `-I` then write it).
-pub(super) enum Pending {
-    /// Not read yet (boxed: an exchange holds its head's bytes as received).
-    Unread(Box<Exchange>),
-    /// Read whole into its spool (a body condition read it).
-    Read(Received),
-}
-
-/// What the loop carries from one attempt to the next.
-pub(super) struct Carry {
-    /// A download broken mid-body, kept to be resumed by the next attempt.
-    pub(super) partial: Option<Partial>,
-    /// Where the next attempt starts: the hop that failed, once an earlier hop may have
-    /// been processed (None: the request as given).
-    pub(super) from: Option<Hop>,
-    /// The last backoff drawn (decorrelated jitter grows from it).
-    pub(super) previous: Duration,
-    /// The last attempt's answer was not ready.
-    pub(super) not_ready: bool,
-    /// The longest attempt so far (a last attempt before the deadline is left this long).
-    pub(super) longest: Duration,
-    /// The wait before the attempt now made was fitted before the deadline: it is the last
-    /// such attempt (see `decision`, row 14).
-    pub(super) fitted: bool,
-    /// This attempt's answer's body, until the verdict about it is performed.
-    pub(super) pending: Option<Pending>,
-    /// This attempt's Retry-After, as read (None: no answer that may carry one).
-    pub(super) reading: Option<Reading>,
-    /// What this attempt's answer told the origins' table (None: no answer).
-    pub(super) told: Option<Told>,
-    /// This attempt's answer said the quota was spent: the origin is held this long
-    /// (clamped), which `--state` shares and which makes the retry free of charge.
-    pub(super) spent: Option<Duration>,
-    /// The retry now planned is charged to the budget when it is sent.
-    pub(super) charge: bool,
-    /// The run is still the half-open circuit's probe, as the gate last said.
-    pub(super) probing: bool,
-    /// What the end of the run needs, as the attempts so far left it.
-    pub(super) seen: Ended,
 }
 
 impl Loop<'_> {
@@ -237,60 +121,44 @@ impl Loop<'_> {
 
     /// Runs the attempts; `rng` drives every random draw.
     pub fn run(&self, rng: &mut dyn Rng) -> Ended {
-        let mut carry = Carry {
-            partial: None,
-            from: None,
-            previous: self.cfg.retry.backoff.base,
-            not_ready: false,
-            longest: Duration::ZERO,
-            fitted: false,
-            pending: None,
-            reading: None,
-            told: None,
-            spent: None,
-            charge: true,
-            probing: self.probe,
-            seen: Ended::before_any_attempt(),
-        };
-        carry.partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
-        let mut made = 0;
-        let end = self.attempts(&mut made, &mut carry, rng);
-        self.ended(end, made, carry)
+        let partial = leftover::claim(self.cfg, self.url, self.prior, self.reporter);
+        let mut carry = Carry::new(partial, self.cfg.retry.backoff.base, self.probe);
+        let end = self.attempts(&mut carry, rng);
+        self.ended(end, carry)
     }
 
     /// Makes attempts until a verdict (or what happens between attempts) ends the run;
-    /// counts them in `made`. Returns the outcome, and why as the summary says it.
-    fn attempts(
-        &self,
-        made: &mut u32,
-        carry: &mut Carry,
-        rng: &mut dyn Rng,
-    ) -> (Outcome, Option<String>) {
+    /// counts them in `carry`. Returns the verdict that ended it (done, or a stop).
+    fn attempts(&self, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
         loop {
             if self.deadline_passed() {
-                return decision::between(Pause::Deadline);
+                return decision::deadline_between(carry.not_ready);
             }
             // The gate first: a retry is charged as it lets it go.
             let url = carry.from.as_ref().map_or(self.url, |hop| &hop.url);
-            let mut ticket = Ticket::new(self.origin(url), (*made > 0).then_some(carry.charge));
-            if let Err(stop) = self.through_gate(&mut ticket, rng) {
+            let made = carry.seen.attempts_made;
+            let mut ticket = Ticket::new(self.origin(url), (made > 0).then_some(carry.charge));
+            if let Err(stop) = self.through_gate(&mut ticket, carry.not_ready, rng) {
                 return stop;
             }
-            *made += 1;
-            let retry = match self.attempt(*made, carry, rng) {
-                Verdict::Done => return (Outcome::Success, None),
-                Verdict::Stop { outcome, reason } => return (outcome, Some(reason)),
+            carry.seen.attempts_made = made + 1;
+            let retry = match self.attempt(made + 1, carry, rng) {
                 Verdict::Retry(retry) => retry,
+                ends => return ends,
             };
             let why = countdown(&retry, &carry.seen.last);
             if let Some(sig) = self.sleep_visibly(retry.wait, &why) {
-                return decision::between(Pause::Signal(sig.outcome()));
+                return decision::signalled(sig.outcome());
             }
         }
     }
 
-    /// What the loop hands back once it is over.
-    fn ended(&self, (outcome, why): (Outcome, Option<String>), made: u32, carry: Carry) -> Ended {
+    /// What the loop hands back once it is over, the attempts ended by `verdict`.
+    fn ended(&self, verdict: Verdict, carry: Carry) -> Ended {
+        let (outcome, why) = match verdict {
+            Verdict::Stop { outcome, reason } => (outcome, Some(reason)),
+            _ => (Outcome::Success, None),
+        };
         // A partial download kept for a next attempt that will not come is thrown away, or
         // under `-C -` left for the next run.
         if let Some(p) = carry.partial {
@@ -304,7 +172,6 @@ impl Loop<'_> {
         }
         Ended {
             outcome: decision::after_the_loop(outcome, carry.not_ready),
-            attempts_made: made,
             why,
             head_dumped: self.output.head_dumped(),
             ..carry.seen
@@ -327,12 +194,7 @@ impl Loop<'_> {
         carry.longest = carry.longest.max(begun.elapsed());
         self.watchdog.note(n, &carry.seen.last);
         let facts = self.facts(happened, n, &sent, carry);
-        carry.seen.status = match facts.happened {
-            Happened::Status(s) => Some(s),
-            _ => None,
-        };
-        carry.not_ready = matches!(facts.happened, Happened::NotReady(_));
-        carry.seen.cause = decision::cause(&facts.happened, facts.deadline_passed);
+        carry.weighed(&facts);
         // Should the deadline cut the next attempt and the watchdog have to end the run, it
         // ends as the decision would (row 7 as 8 after a not-ready answer).
         self.watchdog.at_deadline(if carry.not_ready {
@@ -340,7 +202,6 @@ impl Loop<'_> {
         } else {
             Outcome::Deadline
         });
-        carry.seen.hint = facts.hint.map(|h| h.wait);
         let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), &noted), rng);
         carry.charge = charge;
         let verdict = self.perform(verdict, line, sent, carry);
@@ -478,7 +339,7 @@ impl Loop<'_> {
                     jitter: self.cfg.retry.backoff.jitter,
                 };
                 self.reporter.attempt(&line);
-                self.carry_retry(&retry, sent, carry);
+                carry.retried(&retry, sent);
                 Verdict::Retry(retry)
             }
         }
@@ -507,15 +368,6 @@ impl Loop<'_> {
             }
             _ => outcome,
         }
-    }
-
-    /// What a retry carries to the next attempt: the backoff drawn, and (once an earlier
-    /// hop may have been processed) the hop that failed as the one to send again, never
-    /// the request before it.
-    fn carry_retry(&self, retry: &Retry, sent: Sent, carry: &mut Carry) {
-        carry.previous = retry.drawn;
-        carry.fitted = carry.fitted || retry.planned.reason == WaitReason::Deadline;
-        carry.from = sent.committed.then_some(sent.last);
     }
 
     /// The request an attempt starts with: the one given, or the hop that failed last time.

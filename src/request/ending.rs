@@ -1,7 +1,9 @@
-//! What a request writes once its attempts have ended, before the session's summary: `-D`
-//! (the final head, unless it went out before the body), `--etag-save`, the run's end told
-//! to its gate (which records it for the breaker and the budget), and `-w` (its values taken from how the run ended, written on stdout,
-//! and after `%{stderr}` on stderr with every secret masked).
+//! What a run came to ([`Ended`]: filled in by the attempt loop as each attempt ends,
+//! completed here), and what a request writes once its attempts have ended, before the
+//! session's summary: `-D` (the final head, unless it went out before the body),
+//! `--etag-save`, the run's end told to its gate (which records it for the breaker and the
+//! budget), and `-w` (its values taken from how the run ended, written on stdout, and after
+//! `%{stderr}` on stderr with every secret masked).
 
 use crate::exit::{Cause, Exit, Outcome};
 use crate::gate::Gate;
@@ -10,28 +12,106 @@ use crate::http::transport::{self, Head};
 use crate::output;
 use crate::policy::decision;
 use crate::redact;
-use crate::request::attempt::Ended;
 use crate::request::write_out;
 use crate::request::{Lent, Request};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// How a request ended, as the session's summary says it.
-pub struct Ending {
-    /// The request's outcome (the exit status of a run of one request).
+/// What a run came to: its outcome and why, for the summary and the exit status, and what
+/// the files of its end read (`-D`, `-w`, `--state`). The attempt loop fills it in as each
+/// attempt ends; the outcome, the count and why are set once the attempts are over, and
+/// [`finish`] settles them once the run's own files are written.
+pub struct Ended {
+    /// The exit outcome.
     pub outcome: Outcome,
-    /// Attempts made.
-    pub attempts: u32,
-    /// The last attempt's result ("503 Service Unavailable"), or why nothing was sent.
+    /// Attempts made (the loop counts each as it is sent).
+    pub attempts_made: u32,
+    /// The last attempt's result, for the summary ("503 Service Unavailable"), or why
+    /// nothing was sent.
     pub last: String,
-    /// Why the request stopped.
-    pub reason: String,
-    /// What ended the last attempt, in curl's words (`--exit-codes curl`).
+    /// Why the run stopped, as the last attempt's line says it ("not retried: ..."); None
+    /// on success, and when nothing said more than the outcome does (see [`Ended::reason`]).
+    pub why: Option<String>,
+    /// The head of the last response received (for `-D` and `%{url_effective}`).
+    pub head: Option<Head>,
+    /// Body bytes delivered to the output (for `%{size_download}`).
+    pub delivered: u64,
+    /// When the last attempt's steps happened (for `-w`'s times and addresses).
+    pub timeline: Timeline,
+    /// TCP connections opened over the whole run.
+    pub connects: u32,
+    /// Redirects followed over the whole run.
+    pub redirects: u32,
+    /// The method of the last request sent (under `-L` a 303 makes it a GET).
+    pub method: Option<String>,
+    /// Request body bytes the last request sent, when it was answered (0 otherwise, and
+    /// without a body), for `%{size_upload}`.
+    pub uploaded: u64,
+    /// The Referer the last request sent, for `%{referer}`.
+    pub referer: Option<String>,
+    /// `-D -` already wrote the final head to stdout, before its body.
+    pub head_dumped: bool,
+    /// The last attempt's error status (None: it got no such answer), and its Retry-After
+    /// as read and clamped, for `--state`.
+    pub status: Option<u16>,
+    pub hint: Option<Duration>,
+    /// What ended the last attempt, in curl's words (`--exit-codes curl`); the deadline
+    /// while no attempt has ended.
     pub cause: Cause,
 }
 
-impl Ending {
-    /// How the run of this request ends, for its exit status.
+impl Ended {
+    /// Before any attempt: nothing received, nothing sent; the outcome is set when the
+    /// attempts are over (a run that ends before it sends anything starts from it too).
+    pub fn before_any_attempt() -> Ended {
+        Ended {
+            outcome: Outcome::Success,
+            attempts_made: 0,
+            last: "no attempt made".into(),
+            why: None,
+            head: None,
+            delivered: 0,
+            timeline: Timeline::default(),
+            connects: 0,
+            redirects: 0,
+            method: None,
+            uploaded: 0,
+            referer: None,
+            head_dumped: false,
+            status: None,
+            hint: None,
+            cause: Cause::Deadline,
+        }
+    }
+
+    /// A run that ended with `outcome` before it sent anything (a signal during the splay
+    /// or the store's answer, a refusal), for `why` when something says more than the
+    /// outcome does.
+    pub fn unsent(outcome: Outcome, why: Option<&str>) -> Ended {
+        Ended {
+            outcome,
+            last: why.map_or_else(|| "no attempt made".into(), str::to_string),
+            why: why.map(str::to_string),
+            ..Ended::before_any_attempt()
+        }
+    }
+
+    /// Why the run stopped, for the summary: what the last attempt's line said, else what
+    /// the outcome means.
+    pub fn reason(&self) -> String {
+        self.why
+            .clone()
+            .unwrap_or_else(|| decision::stopping(self.outcome))
+    }
+
+    /// The run ends with `outcome`, for `why` (a file of its end that could not be
+    /// written, the deadline that passed meanwhile).
+    fn now(&mut self, outcome: Outcome, why: String) {
+        self.outcome = outcome;
+        self.why = Some(why);
+    }
+
+    /// How the run ends, for its exit status.
     pub fn exit(&self) -> Exit {
         Exit {
             outcome: self.outcome,
@@ -43,71 +123,61 @@ impl Ending {
 /// `-D`, `--etag-save`, the state, then `-w`. The deadline still holds over them (a `-D`
 /// FIFO nobody reads, a reader of stdout that stopped: exit 5, see
 /// [`decision::at_the_end`]); a file that cannot be written makes the outcome a local
-/// failure (exit 1).
-pub fn finish(request: &Request, lent: &Lent, gate: Option<&Gate>, mut ended: Ended) -> Ending {
+/// failure (exit 1). Returns what the run came to, settled.
+pub fn finish(request: &Request, lent: &Lent, gate: Option<&Gate>, mut ended: Ended) -> Ended {
     // How the attempts ended says whether the job's answer was final (a file at the end
     // that cannot be written does not make the server's answer any less final).
     let attempts_ended = ended.outcome;
     let outcome = decision::at_the_end(ended.outcome, lent.watchdog.expired());
     if outcome != ended.outcome {
-        ended.outcome = outcome;
-        ended.why = Some(decision::DEADLINE_DURING.into());
+        ended.now(outcome, decision::DEADLINE_DURING.into());
         ended.cause = Cause::Deadline;
     }
-    let (mut outcome, mut reason) = write_files(request, lent, &ended);
+    write_files(request, lent, &mut ended);
     if let Some(gate) = gate {
         let last = ended.status.map(|status| (status, ended.hint));
-        gate.close((attempts_ended, outcome), last, request.has_key());
+        gate.close((attempts_ended, ended.outcome), last, request.has_key());
     }
-    if let Some(format) = &request.write_out
-        && let Err(e) = print_write_out(format, request, lent, &ended, (outcome, &reason))
-    {
-        // Like -D: output the user asked for that cannot be written is a local failure.
-        lent.reporter.error(&e);
-        reason = e;
-        outcome = decision::unwritten(outcome, false);
-    }
-    Ending {
-        outcome,
-        attempts: ended.attempts_made,
-        last: ended.last,
-        reason,
-        cause: ended.cause,
-    }
+    write_out_last(request, lent, ended)
 }
 
-/// Why the run stopped, for the summary (what the last attempt's line said, else what the
-/// outcome means), after `-D` and `--etag-save` are written: a file that cannot be written
-/// is a local failure (exit 1), and the reason then says which.
-fn write_files(request: &Request, lent: &Lent, ended: &Ended) -> (Outcome, String) {
+/// `-w`, the last thing a run writes, even for a run refused before it sent anything (so
+/// `%{state}` tells a script why): output the user asked for that cannot be written is a
+/// local failure, as `-D` is.
+pub fn write_out_last(request: &Request, lent: &Lent, mut ended: Ended) -> Ended {
+    ended.why = Some(ended.reason());
+    if let Some(format) = &request.write_out
+        && let Err(e) = print_write_out(format, request, lent, &ended)
+    {
+        lent.reporter.error(&e);
+        let outcome = decision::unwritten(ended.outcome, false);
+        ended.now(outcome, e);
+    }
+    ended
+}
+
+/// `-D` and `--etag-save`, once the attempts are over: a file that cannot be written is a
+/// local failure (exit 1), and why the run stopped then says which.
+fn write_files(request: &Request, lent: &Lent, ended: &mut Ended) {
     let cfg = request.cfg;
-    let mut outcome = ended.outcome;
-    let mut reason = ended.why.clone().unwrap_or_else(|| match outcome {
-        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
-        Outcome::Interrupted => "stopping: interrupted".into(),
-        Outcome::Terminated => "stopping: terminated".into(),
-        other => other.meaning().into(),
-    });
     if let (Some(path), Some(head)) = (&cfg.output.dump_header, &ended.head)
         && !ended.head_dumped
         && let Err(e) = dump_header(&request.output, path, head)
         // `-D -` to a reader that went away ends quietly, as the body does.
         && e.kind() != std::io::ErrorKind::BrokenPipe
     {
-        reason = format!("cannot write -D {}: {e}", path.display());
-        lent.reporter.error(&reason);
-        outcome = decision::unwritten(outcome, false);
+        let why = format!("cannot write -D {}: {e}", path.display());
+        lent.reporter.error(&why);
+        ended.now(decision::unwritten(ended.outcome, false), why);
     }
-    if outcome == Outcome::Success
+    if ended.outcome == Outcome::Success
         && let Err(e) = request
             .prior
             .save(cfg.conditional.etag_save.as_deref(), ended.head.as_ref())
     {
         lent.reporter.error(&e);
-        reason = e;
-        outcome = decision::unwritten(outcome, false);
+        ended.now(decision::unwritten(ended.outcome, false), e);
     }
-    (outcome, reason)
 }
 
 /// `-D FILE`: the final response's status line and headers (`-`: stdout).
@@ -125,15 +195,14 @@ fn dump_header(out: &output::Output, path: &Path, head: &Head) -> std::io::Resul
 /// `-w`: `format` filled in and written on stdout (after `%{stderr}`, on stderr), quietly
 /// if its reader went away; `Err` when it cannot be written otherwise. An unknown variable
 /// is dropped with curl's warning.
-pub fn print_write_out(
+fn print_write_out(
     format: &str,
     request: &Request,
     lent: &Lent,
     ended: &Ended,
-    (outcome, reason): (Outcome, &str),
 ) -> Result<(), String> {
     let reporter = lent.reporter;
-    let mut vars = write_out_vars(request, ended, (outcome, reason));
+    let mut vars = write_out_vars(request, ended);
     vars.time_total = lent.began.elapsed();
     vars.urlnum = lent.transfer;
     vars.idempotency_key = reporter.key_handle().get().cloned();
@@ -157,12 +226,9 @@ pub fn print_write_out(
 }
 
 /// `-w`'s values from how the run ended (`time_total` and the key are the caller's).
-fn write_out_vars(
-    request: &Request,
-    ended: &Ended,
-    (outcome, reason): (Outcome, &str),
-) -> write_out::Vars {
+fn write_out_vars(request: &Request, ended: &Ended) -> write_out::Vars {
     let cfg = request.cfg;
+    let outcome = ended.outcome;
     let head = ended.head.as_ref();
     write_out::Vars {
         http_code: head.map(|h| request.prior.reported_status(h)),
@@ -181,7 +247,7 @@ fn write_out_vars(
         num_connects: ended.connects,
         num_redirects: ended.redirects,
         remote: ended.timeline.peer,
-        errormsg: (outcome != Outcome::Success).then(|| error_message(ended, reason)),
+        errormsg: (outcome != Outcome::Success).then(|| error_message(ended)),
         filename_effective: request
             .transfer
             .output
@@ -198,9 +264,10 @@ fn write_out_vars(
 
 /// `%{errormsg}` of a run that failed: why it stopped, and the last attempt's result when
 /// that says more.
-fn error_message(ended: &Ended, reason: &str) -> String {
+fn error_message(ended: &Ended) -> String {
+    let reason = ended.reason();
     match ended.last.as_str() {
-        last if last == reason || ended.attempts_made == 0 => reason.to_string(),
+        last if last == reason || ended.attempts_made == 0 => reason,
         last => format!("{reason} (last: {last})"),
     }
 }

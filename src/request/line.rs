@@ -11,7 +11,8 @@ use crate::policy::idempotency::key_answer;
 use crate::policy::retry_after;
 use crate::redact;
 use crate::report::{AttemptLine, Decision};
-use crate::request::attempt::{Carry, Loop, Pending, Sent};
+use crate::request::attempt::Loop;
+use crate::request::carry::{Carry, Pending, Sent};
 use std::time::{Instant, SystemTime};
 
 /// "timeout (the attempt's time ran out)", with every secret the user gave masked (they are
@@ -101,9 +102,7 @@ impl Loop<'_> {
             error: Some("interrupted".into()),
             ..self.line(line.attempt, Instant::now(), &sent.first, line.attempts)
         };
-        carry.seen.last = "interrupted".into();
-        carry.pending = None;
-        carry.reading = None;
+        carry.interrupted();
         Happened::Signal(sig.outcome())
     }
 

@@ -3,25 +3,26 @@
 //! it says go, saying each wait as the gate words it and sleeping it out interruptibly. A
 //! stop ends the run in the decision's words (`policy::decision::stopped`).
 
-use crate::exit::Outcome;
 use crate::gate::Ticket;
-use crate::policy::decision::{self, Pause};
+use crate::policy::decision::{self, Verdict};
 use crate::policy::gate::{Clear, Why};
 use crate::request::attempt::Loop;
 use rand::Rng;
 
 impl<'a> Loop<'a> {
-    /// Waits until the gate clears `t` (see `Gate::ask`); `Err`: the run ends instead
-    /// (the deadline, a signal, a wait past the deadline, the budget spent), and the send
-    /// is abandoned with the ticket.
+    /// Waits until the gate clears `t` (see `Gate::ask`); `Err`: the run ends instead, with
+    /// this stop (the deadline, a signal, a wait past the deadline, the budget spent), and
+    /// the send is abandoned with the ticket (`after_not_ready`: the last answer was not
+    /// ready, which the deadline's stop says).
     pub(super) fn through_gate(
         &self,
         t: &mut Ticket<'a>,
+        after_not_ready: bool,
         rng: &mut dyn Rng,
-    ) -> Result<(), (Outcome, Option<String>)> {
+    ) -> Result<(), Verdict> {
         loop {
             if self.deadline_passed() {
-                return Err(decision::between(Pause::Deadline));
+                return Err(decision::deadline_between(after_not_ready));
             }
             let (wait, why) = match self.gate.ask(t, self.deadline_left(), rng) {
                 Clear::Go => return Ok(()),
@@ -36,7 +37,7 @@ impl<'a> Loop<'a> {
             };
             lines.iter().for_each(|l| self.reporter.info(l));
             if let Some(sig) = self.sleep_visibly(wait, &countdown) {
-                return Err(decision::between(Pause::Signal(sig.outcome())));
+                return Err(decision::signalled(sig.outcome()));
             }
         }
     }

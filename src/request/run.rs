@@ -11,8 +11,8 @@ use crate::fleet::origins::origin_key;
 use crate::gate::{Gate, Opened, Opening};
 use crate::redact;
 use crate::report::Reporter;
-use crate::request::attempt::{Ended, Loop};
-use crate::request::ending::{self, Ending};
+use crate::request::attempt::Loop;
+use crate::request::ending::{self, Ended};
 use crate::request::{Lent, Request, countdown, job};
 use crate::units::{fmt_duration, micros, millis};
 use rand::SeedableRng;
@@ -23,14 +23,10 @@ use std::time::Duration;
 /// Runs `request`: waits out its `--splay`, asks `--state` whether it may go, makes its
 /// attempts, then writes what its end writes (`-D`, `--etag-save`, the state, `-w`).
 /// Returns how it ended; the session writes the summary.
-pub fn perform(request: &Request, lent: &Lent) -> Ending {
+pub fn perform(request: &Request, lent: &Lent) -> Ended {
     if let Some(outcome) = splay(request, lent) {
         // A signal during the splay: nothing was sent and the store was never asked.
-        let ended = Ended {
-            outcome,
-            ..Ended::before_any_attempt()
-        };
-        return ending::finish(request, lent, None, ended);
+        return ending::finish(request, lent, None, Ended::unsent(outcome, None));
     }
     let job = job::job(request, lent.reporter);
     let Opened { gate, kept } = match open_gate(request, lent, job) {
@@ -38,13 +34,15 @@ pub fn perform(request: &Request, lent: &Lent) -> Ending {
         // A signal that cut the store's answer short ends the run as the signal, not as a
         // refusal of a store that looked unusable for it.
         Err(_) if let Some(signal) = lent.interrupt.fired() => {
-            let ended = Ended {
-                outcome: signal.outcome(),
-                ..Ended::before_any_attempt()
-            };
+            let ended = Ended::unsent(signal.outcome(), None);
             return ending::finish(request, lent, None, ended);
         }
-        Err(why) => return refused_before_sending(request, lent, &why),
+        // Refused before anything was sent (exit 7, why): `-w` is still written, as after
+        // any other ending (so `%{state}` tells a script why).
+        Err(why) => {
+            let ended = Ended::unsent(Outcome::Refused, Some(&why));
+            return ending::write_out_last(request, lent, ended);
+        }
     };
     let headers = job::keyed_headers(request, lent.reporter, job.as_ref(), kept.as_ref());
     log_request(lent.reporter, request, &headers);
@@ -77,33 +75,6 @@ fn attempts(
         prior: &request.prior,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
-}
-
-/// A run that `--state` refused before anything was sent (exit 7, `why`): `-w` is still
-/// written, as after any other ending (so `%{state}` tells a script why).
-fn refused_before_sending(request: &Request, lent: &Lent, why: &str) -> Ending {
-    let ended = Ended {
-        outcome: Outcome::Refused,
-        last: why.to_string(),
-        why: Some(why.to_string()),
-        ..Ended::before_any_attempt()
-    };
-    let mut outcome = Outcome::Refused;
-    let mut reason = why.to_string();
-    if let Some(format) = &request.write_out
-        && let Err(e) = ending::print_write_out(format, request, lent, &ended, (outcome, why))
-    {
-        lent.reporter.error(&e);
-        reason = e;
-        outcome = Outcome::Local;
-    }
-    Ending {
-        outcome,
-        attempts: 0,
-        last: why.to_string(),
-        reason,
-        cause: ended.cause,
-    }
 }
 
 /// `--splay`: says in one line where the first attempt starts and waits until then

@@ -306,20 +306,20 @@ impl<'s> Batch<'s> {
         let ticket =
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
         let lent = self.session.lend(self.local, reporter, (i, began));
-        let ending = run::perform(&request, &lent);
+        let ended = run::perform(&request, &lent);
         reporter.summary(
-            ending.exit(),
-            ending.attempts,
+            ended.exit(),
+            ended.attempts_made,
             began.elapsed(),
             self.session.seed,
-            &ending.last,
-            Some(&ending.reason),
+            &ended.last,
+            Some(&ended.reason()),
         );
         let dropped = self.kept().put(origin, request.transport, ticket);
         if let Some(dropped) = dropped {
             self.session.aborts.remove(dropped);
         }
-        ending.exit()
+        ended.exit()
     }
 
     /// The batch's end: what is left for stdout written, the outcome settled and claimed,

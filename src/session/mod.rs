@@ -22,7 +22,7 @@ use crate::process::deadline::{self, LastWords, Watchdog};
 use crate::process::interrupt::{self, Interrupt};
 use crate::redact;
 use crate::report::{self, Reporter};
-use crate::request::ending::Ending;
+use crate::request::ending::Ended;
 use crate::request::explain;
 use crate::request::prepare::{self, Opened, Sources, Unread};
 use crate::request::run;
@@ -164,8 +164,8 @@ impl Session {
         self.aborts.add(request.transport.abort_handle());
         let local = crate::gate::local::Local::single();
         let lent = self.lend(&local, &self.reporter, (0, self.start));
-        let ending = run::perform(&request, &lent);
-        self.conclude(&ending)
+        let ended = run::perform(&request, &lent);
+        self.conclude(&ended)
     }
 
     /// What the session lends transfer `transfer` (0-based), begun at `began`, written to
@@ -280,19 +280,19 @@ impl Session {
     /// itself (if the watchdog is ending it, this never returns); the watchdog still bounds
     /// the summary, and ends a run stuck on it with the outcome's code (see
     /// `Watchdog::claim`).
-    fn conclude(&self, ending: &Ending) -> Exit {
-        self.watchdog.claim(ending.exit().code());
+    fn conclude(&self, ended: &Ended) -> Exit {
+        self.watchdog.claim(ended.exit().code());
         // The store a rediss:// connection read during the run.
         store_warning(&self.reporter);
         self.reporter.summary(
-            ending.exit(),
-            ending.attempts,
+            ended.exit(),
+            ended.attempts_made,
             self.start.elapsed(),
             self.seed,
-            &ending.last,
-            Some(&ending.reason),
+            &ended.last,
+            Some(&ended.reason()),
         );
-        ending.exit()
+        ended.exit()
     }
 
     /// Notes that `what` (an input file: a FIFO or a pipe may block) is being read, so that

@@ -168,7 +168,7 @@ const ENUMERATED: &[(Option<&str>, &str, &[&str])] = &[
     (
         Some("simulate"),
         "--model",
-        &["outage", "overload", "failure-rate", "cron"],
+        &["outage", "overload", "failure-rate", "cron", "limiter"],
     ),
     (Some("simulate"), "--format", &["table", "json"]),
     (Some("simulate"), "--population", &["open", "closed"]),

@@ -455,6 +455,15 @@ fn the_smallest_values_accepted_are_taken() {
         let mut all = args.clone();
         all.extend(["--explain", &url]);
         let (out, _) = run(&all);
-        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        // A deadline of 1 ms is taken, not refused: at a high load it may pass before
+        // the policy is printed, and the run then ends as a deadline does (exit 5).
+        let deadline_passed = args == ["--deadline", "1ms"]
+            && code(&out) == 5
+            && stderr(&out).contains("deadline reached");
+        assert!(
+            code(&out) == 0 || deadline_passed,
+            "{args:?}: {}",
+            stderr(&out)
+        );
     }
 }

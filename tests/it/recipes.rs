@@ -1,5 +1,5 @@
-//! README's recipes run as written: each "###" recipe of the "Recipes" section is read from
-//! README.md, and its command is given to `sh -c` (a container probe's exec array is run
+//! The manual's recipes run as written: each "###" recipe of README's "Recipes" section, and
+//! each "### Recipe N: ..." section of docs/guide.md, is read from its file, and its command is given to `sh -c` (a container probe's exec array is run
 //! as it is, without a shell), with the binary cargo built first on PATH, against loopback
 //! servers standing in for the hosts it names. Each run's documented outcome is checked:
 //! the exit code, what reached the server, the files written, what stderr says.
@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-/// README's text.
-fn readme() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md");
+/// A file of the manual, as text (`README.md`, `docs/guide.md`).
+fn manual(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -47,30 +47,41 @@ fn code_blocks(text: &str) -> Vec<(String, String)> {
     blocks
 }
 
-/// The recipes: each "###" subsection of "## Recipes", as its fenced code blocks.
+/// The fenced code blocks of each "###" subsection of `lines` that `is_recipe` accepts by
+/// its heading, up to the next heading of level 2 or 3.
+fn subsections(lines: &[&str], is_recipe: impl Fn(&str) -> bool) -> Vec<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut current: Option<Vec<&str>> = None;
+    for line in lines {
+        if line.starts_with("### ") || line.starts_with("## ") {
+            if let Some(body) = current.take() {
+                out.push(code_blocks(&body.join("\n")));
+            }
+            current = is_recipe(line).then(Vec::new);
+        } else if let Some(body) = current.as_mut() {
+            body.push(line);
+        }
+    }
+    if let Some(body) = current {
+        out.push(code_blocks(&body.join("\n")));
+    }
+    out
+}
+
+/// The recipes: each "###" subsection of README's "## Recipes", then each "### Recipe"
+/// subsection of docs/guide.md, as its fenced code blocks.
 fn recipes() -> Vec<Vec<(String, String)>> {
-    let text = readme();
-    let section: Vec<&str> = text
+    let readme = manual("README.md");
+    let section: Vec<&str> = readme
         .lines()
         .skip_while(|l| *l != "## Recipes")
         .skip(1)
         .take_while(|l| !l.starts_with("## "))
         .collect();
-    let mut out = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
-    for line in section {
-        if line.starts_with("### ") {
-            if let Some(lines) = current.take() {
-                out.push(code_blocks(&lines.join("\n")));
-            }
-            current = Some(Vec::new());
-        } else if let Some(lines) = current.as_mut() {
-            lines.push(line);
-        }
-    }
-    if let Some(lines) = current {
-        out.push(code_blocks(&lines.join("\n")));
-    }
+    let mut out = subsections(&section, |h| h.starts_with("### "));
+    let guide = manual("docs/guide.md");
+    let lines: Vec<&str> = guide.lines().collect();
+    out.extend(subsections(&lines, |h| h.starts_with("### Recipe ")));
     out
 }
 
@@ -258,7 +269,8 @@ fn show(r: &Ran) -> String {
     )
 }
 
-/// Every recipe is one the tests below run: a new recipe in README needs its test here.
+/// Every recipe is one the tests below run: a new recipe in README or the guide needs its
+/// test here.
 #[test]
 fn every_recipe_is_run_by_a_test() {
     const MARKERS: [&str; 10] = [
@@ -274,7 +286,7 @@ fn every_recipe_is_run_by_a_test() {
         "data.etag",
     ];
     let all = recipes();
-    assert_eq!(all.len(), MARKERS.len(), "README's recipes: {all:#?}");
+    assert_eq!(all.len(), MARKERS.len(), "the manual's recipes: {all:#?}");
     for r in &all {
         assert!(!r.is_empty(), "a recipe without a code block");
         let text: Vec<&str> = r.iter().map(|(_, b)| b.as_str()).collect();
@@ -762,12 +774,15 @@ fn the_etag_fetch_downloads_only_what_changed() {
     assert_eq!(std::fs::read_to_string(&etag).unwrap(), "\"v1\"\n");
 }
 
-/// The fleet recipe's trade-off quotes a simulation: its command (in the text, split over
-/// lines) runs as written, and the figures quoted beside it are what it prints (the
-/// simulation is seeded, so they change only when the model does).
+/// The fleet recipe's worked example in the guide quotes a simulation: its command runs as
+/// written, and the figures quoted beside it are what it prints (the simulation is seeded,
+/// so they change only when the model does). The text is read with its lines joined.
 #[test]
-fn the_fleet_recipes_simulation_says_what_readme_quotes() {
-    let text = readme();
+fn the_fleet_recipes_simulation_says_what_the_guide_quotes() {
+    let text = manual("docs/guide.md")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     let start = text
         .find("`retry-http simulate --clients")
         .expect("the simulate line");
@@ -789,7 +804,7 @@ fn the_fleet_recipes_simulation_says_what_readme_quotes() {
     let quoted = |figure: &str| text.contains(figure);
     assert!(
         quoted(&format!("{},{:03} requests", calls / 1000, calls % 1000)),
-        "README quotes another count than {calls}: {table}"
+        "the guide quotes another count than {calls}: {table}"
     );
     assert!(
         quoted(&format!(
@@ -804,7 +819,7 @@ fn the_fleet_recipes_simulation_says_what_readme_quotes() {
         // do not count against it.
         assert_eq!(r[6], "299.0", "{shared}: {table}");
         assert!(
-            quoted(&format!("{} requests\n  are sent", r[2])),
+            quoted(&format!("{} requests are sent", r[2])),
             "{shared}: {table}"
         );
     }

@@ -288,3 +288,98 @@ fn the_cron_model_prints_what_the_manual_shows() {
         "docs/simulate.md shows the cron model without and with a splay"
     );
 }
+
+/// Every table `simulate` prints explains itself: a legend line that names its columns and
+/// their units, then a sentence that says what the table shows; and no figure reads `0.0x`.
+/// Checked for each model and table: the outage model with and without shared strategies
+/// (one with no request after its outage), the search, the overload, failure-rate, limiter
+/// and cron models.
+#[test]
+fn every_table_explains_itself() {
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "peak load:"),
+        (
+            &[
+                "--clients",
+                "300",
+                "--outage",
+                "20s",
+                "--deadline",
+                "50s",
+                "--attempts",
+                "1000",
+                "--budget-floor",
+                "300",
+                "--breaker-threshold",
+                "20",
+                "--strategies",
+                "full,shared-budget,shared-breaker",
+            ],
+            "peak load:",
+        ),
+        (
+            &[
+                "--clients",
+                "50",
+                "--outage",
+                "5s",
+                "--attempts",
+                "2",
+                "--base",
+                "10ms",
+                "--cap",
+                "20ms",
+            ],
+            "peak load:",
+        ),
+        (
+            &["--search", "--clients", "60", "--deadline", "20s"],
+            "flags:",
+        ),
+        (
+            &[
+                "--model",
+                "overload",
+                "--duration",
+                "30s",
+                "--trigger-at",
+                "10s",
+                "--strategies",
+                "full,shared-budget",
+            ],
+            "amplification:",
+        ),
+        (
+            &["--model", "failure-rate", "--duration", "10s"],
+            "amplification:",
+        ),
+        (&["--model", "limiter"], "throttled:"),
+        (
+            &["--model", "cron", "--clients", "1000", "--splay", "30s"],
+            "peak/mean:",
+        ),
+    ];
+    for (extra, legend) in cases {
+        let mut args = vec!["simulate"];
+        args.extend_from_slice(extra);
+        let (out, _) = run(&args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", stderr(&out));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines.iter().any(|l| l.contains(legend) && l.contains(": ")),
+            "{args:?}: no legend naming {legend:?}:\n{text}"
+        );
+        let last = lines.last().copied().unwrap_or_default();
+        let says =
+            last.starts_with("what it shows: ") || last.starts_with("one Redis primary takes ");
+        assert!(
+            says,
+            "{args:?}: the table ends without saying what it shows:\n{text}"
+        );
+        assert!(
+            !text.split_whitespace().any(|w| w == "0.0x"),
+            "{args:?}: a figure reads 0.0x:\n{text}"
+        );
+    }
+}

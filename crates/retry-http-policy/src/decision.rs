@@ -72,7 +72,7 @@
 //! | 24 | the run's end: the deadline passed while an error body, `-D` or `-w` was written | 5 |
 //! | 25 | then a file the run writes at its end (`-D`, `--etag-save`, `-w`) cannot be written | 1 |
 //!
-//! Rows 19 to 22 are [`between`], row 23 is [`after_the_loop`], row 24 [`at_the_end`], row
+//! Rows 19 to 22 are [`deadline_between`], [`signalled`] and [`stopped`], row 23 is [`after_the_loop`], row 24 [`at_the_end`], row
 //! 25 [`unwritten`].
 //!
 //! With an Idempotency-Key, row 4 reads the key's own answers first (`idempotency`, the
@@ -195,7 +195,8 @@ pub struct Retry {
     pub drawn: Duration,
 }
 
-/// What comes after an attempt.
+/// What comes next: after an attempt, done, a stop or a retry ([`decide`]); between
+/// attempts, the stop that ends the run ([`deadline_between`], [`signalled`], [`stopped`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// The attempt succeeded: the run ends with exit 0.
@@ -362,40 +363,37 @@ pub fn retry_gate(o: &Outlook, ask: &Ask) -> Clear {
 pub const HOLD_PAST_DEADLINE: &str =
     "stopping: a Retry-After shared by the runs holds past the deadline";
 
-/// What ended a run between two attempts (rows 19 to 22).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Pause {
-    /// The deadline passed before the next attempt (row 19).
-    Deadline,
-    /// A signal arrived during a wait; the outcome it ends the run with (row 20).
-    Signal(Outcome),
-    /// Just before the retry was sent, the state said the budget was spent (row 21); why.
-    Spent(String),
-    /// A Retry-After shared by the runs cannot end before the deadline (row 22).
-    HoldPastDeadline,
-    /// The origin's hold, or its pacing, would end past the deadline (row 22); why, in
-    /// the words of row 12.
-    OriginHeld(String),
+/// Row 19: the deadline passed before the next attempt (5; after an answer that was not
+/// ready, 8 at once, as row 23 would make it).
+pub fn deadline_between(after_not_ready: bool) -> Verdict {
+    let outcome = after_the_loop(Outcome::Deadline, after_not_ready);
+    Verdict::stop(outcome, stopping(outcome))
 }
 
-/// Rows 19 to 22: the outcome of a run that ended between attempts, and why as the summary
-/// says it (None: the outcome's own words).
-pub fn between(pause: Pause) -> (Outcome, Option<String>) {
-    match pause {
-        Pause::Deadline => (Outcome::Deadline, None),
-        Pause::Signal(outcome) => (outcome, None),
-        Pause::Spent(why) => (Outcome::Refused, Some(format!("not retried: {why}"))),
-        Pause::HoldPastDeadline => (Outcome::Deadline, Some(HOLD_PAST_DEADLINE.into())),
-        Pause::OriginHeld(why) => (Outcome::Deadline, Some(why)),
+/// Row 20: a signal arrived during a wait; `outcome` is the one it ends the run with (129
+/// to 143).
+pub fn signalled(outcome: Outcome) -> Verdict {
+    Verdict::stop(outcome, stopping(outcome))
+}
+
+/// Rows 21 and 22 as a gate's stop says them before a send: the budget spent meanwhile
+/// (7), a shared Retry-After or the origin's hold or pacing that cannot end before the
+/// deadline (5, in the words of row 12).
+pub fn stopped(stop: Stop) -> Verdict {
+    match stop {
+        Stop::Spent(why) => Verdict::refused(&why),
+        Stop::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
     }
 }
 
-/// Rows 16, 17 and 20 as a gate's stop says them: a budget spent (7), a wait that would
-/// end past the deadline (5).
-pub fn stopped(stop: Stop) -> (Outcome, Option<String>) {
-    match stop {
-        Stop::Spent(why) => between(Pause::Spent(why)),
-        Stop::TooLate(why) => between(Pause::OriginHeld(why)),
+/// Why a run that ended outside an attempt (rows 19 and 20, or before its first attempt)
+/// stopped, in its outcome's own words ("stopping: interrupted").
+pub fn stopping(outcome: Outcome) -> String {
+    match outcome {
+        Outcome::Deadline => "stopping: the deadline passed before the next attempt".into(),
+        Outcome::Interrupted => "stopping: interrupted".into(),
+        Outcome::Terminated => "stopping: terminated".into(),
+        other => other.meaning().into(),
     }
 }
 
@@ -815,8 +813,8 @@ mod tests {
     enum Case {
         /// An attempt, and the shared state's answer should a retry be asked of it.
         Attempt(Attempt<'static>, Clear),
-        /// The run ended between attempts.
-        Between(Pause),
+        /// The run ended between attempts, as this verdict.
+        Between(Verdict),
         /// The attempts ended with this outcome, the last answer not ready or not.
         AfterLoop(Outcome, bool),
         /// The run ended with this outcome, the deadline passed or not.
@@ -877,9 +875,12 @@ mod tests {
                     };
                     (v.outcome(), reason)
                 }
-                Case::Between(p) => {
-                    let (outcome, why) = between(p.clone());
-                    (Some(outcome), why.unwrap_or_default())
+                Case::Between(v) => {
+                    let reason = match v {
+                        Verdict::Stop { reason, .. } => reason.clone(),
+                        _ => String::new(),
+                    };
+                    (v.outcome(), reason)
                 }
                 Case::AfterLoop(o, not_ready) => {
                     (Some(after_the_loop(*o, *not_ready)), String::new())
@@ -948,31 +949,43 @@ mod tests {
             case(
                 19,
                 "the deadline passed between attempts",
-                Case::Between(Pause::Deadline),
+                Case::Between(deadline_between(false)),
             )
-            .gives(Some(Outcome::Deadline), ""),
+            .gives(
+                Some(Outcome::Deadline),
+                "stopping: the deadline passed before the next attempt",
+            ),
+            case(
+                19,
+                "the deadline passed between attempts after an answer not ready",
+                Case::Between(deadline_between(true)),
+            )
+            .gives(
+                Some(Outcome::NotReady),
+                "not ready: the attempts or the deadline",
+            ),
             case(
                 20,
                 "a signal during a wait",
-                Case::Between(Pause::Signal(Outcome::Interrupted)),
+                Case::Between(signalled(Outcome::Interrupted)),
             )
-            .gives(Some(Outcome::Interrupted), ""),
+            .gives(Some(Outcome::Interrupted), "stopping: interrupted"),
             case(
                 21,
                 "the budget was spent meanwhile",
-                Case::Between(Pause::Spent("the retry budget is spent".into())),
+                Case::Between(stopped(Stop::Spent("the retry budget is spent".into()))),
             )
             .gives(Some(Outcome::Refused), spent),
             case(
                 22,
                 "a shared hold past the deadline",
-                Case::Between(Pause::HoldPastDeadline),
+                Case::Between(stopped(Stop::TooLate(HOLD_PAST_DEADLINE.into()))),
             )
             .gives(Some(Outcome::Deadline), HOLD_PAST_DEADLINE),
             case(
                 22,
                 "the origin's hold past the deadline",
-                Case::Between(Pause::OriginHeld("stopping: the hold on o".into())),
+                Case::Between(stopped(Stop::TooLate("stopping: the hold on o".into()))),
             )
             .gives(Some(Outcome::Deadline), "stopping: the hold on o"),
             case(

@@ -19,14 +19,8 @@ fn last(o: &Figures) -> String {
         .map_or_else(|| "-".into(), |s| format!("{s:.2}"))
 }
 
-/// The outage model's comparison table, the physical limit last.
-pub fn outage_table(
-    sc: &Scenario,
-    seed: u64,
-    runs: u32,
-    results: &[Figures],
-    limit: &Figures,
-) -> String {
+/// The outage table's first line: the scenario, the seed and the runs.
+fn outage_header(sc: &Scenario, seed: u64, runs: u32) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -48,6 +42,18 @@ pub fn outage_table(
             String::new()
         },
     );
+    s
+}
+
+/// The outage model's comparison table, the physical limit last.
+pub fn outage_table(
+    sc: &Scenario,
+    seed: u64,
+    runs: u32,
+    results: &[Figures],
+    limit: &Figures,
+) -> String {
+    let mut s = outage_header(sc, seed, runs);
     if results.iter().any(|o| o.strategy.starts_with("shared-")) {
         let l = &sc.limits;
         let _ = writeln!(
@@ -68,17 +74,95 @@ pub fn outage_table(
     for o in results.iter().chain(std::iter::once(limit)) {
         let _ = writeln!(
             s,
-            "{:<15} {:>8.1} {:>8.0} {:>12.2} {:>14} {:>9.1}x {:>8.1}",
+            "{:<15} {:>8.1} {:>8.0} {:>12} {:>14} {:>10} {:>8.1}",
             o.strategy,
             o.served_pct,
             o.calls,
-            o.calls_per_served,
+            per_served(o),
             last(o),
-            o.peak_load,
+            fmt_load(o.peak_load),
             o.gave_up
         );
     }
+    let _ = writeln!(s, "{}", outage_legend(runs));
+    let _ = writeln!(s, "{}", outage_verdict(results, limit));
     s
+}
+
+/// Calls per client served as the outage table writes it: `4.25`, or `-` when no client was
+/// served, where the figure does not apply.
+fn per_served(o: &Figures) -> String {
+    match o.served_pct > 0.0 {
+        true => format!("{:.2}", o.calls_per_served),
+        false => "-".into(),
+    }
+}
+
+/// A peak load as the outage table writes it: `1.7x`; two decimals below 0.1 (`0.04x`: one
+/// request in a window of 24), so that a load that did occur never reads as `0.0x`; `-`
+/// when no request arrived after the outage, where the figure does not apply.
+fn fmt_load(load: f64) -> String {
+    match load {
+        l if l <= 0.0 => "-".into(),
+        l if l < 0.095 => format!("{l:.2}x"),
+        l => format!("{l:.1}x"),
+    }
+}
+
+/// The outage table's legend: each column's meaning and unit.
+fn outage_legend(runs: u32) -> String {
+    let mean = if runs > 1 {
+        ", a mean over the runs"
+    } else {
+        ""
+    };
+    format!(
+        "served%: clients served, of all; calls: requests sent by every client; calls/served: \
+         requests per client served (-: none served); last success s: seconds from the start to the last \
+         success\npeak load: the busiest window after the outage, as a multiple of the \
+         capacity (-: no request then); gave up: clients never served{mean}; physical_limit: \
+         the best any policy could do"
+    )
+}
+
+/// One sentence that says what the outage table shows: which strategies serve every client,
+/// the cheapest of them against the physical limit, and what a shared state cost.
+fn outage_verdict(results: &[Figures], limit: &Figures) -> String {
+    let all: Vec<&Figures> = results.iter().filter(|o| o.served_pct >= 100.0).collect();
+    let mut out = match all
+        .iter()
+        .min_by(|a, b| a.calls_per_served.total_cmp(&b.calls_per_served))
+    {
+        Some(best) => format!(
+            "what it shows: {} of {} {} every client; the cheapest, {}, sends {:.2} calls per \
+             client served, against {:.2} at the physical limit",
+            all.len(),
+            results.len(),
+            if all.len() == 1 {
+                "strategies serves"
+            } else {
+                "strategies serve"
+            },
+            best.strategy,
+            best.calls_per_served,
+            limit.calls_per_served
+        ),
+        None => "what it shows: no strategy serves every client within its attempts and deadline"
+            .to_string(),
+    };
+    let shared: Vec<&str> = results
+        .iter()
+        .filter(|o| o.strategy.starts_with("shared-") && o.gave_up > 0.0)
+        .map(|o| o.strategy.as_str())
+        .collect();
+    if !shared.is_empty() {
+        out.push_str(&format!(
+            "; {} gave up on clients whose retries the shared budget or breaker refused: \
+             fewer calls, at the price of those runs",
+            shared.join(" and ")
+        ));
+    }
+    out
 }
 
 /// The same figures as a JSON array; the physical limit is the last object. Besides the
@@ -160,6 +244,16 @@ pub fn search_table(sc: &Scenario, seed: u64, runs: u32, limit: &Figures) -> Str
             flags(sc, &c.backoff)
         );
     }
+    let _ = writeln!(
+        s,
+        "calls: requests sent by every client; last success s: seconds from the start to the \
+         last success; flags: the policy, to paste"
+    );
+    let _ = writeln!(
+        s,
+        "what it shows: {} policies that no other beats on both calls and time, fewest calls first",
+        front.len()
+    );
     s
 }
 
@@ -299,7 +393,34 @@ pub fn overload_table(run: &OverloadRun, figures: &[overload::Figures]) -> Strin
         s,
         "goodput before the trigger: {level:.1}/s; recovered: answers per first try over the last 10s at 90% or more of their share before the trigger; recover s: from the trigger's end to the first 5s window at 90%"
     );
+    let _ = writeln!(
+        s,
+        "success%: runs that succeeded, of those that ended; amplification: tries per first try; \
+         final goodput: the last 10s, as a share of the goodput before the trigger"
+    );
+    let _ = writeln!(s, "{}", overload_verdict(figures));
     s
+}
+
+/// One sentence that says what the overload table shows: which strategies recovered, and
+/// what the stuck ones mean.
+fn overload_verdict(figures: &[overload::Figures]) -> String {
+    let up: Vec<&str> = figures
+        .iter()
+        .filter(|f| f.recovered)
+        .map(|f| f.strategy.as_str())
+        .collect();
+    match (up.len(), figures.len()) {
+        (k, n) if k == n => "what it shows: every strategy recovered after the trigger".into(),
+        (0, _) => "what it shows: no strategy recovered: after the trigger, retries keep the \
+                   server overloaded (stuck)"
+            .into(),
+        (k, n) => format!(
+            "what it shows: {k} of {n} strategies recovered ({}); the others stay stuck after \
+             the trigger is gone: their retries keep the server overloaded",
+            up.join(", ")
+        ),
+    }
 }
 
 /// The overload figures as JSON: one object per strategy, the per-second series included.
@@ -461,6 +582,30 @@ pub fn failure_table(run: &FailureRun, figures: &[failures::Figures]) -> String 
             f.counts.first_tries
         );
     }
+    let _ = writeln!(
+        s,
+        "success%: runs that succeeded, of those that ended; amplification: calls per first \
+         try; calls, first tries: counts over the run"
+    );
+    let least = figures.iter().min_by(|a, b| {
+        a.counts
+            .amplification()
+            .total_cmp(&b.counts.amplification())
+    });
+    let most = figures
+        .iter()
+        .max_by(|a, b| a.counts.success_rate().total_cmp(&b.counts.success_rate()));
+    if let (Some(least), Some(most)) = (least, most) {
+        let _ = writeln!(
+            s,
+            "what it shows: the least load added: {} ({:.2}x); the highest success rate: {} \
+             ({:.1}%); each retry buys success with load",
+            least.strategy,
+            least.counts.amplification(),
+            most.strategy,
+            most.counts.success_rate() * 100.0
+        );
+    }
     s
 }
 
@@ -559,6 +704,11 @@ pub fn cron_table(sc: &cron::Scenario, loads: &[cron::Load]) -> String {
             l.peak_to_mean()
         );
     }
+    let _ = writeln!(
+        s,
+        "busiest second: the second of the period, from 0, with the most; peak/s: its count; \
+         mean/s: the period's mean; peak/mean: their ratio, 1.00 for an even spread"
+    );
     if let Some(ops) = loads.iter().find(|l| l.what == "store_operations") {
         let _ = writeln!(
             s,
@@ -594,6 +744,16 @@ pub fn cron_json(sc: &cron::Scenario, loads: &[cron::Load]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_peak_load_never_reads_as_nought_unless_it_does_not_apply() {
+        assert_eq!(fmt_load(0.0), "-");
+        assert_eq!(fmt_load(1.0 / 24.0), "0.04x");
+        assert_eq!(fmt_load(0.094), "0.09x");
+        assert_eq!(fmt_load(0.095), "0.1x");
+        assert_eq!(fmt_load(1.66), "1.7x");
+        assert_eq!(fmt_load(8.3), "8.3x");
+    }
 
     #[test]
     fn seeds_are_one_or_a_range_that_wraps() {
