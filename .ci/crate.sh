@@ -36,6 +36,15 @@ cargo package --locked --list -p retry-http-store | grep -qx src/redis/ops.lua |
 members=()
 for m in crates/*/Cargo.toml; do members+=("$(basename "$(dirname "$m")")"); done
 
+# `cargo package --workspace` verifies each crate against the others through a temporary
+# local registry, whose crates cargo unpacks into its home's registry/src/ (a folder named
+# "-HASH", as a local registry has no host) and, finding one there, never unpacks again: a
+# second run of the same version would build the command against the first run's sources.
+# Those copies are removed first (cargo unpacks them again from the packages).
+for name in "${members[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version"
+done
+
 echo "== cargo package --workspace"
 cargo package --locked --workspace
 crate="target/package/retry-http-$version"
