@@ -37,13 +37,18 @@ members=()
 for m in crates/*/Cargo.toml; do members+=("$(basename "$(dirname "$m")")"); done
 
 # `cargo package --workspace` verifies each crate against the others through a temporary
-# local registry, whose crates cargo unpacks into its home's registry/src/ (a folder named
-# "-HASH", as a local registry has no host) and, finding one there, never unpacks again: a
-# second run of the same version would build the command against the first run's sources.
-# Those copies are removed first (cargo unpacks them again from the packages).
+# local registry. Cargo takes a registry's crate of one version to be the same for ever: it
+# unpacks it once into its home's registry/src/ (a folder named "-HASH", as a local registry
+# has no host) and builds it once into target/. A second run of the same version would build
+# the command against the first run's sources. Both copies are removed first (cargo unpacks
+# and builds them again from the new packages; `cargo clean -p` takes the workspace's own
+# build of each crate too, which the next build redoes).
+clean=()
 for name in "${members[@]}"; do
     rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$name-$version"
+    clean+=(-p "$name")
 done
+cargo clean --locked "${clean[@]}"
 
 echo "== cargo package --workspace"
 cargo package --locked --workspace
