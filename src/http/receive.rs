@@ -65,9 +65,26 @@ pub(crate) fn read(
     let mut speed = speed.map(|l| SpeedCheck::new(l, Instant::now()));
     if decode {
         let mut gz = flate2::read::MultiGzDecoder::new(wire);
-        return copy(&mut gz, (true, speed.as_mut()), sink, limit, progress);
+        return copy(
+            &mut gz,
+            (true, speed.as_mut()),
+            sink,
+            (limit, CHUNK),
+            progress,
+        );
     }
-    let done = copy(&mut wire, (false, speed.as_mut()), sink, limit, progress)?;
+    // A body of known length is read through a buffer no larger than it: a batch of small
+    // answers would otherwise allocate and zero 64 KiB for each.
+    let chunk = length.map_or(CHUNK, |len| {
+        usize::try_from(len).unwrap_or(CHUNK).clamp(1, CHUNK)
+    });
+    let done = copy(
+        &mut wire,
+        (false, speed.as_mut()),
+        sink,
+        (limit, chunk),
+        progress,
+    )?;
     match (&wired, sink.file()) {
         #[cfg(target_os = "linux")]
         (Some((w, len)), Some(file)) if w.tap.handed() && done < *len => {
@@ -88,10 +105,10 @@ fn copy(
     reader: &mut impl ReadWire,
     (decode, mut speed): (bool, Option<&mut SpeedCheck>),
     sink: &mut dyn Write,
-    limit: Option<u64>,
+    (limit, chunk): (Option<u64>, usize),
     progress: &mut dyn FnMut(u64),
 ) -> Result<u64, Failure> {
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = vec![0u8; chunk];
     let mut total = 0u64;
     let mut seen = 0u64;
     loop {
@@ -251,9 +268,21 @@ mod tests {
         let mut progress = |_| {};
         let result = if decode {
             let mut gz = flate2::read::MultiGzDecoder::new(wire);
-            copy(&mut gz, (true, None), &mut out, limit, &mut progress)
+            copy(
+                &mut gz,
+                (true, None),
+                &mut out,
+                (limit, CHUNK),
+                &mut progress,
+            )
         } else {
-            copy(&mut wire, (false, None), &mut out, limit, &mut progress)
+            copy(
+                &mut wire,
+                (false, None),
+                &mut out,
+                (limit, CHUNK),
+                &mut progress,
+            )
         };
         (result, out)
     }
@@ -311,7 +340,7 @@ mod tests {
         }
         let copy_into = |sink: &mut dyn Write| {
             let mut wire = Wire::new(Cursor::new(b"abc".to_vec()), None);
-            copy(&mut wire, (false, None), sink, None, &mut |_| {})
+            copy(&mut wire, (false, None), sink, (None, 7), &mut |_| {})
         };
         assert_eq!(copy_into(&mut Closed(io::ErrorKind::BrokenPipe)), Ok(3));
         let full = copy_into(&mut Closed(io::ErrorKind::PermissionDenied));

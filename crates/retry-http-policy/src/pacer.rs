@@ -8,15 +8,16 @@
 //!   each answer accepted (the in-flight allowance doubles every round trip: TCP's slow
 //!   start, RFC 5681 section 3.1). Nothing is spaced: without a throttle nothing slows
 //!   down beyond this start.
-//! - **Throttle.** A throttle is a 429, or a 503 with a Retry-After. The first one, and
-//!   then the first one once [`Pacer::quiet`] has passed since the last cut (the longest
-//!   of the smoothed round trip, the Retry-After that caused the cut, and [`MIN_GAP`]),
-//!   cuts the rate to [`BETA`] times the rate of ACCEPTED answers over the last
-//!   [`WINDOW`] (at least [`FLOOR`]). Throttles answering requests that were in flight at
-//!   the cut are not cuts of their own: a limiter that sheds load a request at a time
-//!   answers several at once, and cutting for each (the AWS SDKs' 7.0 -> 6.75 -> 4.73)
-//!   would starve the batch. Sends (rejected ones included) overestimate the rate the
-//!   server takes; its accepted answers do not.
+//! - **Throttle.** A throttle is a 429, or a 503 with a Retry-After. The first one,
+//!   and then the first one once [`Pacer::quiet`] has passed since the last cut (the
+//!   longest of the smoothed round trip, the Retry-After that caused the cut, and
+//!   [`MIN_GAP`]), cuts the rate to [`BETA`] times the rate of ACCEPTED answers over
+//!   the last [`WINDOW`] (at least [`FLOOR`]; a throttle with a Retry-After: see "Held
+//!   throttle" below). Throttles answering requests that were in flight at the cut are
+//!   not cuts of their own: a limiter that sheds load a request at a time answers
+//!   several at once, and cutting for each (the AWS SDKs' 7.0 -> 6.75 -> 4.73) would
+//!   starve the batch. Sends (rejected ones included) overestimate the rate the server
+//!   takes; its accepted answers do not.
 //! - **Growth.** After a cut, sends are spaced evenly at the rate, which grows back
 //!   along TCP CUBIC's curve (RFC 9438 section 4.2; the AWS SDKs' adaptive retry mode
 //!   uses it for the same purpose): `rate(t) = C (t - K)^3 + max`, `K = cbrt(max (1 -
@@ -28,6 +29,27 @@
 //!   says little about a rate), the rate doubles every second instead until the next
 //!   throttle. Once the rate reaches twice `max` ([`LET_GO`]) with no throttle, the pacer
 //!   lets go: sends are no longer spaced.
+//! - **Held throttle.** A throttle with a Retry-After holds the origin (the batch
+//!   honours it), and the hold has already taken back the overshoot: the server's own
+//!   pacing. A cut by [`BETA`] after it would pace below what the server gives (a fixed
+//!   window's quota is whole again when its hold ends), and each probe above a held
+//!   server's rate costs a whole hold. So a held cut measures two rates: the rate the
+//!   server KEPT over the period the hold closes (the answers accepted since the
+//!   previous held cut's hold ended, or the first send, over the time from then to this
+//!   hold's end, the hold included: what the server gave, holds and all), the highest
+//!   of the origin's periods being kept (until a held throttle comes while paced at or
+//!   below it: the server's rate has fallen, and that period's rate is kept instead);
+//!   and the accepted rate over the last [`WINDOW`] counting only the answers since the
+//!   previous hold ended (those before it were the overshoot that hold paid for), holds
+//!   not taken out of the time, never above the rate sent at. The rate resumes at the
+//!   higher of the kept rate and [`BETA`] times the accepted rate (and never falls
+//!   below it on the curve); the curve's `max` is the higher of the two rates, with `K`
+//!   as above, and once back at `max` the rate stays there for [`PLATEAU`] holds before
+//!   growing past it. Against a fixed window of Q a second with `Retry-After: 1`, the
+//!   first burst (Q accepted in a few milliseconds, then a hold of a second) resumes at
+//!   about Q / 1.03 instead of 0.7 Q; the doubling that follows (the cut is unsure)
+//!   overshoots once, and that cut resumes at the same kept rate and stays there: no
+//!   other hold for [`PLATEAU`] holds (5 s) past `K`.
 //!
 //! Each cut, and letting go, is a [`Change`] returned once, for the caller to say once.
 
@@ -52,6 +74,11 @@ pub const WINDOW: Duration = Duration::from_secs(2);
 /// A cut measured over less than this of answers is not sure of its rate: the rate then
 /// doubles every second until the next throttle.
 pub const MIN_SPAN: Duration = Duration::from_secs(1);
+
+/// After a held cut, how long the rate stays at the curve's `max` before growing past it,
+/// in holds (its Retry-After): a probe above a rate that cost a hold is likely to cost
+/// another, so it comes once every five holds at most (plus `K`), a sixth of the time.
+pub const PLATEAU: u32 = 5;
 
 /// The least rate, requests/s (the AWS SDKs' floor).
 pub const FLOOR: f64 = 0.5;
@@ -139,6 +166,9 @@ struct Curve {
     since: Instant,
     /// Whether the measure spanned [`MIN_SPAN`] (CUBIC) or not (doubling).
     sure: bool,
+    /// How long the rate stays at `max`, once back at it, before it grows past it: none
+    /// after a throttle without a hold, [`PLATEAU`] holds after a held one.
+    plateau: Duration,
 }
 
 impl Curve {
@@ -147,7 +177,12 @@ impl Curve {
         let t = now.saturating_duration_since(self.since).as_secs_f64();
         let rate = if self.sure {
             let k = (self.max * (1.0 - BETA) / C).cbrt();
-            C * (t - k).powi(3) + self.max
+            let t = if t < k {
+                t
+            } else {
+                (t - self.plateau.as_secs_f64()).max(k)
+            };
+            (C * (t - k).powi(3) + self.max).max(self.cut)
         } else {
             self.cut * 2f64.powf(t.min(64.0))
         };
@@ -186,6 +221,14 @@ pub struct Pacer {
     next_at: Option<Instant>,
     /// Accepted heads counted at the start before their answers ended ([`Pacer::head`]).
     early: u32,
+    /// When the last held cut's hold ended (or ends): the start of the period the next
+    /// held cut closes.
+    resumed: Option<Instant>,
+    /// The answers accepted since the last held cut.
+    since_held: u32,
+    /// The highest rate the server kept over a period a hold closed, requests/s (since the
+    /// last held throttle at or below it).
+    kept: f64,
 }
 
 impl Default for Pacer {
@@ -207,6 +250,9 @@ impl Pacer {
             last_cut: None,
             next_at: None,
             early: 0,
+            resumed: None,
+            since_held: 0,
+            kept: 0.0,
         }
     }
 
@@ -270,6 +316,7 @@ impl Pacer {
         self.round_trip(now);
         if a.accepted {
             self.accepted.push_back(now);
+            self.since_held = self.since_held.saturating_add(1);
             if self.accepted.len() > KEPT {
                 self.accepted.pop_front();
             }
@@ -361,15 +408,23 @@ impl Pacer {
         }
         self.last_cut = Some((now, self.quiet(ra)));
         let from = self.rate(now);
-        let (measured, sure) = self.accepted_rate(now);
-        // Paced already: never above the rate sent at (a burst may have been accepted).
-        let max = from.map_or(measured, |r| measured.min(r)).max(FLOOR);
-        let cut = (max * BETA).max(FLOOR);
+        let (cut, curve, measured) = match ra {
+            Some(ra) => self.held_cut(now, ra, from),
+            None => {
+                let (measured, sure) = self.accepted_rate(now);
+                // Paced already: never above the rate sent at (a burst may have been accepted).
+                let max = from.map_or(measured, |r| measured.min(r)).max(FLOOR);
+                let cut = (max * BETA).max(FLOOR);
+                (cut, (max, sure, Duration::ZERO), measured)
+            }
+        };
+        let (max, sure, plateau) = curve;
         self.phase = Phase::Paced(Curve {
             cut,
             max,
             since: now + ra.unwrap_or_default(),
             sure,
+            plateau,
         });
         self.next_at = None;
         Some(Change {
@@ -381,6 +436,45 @@ impl Pacer {
                 accepted: measured,
             },
         })
+    }
+
+    /// The cut for a throttle at `now` whose Retry-After `ra` holds the origin, paced at
+    /// `from`: the rate to resume at, the curve's `max`, whether sure, its plateau, and the
+    /// accepted rate measured (see the module's rules).
+    fn held_cut(
+        &mut self,
+        now: Instant,
+        ra: Duration,
+        from: Option<f64>,
+    ) -> (f64, (f64, bool, Duration), f64) {
+        let start = self.resumed.or(self.first).unwrap_or(now);
+        let period = (now + ra).saturating_duration_since(start).max(MIN_SPAN);
+        let kept = f64::from(self.since_held) / period.as_secs_f64();
+        // Throttled at a rate not above the one kept: that one is too high now.
+        self.kept = if from.is_some_and(|r| r <= self.kept) {
+            kept
+        } else {
+            self.kept.max(kept)
+        };
+        let span = self
+            .first
+            .map_or(Duration::ZERO, |f| now.saturating_duration_since(f));
+        let fresh = self
+            .accepted
+            .iter()
+            .filter(|t| self.resumed.is_none_or(|r| **t >= r))
+            .count();
+        let measured = fresh as f64 / span.min(WINDOW).max(MIN_SPAN).as_secs_f64();
+        let rate = from.map_or(measured, |r| measured.min(r));
+        self.resumed = Some(now + ra);
+        self.since_held = 0;
+        let max = self.kept.max(rate).max(FLOOR);
+        let cut = self.kept.max(rate * BETA).max(FLOOR);
+        (
+            cut,
+            (max, span >= MIN_SPAN, ra.saturating_mul(PLATEAU)),
+            measured,
+        )
     }
 
     /// Lets go once the rate has grown to its top without a throttle.
@@ -715,5 +809,123 @@ mod tests {
             c.to.is_some_and(|t| t <= rate * BETA + 1e-9),
             "{c:?} {first:?}"
         );
+    }
+
+    /// `n` accepted within 26 ms of `t0` (a burst), then a throttle holding `hold`.
+    fn burst_then_held(t0: Instant, n: u32, hold: Duration) -> (Pacer, Option<Change>) {
+        let mut p = after_accepting(t0, n, ms(26));
+        let at = t0 + ms(26);
+        p.sent(at);
+        let a = Answer {
+            retry_after: Some(hold),
+            ..throttle(None)
+        };
+        let c = p.heard(at, 429, a);
+        (p, c)
+    }
+
+    #[test]
+    fn a_held_throttle_resumes_at_the_rate_its_period_kept() {
+        let t0 = Instant::now();
+        for n in [11u32, 40, 400] {
+            for hold in [1u64, 2, 3] {
+                let hold = Duration::from_secs(hold);
+                let (p, c) = burst_then_held(t0, n, hold);
+                let to = c.and_then(|c| c.to).expect("a cut");
+                // The burst over the period its hold closes, or the usual cut if higher.
+                let kept = f64::from(n) / (0.026 + hold.as_secs_f64());
+                let want = kept.max(BETA * f64::from(n));
+                assert!((to - want).abs() < want * 0.01, "{n} {hold:?}: {to} {want}");
+                assert_eq!(p.rate(t0 + ms(26) + hold), Some(to), "{n} {hold:?}");
+            }
+        }
+    }
+
+    fn held_a_second() -> Answer {
+        Answer {
+            retry_after: Some(Duration::from_secs(1)),
+            ..throttle(None)
+        }
+    }
+
+    /// A fixed window of `quota` a second: its quota at once from `t0`, held a second; once
+    /// resumed, half a window and a whole one more accepted in a second, and the next hold.
+    /// The pacer, that hold's cut, and when it ends.
+    fn window_twice_held(t0: Instant, quota: u32) -> (Pacer, Change, Instant) {
+        let (mut p, _) = burst_then_held(t0, quota, Duration::from_secs(1));
+        let n = quota * 16 / 10;
+        let resumed = t0 + ms(1026);
+        for i in 0..n {
+            p.heard(resumed + ms(1070) * i / n, 200, OK);
+        }
+        let at = resumed + ms(1070);
+        let c = p.heard(at, 429, held_a_second()).expect("a cut");
+        (p, c, at + Duration::from_secs(1))
+    }
+
+    #[test]
+    fn a_fixed_window_is_paced_at_the_quota_a_hold_renewed_not_above() {
+        let t0 = Instant::now();
+        for quota in [10u32, 40, 400] {
+            let (p, c, end) = window_twice_held(t0, quota);
+            let kept = f64::from(quota) / 1.026;
+            assert!(
+                c.to.is_some_and(|to| (to - kept).abs() < kept * 0.01),
+                "{quota}: {c:?}"
+            );
+            // Paced at that rate, not above it, for the plateau and more.
+            for s in 0..=u64::from(PLATEAU) {
+                let r = p.rate(end + Duration::from_secs(s)).expect("paced");
+                assert!((r - kept).abs() < kept * 0.01, "{quota} at {s} s: {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_held_cut_keeps_its_max_for_its_plateau_then_probes_and_a_plain_cut_does_not() {
+        let t0 = Instant::now();
+        for hold in [None, Some(1u64), Some(2)] {
+            let mut p = after_accepting(t0, 80, ms(2000));
+            let at = t0 + ms(2000);
+            let c = p.heard(at, 429, throttle(hold)).expect("a cut");
+            let Reason::Throttled { accepted, .. } = c.why else {
+                panic!("{c:?}")
+            };
+            let max = accepted;
+            let k = (max * (1.0 - BETA) / C).cbrt();
+            let held = Duration::from_secs(hold.unwrap_or(0));
+            let top = at + held + Duration::from_secs_f64(k);
+            let plateau = held * PLATEAU;
+            let r = |d: Duration| p.rate(top + d).expect("paced");
+            assert!((r(Duration::ZERO) - max).abs() < 0.1, "{hold:?}");
+            if hold.is_some() {
+                assert!((r(plateau - ms(100)) - max).abs() < 0.1, "{hold:?}");
+            }
+            assert!(r(plateau + ms(2000)) > max + 1.0, "{hold:?}");
+        }
+    }
+
+    #[test]
+    fn a_kept_rate_throttled_at_or_below_is_forgotten() {
+        let t0 = Instant::now();
+        for quota in [10u32, 40, 400] {
+            let (mut p, c, end) = window_twice_held(t0, quota);
+            let kept = c.to.expect("paced");
+            // The limit falls to half: paced at the kept rate, half the quota a second is
+            // accepted for 4 s, then a held throttle.
+            let n = quota * 2;
+            for i in 0..n {
+                p.heard(end + ms(4000) * i / n, 200, OK);
+            }
+            let at = end + ms(4000);
+            assert!(p.rate(at).is_some_and(|r| r <= kept), "{quota}");
+            let to = p.heard(at, 429, held_a_second()).and_then(|c| c.to);
+            // Resumed below the half the server now takes, not at the kept rate.
+            let half = f64::from(quota) / 2.0;
+            assert!(
+                to.is_some_and(|to| to <= half),
+                "{quota}: {to:?} (kept {kept})"
+            );
+        }
     }
 }

@@ -414,6 +414,27 @@ mod tests {
     }
 
     #[test]
+    fn the_pacer_meets_the_fixed_window_goal_whatever_the_window_phase() {
+        let window = scenarios()[2].1;
+        for tenth in 0..10u64 {
+            let limit = Limit::Window {
+                rate: 40.0,
+                phase: Duration::from_millis(tenth * 100 + 37),
+            };
+            let sc = Scenario { limit, ..window };
+            for seed in 1..=3 {
+                let p = run(&sc, true, seed);
+                let share = f64::from(p.throttled) / f64::from(p.sent);
+                assert_eq!(p.succeeded, 300, "{tenth} {seed}: {p:?}");
+                assert!(
+                    share <= 0.05 && p.wall_s <= 1.2 * 7.5,
+                    "{tenth} {seed}: {p:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_bucket_serves_its_burst_then_its_rate() {
         let mut s = Server::new(Limit::Bucket {
             rate: 40.0,
