@@ -37,15 +37,16 @@ version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
 answer=$(qemu-aarch64-static "$AARCH64_BIN" --version)
 [ "$answer" = "retry-http $version" ] || fail "--version under qemu said: $answer"
 
-# The unit tests that start other programs (the Redis store's: redis-server, redis-cli) run
+# The unit tests of every crate of the workspace. Those that start other programs (the Redis
+# store's, in crates/retry-http-store: redis-server, redis-cli) run
 # one at a time: qemu-user 7.2 can deadlock a guest that forks while another of its threads
 # runs (seen here: a child stuck between fork and exec, the machine idle, for 15 minutes), and
 # with one test thread the harness's other thread only waits. Each part is bounded, so that
 # a hang fails this step instead of using up CI's time.
 echo "== cargo test --lib --target $AARCH64_TARGET (under qemu)"
-timeout 1200 cargo test --locked --lib --target "$AARCH64_TARGET" -- --skip fleet::redis::tests
-echo "== cargo test --lib --target $AARCH64_TARGET fleet::redis::tests (under qemu, one at a time)"
-timeout 900 cargo test --locked --lib --target "$AARCH64_TARGET" fleet::redis::tests -- --test-threads=1
+timeout 1200 cargo test --locked --lib --target "$AARCH64_TARGET" -- --skip redis::tests
+echo "== cargo test --lib -p retry-http-store --target $AARCH64_TARGET redis::tests (under qemu, one at a time)"
+timeout 900 cargo test --locked --lib -p retry-http-store --target "$AARCH64_TARGET" redis::tests -- --test-threads=1
 
 echo "== the smoke set with the aarch64 binary under qemu (tests/it/smoke.rs)"
 RETRY_HTTP_BIN_UNDER_TEST="$PWD/$AARCH64_BIN" RETRY_HTTP_BIN_RUNNER=qemu-aarch64-static \

@@ -5,7 +5,8 @@
 # with that SDK, is replaced for these checks by the `links` override of
 # .ci/macos-check.toml (passed with --config, so no other build sees it). What macOS runs
 # is tested here on Linux: tests/it/portable.rs and the suite's runs with
-# RETRY_HTTP_TEST_PORTABLE=1 (.ci/run) take the portable paths (src/platform.rs).
+# RETRY_HTTP_TEST_PORTABLE=1 (.ci/run) take the portable paths
+# (crates/retry-http-system/src/platform.rs).
 #
 # Needs: rustup (the two targets' standard libraries are added here when missing) and the
 # network the first time, for them and for the macOS-only crates.

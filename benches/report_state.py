@@ -271,7 +271,7 @@ def section8(doc, res, cmds):
         f"the window (as if every host had succeeded 5 times in the last 10 minutes), so that "
         f"10% of them earn retries beyond the floor (`retry-http --explain` before the run: "
         f"{explain}). Retries sent = requests the server received − {n} (every client's first "
-        f"attempt). The budget's rule (src/fleet/budget.rs): the retries allowed in the window are "
+        f"attempt). The budget's rule (crates/retry-http-policy/src/budget.rs): the retries allowed in the window are "
         f"max(floor, ⌊pct × successes in the window⌋); the successes and the retries taken are "
         f"read from the target's record in Redis after the run.")
     doc()

@@ -14,7 +14,7 @@
 3. Recovery: windows of --window-ms start at T0 + outage; in each, the first --capacity
    requests (in arrival order) get 200, the rest 503.
 
-The same rules as the model's (src/simulate/outage.rs): a request at or after the end of the
+The same rules as the model's (crates/retry-http-simulate/src/outage.rs): a request at or after the end of the
 outage may be served; windows start when the outage ends; first come first served.
 
 It records every request (client, arrival time relative to T0, outcome). The summary is

@@ -11,41 +11,43 @@
 //! `--explain`), which sends through `http` (the `carrier` trait in front of the ureq
 //! transport; ureq's unversioned API in `network` and `connection` only) -> `output`
 //! (stdout or `-o`, the final body only) and `report` (the one writer to stderr, built from
-//! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure: backoff and jitter,
-//! Retry-After, replay, the Idempotency-Key's answers (409, 422, 400), readiness, and the
-//! decision's whole precedence table. Beside the
+//! a `LogConfig`) -> `exit` (the exit-code table). `policy` is pure, a crate of its own
+//! (`retry_http_policy`, named here `policy`): backoff and jitter, Retry-After, replay, the
+//! Idempotency-Key's answers (409, 422, 400), readiness, the outcomes, the decision's whole
+//! precedence table, and the breaker's and budget's rules. Beside the
 //! request sits `gate` (the run's gate, asked before each send and told after each
 //! answer: its local layer, the origins' table, the transfers' starts and a batch's own
-//! breaker and budget; its shared layer, the store's side with `--state`), and `fleet` (the circuit breaker, the retry budget and the jobs' kept
-//! Idempotency-Keys shared through `--state`: the
-//! store trait in `store`, what `--state` names and opening it in `location`, one file per
-//! backend), and beside it `simulate` (the fleet simulated: one event engine, one strategy
-//! list on the fleet's pure breaker and budget, one file per model). `process` keeps how the
-//! process ends (deadline watchdog, signals, freeing large files after the exit) and
-//! `within`, work waited for at most a limit. `redact` is a leaf every writer masks through
-//! (a secret is marked where it enters, by one `mark`). `files` and `units` hold the file
-//! operations and unit conversions used in more than one room; `demo` is the `demo`
-//! subcommand; `platform` says whether the Linux-only system calls or their portable
-//! paths are taken.
+//! breaker and budget; its shared layer, the store's side with `--state`), and `fleet` (the
+//! circuit breaker, the retry budget and the jobs' kept Idempotency-Keys shared through
+//! `--state`: the run's side in `admission`, the store trait and its backends in the store's
+//! crate, `retry_http_store`), and beside it `simulate` (the flags and the job; the models,
+//! one event engine and one strategy list on the fleet's pure breaker and budget, are the
+//! simulator's crate, `retry_http_simulate`). `process` keeps how the process ends
+//! (deadline watchdog, signals, freeing large files after the exit) and `within`, work
+//! waited for at most a limit. `redact` is a leaf every writer masks through (a secret is
+//! marked where it enters, by one `mark`; `retry_http_redact`). `files` and `units` hold the
+//! file operations and unit conversions used in more than one room (`retry_http_system`,
+//! `retry_http_policy`); `demo` is the `demo` subcommand; `platform` says whether the
+//! Linux-only system calls or their portable paths are taken (`retry_http_system`).
 
 pub mod cli;
 pub(crate) mod config;
 pub(crate) mod demo;
 pub mod exit;
-pub(crate) mod files;
+pub(crate) use retry_http_system::files;
 pub(crate) mod fleet;
 pub(crate) mod gate;
 pub(crate) mod http;
 pub(crate) mod output;
-pub(crate) mod platform;
-pub mod policy;
+pub use retry_http_policy as policy;
+pub(crate) use retry_http_system::platform;
 pub(crate) mod process;
-pub(crate) mod redact;
+pub(crate) use retry_http_redact as redact;
 pub(crate) mod report;
 pub(crate) mod request;
 pub(crate) mod session;
 pub(crate) mod simulate;
-pub(crate) mod units;
+pub(crate) use retry_http_policy::units;
 
 use exit::{Exit, Outcome};
 use std::ffi::OsString;

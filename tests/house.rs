@@ -1,11 +1,20 @@
-//! The shape of the source tree, checked: no function in src/ longer than 60 lines (from
-//! the line of `fn` to its closing brace; test modules and `tests.rs` files aside), no file
-//! in src/request/ over 600 lines, no `Cell` or `RefCell` outside tests, no circle in
-//! the imports between the files of src/ (a file that names an item of another, through
-//! `crate::`, `super::` or `self::`, depends on it; a module's own children do not count),
-//! no file of src/request/ that reaches a store but through the run's gate, and the
-//! configuration made once by `config::build` and never copied or patched (a transfer is
-//! run with it and its own entry of the list).
+//! The shape of the source tree, checked in every crate of the workspace (the command's
+//! src/ and each crates/*/src/): no function longer than 60 lines (from the line of `fn` to
+//! its closing brace; test modules and `tests.rs` files aside), no `Cell` or `RefCell`
+//! outside tests, no circle in the imports between the files of a crate or between its
+//! rooms (a file that names an item of another, through `crate::`, `super::` or `self::`,
+//! depends on it; a module's own children do not count). In the command: no file in
+//! src/request/ over 600 lines, no file of src/request/ that reaches a store but through
+//! the run's gate, and the configuration made once by `config::build` and never copied or
+//! patched (a transfer is run with it and its own entry of the list). Between the crates,
+//! what the compiler does not hold: the policy crate depends on nothing that does I/O and
+//! its code reads no clock and touches no file, socket, process or environment; the
+//! plotting library is the simulator's alone.
+//!
+//! The walls between the layers are the crates' dependencies: a crate cannot name one it
+//! does not depend on, and Cargo refuses a circle between crates, so the checks of the
+//! rooms that became crates (the policy, the store, the simulator, the masking, the
+//! system's files) are the compiler's now.
 //!
 //! The reading is lexical: comments, strings and character literals are blanked first, so
 //! a brace or a path inside them does not count.
@@ -18,40 +27,89 @@ const LONGEST_FUNCTION: usize = 60;
 /// The longest a file of src/request/ may be, in lines.
 const LONGEST_REQUEST_FILE: usize = 600;
 
-/// One source file: its module path (`["http", "agent"]`), its text with comments and
-/// literals blanked, and the line ranges of its test modules.
+/// The package of the command, whose src/ is the workspace's root.
+const COMMAND: &str = "retry-http";
+
+/// One source file: its crate (`retry-http`, `retry-http-policy`...), its module path within
+/// it (`["http", "agent"]`), its text with comments and literals blanked, and the line
+/// ranges of its test modules.
 struct Source {
+    krate: String,
     path: PathBuf,
     module: Vec<String>,
     code: String,
     tests: Vec<(usize, usize)>,
 }
 
+/// The crates of the workspace: the command (the root) and each folder of crates/, by
+/// package name (the folder's), with their src/ folders.
+fn crates() -> Vec<(String, PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = vec![(COMMAND.to_string(), root.join("src"))];
+    let mut members: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/ reads")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    members.sort();
+    for m in members {
+        let name = m
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        out.push((name, m.join("src")));
+    }
+    out
+}
+
 fn sources() -> Vec<Source> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    walk(&root, &mut files);
-    files.sort();
-    files
+    let mut out = Vec::new();
+    for (krate, root) in crates() {
+        let mut files = Vec::new();
+        walk(&root, &mut files);
+        files.sort();
+        out.extend(
+            files
+                .into_iter()
+                .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
+                .map(|path| {
+                    let text = std::fs::read_to_string(&path).expect("a source file reads");
+                    let code = blank(&text);
+                    let tests = test_modules(&code);
+                    let module = module_path(&root, &path);
+                    Source {
+                        krate: krate.clone(),
+                        path,
+                        module,
+                        code,
+                        tests,
+                    }
+                }),
+        );
+    }
+    out
+}
+
+/// The sources of the command's src/.
+fn command_sources() -> Vec<Source> {
+    sources()
         .into_iter()
-        .filter(|p| p.file_name().is_some_and(|n| n != "tests.rs"))
-        .map(|path| {
-            let text = std::fs::read_to_string(&path).expect("a source file reads");
-            let code = blank(&text);
-            let tests = test_modules(&code);
-            let module = module_path(&root, &path);
-            Source {
-                path,
-                module,
-                code,
-                tests,
-            }
-        })
+        .filter(|s| s.krate == COMMAND)
         .collect()
 }
 
+/// The sources, crate by crate (an import graph is a crate's own).
+fn by_crate() -> BTreeMap<String, Vec<Source>> {
+    let mut out: BTreeMap<String, Vec<Source>> = BTreeMap::new();
+    for s in sources() {
+        out.entry(s.krate.clone()).or_default().push(s);
+    }
+    out
+}
+
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("src/ reads") {
+    for entry in std::fs::read_dir(dir).expect("a src/ folder reads") {
         let path = entry.expect("an entry").path();
         if path.is_dir() {
             walk(&path, out);
@@ -64,7 +122,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 fn module_path(root: &Path, path: &Path) -> Vec<String> {
     let rel = path
         .strip_prefix(root)
-        .expect("under src/")
+        .expect("under its crate's src/")
         .with_extension("");
     let mut parts: Vec<String> = rel
         .components()
@@ -325,7 +383,7 @@ fn no_function_is_longer_than_sixty_lines() {
 
 #[test]
 fn no_file_of_the_request_folder_is_longer_than_six_hundred_lines() {
-    let long: Vec<String> = sources()
+    let long: Vec<String> = command_sources()
         .iter()
         .filter(|s| s.module.first().is_some_and(|m| m == "request"))
         .map(|s| (s, s.code.lines().count()))
@@ -493,21 +551,41 @@ fn circles(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Vec<Vec<Stri
 
 #[test]
 fn no_files_import_each_other_in_a_circle() {
-    let found = circles(&imports(&sources()));
-    let shown: Vec<String> = found.iter().map(|c| c.join(" -> ")).collect();
+    let mut shown: Vec<String> = Vec::new();
+    for (krate, all) in by_crate() {
+        for c in circles(&imports(&all)) {
+            shown.push(format!("{krate}: {}", c.join(" -> ")));
+        }
+    }
     assert!(
-        found.is_empty(),
+        shown.is_empty(),
         "import circles between files:\n{}",
         shown.join("\n")
     );
 }
 
-/// The same graph between the rooms of src/ (its top-level modules and folders): data flows
-/// one way (cli -> config -> session -> request -> output/report -> exit, the fleet beside).
+/// The same graph between the rooms of each crate (its top-level modules and folders): data
+/// flows one way (in the command: cli -> config -> session -> request -> output/report ->
+/// exit, the fleet beside).
 #[test]
 fn no_rooms_import_each_other_in_a_circle() {
+    let mut shown: Vec<String> = Vec::new();
+    for (krate, all) in by_crate() {
+        for c in circles(&rooms(&all)) {
+            shown.push(format!("{krate}: {}", c.join(" -> ")));
+        }
+    }
+    assert!(
+        shown.is_empty(),
+        "import circles between rooms:\n{}",
+        shown.join("\n")
+    );
+}
+
+/// The graph between the rooms of one crate's sources.
+fn rooms(all: &[Source]) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut rooms: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
-    for (from, to) in imports(&sources()) {
+    for (from, to) in imports(all) {
         let Some(room) = from.first() else { continue };
         let deps = rooms.entry(vec![room.clone()]).or_default();
         deps.extend(
@@ -517,13 +595,7 @@ fn no_rooms_import_each_other_in_a_circle() {
                 .map(|t| vec![t.clone()]),
         );
     }
-    let found = circles(&rooms);
-    let shown: Vec<String> = found.iter().map(|c| c.join(" -> ")).collect();
-    assert!(
-        found.is_empty(),
-        "import circles between rooms:\n{}",
-        shown.join("\n")
-    );
+    rooms
 }
 
 /// What a file of src/request/ must not name: the run's side of `--state`
@@ -537,13 +609,28 @@ const STORE_SIDE: [[&str; 2]; 5] = [
     ["fleet", "location"],
 ];
 
-/// The paths of `s` that name the store's side (see [`STORE_SIDE`]).
+/// The store's crate, which the command depends on (so the compiler lets any file name it).
+const STORE_CRATE: &str = "retry_http_store";
+
+/// The paths of `s` that name the store's side (see [`STORE_SIDE`]), through the command's
+/// `fleet` or the store's crate by its name, outside its tests.
 fn store_paths(s: &Source) -> Vec<String> {
-    named_paths(s)
+    let mut out: Vec<String> = named_paths(s)
         .into_iter()
         .filter(|p| STORE_SIDE.iter().any(|f| p.len() >= 2 && p[..2] == f[..]))
         .map(|p| p.join("::"))
-        .collect()
+        .collect();
+    for (n, line) in s.code.lines().enumerate() {
+        let named = line.match_indices(STORE_CRATE).any(|(at, _)| {
+            let b = line.as_bytes();
+            (at == 0 || !is_ident(b[at - 1]))
+                && !b.get(at + STORE_CRATE.len()).is_some_and(|&c| is_ident(c))
+        });
+        if named && !in_tests(s, n + 1) {
+            out.push(format!("{STORE_CRATE} (line {})", n + 1));
+        }
+    }
+    out
 }
 
 /// The attempt loop asks its gate before each send and tells it after each answer; the
@@ -551,7 +638,7 @@ fn store_paths(s: &Source) -> Vec<String> {
 /// reaches a store, or what `--state` names, but through it.
 #[test]
 fn the_request_folder_reaches_no_store_but_through_the_gate() {
-    let found: Vec<String> = sources()
+    let found: Vec<String> = command_sources()
         .iter()
         .filter(|s| s.module.first().is_some_and(|m| m == "request"))
         .flat_map(|s| {
@@ -628,7 +715,7 @@ fn config_copies(s: &Source) -> Vec<usize> {
 #[test]
 fn the_configuration_is_made_once_and_never_copied_or_patched() {
     let mut copies = Vec::new();
-    for s in sources() {
+    for s in command_sources() {
         for line in config_copies(&s) {
             copies.push(format!("{}:{line}", s.path.display()));
         }
@@ -646,6 +733,7 @@ fn the_measures_see_what_they_measure() {
     let s = |module: &[&str], text: &str| {
         let code = blank(text);
         Source {
+            krate: COMMAND.to_string(),
             path: PathBuf::from("x.rs"),
             module: module.iter().map(|m| m.to_string()).collect(),
             tests: test_modules(&code),
@@ -695,6 +783,19 @@ fn f() { crate::fleet::store::x() }
 ",
     );
     assert!(store_paths(&gated).is_empty());
+    let direct = s(&["request", "run"], "use retry_http_store::store::Store;\n");
+    assert_eq!(store_paths(&direct), ["retry_http_store (line 1)"]);
+    let io = s(
+        &["a"],
+        "use std::fs::File;\nfn f() { let _ = std::time::Instant::now(); }\n",
+    );
+    assert_eq!(effects(&io), [(1, "std::fs"), (2, "::now(")]);
+    assert_eq!(
+        dependencies(
+            "[package]\nname = \"x\"\n\n[dependencies]\na = \"1\"\nb = { path = \"../b\" }\n\n[dev-dependencies]\nc = \"1\"\n"
+        ),
+        ["a", "b", "c"]
+    );
     let per_transfer = "impl Config {\n    pub fn transfer(&self, i: usize) -> Config {\n        let mut cfg = self.clone();\n        cfg.request.url = u(i);\n        cfg\n    }\n}\n";
     assert_eq!(config_copies(&s(&["config"], per_transfer)), [2]);
     assert_eq!(config_copies(&s(&["session"], per_transfer)), [2, 4]);
@@ -703,4 +804,120 @@ fn f() { crate::fleet::store::x() }
     let built = "pub fn build(a: &A) -> Result<Config, E> {\n    x\n}\n";
     assert!(config_copies(&s(&["config"], built)).is_empty());
     assert_eq!(config_copies(&s(&["session"], built)), [1]);
+}
+
+/// The policy crate's dependencies: none does I/O (parsing, hashing, drawing numbers, the
+/// masking of secrets). A new one is added here when it is pure too.
+const POLICY_MAY_DEPEND_ON: [&str; 7] = [
+    "retry-http-redact",
+    "httpdate",
+    "rand",
+    "regex-lite",
+    "ring",
+    "serde_json",
+    "uuid",
+];
+
+/// What the policy's code must not name outside its tests: the clock (it is passed in), the
+/// file system, sockets, processes, threads, the environment, the terminal.
+const EFFECTS: [&str; 9] = [
+    "std::fs",
+    "std::net",
+    "std::process",
+    "std::thread",
+    "std::env",
+    "::now(",
+    "stdout(",
+    "stderr(",
+    "stdin(",
+];
+
+/// Where `s` names one of the [`EFFECTS`] outside its tests: (1-based line, what).
+fn effects(s: &Source) -> Vec<(usize, &'static str)> {
+    let mut out = Vec::new();
+    for (n, line) in s.code.lines().enumerate() {
+        for e in EFFECTS {
+            if line.contains(e) && !in_tests(s, n + 1) {
+                out.push((n + 1, e));
+            }
+        }
+    }
+    out
+}
+
+/// The names of the dependencies a Cargo.toml lists, in every `dependencies` table (a
+/// target's, the dev- and build- ones included).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut within = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            within = line.trim_end_matches(']').ends_with("dependencies");
+        } else if within
+            && !line.starts_with('#')
+            && let Some((name, _)) = line.split_once('=')
+        {
+            out.push(name.trim().to_string());
+        }
+    }
+    out
+}
+
+/// The manifest of the workspace's crate `krate`.
+fn manifest(krate: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = match krate {
+        COMMAND => root.join("Cargo.toml"),
+        _ => root.join("crates").join(krate).join("Cargo.toml"),
+    };
+    std::fs::read_to_string(&path).expect("a Cargo.toml reads")
+}
+
+/// The policy is pure: what it depends on does no I/O, and its code reads no clock and
+/// touches no file, socket, process, thread, environment or terminal (the attempt loop and
+/// the simulator pass the clock and the random source in). The compiler holds the other
+/// walls (the policy cannot name the command, the store or the simulator); not these.
+#[test]
+fn the_policy_is_pure() {
+    let deps = dependencies(&manifest("retry-http-policy"));
+    let foreign: Vec<&String> = deps
+        .iter()
+        .filter(|d| !POLICY_MAY_DEPEND_ON.contains(&d.as_str()))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "the policy crate depends on {foreign:?}: a pure crate may depend on {POLICY_MAY_DEPEND_ON:?}"
+    );
+    let mut found = Vec::new();
+    for s in sources().iter().filter(|s| s.krate == "retry-http-policy") {
+        for (line, what) in effects(s) {
+            found.push(format!("{}:{line} {what}", s.path.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the policy crate reaches outside itself:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The plotting library is the simulator's alone: no other crate of the workspace, the
+/// command included, depends on it.
+#[test]
+fn only_the_simulator_plots() {
+    let plotting: Vec<String> = crates()
+        .into_iter()
+        .map(|(krate, _)| krate)
+        .filter(|k| k != "retry-http-simulate")
+        .filter(|k| dependencies(&manifest(k)).iter().any(|d| d == "plotters"))
+        .collect();
+    assert!(
+        plotting.is_empty(),
+        "plotters outside the simulator's crate: {plotting:?}"
+    );
+    let simulate = dependencies(&manifest("retry-http-simulate"));
+    assert!(
+        simulate.iter().any(|d| d == "plotters"),
+        "the simulator plots"
+    );
 }

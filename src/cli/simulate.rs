@@ -19,6 +19,15 @@ pub enum Population {
     Closed,
 }
 
+impl From<Population> for retry_http_simulate::overload::Population {
+    fn from(p: Population) -> Self {
+        match p {
+            Population::Open => Self::Open,
+            Population::Closed => Self::Closed,
+        }
+    }
+}
+
 /// Output format of `simulate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SimFormat {

@@ -411,6 +411,38 @@ mod tests {
     }
 
     #[test]
+    fn durations_read_as_flags_take_them() {
+        // Every form printed is one a duration flag accepts, and reads back to the value
+        // printed (to the unit shown).
+        for secs in [
+            1, 59, 60, 61, 90, 3599, 3600, 5400, 86_400, 86_460, 172_800, 180_000,
+        ] {
+            let d = Duration::from_secs(secs);
+            let shown = crate::units::fmt_duration(d);
+            let back = duration(&shown).expect(&shown);
+            assert!(back <= d && d - back < Duration::from_secs(3600), "{shown}");
+            if secs < 48 * 3600 {
+                assert!(d - back < Duration::from_secs(60), "{shown}");
+            }
+        }
+    }
+
+    /// The forms the reports give a flag's value (`units::flag_value`) and the additive
+    /// jitter's name (`Jitter::label`) are ones the flags take back, to the same value.
+    #[test]
+    fn written_values_read_back_as_flags() {
+        let ms = Duration::from_millis;
+        for d in [620, 1100, 24_000, 90_000, 1234].map(ms) {
+            let flag = crate::units::flag_value(d);
+            assert_eq!(duration(&flag), Ok(d), "{flag}");
+        }
+        for d in [ms(1500), ms(20), Duration::from_secs(90)] {
+            let label = Jitter::Additive(d).label();
+            assert_eq!(jitter(&label), Ok(Jitter::Additive(d)), "{label}");
+        }
+    }
+
+    #[test]
     fn a_positive_time_below_a_millisecond_is_refused_never_none() {
         for tiny in [
             "1e-9",

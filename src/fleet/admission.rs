@@ -823,6 +823,18 @@ fn circuit(b: &Breaker, now: Millis, l: &Limits) -> String {
 mod tests {
     use super::*;
 
+    /// The contract tests' limits (the store crate's `store::contract::limits`).
+    fn limits() -> Limits {
+        Limits {
+            threshold: 3,
+            cooldown: Duration::from_secs(30),
+            budget_pct: 10.0,
+            window: Duration::from_secs(600),
+            floor: 2,
+            ttl: Duration::from_secs(24 * 3600),
+        }
+    }
+
     #[test]
     fn rate_limiting_is_not_an_outage() {
         assert_eq!(
@@ -870,7 +882,7 @@ mod tests {
     /// 30 s cooldown).
     #[test]
     fn explain_says_the_circuits_state_in_words() {
-        let l = crate::fleet::store::contract::limits();
+        let l = limits();
         let breaker = |failures, opened_at, probe_until| Breaker {
             failures,
             opened_at,
@@ -909,7 +921,7 @@ mod tests {
     /// Retry-After.
     #[test]
     fn explain_tells_the_budget_and_the_shared_hold() {
-        let l = crate::fleet::store::contract::limits();
+        let l = limits();
         let mut t = Target::default();
         t.take_retry(1_000, &l, 1).expect("the floor");
         t.hold(1_000, Duration::from_secs(9));
@@ -926,7 +938,7 @@ mod tests {
 
     #[test]
     fn the_gate_shares_the_hint_and_refuses_but_never_charges() {
-        let l = crate::fleet::store::contract::limits();
+        let l = limits();
         let s = Duration::from_secs;
         let mut t = Target::default();
         // Run 9 asks; the retries are sent by other runs (numbered by their time).
@@ -983,7 +995,7 @@ mod tests {
     /// poll and a retry, each with what it charges (only a retry that goes is charged).
     #[test]
     fn a_retry_is_charged_when_it_is_sent_and_only_then() {
-        let l = crate::fleet::store::contract::limits();
+        let l = limits();
         let s = Duration::from_secs;
         let held = |until| Target {
             hold_until: Some(until),

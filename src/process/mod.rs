@@ -2,7 +2,7 @@
 //! in flight (`abort`), the deadline kept by a watchdog thread
 //! (`deadline`), signals and the temporary files they must not leak (`interrupt`), and
 //! large spools freed after the exit rather than before it (`release`); and work that may
-//! block for ever, waited for at most a limit (`within`).
+//! block for ever, waited for at most a limit (`within`, the system crate's).
 
 pub mod abort;
 #[cfg(all(target_os = "linux", target_env = "musl"))]
@@ -14,4 +14,4 @@ pub mod release;
 #[cfg(not(unix))]
 #[path = "release_windows.rs"]
 pub mod release;
-pub mod within;
+pub use retry_http_system::within;

@@ -466,7 +466,7 @@ fn overload_scenario(a: &SimulateArgs) -> overload::Scenario {
         timeout: o.timeout.unwrap_or(d.timeout),
         network: o.network.unwrap_or(d.network),
         clients: a.clients.unwrap_or(d.clients),
-        population: o.population.unwrap_or(d.population),
+        population: o.population.map_or(d.population, Into::into),
     }
 }
 

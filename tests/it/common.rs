@@ -91,14 +91,16 @@ fn cleaned(mut cmd: std::process::Command) -> std::process::Command {
     }
     cmd.env("NO_COLOR", "1");
     // The one variable passed on: the suite run with it takes the portable paths (what
-    // macOS runs) in every binary it starts (src/platform.rs, tests/it/portable.rs).
+    // macOS runs) in every binary it starts (crates/retry-http-system/src/platform.rs,
+    // tests/it/portable.rs).
     if std::env::var_os(PORTABLE_SWITCH).is_some_and(|v| v == "1") {
         cmd.env(PORTABLE_SWITCH, "1");
     }
     cmd
 }
 
-/// The variable that makes the debug binary take its portable paths (src/platform.rs).
+/// The variable that makes the debug binary take its portable paths
+/// (crates/retry-http-system/src/platform.rs).
 pub const PORTABLE_SWITCH: &str = "RETRY_HTTP_TEST_PORTABLE";
 
 /// The binary under test, as [`command_for`] gives it: for tests that spawn it, hand it

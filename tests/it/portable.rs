@@ -1,6 +1,7 @@
 //! The portable paths (what macOS runs) against the Linux-only calls, on this machine: the
 //! debug binary takes them when its environment holds `RETRY_HTTP_TEST_PORTABLE=1` (see
-//! src/platform.rs). Each behaviour runs both ways and must give the same result, and the
+//! crates/retry-http-system/src/platform.rs). Each behaviour runs both ways and must give the
+//! same result, and the
 //! kernel's view (strace, a test dependency) shows that each way made the calls it names:
 //! on the portable paths no `splice`, no `F_SETPIPE_SZ`, no `pipe2(O_CLOEXEC)`, no
 //! `close_range`, no `/proc/self/fd`; on the Linux paths the same trace sees them (so a
