@@ -316,7 +316,7 @@ impl Origins {
         if let Some(said) = quota_says(e, at, left, (spread, rng)) {
             return said;
         }
-        if let Some(said) = pacer_says(e, at, left) {
+        if let Some(said) = pacer_says(e, origin, at, left) {
             return said;
         }
         e.in_flight += 1;
@@ -523,11 +523,16 @@ fn quota_says(
     })
 }
 
+/// The least pacing wait that is said: a batch paced below one request a second (after a
+/// hold at a slow origin, say) waits visibly, so a logged "retry in" is never followed by
+/// a silent wait of its own; a shorter wait, one gap between two sends, is silent.
+pub const PACING_SAID: Duration = Duration::from_secs(1);
+
 /// What the pacer of `e` says about one more send at `at` (None: go, and it counted it
 /// sent): no room in flight, or a wait for the spacing of its rate, a stop when that wait
 /// would end past the deadline (`left`). A quota reported leads: the pacer only counts
 /// the send.
-fn pacer_says(e: &mut Entry, at: Instant, left: Option<Duration>) -> Option<Clear> {
+fn pacer_says(e: &mut Entry, origin: &str, at: Instant, left: Option<Duration>) -> Option<Clear> {
     let p = e.pacer.as_mut()?;
     if e.quota.is_some() {
         p.sent(at);
@@ -536,9 +541,17 @@ fn pacer_says(e: &mut Entry, at: Instant, left: Option<Duration>) -> Option<Clea
     match p.before_send(at, e.in_flight) {
         Send::Go => None,
         Send::Room => Some(room()),
-        Send::Wait(wait) if hold_fits(wait, left) => Some(Clear::Wait {
+        Send::Wait(wait) if hold_fits(wait, left) && wait < PACING_SAID => Some(Clear::Wait {
             wait,
             why: Why::Room,
+        }),
+        Send::Wait(wait) if hold_fits(wait, left) => Some(Clear::Wait {
+            wait,
+            why: Why::Pacing(format!(
+                "waiting {}: {origin} is paced at {:.2} requests/s, the rate it accepts",
+                fmt_duration(wait),
+                p.rate(at).unwrap_or(pacer::FLOOR)
+            )),
         }),
         Send::Wait(wait) => Some(Clear::Stop(Stop::TooLate(format!(
             "stopping: the next send at the rate the origin accepts is {} away, past the deadline ({} left)",
@@ -1047,6 +1060,43 @@ mod tests {
                 matches!(refused, Clear::Wait { why: Why::Room, wait } if wait > ms(100)),
                 "{refused:?}"
             );
+        }
+    }
+
+    /// A pacing wait of a second or more is said, in words naming the origin and its rate
+    /// (a batch paced below a request a second, after a hold at a slow origin); a shorter
+    /// one is silent. Holds of 3 s and 0.3 s after one accepted answer pace at the floor
+    /// and at about 3 requests/s.
+    #[test]
+    fn a_long_pacing_wait_is_said_and_a_short_one_is_not() {
+        for (hold, said) in [(3000, true), (300, false)] {
+            let t = Origins::pacing();
+            let t0 = Instant::now();
+            assert_eq!(ask(&t, t0, ms(0)), Clear::Go);
+            t.after(O, Some(answer(200, None, None)), t0 + ms(5));
+            assert_eq!(ask(&t, t0 + ms(5), ms(0)), Clear::Go);
+            assert!(
+                t.after(O, Some(answer(429, Some(hold), None)), t0 + ms(10))
+                    .paced
+                    .is_some()
+            );
+            let after = t0 + ms(10 + hold + 50);
+            let (went, refused) = burst(&t, after);
+            assert_eq!(went, 1, "hold {hold}");
+            match refused {
+                Clear::Wait {
+                    why: Why::Pacing(line),
+                    wait,
+                } if said => {
+                    assert!(wait >= PACING_SAID, "{wait:?}");
+                    assert!(line.contains(O) && line.contains("requests/s"), "{line}");
+                }
+                Clear::Wait {
+                    why: Why::Room,
+                    wait,
+                } if !said => assert!(wait < PACING_SAID),
+                other => panic!("hold {hold}: {other:?}"),
+            }
         }
     }
 
