@@ -577,14 +577,24 @@ fn plan(rules: &Rules, a: &Attempt, rng: &mut dyn Rng) -> Verdict {
         }),
         Fit::Stop if planned.reason != WaitReason::Backoff => Verdict::stop(
             Outcome::Deadline,
-            format!(
-                "stopping: the server's Retry-After ({}) would end past the deadline ({} left)",
-                fmt_duration(planned.draw.floor),
-                fmt_duration(a.left.unwrap_or_default())
-            ),
+            hint_past_deadline(planned.draw.floor, a, a.left.unwrap_or_default()),
         ),
         Fit::Stop => last_before_deadline(a, planned, (drawn, rules.backoff.base), need, rng),
     }
+}
+
+/// Row 12's words: the server's Retry-After (`wait`, as clamped, and said so when
+/// `--max-retry-after` shortened it) would end past the deadline, `left` away.
+fn hint_past_deadline(wait: Duration, a: &Attempt, left: Duration) -> String {
+    let clamped = match a.hint {
+        Some(h) if h.clamped => ", clamped by --max-retry-after",
+        _ => "",
+    };
+    format!(
+        "stopping: the server's Retry-After ({}{clamped}) would end past the deadline ({} left)",
+        fmt_duration(wait),
+        fmt_duration(left)
+    )
 }
 
 /// Rows 13 and 14: the backoff (`planned`) would end past the deadline. Wait instead a
@@ -601,14 +611,7 @@ fn last_before_deadline(
     let room = left.saturating_sub(need);
     let hint = a.hint.map_or(Duration::ZERO, |h| h.wait);
     if hint > room && !room.is_zero() {
-        return Verdict::stop(
-            Outcome::Deadline,
-            format!(
-                "stopping: the server's Retry-After ({}) would end past the deadline ({} left)",
-                fmt_duration(hint),
-                fmt_duration(left)
-            ),
-        );
+        return Verdict::stop(Outcome::Deadline, hint_past_deadline(hint, a, left));
     }
     let least = (room / 2).max(hint);
     if room.is_zero() {
@@ -1103,6 +1106,13 @@ mod tests {
                 a
             })
             .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (1s) would end past the deadline (900ms left)"),
+            row(12, "a clamped Retry-After does not fit: the words say it was clamped", {
+                let mut a = attempt(H::Status(503));
+                a.left = Some(Duration::from_millis(900));
+                a.hint = Some(Hint { wait: Duration::from_secs(1), clamped: true });
+                a
+            })
+            .gives(Some(Outcome::Deadline), "stopping: the server's Retry-After (1s, clamped by --max-retry-after) would end past the deadline (900ms left)"),
             row(13, "the backoff does not fit, and no attempt fits either", {
                 let mut a = attempt(H::Failure(K::Reset));
                 a.left = Some(Duration::from_millis(9));
