@@ -15,7 +15,7 @@ use crate::platform::UnixStream;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use ureq::config::Config;
 use ureq::unversioned::resolver::ResolvedSocketAddrs;
@@ -220,20 +220,53 @@ socket_of!(
 
 /// A socket shared with the agent, so that `shutdown` (the deadline, a signal) can end a
 /// read (or a splice) in flight, and with the tap, so that a body can be spliced off it.
-struct Shared<S>(S);
+/// Its timeouts are set through it, and only when they change: a kept connection's every
+/// read and write set the same `SO_RCVTIMEO` and `SO_SNDTIMEO`, two system calls of the
+/// seven a small GET made.
+struct Shared<S> {
+    socket: S,
+    /// The timeouts last set (`None`: not set yet), read and write.
+    set: Mutex<[Option<Option<Duration>>; 2]>,
+}
+
+impl<S: Socket> Shared<S> {
+    fn new(socket: S) -> Self {
+        Shared {
+            socket,
+            set: Mutex::new([None, None]),
+        }
+    }
+
+    /// Sets the timeout `which` (0: read, 1: write) to `t` unless it is already that.
+    fn timeout(&self, which: usize, t: Option<Duration>) -> io::Result<()> {
+        // A panic elsewhere while holding it leaves plain data: still usable.
+        let mut set = self.set.lock().unwrap_or_else(|e| e.into_inner());
+        if set[which] == Some(t) {
+            return Ok(());
+        }
+        // Unknown until it succeeds: a failed call may have left either.
+        set[which] = None;
+        match which {
+            0 => self.socket.set_read_timeout(t)?,
+            _ => self.socket.set_write_timeout(t)?,
+        }
+        set[which] = Some(t);
+        Ok(())
+    }
+}
 
 impl<S: Socket> ShutdownHandle for Shared<S> {
     fn shutdown(&self) {
-        self.0.shut();
+        self.socket.shut();
     }
 }
 
 impl<S: Socket> Raw for Shared<S> {
     fn fd(&self) -> RawFd {
-        self.0.fd()
+        self.socket.fd()
     }
     fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        self.0.set_read_timeout(t)
+        self.timeout(0, t)
     }
 }
 
@@ -249,7 +282,7 @@ pub(crate) struct Stream<S> {
 
 impl<S: Socket> Stream<S> {
     pub(crate) fn new(socket: S, config: &Config, tap: &Arc<Tap>) -> Self {
-        let socket = Arc::new(Shared(socket));
+        let socket = Arc::new(Shared::new(socket));
         let raw: Arc<dyn Raw> = socket.clone();
         tap.opened(Arc::downgrade(&raw));
         Stream {
@@ -268,7 +301,7 @@ impl<S: Socket> Stream<S> {
 
 impl<S: Socket> std::fmt::Debug for Stream<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.socket.0.describe(f)
+        self.socket.socket.describe(f)
     }
 }
 
@@ -295,8 +328,8 @@ impl<S: Socket> Transport for Stream<S> {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         let timeout = timeout.for_write();
-        let socket = &self.socket.0;
-        socket.set_write_timeout(time_left(timeout)?)?;
+        self.socket.timeout(1, time_left(timeout)?)?;
+        let socket = &self.socket.socket;
         let output = &self.buffers.output()[..amount];
         socket
             .write_all_of(output)
@@ -308,8 +341,8 @@ impl<S: Socket> Transport for Stream<S> {
             return Err(ureq::Error::Io(tap::handed_over()));
         }
         let timeout = timeout.for_read();
-        let socket = &self.socket.0;
-        socket.set_read_timeout(time_left(timeout)?)?;
+        self.socket.timeout(0, time_left(timeout)?)?;
+        let socket = &self.socket.socket;
         let input = self.buffers.input_append_buf();
         let amount = loop {
             match socket.read_some(input) {
@@ -332,7 +365,7 @@ impl<S: Socket> Transport for Stream<S> {
             return false;
         }
         let mut byte = [0u8];
-        matches!(self.socket.0.read_now(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        matches!(self.socket.socket.read_now(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 }
 
@@ -574,6 +607,78 @@ impl Transport for Bounded {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A socket that records the timeouts set on it, and fails those set while `fail`.
+    #[derive(Default)]
+    struct Recording {
+        calls: Mutex<Vec<(usize, Option<Duration>)>>,
+        fail: AtomicBool,
+    }
+
+    impl Recording {
+        fn record(&self, which: usize, t: Option<Duration>) -> io::Result<()> {
+            if self.fail.load(Ordering::SeqCst) {
+                return Err(io::Error::other("refused"));
+            }
+            self.calls.lock().unwrap().push((which, t));
+            Ok(())
+        }
+    }
+
+    impl Socket for Recording {
+        fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+            self.record(0, t)
+        }
+        fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+            self.record(1, t)
+        }
+        fn read_some(&self, _: &mut [u8]) -> io::Result<usize> {
+            Ok(0)
+        }
+        fn write_all_of(&self, _: &[u8]) -> io::Result<()> {
+            Ok(())
+        }
+        fn shut(&self) {}
+        fn read_now(&self, _: &mut [u8]) -> io::Result<usize> {
+            Ok(0)
+        }
+        fn fd(&self) -> RawFd {
+            0
+        }
+        fn describe(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("recording")
+        }
+    }
+
+    /// A timeout is set on the socket when it changes, each of read and write on its own,
+    /// through the tap's handle too; one whose setting failed is set again.
+    #[test]
+    fn a_socket_s_timeouts_are_set_only_when_they_change() {
+        let s = Shared::new(Recording::default());
+        let (one, two) = (Some(Duration::from_secs(1)), Some(Duration::from_secs(2)));
+        for (which, t) in [
+            (0, one),
+            (0, one),
+            (1, one),
+            (1, one),
+            (0, two),
+            (0, None),
+            (0, None),
+        ] {
+            s.timeout(which, t).unwrap();
+        }
+        Raw::set_read_timeout(&s, None).unwrap();
+        Raw::set_read_timeout(&s, one).unwrap();
+        s.socket.fail.store(true, Ordering::SeqCst);
+        assert!(s.timeout(1, two).is_err());
+        s.socket.fail.store(false, Ordering::SeqCst);
+        s.timeout(1, one).unwrap();
+        let calls = s.socket.calls.lock().unwrap().clone();
+        assert_eq!(
+            calls,
+            [(0, one), (1, one), (0, two), (0, None), (0, one), (1, one)]
+        );
+    }
 
     fn bare(input: &str) -> (Option<String>, bool) {
         let (b, f) = bare_interims(input.as_bytes());
