@@ -130,7 +130,15 @@ mod marking {
     #[test]
     fn a_writer_that_must_not_wait_masks_too() {
         mark(Secret::Given("Mn1secret"));
-        assert_eq!(marked_now("a Mn1secret b").as_deref(), Some("a *** b"));
+        // Another test of this process may hold the marks for an instant: it never waits
+        // for them, so it is asked again until they are free.
+        let shown = (0..100_000)
+            .find_map(|_| {
+                std::thread::yield_now();
+                marked_now("a Mn1secret b")
+            })
+            .expect("the marks are free at some point");
+        assert_eq!(shown, "a *** b");
         let held = registry::MARKED.lock().unwrap_or_else(|e| e.into_inner());
         assert_eq!(marked_now("Mn1secret"), None);
         drop(held);
