@@ -444,7 +444,7 @@ impl<'a> Shared<'a> {
         outcome: Outcome,
         last: Option<(u16, Option<Duration>)>,
         settled: bool,
-        has_key: bool,
+        (has_key, sent): (bool, bool),
     ) {
         if self.broken.load(Ordering::Relaxed) {
             if settled && self.job.is_some() {
@@ -459,7 +459,12 @@ impl<'a> Shared<'a> {
             // The records stopped the run: the budget had no retry left for it.
             self.reporter.note_state(StateUse::Refused);
         }
-        let result = run_result(outcome, last.map(|l| l.0), has_key);
+        let result = match sent {
+            true => run_result(outcome, last.map(|l| l.0), has_key),
+            // A run that sent nothing (the deadline passed while it waited for its turn, or
+            // for a hold) says nothing about the target.
+            false => RunResult::Neutral,
+        };
         let hint = last.and_then(|(status, hint)| hint.filter(|_| shares_hint(status)));
         self.record(result, hint, settled);
     }

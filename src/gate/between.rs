@@ -24,14 +24,15 @@ pub trait Between {
     /// Whether the run is still the half-open circuit's probe, kept to a single attempt.
     fn probing(&self) -> bool;
     /// How the run ended (`outcome`, after the files at its end), its last error status
-    /// and Retry-After (`last`), whether its job's answer was final (`settled`) and
-    /// whether it carried an Idempotency-Key: recorded for the breaker and the budget.
+    /// and Retry-After (`last`), whether its job's answer was final (`settled`), whether
+    /// it carried an Idempotency-Key and whether it sent anything (`(has_key, sent)`):
+    /// recorded for the breaker and the budget.
     fn finish(
         &self,
         outcome: Outcome,
         last: Option<(u16, Option<Duration>)>,
         settled: bool,
-        has_key: bool,
+        key_sent: (bool, bool),
     );
 }
 
@@ -58,9 +59,9 @@ impl<T: Between + ?Sized> Between for &T {
         outcome: Outcome,
         last: Option<(u16, Option<Duration>)>,
         settled: bool,
-        has_key: bool,
+        key_sent: (bool, bool),
     ) {
-        (**self).finish(outcome, last, settled, has_key);
+        (**self).finish(outcome, last, settled, key_sent);
     }
 }
 
@@ -88,8 +89,8 @@ impl Between for Shared<'_> {
         outcome: Outcome,
         last: Option<(u16, Option<Duration>)>,
         settled: bool,
-        has_key: bool,
+        key_sent: (bool, bool),
     ) {
-        Shared::finish(self, outcome, last, settled, has_key);
+        Shared::finish(self, outcome, last, settled, key_sent);
     }
 }

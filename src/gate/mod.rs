@@ -358,15 +358,16 @@ impl<'a> Gate<'a> {
     /// Closes the gate with the run's end: how the attempts ended (`ended`, which says
     /// whether the job's answer was final), the run's outcome once the files at its end
     /// are written, its last error status and Retry-After (`last`), and whether it carried
-    /// an Idempotency-Key. The records hear it for the breaker and the budget.
+    /// an Idempotency-Key and sent anything (`(has_key, sent)`). The records hear it for the
+    /// breaker and the budget.
     pub fn close(
         &self,
         (ended, outcome): (Outcome, Outcome),
         last: Option<(u16, Option<Duration>)>,
-        has_key: bool,
+        (has_key, sent): (bool, bool),
     ) {
         if let Some(records) = &self.records {
-            records.finish(outcome, last, job_settled(ended), has_key);
+            records.finish(outcome, last, job_settled(ended), (has_key, sent));
         }
     }
 }

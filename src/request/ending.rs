@@ -136,7 +136,11 @@ pub fn finish(request: &Request, lent: &Lent, gate: Option<&Gate>, mut ended: En
     write_files(request, lent, &mut ended);
     if let Some(gate) = gate {
         let last = ended.status.map(|status| (status, ended.hint));
-        gate.close((attempts_ended, ended.outcome), last, request.has_key());
+        gate.close(
+            (attempts_ended, ended.outcome),
+            last,
+            (request.has_key(), ended.attempts_made > 0),
+        );
     }
     write_out_last(request, lent, ended)
 }

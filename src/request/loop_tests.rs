@@ -214,7 +214,7 @@ impl Between for Shared {
         false
     }
 
-    fn finish(&self, _: Outcome, _: Option<(u16, Option<Duration>)>, _: bool, _: bool) {}
+    fn finish(&self, _: Outcome, _: Option<(u16, Option<Duration>)>, _: bool, _: (bool, bool)) {}
 }
 
 fn shared(before: Outlook) -> Shared {

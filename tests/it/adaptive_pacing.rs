@@ -264,3 +264,30 @@ fn without_a_throttle_nothing_is_paced_or_said() {
         assert_eq!(server.requests().len(), 12, "{status}");
     }
 }
+
+/// A transfer that sent nothing (the deadline passed while it waited for its turn at a
+/// throttling origin) says nothing about the server: it is not a failed run for the
+/// breaker. A batch against a server that only throttles opens no circuit, its own or the
+/// one of `--state`, and the next run sharing that state is not refused.
+#[test]
+fn transfers_that_sent_nothing_open_no_circuit() {
+    let s = Server::start(vec![Step::status(429, "slow down")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let state = state.to_str().unwrap();
+    let urls: Vec<String> = (0..12).map(|i| s.url(&format!("/t{i}"))).collect();
+    let mut args = vec!["-Z", "--deadline", "2s", "--state", state];
+    args.extend(urls.iter().map(String::as_str));
+    let (out, _) = run(&args);
+    let err = stderr(&out);
+    assert!(!err.contains("circuit is open"), "{err}");
+    assert!(
+        s.requests().len() < 12,
+        "some transfers sent nothing: {err}"
+    );
+    let (out, _) = run(&["--state", state, "--attempts", "1", &s.url("/again")]);
+    let err = stderr(&out);
+    assert_ne!(code(&out), 7, "{err}");
+    assert!(!err.contains("circuit is open"), "{err}");
+    assert!(s.requests().iter().any(|r| r.target == "/again"), "{err}");
+}
