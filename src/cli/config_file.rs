@@ -353,6 +353,9 @@ fn header_file(
         format!("-H @{path}")
     };
     let text = read_text(path, &what, until)?;
+    // A byte-order mark at the start (a file saved by a Windows editor) is not part of the
+    // first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = Vec::new();
     for (n, line) in text.split('\n').enumerate() {
         let line = line.strip_suffix('\r').unwrap_or(line);
@@ -396,8 +399,11 @@ fn url_file(
 }
 
 /// The URLs of a URL list, in order: its lines without the blank ones and those whose
-/// first non-blank character is `#`, spaces, tabs and a CR around each dropped.
+/// first non-blank character is `#`, spaces, tabs and a CR around each dropped. A UTF-8
+/// byte-order mark at its start (a list saved by a Windows editor) is not part of its first
+/// line.
 pub fn list_urls(text: &str) -> impl Iterator<Item = &str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.split('\n')
         .map(|l| l.trim_matches([' ', '\t', '\r']))
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -417,6 +423,9 @@ fn config_file(
     }
     let what = format!("config file {path}");
     let text = read_text(path, &what, until)?;
+    // A byte-order mark at the start (a file saved by a Windows editor) is not part of the
+    // first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut out = Vec::new();
     for (n, line) in text.split('\n').enumerate() {
         let at = |msg: String| format!("{what} line {}: {msg}", n + 1);

@@ -333,6 +333,14 @@ pub fn url(typed: &str) -> Result<Url, UsageError> {
     // Errors quote the URL with any password or secret parameter masked (made only for an
     // error: a list of many URLs is checked in one go).
     let s = &Shown(typed);
+    if let Some(c) = typed.chars().find(|c| c.is_control() || *c == '\u{feff}') {
+        // curl refuses them too; the URL parser would drop a tab or percent-encode a NUL.
+        return usage(format!(
+            "invalid URL {s:?}: it holds the character U+{:04X}, which no URL holds; \
+             percent-encode it, or remove it (a byte-order mark, a stray control character)",
+            u32::from(c)
+        ));
+    }
     let full = destination::with_scheme(typed)?;
     if crate::redact::hides_userinfo(&full) {
         return usage(format!(

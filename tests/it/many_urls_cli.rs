@@ -315,3 +315,34 @@ fn url_lists_stand_in_their_place_among_the_urls() {
     }
     assert!(s.requests().is_empty());
 }
+
+/// A URL list or `-K` file saved with a byte-order mark is read as if it had none; a URL
+/// holding a control character (NUL, a tab, DEL) or a byte-order mark elsewhere is a usage
+/// error naming it, from every place a URL is given, and nothing is sent.
+#[test]
+fn byte_order_marks_are_dropped_and_control_characters_refused() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list");
+    std::fs::write(&list, format!("\u{feff}{}\n{}\n", s.url("/1"), s.url("/2"))).unwrap();
+    let conf = dir.path().join("conf");
+    std::fs::write(&conf, format!("\u{feff}url = \"{}\"\n", s.url("/3"))).unwrap();
+    let list_arg = format!("@{}", list.display());
+    let (out, _) = run(&["--url", &list_arg, "-K", conf.to_str().unwrap()]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(out.stdout, b"okokok");
+    let targets: Vec<String> = s.requests().iter().map(|r| r.target.clone()).collect();
+    assert_eq!(targets, ["/1", "/2", "/3"]);
+
+    let quiet = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    for bad in ["\0", "\t", "\u{7f}", "\u{feff}", "\u{1b}"] {
+        let url = format!("{}/a{bad}b", quiet.url(""));
+        std::fs::write(&list, format!("{}\n{url}\n", quiet.url("/fine"))).unwrap();
+        std::fs::write(&conf, format!("url = \"{url}\"\n")).unwrap();
+        let places: [Vec<&str>; 2] = [vec!["--url", &list_arg], vec!["-K", conf.to_str().unwrap()]];
+        for args in places {
+            let err = assert_refused(&quiet, &args, "which no URL holds");
+            assert!(err.contains("U+"), "{err}");
+        }
+    }
+}
