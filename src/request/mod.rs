@@ -33,6 +33,7 @@ pub mod prior;
 pub mod run;
 #[cfg(test)]
 mod scripted;
+pub mod shared_files;
 pub mod write_out;
 
 pub use prepare::{Lent, Request};

@@ -334,27 +334,12 @@ pub fn url_with_query(t: &Transfer, query: Option<Payload>) -> Result<Url, Strin
     Ok(url)
 }
 
-/// The other paths the run writes or connects to, checked before anything is sent:
-/// `--etag-save` can be written and is a regular file (it is replaced by rename), no two of
-/// `-o`, `-D`, `--etag-save` and the state file are one file, the output is none of the
-/// files the body is read from, `--unix-socket` names a socket (or nothing yet: a daemon
-/// that is starting; that is retried as refused), `--state-cacert` is a file, and a state
-/// file can be written where it is (its folder exists and takes a new file: a setup that
-/// fails the same way on every run is a usage error, as for `-o`, not a store that failed
-/// for a moment, which `--state-on-error` is about). `out` is the transfer's `-o` file.
+/// The other paths the run writes or connects to, checked before anything is sent: those
+/// of `shared_files::check`, no two of `-o`, `-D`, `--etag-save` and the state file alike, the
+/// output none of the body's files, `--unix-socket` a socket (or nothing yet: a daemon that
+/// is starting, retried as refused), `--state-cacert` a file. `out`: the transfer's `-o`.
 fn other_files(cfg: &Config, out: Option<&Path>) -> Result<(), String> {
-    if let Some(path) = cfg.state.as_ref().and_then(|s| s.location.file_path()) {
-        files::check_writable(path, &format!("--state {}", path.display()))?;
-    }
-    if let Some(path) = &cfg.conditional.etag_save {
-        let flag = format!("--etag-save {}", path.display());
-        files::check_writable(path, &flag)?;
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-            return Err(format!(
-                "{flag} is not a regular file: it is replaced by a new file, so give a file path"
-            ));
-        }
-    }
+    super::shared_files::check(cfg)?;
     no_two_outputs_alike(cfg, out)?;
     if let Some(out) = out.filter(|p| p.as_os_str() != "-" && !output::is_null(p))
         && body_files(cfg).any(|r| files::same_file(r, out))

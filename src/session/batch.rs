@@ -391,6 +391,7 @@ impl<'s> Batch<'s> {
 /// `--create-dirs` makes it; not a folder itself...): a command line that cannot run sends
 /// nothing. `Err` names the transfer ("URL 2 of 3: ...").
 fn check_outputs(cfg: &Config) -> Result<(), String> {
+    crate::request::shared_files::check(cfg)?;
     let transfers = &cfg.batch.transfers;
     for (i, t) in transfers.iter().enumerate() {
         if let Some(path) = &t.output {

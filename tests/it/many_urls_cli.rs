@@ -346,3 +346,29 @@ fn byte_order_marks_are_dropped_and_control_characters_refused() {
         }
     }
 }
+
+/// A `--state` file or an `--etag-save` file that cannot be written where it is, in a run of
+/// several URLs, is one usage line (not one per URL), and nothing is sent.
+#[test]
+fn a_shared_file_that_cannot_be_written_is_one_line_for_the_batch() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().to_str().unwrap().to_string();
+    let missing = dir.path().join("no/such/folder/st");
+    let missing = missing.to_str().unwrap();
+    let urls: Vec<String> = (0..5).map(|i| s.url(&format!("/{i}"))).collect();
+    for (flag, path, needle) in [
+        ("--state", folder.as_str(), "--state"),
+        ("--state", missing, "--state"),
+        ("--etag-save", folder.as_str(), "--etag-save"),
+    ] {
+        for z in [false, true] {
+            let mut args = vec![flag, path];
+            if z {
+                args.push("-Z");
+            }
+            args.extend(urls.iter().map(String::as_str));
+            assert_refused(&s, &args, needle);
+        }
+    }
+}
