@@ -134,20 +134,37 @@ pub(super) fn urls<'a>(
     typed: impl Iterator<Item = &'a str>,
     n: usize,
 ) -> Result<Vec<Transfer>, UsageError> {
-    // Made to its length: a list of many URLs is not grown by doubling.
-    let mut list = Vec::with_capacity(n);
-    for (i, t) in typed.enumerate() {
+    // Checked on every core (a long list); the first bad URL in the list's order is the
+    // error, whichever thread found it.
+    let checked = super::spread::each(typed, n, |t| {
         if n > 1 && bare(t) {
-            if let Some(m) = super::request::known_method_in_any_case(t) {
-                return Err(placed(i, n, misplaced_method(t, &m, i)));
-            }
-            // Not quoted: it may be a secret that lost its flag.
-            return Err(placed(i, n, UsageError(BARE.into())));
+            return Err(match super::request::known_method_in_any_case(t) {
+                Some(m) => Bad::Method(t, m),
+                // Not quoted: it may be a secret that lost its flag.
+                None => Bad::Word,
+            });
         }
-        let url = super::url(t).map_err(|e| placed(i, n, e))?;
-        list.push(Transfer { url, output: None });
-    }
-    Ok(list)
+        let url = super::url(t).map_err(Bad::Url)?;
+        Ok(Transfer { url, output: None })
+    });
+    checked.map_err(|(i, bad)| {
+        let e = match bad {
+            Bad::Method(t, m) => misplaced_method(t, &m, i),
+            Bad::Word => UsageError(BARE.into()),
+            Bad::Url(e) => e,
+        };
+        placed(i, n, e)
+    })
+}
+
+/// Why a URL word was refused, before its place is known.
+enum Bad<'a> {
+    /// A method's name where a URL goes: the word and the method.
+    Method(&'a str, String),
+    /// A bare word among several URLs.
+    Word,
+    /// A URL that does not parse or is not taken.
+    Url(UsageError),
 }
 
 /// Why a method's name (`m`, in capitals) typed as `word` at place `i` among the URL words
@@ -447,6 +464,34 @@ mod tests {
         assert!(split(&["-X", "GET", "POST", "http://h/"]).is_err());
         assert!(
             looks_like_method("M-SEARCH") && !looks_like_method("Get") && !looks_like_method("1")
+        );
+    }
+
+    /// In a list long enough to be checked on several threads, the error is still the
+    /// first bad URL in the list's order, whichever kind of refusal each one is.
+    #[test]
+    fn a_long_list_names_its_first_bad_url() {
+        let n = 40_000;
+        for (first, later) in [
+            ("ftp://c/", "get"),
+            ("get", "ftp://c/"),
+            ("token", "http://"),
+        ] {
+            let mut words: Vec<String> = (0..n).map(|i| format!("http://h/{i}")).collect();
+            words[30_001] = first.to_string();
+            words[30_002] = later.to_string();
+            words[39_999] = "ftp://late/".to_string();
+            let refs: Vec<&String> = words.iter().collect();
+            let e = urls_of(&refs).expect_err(first);
+            assert!(e.0.starts_with("URL 30002 of 40000: "), "{}", e.0);
+        }
+        let words: Vec<String> = (0..n).map(|i| format!("http://h/{i}")).collect();
+        let refs: Vec<&String> = words.iter().collect();
+        let list = urls_of(&refs).expect("all good");
+        assert!(
+            list.iter()
+                .enumerate()
+                .all(|(i, t)| t.url.path() == format!("/{i}"))
         );
     }
 

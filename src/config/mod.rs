@@ -22,6 +22,7 @@ pub mod protocols;
 mod readiness;
 mod request;
 pub mod splay;
+mod spread;
 
 use crate::cli::config_file::Found;
 use crate::cli::values::{self, HeaderArg};
@@ -506,7 +507,8 @@ fn mark_secrets(a: &RequestArgs) {
     use crate::redact;
     let r = &a.request;
     let with_scheme = |typed: &str| destination::with_scheme(typed).map(|u| u.into_owned());
-    for typed in batch::every_word(a) {
+    let words = batch::every_word(a);
+    let marked = spread::each(words, batch::every_word(a).count(), |typed| {
         redact::mark(redact::Secret::Url(typed));
         // Marked again only when the scheme curl would add makes it another text: a list
         // of 100,000 URLs with their schemes is read once (the marking is most of the
@@ -516,7 +518,9 @@ fn mark_secrets(a: &RequestArgs) {
         {
             redact::mark(redact::Secret::Url(&u));
         }
-    }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    drop(marked);
     for h in &r.headers {
         if let HeaderArg::Set(name, value) = h {
             redact::mark(redact::Secret::Header(name, value));

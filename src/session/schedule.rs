@@ -230,10 +230,20 @@ impl<'l, T> Schedule<'l, T> {
     }
 
     /// The place in the window of the first waiting transfer whose origin has room.
+    /// An origin found full is not asked again in the same pass: the window of a batch to
+    /// one origin is mostly transfers waiting for it.
     fn startable_slot(&self) -> Option<usize> {
-        self.window
-            .iter()
-            .position(|(origin, slot)| matches!(slot, Slot::Waiting) && self.local.room_for(origin))
+        let mut full: Vec<&str> = Vec::new();
+        self.window.iter().position(|(origin, slot)| {
+            if !matches!(slot, Slot::Waiting) || full.contains(&origin.as_str()) {
+                return false;
+            }
+            let room = self.local.room_for(origin);
+            if !room {
+                full.push(origin);
+            }
+            room
+        })
     }
 
     /// Transfer `index` (to `origin`) ended as `exit`, leaving `spool` for stdout.

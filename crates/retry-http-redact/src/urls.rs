@@ -192,10 +192,17 @@ pub fn hides_userinfo(typed: &str) -> bool {
 /// Values in a URL's text that error messages from libraries might quote: the userinfo's
 /// password (or a userinfo without one), what [`url()`] masks in the path, and the values of
 /// the parameters it masks, as typed.
+#[cfg(test)]
 pub(super) fn url_secrets(s: &str) -> Vec<String> {
+    secrets_of(s, Url::parse(s).as_ref().ok())
+}
+
+/// What [`url_secrets`] finds in `s`, given its parse (`None` when it does not parse): a
+/// list of many URLs is parsed once for its marks.
+fn secrets_of(s: &str, parsed: Option<&Url>) -> Vec<String> {
     let mut found = Vec::new();
-    match Url::parse(s) {
-        Ok(u) => {
+    match parsed {
+        Some(u) => {
             match u.password() {
                 Some(p) => found.push(p.to_string()),
                 None if !u.username().is_empty() => found.push(u.username().to_string()),
@@ -211,17 +218,17 @@ pub(super) fn url_secrets(s: &str) -> Vec<String> {
                     }
                 }
             }
-            let mut after_secret = last_path_params_end_masked(&u);
+            let mut after_secret = last_path_params_end_masked(u);
             for part in [u.query(), u.fragment()].into_iter().flatten() {
                 after_secret = param_secrets(part, after_secret, &mut found);
             }
-            if userinfo_in_first_segment(&u) {
-                let hidden = first_segment(&u).rsplit_once('@').map(|(x, _)| x);
+            if userinfo_in_first_segment(u) {
+                let hidden = first_segment(u).rsplit_once('@').map(|(x, _)| x);
                 found.extend(hidden.map(str::to_string));
             }
         }
         // Text that does not parse: the secret parameters after its first `?`, `#` or `;`.
-        Err(_) => {
+        None => {
             if let Some(at) = s.find(['?', '#', ';']) {
                 param_secrets(&s[at + 1..], false, &mut found);
             }
@@ -236,13 +243,13 @@ pub(super) fn url_secrets(s: &str) -> Vec<String> {
 /// [`untrusted`] masks: everything up to the last `@` after the scheme and its part after
 /// the first `:` (the password), or, without a `:`, a token without `/`, `?` or `#`.
 pub(super) fn mark_secrets(typed: &str) {
-    let parsed = Url::parse(typed)
-        .ok()
-        .filter(|u| !u.cannot_be_a_base() && u.has_host());
+    let whole = Url::parse(typed).ok();
+    let found = secrets_of(typed, whole.as_ref());
+    let parsed = whole.filter(|u| !u.cannot_be_a_base() && u.has_host());
     let password = parsed
         .as_ref()
         .and_then(|u| u.password().map(str::to_string));
-    for s in url_secrets(typed) {
+    for s in found {
         let mark_it = if password.as_ref() == Some(&s) {
             registry::given
         } else {
