@@ -63,20 +63,20 @@ where
         let first = parts.next().unwrap_or_default();
         let started: Vec<_> = parts
             .map(|part| {
-                let work = move || part.iter().map(|w| f(*w)).collect::<Vec<T>>();
+                let work = move || part.iter().map(|&w| f(w)).collect::<Vec<T>>();
                 thread::Builder::new()
                     .spawn_scoped(s, work)
                     .map_err(|_| part)
             })
             .collect();
-        let mut out: Vec<T> = first.iter().map(|w| f(*w)).collect();
+        let mut out: Vec<T> = first.iter().map(|&w| f(w)).collect();
         for handle in started {
             match handle {
                 Ok(h) => match h.join() {
                     Ok(done) => out.extend(done),
                     Err(panic) => std::panic::resume_unwind(panic),
                 },
-                Err(part) => out.extend(part.iter().map(|w| f(*w))),
+                Err(part) => out.extend(part.iter().map(|&w| f(w))),
             }
         }
         out
