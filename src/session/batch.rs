@@ -97,6 +97,7 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         spacing: b.rate.map(|r| r.per / r.count.max(1)),
         pacing: true,
         records: cfg.state.is_none().then_some(cfg.fleet),
+        fail_early: b.fail_early,
     });
     let batch = Batch {
         session,
@@ -147,34 +148,70 @@ impl<'s> Batch<'s> {
         origin_key(url, self.cfg.request.network.unix_socket.as_deref())
     }
 
-    /// Whether the batch must stop starting transfers: a signal, or the deadline.
+    /// Whether the batch must stop starting transfers: a signal, the deadline (as the
+    /// watchdog keeps it, or reached before the watchdog woke), or its local layer halted
+    /// (`--fail-early` after a failure, stdout's reader gone).
     fn halted(&self) -> bool {
-        self.session.interrupt.fired().is_some() || self.session.watchdog.expired()
+        self.session.interrupt.fired().is_some()
+            || self.session.watchdog.expired()
+            || self.deadline_left().is_some_and(|left| left.is_zero())
+            || self.local.halted()
     }
 
-    /// One worker: starts transfers while the schedule gives it some, each at its time.
+    /// The time left before `--deadline` (None: no deadline).
+    fn deadline_left(&self) -> Option<Duration> {
+        let deadline = self.cfg.retry.deadline?;
+        Some(deadline.saturating_sub(self.session.start.elapsed()))
+    }
+
+    /// One worker: starts transfers while the schedule gives it some, each at its time
+    /// (a wait for `--rate` ends at the deadline, or at a signal).
     fn work(&self) {
         let mut next = self.next();
         while let Some(start) = next {
-            let wait = start.at.saturating_duration_since(Instant::now());
+            let mut wait = start.at.saturating_duration_since(Instant::now());
+            if let Some(left) = self.deadline_left() {
+                wait = wait.min(left);
+            }
             let signal = self.session.interrupt.sleep(wait);
-            if signal.is_some() || self.halted() || self.lock().stopped() {
-                let mut s = self.lock();
-                s.stop();
-                s.not_started(start.index, &start.origin);
-                self.publish(&s);
-                drop(s);
-                self.wake.notify_all();
+            let begun = signal.is_none() && !self.halted() && self.begin(start.index);
+            let done = match begun {
+                true => self.transfer(&start),
+                false => None,
+            };
+            let Some((outcome, held)) = done else {
+                self.unstarted(&start);
                 next = self.next();
                 continue;
-            }
-            let (outcome, held) = self.transfer(&start);
+            };
             crate::process::release::forget_small();
             let following = self.ended(&start, outcome, held);
             self.write_ready();
             next = following.or_else(|| self.next());
         }
         self.write_ready();
+    }
+
+    /// Transfer `index`, picked, is begun, unless the batch stopped meanwhile (false).
+    fn begin(&self, index: usize) -> bool {
+        let mut s = self.lock();
+        if s.stopped() {
+            return false;
+        }
+        s.begin(index);
+        self.publish(&s);
+        true
+    }
+
+    /// Transfer `start` was not started, or sent nothing before the batch stopped: the
+    /// batch stops (nothing new starts), and the transfer counts as not started.
+    fn unstarted(&self, start: &Start) {
+        let mut s = self.lock();
+        s.stop();
+        s.not_started(start.index, &start.origin);
+        self.publish(&s);
+        drop(s);
+        self.wake.notify_all();
     }
 
     /// Transfer `start` ended as `outcome`, leaving `held` for stdout: counted, and the
@@ -249,6 +286,7 @@ impl<'s> Batch<'s> {
                     // The reader went away (`| head`): what is left would be fetched for
                     // nobody. The transfers under way end; nothing new starts.
                     self.reader_gone.store(true, Ordering::SeqCst);
+                    self.local.halt();
                     self.lock().stop();
                     self.wake.notify_all();
                 }
@@ -271,19 +309,22 @@ impl<'s> Batch<'s> {
         }
     }
 
-    /// Transfer `start`, its stdout captured: how it ended and what it left for stdout.
-    fn transfer(&self, start: &Start) -> (Exit, Held) {
+    /// Transfer `start`, its stdout captured: how it ended and what it left for stdout;
+    /// None when it sent nothing before the batch stopped (it counts as not started).
+    fn transfer(&self, start: &Start) -> Option<(Exit, Held)> {
         let count = self.cfg.batch.transfers.len();
         let reporter = self.session.reporter.tagged(start.index + 1, count);
         let capture = Arc::new(Capture::default());
-        let outcome = self.perform(start, &reporter, &capture);
-        (outcome, capture.take())
+        let outcome = self.perform(start, &reporter, &capture)?;
+        Some((outcome, capture.take()))
     }
 
     /// Builds transfer `start` with the session's steps (reusing a transport kept for its
     /// origin), its stdout sent to `capture`, and runs it; writes its summary. Returns how
-    /// it ended.
-    fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
+    /// it ended; None when it sent nothing because the batch stopped (`--fail-early`, the
+    /// deadline, a signal, stdout's reader gone) while it waited for its first send: it is
+    /// not started, and writes no summary.
+    fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Option<Exit> {
         let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
         let transfer = &self.cfg.batch.transfers[i];
@@ -299,7 +340,7 @@ impl<'s> Batch<'s> {
                 if let Some(t) = ticket {
                     self.session.aborts.remove(t);
                 }
-                return Exit::of(unbuilt_transfer(reporter, unbuilt, began));
+                return Some(Exit::of(unbuilt_transfer(reporter, unbuilt, began)));
             }
         };
         request.output.capture_stdout(capture.clone());
@@ -307,19 +348,22 @@ impl<'s> Batch<'s> {
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
         let lent = self.session.lend(self.local, reporter, (i, began));
         let ended = run::perform(&request, &lent);
-        reporter.summary(
-            ended.exit(),
-            ended.attempts_made,
-            began.elapsed(),
-            self.session.seed,
-            &ended.last,
-            Some(&ended.reason()),
-        );
+        let unsent = ended.attempts_made == 0 && self.halted();
+        if !unsent {
+            reporter.summary(
+                ended.exit(),
+                ended.attempts_made,
+                began.elapsed(),
+                self.session.seed,
+                &ended.last,
+                Some(&ended.reason()),
+            );
+        }
         let dropped = self.kept().put(origin, request.transport, ticket);
         if let Some(dropped) = dropped {
             self.session.aborts.remove(dropped);
         }
-        ended.exit()
+        (!unsent).then(|| ended.exit())
     }
 
     /// The batch's end: what is left for stdout written, the outcome settled and claimed,

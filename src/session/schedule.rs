@@ -20,7 +20,9 @@ use std::time::Instant;
 enum Slot<T> {
     /// Not started yet.
     Waiting,
-    /// Started by a worker.
+    /// Taken by a worker, which waits for its time (`--rate`) before it begins it.
+    Picked,
+    /// Begun by a worker.
     Running,
     /// Ended, with what it left for stdout (`T`, its captured output) and how it ended.
     Done(Exit, T),
@@ -169,7 +171,7 @@ impl<'l, T> Schedule<'l, T> {
             match slot {
                 Slot::Done(exit, _) => t.count(self.first + k, *exit),
                 Slot::Running => t.running += 1,
-                Slot::Waiting => {}
+                Slot::Waiting | Slot::Picked => {}
             }
         }
         t
@@ -188,8 +190,13 @@ impl<'l, T> Schedule<'l, T> {
     /// The next transfer to start at `now`: the first waiting one in the window whose
     /// origin has room in the gate's local layer, the window growing up to its limit
     /// (`origin_of` gives the origin of a transfer entering it). The transfer is marked
-    /// running and the local layer counts it, and says when `--rate` lets it start.
+    /// picked and the local layer counts it, and says when `--rate` lets it start (the
+    /// worker then marks it begun: [`Schedule::begin`]). Nothing starts once the batch is
+    /// stopped or its local layer halted.
     pub fn next(&mut self, now: Instant, origin_of: impl Fn(usize) -> String) -> Next {
+        if self.local.halted() {
+            self.stopped = true;
+        }
         if self.stopped {
             return Next::Finished;
         }
@@ -203,7 +210,7 @@ impl<'l, T> Schedule<'l, T> {
             };
         };
         let origin = self.window[k].0.clone();
-        self.window[k].1 = Slot::Running;
+        self.window[k].1 = Slot::Picked;
         let at = self.local.start(&origin, now);
         let index = self.first + k;
         Next::Start(Start { index, origin, at })
@@ -212,7 +219,7 @@ impl<'l, T> Schedule<'l, T> {
     /// Whether [`Schedule::next`] would start a transfer now (the window grown first, as
     /// it grows it): a worker asleep has work only then.
     pub fn startable(&mut self, origin_of: impl Fn(usize) -> String) -> bool {
-        if self.stopped {
+        if self.stopped || self.local.halted() {
             return false;
         }
         self.grow(origin_of);
@@ -243,11 +250,22 @@ impl<'l, T> Schedule<'l, T> {
             *slot = Slot::Done(exit, spool);
         }
         if exit.outcome != Outcome::Success && self.limits.fail_early {
+            // A failure the attempts' verdicts did not show (a file of the run's end that
+            // could not be written) halts the transfers waiting for their first send too.
+            self.local.halt();
             self.stopped = true;
         }
     }
 
-    /// Transfer `index` was picked but not started (the batch stopped meanwhile).
+    /// Transfer `index`, picked, is begun by its worker: it counts as under way.
+    pub fn begin(&mut self, index: usize) {
+        if let Some((_, slot)) = self.window.get_mut(index - self.first) {
+            *slot = Slot::Running;
+        }
+    }
+
+    /// Transfer `index` was picked but not started, or sent nothing before the batch
+    /// stopped (the batch stopped meanwhile).
     pub fn not_started(&mut self, index: usize, origin: &str) {
         self.local.ended(origin);
         if let Some((_, slot)) = self.window.get_mut(index - self.first) {
@@ -310,6 +328,7 @@ mod tests {
             spacing,
             pacing: false,
             records: None,
+            fail_early: false,
         })
     }
 

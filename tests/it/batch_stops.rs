@@ -1,0 +1,191 @@
+//! What a batch sends once it knows it must stop starting transfers: after the first failure
+//! under `--fail-early`, once stdout's reader has gone, and at the deadline; and how it
+//! counts the transfers it never sent. Each is checked for every way of giving the URLs
+//! (words, a `-K` file, `--url @FILE`, `--url @-`), serial and under `-Z` at several
+//! `--parallel-max`.
+//!
+//! The servers are the scripted one: the answers of the transfers that succeed come after
+//! a long pause, so every request the server records after the first failure (or the
+//! reader's going) is known would have to be a transfer started after it. The transfers
+//! to one origin are paced (one in flight until its first answer, then one more per answer:
+//! docs/batch.md), so with those answers late, any request past the first one to that
+//! origin is a start the batch released after it knew.
+
+use crate::common::{closed_port_url, command, judged_four_at_a_time, stderr};
+use crate::scripted::{Server, Step};
+use std::time::Duration;
+
+/// How the URLs reach the command line.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// Positional words.
+    Words,
+    /// `url = "..."` lines of a `-K` file.
+    ConfigFile,
+    /// `--url @FILE`.
+    ListFile,
+    /// `--url @-`, the list on stdin.
+    Stdin,
+}
+
+const SOURCES: [Source; 4] = [
+    Source::Words,
+    Source::ConfigFile,
+    Source::ListFile,
+    Source::Stdin,
+];
+
+/// The schedules: serial (no `-Z`), then `-Z` with `--parallel-max` 1, 2 and 10.
+const SCHEDULES: [Option<u32>; 4] = [None, Some(1), Some(2), Some(10)];
+
+/// `flags` and the URLs as `source` gives them: the arguments, and what goes to stdin
+/// (`dir` holds the files).
+fn command_line(
+    flags: &[String],
+    urls: &[String],
+    source: Source,
+    dir: &std::path::Path,
+) -> (Vec<String>, Vec<u8>) {
+    let mut args = flags.to_vec();
+    let lines: String = urls.iter().map(|u| format!("{u}\n")).collect();
+    let mut stdin = Vec::new();
+    match source {
+        Source::Words => args.extend(urls.iter().cloned()),
+        Source::ConfigFile => {
+            let path = dir.join("config");
+            let text: String = urls.iter().map(|u| format!("url = \"{u}\"\n")).collect();
+            std::fs::write(&path, text).unwrap();
+            args.extend(["-K".into(), path.display().to_string()]);
+        }
+        Source::ListFile => {
+            let path = dir.join("list");
+            std::fs::write(&path, lines).unwrap();
+            args.extend(["--url".into(), format!("@{}", path.display())]);
+        }
+        Source::Stdin => {
+            args.extend(["--url".into(), "@-".into()]);
+            stdin = lines.into_bytes();
+        }
+    }
+    (args, stdin)
+}
+
+/// The schedule's flags.
+fn schedule_flags(parallel: Option<u32>) -> Vec<String> {
+    match parallel {
+        None => vec![],
+        Some(n) => vec!["-Z".into(), "--parallel-max".into(), n.to_string()],
+    }
+}
+
+/// An answer of 200 with `body`, after `pause`.
+fn late(body: &str, pause: Duration) -> Step {
+    let answer = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    Step::RawPaced {
+        parts: vec![Vec::new(), answer.into_bytes()],
+        pause,
+    }
+}
+
+/// The pause before each successful answer: far longer than a loaded machine takes to
+/// learn of a failure answered at once, so no answer releases a start before it.
+const LATE: Duration = Duration::from_millis(2500);
+
+/// How the failing transfer fails, with the flags that make it fail, and its exit code
+/// when run alone (the batch's, since it is the only failure).
+#[derive(Debug, Clone, Copy)]
+enum Failure {
+    /// A 500 with `--retry 0`: attempts exhausted, 4.
+    Status500,
+    /// A refused connection with `--retry 0`: 4.
+    Refused,
+    /// A 404 with `--fail`: 3.
+    NotFound,
+}
+
+impl Failure {
+    /// The failing URL (its server kept alive in `keep`), the flags, the exit code.
+    fn setup(self, keep: &mut Vec<Server>) -> (String, Vec<String>, i32) {
+        let status = |s: u16, keep: &mut Vec<Server>| {
+            let server = Server::start(vec![Step::status(s, "failed")]).expect("server");
+            let url = server.url("/failing");
+            keep.push(server);
+            url
+        };
+        let flags = |f: &[&str]| f.iter().map(|s| s.to_string()).collect();
+        match self {
+            Failure::Status500 => (status(500, keep), flags(&["--retry", "0"]), 4),
+            Failure::Refused => (closed_port_url(), flags(&["--retry", "0"]), 4),
+            Failure::NotFound => (status(404, keep), flags(&["--fail"]), 3),
+        }
+    }
+}
+
+/// `--fail-early`: with the second of 12 URLs failing at once and the others answered
+/// late by one origin, nothing is sent to that origin once the failure is known. Serial
+/// (and `-Z --parallel-max 1`), transfer 1 alone was sent before it; under `-Z` at most
+/// the one request the origin's pacing let go before the failure. The exit code is the
+/// failing transfer's, the summary counts the others not started, and stdout holds only
+/// the bodies of the transfers that were sent.
+#[test]
+fn fail_early_sends_nothing_once_a_failure_is_known() {
+    let failures = [Failure::Status500, Failure::Refused, Failure::NotFound];
+    let mut cases = Vec::new();
+    for failure in failures {
+        for parallel in SCHEDULES {
+            for source in SOURCES {
+                cases.push((failure, parallel, source));
+            }
+        }
+    }
+    let found = judged_four_at_a_time(&cases, |&(failure, parallel, source)| {
+        let ok = Server::start(vec![late("ok", LATE)]).expect("server");
+        let mut keep = Vec::new();
+        let (failing, flags, want) = failure.setup(&mut keep);
+        let mut urls: Vec<String> = (0..12).map(|i| ok.url(&format!("/{i}"))).collect();
+        urls[1] = failing;
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = vec!["--fail-early".to_string()];
+        all.extend(flags);
+        all.extend(schedule_flags(parallel));
+        let (args, stdin) = command_line(&all, &urls, source, dir.path());
+        let out = command()
+            .args(&args)
+            .write_stdin(stdin)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        let sent = ok.requests().len();
+        // Serial, transfer 1 was sent before the failure; under -Z, at most one.
+        let exact = parallel.is_none_or(|p| p == 1);
+        let mut wrong = Vec::new();
+        if (exact && sent != 1) || sent > 1 {
+            wrong.push(format!("{sent} requests to the other origin"));
+        }
+        if out.status.code() != Some(want) {
+            wrong.push(format!("exit {:?}, not {want}", out.status.code()));
+        }
+        let counted = format!(
+            "12 transfers: {sent} succeeded, 1 failed (exit {want}), {} not started",
+            11 - sent
+        );
+        if !err.contains(&counted) {
+            wrong.push(format!("no {counted:?}"));
+        }
+        if String::from_utf8_lossy(&out.stdout).matches("ok").count() != sent {
+            wrong.push(format!("stdout {:?}", String::from_utf8_lossy(&out.stdout)));
+        }
+        match wrong.is_empty() {
+            true => vec![],
+            false => vec![format!(
+                "{failure:?} {parallel:?} {source:?}: {}\n{err}",
+                wrong.join("; ")
+            )],
+        }
+    });
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
