@@ -49,6 +49,10 @@ pub struct Local {
     halted: AtomicBool,
     /// Under `--fail-early`, attempts over whose verdict is not yet known.
     deciding: AtomicUsize,
+    /// A batch's transfers begun that have not sent their first request yet (read by the
+    /// summary written when the run is ended from another thread: those count as not
+    /// started).
+    unsent: Arc<AtomicUsize>,
 }
 
 /// How long a first request waits, under `--fail-early`, while another transfer's attempt
@@ -97,7 +101,32 @@ impl Local {
             fail_early: limits.fail_early,
             halted: AtomicBool::new(false),
             deciding: AtomicUsize::new(0),
+            unsent: Arc::default(),
         }
+    }
+
+    /// The layer counting its transfers begun and not yet sent in `unsent` (shared with
+    /// whoever reads it: see [`Local::begun`]).
+    pub fn counting_unsent(self, unsent: Arc<AtomicUsize>) -> Local {
+        Local { unsent, ..self }
+    }
+
+    /// A batch's transfer is begun: it counts as not sent until its first request is
+    /// cleared ([`Local::sending`]) or it ends without one ([`Local::gone_unsent`]).
+    pub fn begun(&self) {
+        self.unsent.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A transfer's first request is cleared to go.
+    pub(super) fn sending(&self) {
+        self.gone_unsent();
+    }
+
+    /// A begun transfer ended without sending anything.
+    pub fn gone_unsent(&self) {
+        let _ = self
+            .unsent
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 
     /// The local layer of a run of one URL: no records, no limit on starts.

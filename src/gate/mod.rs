@@ -289,6 +289,9 @@ impl<'a> Gate<'a> {
         }
         let (Some(charge), Some(records)) = (t.retry, &self.records) else {
             t.step = Step::Cleared;
+            if t.retry.is_none() {
+                self.local.sending();
+            }
             return Clear::Go;
         };
         match records.send_retry(charge) {

@@ -98,7 +98,8 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         pacing: true,
         records: cfg.state.is_none().then_some(cfg.fleet),
         fail_early: b.fail_early,
-    });
+    })
+    .counting_unsent(session.unsent.clone());
     let batch = Batch {
         session,
         cfg,
@@ -199,6 +200,7 @@ impl<'s> Batch<'s> {
             return false;
         }
         s.begin(index);
+        self.local.begun();
         self.publish(&s);
         true
     }
@@ -340,6 +342,7 @@ impl<'s> Batch<'s> {
                 if let Some(t) = ticket {
                     self.session.aborts.remove(t);
                 }
+                self.local.gone_unsent();
                 return Some(Exit::of(unbuilt_transfer(reporter, unbuilt, began)));
             }
         };
@@ -348,6 +351,9 @@ impl<'s> Batch<'s> {
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
         let lent = self.session.lend(self.local, reporter, (i, began));
         let ended = run::perform(&request, &lent);
+        if ended.attempts_made == 0 {
+            self.local.gone_unsent();
+        }
         let unsent = ended.attempts_made == 0 && self.halted();
         if !unsent {
             reporter.summary(
@@ -393,7 +399,7 @@ impl<'s> Batch<'s> {
             self.session.reporter.settled(&origin, rate);
         }
         self.session.reporter.batch_summary(
-            counts(&tally),
+            counts(&tally, 0),
             (outcome, exit),
             elapsed,
             why.as_deref(),
@@ -477,33 +483,37 @@ fn unbuilt_transfer(reporter: &Reporter, unbuilt: Unbuilt, began: Instant) -> Ou
 }
 
 /// The tally as the summary counts it: a transfer still under way when the run ends (the
-/// deadline, a signal) is stopped by that end, so it counts as failed, not as not started.
-fn counts(t: &Tally) -> Counts {
+/// deadline, a signal) is stopped by that end, so it counts as failed, not as not started,
+/// unless it is one of the `unsent` that had not sent its first request yet.
+fn counts(t: &Tally, unsent: usize) -> Counts {
+    let unsent = unsent.min(t.running);
     Counts {
         transfers: t.count,
         succeeded: t.succeeded,
-        failed: t.failed + t.running,
-        not_started: t.not_started(),
+        failed: t.failed + t.running - unsent,
+        not_started: t.not_started() + unsent,
     }
 }
 
 /// The watchdog's and the signal handler's summary of a batch: the transfers counted so
 /// far (ended ones waiting for their turn on stdout included; those under way count as
-/// failed), read from `tally`, which the batch keeps up to date.
+/// failed, but those that had sent nothing yet, `unsent`), read from `tally`, which the
+/// batch keeps up to date.
 pub(super) fn last_words(
     reporter: &Reporter,
     start: Instant,
-    tally: &Arc<Mutex<Tally>>,
+    (tally, unsent): (&Arc<Mutex<Tally>>, &Arc<AtomicUsize>),
 ) -> (SummaryLine, SummaryLine) {
     let make = || {
         let format = reporter.format();
-        let tally = tally.clone();
+        let (tally, unsent) = (tally.clone(), unsent.clone());
         SummaryLine {
             start,
             line: Box::new(move |_, _, outcome, why| {
                 let t = tally.lock().map(|t| *t).unwrap_or_default();
+                let counted = counts(&t, unsent.load(Ordering::SeqCst));
                 let ending = (outcome, Exit::of(outcome));
-                report::batch_summary_line(format, counts(&t), ending, start.elapsed(), Some(why))
+                report::batch_summary_line(format, counted, ending, start.elapsed(), Some(why))
             }),
         }
     };

@@ -508,6 +508,7 @@ mod tests {
         let o = ["a", "b", "c", "d"];
         for want in 0..3 {
             assert_eq!(start(&mut s, now, &o), Some(want));
+            s.begin(want);
         }
         s.ended(1, "b", Exit::of(Outcome::Success), 11);
         s.ended(2, "c", Exit::of(Outcome::AttemptsExhausted), 12);
@@ -520,6 +521,31 @@ mod tests {
             t.first_failure,
             Some((2, Exit::of(Outcome::AttemptsExhausted)))
         );
+    }
+
+    #[test]
+    fn a_transfer_picked_but_not_begun_counts_as_not_started() {
+        let now = Instant::now();
+        let local = local(6, None);
+        let mut s: Schedule<usize> = Schedule::new(limits(2, 2), &local);
+        let o = ["a", "b"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        s.begin(0);
+        let t = s.tally();
+        assert_eq!((t.running, t.not_started()), (1, 1));
+    }
+
+    #[test]
+    fn a_halted_local_layer_starts_nothing() {
+        let now = Instant::now();
+        let local = local(6, None);
+        let mut s: Schedule<usize> = Schedule::new(limits(3, 3), &local);
+        let o = ["a", "a", "a"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        local.halt();
+        assert!(!s.startable(|i| o[i].into()));
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
     }
 
     #[test]

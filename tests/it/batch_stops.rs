@@ -189,3 +189,66 @@ fn fail_early_sends_nothing_once_a_failure_is_known() {
     });
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// What holds a transfer back before its first send, besides the schedule.
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    /// The origin's pacing: one request in flight until its first answer.
+    Pacing,
+    /// `--rate 1/m`: the next start a minute away.
+    Rate,
+}
+
+/// `--deadline` passing while one transfer waits for its late answer: the transfers that
+/// never sent a request (waiting for the origin's first answer, or for `--rate`'s next
+/// start, or never picked) count as not started, the one cut as failed; exit 5, whether
+/// the batch ends by itself or the watchdog ends it.
+#[test]
+fn the_deadline_counts_the_transfers_never_sent_as_not_started() {
+    let mut cases = Vec::new();
+    for held in [Held::Pacing, Held::Rate] {
+        for parallel in SCHEDULES {
+            for source in SOURCES {
+                cases.push((held, parallel, source));
+            }
+        }
+    }
+    let found = judged_four_at_a_time(&cases, |&(held, parallel, source)| {
+        let s = Server::start(vec![late("ok", Duration::from_secs(20))]).expect("server");
+        let urls: Vec<String> = (0..6).map(|i| s.url(&format!("/{i}"))).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let mut flags = vec!["--deadline".to_string(), "1s".into()];
+        if let Held::Rate = held {
+            flags.extend(["--rate".into(), "1/m".into()]);
+        }
+        flags.extend(schedule_flags(parallel));
+        let (args, stdin) = command_line(&flags, &urls, source, dir.path());
+        let out = command()
+            .args(&args)
+            .write_stdin(stdin)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        let sent = s.requests().len();
+        let mut wrong = Vec::new();
+        if sent != 1 {
+            wrong.push(format!("{sent} requests"));
+        }
+        if out.status.code() != Some(5) {
+            wrong.push(format!("exit {:?}", out.status.code()));
+        }
+        let counted = "6 transfers: 0 succeeded, 1 failed (exit 5), 5 not started";
+        if !err.contains(counted) {
+            wrong.push(format!("no {counted:?}"));
+        }
+        match wrong.is_empty() {
+            true => vec![],
+            false => vec![format!(
+                "{held:?} {parallel:?} {source:?}: {}\n{err}",
+                wrong.join("; ")
+            )],
+        }
+    });
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
