@@ -46,7 +46,7 @@ pub struct Local {
     /// `--fail-early`: the first failed transfer halts the batch.
     fail_early: bool,
     /// No transfer sends its first request any more.
-    halted: AtomicBool,
+    halted: Arc<AtomicBool>,
     /// Under `--fail-early`, attempts over whose verdict is not yet known.
     deciding: AtomicUsize,
     /// A batch's transfers begun that have not sent their first request yet (read by the
@@ -65,6 +65,18 @@ pub const DECIDING: Duration = Duration::from_millis(1);
 struct Starts {
     running: HashMap<String, usize>,
     next_at: Option<Instant>,
+}
+
+/// Halts a local layer from another thread, as [`Local::halt`] does (stdout's reader gone,
+/// as a thread watching it learns).
+#[derive(Debug, Clone)]
+pub struct Halter(Arc<AtomicBool>);
+
+impl Halter {
+    /// From now on no transfer of the layer sends its first request.
+    pub fn halt(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// What a run's local layer is made with.
@@ -99,7 +111,7 @@ impl Local {
             spacing: limits.spacing,
             starts: Mutex::new(Starts::default()),
             fail_early: limits.fail_early,
-            halted: AtomicBool::new(false),
+            halted: Arc::default(),
             deciding: AtomicUsize::new(0),
             unsent: Arc::default(),
         }
@@ -144,6 +156,11 @@ impl Local {
     /// stdout's reader gone, the batch stopping).
     pub fn halt(&self) {
         self.halted.store(true, Ordering::SeqCst);
+    }
+
+    /// What halts the layer from another thread (see [`Local::halt`]).
+    pub fn halter(&self) -> Halter {
+        Halter(self.halted.clone())
     }
 
     /// Whether the batch has halted (see [`Local::halt`]).

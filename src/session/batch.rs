@@ -70,7 +70,7 @@ struct Batch<'s> {
     /// Writing a transfer's output to stdout failed (not for a reader that went away).
     unwritten: Mutex<Option<String>>,
     /// stdout's reader went away: the batch started nothing new after.
-    reader_gone: AtomicBool,
+    reader_gone: Arc<AtomicBool>,
     /// The transports of ended transfers, for the next transfers to their origins.
     kept: Mutex<Kept>,
 }
@@ -110,10 +110,11 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         stdout: output::stdout().map_err(|e| format!("cannot write to stdout: {e}")),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
-        reader_gone: AtomicBool::new(false),
+        reader_gone: Arc::default(),
         kept: Mutex::new(Kept(Vec::new(), limits.ahead.min(count).max(KEPT))),
     };
     batch.publish(&batch.lock());
+    batch.watch_reader();
     let workers = limits.ahead.min(count).max(1);
     std::thread::scope(|scope| {
         let spawned = (0..workers)
@@ -147,6 +148,30 @@ impl<'s> Batch<'s> {
     fn origin(&self, i: usize) -> String {
         let url = &self.cfg.batch.transfers[i].url;
         origin_key(url, self.cfg.request.network.unix_socket.as_deref())
+    }
+
+    /// When stdout is a pipe or a socket, a thread of its own waits for its reader to go
+    /// away (`| head`): the batch then starts nothing new, without waiting for its next
+    /// write to fail. The thread is left blocked when the batch ends first (the process
+    /// ends with it).
+    fn watch_reader(&self) {
+        let out = self
+            .stdout
+            .as_ref()
+            .ok()
+            .filter(|o| output::reader_may_go(o));
+        let Some(out) = out.and_then(|o| o.try_clone().ok()) else {
+            return;
+        };
+        let (gone, halter) = (self.reader_gone.clone(), self.local.halter());
+        let _ = std::thread::Builder::new()
+            .name("stdout reader".into())
+            .spawn(move || {
+                if output::await_reader_gone(&out) {
+                    gone.store(true, Ordering::SeqCst);
+                    halter.halt();
+                }
+            });
     }
 
     /// Whether the batch must stop starting transfers: a signal, the deadline (as the

@@ -11,7 +11,7 @@
 //! docs/batch.md), so with those answers late, any request past the first one to that
 //! origin is a start the batch released after it knew.
 
-use crate::common::{closed_port_url, command, judged_four_at_a_time, stderr};
+use crate::common::{closed_port_url, command, judged_four_at_a_time, std_command, stderr};
 use crate::scripted::{Server, Step};
 use std::time::Duration;
 
@@ -246,6 +246,61 @@ fn the_deadline_counts_the_transfers_never_sent_as_not_started() {
             true => vec![],
             false => vec![format!(
                 "{held:?} {parallel:?} {source:?}: {}\n{err}",
+                wrong.join("; ")
+            )],
+        }
+    });
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// stdout's reader going away (`| head -c 3`) once the first body is out: the batch starts
+/// nothing new. The first URL is answered at once by one server, the 19 others late by
+/// another, whose pacing lets one request go before that answer: it sees at most that
+/// one, serial or under `-Z`; the exit code is the one earned, 0.
+#[test]
+fn a_reader_gone_sends_nothing_more() {
+    use std::io::{Read, Write};
+    let mut cases = Vec::new();
+    for parallel in SCHEDULES {
+        for source in SOURCES {
+            cases.push((parallel, source));
+        }
+    }
+    let found = judged_four_at_a_time(&cases, |&(parallel, source)| {
+        let first = Server::start(vec![Step::status(200, "first body")]).expect("server");
+        let rest = Server::start(vec![late("later", LATE)]).expect("server");
+        let mut urls = vec![first.url("/0")];
+        urls.extend((1..20).map(|i| rest.url(&format!("/{i}"))));
+        let dir = tempfile::tempdir().unwrap();
+        let flags = schedule_flags(parallel);
+        let (args, stdin) = command_line(&flags, &urls, source, dir.path());
+        let mut child = std_command()
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(&stdin).unwrap();
+        drop(input);
+        let mut three = [0u8; 3];
+        child.stdout.take().unwrap().read_exact(&mut three).unwrap();
+        // The pipe's read end is closed here, as `head -c 3` closes it.
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        let sent = rest.requests().len();
+        let mut wrong = Vec::new();
+        if sent > 1 {
+            wrong.push(format!("{sent} requests after the reader went"));
+        }
+        if out.status.code() != Some(0) {
+            wrong.push(format!("exit {:?}", out.status.code()));
+        }
+        match wrong.is_empty() {
+            true => vec![],
+            false => vec![format!(
+                "{parallel:?} {source:?}: {}\n{err}",
                 wrong.join("; ")
             )],
         }
