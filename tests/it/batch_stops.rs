@@ -307,3 +307,122 @@ fn a_reader_gone_sends_nothing_more() {
     });
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// Where a URL list still being written comes from.
+#[derive(Debug, Clone, Copy)]
+enum Unfinished {
+    /// `--url @-`, stdin a pipe the test keeps open.
+    Stdin,
+    /// `--url @FIFO`.
+    ListFifo,
+    /// `-K FIFO`, its `url =` lines.
+    ConfigFifo,
+}
+
+/// Waits until the process `pid` has a second thread, its signal handling installed (the
+/// handler thread is started once the handlers are registered), or 10 s have passed (a
+/// process that never installs it is then signalled anyway, and dies of the signal).
+fn wait_for_handler(pid: u32) {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    let tasks = format!("/proc/{pid}/task");
+    while std::fs::read_dir(&tasks).map_or(0, |d| d.count()) < 2
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A signal while the list of URLs (or the `-K` file holding them) is still being read
+/// ends the run as any signal does: exit 128 + its number, one summary line saying that
+/// nothing was sent and why, no request, no `-o` file; serial or `-Z`, with a deadline
+/// (the list read on a thread of its own) or without.
+#[test]
+fn a_signal_while_the_list_is_read_ends_the_run_with_its_code_and_one_summary() {
+    use std::io::Write;
+    let mut cases = Vec::new();
+    for from in [
+        Unfinished::Stdin,
+        Unfinished::ListFifo,
+        Unfinished::ConfigFifo,
+    ] {
+        for (sig, status) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+            for parallel in [false, true] {
+                for deadline in [false, true] {
+                    cases.push((from, sig, status, parallel, deadline));
+                }
+            }
+        }
+    }
+    let found = judged_four_at_a_time(&cases, |&(from, sig, status, parallel, deadline)| {
+        let s = Server::start(vec![Step::status(200, "ok")]).expect("server");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let output = dir.path().join("out");
+        let mut args = vec!["-o".to_string(), output.display().to_string()];
+        if parallel {
+            args.push("-Z".into());
+        }
+        if deadline {
+            args.extend(["--deadline".into(), "1m".into()]);
+        }
+        let first = match from {
+            Unfinished::ConfigFifo => format!("url = \"{}\"\n", s.url("/a")),
+            _ => format!("{}\n", s.url("/a")),
+        };
+        match from {
+            Unfinished::Stdin => args.extend(["--url".into(), "@-".into()]),
+            Unfinished::ListFifo => args.extend(["--url".into(), format!("@{}", fifo.display())]),
+            Unfinished::ConfigFifo => args.extend(["-K".into(), fifo.display().to_string()]),
+        }
+        let c = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+        // SAFETY: mkfifo reads the path given.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut child = std_command()
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // The writer is kept open (the list is never finished) until the run has ended.
+        let _writer = match from {
+            Unfinished::Stdin => {
+                stdin.write_all(first.as_bytes()).unwrap();
+                None
+            }
+            _ => {
+                // Opening a FIFO for writing waits for its reader: the run is reading it.
+                let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+                w.write_all(first.as_bytes()).unwrap();
+                Some(w)
+            }
+        };
+        wait_for_handler(child.id());
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: kill only sends a signal to the child we spawned.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        let err = stderr(&out);
+        let mut wrong = Vec::new();
+        if out.status.code() != Some(status) {
+            wrong.push(format!("ended {:?}", out.status));
+        }
+        let summaries = err.lines().filter(|l| l.contains("exit ")).count();
+        if summaries != 1 || !err.contains("nothing sent") {
+            wrong.push("not one summary saying nothing was sent".into());
+        }
+        if !s.requests().is_empty() || output.exists() {
+            wrong.push("a request sent, or an -o file".into());
+        }
+        match wrong.is_empty() {
+            true => vec![],
+            false => vec![format!(
+                "{from:?} signal {sig} -Z {parallel} deadline {deadline}: {}\n{err}",
+                wrong.join("; ")
+            )],
+        }
+    });
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
