@@ -265,10 +265,11 @@ impl<'a> Gate<'a> {
     /// slept and the gate asked again; a stop ends the run, with why (the ticket is then
     /// dropped, which frees what it held).
     pub fn ask(&self, t: &mut Ticket<'a>, left: Option<Duration>, rng: &mut dyn Rng) -> Clear {
-        if t.retry.is_none() && matches!(t.step, Step::Hold | Step::Origin) {
-            if let Some(halted) = self.first_send_held() {
-                return halted;
-            }
+        if t.retry.is_none()
+            && matches!(t.step, Step::Hold | Step::Origin)
+            && let Some(halted) = self.first_send_held()
+        {
+            return halted;
         }
         if t.step == Step::Hold {
             t.step = Step::Origin;
