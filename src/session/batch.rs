@@ -21,6 +21,14 @@
 //! (room in the window) wakes one sleeping worker, and only when a transfer may start
 //! then; the batch stopping or having nothing left to start wakes them all.
 //!
+//! Once the batch stops starting transfers (`--fail-early` after the first failure,
+//! stdout's reader gone, the deadline, a signal), no transfer sends its first request, not
+//! even one a worker had begun and that waits in its gate (for its origin's first answer,
+//! its pacing, a hold); a transfer that sent nothing counts as not started, with no summary
+//! of its own and nothing on stdout. Those that had sent go on (`--fail-early`, the reader
+//! gone) or are cut (the deadline, a signal). stdout's reader is watched by a thread of its
+//! own when stdout is a pipe or a socket, so its going is known at once.
+//!
 //! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
 //! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
 //! Transfers that `--fail-early` kept from starting do not change it. The deadline passing

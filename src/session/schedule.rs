@@ -5,7 +5,9 @@
 //! gate has room for it (its local layer, `gate::local`: at most `--parallel-max-host` in
 //! flight to one origin, so a later transfer to another origin may start first, and starts
 //! spaced evenly by `--rate`), nothing new once the batch is stopped
-//! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
+//! (`--fail-early` after a failure, the deadline, a signal) or its local layer halted. A
+//! transfer taken by a worker is picked until the worker begins it (after `--rate`'s wait):
+//! a picked one counts as not started. Outputs leave the window in URL
 //! order; the tally counts them. Memory is bounded by the window, whatever the batch's
 //! length. A transfer's origin is worked out once, as it enters the window (a look at the
 //! window parses no URL).

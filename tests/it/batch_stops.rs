@@ -217,7 +217,7 @@ fn the_deadline_counts_the_transfers_never_sent_as_not_started() {
         let s = Server::start(vec![late("ok", Duration::from_secs(20))]).expect("server");
         let urls: Vec<String> = (0..6).map(|i| s.url(&format!("/{i}"))).collect();
         let dir = tempfile::tempdir().unwrap();
-        let mut flags = vec!["--deadline".to_string(), "1s".into()];
+        let mut flags = vec!["--deadline".to_string(), "2s".into()];
         if let Held::Rate = held {
             flags.extend(["--rate".into(), "1/m".into()]);
         }
