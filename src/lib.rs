@@ -140,7 +140,13 @@ fn version() -> u8 {
 pub(crate) fn run_from(args: impl IntoIterator<Item = OsString>, start: Instant) -> Exit {
     let args: Vec<OsString> = args.into_iter().collect();
     exit::health_exit_from(&args);
-    // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags.
+    // `-K FILE` and `-H @FILE` are read first: what they hold is parsed as typed flags. A
+    // signal while they are read (stdin still being written) ends the run as any signal
+    // does: the handler is installed before, the session takes it over.
+    if cli::config_file::may_read_files(&args) {
+        let words = cli::usage::interrupted_reading(&args, start);
+        let _ = process::interrupt::Interrupt::install(|| {}, words);
+    }
     let expanded = match cli::config_file::expand(args.clone(), start) {
         Ok(x) => x,
         Err(cli::config_file::Refusal::Usage(msg)) => {

@@ -694,6 +694,53 @@ fn raw_stdout() -> io::Result<File> {
     Ok(out)
 }
 
+/// Whether `out` (stdout, as [`stdout`] opened it) has a reader that may go away: a pipe
+/// or a socket, on a system with `poll` (see [`await_reader_gone`]).
+pub fn reader_may_go(out: &File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        out.metadata().is_ok_and(|m| {
+            let t = m.file_type();
+            t.is_fifo() || t.is_socket()
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = out;
+        false
+    }
+}
+
+/// Waits until the reader of `out` goes away, when [`reader_may_go`]: true then; false
+/// when it cannot be watched. A pipe whose reader has closed it polls as an error
+/// (POLLERR), a socket whose peer has gone as a hang-up (POLLHUP): no byte is written or
+/// read to know it.
+pub fn await_reader_gone(out: &File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let mut fd = libc::pollfd {
+            fd: out.as_raw_fd(),
+            events: 0,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: poll reads and writes the one pollfd given, for a descriptor we own.
+            let n = unsafe { libc::poll(&mut fd, 1, -1) };
+            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return n > 0 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0;
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = out;
+        false
+    }
+}
+
 /// Opens a special file for writing, giving up after `left`: a FIFO with no reader would
 /// block the open for ever.
 fn open_within(path: &Path, left: Option<std::time::Duration>) -> io::Result<File> {

@@ -162,6 +162,15 @@ pub fn expand(args: Vec<OsString>, start: std::time::Instant) -> Result<Expanded
     })
 }
 
+/// Whether [`expand`] may read files for `args` (a `-K` file, a `-H @FILE`, a `--url @FILE`):
+/// not for a subcommand; a false positive is harmless.
+pub fn may_read_files(args: &[OsString]) -> bool {
+    let is_subcommand = args
+        .get(1)
+        .is_some_and(|a| matches!(a.to_str(), Some("demo" | "simulate" | "help")));
+    !is_subcommand && may_expand(args)
+}
+
 /// Whether anything may need expanding: an argument that could be `-K`/`--config` (a
 /// short cluster holding `K`, a long option starting `--co`) or an `@` value for `-H`.
 /// False negatives are impossible; a false positive only costs the full scan.

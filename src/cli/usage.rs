@@ -303,6 +303,32 @@ pub(crate) fn deadline_line(what: &str, args: &[OsString], start: Instant) -> Ou
     Outcome::Deadline
 }
 
+/// The last words of a run that a signal ends while it still reads a `-K` file or a URL
+/// list (stdin still being written, a FIFO): the summary, with the signal's outcome,
+/// that nothing was sent. The handler writes it and exits with the signal's status (see
+/// `process::interrupt`).
+pub(crate) fn interrupted_reading(
+    args: &[OsString],
+    start: Instant,
+) -> impl FnOnce(crate::process::interrupt::Signal) + Send + 'static {
+    let format = match json_requested(args) {
+        true => cli::LogFormat::Json,
+        false => cli::LogFormat::Text,
+    };
+    move |sig| {
+        let why = "nothing sent: a -K file or a URL list was still being read";
+        let line = report::forced_summary(
+            format,
+            sig.outcome(),
+            (0, start.elapsed(), 0),
+            why,
+            "stopping: interrupted",
+            (None, report::StateUse::None),
+        );
+        crate::process::deadline::last_line(&line);
+    }
+}
+
 /// The `RETRY_HTTP_*` variable a bad value came from, if it came from one.
 fn env_source(e: &clap::Error) -> Option<String> {
     use clap::error::{ContextKind, ContextValue};

@@ -13,6 +13,12 @@
 //!   run of one URL keeps none: with one run there is nobody to share them with (the
 //!   budget never counts a run's own retries, and the breaker hears a run only at its end).
 //!
+//! - whether the batch has halted: once it has (`--fail-early` after a failure, stdout's
+//!   reader gone), no transfer sends its first request; the transfers that sent theirs go
+//!   on. Under `--fail-early` an answer's head releases nothing (its transfer may still
+//!   fail), and no first request goes while a transfer's attempt is being decided: the
+//!   halt is set before the room that attempt leaves is given to another.
+//!
 //! Every piece is behind its own lock, held only for a decision, never across a wait or a
 //! request, so a batch's workers share the layer as it is.
 
@@ -21,6 +27,7 @@ use crate::fleet::record::Limits;
 use crate::fleet::store::Clock;
 use crate::fleet::store::memory::{MemoryStore, SharedMemory};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -36,7 +43,21 @@ pub struct Local {
     spacing: Option<Duration>,
     /// The transfers under way per origin, and the next start `--rate` allows.
     starts: Mutex<Starts>,
+    /// `--fail-early`: the first failed transfer halts the batch.
+    fail_early: bool,
+    /// No transfer sends its first request any more.
+    halted: Arc<AtomicBool>,
+    /// Under `--fail-early`, attempts over whose verdict is not yet known.
+    deciding: AtomicUsize,
+    /// A batch's transfers begun that have not sent their first request yet (read by the
+    /// summary written when the run is ended from another thread: those count as not
+    /// started).
+    unsent: Arc<AtomicUsize>,
 }
+
+/// How long a first request waits, under `--fail-early`, while another transfer's attempt
+/// is being decided (microseconds of the policy's arithmetic).
+pub const DECIDING: Duration = Duration::from_millis(1);
 
 /// The transfers under way per origin (an origin with none has no entry), and the earliest
 /// moment the next one may start.
@@ -44,6 +65,18 @@ pub struct Local {
 struct Starts {
     running: HashMap<String, usize>,
     next_at: Option<Instant>,
+}
+
+/// Halts a local layer from another thread, as [`Local::halt`] does (stdout's reader gone,
+/// as a thread watching it learns).
+#[derive(Debug, Clone)]
+pub struct Halter(Arc<AtomicBool>);
+
+impl Halter {
+    /// From now on no transfer of the layer sends its first request.
+    pub fn halt(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// What a run's local layer is made with.
@@ -59,6 +92,8 @@ pub struct Shape {
     /// The breaker's and budget's settings of the records a batch keeps without
     /// `--state` (`None`: it keeps none).
     pub records: Option<Limits>,
+    /// `--fail-early`.
+    pub fail_early: bool,
 }
 
 impl Local {
@@ -75,7 +110,35 @@ impl Local {
             per_origin: limits.per_origin.max(1),
             spacing: limits.spacing,
             starts: Mutex::new(Starts::default()),
+            fail_early: limits.fail_early,
+            halted: Arc::default(),
+            deciding: AtomicUsize::new(0),
+            unsent: Arc::default(),
         }
+    }
+
+    /// The layer counting its transfers begun and not yet sent in `unsent` (shared with
+    /// whoever reads it: see [`Local::begun`]).
+    pub fn counting_unsent(self, unsent: Arc<AtomicUsize>) -> Local {
+        Local { unsent, ..self }
+    }
+
+    /// A batch's transfer is begun: it counts as not sent until its first request is
+    /// cleared ([`Local::sending`]) or it ends without one ([`Local::gone_unsent`]).
+    pub fn begun(&self) {
+        self.unsent.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A transfer's first request is cleared to go.
+    pub(super) fn sending(&self) {
+        self.gone_unsent();
+    }
+
+    /// A begun transfer ended without sending anything.
+    pub fn gone_unsent(&self) {
+        let _ = self
+            .unsent
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
     }
 
     /// The local layer of a run of one URL: no records, no limit on starts.
@@ -85,7 +148,57 @@ impl Local {
             spacing: None,
             pacing: false,
             records: None,
+            fail_early: false,
         })
+    }
+
+    /// From now on no transfer sends its first request (`--fail-early` after a failure,
+    /// stdout's reader gone, the batch stopping).
+    pub fn halt(&self) {
+        self.halted.store(true, Ordering::SeqCst);
+    }
+
+    /// What halts the layer from another thread (see [`Local::halt`]).
+    pub fn halter(&self) -> Halter {
+        Halter(self.halted.clone())
+    }
+
+    /// Whether the batch has halted (see [`Local::halt`]).
+    pub fn halted(&self) -> bool {
+        self.halted.load(Ordering::SeqCst)
+    }
+
+    /// Under `--fail-early`, whether an answer's head may release the transfers waiting
+    /// for room: not while the transfer it answers may still fail.
+    pub(super) fn release_at_head(&self) -> bool {
+        !self.fail_early
+    }
+
+    /// Under `--fail-early`, an attempt is over and its verdict is being decided: no
+    /// first request goes until [`Local::decided`].
+    pub(super) fn deciding(&self) {
+        if self.fail_early {
+            self.deciding.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The verdict of an attempt [`Local::deciding`] counted: `failed`, the run ends in a
+    /// failure, which under `--fail-early` halts the batch before the count lets go.
+    pub(super) fn decided(&self, failed: bool) {
+        if !self.fail_early {
+            return;
+        }
+        if failed {
+            self.halt();
+        }
+        let _ = self
+            .deciding
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    /// Whether a first request must wait for a verdict (see [`Local::deciding`]).
+    pub(super) fn undecided(&self) -> bool {
+        self.deciding.load(Ordering::SeqCst) > 0
     }
 
     /// The origins' table.

@@ -151,6 +151,13 @@ pub enum Heard<'h> {
     },
     /// The attempt is over.
     Over(Over<'h>),
+    /// The decision about the attempt last told over is made: whether the run ends in a
+    /// failure (under `--fail-early`, that halts the batch before any transfer sends its
+    /// first request; see `local`).
+    Decided {
+        /// The run ends in a failure.
+        failed: bool,
+    },
 }
 
 /// An attempt that is over, as the gate hears it.
@@ -258,6 +265,12 @@ impl<'a> Gate<'a> {
     /// slept and the gate asked again; a stop ends the run, with why (the ticket is then
     /// dropped, which frees what it held).
     pub fn ask(&self, t: &mut Ticket<'a>, left: Option<Duration>, rng: &mut dyn Rng) -> Clear {
+        if t.retry.is_none()
+            && matches!(t.step, Step::Hold | Step::Origin)
+            && let Some(halted) = self.first_send_held()
+        {
+            return halted;
+        }
         if t.step == Step::Hold {
             t.step = Step::Origin;
             if let Some(held) = self.hold {
@@ -277,6 +290,9 @@ impl<'a> Gate<'a> {
         }
         let (Some(charge), Some(records)) = (t.retry, &self.records) else {
             t.step = Step::Cleared;
+            if t.retry.is_none() {
+                self.local.sending();
+            }
             return Clear::Go;
         };
         match records.send_retry(charge) {
@@ -287,6 +303,19 @@ impl<'a> Gate<'a> {
             }
             stop => stop,
         }
+    }
+
+    /// Before a run's first send: a stop when its batch has halted, a short wait while
+    /// another transfer's attempt is decided under `--fail-early` (see `local`); None: go on.
+    fn first_send_held(&self) -> Option<Clear> {
+        if self.local.halted() {
+            let why = "not started: the batch starts no new transfer".to_string();
+            return Some(Clear::Stop(Stop::Halted(why)));
+        }
+        self.local.undecided().then_some(Clear::Wait {
+            wait: local::DECIDING,
+            why: Why::Room,
+        })
     }
 
     /// A wait for a Retry-After the records said holds for `held`, plus the run's spread,
@@ -317,7 +346,9 @@ impl<'a> Gate<'a> {
     }
 
     /// Tell: what was heard. An answer's head lets the transfers waiting for the origin's
-    /// first answer go (nothing is said back). An attempt over: the request is no longer in
+    /// first answer go (nothing is said back; under `--fail-early` the head lets nothing
+    /// go: its transfer may still fail). The decision about an attempt: under
+    /// `--fail-early`, a failure halts the batch. An attempt over: the request is no longer in
     /// flight, and the origin that answered is heard (its Retry-After as read and clamped,
     /// its RateLimit fields); then the records hear that a target that was not ready is up
     /// (the breaker: the line when that closed the circuit), and the Retry-After to share
@@ -325,12 +356,19 @@ impl<'a> Gate<'a> {
     pub fn tell(&self, heard: Heard<'_>) -> Noted {
         let over = match heard {
             Heard::Head { origin, told } => {
-                let answer = told.answer(None, self.max_hold);
-                self.local.origins().heard(origin, answer, Instant::now());
+                if self.local.release_at_head() {
+                    let answer = told.answer(None, self.max_hold);
+                    self.local.origins().heard(origin, answer, Instant::now());
+                }
+                return Noted::default();
+            }
+            Heard::Decided { failed } => {
+                self.local.decided(failed);
                 return Noted::default();
             }
             Heard::Over(over) => over,
         };
+        self.local.deciding();
         let answer = over.told.map(|t| t.answer(over.retry_after, self.max_hold));
         let after = self
             .local

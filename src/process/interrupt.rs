@@ -174,6 +174,12 @@ fn ignored_at_start(sig: i32) -> bool {
     }
 }
 
+/// What the handler runs once a signal comes, as the last [`Interrupt::install`] set it.
+struct Ending {
+    abort: Option<Box<dyn FnOnce() + Send>>,
+    last_words: Option<Box<dyn FnOnce(Signal) + Send>>,
+}
+
 /// A shared flag set by the signal thread, with a condition variable so waits wake at once.
 #[derive(Clone, Default)]
 pub struct Interrupt {
@@ -194,12 +200,41 @@ impl Interrupt {
     /// which stay ignored), and ignores SIGXFSZ. `abort` is called from the handler thread
     /// to stop a transfer in flight; `last_words` writes the summary if the handler must end
     /// the process itself (after the temporary files are removed).
+    ///
+    /// Installed once per process: a later call (the session's, after the handler that
+    /// ends a run still reading its `-K` file or URL list) gives the same interrupt, whose
+    /// ending is from then on this call's `abort` and `last_words`.
     pub fn install(
         abort: impl FnOnce() + Send + 'static,
         last_words: impl FnOnce(Signal) + Send + 'static,
     ) -> std::io::Result<Self> {
+        static INSTALLED: OnceLock<(Interrupt, Arc<Mutex<Ending>>)> = OnceLock::new();
+        let ending = Ending {
+            abort: Some(Box::new(abort)),
+            last_words: Some(Box::new(last_words)),
+        };
+        if let Some((me, set)) = INSTALLED.get() {
+            if let Ok(mut e) = set.lock() {
+                *e = ending;
+            }
+            return Ok(me.clone());
+        }
         let me = Self::default();
-        me.listen(abort, last_words)?;
+        let set = Arc::new(Mutex::new(ending));
+        let (a, w) = (set.clone(), set.clone());
+        me.listen(
+            move || {
+                if let Some(abort) = a.lock().ok().and_then(|mut e| e.abort.take()) {
+                    abort();
+                }
+            },
+            move |sig| {
+                if let Some(words) = w.lock().ok().and_then(|mut e| e.last_words.take()) {
+                    words(sig);
+                }
+            },
+        )?;
+        let _ = INSTALLED.set((me.clone(), set));
         Ok(me)
     }
 

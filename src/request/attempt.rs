@@ -203,6 +203,8 @@ impl Loop<'_> {
             Outcome::Deadline
         });
         let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), &noted), rng);
+        let failed = verdict.outcome().is_some_and(|o| o != Outcome::Success);
+        self.gate.tell(Heard::Decided { failed });
         carry.charge = charge;
         let verdict = self.perform(verdict, line, sent, carry);
         // A service found up closed the circuit this run probed: said after the line.

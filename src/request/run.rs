@@ -47,6 +47,16 @@ pub fn perform(request: &Request, lent: &Lent) -> Ended {
     let headers = job::keyed_headers(request, lent.reporter, job.as_ref(), kept.as_ref());
     log_request(lent.reporter, request, &headers);
     let ended = attempts(request, lent, &gate, headers);
+    if ended.attempts_made == 0 && lent.local.halted() {
+        // The batch halted before this transfer sent anything: it is not started, and
+        // writes nothing of a run's end (its records hear that nothing was sent).
+        gate.close(
+            (ended.outcome, ended.outcome),
+            None,
+            (request.has_key(), false),
+        );
+        return ended;
+    }
     ending::finish(request, lent, Some(&gate), ended)
 }
 

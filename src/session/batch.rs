@@ -21,6 +21,14 @@
 //! (room in the window) wakes one sleeping worker, and only when a transfer may start
 //! then; the batch stopping or having nothing left to start wakes them all.
 //!
+//! Once the batch stops starting transfers (`--fail-early` after the first failure,
+//! stdout's reader gone, the deadline, a signal), no transfer sends its first request, not
+//! even one a worker had begun and that waits in its gate (for its origin's first answer,
+//! its pacing, a hold); a transfer that sent nothing counts as not started, with no summary
+//! of its own and nothing on stdout. Those that had sent go on (`--fail-early`, the reader
+//! gone) or are cut (the deadline, a signal). stdout's reader is watched by a thread of its
+//! own when stdout is a pipe or a socket, so its going is known at once.
+//!
 //! The exit status: 0 when every transfer succeeded; otherwise the exit code of the first
 //! failed transfer in URL order (the same under `-Z` and without, whatever finished first).
 //! Transfers that `--fail-early` kept from starting do not change it. The deadline passing
@@ -70,7 +78,7 @@ struct Batch<'s> {
     /// Writing a transfer's output to stdout failed (not for a reader that went away).
     unwritten: Mutex<Option<String>>,
     /// stdout's reader went away: the batch started nothing new after.
-    reader_gone: AtomicBool,
+    reader_gone: Arc<AtomicBool>,
     /// The transports of ended transfers, for the next transfers to their origins.
     kept: Mutex<Kept>,
 }
@@ -97,7 +105,9 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         spacing: b.rate.map(|r| r.per / r.count.max(1)),
         pacing: true,
         records: cfg.state.is_none().then_some(cfg.fleet),
-    });
+        fail_early: b.fail_early,
+    })
+    .counting_unsent(session.unsent.clone());
     let batch = Batch {
         session,
         cfg,
@@ -108,10 +118,11 @@ pub(super) fn run(session: &Session, cfg: &Config) -> Exit {
         stdout: output::stdout().map_err(|e| format!("cannot write to stdout: {e}")),
         tally: session.tally.clone(),
         unwritten: Mutex::new(None),
-        reader_gone: AtomicBool::new(false),
+        reader_gone: Arc::default(),
         kept: Mutex::new(Kept(Vec::new(), limits.ahead.min(count).max(KEPT))),
     };
     batch.publish(&batch.lock());
+    batch.watch_reader();
     let workers = limits.ahead.min(count).max(1);
     std::thread::scope(|scope| {
         let spawned = (0..workers)
@@ -147,34 +158,95 @@ impl<'s> Batch<'s> {
         origin_key(url, self.cfg.request.network.unix_socket.as_deref())
     }
 
-    /// Whether the batch must stop starting transfers: a signal, or the deadline.
-    fn halted(&self) -> bool {
-        self.session.interrupt.fired().is_some() || self.session.watchdog.expired()
+    /// When stdout is a pipe or a socket, a thread of its own waits for its reader to go
+    /// away (`| head`): the batch then starts nothing new, without waiting for its next
+    /// write to fail. The thread is left blocked when the batch ends first (the process
+    /// ends with it).
+    fn watch_reader(&self) {
+        let out = self
+            .stdout
+            .as_ref()
+            .ok()
+            .filter(|o| output::reader_may_go(o));
+        let Some(out) = out.and_then(|o| o.try_clone().ok()) else {
+            return;
+        };
+        let (gone, halter) = (self.reader_gone.clone(), self.local.halter());
+        let _ = std::thread::Builder::new()
+            .name("stdout reader".into())
+            .spawn(move || {
+                if output::await_reader_gone(&out) {
+                    gone.store(true, Ordering::SeqCst);
+                    halter.halt();
+                }
+            });
     }
 
-    /// One worker: starts transfers while the schedule gives it some, each at its time.
+    /// Whether the batch must stop starting transfers: a signal, the deadline (as the
+    /// watchdog keeps it, or reached before the watchdog woke), or its local layer halted
+    /// (`--fail-early` after a failure, stdout's reader gone).
+    fn halted(&self) -> bool {
+        self.session.interrupt.fired().is_some()
+            || self.session.watchdog.expired()
+            || self.deadline_left().is_some_and(|left| left.is_zero())
+            || self.local.halted()
+    }
+
+    /// The time left before `--deadline` (None: no deadline).
+    fn deadline_left(&self) -> Option<Duration> {
+        let deadline = self.cfg.retry.deadline?;
+        Some(deadline.saturating_sub(self.session.start.elapsed()))
+    }
+
+    /// One worker: starts transfers while the schedule gives it some, each at its time
+    /// (a wait for `--rate` ends at the deadline, or at a signal).
     fn work(&self) {
         let mut next = self.next();
         while let Some(start) = next {
-            let wait = start.at.saturating_duration_since(Instant::now());
+            let mut wait = start.at.saturating_duration_since(Instant::now());
+            if let Some(left) = self.deadline_left() {
+                wait = wait.min(left);
+            }
             let signal = self.session.interrupt.sleep(wait);
-            if signal.is_some() || self.halted() || self.lock().stopped() {
-                let mut s = self.lock();
-                s.stop();
-                s.not_started(start.index, &start.origin);
-                self.publish(&s);
-                drop(s);
-                self.wake.notify_all();
+            let begun = signal.is_none() && !self.halted() && self.begin(start.index);
+            let done = match begun {
+                true => self.transfer(&start),
+                false => None,
+            };
+            let Some((outcome, held)) = done else {
+                self.unstarted(&start);
                 next = self.next();
                 continue;
-            }
-            let (outcome, held) = self.transfer(&start);
+            };
             crate::process::release::forget_small();
             let following = self.ended(&start, outcome, held);
             self.write_ready();
             next = following.or_else(|| self.next());
         }
         self.write_ready();
+    }
+
+    /// Transfer `index`, picked, is begun, unless the batch stopped meanwhile (false).
+    fn begin(&self, index: usize) -> bool {
+        let mut s = self.lock();
+        if s.stopped() {
+            return false;
+        }
+        s.begin(index);
+        self.local.begun();
+        self.publish(&s);
+        true
+    }
+
+    /// Transfer `start` was not started, or sent nothing before the batch stopped: the
+    /// batch stops (nothing new starts), and the transfer counts as not started.
+    fn unstarted(&self, start: &Start) {
+        let mut s = self.lock();
+        s.stop();
+        s.not_started(start.index, &start.origin);
+        self.publish(&s);
+        drop(s);
+        self.wake.notify_all();
     }
 
     /// Transfer `start` ended as `outcome`, leaving `held` for stdout: counted, and the
@@ -249,6 +321,7 @@ impl<'s> Batch<'s> {
                     // The reader went away (`| head`): what is left would be fetched for
                     // nobody. The transfers under way end; nothing new starts.
                     self.reader_gone.store(true, Ordering::SeqCst);
+                    self.local.halt();
                     self.lock().stop();
                     self.wake.notify_all();
                 }
@@ -271,19 +344,22 @@ impl<'s> Batch<'s> {
         }
     }
 
-    /// Transfer `start`, its stdout captured: how it ended and what it left for stdout.
-    fn transfer(&self, start: &Start) -> (Exit, Held) {
+    /// Transfer `start`, its stdout captured: how it ended and what it left for stdout;
+    /// None when it sent nothing before the batch stopped (it counts as not started).
+    fn transfer(&self, start: &Start) -> Option<(Exit, Held)> {
         let count = self.cfg.batch.transfers.len();
         let reporter = self.session.reporter.tagged(start.index + 1, count);
         let capture = Arc::new(Capture::default());
-        let outcome = self.perform(start, &reporter, &capture);
-        (outcome, capture.take())
+        let outcome = self.perform(start, &reporter, &capture)?;
+        Some((outcome, capture.take()))
     }
 
     /// Builds transfer `start` with the session's steps (reusing a transport kept for its
     /// origin), its stdout sent to `capture`, and runs it; writes its summary. Returns how
-    /// it ended.
-    fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Exit {
+    /// it ended; None when it sent nothing because the batch stopped (`--fail-early`, the
+    /// deadline, a signal, stdout's reader gone) while it waited for its first send: it is
+    /// not started, and writes no summary.
+    fn perform(&self, start: &Start, reporter: &Reporter, capture: &Arc<Capture>) -> Option<Exit> {
         let (i, origin) = (start.index, start.origin.clone());
         let began = Instant::now();
         let transfer = &self.cfg.batch.transfers[i];
@@ -299,7 +375,8 @@ impl<'s> Batch<'s> {
                 if let Some(t) = ticket {
                     self.session.aborts.remove(t);
                 }
-                return Exit::of(unbuilt_transfer(reporter, unbuilt, began));
+                self.local.gone_unsent();
+                return Some(Exit::of(unbuilt_transfer(reporter, unbuilt, began)));
             }
         };
         request.output.capture_stdout(capture.clone());
@@ -307,19 +384,25 @@ impl<'s> Batch<'s> {
             ticket.unwrap_or_else(|| self.session.aborts.add(request.transport.abort_handle()));
         let lent = self.session.lend(self.local, reporter, (i, began));
         let ended = run::perform(&request, &lent);
-        reporter.summary(
-            ended.exit(),
-            ended.attempts_made,
-            began.elapsed(),
-            self.session.seed,
-            &ended.last,
-            Some(&ended.reason()),
-        );
+        if ended.attempts_made == 0 {
+            self.local.gone_unsent();
+        }
+        let unsent = ended.attempts_made == 0 && self.halted();
+        if !unsent {
+            reporter.summary(
+                ended.exit(),
+                ended.attempts_made,
+                began.elapsed(),
+                self.session.seed,
+                &ended.last,
+                Some(&ended.reason()),
+            );
+        }
         let dropped = self.kept().put(origin, request.transport, ticket);
         if let Some(dropped) = dropped {
             self.session.aborts.remove(dropped);
         }
-        ended.exit()
+        (!unsent).then(|| ended.exit())
     }
 
     /// The batch's end: what is left for stdout written, the outcome settled and claimed,
@@ -349,7 +432,7 @@ impl<'s> Batch<'s> {
             self.session.reporter.settled(&origin, rate);
         }
         self.session.reporter.batch_summary(
-            counts(&tally),
+            counts(&tally, 0),
             (outcome, exit),
             elapsed,
             why.as_deref(),
@@ -433,33 +516,37 @@ fn unbuilt_transfer(reporter: &Reporter, unbuilt: Unbuilt, began: Instant) -> Ou
 }
 
 /// The tally as the summary counts it: a transfer still under way when the run ends (the
-/// deadline, a signal) is stopped by that end, so it counts as failed, not as not started.
-fn counts(t: &Tally) -> Counts {
+/// deadline, a signal) is stopped by that end, so it counts as failed, not as not started,
+/// unless it is one of the `unsent` that had not sent its first request yet.
+fn counts(t: &Tally, unsent: usize) -> Counts {
+    let unsent = unsent.min(t.running);
     Counts {
         transfers: t.count,
         succeeded: t.succeeded,
-        failed: t.failed + t.running,
-        not_started: t.not_started(),
+        failed: t.failed + t.running - unsent,
+        not_started: t.not_started() + unsent,
     }
 }
 
 /// The watchdog's and the signal handler's summary of a batch: the transfers counted so
 /// far (ended ones waiting for their turn on stdout included; those under way count as
-/// failed), read from `tally`, which the batch keeps up to date.
+/// failed, but those that had sent nothing yet, `unsent`), read from `tally`, which the
+/// batch keeps up to date.
 pub(super) fn last_words(
     reporter: &Reporter,
     start: Instant,
-    tally: &Arc<Mutex<Tally>>,
+    (tally, unsent): (&Arc<Mutex<Tally>>, &Arc<AtomicUsize>),
 ) -> (SummaryLine, SummaryLine) {
     let make = || {
         let format = reporter.format();
-        let tally = tally.clone();
+        let (tally, unsent) = (tally.clone(), unsent.clone());
         SummaryLine {
             start,
             line: Box::new(move |_, _, outcome, why| {
                 let t = tally.lock().map(|t| *t).unwrap_or_default();
+                let counted = counts(&t, unsent.load(Ordering::SeqCst));
                 let ending = (outcome, Exit::of(outcome));
-                report::batch_summary_line(format, counts(&t), ending, start.elapsed(), Some(why))
+                report::batch_summary_line(format, counted, ending, start.elapsed(), Some(why))
             }),
         }
     };

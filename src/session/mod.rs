@@ -28,6 +28,7 @@ use crate::request::prepare::{self, Opened, Sources, Unread};
 use crate::request::run;
 use crate::request::{Lent, Request};
 use rand::RngExt;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -111,6 +112,9 @@ pub struct Session {
     /// A batch's transfers counted by outcome so far, for a summary written by the
     /// watchdog or the signal handler (see `batch::last_words`).
     tally: Arc<Mutex<schedule::Tally>>,
+    /// A batch's transfers begun that have sent nothing yet (see `gate::local`): the
+    /// summary written by the watchdog or the signal handler counts them not started.
+    unsent: Arc<AtomicUsize>,
     /// The request body and `-G`'s data, read once for every transfer of the run: a body
     /// from stdin or a pipe can be read only once, and each transfer sends the same bytes.
     bodies: Mutex<Option<Bodies>>,
@@ -125,12 +129,13 @@ impl Session {
         let seed = cfg.retry.seed.unwrap_or_else(|| rand::rng().random());
         let aborts = Aborts::new();
         let tally = Arc::default();
+        let unsent = Arc::<AtomicUsize>::default();
         match cfg.batch.is_batch() {
             true => crate::many_threads(),
             false => crate::one_arena(),
         }
         let words = match cfg.batch.is_batch() && !cfg.explain {
-            true => batch::last_words(&reporter, start, &tally),
+            true => batch::last_words(&reporter, start, (&tally, &unsent)),
             false => single_last_words(&reporter, start, seed),
         };
         let watchdog = start_watchdog(cfg, aborts.clone(), words.0);
@@ -145,6 +150,7 @@ impl Session {
             aborts,
             unquote,
             tally,
+            unsent,
         }
     }
 

@@ -5,7 +5,9 @@
 //! gate has room for it (its local layer, `gate::local`: at most `--parallel-max-host` in
 //! flight to one origin, so a later transfer to another origin may start first, and starts
 //! spaced evenly by `--rate`), nothing new once the batch is stopped
-//! (`--fail-early` after a failure, the deadline, a signal). Outputs leave the window in URL
+//! (`--fail-early` after a failure, the deadline, a signal) or its local layer halted. A
+//! transfer taken by a worker is picked until the worker begins it (after `--rate`'s wait):
+//! a picked one counts as not started. Outputs leave the window in URL
 //! order; the tally counts them. Memory is bounded by the window, whatever the batch's
 //! length. A transfer's origin is worked out once, as it enters the window (a look at the
 //! window parses no URL).
@@ -20,7 +22,9 @@ use std::time::Instant;
 enum Slot<T> {
     /// Not started yet.
     Waiting,
-    /// Started by a worker.
+    /// Taken by a worker, which waits for its time (`--rate`) before it begins it.
+    Picked,
+    /// Begun by a worker.
     Running,
     /// Ended, with what it left for stdout (`T`, its captured output) and how it ended.
     Done(Exit, T),
@@ -169,7 +173,7 @@ impl<'l, T> Schedule<'l, T> {
             match slot {
                 Slot::Done(exit, _) => t.count(self.first + k, *exit),
                 Slot::Running => t.running += 1,
-                Slot::Waiting => {}
+                Slot::Waiting | Slot::Picked => {}
             }
         }
         t
@@ -188,8 +192,13 @@ impl<'l, T> Schedule<'l, T> {
     /// The next transfer to start at `now`: the first waiting one in the window whose
     /// origin has room in the gate's local layer, the window growing up to its limit
     /// (`origin_of` gives the origin of a transfer entering it). The transfer is marked
-    /// running and the local layer counts it, and says when `--rate` lets it start.
+    /// picked and the local layer counts it, and says when `--rate` lets it start (the
+    /// worker then marks it begun: [`Schedule::begin`]). Nothing starts once the batch is
+    /// stopped or its local layer halted.
     pub fn next(&mut self, now: Instant, origin_of: impl Fn(usize) -> String) -> Next {
+        if self.local.halted() {
+            self.stopped = true;
+        }
         if self.stopped {
             return Next::Finished;
         }
@@ -203,7 +212,7 @@ impl<'l, T> Schedule<'l, T> {
             };
         };
         let origin = self.window[k].0.clone();
-        self.window[k].1 = Slot::Running;
+        self.window[k].1 = Slot::Picked;
         let at = self.local.start(&origin, now);
         let index = self.first + k;
         Next::Start(Start { index, origin, at })
@@ -212,7 +221,7 @@ impl<'l, T> Schedule<'l, T> {
     /// Whether [`Schedule::next`] would start a transfer now (the window grown first, as
     /// it grows it): a worker asleep has work only then.
     pub fn startable(&mut self, origin_of: impl Fn(usize) -> String) -> bool {
-        if self.stopped {
+        if self.stopped || self.local.halted() {
             return false;
         }
         self.grow(origin_of);
@@ -253,11 +262,22 @@ impl<'l, T> Schedule<'l, T> {
             *slot = Slot::Done(exit, spool);
         }
         if exit.outcome != Outcome::Success && self.limits.fail_early {
+            // A failure the attempts' verdicts did not show (a file of the run's end that
+            // could not be written) halts the transfers waiting for their first send too.
+            self.local.halt();
             self.stopped = true;
         }
     }
 
-    /// Transfer `index` was picked but not started (the batch stopped meanwhile).
+    /// Transfer `index`, picked, is begun by its worker: it counts as under way.
+    pub fn begin(&mut self, index: usize) {
+        if let Some((_, slot)) = self.window.get_mut(index - self.first) {
+            *slot = Slot::Running;
+        }
+    }
+
+    /// Transfer `index` was picked but not started, or sent nothing before the batch
+    /// stopped (the batch stopped meanwhile).
     pub fn not_started(&mut self, index: usize, origin: &str) {
         self.local.ended(origin);
         if let Some((_, slot)) = self.window.get_mut(index - self.first) {
@@ -320,6 +340,7 @@ mod tests {
             spacing,
             pacing: false,
             records: None,
+            fail_early: false,
         })
     }
 
@@ -499,6 +520,7 @@ mod tests {
         let o = ["a", "b", "c", "d"];
         for want in 0..3 {
             assert_eq!(start(&mut s, now, &o), Some(want));
+            s.begin(want);
         }
         s.ended(1, "b", Exit::of(Outcome::Success), 11);
         s.ended(2, "c", Exit::of(Outcome::AttemptsExhausted), 12);
@@ -511,6 +533,31 @@ mod tests {
             t.first_failure,
             Some((2, Exit::of(Outcome::AttemptsExhausted)))
         );
+    }
+
+    #[test]
+    fn a_transfer_picked_but_not_begun_counts_as_not_started() {
+        let now = Instant::now();
+        let local = local(6, None);
+        let mut s: Schedule<usize> = Schedule::new(limits(2, 2), &local);
+        let o = ["a", "b"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        assert_eq!(start(&mut s, now, &o), Some(1));
+        s.begin(0);
+        let t = s.tally();
+        assert_eq!((t.running, t.not_started()), (1, 1));
+    }
+
+    #[test]
+    fn a_halted_local_layer_starts_nothing() {
+        let now = Instant::now();
+        let local = local(6, None);
+        let mut s: Schedule<usize> = Schedule::new(limits(3, 3), &local);
+        let o = ["a", "a", "a"];
+        assert_eq!(start(&mut s, now, &o), Some(0));
+        local.halt();
+        assert!(!s.startable(|i| o[i].into()));
+        assert_eq!(s.next(now, |i| o[i].into()), Next::Finished);
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod adaptive_pacing;
 mod batch;
 mod batch_hostile;
 mod batch_reuse;
+mod batch_stops;
 mod blocked_output;
 mod bodies;
 mod broken_pipe;

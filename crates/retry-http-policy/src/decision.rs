@@ -301,8 +301,7 @@ pub fn reads_retry_after(rules: &Rules, a: &Attempt) -> bool {
 fn admit(rules: &Rules, retry: Retry, answer: Clear, rng: &mut dyn Rng) -> Verdict {
     match answer {
         Clear::Go => Verdict::Retry(retry),
-        Clear::Stop(Stop::Spent(why)) => Verdict::refused(&why),
-        Clear::Stop(Stop::TooLate(why)) => Verdict::stop(Outcome::Deadline, why),
+        Clear::Stop(stop) => stopped(stop),
         Clear::Wait { wait: held, .. } if held <= retry.wait => Verdict::Retry(retry),
         Clear::Wait { wait: held, why } => {
             let left = match why {
@@ -378,11 +377,13 @@ pub fn signalled(outcome: Outcome) -> Verdict {
 
 /// Rows 21 and 22 as a gate's stop says them before a send: the budget spent meanwhile
 /// (7), a shared Retry-After or the origin's hold or pacing that cannot end before the
-/// deadline (5, in the words of row 12).
+/// deadline (5, in the words of row 12). A batch that halted before the run's first send
+/// ends it refused (7) as its gate would, though the batch counts such a run not started.
 pub fn stopped(stop: Stop) -> Verdict {
     match stop {
         Stop::Spent(why) => Verdict::refused(&why),
         Stop::TooLate(why) => Verdict::stop(Outcome::Deadline, why),
+        Stop::Halted(why) => Verdict::stop(Outcome::Refused, why),
     }
 }
 

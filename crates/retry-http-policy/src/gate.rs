@@ -56,6 +56,10 @@ pub enum Stop {
     /// A wait that would end past the deadline: a hold, shared or the origin's, or the
     /// quota's pacing (exit 5); why.
     TooLate(String),
+    /// The batch the run belongs to starts no new transfer (`--fail-early` after a
+    /// failure, stdout's reader gone), and this run has sent nothing yet: why. The batch
+    /// counts it not started, so its outcome is never seen.
+    Halted(String),
 }
 
 impl Clear {
