@@ -21,6 +21,7 @@
 //!
 //! A usage error found before a watchdog exists is bounded by [`exit_by`] the same way.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -128,6 +129,9 @@ struct State {
 #[derive(Clone)]
 pub struct Watchdog {
     state: Arc<(Mutex<State>, Condvar)>,
+    /// `State::fired`, set with it, read without the lock: a batch's workers ask it before
+    /// each start and each attempt.
+    fired: Arc<AtomicBool>,
 }
 
 impl Watchdog {
@@ -147,6 +151,7 @@ impl Watchdog {
                 }),
                 Condvar::new(),
             )),
+            fired: Arc::default(),
         }
     }
 
@@ -174,6 +179,7 @@ impl Watchdog {
         };
         s.phase = Phase::Expired;
         s.fired = true;
+        self.fired.store(true, Ordering::SeqCst);
         drop(s);
         (words.abort)();
         let Some(mut s) = self.unclaimed_at(Instant::now() + GRACE) else {
@@ -285,7 +291,7 @@ impl Watchdog {
 
     /// Whether the deadline has passed (the watchdog fired).
     pub fn expired(&self) -> bool {
-        self.state.0.lock().is_ok_and(|s| s.fired)
+        self.fired.load(Ordering::SeqCst)
     }
 
     /// The run has settled on the outcome whose exit code is `code` and takes over its

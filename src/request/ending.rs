@@ -33,7 +33,8 @@ pub struct Ended {
     /// on success, and when nothing said more than the outcome does (see [`Ended::reason`]).
     pub why: Option<String>,
     /// The head of the last response received (for `-D` and `%{url_effective}`).
-    pub head: Option<Head>,
+    /// Shared with the attempt that delivers its body (no copy of its headers).
+    pub head: Option<std::sync::Arc<Head>>,
     /// Body bytes delivered to the output (for `%{size_download}`).
     pub delivered: u64,
     /// When the last attempt's steps happened (for `-w`'s times and addresses).
@@ -177,7 +178,7 @@ fn write_files(request: &Request, lent: &Lent, ended: &mut Ended) {
     if ended.outcome == Outcome::Success
         && let Err(e) = request
             .prior
-            .save(cfg.conditional.etag_save.as_deref(), ended.head.as_ref())
+            .save(cfg.conditional.etag_save.as_deref(), ended.head.as_deref())
     {
         lent.reporter.error(&e);
         ended.now(decision::unwritten(ended.outcome, false), e);
@@ -233,7 +234,7 @@ fn print_write_out(
 fn write_out_vars(request: &Request, ended: &Ended) -> write_out::Vars {
     let cfg = request.cfg;
     let outcome = ended.outcome;
-    let head = ended.head.as_ref();
+    let head = ended.head.as_deref();
     write_out::Vars {
         http_code: head.map(|h| request.prior.reported_status(h)),
         num_retries: ended.attempts_made.saturating_sub(1),

@@ -60,12 +60,20 @@ impl Loop<'_> {
     /// names the attempt's first request, `first`, and the attempts the run may make
     /// (`attempts`); a failure renames it after the hop that failed.
     pub(super) fn line(&self, n: u32, begun: Instant, first: &Hop, attempts: u32) -> AttemptLine {
+        // Masked once when the attempt starts at the run's URL (as all but a redirected
+        // one do): a batch masks a URL per transfer, not two.
+        let start_url = redact::url(self.url);
+        let url = if first.url == *self.url {
+            start_url.clone()
+        } else {
+            redact::url(&first.url)
+        };
         AttemptLine {
             attempt: n,
             attempts,
             method: first.method.clone(),
-            url: redact::url(&first.url),
-            start_url: redact::url(self.url),
+            url,
+            start_url,
             status: None,
             error: None,
             start_ms: begun.duration_since(self.start).as_millis(),
@@ -171,7 +179,7 @@ impl Loop<'_> {
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
         self.log_response_headers(&ex.head);
-        carry.seen.head = Some(ex.head.clone());
+        carry.seen.head = Some(std::sync::Arc::new(ex.head.clone()));
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
             self.origin(&ex.head.url),
