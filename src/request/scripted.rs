@@ -92,8 +92,16 @@ impl Read for Scripted {
     }
 }
 
-/// A scripted clock: it starts at the time it is made, and a sleep passes its wait at
-/// once (unless a signal came: then nothing passes) and keeps it, in order.
+/// The date a scripted clock starts at: 2026-01-01 00:00:00 UTC, a whole second, so that
+/// an HTTP-date a script sends is an exact number of seconds away.
+const START_DATE: Duration = Duration::from_secs(1_767_225_600);
+
+/// The most requests a scripted run sends: past them, the loop is taken as one that never
+/// ends (on the scripted clock, its waits take no time).
+const RUNAWAY: usize = 10_000;
+
+/// A scripted clock: it starts at the time it is made (and on [`START_DATE`]), and a sleep
+/// passes its wait at once (unless a signal came: then nothing passes) and keeps it.
 pub(super) struct Virtual {
     start: Instant,
     date: SystemTime,
@@ -105,7 +113,7 @@ impl Virtual {
     fn new() -> Virtual {
         Virtual {
             start: Instant::now(),
-            date: SystemTime::now(),
+            date: SystemTime::UNIX_EPOCH + START_DATE,
             passed: Mutex::new((Duration::ZERO, Vec::new())),
         }
     }
@@ -200,7 +208,14 @@ impl Script {
 
 impl Carrier for Script {
     fn send(&self, first: &Hop, _: Option<&Payload>, _: Option<Duration>, _: bool) -> Chain {
-        self.sent.lock().expect("not poisoned").push(first.clone());
+        let mut sent = self.sent.lock().expect("not poisoned");
+        // A loop that no rule ends would send for ever, its waits passing at once.
+        assert!(
+            sent.len() < RUNAWAY,
+            "{RUNAWAY} requests: the loop does not end"
+        );
+        sent.push(first.clone());
+        drop(sent);
         self.clock.pass(self.takes);
         let next = self.replies.lock().expect("not poisoned").pop_front();
         Chain {
@@ -312,7 +327,7 @@ fn run_with(
         gate: &gate,
         prior: &prior,
     };
-    let ended = run.run(&mut StdRng::seed_from_u64(1));
+    let ended = run.run(&mut StdRng::seed_from_u64(cfg.retry.seed.unwrap_or(1)));
     Ran {
         ended,
         waits: script.clock.waits(),
