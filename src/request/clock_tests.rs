@@ -390,3 +390,57 @@ fn each_dialect_holds_a_spent_quota_until_its_reset() {
         assert_eq!(ran.took, secs(2), "{headers:?}: {:?}", ran.waits);
     }
 }
+
+/// Of several Retry-After fields, the largest valid one is waited (in any order; one that
+/// cannot be read is ignored, never read as 0).
+#[test]
+fn of_several_retry_after_fields_the_largest_valid_is_waited() {
+    let cases: [(&[(&'static str, &'static str)], Duration); 4] = [
+        (&[("retry-after", "1"), ("retry-after", "2")], secs(2)),
+        (&[("retry-after", "2"), ("retry-after", "1")], secs(2)),
+        (&[("retry-after", "soon"), ("retry-after", "1")], secs(1)),
+        (&[("retry-after", "0"), ("retry-after", "1")], secs(1)),
+    ];
+    for (headers, expected) in cases {
+        let replies = vec![answer(503, headers, b""), answer(204, &[], b"")];
+        let flags = [
+            "--base",
+            "1ms",
+            "--jitter",
+            "none",
+            "--retry-after-spread",
+            "0",
+        ];
+        let ran = run(&args(&flags), replies);
+        assert_eq!(ran.outcome(), Outcome::Success, "{headers:?}");
+        assert_eq!(ran.waits, [expected], "{headers:?}");
+    }
+}
+
+/// A low quota spreads the attempts over the window to its reset: with 1 of 10 requests
+/// left for the 2 s to the reset, the next attempt goes after the backoff alone and the one
+/// after it waits for its share of the window, from the first answer's time.
+#[test]
+fn a_low_quota_spreads_the_attempts_to_its_reset() {
+    let low: &[(&'static str, &'static str)] = &[
+        ("ratelimit-limit", "10"),
+        ("ratelimit-remaining", "1"),
+        ("ratelimit-reset", "2"),
+    ];
+    let replies = vec![
+        answer(503, low, b""),
+        answer(503, low, b""),
+        answer(204, &[], b""),
+    ];
+    let flags = ["--base", "1ms", "--cap", "5ms", "--jitter", "none"];
+    let ran = run(
+        &args(&[&flags[..], &["--retry-after-spread", "0"]].concat()),
+        replies,
+    );
+    assert_eq!(ran.outcome(), Outcome::Success, "{:?}", ran.waits);
+    // The backoff alone twice (the quota lets the second attempt go), then the pacing
+    // that starts the third 2 s (the window over the 1 request left) after the first.
+    assert_eq!(ran.waits[..2], [ms(1), ms(2)], "{:?}", ran.waits);
+    assert_eq!(ran.waits.len(), 3, "{:?}", ran.waits);
+    assert_eq!(ran.took, secs(2), "{:?}", ran.waits);
+}
