@@ -260,11 +260,16 @@ impl<'a> Gate<'a> {
         self.records.as_ref().is_some_and(|r| r.probing())
     }
 
-    /// Ask: may `t` be sent now (`left`: time left before the deadline; `rng` draws a
-    /// hold's spread)? On go the request is in flight until told over; a wait is to be
-    /// slept and the gate asked again; a stop ends the run, with why (the ticket is then
-    /// dropped, which frees what it held).
-    pub fn ask(&self, t: &mut Ticket<'a>, left: Option<Duration>, rng: &mut dyn Rng) -> Clear {
+    /// Ask: may `t` be sent `now` (the loop's clock; `left`: time left before the deadline;
+    /// `rng` draws a hold's spread)? On go the request is in flight until told over; a wait
+    /// is to be slept and the gate asked again; a stop ends the run, with why (the ticket
+    /// is then dropped, which frees what it held).
+    pub fn ask(
+        &self,
+        t: &mut Ticket<'a>,
+        (now, left): (Instant, Option<Duration>),
+        rng: &mut dyn Rng,
+    ) -> Clear {
         if t.retry.is_none()
             && matches!(t.step, Step::Hold | Step::Origin)
             && let Some(halted) = self.first_send_held()
@@ -278,7 +283,6 @@ impl<'a> Gate<'a> {
             }
         }
         if t.step == Step::Origin {
-            let now = Instant::now();
             let origins = self.local.origins();
             match origins.before_send(&t.origin, now, left, (self.spread, &mut *rng)) {
                 Clear::Go => {
@@ -352,13 +356,14 @@ impl<'a> Gate<'a> {
     /// flight, and the origin that answered is heard (its Retry-After as read and clamped,
     /// its RateLimit fields); then the records hear that a target that was not ready is up
     /// (the breaker: the line when that closed the circuit), and the Retry-After to share
-    /// (on a 429 or 503) or a quota said spent; what a retry would meet comes back.
-    pub fn tell(&self, heard: Heard<'_>) -> Noted {
+    /// (on a 429 or 503) or a quota said spent; what a retry would meet comes back. `now`:
+    /// when it was heard, on the loop's clock.
+    pub fn tell(&self, heard: Heard<'_>, now: Instant) -> Noted {
         let over = match heard {
             Heard::Head { origin, told } => {
                 if self.local.release_at_head() {
                     let answer = told.answer(None, self.max_hold);
-                    self.local.origins().heard(origin, answer, Instant::now());
+                    self.local.origins().heard(origin, answer, now);
                 }
                 return Noted::default();
             }
@@ -370,10 +375,7 @@ impl<'a> Gate<'a> {
         };
         self.local.deciding();
         let answer = over.told.map(|t| t.answer(over.retry_after, self.max_hold));
-        let after = self
-            .local
-            .origins()
-            .after(over.origin, answer, Instant::now());
+        let after = self.local.origins().after(over.origin, answer, now);
         let mut noted = Noted {
             spent: after.spent,
             say_malformed: after.say_malformed,

@@ -202,15 +202,16 @@ impl Loop<'_> {
             self.origin(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
-            std::time::SystemTime::now(),
+            self.clock.date(),
         );
         // The head is the origin's answer: the transfers waiting for its first one need
         // not wait for this body (the loop tells the whole answer again once it is over).
         let origin = self.origin(&notes.0.first.url);
-        self.gate.tell(Heard::Head {
+        let head = Heard::Head {
             origin: &origin,
             told: &told,
-        });
+        };
+        self.gate.tell(head, self.clock.now());
         notes.2.told = Some(told);
         notes.2.seen.head = Some(Arc::new(ex.head.clone()));
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);

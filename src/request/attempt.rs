@@ -28,6 +28,7 @@ use crate::output::Output;
 use crate::policy::WaitReason;
 use crate::policy::decision::{self, Ask, Attempt, Happened, Retry, Rules, Verdict};
 use crate::policy::retry_after::Reading;
+use crate::process::clock::Clock;
 use crate::process::deadline::Watchdog;
 use crate::process::interrupt::Interrupt;
 use crate::report::{AttemptLine, Decision, Reporter};
@@ -60,11 +61,13 @@ pub struct Loop<'a> {
     pub interrupt: &'a Interrupt,
     /// Keeps the deadline (see `deadline`).
     pub watchdog: &'a Watchdog,
+    /// The time the loop decides by and sleeps its waits with (`clock::Real` in a run).
+    pub clock: &'a dyn Clock,
     /// Request headers, Idempotency-Key included.
     pub headers: Vec<(String, String)>,
     /// Whether an Idempotency-Key is sent.
     pub has_key: bool,
-    /// When the process started (the deadline counts from here).
+    /// When the process started, on `clock` (the deadline counts from here).
     pub start: Instant,
     /// The run's gate: asked before every send (the origin's hold and pacing, a
     /// Retry-After the store shared, the retry budget), told after every answer.
@@ -82,7 +85,12 @@ impl Loop<'_> {
         self.cfg
             .retry
             .deadline
-            .map(|d| d.saturating_sub(self.start.elapsed()))
+            .map(|d| d.saturating_sub(self.elapsed()))
+    }
+
+    /// The time since the process started, on the loop's clock.
+    pub(super) fn elapsed(&self) -> Duration {
+        self.clock.now().saturating_duration_since(self.start)
     }
 
     pub(super) fn deadline_passed(&self) -> bool {
@@ -181,17 +189,19 @@ impl Loop<'_> {
     /// Attempt `n`: send, take the answer, log its line, tell the gate, and perform the
     /// decision about it.
     fn attempt(&self, n: u32, carry: &mut Carry, rng: &mut dyn Rng) -> Verdict {
-        let begun = Instant::now();
+        let begun = self.clock.now();
         self.watchdog.note(n, "no answer yet");
         let first = self.first_hop(carry);
         let mut line = self.line(n, begun, &first, self.rules(carry.probing).attempts);
         let (happened, sent) = self.try_once(first, &mut line, carry);
-        line.elapsed = begun.elapsed();
+        line.elapsed = self.clock.now().saturating_duration_since(begun);
         let happened = self.unless_interrupted(happened, &sent, &mut line, carry);
         let last = n >= self.rules(carry.probing).attempts;
         let noted = self.tell_gate(&sent, (&happened, last), carry);
         carry.seen.method = Some(sent.last.method.clone());
-        carry.longest = carry.longest.max(begun.elapsed());
+        carry.longest = carry
+            .longest
+            .max(self.clock.now().saturating_duration_since(begun));
         self.watchdog.note(n, &carry.seen.last);
         let facts = self.facts(happened, n, &sent, carry);
         carry.weighed(&facts);
@@ -204,7 +214,7 @@ impl Loop<'_> {
         });
         let (verdict, charge) = self.decide(&facts, (carry.reading.as_ref(), &noted), rng);
         let failed = verdict.outcome().is_some_and(|o| o != Outcome::Success);
-        self.gate.tell(Heard::Decided { failed });
+        self.gate.tell(Heard::Decided { failed }, self.clock.now());
         carry.charge = charge;
         let verdict = self.perform(verdict, line, sent, carry);
         // A service found up closed the circuit this run probed: said after the line.
@@ -230,7 +240,7 @@ impl Loop<'_> {
             .reading
             .as_ref()
             .and_then(|r| r.asked.zip(r.hint.map(|h| h.wait)));
-        let noted = self.gate.tell(Heard::Over(Over {
+        let over = Heard::Over(Over {
             origin: &self.origin(&sent.first.url),
             told: told.as_ref(),
             retry_after,
@@ -240,7 +250,8 @@ impl Loop<'_> {
             },
             not_ready: matches!(happened, Happened::NotReady(_)),
             last,
-        }));
+        });
+        let noted = self.gate.tell(over, self.clock.now());
         if noted.say_malformed {
             for bad in told.iter().flat_map(|t| &t.rate.invalid) {
                 self.reporter.warn(&bad.to_string());

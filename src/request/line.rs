@@ -13,7 +13,7 @@ use crate::redact;
 use crate::report::{AttemptLine, Decision};
 use crate::request::attempt::Loop;
 use crate::request::carry::{Carry, Pending, Sent};
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// "timeout (the attempt's time ran out)", with every secret the user gave masked (they are
 /// marked where they enter: see `redact::mark`).
@@ -77,7 +77,7 @@ impl Loop<'_> {
             status: None,
             error: None,
             start_ms: begun.duration_since(self.start).as_millis(),
-            elapsed: begun.elapsed(),
+            elapsed: self.clock.now().saturating_duration_since(begun),
             retry_after: None,
             note: None,
             not_ready: None,
@@ -108,7 +108,7 @@ impl Loop<'_> {
             start_ms: line.start_ms,
             elapsed: line.elapsed,
             error: Some("interrupted".into()),
-            ..self.line(line.attempt, Instant::now(), &sent.first, line.attempts)
+            ..self.line(line.attempt, self.clock.now(), &sent.first, line.attempts)
         };
         carry.interrupted();
         Happened::Signal(sig.outcome())
@@ -185,7 +185,7 @@ impl Loop<'_> {
             self.origin(&ex.head.url),
             ex.head.status,
             &ex.head.headers,
-            std::time::SystemTime::now(),
+            self.clock.date(),
         ));
         carry.pending = Some(Pending::Unread(Box::new(ex)));
         Happened::Declined(why)
@@ -227,7 +227,7 @@ impl Loop<'_> {
         let raw: Vec<&str> = head.values("retry-after").collect();
         line.retry_after = (!raw.is_empty()).then(|| raw.join(", "));
         let max = self.cfg.retry.max_retry_after;
-        carry.reading = Some(retry_after::read_all(raw, SystemTime::now(), max));
+        carry.reading = Some(retry_after::read_all(raw, self.clock.date(), max));
     }
 
     /// Under `-L`, says where the answer came from when redirects were followed.

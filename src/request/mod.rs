@@ -18,6 +18,8 @@
 mod answer;
 pub mod attempt;
 mod carry;
+#[cfg(test)]
+mod clock_tests;
 mod countdown;
 pub mod delivery;
 pub mod ending;

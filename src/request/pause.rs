@@ -24,7 +24,10 @@ impl<'a> Loop<'a> {
             if self.deadline_passed() {
                 return Err(decision::deadline_between(after_not_ready));
             }
-            let (wait, why) = match self.gate.ask(t, self.deadline_left(), rng) {
+            let (wait, why) = match self
+                .gate
+                .ask(t, (self.clock.now(), self.deadline_left()), rng)
+            {
                 Clear::Go => return Ok(()),
                 Clear::Stop(stop) => return Err(decision::stopped(stop)),
                 Clear::Wait { wait, why } => (wait, why),

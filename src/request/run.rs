@@ -9,6 +9,7 @@ use crate::exit::Outcome;
 use crate::fleet::job::Job;
 use crate::fleet::origins::origin_key;
 use crate::gate::{Gate, Opened, Opening};
+use crate::process::clock::Real;
 use crate::redact;
 use crate::report::Reporter;
 use crate::request::attempt::Loop;
@@ -82,6 +83,7 @@ fn attempts(
         probe: gate.probing(),
         gate,
         watchdog: lent.watchdog,
+        clock: &Real,
         prior: &request.prior,
     };
     run.run(&mut StdRng::seed_from_u64(lent.seed))
@@ -121,7 +123,8 @@ fn splay(request: &Request, lent: &Lent) -> Option<Outcome> {
         "wait_us": micros(wait),
     });
     lent.reporter.event(&text, object);
-    let signal = countdown::sleep_visibly(lent.reporter, lent.interrupt, wait, "the splay")?;
+    let by = (lent.reporter, lent.interrupt);
+    let signal = countdown::sleep_visibly(&Real, by, wait, "the splay")?;
     Some(signal.outcome())
 }
 

@@ -205,14 +205,17 @@ fn odd_retry_after_values_never_shorten_or_break_the_wait() {
     assert!(took < Duration::from_secs(5));
 }
 
+/// The real binary reads every Retry-After field of an answer and waits the largest (in
+/// every order, an unreadable one among them, to the microsecond:
+/// `request::clock_tests::of_several_retry_after_fields_the_largest_valid_is_waited`).
 #[test]
 fn two_retry_after_headers_use_the_largest_valid() {
     let s = Server::start(vec![
         Step::Respond {
             status: 503,
             headers: vec![
+                ("Retry-After".into(), "0".into()),
                 ("Retry-After".into(), "1".into()),
-                ("Retry-After".into(), "2".into()),
             ],
             body: vec![],
         },
@@ -221,5 +224,5 @@ fn two_retry_after_headers_use_the_largest_valid() {
     .unwrap();
     let (out, _) = run(&["--retry-after-spread", "0", "--base", "1ms", &s.url("/")]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    assert!(gaps(&s.requests())[0] >= Duration::from_secs(2));
+    assert!(gaps(&s.requests())[0] >= Duration::from_secs(1));
 }

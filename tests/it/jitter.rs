@@ -37,6 +37,8 @@ fn ceiling_us(n: usize) -> u64 {
     (10_000u64 << n).min(80_000)
 }
 
+/// The real binary sleeps each mode's draws (one seed each; over many seeds, to the
+/// microsecond: `request::clock_tests::the_backoff_doubles_from_the_base_up_to_the_cap_within_each_jitter_s_bounds`).
 #[test]
 fn each_mode_stays_within_its_bounds() {
     for (mode, lo, hi) in [
@@ -50,7 +52,7 @@ fn each_mode_stays_within_its_bounds() {
         ("none", &|n| ceiling_us(n), &|n| ceiling_us(n)),
         ("+20ms", &|n| ceiling_us(n), &|n| ceiling_us(n) + 20_000),
     ] {
-        for seed in ["1", "2", "3"] {
+        for seed in ["1"] {
             let (waits, gaps) = planned_waits(mode, seed);
             for (n, w) in waits.iter().enumerate() {
                 assert!(
