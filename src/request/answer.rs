@@ -270,7 +270,12 @@ impl Loop<'_> {
         notes: Notes,
     ) -> Happened {
         // The head `take` kept for the run's end, shared rather than copied again.
-        let head = notes.2.seen.head.clone().unwrap_or_else(|| Arc::new(ex.head.clone()));
+        let head = notes
+            .2
+            .seen
+            .head
+            .clone()
+            .unwrap_or_else(|| Arc::new(ex.head.clone()));
         let continued = match (partial, range) {
             (Some(partial), Some(range)) => Some(Resumed { partial, range }),
             (stale, _) => {
