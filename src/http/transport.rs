@@ -37,8 +37,8 @@ pub use crate::http::redirect::Hop;
 
 /// A response whose body has not been read yet.
 pub struct Exchange {
-    /// Status and headers.
-    pub head: Head,
+    /// Status and headers (shared with the run's end, which keeps the last head).
+    pub head: std::sync::Arc<Head>,
     /// The body, to be read with [`Transport::read_body`].
     pub body: ureq::Body,
     /// The plain socket the body arrives on, when it may be spliced off it (see `splice`).
@@ -62,7 +62,7 @@ pub struct Chain {
     /// `--proto-redir` scheme refused): the last answer that arrived, which `-w` and `-D`
     /// report as curl does (`%{http_code}` 302, `%{redirect_url}` where it pointed). `None`
     /// when the chain ended otherwise.
-    pub unfollowed: Option<Head>,
+    pub unfollowed: Option<std::sync::Arc<Head>>,
     /// When the attempt's steps happened, its connections and redirects (for `-w`).
     pub timeline: Timeline,
 }
@@ -267,7 +267,7 @@ impl Transport {
                 stall: self.speed.1,
             });
         Ok(Exchange {
-            head: Head::from_parts(&parts, &hop.url, self.tap.take_head()),
+            head: std::sync::Arc::new(Head::from_parts(&parts, &hop.url, self.tap.take_head())),
             body,
             wire,
         })

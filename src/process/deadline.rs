@@ -242,7 +242,7 @@ impl Watchdog {
     pub fn note(&self, n: u32, last: &str) {
         if let Ok(mut s) = self.state.0.lock() {
             s.attempts = n;
-            s.last = last.to_string();
+            last.clone_into(&mut s.last);
         }
     }
 
@@ -285,7 +285,7 @@ impl Watchdog {
     /// Notes what the current attempt is doing, for the watchdog's summary.
     pub fn note_last(&self, last: &str) {
         if let Ok(mut s) = self.state.0.lock() {
-            s.last = last.to_string();
+            last.clone_into(&mut s.last);
         }
     }
 

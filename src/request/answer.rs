@@ -17,7 +17,6 @@ use crate::request::attempt::Loop;
 use crate::request::carry::{Carry, Pending, Sent};
 use crate::request::delivery::{Broken, Partial, Received, Resumed};
 use crate::request::prior;
-use std::sync::Arc;
 
 /// What the head of an answer says is to be done with it, before a byte of its body is
 /// read.
@@ -155,7 +154,7 @@ impl Loop<'_> {
                 if let Some(head) = unfollowed {
                     self.log_response_headers(&head);
                     notes.1.status = Some((head.status, head.reason.clone()));
-                    notes.2.seen.head = Some(Arc::new(head));
+                    notes.2.seen.head = Some(head);
                 }
                 // No final response: the kept bytes are still good for the next attempt.
                 notes.2.partial = partial;
@@ -213,7 +212,7 @@ impl Loop<'_> {
         };
         self.gate.tell(head, self.clock.now());
         notes.2.told = Some(told);
-        notes.2.seen.head = Some(Arc::new(ex.head.clone()));
+        notes.2.seen.head = Some(ex.head.clone());
         let ready = (&self.cfg.ready, &self.cfg.retry.retry_on);
         let take = classify(&ex.head, &self.prior.asked, ready, partial.as_ref());
         match self.keyed(take, ex.head.status) {
@@ -269,13 +268,7 @@ impl Loop<'_> {
         (partial, range): (Option<Partial>, Option<Continuation>),
         notes: Notes,
     ) -> Happened {
-        // The head `take` kept for the run's end, shared rather than copied again.
-        let head = notes
-            .2
-            .seen
-            .head
-            .clone()
-            .unwrap_or_else(|| Arc::new(ex.head.clone()));
+        let head = ex.head.clone();
         let continued = match (partial, range) {
             (Some(partial), Some(range)) => Some(Resumed { partial, range }),
             (stale, _) => {

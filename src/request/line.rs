@@ -179,7 +179,7 @@ impl Loop<'_> {
         (sent, line, carry): (&Sent, &mut AttemptLine, &mut Carry),
     ) -> Happened {
         self.log_response_headers(&ex.head);
-        carry.seen.head = Some(std::sync::Arc::new(ex.head.clone()));
+        carry.seen.head = Some(ex.head.clone());
         self.note_answer(&ex.head, sent, line, carry);
         carry.told = Some(Told::read(
             self.origin(&ex.head.url),

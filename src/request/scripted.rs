@@ -199,7 +199,7 @@ impl Script {
             cut: cut.is_some(),
         };
         Ok(Exchange {
-            head: Head::for_test(status, &headers),
+            head: Head::for_test(status, &headers).into(),
             body: ureq::Body::builder().reader(reader),
             wire: None,
         })
