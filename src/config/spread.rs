@@ -9,7 +9,7 @@ use std::thread;
 
 /// Lists shorter than this are worked through on the calling thread (starting threads
 /// would cost more than they save).
-const SPREAD_FROM: usize = 2048;
+const SPREAD_FROM: usize = 512;
 
 /// How many words are taken from the list at a time: the words in hand are held as
 /// references, so a list of a million URLs is not copied whole.
