@@ -38,7 +38,10 @@ use std::time::Instant;
 /// configuration is built: a list of URLs is then held once, as the transfers'.
 pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
     let reporter = Reporter::new(crate::config::log::of(&args));
-    let cfg = match config::build(&args, found) {
+    let checking = long_list_bound(&args, start);
+    let built = config::build(&args, found);
+    drop(checking);
+    let cfg = match built {
         Ok(cfg) => cfg,
         Err(e) => return Exit::of(unusable(&args, found, &reporter, start, e.0)),
     };
@@ -50,6 +53,37 @@ pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
     // The summary is written: nothing is left for the watchdog to bound.
     session.watchdog.done();
     outcome
+}
+
+/// The deadline, kept while a URL list (`--url @FILE`, or 512 URLs or more) is checked: a
+/// list of a million URLs takes seconds, and the session's watchdog starts only once the
+/// configuration is built. The deadline passing meanwhile ends the run with exit 5, nothing
+/// sent, as when it passes while the list is read.
+fn long_list_bound(args: &RequestArgs, start: Instant) -> Option<deadline::Bound> {
+    let deadline = args.policy.deadline.filter(|d| !d.is_zero())?;
+    if args.batch.lists.is_empty() && args.target.len() < 512 {
+        return None;
+    }
+    let format = args.logging.log_format;
+    let words = move || {
+        let why = "nothing sent: the URL list was still being checked";
+        let elapsed = start.elapsed();
+        let state = crate::report::StateUse::None;
+        crate::report::forced_summary(
+            format,
+            Outcome::Deadline,
+            (0, elapsed, 0),
+            why,
+            why,
+            (None, state),
+        )
+    };
+    let code = crate::exit::Exit::of(Outcome::Deadline).code();
+    Some(deadline::bound_before_watchdog(
+        start + deadline,
+        words,
+        code,
+    ))
 }
 
 /// A command line that makes no configuration: its usage error (exit 2), nothing sent.

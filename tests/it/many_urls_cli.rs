@@ -173,6 +173,37 @@ fn a_url_list_that_never_closes_cannot_outlive_the_deadline() {
     assert!(s.requests().is_empty());
 }
 
+/// The deadline holds while a long list is checked, before anything is sent: a list of a
+/// million URLs takes seconds to check, and the run ends at its deadline (exit 5), saying
+/// the list was still being read or checked, with nothing sent.
+#[test]
+fn a_long_url_list_still_being_checked_cannot_outlive_the_deadline() {
+    let s = Server::start(vec![Step::status(200, "x")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    let one = s.url("/a?");
+    let mut text = String::with_capacity(40 << 20);
+    for i in 0..1_000_000 {
+        text.push_str(&one);
+        text.push_str(&format!("{i}\n"));
+    }
+    std::fs::write(&list, text).unwrap();
+    let at = format!("@{}", list.display());
+    for format in ["text", "json"] {
+        let (out, took) = run(&["--deadline", "300ms", "--log-format", format, "--url", &at]);
+        let err = stderr(&out);
+        assert_eq!(code(&out), 5, "{err}");
+        assert!(
+            err.contains("nothing sent: the URL list was still being checked")
+                || err.contains("was still being read"),
+            "{err}"
+        );
+        // 300 ms and the slack a loaded machine needs to run the deadline's thread.
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+    assert!(s.requests().is_empty());
+}
+
 /// A list of 100,000 URLs is read and every URL checked quickly: the last one is bad, and
 /// the error names it.
 #[test]
