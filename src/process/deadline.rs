@@ -88,8 +88,13 @@ fn end_process(line: Option<&str>, code: u8) {
 pub const USAGE_WORDS: Duration = Duration::from_secs(2);
 
 /// Bounds the lines of a usage error (exit 2): by the deadline at `deadline` when there is
-/// one (at least [`LAST_WORDS`] from now), else by [`USAGE_WORDS`] from now.
+/// one (at least [`LAST_WORDS`] from now), else by [`USAGE_WORDS`] from now. Without a
+/// deadline the secrets' matcher is made first (`redact::ready`): the bound is for a reader
+/// that does not read, and making it for a long list of URLs with tokens may take longer.
 pub fn bound_usage_error(deadline: Option<Instant>) {
+    if deadline.is_none() {
+        crate::redact::ready();
+    }
     let now = Instant::now();
     let until = deadline.map_or(now + USAGE_WORDS, |d| d.max(now + LAST_WORDS));
     exit_by(until, crate::exit::Outcome::Usage.code());
