@@ -193,6 +193,71 @@ fn a_long_url_list_is_checked_quickly() {
     assert!(took < Duration::from_secs(30), "{took:?}: {err}");
 }
 
+/// `n` URLs of the server `s`, each with a password and four token parameters of 54
+/// characters, one a line; the URL at `bad_at` (from 0) is
+/// `http://u:pw9secret@exa mple/?access_token=tok7secret`, which does not parse.
+fn list_of_secrets(s: &Server, n: usize, bad_at: Option<usize>) -> String {
+    let bad = "http://u:pw9secret@exa mple/?access_token=tok7secret";
+    let mut text = String::with_capacity(32 << 20);
+    for i in 0..n {
+        if Some(i) == bad_at {
+            text.push_str(bad);
+        } else {
+            let v = |k: &str| format!("{k}{i:07}").repeat(6);
+            let (pw, tk, ak, at, ps) = (v("pw"), v("tk"), v("ak"), v("at"), v("ps"));
+            let q = format!("token={tk}&api_key={ak}&access_token={at}&password={ps}");
+            text.push_str(
+                &s.url(&format!("/{i}?{q}"))
+                    .replace("://", &format!("://u:{pw}@")),
+            );
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// The deadline is kept while a long list is checked (parsed, its secrets marked), which
+/// takes seconds for 60,000 URLs with secrets: the run ends by its deadline with exit 5
+/// and one summary line saying nothing was sent, whether the list is read from a file or
+/// from stdin, whatever the log's format. It ended seconds past it (the watchdog started
+/// once the list was checked, its summary then masked against every secret), with no line.
+#[test]
+fn a_long_list_being_checked_cannot_outlive_the_deadline() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = list_of_secrets(&s, 60_000, None);
+    let path = dir.path().join("urls.txt");
+    std::fs::write(&path, &text).unwrap();
+    let at = format!("@{}", path.display());
+    for (from_stdin, json) in [(false, false), (true, false), (false, true)] {
+        let mut args = vec!["--deadline", "2s", "-o", "/dev/null"];
+        if json {
+            args.extend(["--log-format", "json"]);
+        }
+        let what = format!("stdin {from_stdin}, json {json}");
+        let (out, took) = match from_stdin {
+            true => run_with_stdin(
+                &[&args[..], &["--url", "@-"]].concat(),
+                Some(text.as_bytes()),
+            ),
+            false => run(&[&args[..], &["--url", &at]].concat()),
+        };
+        let err = stderr(&out);
+        assert_eq!(code(&out), 5, "{what}: {err}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{what}: ended after {took:?}: {err}"
+        );
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{what}: one summary expected: {err:?}"
+        );
+        assert!(err.contains("nothing sent"), "{what}: {err}");
+        assert!(s.requests().is_empty(), "{what}: a request was sent");
+    }
+}
+
 /// A long list whose every URL holds secrets (a password and four token parameters) still
 /// gets its one line for a bad URL, first or last, read from a file or from stdin: masking
 /// the line against some 300,000 marked secrets first makes their matcher, which took
@@ -202,28 +267,9 @@ fn a_long_url_list_is_checked_quickly() {
 fn a_bad_url_in_a_long_list_of_secrets_is_still_told() {
     let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let bad = "http://u:pw9secret@exa mple/?access_token=tok7secret";
     let n = 60_000;
-    let list = |bad_at: usize| {
-        let mut text = String::with_capacity(32 << 20);
-        for i in 0..n {
-            if i == bad_at {
-                text.push_str(bad);
-            } else {
-                let v = |k: &str| format!("{k}{i:07}").repeat(6);
-                let (pw, tk, ak, at, ps) = (v("pw"), v("tk"), v("ak"), v("at"), v("ps"));
-                let q = format!("token={tk}&api_key={ak}&access_token={at}&password={ps}");
-                text.push_str(
-                    &s.url(&format!("/{i}?{q}"))
-                        .replace("://", &format!("://u:{pw}@")),
-                );
-            }
-            text.push('\n');
-        }
-        text
-    };
     for (bad_at, from_stdin) in [(0, false), (n - 1, false), (n - 1, true)] {
-        let text = list(bad_at);
+        let text = list_of_secrets(&s, n, Some(bad_at));
         let needle = format!("URL {} of {n}: invalid URL", bad_at + 1);
         let out = if from_stdin {
             run_with_stdin(&["--url", "@-"], Some(text.as_bytes())).0
