@@ -469,3 +469,44 @@ fn a_shared_file_that_cannot_be_written_is_one_line_for_the_batch() {
         }
     }
 }
+
+/// A signal while a long list is checked (parsed, its secrets marked) ends the run within
+/// the handler's grace with one summary, its exit status 128 + the signal's number, and
+/// nothing sent, for each stopping signal. The handler's line was masked against the
+/// secrets marked so far (seconds to make their matcher), and a session that took the
+/// handler over after the signal could write a second summary.
+#[test]
+fn a_signal_while_a_long_list_is_checked_ends_the_run_at_once() {
+    let s = Server::start(vec![Step::status(200, "ok")]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("urls.txt");
+    std::fs::write(&path, list_of_secrets(&s, 60_000, None)).unwrap();
+    let at = format!("@{}", path.display());
+    for (sig, status) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        let child = std_command()
+            .args(["--url", &at, "-o", "/dev/null"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        // SAFETY: kill only sends a signal to the child we spawned.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+        let sent = Instant::now();
+        let out = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        let err = stderr(&out);
+        assert_eq!(code(&out), status, "signal {sig}: {err}");
+        assert!(
+            took < Duration::from_secs(3),
+            "signal {sig}: ended {took:?} after it: {err}"
+        );
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "signal {sig}: one summary expected: {err:?}"
+        );
+        assert!(err.contains("nothing sent"), "signal {sig}: {err}");
+        assert!(s.requests().is_empty(), "signal {sig}: a request was sent");
+    }
+}
