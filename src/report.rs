@@ -831,12 +831,28 @@ fn attempt_json(a: &AttemptLine) -> Value {
 pub fn forced_summary(
     format: LogFormat,
     outcome: Outcome,
+    counts: (u32, Duration, u64),
+    last: &str,
+    reason: &str,
+    key_state: (Option<&str>, StateUse),
+) -> String {
+    let line = forced_line(format, outcome, counts, last, reason, key_state);
+    crate::redact::marked(&line)
+}
+
+/// [`forced_summary`] unmasked, for a line whose words are all the program's own (no URL,
+/// no header, no answer): masking makes the matcher of the secrets marked so far first,
+/// seconds for a long list of URLs with tokens, which a run ended at its deadline or by a
+/// signal does not have.
+pub fn forced_line(
+    format: LogFormat,
+    outcome: Outcome,
     (attempts_made, elapsed, seed): (u32, Duration, u64),
     last: &str,
     reason: &str,
     (key, state): (Option<&str>, StateUse),
 ) -> String {
-    let line = match format {
+    match format {
         LogFormat::Json => {
             let mut v = summary_json(outcome, attempts_made, elapsed, seed, Some(reason));
             v["idempotency_key"] = key.into();
@@ -847,8 +863,7 @@ pub fn forced_summary(
             "{PREFIX} error: {}",
             summary_words(outcome.into(), (attempts_made, elapsed), last, None, key)
         ),
-    };
-    crate::redact::marked(&line)
+    }
 }
 
 #[cfg(test)]

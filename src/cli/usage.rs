@@ -317,7 +317,8 @@ pub(crate) fn interrupted_reading(
     };
     move |sig| {
         let why = "nothing sent: a -K file or a URL list was still being read";
-        let line = report::forced_summary(
+        // Our own words only: not masked (see `report::forced_line`).
+        let line = report::forced_line(
             format,
             sig.outcome(),
             (0, start.elapsed(), 0),

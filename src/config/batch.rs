@@ -145,6 +145,8 @@ pub(super) fn urls<'a>(
             });
         }
         let url = super::url(t).map_err(Bad::Url)?;
+        // The secrets its user information makes, marked now (see `userinfo_token`).
+        super::network::userinfo_token(&url);
         Ok(Transfer { url, output: None })
     });
     checked.map_err(|(i, bad)| {

@@ -303,6 +303,50 @@ fn split_cert(arg: &str) -> (String, Option<String>) {
     (file, None)
 }
 
+/// Bytes of `s` with every `%XX` (two hex digits) decoded; any other `%` stays as it is.
+pub fn percent_decoded(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let hex = |i: usize| b.get(i).and_then(|&c| (c as char).to_digit(16));
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (b[i], hex(i + 1), hex(i + 2)) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The `Authorization: Basic` token a URL's user information stands for (RFC 7617: the
+/// base64 of `user:password`, both percent-decoded first, as curl sends them), or `None`
+/// when the URL has none. The password, decoded, and the token are marked secret here:
+/// when each URL of a list is checked, so that a transfer sending the header adds no
+/// secret. A secret added during a batch made the masking's matcher again for the next
+/// line, and 5,000 URLs with passwords under -Z took 21 s of CPU where 0.6 s without.
+pub fn userinfo_token(url: &url::Url) -> Option<String> {
+    use base64::Engine;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let mut pair = percent_decoded(url.username());
+    pair.push(b':');
+    pair.extend(percent_decoded(url.password().unwrap_or("")));
+    if let Some(password) = url.password() {
+        let decoded = String::from_utf8_lossy(&percent_decoded(password)).into_owned();
+        crate::redact::mark(crate::redact::Secret::Given(&decoded));
+    }
+    let token = base64::engine::general_purpose::STANDARD.encode(&pair);
+    crate::redact::mark(crate::redact::Secret::Given(&token));
+    Some(token)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

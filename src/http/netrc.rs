@@ -5,7 +5,7 @@
 //! read from the file is ever quoted in a message.
 
 use crate::config::RequestConfig;
-use crate::config::network::Netrc;
+use crate::config::network::{Netrc, percent_decoded};
 use base64::Engine;
 use std::path::PathBuf;
 
@@ -183,27 +183,6 @@ pub fn read(spec: &Netrc) -> Result<Option<String>, String> {
         .map_err(|_| format!("the netrc file {named} is not UTF-8 text"))
 }
 
-/// Bytes of `s` with every `%XX` (two hex digits) decoded; any other `%` stays as it is.
-fn percent_decoded(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let hex = |i: usize| b.get(i).and_then(|&c| (c as char).to_digit(16));
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match (b[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    out
-}
-
 /// Adds `url`'s user information as `Authorization: Basic`, user and password
 /// percent-decoded first (RFC 3986 section 3.2.1 allows only their encoded form in a URL;
 /// `http://us%3Aer:p%40ss@host/` sends `us:er` and `p@ss`, as curl does), unless an
@@ -215,19 +194,10 @@ fn url_credentials(req: &RequestConfig, url: &url::Url) -> Option<(String, Strin
         .headers
         .iter()
         .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
-    if has_auth || (url.username().is_empty() && url.password().is_none()) {
+    if has_auth {
         return None;
     }
-    let mut pair = percent_decoded(url.username());
-    pair.push(b':');
-    pair.extend(percent_decoded(url.password().unwrap_or("")));
-    if let Some(password) = url.password() {
-        crate::redact::mark(crate::redact::Secret::Given(&String::from_utf8_lossy(
-            &percent_decoded(password),
-        )));
-    }
-    let token = base64::engine::general_purpose::STANDARD.encode(&pair);
-    crate::redact::mark(crate::redact::Secret::Given(&token));
+    let token = crate::config::network::userinfo_token(url)?;
     Some(("Authorization".into(), format!("Basic {token}")))
 }
 

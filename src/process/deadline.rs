@@ -88,8 +88,13 @@ fn end_process(line: Option<&str>, code: u8) {
 pub const USAGE_WORDS: Duration = Duration::from_secs(2);
 
 /// Bounds the lines of a usage error (exit 2): by the deadline at `deadline` when there is
-/// one (at least [`LAST_WORDS`] from now), else by [`USAGE_WORDS`] from now.
+/// one (at least [`LAST_WORDS`] from now), else by [`USAGE_WORDS`] from now. Without a
+/// deadline the secrets' matcher is made first (`redact::ready`): the bound is for a reader
+/// that does not read, and making it for a long list of URLs with tokens may take longer.
 pub fn bound_usage_error(deadline: Option<Instant>) {
+    if deadline.is_none() {
+        crate::redact::ready();
+    }
     let now = Instant::now();
     let until = deadline.map_or(now + USAGE_WORDS, |d| d.max(now + LAST_WORDS));
     exit_by(until, crate::exit::Outcome::Usage.code());
@@ -105,60 +110,6 @@ pub fn exit_by(until: Instant, code: u8) {
             std::thread::sleep(until.saturating_duration_since(Instant::now()));
             end_process(None, code);
         });
-}
-
-/// A bound on work done before a run has a watchdog (checking a long URL list): the process
-/// ends at the deadline with the line [`bound_before_watchdog`] was given, unless the bound
-/// is dropped first. Dropping it once the process is being ended waits for that end.
-pub struct Bound {
-    /// Set when the work is done or the bound fired; the condition wakes the waiting thread.
-    settled: Arc<(Mutex<bool>, Condvar)>,
-}
-
-/// Ends the process at `deadline` with the summary `words` makes and `code`, unless the
-/// returned [`Bound`] is dropped before: what keeps the deadline while a long URL list is
-/// checked, before the session and its watchdog exist. Without a thread to keep it (none
-/// could be started) nothing is bounded, as before.
-pub fn bound_before_watchdog(
-    deadline: Instant,
-    words: impl FnOnce() -> String + Send + 'static,
-    code: u8,
-) -> Bound {
-    let settled = Arc::new((Mutex::new(false), Condvar::new()));
-    let shared = settled.clone();
-    let _ = std::thread::Builder::new()
-        .name("deadline".into())
-        .spawn(move || {
-            let (lock, cvar) = &*shared;
-            let Ok(mut done) = lock.lock() else { return };
-            loop {
-                if *done {
-                    return;
-                }
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
-                }
-                done = match cvar.wait_timeout(done, left) {
-                    Ok((d, _)) => d,
-                    Err(_) => return,
-                };
-            }
-            // The lock is held until the process ends: the work cannot go on to send.
-            end_process(Some(&words()), code);
-            drop(done);
-        });
-    Bound { settled }
-}
-
-impl Drop for Bound {
-    fn drop(&mut self) {
-        let (lock, cvar) = &*self.settled;
-        if let Ok(mut done) = lock.lock() {
-            *done = true;
-            cvar.notify_all();
-        }
-    }
 }
 
 #[derive(Debug)]

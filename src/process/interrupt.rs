@@ -215,6 +215,16 @@ impl Interrupt {
         };
         if let Some((me, set)) = INSTALLED.get() {
             if let Ok(mut e) = set.lock() {
+                // A signal came before this call (while the `-K` file or the URL list was
+                // read or checked): the handler is ending the process with the ending it
+                // had, which says nothing was sent. The run must neither send anything nor
+                // write a summary of its own.
+                if me.fired().is_some() || e.last_words.is_none() {
+                    drop(e);
+                    loop {
+                        std::thread::park();
+                    }
+                }
                 *e = ending;
             }
             return Ok(me.clone());

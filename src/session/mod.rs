@@ -38,9 +38,16 @@ use std::time::Instant;
 /// configuration is built: a list of URLs is then held once, as the transfers'.
 pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
     let reporter = Reporter::new(crate::config::log::of(&args));
-    let checking = long_list_bound(&args, start);
+    let checking = keep_deadline_while_checking(&args, &reporter, start);
     let built = config::build(&args, found);
-    drop(checking);
+    if built.is_ok() {
+        // The secrets' matcher is made here, while the deadline is kept and a signal's
+        // ending writes only its own words, not by the first line masked: that may be the
+        // watchdog's or the signal handler's summary, which have milliseconds, and making
+        // it takes seconds for a long list of URLs with tokens.
+        redact::ready();
+    }
+    checking.done();
     let cfg = match built {
         Ok(cfg) => cfg,
         Err(e) => return Exit::of(unusable(&args, found, &reporter, start, e.0)),
@@ -55,35 +62,33 @@ pub fn run(args: RequestArgs, found: Found, start: Instant) -> Exit {
     outcome
 }
 
-/// The deadline, kept while a URL list (`--url @FILE`, or 512 URLs or more) is checked: a
-/// list of a million URLs takes seconds, and the session's watchdog starts only once the
-/// configuration is built. The deadline passing meanwhile ends the run with exit 5, nothing
-/// sent, as when it passes while the list is read.
-fn long_list_bound(args: &RequestArgs, start: Instant) -> Option<deadline::Bound> {
-    let deadline = args.policy.deadline.filter(|d| !d.is_zero())?;
-    if args.batch.lists.is_empty() && args.target.len() < 512 {
-        return None;
-    }
-    let format = args.logging.log_format;
-    let words = move || {
-        let why = "nothing sent: the URL list was still being checked";
-        let elapsed = start.elapsed();
-        let state = crate::report::StateUse::None;
-        crate::report::forced_summary(
-            format,
-            Outcome::Deadline,
-            (0, elapsed, 0),
-            why,
-            why,
-            (None, state),
-        )
+/// The deadline kept while the command line is checked, before the session's watchdog
+/// exists: a list of a million URLs takes seconds to parse and have its secrets marked.
+/// At the deadline the process ends with exit 5 and one summary line saying nothing was
+/// sent (its words are the program's own, written unmasked: see `report::forced_line`).
+/// The caller stands it down ([`Watchdog::done`]) once the configuration is built.
+fn keep_deadline_while_checking(
+    args: &RequestArgs,
+    reporter: &Reporter,
+    start: Instant,
+) -> Watchdog {
+    let Some(d) = args.policy.deadline.filter(|d| !d.is_zero()) else {
+        return Watchdog::none();
     };
-    let code = crate::exit::Exit::of(Outcome::Deadline).code();
-    Some(deadline::bound_before_watchdog(
-        start + deadline,
-        words,
-        code,
-    ))
+    let format = reporter.format();
+    let why = "nothing sent: the URLs were still being checked";
+    Watchdog::start(
+        start + d,
+        LastWords {
+            abort: Box::new(|| {}),
+            summary: Box::new(move |_, _, outcome| {
+                let counts = (0, start.elapsed(), 0);
+                let nothing = (None, report::StateUse::None);
+                report::forced_line(format, outcome, counts, why, why, nothing)
+            }),
+            end: deadline::exit_now(),
+        },
+    )
 }
 
 /// A command line that makes no configuration: its usage error (exit 2), nothing sent.

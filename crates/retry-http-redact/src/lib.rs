@@ -60,7 +60,7 @@ mod urls;
 pub use headers::{credentials, header_arg, header_value};
 pub use json::json_value;
 pub use names::{is_credential_header, is_secret_name};
-pub use registry::{marked, marked_now};
+pub use registry::{marked, marked_now, ready};
 pub use urls::{hides_userinfo, typed_text, url, url_text, userinfo_in_first_segment};
 
 /// What a secret is replaced with, wherever one is shown: the one mask of the crate.
